@@ -1,0 +1,97 @@
+// `svc admin …`: administration acting directly on the data directory (works with the server stopped or running).
+import type { Command } from "commander";
+import { UsageError } from "./usage";
+
+function parseExpiry(text: string): string {
+  const m = /^(\d+)\s*([mhdwy])$/.exec(text.trim());
+  if (m) {
+    const n = Number(m[1]);
+    const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000, y: 31_536_000_000 }[m[2] as "m"];
+    if (n <= 0) throw new UsageError("--expires-in must be positive");
+    return new Date(Date.now() + n * unit).toISOString();
+  }
+  const t = Date.parse(text);
+  if (Number.isNaN(t)) throw new UsageError(`--expires-in "${text}" is not a duration like 30d, 12h, 1y or a date`);
+  return new Date(t).toISOString();
+}
+
+async function withDatabase<T>(o: { dataDir?: string; config?: string }, fn: (db: import("../db/database").OpenedDatabase) => Promise<T>): Promise<T> {
+  const { loadConfig } = await import("../../config/load");
+  const { openDatabase } = await import("../db/database");
+  const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
+  const db = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms });
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const text = await new Response(Bun.stdin.stream()).text();
+  return text.replace(/\r?\n$/, "");
+}
+
+const ROLES = ["owner", "admin", "member"] as const;
+
+export function registerAdmin(program: Command): void {
+  const admin = program.command("admin").description("Server-side administration on the data directory");
+  const common = (c: Command) => c.option("--data-dir <dir>", "data directory (default ./svc-data)").option("--config <file>", "config file");
+
+  common(admin.command("create-user").description("Create a user (and the workspace if needed) and make them a member")
+    .requiredOption("--email <email>").requiredOption("--name <name>").requiredOption("--workspace <slug>")
+    .option("--role <role>", "owner | admin | member", "owner")
+    .option("--password-stdin", "read a password for the web application from standard input"))
+    .action(async (o: { email: string; name: string; workspace: string; role: string; passwordStdin?: boolean; dataDir?: string; config?: string }) => {
+      if (!ROLES.includes(o.role as "owner")) throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
+      if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(o.workspace)) throw new UsageError("--workspace must be a slug: lowercase letters, digits and dashes");
+      const password = o.passwordStdin ? await readStdin() : undefined;
+      if (password !== undefined && password.length < 8) throw new UsageError("the password must have at least 8 characters");
+      const { createUserInWorkspace } = await import("../core/access/users");
+      const r = await withDatabase(o, (d) => createUserInWorkspace(d.db, { email: o.email, name: o.name, workspace: o.workspace, role: o.role as "owner", password }));
+      process.stdout.write(`${r.createdUser ? "created" : "updated"} user ${o.email} (${r.userId}) as ${o.role} of workspace ${o.workspace}\n`);
+    });
+
+  common(admin.command("create-key").description("Create an API key for a member; prints the full key once")
+    .requiredOption("--email <email>").requiredOption("--workspace <slug>")
+    .option("--name <name>", "a name for the key", "admin-created key")
+    .option("--expires-in <duration>", "e.g. 30d, 12h, 1y, or a date")
+    .option("--json", "print {id, key, prefix} as JSON"))
+    .action(async (o: { email: string; workspace: string; name: string; expiresIn?: string; json?: boolean; dataDir?: string; config?: string }) => {
+      const expiresAt = o.expiresIn ? parseExpiry(o.expiresIn) : null;
+      const { createApiKey, findUserByEmail } = await import("../core/access/users");
+      const created = await withDatabase(o, async (d) => {
+        const user = await findUserByEmail(d.db, o.email);
+        const ws = await d.db.selectFrom("workspaces").select("id").where("slug", "=", o.workspace).executeTakeFirst();
+        if (!user || !ws) throw new UsageError(`no user ${o.email} in workspace ${o.workspace}`);
+        const member = await d.db.selectFrom("memberships").select("role").where("workspace_id", "=", ws.id).where("user_id", "=", user.id).executeTakeFirst();
+        if (!member) throw new UsageError(`${o.email} is not a member of workspace ${o.workspace}`);
+        return createApiKey(d.db, { userId: user.id, workspaceId: ws.id, name: o.name, expiresAt });
+      });
+      process.stdout.write(o.json ? `${JSON.stringify({ id: created.id, key: created.key, prefix: created.prefix, expires_at: created.expires_at })}\n` : `${created.key}\n`);
+    });
+
+  common(admin.command("revoke-key").description("Revoke an API key by id").requiredOption("--id <keyId>"))
+    .action(async (o: { id: string; dataDir?: string; config?: string }) => {
+      const { revokeKeyById } = await import("../core/access/users");
+      await withDatabase(o, (d) => revokeKeyById(d.db, o.id)).catch((e: Error) => {
+        throw new UsageError(/not found/.test(e.message) ? `no key ${o.id}` : e.message);
+      });
+      process.stdout.write(`revoked ${o.id}\n`);
+    });
+
+  common(admin.command("remove-member").description("Remove a user from a workspace; their keys stop working at once")
+    .requiredOption("--email <email>").requiredOption("--workspace <slug>"))
+    .action(async (o: { email: string; workspace: string; dataDir?: string; config?: string }) => {
+      const { findUserByEmail, removeMembership } = await import("../core/access/users");
+      await withDatabase(o, async (d) => {
+        const user = await findUserByEmail(d.db, o.email);
+        const ws = await d.db.selectFrom("workspaces").select("id").where("slug", "=", o.workspace).executeTakeFirst();
+        if (!user || !ws) throw new UsageError(`no user ${o.email} in workspace ${o.workspace}`);
+        await removeMembership(d.db, ws.id, user.id).catch((e: Error) => {
+          throw new UsageError(e.message);
+        });
+      });
+      process.stdout.write(`removed ${o.email} from ${o.workspace}\n`);
+    });
+}

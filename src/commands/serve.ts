@@ -1,0 +1,29 @@
+// `svc serve`: the service itself.
+import type { Command } from "commander";
+
+export function registerServe(program: Command): void {
+  program
+    .command("serve")
+    .description("Run the service: REST API, web application, run and generation engines")
+    .option("--host <host>", "address to listen on (default 127.0.0.1)")
+    .option("--port <port>", "port to listen on (default 8080)")
+    .option("--data-dir <dir>", "data directory (default ./svc-data)")
+    .option("--config <file>", "config file (TOML); also SVC_CONFIG")
+    .action(async (o: { host?: string; port?: string; dataDir?: string; config?: string }) => {
+      const { loadConfig } = await import("../../config/load");
+      const { startServer } = await import("../server");
+      const config = loadConfig({ file: o.config, flags: { host: o.host, port: o.port, data_dir: o.dataDir } });
+      const running = await startServer(config);
+      process.stderr.write(`svc listening on ${running.url}\n`);
+      let signalled = false;
+      const shutdown = async (signal: string) => {
+        if (signalled) return;
+        signalled = true;
+        process.stderr.write(`svc: ${signal} received, draining\n`);
+        await running.stop();
+        process.exit(0);
+      };
+      process.on("SIGTERM", () => void shutdown("SIGTERM"));
+      process.on("SIGINT", () => void shutdown("SIGINT"));
+    });
+}

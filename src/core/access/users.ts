@@ -1,0 +1,106 @@
+// Workspaces, users, memberships and keys as the administration commands and the web sign-in need them.
+import type { Db } from "../../db/database";
+import { generateApiKey } from "../../security/api-keys";
+import { newId } from "../../security/ids";
+import { hashPassword } from "../../security/passwords";
+import { AppError, conflict, invalid, notFound } from "../../manifest/errors";
+import type { Role } from "../context";
+import { nowIso } from "../shared/time";
+
+export function slugify(text: string): string {
+  const s = text.toLowerCase().normalize("NFKD").replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64);
+  return s || "project";
+}
+
+export async function ensureWorkspace(db: Db, slug: string, name?: string): Promise<{ id: string; created: boolean }> {
+  const found = await db.selectFrom("workspaces").select("id").where("slug", "=", slug).executeTakeFirst();
+  if (found) return { id: found.id, created: false };
+  const t = nowIso();
+  const id = newId("wsp");
+  await db.insertInto("workspaces").values({ id, slug, name: name ?? slug, created_at: t, updated_at: t }).execute();
+  return { id, created: true };
+}
+
+export async function findUserByEmail(db: Db, email: string) {
+  return db.selectFrom("users").selectAll().where("email", "=", email.trim().toLowerCase()).executeTakeFirst();
+}
+
+/** Creates the user if needed and makes them a member of the workspace (creating it too if needed). */
+export async function createUserInWorkspace(
+  db: Db,
+  input: { email: string; name: string; workspace: string; role: Role; password?: string },
+): Promise<{ userId: string; workspaceId: string; createdUser: boolean }> {
+  const email = input.email.trim().toLowerCase();
+  if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw invalid(`"${input.email}" is not an email address`);
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
+  return db.transaction().execute(async (trx) => {
+    const ws = await ensureWorkspace(trx, input.workspace);
+    const t = nowIso();
+    let user = await findUserByEmail(trx, email);
+    let createdUser = false;
+    if (!user) {
+      const id = newId("usr");
+      await trx.insertInto("users").values({
+        id, email, name: input.name, password_hash: passwordHash, setup_token_hash: null, setup_token_expires_at: null,
+        created_at: t, updated_at: t,
+      }).execute();
+      user = await findUserByEmail(trx, email);
+      createdUser = true;
+    } else if (passwordHash) {
+      await trx.updateTable("users").set({ password_hash: passwordHash, updated_at: t }).where("id", "=", user.id).execute();
+    }
+    if (!user) throw new AppError("internal_error", "user was not created");
+    const member = await trx.selectFrom("memberships").select("role").where("workspace_id", "=", ws.id).where("user_id", "=", user.id).executeTakeFirst();
+    if (member) {
+      if (member.role !== input.role) {
+        await trx.updateTable("memberships").set({ role: input.role, updated_at: t }).where("workspace_id", "=", ws.id).where("user_id", "=", user.id).execute();
+      }
+    } else {
+      await trx.insertInto("memberships").values({ workspace_id: ws.id, user_id: user.id, role: input.role, created_at: t, updated_at: t }).execute();
+    }
+    return { userId: user.id, workspaceId: ws.id, createdUser };
+  });
+}
+
+/** Mints a key for a member; the full key is returned once and only its hash is stored. */
+export async function createApiKey(
+  db: Db,
+  input: { userId: string; workspaceId: string; name: string; expiresAt: string | null },
+): Promise<{ id: string; key: string; prefix: string; name: string; created_at: string; expires_at: string | null }> {
+  const member = await db.selectFrom("memberships").select("role").where("workspace_id", "=", input.workspaceId).where("user_id", "=", input.userId).executeTakeFirst();
+  if (!member) throw notFound("membership");
+  if (input.expiresAt !== null && input.expiresAt <= nowIso()) throw invalid("expiry must be in the future");
+  const { key, prefix, hash } = generateApiKey();
+  const id = newId("key");
+  const t = nowIso();
+  await db.insertInto("api_keys").values({
+    id, workspace_id: input.workspaceId, user_id: input.userId, name: input.name, prefix, hash,
+    last_used_at: null, expires_at: input.expiresAt, revoked_at: null, created_at: t, updated_at: t,
+  }).execute();
+  return { id, key, prefix, name: input.name, created_at: t, expires_at: input.expiresAt };
+}
+
+export async function revokeKeyById(db: Db, keyId: string, ownerUserId?: string): Promise<void> {
+  let q = db.updateTable("api_keys").set({ revoked_at: nowIso(), updated_at: nowIso() }).where("id", "=", keyId).where("revoked_at", "is", null);
+  if (ownerUserId) q = q.where("user_id", "=", ownerUserId);
+  const res = await q.executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) {
+    const exists = await db.selectFrom("api_keys").select(["id", "user_id"]).where("id", "=", keyId).executeTakeFirst();
+    if (!exists || (ownerUserId && exists.user_id !== ownerUserId)) throw notFound("key");
+    // Already revoked: revoking is idempotent.
+  }
+}
+
+/** Removes a member; their keys stop working because verification requires the membership. */
+export async function removeMembership(db: Db, workspaceId: string, userId: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const member = await trx.selectFrom("memberships").select("role").where("workspace_id", "=", workspaceId).where("user_id", "=", userId).executeTakeFirst();
+    if (!member) throw notFound("member");
+    if (member.role === "owner") {
+      const owners = await trx.selectFrom("memberships").select((eb) => eb.fn.countAll<number>().as("n")).where("workspace_id", "=", workspaceId).where("role", "=", "owner").executeTakeFirstOrThrow();
+      if (Number(owners.n) <= 1) throw conflict("the last owner of a workspace cannot be removed");
+    }
+    await trx.deleteFrom("memberships").where("workspace_id", "=", workspaceId).where("user_id", "=", userId).execute();
+    await trx.deleteFrom("sessions").where("workspace_id", "=", workspaceId).where("user_id", "=", userId).execute();
+  });
+}

@@ -1,0 +1,99 @@
+// Verifies API keys on the hot path: an in-memory cache of key hashes, invalidated on any change to keys or
+// memberships (in this process directly, from other processes through SQLite's data_version).
+import type { Database } from "bun:sqlite";
+import type { Db } from "../../db/database";
+import { dataVersionReader } from "../../db/database";
+import { hashApiKey, isWellFormedApiKey, sameDigest } from "../../security/api-keys";
+import type { Role } from "../context";
+import { nowIso } from "../shared/time";
+
+export interface VerifiedKey {
+  keyId: string;
+  userId: string;
+  workspaceId: string;
+  role: Role;
+  hash: string;
+  expiresAt: string | null;
+}
+
+const MAX_CACHED = 50_000;
+const LAST_USED_FLUSH_MS = 15_000;
+
+export class KeyVerifier {
+  private cache = new Map<string, VerifiedKey | null>();
+  private readonly dataVersion: () => number;
+  private seenVersion: number;
+  private pendingLastUsed = new Map<string, string>();
+  private flushTimer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private readonly db: Db, sqlite: Database) {
+    this.dataVersion = dataVersionReader(sqlite);
+    this.seenVersion = this.dataVersion();
+  }
+
+  /** Call after any change to keys, memberships or users made through this process. */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  /** The key's identity, or null when it is malformed, unknown, revoked, expired or its user left. */
+  async verify(key: string): Promise<VerifiedKey | null> {
+    if (!isWellFormedApiKey(key)) return null;
+    const version = this.dataVersion();
+    if (version !== this.seenVersion) {
+      this.seenVersion = version;
+      this.cache.clear();
+    }
+    const hash = hashApiKey(key);
+    let found = this.cache.get(hash);
+    if (found === undefined) {
+      found = await this.lookup(hash);
+      if (this.cache.size >= MAX_CACHED) this.cache.clear();
+      this.cache.set(hash, found);
+    }
+    if (!found || !sameDigest(found.hash, hash)) return null;
+    if (found.expiresAt !== null && found.expiresAt <= nowIso()) return null;
+    this.pendingLastUsed.set(found.keyId, nowIso());
+    return found;
+  }
+
+  private async lookup(hash: string): Promise<VerifiedKey | null> {
+    const row = await this.db
+      .selectFrom("api_keys as k")
+      .innerJoin("memberships as m", (j) => j.onRef("m.workspace_id", "=", "k.workspace_id").onRef("m.user_id", "=", "k.user_id"))
+      .select(["k.id", "k.user_id", "k.workspace_id", "k.hash", "k.expires_at", "m.role"])
+      .where("k.hash", "=", hash)
+      .where("k.revoked_at", "is", null)
+      .executeTakeFirst();
+    if (!row) return null;
+    return { keyId: row.id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, hash: row.hash, expiresAt: row.expires_at };
+  }
+
+  /** Last-used times not yet written, so listings show them before the next flush. */
+  pendingLastUsedAt(keyId: string): string | undefined {
+    return this.pendingLastUsed.get(keyId);
+  }
+
+  /** Writes last-used times in one transaction instead of one write per request. */
+  async flushLastUsed(): Promise<void> {
+    if (this.pendingLastUsed.size === 0) return;
+    const batch = this.pendingLastUsed;
+    this.pendingLastUsed = new Map();
+    await this.db.transaction().execute(async (trx) => {
+      for (const [id, at] of batch) {
+        await trx.updateTable("api_keys").set({ last_used_at: at }).where("id", "=", id).execute();
+      }
+    });
+  }
+
+  startFlushing(): void {
+    this.flushTimer ??= setInterval(() => void this.flushLastUsed().catch(() => {}), LAST_USED_FLUSH_MS);
+    this.flushTimer.unref?.();
+  }
+
+  async stop(): Promise<void> {
+    if (this.flushTimer) clearInterval(this.flushTimer);
+    this.flushTimer = null;
+    await this.flushLastUsed();
+  }
+}

@@ -1,0 +1,168 @@
+// Automations: validated steps, status transitions (draft → active ⇄ disabled), and starting runs.
+import type { Selectable } from "kysely";
+import { sql } from "kysely";
+import type { AutomationTable } from "../../db/schema";
+import { newId } from "../../security/ids";
+import type { ops } from "../../manifest";
+import { stepKindProblems, type Step } from "../../manifest/automation-format";
+import { conflict, invalid, notFound } from "../../manifest/errors";
+import type { OpContext } from "../context";
+import type { Handler } from "../handler";
+import { parseJson } from "../shared/json";
+import { afterCursor, toPage } from "../shared/pagination";
+import { nowIso } from "../shared/time";
+import { findEnvironment } from "../environments/operations";
+import { resolveProject } from "../projects/operations";
+import { cancelRunsWhere, enqueueRuns, listRunsPage, toRun } from "../runs/operations";
+
+type O = typeof ops;
+export type AutomationRow = Selectable<AutomationTable>;
+type Status = AutomationRow["status"];
+
+/** Allowed status changes: drafts are activated (or disabled); active and disabled switch back and forth. */
+const TRANSITIONS: Record<Status, Status[]> = {
+  draft: ["active", "disabled"],
+  active: ["disabled"],
+  disabled: ["active"],
+};
+
+export function toAutomation(row: AutomationRow) {
+  return {
+    id: row.id, project_id: row.project_id, feature_id: row.feature_id, generation_id: row.generation_id,
+    name: row.name, description: row.description, kind: row.kind,
+    steps: parseJson<Step[]>(row.steps, []),
+    environment_id: row.environment_id, tags: parseJson<string[]>(row.tags, []),
+    status: row.status, source: row.source, timeout_ms: row.timeout_ms, retries: row.retries,
+    last_run: row.last_run_id && row.last_run_status && row.last_run_at
+      ? { id: row.last_run_id, status: row.last_run_status as "passed", at: row.last_run_at }
+      : null,
+    created_at: row.created_at, updated_at: row.updated_at,
+  };
+}
+
+export async function resolveAutomation(ctx: OpContext, projectRef: string, automationId: string) {
+  const project = await resolveProject(ctx, projectRef);
+  const automation = await ctx.core.db.selectFrom("automations").selectAll()
+    .where("project_id", "=", project.id).where("id", "=", automationId).executeTakeFirst();
+  if (!automation) throw notFound("automation");
+  return { project, automation };
+}
+
+async function environmentId(ctx: OpContext, projectId: string, ref: string | null | undefined, field = "environment") {
+  if (ref === undefined || ref === null) return ref ?? null;
+  const env = await findEnvironment(ctx, projectId, ref);
+  if (!env) throw invalid(`environment "${ref}" does not exist in this project`, [{ path: field, message: "unknown environment" }]);
+  return env.id;
+}
+
+async function featureId(ctx: OpContext, projectId: string, ref: string | null | undefined) {
+  if (ref === undefined || ref === null) return ref ?? null;
+  const f = await ctx.core.db.selectFrom("features").select("id").where("project_id", "=", projectId).where("id", "=", ref).executeTakeFirst();
+  if (!f) throw invalid(`feature "${ref}" does not exist in this project`, [{ path: "feature", message: "unknown feature" }]);
+  return f.id;
+}
+
+export const listAutomations: Handler<O["listAutomations"]> = async (ctx, { params, query }) => {
+  const project = await resolveProject(ctx, params.project);
+  let q = ctx.core.db.selectFrom("automations").selectAll().where("project_id", "=", project.id);
+  if (query.feature) q = q.where("feature_id", "=", query.feature);
+  if (query.status) q = q.where("status", "=", query.status);
+  if (query.kind) q = q.where("kind", "=", query.kind);
+  if (query.q) {
+    const like = `%${query.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q = q.where((eb) => eb.or([
+      eb(sql`lower(name)`, "like", sql`${like} escape '\\'`),
+      eb(sql`lower(description)`, "like", sql`${like} escape '\\'`),
+    ]));
+  }
+  if (query.group) {
+    const group = await ctx.core.db.selectFrom("groups").select("automation_ids").where("project_id", "=", project.id).where("id", "=", query.group).executeTakeFirst();
+    const ids = group ? parseJson<string[]>(group.automation_ids, []) : [];
+    if (ids.length === 0) return { data: [], next_cursor: null };
+    q = q.where("id", "in", ids);
+  }
+  const rows = await q.where(afterCursor("automations", query.cursor)).orderBy("created_at", "desc").orderBy("id", "desc").limit(query.limit + 1).execute();
+  return toPage(rows, query.limit, toAutomation);
+};
+
+export const createAutomation: Handler<O["createAutomation"]> = async (ctx, { params, body }) => {
+  const project = await resolveProject(ctx, params.project);
+  const t = nowIso();
+  const row: AutomationRow = {
+    id: newId("aut"), project_id: project.id, feature_id: await featureId(ctx, project.id, body.feature), generation_id: null,
+    name: body.name, description: body.description ?? "", kind: body.kind, steps: JSON.stringify(body.steps),
+    environment_id: await environmentId(ctx, project.id, body.environment), tags: JSON.stringify(body.tags ?? []),
+    status: body.status ?? "active", source: "manual", edited: 0,
+    timeout_ms: body.timeout_ms ?? ctx.core.config.runner.default_timeout_ms, retries: body.retries ?? 0,
+    last_run_id: null, last_run_status: null, last_run_at: null, created_at: t, updated_at: t,
+  };
+  await ctx.core.db.insertInto("automations").values(row).execute();
+  return toAutomation(row);
+};
+
+export const getAutomation: Handler<O["getAutomation"]> = async (ctx, { params }) =>
+  toAutomation((await resolveAutomation(ctx, params.project, params.automationId)).automation);
+
+export const updateAutomation: Handler<O["updateAutomation"]> = async (ctx, { params, body }) => {
+  const { project, automation } = await resolveAutomation(ctx, params.project, params.automationId);
+  const kind = body.kind ?? automation.kind;
+  const steps = body.steps ?? parseJson<Step[]>(automation.steps, []);
+  const problems = stepKindProblems(kind, steps);
+  if (problems.length > 0) throw invalid("steps do not suit the automation's kind", problems);
+  if (body.status && body.status !== automation.status && !TRANSITIONS[automation.status].includes(body.status)) {
+    throw conflict(`an automation cannot go from ${automation.status} to ${body.status}`);
+  }
+  const next: AutomationRow = {
+    ...automation,
+    name: body.name ?? automation.name,
+    description: body.description ?? automation.description,
+    kind,
+    steps: JSON.stringify(steps),
+    feature_id: body.feature === undefined ? automation.feature_id : await featureId(ctx, project.id, body.feature),
+    environment_id: body.environment === undefined ? automation.environment_id : await environmentId(ctx, project.id, body.environment),
+    tags: body.tags ? JSON.stringify(body.tags) : automation.tags,
+    status: body.status ?? automation.status,
+    timeout_ms: body.timeout_ms ?? automation.timeout_ms,
+    retries: body.retries ?? automation.retries,
+    // A person's change keeps a generated automation when the feature is generated again.
+    edited: 1,
+    updated_at: nowIso(),
+  };
+  await ctx.core.db.updateTable("automations").set(next).where("id", "=", automation.id).execute();
+  return toAutomation(next);
+};
+
+export const deleteAutomation: Handler<O["deleteAutomation"]> = async (ctx, { params }) => {
+  const { project, automation } = await resolveAutomation(ctx, params.project, params.automationId);
+  await ctx.core.db.transaction().execute(async (trx) => {
+    await cancelRunsWhere(ctx, trx, { automationId: automation.id }, "the automation was deleted");
+    await trx.deleteFrom("automations").where("id", "=", automation.id).execute();
+    const groups = await trx.selectFrom("groups").select(["id", "automation_ids"]).where("project_id", "=", project.id).execute();
+    for (const g of groups) {
+      const ids = parseJson<string[]>(g.automation_ids, []);
+      if (ids.includes(automation.id)) {
+        await trx.updateTable("groups").set({ automation_ids: JSON.stringify(ids.filter((i) => i !== automation.id)), updated_at: nowIso() })
+          .where("id", "=", g.id).execute();
+      }
+    }
+  });
+};
+
+export const runAutomation: Handler<O["runAutomation"]> = async (ctx, { params, body }) => {
+  const { project, automation } = await resolveAutomation(ctx, params.project, params.automationId);
+  if (automation.status === "disabled") throw conflict("the automation is disabled; activate it before running it");
+  const env = body.environment === undefined ? automation.environment_id : await environmentId(ctx, project.id, body.environment);
+  const [run] = await ctx.core.db.transaction().execute((trx) =>
+    enqueueRuns(ctx, trx, { projectId: project.id, groupRunId: null, environmentId: env, automations: [automation] }),
+  );
+  if (!run) throw conflict("the run could not be queued");
+  ctx.core.events.emit("runQueued");
+  return toRun(run, false);
+};
+
+export const listAutomationRuns: Handler<O["listAutomationRuns"]> = async (ctx, { params, query }) => {
+  const { project, automation } = await resolveAutomation(ctx, params.project, params.automationId);
+  return listRunsPage(ctx, project.id, { ...query, automation: automation.id });
+};
+
+export { environmentId as resolveEnvironmentId };

@@ -1,0 +1,43 @@
+// What every core operation receives: the services of the running core and the principal acting.
+import { EventEmitter } from "node:events";
+import type { Database } from "bun:sqlite";
+import type { Config } from "../../config/schema";
+import type { Db } from "../db/database";
+import type { KeyVerifier } from "./auth/verifier";
+
+export type Role = "owner" | "admin" | "member";
+export type Trigger = "api" | "cli" | "mcp" | "web";
+
+export interface Principal {
+  userId: string;
+  workspaceId: string;
+  role: Role;
+  via: "key" | "session";
+  keyId: string | null;
+  trigger: Trigger;
+}
+
+/** Signals the core raises for the engines that run inside `svc serve`. */
+export interface CoreEvents {
+  runQueued: [];
+  runCancelled: [runId: string];
+  generationQueued: [];
+  generationCancelled: [generationId: string];
+}
+
+export interface Core {
+  db: Db;
+  sqlite: Database;
+  config: Config;
+  events: EventEmitter<CoreEvents>;
+  keys: KeyVerifier;
+}
+
+export interface OpContext {
+  core: Core;
+  principal: Principal;
+}
+
+export function canAdminister(p: Principal): boolean {
+  return p.role === "owner" || p.role === "admin";
+}

@@ -1,0 +1,106 @@
+// Environments: variables are readable, secrets are write-only (only their names are ever returned).
+import type { Selectable } from "kysely";
+import type { EnvironmentTable } from "../../db/schema";
+import { newId } from "../../security/ids";
+import type { ops } from "../../manifest";
+import { conflict, notFound } from "../../manifest/errors";
+import type { OpContext } from "../context";
+import type { Handler } from "../handler";
+import { parseJson } from "../shared/json";
+import { afterCursor, toPage } from "../shared/pagination";
+import { nowIso } from "../shared/time";
+import { resolveProject } from "../projects/operations";
+
+type O = typeof ops;
+type EnvRow = Selectable<EnvironmentTable>;
+
+export function toEnvironment(row: EnvRow) {
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    name: row.name,
+    variables: parseJson<Record<string, string>>(row.variables, {}),
+    secret_names: Object.keys(parseJson<Record<string, string>>(row.secrets, {})).sort(),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+/** An environment of the project by id or name. */
+export async function findEnvironment(ctx: OpContext, projectId: string, ref: string): Promise<EnvRow | undefined> {
+  return ctx.core.db
+    .selectFrom("environments")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .where((eb) => (ref.startsWith("env_") ? eb("id", "=", ref) : eb("name", "=", ref)))
+    .executeTakeFirst();
+}
+
+async function resolveEnvironment(ctx: OpContext, projectRef: string, ref: string) {
+  const project = await resolveProject(ctx, projectRef);
+  const env = await findEnvironment(ctx, project.id, ref);
+  if (!env) throw notFound("environment");
+  return { project, env };
+}
+
+async function nameTaken(ctx: OpContext, projectId: string, name: string, exceptId?: string) {
+  let q = ctx.core.db.selectFrom("environments").select("id").where("project_id", "=", projectId).where("name", "=", name);
+  if (exceptId) q = q.where("id", "!=", exceptId);
+  return (await q.executeTakeFirst()) !== undefined;
+}
+
+export const listEnvironments: Handler<O["listEnvironments"]> = async (ctx, { params, query }) => {
+  const project = await resolveProject(ctx, params.project);
+  const rows = await ctx.core.db
+    .selectFrom("environments")
+    .selectAll()
+    .where("project_id", "=", project.id)
+    .where(afterCursor("environments", query.cursor))
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(query.limit + 1)
+    .execute();
+  return toPage(rows, query.limit, toEnvironment);
+};
+
+export const createEnvironment: Handler<O["createEnvironment"]> = async (ctx, { params, body }) => {
+  const project = await resolveProject(ctx, params.project);
+  if (await nameTaken(ctx, project.id, body.name)) throw conflict(`an environment named "${body.name}" already exists`);
+  const t = nowIso();
+  const row: EnvRow = {
+    id: newId("env"), project_id: project.id, name: body.name,
+    variables: JSON.stringify(body.variables ?? {}), secrets: JSON.stringify(body.secrets ?? {}),
+    created_at: t, updated_at: t,
+  };
+  await ctx.core.db.insertInto("environments").values(row).execute();
+  return toEnvironment(row);
+};
+
+export const getEnvironment: Handler<O["getEnvironment"]> = async (ctx, { params }) =>
+  toEnvironment((await resolveEnvironment(ctx, params.project, params.environmentId)).env);
+
+export const updateEnvironment: Handler<O["updateEnvironment"]> = async (ctx, { params, body }) => {
+  const { project, env } = await resolveEnvironment(ctx, params.project, params.environmentId);
+  if (body.name && body.name !== env.name && (await nameTaken(ctx, project.id, body.name, env.id))) {
+    throw conflict(`an environment named "${body.name}" already exists`);
+  }
+  const secrets = parseJson<Record<string, string>>(env.secrets, {});
+  for (const [k, v] of Object.entries(body.secrets ?? {})) {
+    if (v === null) delete secrets[k];
+    else secrets[k] = v;
+  }
+  const next: EnvRow = {
+    ...env,
+    name: body.name ?? env.name,
+    variables: body.variables ? JSON.stringify(body.variables) : env.variables,
+    secrets: JSON.stringify(secrets),
+    updated_at: nowIso(),
+  };
+  await ctx.core.db.updateTable("environments").set(next).where("id", "=", env.id).execute();
+  return toEnvironment(next);
+};
+
+export const deleteEnvironment: Handler<O["deleteEnvironment"]> = async (ctx, { params }) => {
+  const { env } = await resolveEnvironment(ctx, params.project, params.environmentId);
+  await ctx.core.db.deleteFrom("environments").where("id", "=", env.id).execute();
+};

@@ -1,0 +1,99 @@
+// Groups: ordered sets of automations, run together under one group run.
+import type { Selectable } from "kysely";
+import type { GroupTable } from "../../db/schema";
+import { newId } from "../../security/ids";
+import type { ops } from "../../manifest";
+import { conflict, invalid, notFound } from "../../manifest/errors";
+import type { OpContext } from "../context";
+import type { Handler } from "../handler";
+import { parseJson } from "../shared/json";
+import { afterCursor, toPage } from "../shared/pagination";
+import { nowIso } from "../shared/time";
+import { resolveProject } from "../projects/operations";
+import { resolveEnvironmentId } from "../automations/operations";
+import { enqueueRuns, loadGroupRun, newGroupRunRow, toGroupRun } from "../runs/operations";
+
+type O = typeof ops;
+type GroupRow = Selectable<GroupTable>;
+
+const toGroup = (row: GroupRow) => ({ ...row, automation_ids: parseJson<string[]>(row.automation_ids, []) });
+
+async function resolveGroup(ctx: OpContext, projectRef: string, groupId: string) {
+  const project = await resolveProject(ctx, projectRef);
+  const group = await ctx.core.db.selectFrom("groups").selectAll().where("project_id", "=", project.id).where("id", "=", groupId).executeTakeFirst();
+  if (!group) throw notFound("group");
+  return { project, group };
+}
+
+/** Every id must name an automation of the project; duplicates are refused so order stays meaningful. */
+async function checkAutomationIds(ctx: OpContext, projectId: string, ids: string[]): Promise<string[]> {
+  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (dup) throw invalid(`automation ${dup} is listed twice`, [{ path: "automation_ids", message: `duplicate ${dup}` }]);
+  if (ids.length === 0) return ids;
+  const found = new Set(
+    (await ctx.core.db.selectFrom("automations").select("id").where("project_id", "=", projectId).where("id", "in", ids).execute()).map((r) => r.id),
+  );
+  const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !found.has(id));
+  if (missing.length > 0) {
+    throw invalid("automation_ids names automations that do not exist in this project",
+      missing.map(({ id, i }) => ({ path: `automation_ids.${i}`, message: `unknown automation ${id}` })));
+  }
+  return ids;
+}
+
+export const listGroups: Handler<O["listGroups"]> = async (ctx, { params, query }) => {
+  const project = await resolveProject(ctx, params.project);
+  const rows = await ctx.core.db.selectFrom("groups").selectAll().where("project_id", "=", project.id)
+    .where(afterCursor("groups", query.cursor)).orderBy("created_at", "desc").orderBy("id", "desc").limit(query.limit + 1).execute();
+  return toPage(rows, query.limit, toGroup);
+};
+
+export const createGroup: Handler<O["createGroup"]> = async (ctx, { params, body }) => {
+  const project = await resolveProject(ctx, params.project);
+  const ids = await checkAutomationIds(ctx, project.id, body.automation_ids);
+  const t = nowIso();
+  const row: GroupRow = {
+    id: newId("grp"), project_id: project.id, name: body.name, description: body.description ?? "",
+    automation_ids: JSON.stringify(ids), created_at: t, updated_at: t,
+  };
+  await ctx.core.db.insertInto("groups").values(row).execute();
+  return toGroup(row);
+};
+
+export const getGroup: Handler<O["getGroup"]> = async (ctx, { params }) => toGroup((await resolveGroup(ctx, params.project, params.groupId)).group);
+
+export const updateGroup: Handler<O["updateGroup"]> = async (ctx, { params, body }) => {
+  const { project, group } = await resolveGroup(ctx, params.project, params.groupId);
+  const next: GroupRow = {
+    ...group,
+    name: body.name ?? group.name,
+    description: body.description ?? group.description,
+    automation_ids: body.automation_ids ? JSON.stringify(await checkAutomationIds(ctx, project.id, body.automation_ids)) : group.automation_ids,
+    updated_at: nowIso(),
+  };
+  await ctx.core.db.updateTable("groups").set(next).where("id", "=", group.id).execute();
+  return toGroup(next);
+};
+
+export const deleteGroup: Handler<O["deleteGroup"]> = async (ctx, { params }) => {
+  const { group } = await resolveGroup(ctx, params.project, params.groupId);
+  await ctx.core.db.deleteFrom("groups").where("id", "=", group.id).execute();
+};
+
+export const runGroup: Handler<O["runGroup"]> = async (ctx, { params, body }) => {
+  const { project, group } = await resolveGroup(ctx, params.project, params.groupId);
+  const ids = parseJson<string[]>(group.automation_ids, []);
+  const env = body.environment === undefined ? null : await resolveEnvironmentId(ctx, project.id, body.environment);
+  const groupRun = await ctx.core.db.transaction().execute(async (trx) => {
+    const rows = ids.length ? await trx.selectFrom("automations").selectAll().where("project_id", "=", project.id).where("id", "in", ids).execute() : [];
+    const runnable = ids.map((id) => rows.find((r) => r.id === id)).filter((r) => r !== undefined && r.status !== "disabled");
+    if (runnable.length === 0) throw conflict("the group has no automations that can run (none, or all disabled)");
+    const gr = newGroupRunRow(ctx, project.id, group);
+    await trx.insertInto("group_runs").values(gr).execute();
+    await enqueueRuns(ctx, trx, { projectId: project.id, groupRunId: gr.id, environmentId: env, automations: runnable as NonNullable<(typeof runnable)[number]>[] });
+    return gr;
+  });
+  ctx.core.events.emit("runQueued");
+  const { row, runs } = await loadGroupRun(ctx, project.id, groupRun.id);
+  return toGroupRun(row, runs, true);
+};

@@ -1,0 +1,28 @@
+// Builds the core: the database, the key verifier and the event channel the engines listen on.
+import { EventEmitter } from "node:events";
+import type { Config } from "../../config/schema";
+import { openDatabase } from "../db/database";
+import { KeyVerifier } from "./auth/verifier";
+import type { Core, CoreEvents } from "./context";
+
+export interface OpenedCore extends Core {
+  close(): Promise<void>;
+}
+
+export async function openCore(config: Config): Promise<OpenedCore> {
+  const opened = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms });
+  const keys = new KeyVerifier(opened.db, opened.sqlite);
+  const events = new EventEmitter<CoreEvents>();
+  events.setMaxListeners(100);
+  return {
+    db: opened.db,
+    sqlite: opened.sqlite,
+    config,
+    events,
+    keys,
+    async close() {
+      await keys.stop();
+      await opened.close();
+    },
+  };
+}

@@ -1,0 +1,107 @@
+// Projects: addressed by id or slug, always within the caller's workspace.
+import type { Selectable } from "kysely";
+import type { ProjectTable } from "../../db/schema";
+import { newId } from "../../security/ids";
+import type { ops } from "../../manifest";
+import { AppError, conflict, forbidden, notFound } from "../../manifest/errors";
+import { canAdminister, type OpContext } from "../context";
+import type { Handler } from "../handler";
+import { parseJson } from "../shared/json";
+import { afterCursor, toPage } from "../shared/pagination";
+import { nowIso } from "../shared/time";
+import { slugify } from "../access/users";
+import { checkOpenApiDocument } from "./openapi-document";
+
+type O = typeof ops;
+type ProjectRow = Selectable<ProjectTable>;
+
+/** The project named by id or slug in the caller's workspace; another workspace's project is not found. */
+export async function resolveProject(ctx: OpContext, ref: string): Promise<ProjectRow> {
+  const row = await ctx.core.db
+    .selectFrom("projects")
+    .selectAll()
+    .where("workspace_id", "=", ctx.principal.workspaceId)
+    .where((eb) => (ref.startsWith("prj_") ? eb("id", "=", ref) : eb("slug", "=", ref)))
+    .executeTakeFirst();
+  if (!row) throw notFound("project");
+  return row;
+}
+
+function toProject(row: ProjectRow, withDocument: boolean) {
+  const { workspace_id: _w, openapi, ...rest } = row;
+  return {
+    ...rest,
+    has_openapi: openapi !== null,
+    ...(withDocument ? { openapi: parseJson<Record<string, unknown> | null>(openapi, null) } : {}),
+  };
+}
+
+async function slugTaken(ctx: OpContext, slug: string, exceptId?: string): Promise<boolean> {
+  let q = ctx.core.db.selectFrom("projects").select("id").where("workspace_id", "=", ctx.principal.workspaceId).where("slug", "=", slug);
+  if (exceptId) q = q.where("id", "!=", exceptId);
+  return (await q.executeTakeFirst()) !== undefined;
+}
+
+export const listProjects: Handler<O["listProjects"]> = async ({ core, principal }, { query }) => {
+  const rows = await core.db
+    .selectFrom("projects")
+    .selectAll()
+    .where("workspace_id", "=", principal.workspaceId)
+    .where(afterCursor("projects", query.cursor))
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(query.limit + 1)
+    .execute();
+  return toPage(rows, query.limit, (r) => toProject(r, false));
+};
+
+export const createProject: Handler<O["createProject"]> = async (ctx, { body }) => {
+  let slug = body.slug ?? slugify(body.name);
+  if (await slugTaken(ctx, slug)) {
+    if (body.slug) throw conflict(`a project with slug "${slug}" already exists`);
+    slug = `${slug.slice(0, 57)}-${Math.random().toString(36).slice(2, 8)}`;
+  }
+  const openapi = body.openapi ? JSON.stringify(await checkOpenApiDocument(body.openapi)) : null;
+  const t = nowIso();
+  const row: ProjectRow = {
+    id: newId("prj"), workspace_id: ctx.principal.workspaceId, slug, name: body.name, description: body.description ?? "",
+    openapi, created_at: t, updated_at: t,
+  };
+  await ctx.core.db.insertInto("projects").values(row).execute();
+  return toProject(row, true);
+};
+
+export const getProject: Handler<O["getProject"]> = async (ctx, { params }) => toProject(await resolveProject(ctx, params.project), true);
+
+export const updateProject: Handler<O["updateProject"]> = async (ctx, { params, body }) => {
+  const row = await resolveProject(ctx, params.project);
+  if (body.slug && body.slug !== row.slug && (await slugTaken(ctx, body.slug, row.id))) {
+    throw conflict(`a project with slug "${body.slug}" already exists`);
+  }
+  let openapi = row.openapi;
+  if (body.openapi === null) openapi = null;
+  else if (body.openapi !== undefined) openapi = JSON.stringify(await checkOpenApiDocument(body.openapi));
+  const next: ProjectRow = {
+    ...row,
+    name: body.name ?? row.name,
+    slug: body.slug ?? row.slug,
+    description: body.description ?? row.description,
+    openapi,
+    updated_at: nowIso(),
+  };
+  await ctx.core.db.updateTable("projects").set(next).where("id", "=", row.id).execute();
+  return toProject(next, true);
+};
+
+export const deleteProject: Handler<O["deleteProject"]> = async (ctx, { params }) => {
+  const row = await resolveProject(ctx, params.project);
+  if (!canAdminister(ctx.principal)) throw forbidden("only owners and admins can delete projects");
+  await ctx.core.db.transaction().execute(async (trx) => {
+    const active = await trx.selectFrom("runs").select("id").where("project_id", "=", row.id).where("status", "in", ["queued", "running"]).execute();
+    for (const r of active) ctx.core.events.emit("runCancelled", r.id);
+    await trx.deleteFrom("runs").where("project_id", "=", row.id).execute();
+    await trx.deleteFrom("group_runs").where("project_id", "=", row.id).execute();
+    const res = await trx.deleteFrom("projects").where("id", "=", row.id).executeTakeFirst();
+    if (Number(res.numDeletedRows) !== 1) throw new AppError("conflict", "the project changed while it was being deleted");
+  });
+};

@@ -1,0 +1,76 @@
+// Every manifest operation bound to its core handler. The type makes a missing handler a compile error.
+import type { Ops } from "../manifest";
+import type { Operation } from "../manifest/define";
+import * as access from "./access/operations";
+import * as automations from "./automations/operations";
+import type { OpContext } from "./context";
+import * as environments from "./environments/operations";
+import * as features from "./features/operations";
+import * as groups from "./groups/operations";
+import type { Handler, OpInput } from "./handler";
+import * as projects from "./projects/operations";
+import * as runs from "./runs/operations";
+
+type OperationKeys = { [K in keyof Ops]: Ops[K] extends Operation ? K : never }[keyof Ops];
+
+const handlers: { [K in OperationKeys]: Handler<Ops[K]> } = {
+  whoami: access.whoami,
+  listKeys: access.listKeys,
+  revokeKey: access.revokeKey,
+  listMembers: access.listMembers,
+  addMember: access.addMember,
+  updateMember: access.updateMember,
+  removeMember: access.removeMember,
+  listProjects: projects.listProjects,
+  createProject: projects.createProject,
+  getProject: projects.getProject,
+  updateProject: projects.updateProject,
+  deleteProject: projects.deleteProject,
+  listEnvironments: environments.listEnvironments,
+  createEnvironment: environments.createEnvironment,
+  getEnvironment: environments.getEnvironment,
+  updateEnvironment: environments.updateEnvironment,
+  deleteEnvironment: environments.deleteEnvironment,
+  listFeatures: features.listFeatures,
+  createFeature: features.createFeature,
+  getFeature: features.getFeature,
+  updateFeature: features.updateFeature,
+  deleteFeature: features.deleteFeature,
+  startGeneration: features.startGeneration,
+  getGeneration: features.getGeneration,
+  cancelGeneration: features.cancelGeneration,
+  listAutomations: automations.listAutomations,
+  createAutomation: automations.createAutomation,
+  getAutomation: automations.getAutomation,
+  updateAutomation: automations.updateAutomation,
+  deleteAutomation: automations.deleteAutomation,
+  runAutomation: automations.runAutomation,
+  listAutomationRuns: automations.listAutomationRuns,
+  listRuns: runs.listRuns,
+  getRun: runs.getRun,
+  cancelRun: runs.cancelRun,
+  getRunJunit: runs.getRunJunit,
+  getRunArtifact: runs.getRunArtifact,
+  listGroups: groups.listGroups,
+  createGroup: groups.createGroup,
+  getGroup: groups.getGroup,
+  updateGroup: groups.updateGroup,
+  deleteGroup: groups.deleteGroup,
+  runGroup: groups.runGroup,
+  listGroupRuns: runs.listGroupRuns,
+  getGroupRun: runs.getGroupRun,
+  getGroupRunJunit: runs.getGroupRunJunit,
+};
+
+export type UntypedHandler = (ctx: OpContext, input: OpInput) => Promise<unknown>;
+
+/** Handlers by operation name (snake_case, as in the manifest). */
+export function handlerMap(ops: Ops): Map<string, UntypedHandler> {
+  const map = new Map<string, UntypedHandler>();
+  for (const [key, handler] of Object.entries(handlers)) {
+    const op = (ops as Record<string, Operation>)[key];
+    if (!op) throw new Error(`no operation ${key} in the manifest`);
+    map.set(op.name, handler as UntypedHandler);
+  }
+  return map;
+}

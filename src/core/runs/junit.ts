@@ -1,0 +1,68 @@
+// JUnit XML for runs and group runs: one testcase per automation, failures with expected and actual.
+type StepLike = { name: string; status: string; message: string | null; duration_ms: number };
+type RunLike = {
+  id: string;
+  automation_name: string;
+  status: string;
+  duration_ms: number | null;
+  error: string | null;
+  finished_at: string | null;
+  created_at: string;
+  steps?: StepLike[];
+};
+
+const escapeXml = (s: string) =>
+  s.replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c] ?? c)
+    // Characters XML 1.0 cannot carry at all.
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, "");
+
+const seconds = (ms: number | null) => ((ms ?? 0) / 1000).toFixed(3);
+
+function testcase(run: RunLike, classname: string): string {
+  const attrs = `name="${escapeXml(run.automation_name)}" classname="${escapeXml(classname)}" time="${seconds(run.duration_ms)}"`;
+  const failedSteps = (run.steps ?? []).filter((s) => s.status === "failed" || s.status === "error");
+  const detail = [
+    ...failedSteps.map((s) => `step "${s.name}" ${s.status}: ${s.message ?? ""}`),
+    ...(run.error ? [run.error] : []),
+  ].join("\n");
+  const firstLine = failedSteps[0]?.message ?? run.error ?? run.status;
+  const stepLog = (run.steps ?? []).map((s) => `${s.status.padEnd(7)} ${s.name} (${Math.round(s.duration_ms)} ms)${s.message ? ` — ${s.message}` : ""}`).join("\n");
+  let body = "";
+  if (run.status === "failed") body = `<failure message="${escapeXml(firstLine)}" type="assertion">${escapeXml(detail)}</failure>`;
+  else if (run.status === "error" || run.status === "timed_out") body = `<error message="${escapeXml(firstLine)}" type="${run.status}">${escapeXml(detail)}</error>`;
+  else if (run.status === "cancelled" || run.status === "queued" || run.status === "running") body = `<skipped message="${escapeXml(run.status)}"/>`;
+  const out = stepLog ? `<system-out>${escapeXml(`run ${run.id}\n${stepLog}`)}</system-out>` : "";
+  return `    <testcase ${attrs}>${body}${out}</testcase>`;
+}
+
+function suite(name: string, id: string, runs: RunLike[], timestamp: string): string {
+  const count = (pred: (r: RunLike) => boolean) => runs.filter(pred).length;
+  const time = runs.reduce((a, r) => a + (r.duration_ms ?? 0), 0);
+  return [
+    `  <testsuite name="${escapeXml(name)}" id="${escapeXml(id)}" tests="${runs.length}" failures="${count((r) => r.status === "failed")}" ` +
+      `errors="${count((r) => r.status === "error" || r.status === "timed_out")}" skipped="${count((r) => ["cancelled", "queued", "running"].includes(r.status))}" ` +
+      `time="${seconds(time)}" timestamp="${escapeXml(timestamp)}">`,
+    ...runs.map((r) => testcase(r, name)),
+    "  </testsuite>",
+  ].join("\n");
+}
+
+function document(suiteXml: string, name: string, runs: RunLike[]): string {
+  const count = (pred: (r: RunLike) => boolean) => runs.filter(pred).length;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="${escapeXml(name)}" tests="${runs.length}" failures="${count((r) => r.status === "failed")}" errors="${count((r) => r.status === "error" || r.status === "timed_out")}">`,
+    suiteXml,
+    "</testsuites>",
+    "",
+  ].join("\n");
+}
+
+export function runJunit(run: RunLike): string {
+  return document(suite(run.automation_name, run.id, [run], run.created_at), "svc", [run]);
+}
+
+export function groupRunJunit(groupRun: { id: string; group_name: string; created_at: string; runs?: RunLike[] }): string {
+  const runs = groupRun.runs ?? [];
+  return document(suite(groupRun.group_name, groupRun.id, runs, groupRun.created_at), "svc", runs);
+}

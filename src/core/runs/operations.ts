@@ -1,0 +1,241 @@
+// Runs and group runs: queueing, reading, cancelling, JUnit export and artifacts.
+import type { Selectable, Transaction } from "kysely";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { DB, GroupRunTable, RunTable } from "../../db/schema";
+import { newId } from "../../security/ids";
+import type { ops } from "../../manifest";
+import { TERMINAL_RUN_STATUSES } from "../../manifest/records";
+import { conflict, notFound } from "../../manifest/errors";
+import type { OpContext } from "../context";
+import type { Handler } from "../handler";
+import { parseJson } from "../shared/json";
+import { afterCursor, toPage } from "../shared/pagination";
+import { nowIso } from "../shared/time";
+import { resolveProject } from "../projects/operations";
+import { groupRunJunit, runJunit } from "./junit";
+
+type O = typeof ops;
+export type RunRow = Selectable<RunTable>;
+type GroupRunRow = Selectable<GroupRunTable>;
+type RunStatus = "queued" | "running" | "passed" | "failed" | "error" | "timed_out" | "cancelled";
+
+/** What a run executes: a snapshot of the automation taken when it was queued. */
+export interface RunSpec {
+  kind: "http" | "browser";
+  steps: unknown[];
+  timeout_ms: number;
+  retries: number;
+}
+
+const LIST_COLUMNS = [
+  "id", "project_id", "automation_id", "automation_name", "group_run_id", "environment_id", "trigger", "status",
+  "attempts", "started_at", "finished_at", "duration_ms", "summary", "error", "created_at", "updated_at",
+] as const;
+type ListedRun = Pick<RunRow, (typeof LIST_COLUMNS)[number]> & Partial<Pick<RunRow, "results">>;
+
+export function toRun(row: ListedRun, withSteps: boolean) {
+  const results = withSteps ? parseJson<{ steps?: unknown[]; artifacts?: string[] }>(row.results ?? null, {}) : {};
+  return {
+    id: row.id, project_id: row.project_id, automation_id: row.automation_id, automation_name: row.automation_name,
+    group_run_id: row.group_run_id, environment_id: row.environment_id,
+    trigger: row.trigger as "api", status: row.status as RunStatus,
+    started_at: row.started_at, finished_at: row.finished_at, duration_ms: row.duration_ms,
+    summary: parseJson(row.summary, { steps: 0, passed: 0, failed: 0, skipped: 0 }),
+    error: row.error,
+    attempts: parseJson(row.attempts, []),
+    ...(withSteps ? { steps: (results.steps ?? []) as never[], artifacts: results.artifacts ?? [] } : {}),
+    created_at: row.created_at, updated_at: row.updated_at,
+  };
+}
+
+const EMPTY_SUMMARY = JSON.stringify({ steps: 0, passed: 0, failed: 0, skipped: 0 });
+
+/** Queues one run per automation (inside the caller's transaction). */
+export async function enqueueRuns(
+  ctx: OpContext,
+  trx: Transaction<DB>,
+  input: {
+    projectId: string;
+    groupRunId: string | null;
+    environmentId: string | null;
+    automations: { id: string; name: string; kind: string; steps: string; timeout_ms: number; retries: number; environment_id: string | null }[];
+  },
+): Promise<RunRow[]> {
+  const t = nowIso();
+  const rows: RunRow[] = input.automations.map((a) => ({
+    id: newId("run"), project_id: input.projectId, automation_id: a.id, automation_name: a.name, group_run_id: input.groupRunId,
+    environment_id: input.environmentId ?? a.environment_id, trigger: ctx.principal.trigger, status: "queued",
+    spec: JSON.stringify({ kind: a.kind as RunSpec["kind"], steps: parseJson(a.steps, []), timeout_ms: a.timeout_ms, retries: a.retries } satisfies RunSpec),
+    attempts: "[]", started_at: null, finished_at: null, duration_ms: null, summary: EMPTY_SUMMARY, error: null, results: "{}",
+    claim: 0, created_at: t, updated_at: t,
+  }));
+  for (let i = 0; i < rows.length; i += 200) {
+    await trx.insertInto("runs").values(rows.slice(i, i + 200)).execute();
+  }
+  for (const r of rows) {
+    await trx.updateTable("automations").set({ last_run_id: r.id, last_run_status: "queued", last_run_at: t }).where("id", "=", r.automation_id).execute();
+  }
+  return rows;
+}
+
+/** Cancels the queued and running runs matching the filter (inside the caller's transaction). */
+export async function cancelRunsWhere(
+  ctx: OpContext,
+  trx: Transaction<DB>,
+  filter: { automationId?: string; runId?: string },
+  reason: string,
+): Promise<number> {
+  let q = trx.selectFrom("runs").select(["id", "started_at"]).where("status", "in", ["queued", "running"]);
+  if (filter.automationId) q = q.where("automation_id", "=", filter.automationId);
+  if (filter.runId) q = q.where("id", "=", filter.runId);
+  const active = await q.execute();
+  const t = nowIso();
+  for (const r of active) {
+    await trx.updateTable("runs")
+      .set({
+        status: "cancelled", error: reason, finished_at: t, updated_at: t,
+        duration_ms: r.started_at ? Date.parse(t) - Date.parse(r.started_at) : null,
+      })
+      .where("id", "=", r.id).where("status", "in", ["queued", "running"]).execute();
+    await trx.updateTable("automations").set({ last_run_status: "cancelled" }).where("last_run_id", "=", r.id).execute();
+    ctx.core.events.emit("runCancelled", r.id);
+  }
+  return active.length;
+}
+
+export async function listRunsPage(
+  ctx: OpContext,
+  projectId: string,
+  query: { limit: number; cursor?: string; status?: string; automation?: string; group_run?: string },
+) {
+  let q = ctx.core.db.selectFrom("runs").select(LIST_COLUMNS).where("project_id", "=", projectId);
+  if (query.status) q = q.where("status", "=", query.status);
+  if (query.automation) q = q.where("automation_id", "=", query.automation);
+  if (query.group_run) q = q.where("group_run_id", "=", query.group_run);
+  const rows = await q.where(afterCursor("runs", query.cursor)).orderBy("created_at", "desc").orderBy("id", "desc").limit(query.limit + 1).execute();
+  return toPage(rows, query.limit, (r) => toRun(r, false));
+}
+
+async function resolveRun(ctx: OpContext, projectRef: string, runId: string) {
+  const project = await resolveProject(ctx, projectRef);
+  const run = await ctx.core.db.selectFrom("runs").selectAll().where("project_id", "=", project.id).where("id", "=", runId).executeTakeFirst();
+  if (!run) throw notFound("run");
+  return { project, run };
+}
+
+export const listRuns: Handler<O["listRuns"]> = async (ctx, { params, query }) => {
+  const project = await resolveProject(ctx, params.project);
+  return listRunsPage(ctx, project.id, query);
+};
+
+export const getRun: Handler<O["getRun"]> = async (ctx, { params }) => toRun((await resolveRun(ctx, params.project, params.runId)).run, true);
+
+export const cancelRun: Handler<O["cancelRun"]> = async (ctx, { params }) => {
+  const { run } = await resolveRun(ctx, params.project, params.runId);
+  if ((TERMINAL_RUN_STATUSES as readonly string[]).includes(run.status)) throw conflict(`the run has already finished (${run.status})`);
+  const n = await ctx.core.db.transaction().execute((trx) => cancelRunsWhere(ctx, trx, { runId: run.id }, "cancelled by request"));
+  if (n === 0) throw conflict("the run finished before it could be cancelled");
+  const next = await ctx.core.db.selectFrom("runs").selectAll().where("id", "=", run.id).executeTakeFirstOrThrow();
+  return toRun(next, true);
+};
+
+export const getRunJunit: Handler<O["getRunJunit"]> = async (ctx, { params }) => {
+  const { run } = await resolveRun(ctx, params.project, params.runId);
+  return { body: runJunit(toRun(run, true)), contentType: "application/xml; charset=utf-8", filename: `${run.id}.xml` };
+};
+
+const ARTIFACT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
+const CONTENT_TYPES: Record<string, string> = {
+  png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", txt: "text/plain; charset=utf-8", json: "application/json",
+  html: "text/plain; charset=utf-8", xml: "application/xml", log: "text/plain; charset=utf-8",
+};
+
+export function artifactDir(dataDir: string, runId: string): string {
+  return join(dataDir, "artifacts", runId);
+}
+
+export const getRunArtifact: Handler<O["getRunArtifact"]> = async (ctx, { params }) => {
+  const { run } = await resolveRun(ctx, params.project, params.runId);
+  if (!ARTIFACT_NAME.test(params.name) || params.name.includes("..")) throw notFound("artifact");
+  const file = join(artifactDir(ctx.core.config.data_dir, run.id), params.name);
+  if (!existsSync(file)) throw notFound("artifact");
+  const ext = params.name.split(".").pop()?.toLowerCase() ?? "";
+  return { body: Bun.file(file), contentType: CONTENT_TYPES[ext] ?? "application/octet-stream", filename: params.name };
+};
+
+// ---- group runs ----
+
+type RunLike = ReturnType<typeof toRun>;
+
+export function deriveGroupStatus(statuses: string[]): RunStatus {
+  if (statuses.length === 0) return "passed";
+  if (statuses.every((s) => s === "queued")) return "queued";
+  if (statuses.some((s) => s === "queued" || s === "running")) return "running";
+  if (statuses.some((s) => s === "failed" || s === "error" || s === "timed_out")) return "failed";
+  if (statuses.some((s) => s === "cancelled")) return "cancelled";
+  return "passed";
+}
+
+export function toGroupRun(row: GroupRunRow, runs: RunLike[], withRuns: boolean) {
+  const count = (s: string) => runs.filter((r) => r.status === s).length;
+  const status = deriveGroupStatus(runs.map((r) => r.status));
+  const starts = runs.map((r) => r.started_at).filter((x): x is string => x !== null).sort();
+  const ends = runs.map((r) => r.finished_at).filter((x): x is string => x !== null).sort();
+  const finished = !["queued", "running"].includes(status);
+  const startedAt = starts[0] ?? null;
+  const finishedAt = finished ? (ends[ends.length - 1] ?? null) : null;
+  return {
+    id: row.id, project_id: row.project_id, group_id: row.group_id, group_name: row.group_name, trigger: row.trigger as "api",
+    status, started_at: startedAt, finished_at: finishedAt,
+    duration_ms: startedAt && finishedAt ? Date.parse(finishedAt) - Date.parse(startedAt) : null,
+    summary: {
+      total: runs.length, queued: count("queued"), running: count("running"), passed: count("passed"), failed: count("failed"),
+      error: count("error"), timed_out: count("timed_out"), cancelled: count("cancelled"),
+    },
+    ...(withRuns ? { runs } : {}),
+    created_at: row.created_at, updated_at: row.updated_at,
+  };
+}
+
+export async function loadGroupRun(ctx: OpContext, projectId: string, groupRunId: string, withSteps = false) {
+  const row = await ctx.core.db.selectFrom("group_runs").selectAll().where("project_id", "=", projectId).where("id", "=", groupRunId).executeTakeFirst();
+  if (!row) throw notFound("group run");
+  const runs = withSteps
+    ? await ctx.core.db.selectFrom("runs").selectAll().where("group_run_id", "=", row.id).orderBy("created_at").orderBy("id").execute()
+    : await ctx.core.db.selectFrom("runs").select(LIST_COLUMNS).where("group_run_id", "=", row.id).orderBy("created_at").orderBy("id").execute();
+  return { row, runs: runs.map((r) => toRun(r, withSteps)) };
+}
+
+export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, query }) => {
+  const project = await resolveProject(ctx, params.project);
+  let q = ctx.core.db.selectFrom("group_runs").selectAll().where("project_id", "=", project.id);
+  if (query.group) q = q.where("group_id", "=", query.group);
+  const rows = await q.where(afterCursor("group_runs", query.cursor)).orderBy("created_at", "desc").orderBy("id", "desc").limit(query.limit + 1).execute();
+  const page = toPage(rows, query.limit, (r) => r);
+  const ids = page.data.map((r) => r.id);
+  const statuses = ids.length
+    ? await ctx.core.db.selectFrom("runs").select(["group_run_id", "status", "started_at", "finished_at"]).where("group_run_id", "in", ids).execute()
+    : [];
+  return {
+    data: page.data.map((g) => toGroupRun(g, statuses.filter((s) => s.group_run_id === g.id) as unknown as RunLike[], false)),
+    next_cursor: page.next_cursor,
+  };
+};
+
+export const getGroupRun: Handler<O["getGroupRun"]> = async (ctx, { params }) => {
+  const project = await resolveProject(ctx, params.project);
+  const { row, runs } = await loadGroupRun(ctx, project.id, params.groupRunId);
+  return toGroupRun(row, runs, true);
+};
+
+export const getGroupRunJunit: Handler<O["getGroupRunJunit"]> = async (ctx, { params }) => {
+  const project = await resolveProject(ctx, params.project);
+  const { row, runs } = await loadGroupRun(ctx, project.id, params.groupRunId, true);
+  return { body: groupRunJunit(toGroupRun(row, runs, true)), contentType: "application/xml; charset=utf-8", filename: `${row.id}.xml` };
+};
+
+export function newGroupRunRow(ctx: OpContext, projectId: string, group: { id: string; name: string }): GroupRunRow {
+  const t = nowIso();
+  return { id: newId("grn"), project_id: projectId, group_id: group.id, group_name: group.name, trigger: ctx.principal.trigger, created_at: t, updated_at: t };
+}

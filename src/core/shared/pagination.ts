@@ -1,0 +1,45 @@
+// Cursor pagination over (created_at, id), newest first. The cursor is opaque to clients.
+import { sql, type RawBuilder } from "kysely";
+import { invalid } from "../../manifest/errors";
+
+interface CursorPosition {
+  t: string;
+  id: string;
+}
+
+export function encodeCursor(row: { created_at: string; id: string }): string {
+  return Buffer.from(JSON.stringify({ t: row.created_at, id: row.id })).toString("base64url");
+}
+
+function decodeCursor(cursor: string): CursorPosition {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
+    if (typeof v === "object" && v !== null && typeof (v as CursorPosition).t === "string" && typeof (v as CursorPosition).id === "string") {
+      return v as CursorPosition;
+    }
+  } catch {
+    // fall through to the error below
+  }
+  throw invalid("cursor is not valid: pass the next_cursor of a previous page", [{ path: "cursor", message: "invalid cursor" }]);
+}
+
+/** A WHERE condition selecting the rows after the cursor in (created_at DESC, id DESC) order. */
+export function afterCursor(
+  table: string,
+  cursor: string | undefined,
+  columns: { createdAt: string; id: string } = { createdAt: `${table}.created_at`, id: `${table}.id` },
+): RawBuilder<boolean> {
+  if (!cursor) return sql<boolean>`1 = 1`;
+  const c = decodeCursor(cursor);
+  const t = sql.ref(columns.createdAt);
+  const id = sql.ref(columns.id);
+  return sql<boolean>`(${t} < ${c.t} OR (${t} = ${c.t} AND ${id} < ${c.id}))`;
+}
+
+/** Given up to limit+1 rows, the page and its next cursor. */
+export function toPage<R extends { created_at: string; id: string }, T>(rows: R[], limit: number, map: (r: R) => T) {
+  const more = rows.length > limit;
+  const kept = more ? rows.slice(0, limit) : rows;
+  const last = kept[kept.length - 1];
+  return { data: kept.map(map), next_cursor: more && last ? encodeCursor(last) : null };
+}

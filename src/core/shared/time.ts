@@ -1,0 +1,2 @@
+// Timestamps are ISO-8601 UTC strings everywhere.
+export const nowIso = (): string => new Date().toISOString();

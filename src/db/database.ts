@@ -1,0 +1,88 @@
+// Opens the SQLite database (WAL, foreign keys, busy timeout), wraps it in Kysely and applies migrations.
+// SQLite-specific SQL lives only in this module.
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { Kysely, SqliteDialect, type SqliteDatabase } from "kysely";
+import { Migrator } from "kysely/migration";
+import { migrations } from "./migrations";
+import type { DB } from "./schema";
+
+export type Db = Kysely<DB>;
+
+export interface OpenedDatabase {
+  db: Db;
+  /** The raw connection, for the few hot-path statements that bypass the query builder. */
+  sqlite: Database;
+  path: string;
+  close(): Promise<void>;
+}
+
+export class DatabaseOpenError extends Error {}
+
+export function databasePath(dataDir: string): string {
+  return join(dataDir, "svc.sqlite");
+}
+
+/** Kysely's SQLite driver calls `prepare` for every query; bun:sqlite's `query` caches the statement. */
+function withStatementCache(sqlite: Database): SqliteDatabase {
+  return {
+    close: () => sqlite.close(),
+    prepare: (sql: string) => sqlite.query(sql),
+  } as unknown as SqliteDatabase;
+}
+
+export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: number } = {}): Promise<OpenedDatabase> {
+  try {
+    mkdirSync(dataDir, { recursive: true });
+  } catch (e) {
+    throw new DatabaseOpenError(`cannot create the data directory ${dataDir}: ${(e as Error).message}`);
+  }
+  const path = databasePath(dataDir);
+  let sqlite: Database;
+  try {
+    sqlite = new Database(path, { create: true, strict: false });
+    sqlite.exec(`PRAGMA busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? 5000)}`);
+    sqlite.exec("PRAGMA journal_mode = WAL");
+    sqlite.exec("PRAGMA synchronous = NORMAL");
+    sqlite.exec("PRAGMA foreign_keys = ON");
+  } catch (e) {
+    throw new DatabaseOpenError(`cannot open the database ${path}: ${(e as Error).message}`);
+  }
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  await migrateToLatest(db, path);
+  return {
+    db,
+    sqlite,
+    path,
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+export async function migrateToLatest(db: Kysely<DB>, path: string): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const msg = (error as Error).message ?? String(error);
+    if (/missing|corrupted/i.test(msg)) {
+      throw new DatabaseOpenError(
+        `the database ${path} was written by a newer version of svc (it has migrations this binary does not know); upgrade svc to open it`,
+      );
+    }
+    const failed = results?.find((r) => r.status === "Error");
+    throw new DatabaseOpenError(`migration ${failed?.migrationName ?? "?"} failed on ${path}: ${msg}`);
+  }
+}
+
+/** Changes whenever ANOTHER connection (e.g. `svc admin` in another process) commits. */
+export function dataVersionReader(sqlite: Database): () => number {
+  const stmt = sqlite.query("PRAGMA data_version");
+  return () => (stmt.get() as { data_version: number }).data_version;
+}
+
+/** A consistent online copy of the database as a plain SQLite file. */
+export function backupDatabase(sqlite: Database, outFile: string): void {
+  sqlite.query("VACUUM INTO ?").run(outFile);
+}

@@ -1,0 +1,152 @@
+// Table types for Kysely. JSON columns are stored as TEXT and (de)serialised in the core.
+import type { Generated } from "kysely";
+
+interface Stamped {
+  id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkspaceTable extends Stamped { name: string; slug: string }
+export interface UserTable extends Stamped {
+  email: string;
+  name: string;
+  password_hash: string | null;
+  setup_token_hash: string | null;
+  setup_token_expires_at: string | null;
+}
+export interface MembershipTable {
+  workspace_id: string;
+  user_id: string;
+  role: "owner" | "admin" | "member";
+  created_at: string;
+  updated_at: string;
+}
+export interface ApiKeyTable extends Stamped {
+  workspace_id: string;
+  user_id: string;
+  name: string;
+  prefix: string;
+  hash: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+export interface SessionTable {
+  id: string;
+  token_hash: string;
+  user_id: string;
+  workspace_id: string;
+  csrf_token: string;
+  created_at: string;
+  expires_at: string;
+}
+export interface ProjectTable extends Stamped {
+  workspace_id: string;
+  slug: string;
+  name: string;
+  description: string;
+  openapi: string | null;
+}
+export interface EnvironmentTable extends Stamped {
+  project_id: string;
+  name: string;
+  variables: string;
+  secrets: string;
+}
+export interface FeatureTable extends Stamped {
+  project_id: string;
+  name: string;
+  description: string;
+  acceptance_criteria: string;
+  target: string | null;
+}
+export interface GenerationTable extends Stamped {
+  project_id: string;
+  feature_id: string;
+  status: string;
+  strategy: string;
+  progress: string;
+  warnings: string;
+  automation_ids: string;
+  result: string | null;
+  error: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+export interface AutomationTable extends Stamped {
+  project_id: string;
+  feature_id: string | null;
+  generation_id: string | null;
+  name: string;
+  description: string;
+  kind: "http" | "browser";
+  steps: string;
+  environment_id: string | null;
+  tags: string;
+  status: "draft" | "active" | "disabled";
+  source: "manual" | "generated";
+  edited: number;
+  timeout_ms: number;
+  retries: number;
+  last_run_id: string | null;
+  last_run_status: string | null;
+  last_run_at: string | null;
+}
+export interface GroupTable extends Stamped {
+  project_id: string;
+  name: string;
+  description: string;
+  automation_ids: string;
+}
+export interface GroupRunTable extends Stamped {
+  project_id: string;
+  group_id: string | null;
+  group_name: string;
+  trigger: string;
+}
+export interface RunTable extends Stamped {
+  project_id: string;
+  automation_id: string;
+  automation_name: string;
+  group_run_id: string | null;
+  environment_id: string | null;
+  trigger: string;
+  status: string;
+  /** Snapshot of the automation (kind, steps, timeout, retries) taken when the run was queued. */
+  spec: string;
+  attempts: string;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+  summary: string;
+  error: string | null;
+  results: string;
+  /** Incremented when a worker claims the run; guards against two workers finishing it. */
+  claim: Generated<number>;
+}
+export interface IdempotencyTable {
+  workspace_id: string;
+  operation: string;
+  key: string;
+  status: number;
+  response: string;
+  created_at: string;
+}
+
+export interface DB {
+  workspaces: WorkspaceTable;
+  users: UserTable;
+  memberships: MembershipTable;
+  api_keys: ApiKeyTable;
+  sessions: SessionTable;
+  projects: ProjectTable;
+  environments: EnvironmentTable;
+  features: FeatureTable;
+  generations: GenerationTable;
+  automations: AutomationTable;
+  groups: GroupTable;
+  group_runs: GroupRunTable;
+  runs: RunTable;
+  idempotency_keys: IdempotencyTable;
+}

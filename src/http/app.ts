@@ -1,0 +1,109 @@
+// The HTTP service: request ids, the per-IP limit before anything else, the operations mounted from the
+// manifest, the OpenAPI document, JSON errors for unknown routes (404) and wrong methods (405), request logs.
+import { Elysia } from "elysia";
+import type { Core } from "../core/context";
+import { handlerMap } from "../core/registry";
+import { API_PREFIX, operations, ops } from "../manifest";
+import { log } from "../logging";
+import { newId } from "../security/ids";
+import { TokenBuckets } from "../security/token-bucket";
+import { VERSION } from "../version";
+import type { SessionResolver } from "./auth";
+import { errorResponse } from "./errors";
+import { mountOperations } from "./mount";
+import { buildOpenApiDocument } from "./openapi";
+import { requestState, setRequestState } from "./request-state";
+
+export interface AppOptions {
+  core: Core;
+  sessions?: SessionResolver;
+  /** Extra routes (web application, install/download, health, metrics) added by their modules. */
+  plugins?: ((app: Elysia) => Elysia)[];
+  /** Observes each finished request (metrics). */
+  onFinished?: (request: Request, response: Response, durationMs: number) => void;
+}
+
+export interface HttpService {
+  fetch(request: Request, clientIp: string): Promise<Response>;
+  app: Elysia;
+}
+
+const methodMatchers = operations.map((op) => ({
+  method: op.method,
+  regex: new RegExp(`^${API_PREFIX}${op.path.replace(/\{\w+\}/g, "[^/]+")}/?$`),
+}));
+
+function allowedMethods(pathname: string): string[] {
+  return [...new Set(methodMatchers.filter((m) => m.regex.test(pathname)).map((m) => m.method))];
+}
+
+export function createHttpService(opts: AppOptions): HttpService {
+  const { core } = opts;
+  const rl = core.config.rate_limit;
+  const ipBuckets = rl.enabled ? new TokenBuckets(rl.per_ip_per_hour) : null;
+  const workspaceBuckets = rl.enabled ? new TokenBuckets(rl.per_workspace_per_hour) : null;
+  const openapi = JSON.stringify(buildOpenApiDocument(VERSION, core.config.base_url));
+
+  const base = new Elysia()
+    .onError(({ code, request }) => {
+      const state = requestState(request);
+      if (code === "NOT_FOUND") {
+        const allow = allowedMethods(new URL(request.url).pathname);
+        if (allow.length > 0) {
+          return errorResponse("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(", ")}`, { headers: { allow: allow.join(", ") } });
+        }
+        return errorResponse("not_found", `no route ${request.method} ${new URL(request.url).pathname}`);
+      }
+      if (code === "PARSE") return errorResponse("invalid_request", "the request body could not be parsed");
+      return errorResponse("internal_error", `internal error; quote request id ${state?.id ?? "?"}`, { requestId: state?.id });
+    })
+    .get("/api/v1/openapi.json", () => new Response(openapi, { headers: { "content-type": "application/json; charset=utf-8" } }));
+  // Routes are added by mutation below; the plain type keeps plugins simple to write.
+  let app = base as unknown as Elysia;
+
+  app = mountOperations(app, operations, {
+    core,
+    handlers: handlerMap(ops),
+    workspaceBuckets,
+    sessions: opts.sessions,
+    validateResponses: process.env.NODE_ENV === "test" || process.env.SVC_VALIDATE_RESPONSES === "1",
+  });
+  for (const plugin of opts.plugins ?? []) app = plugin(app);
+
+  async function fetch(request: Request, clientIp: string): Promise<Response> {
+    const state = { id: newId("req"), ip: clientIp, startedAt: performance.now(), rateLimit: null as import("../security/token-bucket").BucketVerdict | null };
+    setRequestState(request, state);
+    const pathname = new URL(request.url).pathname;
+    let response: Response;
+    if (ipBuckets && pathname.startsWith("/api/")) {
+      // Before the key is even parsed, so floods of invalid keys cannot probe or overload the API.
+      const verdict = ipBuckets.take(clientIp);
+      state.rateLimit = verdict;
+      response = verdict.allowed
+        ? await app.handle(request)
+        : errorResponse("rate_limited", `too many requests from this address (${verdict.limit}/h); retry after ${verdict.retryAfterSeconds} s`, {
+            headers: { "retry-after": String(verdict.retryAfterSeconds) },
+          });
+    } else {
+      response = await app.handle(request);
+    }
+    const h = response.headers;
+    h.set("x-request-id", state.id);
+    const v = state.rateLimit;
+    if (v) {
+      h.set("ratelimit-limit", String(v.limit));
+      h.set("ratelimit-remaining", String(v.remaining));
+      h.set("ratelimit-reset", String(v.resetSeconds));
+    }
+    const duration = performance.now() - state.startedAt;
+    opts.onFinished?.(request, response, duration);
+    log.info("request", {
+      request_id: state.id, method: request.method, path: pathname, status: response.status,
+      duration_ms: Math.round(duration * 100) / 100, ip: clientIp,
+      ...(requestState(request)?.operation ? { operation: requestState(request)?.operation } : {}),
+    });
+    return response;
+  }
+
+  return { fetch, app };
+}

@@ -1,0 +1,29 @@
+// Every non-2xx response: the JSON error shape, with the request id so a 500 can be found in the log.
+import { AppError, type ErrorCode, ERROR_TABLE } from "../manifest/errors";
+import { log } from "../logging";
+
+export function errorResponse(code: ErrorCode, message: string, extra: { details?: unknown[]; headers?: Record<string, string>; requestId?: string } = {}): Response {
+  const body: Record<string, unknown> = { error: code, message };
+  if (extra.details) body.details = extra.details;
+  if (extra.requestId) body.request_id = extra.requestId;
+  return new Response(JSON.stringify(body), {
+    status: ERROR_TABLE[code].status,
+    headers: { "content-type": "application/json; charset=utf-8", ...extra.headers },
+  });
+}
+
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: string })?.code ?? "";
+  const msg = (e as Error)?.message ?? "";
+  return code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED") || /database is locked/i.test(msg);
+}
+
+/** Maps anything thrown by a handler to a response; unexpected errors are logged with the request id. */
+export function responseForError(e: unknown, requestId: string): Response {
+  if (e instanceof AppError) return errorResponse(e.code, e.message, { details: e.details, requestId });
+  if (isBusy(e)) {
+    return errorResponse("unavailable", "the database is busy; retry shortly", { requestId, headers: { "retry-after": "1" } });
+  }
+  log.error("unhandled error", { request_id: requestId, error: (e as Error)?.message ?? String(e), stack: (e as Error)?.stack });
+  return errorResponse("internal_error", `internal error; quote request id ${requestId} to find it in the server log`, { requestId });
+}

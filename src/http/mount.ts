@@ -1,0 +1,201 @@
+// The one generic function that turns every manifest operation into a REST route: authentication, the
+// workspace rate limit, validation with the operation's zod schemas, idempotency, the handler, the response.
+import type { Elysia } from "elysia";
+import type { z } from "zod";
+import type { Core, OpContext } from "../core/context";
+import type { OpInput, RawBody } from "../core/handler";
+import type { UntypedHandler } from "../core/registry";
+import { nowIso } from "../core/shared/time";
+import { API_PREFIX } from "../manifest";
+import type { Operation } from "../manifest/define";
+import { UNAUTHORIZED_MESSAGE, zodDetails } from "../manifest/errors";
+import { log } from "../logging";
+import type { TokenBuckets } from "../security/token-bucket";
+import { authenticate, type SessionResolver } from "./auth";
+import { errorResponse, responseForError } from "./errors";
+import { requestState } from "./request-state";
+
+export interface MountOptions {
+  core: Core;
+  handlers: Map<string, UntypedHandler>;
+  workspaceBuckets: TokenBuckets | null;
+  sessions?: SessionResolver;
+  /** Check every response against the manifest (in tests), so core and manifest cannot drift apart. */
+  validateResponses: boolean;
+}
+
+const JSON_TYPE = /^application\/([\w.+-]+\+)?json\b/i;
+const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+export const toElysiaPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
+
+function jsonResponse(status: number, body: unknown): Response {
+  if (status === 204) return new Response(null, { status });
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
+}
+
+function rawResponse(status: number, raw: RawBody): Response {
+  const headers: Record<string, string> = { "content-type": raw.contentType, "x-content-type-options": "nosniff" };
+  if (raw.filename) headers["content-disposition"] = `inline; filename="${raw.filename.replace(/"/g, "")}"`;
+  return new Response(raw.body, { status, headers });
+}
+
+async function readBody(request: Request, op: Operation, maxBytes: number): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > maxBytes) {
+    return { ok: false, response: errorResponse("payload_too_large", `the request body is larger than ${maxBytes} bytes`) };
+  }
+  const buf = await request.arrayBuffer();
+  if (buf.byteLength > maxBytes) {
+    return { ok: false, response: errorResponse("payload_too_large", `the request body is larger than ${maxBytes} bytes`) };
+  }
+  if (buf.byteLength === 0 || op.body === null) return { ok: true, value: undefined };
+  const type = request.headers.get("content-type") ?? "";
+  if (!JSON_TYPE.test(type)) {
+    return { ok: false, response: errorResponse("unsupported_media_type", `the request body must be JSON (Content-Type: application/json), not "${type || "none"}"`) };
+  }
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(buf);
+  if (text.trim() === "") return { ok: true, value: undefined };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (e) {
+    return { ok: false, response: errorResponse("invalid_request", `the request body is not valid JSON: ${(e as Error).message}`) };
+  }
+}
+
+function queryObject(url: string): Record<string, string> {
+  const q = url.indexOf("?");
+  if (q < 0) return {};
+  return Object.fromEntries(new URLSearchParams(url.slice(q + 1)));
+}
+
+/** One in-flight promise per idempotency key in this process, so concurrent replays do not start work twice. */
+const inflight = new Map<string, Promise<Response>>();
+
+async function withIdempotency(ctx: OpContext, op: Operation, request: Request, run: () => Promise<Response>): Promise<Response> {
+  const key = request.headers.get("idempotency-key");
+  if (!op.startsWork || key === null) return run();
+  if (key.length === 0 || key.length > 255) {
+    return errorResponse("invalid_request", "Idempotency-Key must be 1 to 255 characters", { details: [{ path: "Idempotency-Key", message: "invalid length" }] });
+  }
+  const db = ctx.core.db;
+  const scope = `${op.name} ${new URL(request.url).pathname}`;
+  const cacheKey = `${ctx.principal.workspaceId}\u0000${scope}\u0000${key}`;
+  const pending = inflight.get(cacheKey);
+  if (pending) return (await pending).clone();
+  const promise = (async () => {
+    const since = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
+    const stored = await db.selectFrom("idempotency_keys").select(["status", "response", "created_at"])
+      .where("workspace_id", "=", ctx.principal.workspaceId).where("operation", "=", scope).where("key", "=", key).executeTakeFirst();
+    if (stored && stored.created_at >= since) {
+      const res = jsonResponse(stored.status, JSON.parse(stored.response));
+      res.headers.set("idempotent-replayed", "true");
+      return res;
+    }
+    const res = await run();
+    if (res.status < 300) {
+      const text = await res.clone().text();
+      await db.insertInto("idempotency_keys")
+        .values({ workspace_id: ctx.principal.workspaceId, operation: scope, key, status: res.status, response: text, created_at: nowIso() })
+        .onConflict((oc) => oc.columns(["workspace_id", "operation", "key"]).doUpdateSet({ status: res.status, response: text, created_at: nowIso() }))
+        .execute();
+      if (Math.random() < 0.01) {
+        await db.deleteFrom("idempotency_keys").where("created_at", "<", since).execute();
+      }
+    }
+    return res;
+  })();
+  inflight.set(cacheKey, promise);
+  try {
+    return (await promise).clone();
+  } finally {
+    inflight.delete(cacheKey);
+  }
+}
+
+function setRateLimit(request: Request, opts: MountOptions, workspaceId: string): Response | null {
+  const state = requestState(request);
+  if (state) state.workspaceId = workspaceId;
+  if (!opts.workspaceBuckets) return null;
+  const verdict = opts.workspaceBuckets.take(workspaceId);
+  if (state) state.rateLimit = verdict;
+  if (verdict.allowed) return null;
+  return errorResponse("rate_limited", `the workspace's request budget (${verdict.limit}/h) is used up; retry after ${verdict.retryAfterSeconds} s`, {
+    headers: { "retry-after": String(verdict.retryAfterSeconds) },
+  });
+}
+
+/** Serves one operation: the whole pipeline from an authenticated request to a JSON (or raw) response. */
+export function operationHandler(op: Operation, opts: MountOptions) {
+  const handler = opts.handlers.get(op.name);
+  if (!handler) throw new Error(`operation ${op.name} has no handler`);
+  const maxBytes = opts.core.config.max_body_bytes;
+  return async (request: Request, rawParams: Record<string, string>): Promise<Response> => {
+    const state = requestState(request);
+    const requestId = state?.id ?? "unknown";
+    if (state) state.operation = op.name;
+    try {
+      const principal = await authenticate(opts.core, request, opts.sessions);
+      if (principal === "csrf_failed") {
+        return errorResponse("forbidden", "the request lacks a valid CSRF token (X-CSRF-Token header)");
+      }
+      if (!principal) return errorResponse("unauthorized", UNAUTHORIZED_MESSAGE, { headers: { "www-authenticate": 'Bearer realm="svc"' } });
+      if (op.sessionOnly && principal.via !== "session") {
+        return errorResponse("forbidden", `${op.name} is only available to a signed-in user in the web application`);
+      }
+      const limited = setRateLimit(request, opts, principal.workspaceId);
+      if (limited) return limited;
+
+      const decoded: Record<string, string> = {};
+      for (const [k, v] of Object.entries(rawParams ?? {})) {
+        try {
+          decoded[k] = decodeURIComponent(v);
+        } catch {
+          return errorResponse("not_found", "not found");
+        }
+      }
+      const params = op.params.safeParse(decoded);
+      if (!params.success) return errorResponse("not_found", "not found");
+      const query = op.query.safeParse(queryObject(request.url));
+      if (!query.success) return errorResponse("invalid_request", "the query string is not valid", { details: zodDetails(query.error, "query") });
+      const body = await readBody(request, op, maxBytes);
+      if (!body.ok) return body.response;
+      let bodyValue: unknown;
+      if (op.body) {
+        const parsed = (op.body as z.ZodType).safeParse(body.value);
+        if (!parsed.success) {
+          return errorResponse("invalid_request", `the request body is not valid: ${parsed.error.issues[0]?.message ?? ""}`, { details: zodDetails(parsed.error, "body") });
+        }
+        bodyValue = parsed.data;
+      }
+      const ctx: OpContext = { core: opts.core, principal };
+      const input: OpInput = { params: params.data, query: query.data, body: bodyValue };
+      return await withIdempotency(ctx, op, request, async () => {
+        const result = await handler(ctx, input);
+        if (op.response === null) return new Response(null, { status: 204 });
+        if ("raw" in op.response) return rawResponse(op.successStatus, result as RawBody);
+        if (opts.validateResponses) {
+          const check = (op.response as z.ZodType).safeParse(result);
+          if (!check.success) {
+            log.error("response does not match the manifest", { operation: op.name, issues: zodDetails(check.error) });
+            throw new Error(`response of ${op.name} does not match the manifest: ${JSON.stringify(zodDetails(check.error))}`);
+          }
+        }
+        return jsonResponse(op.successStatus, result);
+      });
+    } catch (e) {
+      return responseForError(e, requestId);
+    }
+  };
+}
+
+/** Mounts every operation on the app under /api/v1/ops. */
+export function mountOperations<A extends Elysia>(app: A, operations: Operation[], opts: MountOptions): A {
+  for (const op of operations) {
+    const serve = operationHandler(op, opts);
+    app.route(op.method, API_PREFIX + toElysiaPath(op.path), ({ request, params }) => serve(request, params as Record<string, string>), {
+      parse: "none",
+    });
+  }
+  return app;
+}

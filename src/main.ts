@@ -1,0 +1,48 @@
+#!/usr/bin/env bun
+// The one executable: `svc serve`, `svc mcp`, `svc admin …` and the CLI commands.
+import { Command, CommanderError } from "commander";
+import { registerAdmin } from "./commands/admin";
+import { registerServe } from "./commands/serve";
+import { UsageError } from "./commands/usage";
+import { VERSION } from "./version";
+
+export function buildProgram(): Command {
+  const program = new Command("svc")
+    .version(VERSION, "-V, --version")
+    .description("svc: test management and test automation: the service, its administration, and its CLI")
+    .showHelpAfterError()
+    .exitOverride();
+  registerServe(program);
+  registerAdmin(program);
+  return program;
+}
+
+async function main(): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(process.argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      process.exit(e.exitCode === 0 ? 0 : 2);
+    }
+    const { ConfigError } = await import("../config/load");
+    const { DatabaseOpenError } = await import("./db/database");
+    if (e instanceof UsageError || e instanceof ConfigError) {
+      process.stderr.write(`svc: ${e.message}\n`);
+      process.exit(2);
+    }
+    if (e instanceof DatabaseOpenError) {
+      process.stderr.write(`svc: ${e.message}\n`);
+      process.exit(1);
+    }
+    const err = e as Error & { code?: string };
+    if (err?.code === "EADDRINUSE" || /in use/i.test(err?.message ?? "")) {
+      process.stderr.write(`svc: the port is already in use: ${err.message}\n`);
+      process.exit(1);
+    }
+    process.stderr.write(`svc: ${err?.message ?? String(e)}\n`);
+    process.exit(1);
+  }
+}
+
+if (import.meta.main) await main();

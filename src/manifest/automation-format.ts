@@ -1,0 +1,125 @@
+// The automation format: http and browser steps, assertions and captures (see docs/automations.md).
+import { z } from "zod";
+
+const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+const JsonValue: z.ZodType<unknown> = z.lazy(() =>
+  z.union([Scalar, z.array(JsonValue), z.record(z.string(), JsonValue)]),
+);
+
+/** Comparison operators shared by every assertion subject. At least one must be given. */
+const OperatorFields = {
+  equals: JsonValue.optional().describe("Deep equality"),
+  not_equals: JsonValue.optional(),
+  contains: z.union([z.string(), z.number(), z.boolean()]).optional().describe("Substring, or array element"),
+  matches: z.string().max(1000).optional().describe("Regular expression"),
+  exists: z.boolean().optional(),
+  type: z.enum(["string", "number", "boolean", "object", "array", "null"]).optional(),
+  gt: z.number().optional(),
+  gte: z.number().optional(),
+  lt: z.number().optional(),
+  lte: z.number().optional(),
+};
+const OPERATOR_KEYS = Object.keys(OperatorFields);
+const hasOperator = (o: Record<string, unknown>) => OPERATOR_KEYS.some((k) => o[k] !== undefined);
+const OPERATOR_MESSAGE = `needs at least one of ${OPERATOR_KEYS.join(", ")}`;
+
+export const Operators = z.strictObject(OperatorFields).refine(hasOperator, OPERATOR_MESSAGE).meta({ id: "Operators" });
+
+export const Assertion = z
+  .union([
+    z.strictObject({ status: z.union([z.number().int().min(100).max(599), Operators]) }),
+    z.strictObject({ header: z.string().min(1).max(200), ...OperatorFields }).refine(hasOperator, OPERATOR_MESSAGE),
+    z.strictObject({ json: z.string().min(1).max(500).describe("JSON path, e.g. $.items[0].id"), ...OperatorFields })
+      .refine(hasOperator, OPERATOR_MESSAGE),
+    z.strictObject({ body: Operators.describe("The response body as text") }),
+    z.strictObject({ duration_ms: Operators.describe("Response time in milliseconds") }),
+    z.strictObject({ schema: z.record(z.string(), JsonValue).describe("JSON Schema the body must satisfy") }),
+  ])
+  .meta({ id: "Assertion" });
+export type Assertion = z.infer<typeof Assertion>;
+
+const HttpMethodEnum = z.enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]);
+
+export const HttpRequest = z
+  .strictObject({
+    method: z.string().toUpperCase().pipe(HttpMethodEnum).default("GET"),
+    url: z.string().min(1).max(4000).describe("Absolute, or relative to the environment's BASE_URL; {{VAR}} allowed"),
+    headers: z.record(z.string(), z.string()).optional(),
+    query: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+    json: JsonValue.optional().describe("A JSON body"),
+    body: z.string().max(1_000_000).optional().describe("A text body"),
+    timeout_ms: z.number().int().min(1).max(600_000).optional(),
+  })
+  .refine((r) => r.json === undefined || r.body === undefined, "give either json or body, not both")
+  .meta({ id: "HttpRequest" });
+
+export const Capture = z
+  .union([z.string().min(1).max(500), z.strictObject({ json: z.string().min(1) }), z.strictObject({ header: z.string().min(1) })])
+  .describe('"$.path" (JSON path), "header:Name", {json: "$.path"} or {header: "Name"}');
+
+export const HttpStep = z
+  .strictObject({
+    name: z.string().max(200).optional(),
+    request: HttpRequest,
+    expect: z.array(Assertion).max(100).optional(),
+    capture: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), Capture).optional(),
+  })
+  .meta({ id: "HttpStep" });
+
+/** `css=…` (or a bare CSS selector), `text=…`, `label=…`, `role=NAME[name="…"]`, `testid=…`. */
+export const Locator = z.string().min(1).max(1000).meta({ id: "Locator" });
+
+const Common = { name: z.string().max(200).optional(), timeout_ms: z.number().int().min(1).max(600_000).optional() };
+
+export const BrowserStep = z
+  .union([
+    z.strictObject({ ...Common, goto: z.string().min(1).max(4000) }),
+    z.strictObject({ ...Common, click: Locator }),
+    z.strictObject({ ...Common, fill: z.strictObject({ locator: Locator, value: z.string().max(100_000) }) }),
+    z.strictObject({ ...Common, press: z.union([z.string().min(1), z.strictObject({ locator: Locator.optional(), key: z.string().min(1) })]) }),
+    z.strictObject({ ...Common, select: z.strictObject({ locator: Locator, value: z.union([z.string(), z.array(z.string())]) }) }),
+    z.strictObject({ ...Common, check: Locator }),
+    z.strictObject({ ...Common, uncheck: Locator }),
+    z.strictObject({ ...Common, hover: Locator }),
+    z.strictObject({
+      ...Common,
+      wait_for: z
+        .strictObject({ locator: Locator.optional(), text: z.string().optional(), url: z.string().optional(), state: z.enum(["visible", "hidden", "attached", "detached"]).optional() })
+        .refine((w) => w.locator !== undefined || w.text !== undefined || w.url !== undefined, "wait_for needs locator, text or url"),
+    }),
+    z.strictObject({
+      ...Common,
+      expect: z
+        .strictObject({
+          text: z.string().optional().describe("Text visible on the page"),
+          visible: Locator.optional(),
+          hidden: Locator.optional(),
+          url: z.string().optional().describe("Exact URL, a path, or /regex/"),
+          title: z.string().optional(),
+          count: z.strictObject({ locator: Locator, equals: z.number().int().min(0) }).optional(),
+        })
+        .refine((e) => Object.values(e).some((v) => v !== undefined), "expect needs text, visible, hidden, url, title or count"),
+    }),
+    z.strictObject({ ...Common, screenshot: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, "a file-name-safe name") }),
+  ])
+  .meta({ id: "BrowserStep" });
+
+export const Step = z.union([HttpStep, BrowserStep]).meta({ id: "Step" });
+export type Step = z.infer<typeof Step>;
+export type HttpStep = z.infer<typeof HttpStep>;
+export type BrowserStep = z.infer<typeof BrowserStep>;
+
+export const AutomationKind = z.enum(["http", "browser"]);
+
+/** Steps must suit the automation's kind: http automations hold request steps; browser ones may mix both. */
+export function stepKindProblems(kind: "http" | "browser", steps: Step[]): { path: string; message: string }[] {
+  return steps.flatMap((step, i) =>
+    kind === "http" && !("request" in step) ? [{ path: `steps.${i}`, message: "an http automation takes only request steps" }] : [],
+  );
+}
+
+export function checkStepsForKind(kind: "http" | "browser", steps: Step[], ctx: z.RefinementCtx): void {
+  for (const p of stepKindProblems(kind, steps)) {
+    ctx.addIssue({ code: "custom", path: p.path.split(".").map((x) => (/^\d+$/.test(x) ? Number(x) : x)), message: p.message });
+  }
+}

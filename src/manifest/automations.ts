@@ -1,0 +1,132 @@
+// Operations on automations: read, change, delete and run them.
+import { z } from "zod";
+import { AutomationKind, checkStepsForKind, Step } from "./automation-format";
+import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectParams, RunRequest } from "./define";
+import { Automation, AutomationStatus, Run } from "./records";
+
+const Params = ProjectParams.extend({ automationId: PathId.describe("Automation id (aut_…)") });
+const Tags = z.array(z.string().trim().min(1).max(100)).max(50);
+const Steps = z.array(Step).min(1).max(500);
+const TimeoutMs = z.number().int().min(1000).max(3_600_000);
+const Retries = z.number().int().min(0).max(10);
+
+
+export const listAutomations = defineOperation({
+  name: "list_automations",
+  method: "GET",
+  path: "/projects/{project}/automations",
+  summary: "List a project's automations, filtered by feature, group, status, kind or text",
+  params: ProjectParams,
+  query: ListQuery.extend({
+    feature: z.string().max(200).optional(),
+    group: z.string().max(200).optional(),
+    status: AutomationStatus.optional(),
+    kind: AutomationKind.optional(),
+    q: z.string().max(200).optional().describe("Text in the name or description"),
+  }),
+  response: page(Automation, "AutomationPage"),
+  errors: ["not_found"],
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["automations", "list"] },
+});
+
+export const createAutomation = defineOperation({
+  name: "create_automation",
+  method: "POST",
+  path: "/projects/{project}/automations",
+  summary: "Create an automation (http or browser steps)",
+  params: ProjectParams,
+  body: z
+    .strictObject({
+      name: Name,
+      description: Description.optional(),
+      kind: AutomationKind,
+      steps: Steps,
+      feature: z.string().max(200).optional().describe("Feature id to link it to"),
+      environment: z.string().max(200).optional().describe("Default environment, name or id"),
+      tags: Tags.optional(),
+      status: AutomationStatus.optional().describe("Default: active"),
+      timeout_ms: TimeoutMs.optional(),
+      retries: Retries.optional(),
+    })
+    .superRefine((b, ctx) => checkStepsForKind(b.kind, b.steps, ctx)),
+  response: Automation,
+  successStatus: 201,
+  errors: ["not_found"],
+  cli: { words: ["automations", "create"] },
+});
+
+export const getAutomation = defineOperation({
+  name: "get_automation",
+  method: "GET",
+  path: "/projects/{project}/automations/{automationId}",
+  summary: "Read one automation",
+  params: Params,
+  response: Automation,
+  errors: ["not_found"],
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["automations", "show"], args: ["automationId"] },
+});
+
+export const updateAutomation = defineOperation({
+  name: "update_automation",
+  method: "PATCH",
+  path: "/projects/{project}/automations/{automationId}",
+  summary: "Update one automation (steps, status draft/active/disabled, settings)",
+  params: Params,
+  body: z.strictObject({
+    name: Name.optional(),
+    description: Description.optional(),
+    kind: AutomationKind.optional(),
+    steps: Steps.optional(),
+    feature: z.string().max(200).nullable().optional(),
+    environment: z.string().max(200).nullable().optional(),
+    tags: Tags.optional(),
+    status: AutomationStatus.optional(),
+    timeout_ms: TimeoutMs.optional(),
+    retries: Retries.optional(),
+  }),
+  response: Automation,
+  errors: ["not_found", "conflict"],
+  hints: { idempotent: true },
+  cli: { words: ["automations", "update"], args: ["automationId"] },
+});
+
+export const deleteAutomation = defineOperation({
+  name: "delete_automation",
+  method: "DELETE",
+  path: "/projects/{project}/automations/{automationId}",
+  summary: "Delete one automation (its queued or running runs are cancelled; finished runs stay readable)",
+  params: Params,
+  response: null,
+  errors: ["not_found"],
+  hints: { destructive: true, idempotent: true },
+  cli: { words: ["automations", "delete"], args: ["automationId"] },
+});
+
+export const runAutomation = defineOperation({
+  name: "run_automation",
+  method: "POST",
+  path: "/projects/{project}/automations/{automationId}/run",
+  summary: "Start a run of the automation",
+  params: Params,
+  body: RunRequest,
+  response: Run,
+  successStatus: 202,
+  errors: ["not_found", "conflict"],
+  startsWork: true,
+  cli: { words: ["automations", "run"], args: ["automationId"] },
+});
+
+export const listAutomationRuns = defineOperation({
+  name: "list_automation_runs",
+  method: "GET",
+  path: "/projects/{project}/automations/{automationId}/runs",
+  summary: "List runs of the automation, newest first",
+  params: Params,
+  query: ListQuery,
+  response: page(Run, "RunPage"),
+  errors: ["not_found"],
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["automations", "runs"], args: ["automationId"] },
+});

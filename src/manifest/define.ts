@@ -1,0 +1,127 @@
+// The shape of an operation in the manifest, and the schemas shared by many of them.
+import { z } from "zod";
+import type { ErrorCode } from "./errors";
+
+export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
+
+export interface Hints {
+  readOnly?: boolean;
+  destructive?: boolean;
+  idempotent?: boolean;
+}
+
+/** A response that is not JSON (JUnit XML, a screenshot): the handler returns the bytes and content type. */
+export interface RawResponse {
+  raw: true;
+  contentType: string;
+  description: string;
+}
+
+export interface CliSpec {
+  /** Command words, e.g. ["automations", "show"]. */
+  words: string[];
+  /** Path parameters (other than `project`) and body fields taken as positional arguments, in order. */
+  args?: string[];
+}
+
+export interface Operation<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+  R extends z.ZodType | RawResponse | null = z.ZodType | RawResponse | null,
+> {
+  name: string;
+  method: HttpMethod;
+  /** OpenAPI-style path below /api/v1/ops, e.g. "/projects/{project}". */
+  path: string;
+  summary: string;
+  description?: string;
+  params: P;
+  query: Q;
+  body: B | null;
+  /** JSON schema of the 2xx body, a raw body, or null for 204. */
+  response: R;
+  successStatus: 200 | 201 | 202 | 204;
+  errors: ErrorCode[];
+  hints: Hints;
+  cli: CliSpec;
+  /** POSTs that start work honour an Idempotency-Key header. */
+  startsWork?: boolean;
+  /** Only a signed-in person (web session) may call it, never an API key. */
+  sessionOnly?: boolean;
+}
+
+const EMPTY = z.object({});
+
+type Opt<T> = T | undefined;
+
+/** Declares an operation; missing schemas default to empty objects. */
+export function defineOperation<
+  P extends z.ZodType = typeof EMPTY,
+  Q extends z.ZodType = typeof EMPTY,
+  B extends z.ZodType = z.ZodNever,
+  R extends z.ZodType | RawResponse | null = null,
+>(op: {
+  name: string;
+  method: HttpMethod;
+  path: string;
+  summary: string;
+  description?: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  response: R;
+  successStatus?: 200 | 201 | 202 | 204;
+  errors?: ErrorCode[];
+  hints?: Hints;
+  cli: CliSpec;
+  startsWork?: boolean;
+  sessionOnly?: boolean;
+}): Operation<P, Q, B, R> {
+  const params = (op.params ?? EMPTY) as P;
+  const query = (op.query ?? EMPTY) as Q;
+  return {
+    ...op,
+    params,
+    query,
+    body: (op.body as Opt<B>) ?? null,
+    successStatus: op.successStatus ?? (op.response === null ? 204 : 200),
+    errors: op.errors ?? [],
+    hints: op.hints ?? {},
+  };
+}
+
+export const raw = (contentType: string, description: string): RawResponse => ({ raw: true, contentType, description });
+
+// ---- shared schemas ----
+
+export const Timestamp = z.string().describe("ISO-8601 UTC timestamp");
+export const NullableTimestamp = Timestamp.nullable();
+
+/** Path parameters are never a 400: a wrong-shaped id is simply not found. */
+export const PathId = z.string().min(1).max(200);
+export const ProjectParams = z.object({ project: PathId.describe("Project id (prj_…) or slug") });
+
+export const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50).describe("Page size, 1–200"),
+  cursor: z.string().max(512).optional().describe("The next_cursor of the previous page"),
+});
+
+export function page<T extends z.ZodType>(item: T, id: string) {
+  return z
+    .object({ data: z.array(item), next_cursor: z.string().nullable() })
+    .meta({ id });
+}
+
+export const Name = z.string().trim().min(1).max(200);
+export const Description = z.string().max(100_000);
+export const Slug = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9-]*$/, "lowercase letters, digits and dashes, starting with a letter or digit");
+
+export const RunRequest = z
+  .strictObject({ environment: z.string().min(1).max(200).optional().describe("Environment name or id") })
+  .default({});

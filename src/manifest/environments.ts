@@ -1,0 +1,75 @@
+// Operations on a project's environments (variables, and write-only secrets).
+import { z } from "zod";
+import { defineOperation, ListQuery, Name, page, PathId, ProjectParams } from "./define";
+import { Environment } from "./records";
+
+const VarName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "letters, digits and _, not starting with a digit").max(100);
+const Variables = z.record(VarName, z.string().max(10_000));
+const Params = ProjectParams.extend({ environmentId: PathId.describe("Environment id (env_…) or name") });
+
+export const listEnvironments = defineOperation({
+  name: "list_environments",
+  method: "GET",
+  path: "/projects/{project}/environments",
+  summary: "List a project's environments",
+  params: ProjectParams,
+  query: ListQuery,
+  response: page(Environment, "EnvironmentPage"),
+  errors: ["not_found"],
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["environments", "list"] },
+});
+
+export const createEnvironment = defineOperation({
+  name: "create_environment",
+  method: "POST",
+  path: "/projects/{project}/environments",
+  summary: "Create an environment with variables and secrets",
+  params: ProjectParams,
+  body: z.strictObject({ name: Name, variables: Variables.optional(), secrets: Variables.optional() }),
+  response: Environment,
+  successStatus: 201,
+  errors: ["not_found", "conflict"],
+  cli: { words: ["environments", "create"], args: ["name"] },
+});
+
+export const getEnvironment = defineOperation({
+  name: "get_environment",
+  method: "GET",
+  path: "/projects/{project}/environments/{environmentId}",
+  summary: "Read one environment (secret values are never returned)",
+  params: Params,
+  response: Environment,
+  errors: ["not_found"],
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["environments", "show"], args: ["environmentId"] },
+});
+
+export const updateEnvironment = defineOperation({
+  name: "update_environment",
+  method: "PATCH",
+  path: "/projects/{project}/environments/{environmentId}",
+  summary: "Update an environment: variables replace; secrets merge (a null value removes a secret)",
+  params: Params,
+  body: z.strictObject({
+    name: Name.optional(),
+    variables: Variables.optional(),
+    secrets: z.record(VarName, z.string().max(10_000).nullable()).optional(),
+  }),
+  response: Environment,
+  errors: ["not_found", "conflict"],
+  hints: { idempotent: true },
+  cli: { words: ["environments", "update"], args: ["environmentId"] },
+});
+
+export const deleteEnvironment = defineOperation({
+  name: "delete_environment",
+  method: "DELETE",
+  path: "/projects/{project}/environments/{environmentId}",
+  summary: "Delete an environment",
+  params: Params,
+  response: null,
+  errors: ["not_found"],
+  hints: { destructive: true, idempotent: true },
+  cli: { words: ["environments", "delete"], args: ["environmentId"] },
+});

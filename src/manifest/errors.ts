@@ -1,0 +1,66 @@
+// The closed set of error codes and the one table mapping each to its HTTP status, CLI exit code and MCP use.
+import { z } from "zod";
+
+export const ERROR_TABLE = {
+  invalid_request: { status: 400, exit: 2 },
+  unauthorized: { status: 401, exit: 3 },
+  forbidden: { status: 403, exit: 3 },
+  not_found: { status: 404, exit: 4 },
+  method_not_allowed: { status: 405, exit: 2 },
+  conflict: { status: 409, exit: 1 },
+  payload_too_large: { status: 413, exit: 2 },
+  unsupported_media_type: { status: 415, exit: 2 },
+  rate_limited: { status: 429, exit: 5 },
+  internal_error: { status: 500, exit: 6 },
+  unavailable: { status: 503, exit: 6 },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_TABLE;
+
+export const ErrorBody = z
+  .object({
+    error: z.string().describe("A machine-readable error code"),
+    message: z.string().describe("Human-readable text"),
+    details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    request_id: z.string().optional(),
+  })
+  .meta({ id: "Error" });
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+/** The one error type of the core: a code from the table, a message for people, optional details. */
+export class AppError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+  ) {
+    super(message);
+  }
+  get status(): number {
+    return ERROR_TABLE[this.code].status;
+  }
+  toBody(): ErrorBody {
+    return { error: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) };
+  }
+}
+
+export const notFound = (what: string) => new AppError("not_found", `${what} not found`);
+export const conflict = (message: string) => new AppError("conflict", message);
+export const forbidden = (message: string) => new AppError("forbidden", message);
+export const invalid = (message: string, details?: ErrorDetail[]) => new AppError("invalid_request", message, details);
+
+export const UNAUTHORIZED_MESSAGE =
+  "A valid API key is required as a Bearer token in the Authorization header (Authorization: Bearer svc_…).";
+
+/** Turns zod issues into the `details` of a 400. */
+export function zodDetails(error: z.ZodError, prefix = ""): ErrorDetail[] {
+  return error.issues.map((i) => ({
+    path: [prefix, ...i.path.map(String)].filter(Boolean).join("."),
+    message: i.message,
+  }));
+}

@@ -1,0 +1,118 @@
+// Operations on features and on their test generation.
+import { z } from "zod";
+import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectParams } from "./define";
+import { Feature, FeatureTarget, Generation, Strategy } from "./records";
+
+const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…)") });
+const Criteria = z.string().max(200_000);
+
+export const listFeatures = defineOperation({
+  name: "list_features",
+  method: "GET",
+  path: "/projects/{project}/features",
+  summary: "List a project's features",
+  params: ProjectParams,
+  query: ListQuery,
+  response: page(Feature, "FeaturePage"),
+  errors: ["not_found"],
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["features", "list"] },
+});
+
+export const createFeature = defineOperation({
+  name: "create_feature",
+  method: "POST",
+  path: "/projects/{project}/features",
+  summary: "Describe a feature of the product under test",
+  params: ProjectParams,
+  body: z.strictObject({
+    name: Name,
+    description: Description.optional(),
+    acceptance_criteria: Criteria.optional(),
+    target: FeatureTarget.nullable().optional(),
+  }),
+  response: Feature,
+  successStatus: 201,
+  errors: ["not_found"],
+  cli: { words: ["features", "create"], args: ["name"] },
+});
+
+export const getFeature = defineOperation({
+  name: "get_feature",
+  method: "GET",
+  path: "/projects/{project}/features/{feature}",
+  summary: "Read one feature",
+  params: Params,
+  response: Feature,
+  errors: ["not_found"],
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["features", "show"], args: ["feature"] },
+});
+
+export const updateFeature = defineOperation({
+  name: "update_feature",
+  method: "PATCH",
+  path: "/projects/{project}/features/{feature}",
+  summary: "Update a feature",
+  params: Params,
+  body: z.strictObject({
+    name: Name.optional(),
+    description: Description.optional(),
+    acceptance_criteria: Criteria.optional(),
+    target: FeatureTarget.nullable().optional(),
+  }),
+  response: Feature,
+  errors: ["not_found"],
+  hints: { idempotent: true },
+  cli: { words: ["features", "update"], args: ["feature"] },
+});
+
+export const deleteFeature = defineOperation({
+  name: "delete_feature",
+  method: "DELETE",
+  path: "/projects/{project}/features/{feature}",
+  summary: "Delete a feature (its automations stay, unlinked)",
+  params: Params,
+  response: null,
+  errors: ["not_found"],
+  hints: { destructive: true, idempotent: true },
+  cli: { words: ["features", "delete"], args: ["feature"] },
+});
+
+export const startGeneration = defineOperation({
+  name: "start_generation",
+  method: "POST",
+  path: "/projects/{project}/features/{feature}/generation",
+  summary: "Start generating draft automations for a feature",
+  params: Params,
+  body: z.strictObject({ strategy: Strategy.default("auto") }).default({ strategy: "auto" }),
+  response: Generation,
+  successStatus: 202,
+  errors: ["not_found", "conflict"],
+  startsWork: true,
+  cli: { words: ["generate"], args: ["feature"] },
+});
+
+export const getGeneration = defineOperation({
+  name: "get_generation",
+  method: "GET",
+  path: "/projects/{project}/features/{feature}/generation",
+  summary: "Read the feature's latest generation (the polling route for generation)",
+  params: Params,
+  response: Generation,
+  errors: ["not_found"],
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["generation", "show"], args: ["feature"] },
+});
+
+export const cancelGeneration = defineOperation({
+  name: "cancel_generation",
+  method: "DELETE",
+  path: "/projects/{project}/features/{feature}/generation",
+  summary: "Cancel the feature's queued or running generation",
+  params: Params,
+  response: Generation,
+  errors: ["not_found", "conflict"],
+  hints: { destructive: true },
+  cli: { words: ["generation", "cancel"], args: ["feature"] },
+});

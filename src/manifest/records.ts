@@ -1,0 +1,226 @@
+// The records the API returns, as zod schemas (also their OpenAPI components).
+import { z } from "zod";
+import { NullableTimestamp, Timestamp } from "./define";
+import { AutomationKind, Step } from "./automation-format";
+
+const stamped = { id: z.string(), created_at: Timestamp, updated_at: Timestamp };
+
+export const Role = z.enum(["owner", "admin", "member"]);
+
+export const Project = z
+  .object({
+    ...stamped,
+    slug: z.string(),
+    name: z.string(),
+    description: z.string(),
+    has_openapi: z.boolean(),
+    openapi: z.record(z.string(), z.unknown()).nullable().optional().describe("Only in get_project"),
+  })
+  .meta({ id: "Project" });
+
+export const Environment = z
+  .object({
+    ...stamped,
+    project_id: z.string(),
+    name: z.string(),
+    variables: z.record(z.string(), z.string()),
+    secret_names: z.array(z.string()).describe("Secrets are write-only: only their names are returned"),
+  })
+  .meta({ id: "Environment" });
+
+export const FeatureTarget = z
+  .discriminatedUnion("kind", [
+    z.strictObject({ kind: z.literal("web"), url: z.string().min(1).max(4000) }),
+    z.strictObject({
+      kind: z.literal("api"),
+      tags: z.array(z.string().max(200)).max(100).default([]),
+      paths: z.array(z.string().max(1000)).max(100).default([]),
+    }),
+  ])
+  .meta({ id: "FeatureTarget" });
+
+export const Feature = z
+  .object({
+    ...stamped,
+    project_id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    acceptance_criteria: z.string(),
+    target: FeatureTarget.nullable(),
+  })
+  .meta({ id: "Feature" });
+
+export const GenerationStatus = z.enum(["queued", "running", "succeeded", "failed", "cancelled"]);
+export const Strategy = z.enum(["auto", "gherkin", "openapi", "crawl", "llm"]);
+export const GenerationWarning = z
+  .object({
+    message: z.string(),
+    generator: z.string().optional(),
+    scenario: z.string().optional(),
+    line: z.number().int().optional(),
+    text: z.string().optional(),
+    suggestion: z.string().optional(),
+  })
+  .meta({ id: "GenerationWarning" });
+
+export const Generation = z
+  .object({
+    ...stamped,
+    project_id: z.string(),
+    feature_id: z.string(),
+    status: GenerationStatus,
+    strategy: Strategy,
+    progress: z.object({ stage: z.string(), done: z.number().int(), total: z.number().int() }),
+    warnings: z.array(GenerationWarning),
+    automation_ids: z.array(z.string()),
+    result: z.string().nullable().describe("What the job did, in a sentence"),
+    error: z.string().nullable(),
+    started_at: NullableTimestamp,
+    finished_at: NullableTimestamp,
+  })
+  .meta({ id: "Generation" });
+
+export const AutomationStatus = z.enum(["draft", "active", "disabled"]);
+export const RunStatus = z.enum(["queued", "running", "passed", "failed", "error", "timed_out", "cancelled"]);
+export const TERMINAL_RUN_STATUSES = ["passed", "failed", "error", "timed_out", "cancelled"] as const;
+export const TERMINAL_GENERATION_STATUSES = ["succeeded", "failed", "cancelled"] as const;
+
+export const Automation = z
+  .object({
+    ...stamped,
+    project_id: z.string(),
+    feature_id: z.string().nullable(),
+    generation_id: z.string().nullable(),
+    name: z.string(),
+    description: z.string(),
+    kind: AutomationKind,
+    steps: z.array(Step),
+    environment_id: z.string().nullable(),
+    tags: z.array(z.string()),
+    status: AutomationStatus,
+    source: z.enum(["manual", "generated"]),
+    timeout_ms: z.number().int(),
+    retries: z.number().int(),
+    last_run: z.object({ id: z.string(), status: RunStatus, at: Timestamp }).nullable(),
+  })
+  .meta({ id: "Automation" });
+
+export const Group = z
+  .object({
+    ...stamped,
+    project_id: z.string(),
+    name: z.string(),
+    description: z.string(),
+    automation_ids: z.array(z.string()),
+  })
+  .meta({ id: "Group" });
+
+export const AssertionResult = z
+  .object({
+    assertion: z.string().describe("The assertion in short, e.g. status == 200"),
+    passed: z.boolean(),
+    expected: z.unknown().optional(),
+    actual: z.unknown().optional(),
+    message: z.string(),
+  })
+  .meta({ id: "AssertionResult" });
+
+export const StepResult = z
+  .object({
+    index: z.number().int(),
+    name: z.string(),
+    status: z.enum(["passed", "failed", "error", "skipped"]),
+    duration_ms: z.number(),
+    message: z.string().nullable(),
+    assertions: z.array(AssertionResult).optional(),
+    request: z.object({ method: z.string(), url: z.string(), headers: z.record(z.string(), z.string()).optional(), body: z.string().optional() }).optional(),
+    response: z
+      .object({ status: z.number().int(), headers: z.record(z.string(), z.string()), body: z.string(), truncated: z.boolean() })
+      .optional(),
+    artifacts: z.array(z.string()).optional(),
+  })
+  .meta({ id: "StepResult" });
+
+export const RunSummary = z.object({
+  steps: z.number().int(),
+  passed: z.number().int(),
+  failed: z.number().int(),
+  skipped: z.number().int(),
+});
+
+export const Run = z
+  .object({
+    ...stamped,
+    project_id: z.string(),
+    automation_id: z.string(),
+    automation_name: z.string(),
+    group_run_id: z.string().nullable(),
+    environment_id: z.string().nullable(),
+    trigger: z.enum(["api", "cli", "mcp", "web"]),
+    status: RunStatus,
+    started_at: NullableTimestamp,
+    finished_at: NullableTimestamp,
+    duration_ms: z.number().nullable(),
+    summary: RunSummary,
+    error: z.string().nullable(),
+    attempts: z.array(z.object({ attempt: z.number().int(), status: RunStatus, error: z.string().nullable(), duration_ms: z.number() })),
+    steps: z.array(StepResult).optional().describe("Per-step results (get_run only)"),
+    artifacts: z.array(z.string()).optional().describe("Artifact names (get_run only)"),
+  })
+  .meta({ id: "Run" });
+
+export const GroupRun = z
+  .object({
+    ...stamped,
+    project_id: z.string(),
+    group_id: z.string().nullable(),
+    group_name: z.string(),
+    trigger: z.enum(["api", "cli", "mcp", "web"]),
+    status: RunStatus.describe("Derived from its runs"),
+    started_at: NullableTimestamp,
+    finished_at: NullableTimestamp,
+    duration_ms: z.number().nullable(),
+    summary: z.object({
+      total: z.number().int(),
+      queued: z.number().int(),
+      running: z.number().int(),
+      passed: z.number().int(),
+      failed: z.number().int(),
+      error: z.number().int(),
+      timed_out: z.number().int(),
+      cancelled: z.number().int(),
+    }),
+    runs: z.array(Run).optional(),
+  })
+  .meta({ id: "GroupRun" });
+
+export const ApiKey = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string().describe("svc_ + the first 8 characters"),
+    created_at: Timestamp,
+    last_used_at: NullableTimestamp,
+    expires_at: NullableTimestamp,
+    revoked_at: NullableTimestamp,
+  })
+  .meta({ id: "ApiKey" });
+
+export const Member = z
+  .object({
+    user_id: z.string(),
+    email: z.string(),
+    name: z.string(),
+    role: Role,
+    created_at: Timestamp,
+  })
+  .meta({ id: "Member" });
+
+export const Me = z
+  .object({
+    user: z.object({ id: z.string(), email: z.string(), name: z.string() }),
+    workspace: z.object({ id: z.string(), name: z.string(), slug: z.string() }),
+    role: Role,
+    key: z.object({ id: z.string(), name: z.string(), prefix: z.string() }).nullable().describe("Null for a web session"),
+  })
+  .meta({ id: "Me" });

@@ -1,0 +1,68 @@
+// `svc serve`: opens the core, starts the HTTP service and the engines, and drains on SIGTERM.
+import type { Server } from "bun";
+import type { Config } from "../config/schema";
+import { openCore, type OpenedCore } from "./core";
+import { createHttpService } from "./http/app";
+import { serverExtensions } from "./extensions";
+import { log, setLogLevel } from "./logging";
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  core: OpenedCore;
+  server: Server<undefined>;
+  stop(): Promise<void>;
+}
+
+function clientIp(config: Config, request: Request, server: Server<undefined>): string {
+  if (config.trust_proxy) {
+    const fwd = request.headers.get("x-forwarded-for");
+    const first = fwd?.split(",")[0]?.trim();
+    if (first) return first;
+  }
+  return server.requestIP(request)?.address ?? "unknown";
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  setLogLevel(config.log_level);
+  await import("./modules");
+  const core = await openCore(config);
+  core.keys.startFlushing();
+  const extensions = serverExtensions.http.map((f) => f(core));
+  const service = createHttpService({
+    core,
+    plugins: extensions.flatMap((e) => e.plugins ?? []),
+    sessions: extensions.find((e) => e.sessions)?.sessions,
+    onFinished: (req, res, ms) => {
+      for (const e of extensions) e.onFinished?.(req, res, ms);
+    },
+  });
+  const tls = config.tls.cert && config.tls.key ? { cert: Bun.file(config.tls.cert), key: Bun.file(config.tls.key) } : undefined;
+  const server = Bun.serve({
+    hostname: config.host,
+    port: config.port,
+    tls,
+    maxRequestBodySize: Math.max(config.max_body_bytes * 2, config.max_body_bytes + 1024 * 1024),
+    fetch: (request, srv) => service.fetch(request, clientIp(config, request, srv)),
+  });
+  const engines = serverExtensions.engines.map((f) => f(core));
+  for (const e of engines) await e.start();
+  const url = `${tls ? "https" : "http"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
+  log.info("listening", { url, data_dir: config.data_dir });
+  let stopping: Promise<void> | null = null;
+  return {
+    url,
+    port: server.port ?? config.port,
+    core,
+    server,
+    stop() {
+      stopping ??= (async () => {
+        await server.stop(false);
+        await Promise.all(engines.map((e) => e.stop(config.runner.shutdown_grace_ms)));
+        await core.close();
+        log.info("stopped");
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,74 @@
+// Starts the real server on a free port with a fresh SQLite file in a temp dir, and makes users and keys.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../../config/load";
+import type { ConfigInput } from "../../config/schema";
+import { createApiKey, createUserInWorkspace } from "../../src/core/access/users";
+import { type RunningServer, startServer } from "../../src/server";
+
+export interface TestServer {
+  url: string;
+  api: string;
+  dataDir: string;
+  server: RunningServer;
+  /** An owner's key in workspace "acme". */
+  key: string;
+  /** Creates a member of a workspace and returns a key for them. */
+  userWithKey(email: string, workspace: string, role?: "owner" | "admin" | "member", expiresAt?: string | null): Promise<{ key: string; keyId: string; userId: string }>;
+  /** fetch against the API with a key (the owner's by default). */
+  call(method: string, path: string, body?: unknown, key?: string | null, headers?: Record<string, string>): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+type Overrides = Record<string, unknown>;
+
+export function tempDir(prefix = "svc-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function startTestServer(overrides: Overrides = {}, env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = (overrides.data_dir as string | undefined) ?? tempDir();
+  const flags: Overrides = { port: 0, data_dir: dataDir, log_level: "warn", ...overrides };
+  const config = loadConfig({ env, flags: flattenFlags(flags) });
+  const server = await startServer(config);
+  const url = server.url;
+  const api = `${url}/api/v1/ops`;
+  const userWithKey: TestServer["userWithKey"] = async (email, workspace, role = "owner", expiresAt = null) => {
+    const u = await createUserInWorkspace(server.core.db, { email, name: email.split("@")[0] ?? email, workspace, role, password: "correct horse battery" });
+    const k = await createApiKey(server.core.db, { userId: u.userId, workspaceId: u.workspaceId, name: `key of ${email}`, expiresAt });
+    server.core.keys.invalidate();
+    return { key: k.key, keyId: k.id, userId: u.userId };
+  };
+  const owner = await userWithKey("owner@acme.test", "acme", "owner");
+  const call: TestServer["call"] = (method, path, body, key = owner.key, headers = {}) =>
+    fetch(`${api}${path}`, {
+      method,
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+    });
+  return {
+    url, api, dataDir, server, key: owner.key, userWithKey, call,
+    async stop() {
+      await server.stop();
+      if (!overrides.data_dir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Nested override objects become dotted flags ({rate_limit: {enabled: false}} → "rate_limit.enabled"). */
+function flattenFlags(o: Overrides, prefix = ""): Overrides {
+  const out: Overrides = {};
+  for (const [k, v] of Object.entries(o)) {
+    const key = prefix ? `${prefix}.${k}` : k;
+    if (v && typeof v === "object" && !Array.isArray(v)) Object.assign(out, flattenFlags(v as Overrides, key));
+    else out[key] = v;
+  }
+  return out;
+}
+
+export type { ConfigInput };
