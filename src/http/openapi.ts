@@ -96,8 +96,7 @@ function responsesOf(op: Operation, c: ComponentCollector): Json {
 
 export function buildOpenApiDocument(version: string, serverUrl?: string): Json {
   const c = new ComponentCollector();
-  c.schemas.Error = stripId(z.toJSONSchema(ErrorBody, { io: "output" }) as Json);
-  delete c.schemas.Error.$schema;
+  c.convert(ErrorBody, "output"); // registers components.schemas.Error
   const paths: Record<string, Json> = {};
   for (const op of operations) {
     const path = API_PREFIX + op.path;

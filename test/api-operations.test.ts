@@ -1,0 +1,167 @@
+// Every operation of the manifest over real HTTP, in the order a team would use them; the OpenAPI document
+// is validated by a real parser and covers each operation.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { API_PREFIX, operations } from "../src/manifest";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+let s: TestServer;
+const exercised = new Set<string>();
+
+beforeAll(async () => {
+  s = await startTestServer({ rate_limit: { enabled: false } });
+});
+afterAll(() => s.stop());
+
+/** Calls an operation by name, checks it answers its declared success status, and returns the body. */
+async function op(name: string, params: Record<string, string>, body?: unknown, key?: string, query = "") {
+  const o = operations.find((x) => x.name === name);
+  if (!o) throw new Error(`no operation ${name}`);
+  const path = o.path.replace(/\{(\w+)\}/g, (_, p: string) => encodeURIComponent(params[p] ?? ""));
+  const res = await s.call(o.method, path + query, body, key);
+  const text = await res.text();
+  if (res.status !== o.successStatus) throw new Error(`${name}: expected ${o.successStatus}, got ${res.status}: ${text}`);
+  exercised.add(name);
+  if (o.response === null) return null;
+  if ("raw" in o.response) return { text, type: res.headers.get("content-type") };
+  return JSON.parse(text);
+}
+
+describe("every operation works end to end", () => {
+  test("the whole walk", async () => {
+    const me = await op("whoami", {});
+    expect(me.workspace.slug).toBe("acme");
+    expect(me.key.prefix).toBe(s.key.slice(0, 12));
+
+    const project = await op("create_project", {}, { name: "Web Shop", description: "the shop" });
+    expect(project.slug).toBe("web-shop");
+    expect((await op("list_projects", {})).data.map((p: { id: string }) => p.id)).toContain(project.id);
+    expect((await op("get_project", { project: project.id })).name).toBe("Web Shop");
+    const doc = { openapi: "3.0.3", info: { title: "t", version: "1" }, paths: {} };
+    const updated = await op("update_project", { project: "web-shop" }, { description: "changed", openapi: doc });
+    expect(updated.has_openapi).toBe(true);
+    expect(updated.openapi.openapi).toBe("3.0.3");
+
+    const env = await op("create_environment", { project: "web-shop" }, { name: "staging", variables: { BASE_URL: "http://127.0.0.1:9" }, secrets: { TOKEN: "s3cr3t-value" } });
+    expect(env.secret_names).toEqual(["TOKEN"]);
+    expect(JSON.stringify(env)).not.toContain("s3cr3t-value");
+    expect((await op("list_environments", { project: "web-shop" })).data.length).toBe(1);
+    expect((await op("get_environment", { project: "web-shop", environmentId: "staging" })).id).toBe(env.id);
+    const env2 = await op("update_environment", { project: "web-shop", environmentId: env.id }, { secrets: { TOKEN: null, OTHER: "x" } });
+    expect(env2.secret_names).toEqual(["OTHER"]);
+
+    const feature = await op("create_feature", { project: "web-shop" }, {
+      name: "Login", acceptance_criteria: "Scenario: ok\n  Given I open \"/login\"", target: { kind: "web", url: "http://127.0.0.1:9/login" },
+    });
+    expect(feature.target.kind).toBe("web");
+    expect((await op("list_features", { project: "web-shop" })).data[0].id).toBe(feature.id);
+    expect((await op("get_feature", { project: "web-shop", feature: feature.id })).name).toBe("Login");
+    expect((await op("update_feature", { project: "web-shop", feature: feature.id }, { description: "d" })).description).toBe("d");
+    const gen = await op("start_generation", { project: "web-shop", feature: feature.id }, { strategy: "gherkin" });
+    expect(gen.id).toStartWith("gen_");
+    expect((await op("get_generation", { project: "web-shop", feature: feature.id })).id).toBe(gen.id);
+    const cancelOp = operations.find((o) => o.name === "cancel_generation");
+    const cancel = await s.call("DELETE", `/projects/web-shop/features/${feature.id}/generation`);
+    // The generation engine may already have finished it; both outcomes are legal, a 5xx is not.
+    expect([cancelOp?.successStatus, 409]).toContain(cancel.status);
+    exercised.add("cancel_generation");
+
+    const steps = [{ name: "get", request: { method: "GET", url: "/items/1" }, expect: [{ status: 200 }, { json: "$.id", equals: 1 }], capture: { item: "$.name" } }];
+    const aut = await op("create_automation", { project: "web-shop" }, { name: "item", kind: "http", steps, feature: feature.id, environment: "staging", tags: ["smoke"], retries: 1 });
+    expect(aut.environment_id).toBe(env.id);
+    expect(aut.status).toBe("active");
+    const browser = await op("create_automation", { project: "web-shop" }, {
+      name: "sign in", kind: "browser", status: "draft",
+      steps: [{ goto: "/login" }, { fill: { locator: "label=Email", value: "a@b.c" } }, { click: "role=button[name=\"Sign in\"]" }, { expect: { text: "Welcome" } }, { screenshot: "after" }],
+    });
+    expect(browser.status).toBe("draft");
+    const list = await op("list_automations", { project: "web-shop" }, undefined, undefined, "?kind=browser");
+    expect(list.data.map((a: { id: string }) => a.id)).toEqual([browser.id]);
+    expect((await op("list_automations", { project: "web-shop" }, undefined, undefined, "?q=ITE")).data.map((a: { id: string }) => a.id)).toEqual([aut.id]);
+    expect((await op("get_automation", { project: "web-shop", automationId: aut.id })).steps[0].request.url).toBe("/items/1");
+    expect((await op("update_automation", { project: "web-shop", automationId: browser.id }, { status: "active" })).status).toBe("active");
+
+    const run = await op("run_automation", { project: "web-shop", automationId: aut.id }, { environment: "staging" });
+    expect(run.trigger).toBe("api");
+    expect((await op("list_automation_runs", { project: "web-shop", automationId: aut.id })).data[0].id).toBe(run.id);
+    expect((await op("list_runs", { project: "web-shop" }, undefined, undefined, `?automation=${aut.id}`)).data[0].id).toBe(run.id);
+    expect((await op("get_run", { project: "web-shop", runId: run.id })).id).toBe(run.id);
+    const junit = await op("get_run_junit", { project: "web-shop", runId: run.id });
+    expect(junit.type).toContain("xml");
+    expect(junit.text).toContain("<testsuites");
+    const missingArtifact = await s.call("GET", `/projects/web-shop/runs/${run.id}/artifacts/nothing.png`);
+    expect(missingArtifact.status).toBe(404);
+    exercised.add("get_run_artifact");
+    const maybeCancel = await s.call("POST", `/projects/web-shop/runs/${run.id}/cancel`);
+    expect([200, 409]).toContain(maybeCancel.status);
+    exercised.add("cancel_run");
+
+    const group = await op("create_group", { project: "web-shop" }, { name: "smoke", automation_ids: [browser.id, aut.id] });
+    expect(group.automation_ids).toEqual([browser.id, aut.id]);
+    expect((await op("list_groups", { project: "web-shop" })).data[0].id).toBe(group.id);
+    expect((await op("get_group", { project: "web-shop", groupId: group.id })).name).toBe("smoke");
+    expect((await op("update_group", { project: "web-shop", groupId: group.id }, { automation_ids: [aut.id, browser.id] })).automation_ids).toEqual([aut.id, browser.id]);
+    const gr = await op("run_group", { project: "web-shop", groupId: group.id }, {});
+    expect(gr.id).toStartWith("grn_");
+    expect(gr.runs.map((r: { automation_id: string }) => r.automation_id)).toEqual([aut.id, browser.id]);
+    expect((await op("list_group_runs", { project: "web-shop" })).data[0].id).toBe(gr.id);
+    expect((await op("get_group_run", { project: "web-shop", groupRunId: gr.id })).summary.total).toBe(2);
+    const gj = await op("get_group_run_junit", { project: "web-shop", groupRunId: gr.id });
+    expect(gj.text.match(/<testcase /g)?.length).toBe(2);
+
+    const keys = await op("list_keys", {});
+    expect(keys.data.length).toBe(1);
+    expect(keys.data[0].prefix).toMatch(/^svc_[0-9A-Za-z]{8}$/);
+    expect(JSON.stringify(keys)).not.toContain(s.key);
+
+    const added = await op("add_member", {}, { email: "new@acme.test", role: "member" });
+    expect(added.setup_url).toContain("/setup-password?token=");
+    expect((await op("list_members", {})).data.map((m: { email: string }) => m.email)).toContain("new@acme.test");
+    expect((await op("update_member", { userId: added.user_id }, { role: "admin" })).role).toBe("admin");
+    await op("remove_member", { userId: added.user_id });
+
+    const second = await s.userWithKey("second@acme.test", "acme", "member");
+    await op("revoke_key", { keyId: second.keyId }, undefined, second.key);
+
+    await op("delete_group", { project: "web-shop", groupId: group.id });
+    await op("delete_automation", { project: "web-shop", automationId: browser.id });
+    expect((await s.call("GET", `/projects/web-shop/runs/${run.id}`)).status).toBe(200);
+    await op("delete_feature", { project: "web-shop", feature: feature.id });
+    await op("delete_environment", { project: "web-shop", environmentId: env.id });
+    await op("delete_project", { project: "web-shop" });
+    expect((await s.call("GET", "/projects/web-shop")).status).toBe(404);
+
+    expect([...exercised].sort()).toEqual(operations.map((o) => o.name).sort());
+  });
+
+  test("members cannot manage members or delete projects (403)", async () => {
+    const m = await s.userWithKey("plain@acme.test", "acme", "member");
+    await s.call("POST", "/projects", { name: "Keep", slug: "keep" });
+    const del = await s.call("DELETE", "/projects/keep", undefined, m.key);
+    expect(del.status).toBe(403);
+    expect((await del.json()).error).toBe("forbidden");
+    expect((await s.call("POST", "/members", { email: "z@acme.test" }, m.key)).status).toBe(403);
+    expect((await s.call("GET", "/projects/keep", undefined, m.key)).status).toBe(200);
+  });
+});
+
+describe("the OpenAPI document", () => {
+  test("is valid OpenAPI 3.1 for a real parser and covers every operation", async () => {
+    const doc = (await (await fetch(`${s.url}/api/v1/openapi.json`)).json()) as Record<string, unknown>;
+    expect(doc.openapi).toBe("3.1.0");
+    const validated = (await SwaggerParser.validate(structuredClone(doc) as never)) as unknown as { paths: Record<string, Record<string, { operationId: string }>> };
+    const ids: string[] = [];
+    for (const [path, item] of Object.entries(validated.paths)) {
+      expect(path.startsWith(API_PREFIX)).toBe(true);
+      for (const o of Object.values(item)) ids.push(o.operationId);
+    }
+    expect(ids.sort()).toEqual(operations.map((o) => o.name).sort());
+    const schemes = (doc.components as { securitySchemes: Record<string, { scheme: string }> }).securitySchemes;
+    expect(schemes.bearerAuth?.scheme).toBe("bearer");
+    expect(JSON.stringify(doc)).not.toContain("#/$defs/");
+    const text = JSON.stringify(doc);
+    for (const ref of text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)) {
+      expect((doc.components as { schemas: Record<string, unknown> }).schemas[ref[1] as string]).toBeDefined();
+    }
+  });
+});

@@ -1,0 +1,166 @@
+// Bad input is a clear error in the JSON shape and changes nothing; state rules give 409; pages and replays.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+let s: TestServer;
+let automationId: string;
+const httpSteps = [{ request: { url: "http://127.0.0.1:9/x" }, expect: [{ status: 200 }] }];
+
+beforeAll(async () => {
+  s = await startTestServer({ rate_limit: { enabled: false }, max_body_bytes: 4096 });
+  await s.call("POST", "/projects", { name: "Shop", slug: "shop" });
+  automationId = (await (await s.call("POST", "/projects/shop/automations", { name: "a", kind: "http", steps: httpSteps })).json()).id;
+});
+afterAll(() => s.stop());
+
+async function snapshot() {
+  const db = s.server.core.db;
+  const tables = ["projects", "automations", "features", "environments", "groups", "runs"] as const;
+  const out: Record<string, number> = {};
+  for (const t of tables) out[t] = Number((await db.selectFrom(t).select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow()).n);
+  return out;
+}
+
+describe("400 invalid_request with details, nothing changed", () => {
+  const cases: [string, string, string, unknown, string][] = [
+    ["missing name", "POST", "/projects", {}, "body.name"],
+    ["name of the wrong type", "POST", "/projects", { name: 42 }, "body.name"],
+    ["an unknown field", "POST", "/projects", { name: "x", colour: "red" }, "body"],
+    ["a bad slug", "POST", "/projects", { name: "x", slug: "Not A Slug" }, "body.slug"],
+    ["an empty step list", "POST", "/projects/shop/automations", { name: "a", kind: "http", steps: [] }, "body.steps"],
+    ["an unknown kind", "POST", "/projects/shop/automations", { name: "a", kind: "ftp", steps: httpSteps }, "body.kind"],
+    ["a browser step in an http automation", "POST", "/projects/shop/automations", { name: "a", kind: "http", steps: [{ goto: "/" }] }, "body.steps.0"],
+    ["an assertion without operator", "POST", "/projects/shop/automations", { name: "a", kind: "http", steps: [{ request: { url: "/x" }, expect: [{ json: "$.id" }] }] }, "body.steps.0"],
+    ["a negative retry count", "PATCH", `/projects/shop/automations/AUT`, { retries: -1 }, "body.retries"],
+    ["an unknown environment", "POST", `/projects/shop/automations/AUT/run`, { environment: "nope" }, "environment"],
+    ["a feature target of unknown kind", "POST", "/projects/shop/features", { name: "f", target: { kind: "ftp" } }, "body.target"],
+    ["an invalid member role", "POST", "/members", { email: "x@y.z", role: "god" }, "body.role"],
+    ["an invalid email", "POST", "/members", { email: "not-an-email" }, "body.email"],
+    ["a body that is an array", "POST", "/projects", [1, 2], "body"],
+  ];
+  for (const [name, method, path, body, detailPath] of cases) {
+    test(name, async () => {
+      const before = await snapshot();
+      const res = await s.call(method, path.replace("AUT", automationId), body);
+      expect(res.status).toBe(400);
+      const json = await res.json();
+      expect(json.error).toBe("invalid_request");
+      expect(typeof json.message).toBe("string");
+      expect(json.details.some((d: { path: string }) => d.path.startsWith(detailPath))).toBe(true);
+      expect(await snapshot()).toEqual(before);
+    });
+  }
+
+  test("a bad query: limit out of range or not a number, a forged cursor", async () => {
+    for (const q of ["limit=0", "limit=201", "limit=abc", "cursor=not-a-cursor", "status=bogus"]) {
+      const res = await s.call("GET", `/projects/shop/runs?${q}`);
+      expect({ q, status: res.status }).toEqual({ q, status: 400 });
+      expect((await res.json()).error).toBe("invalid_request");
+    }
+  });
+
+  test("malformed JSON", async () => {
+    const res = await s.call("POST", "/projects", '{"name": "x",');
+    expect(res.status).toBe(400);
+    expect((await res.json()).message).toContain("not valid JSON");
+  });
+});
+
+describe("transport errors", () => {
+  test("415 for a body that is not JSON", async () => {
+    const res = await fetch(`${s.api}/projects`, { method: "POST", headers: { authorization: `Bearer ${s.key}`, "content-type": "text/plain" }, body: "name=x" });
+    expect(res.status).toBe(415);
+    expect((await res.json()).error).toBe("unsupported_media_type");
+  });
+  test("413 for a body over the configured limit, and nothing stored", async () => {
+    const before = await snapshot();
+    const res = await s.call("POST", "/projects", { name: "x", description: "y".repeat(5000) });
+    expect(res.status).toBe(413);
+    expect((await res.json()).error).toBe("payload_too_large");
+    expect(await snapshot()).toEqual(before);
+  });
+  test("404 JSON for an unknown route, 405 with Allow for a wrong method", async () => {
+    const r404 = await s.call("GET", "/nothing/here");
+    expect(r404.status).toBe(404);
+    expect((await r404.json()).error).toBe("not_found");
+    const r405 = await s.call("PUT", "/projects/shop");
+    expect(r405.status).toBe(405);
+    expect(r405.headers.get("allow")).toContain("PATCH");
+    expect((await r405.json()).error).toBe("method_not_allowed");
+  });
+});
+
+describe("409 conflict for illegal state changes", () => {
+  test("cancelling a run twice: the second is a conflict", async () => {
+    // A target that never answers keeps the run queued or running whether or not the run engine is active.
+    const hanging = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Promise<Response>(() => {}) });
+    const slow = await (await s.call("POST", "/projects/shop/automations", {
+      name: "slow", kind: "http", steps: [{ request: { url: `http://127.0.0.1:${hanging.port}/` } }],
+    })).json();
+    const run = await (await s.call("POST", `/projects/shop/automations/${slow.id}/run`)).json();
+    const first = await s.call("POST", `/projects/shop/runs/${run.id}/cancel`);
+    expect(first.status).toBe(200);
+    expect((await first.json()).status).toBe("cancelled");
+    const second = await s.call("POST", `/projects/shop/runs/${run.id}/cancel`);
+    expect(second.status).toBe(409);
+    expect((await second.json()).error).toBe("conflict");
+    hanging.stop(true);
+  });
+  test("automation status: active cannot go back to draft; disabled cannot run", async () => {
+    const bad = await s.call("PATCH", `/projects/shop/automations/${automationId}`, { status: "draft" });
+    expect(bad.status).toBe(409);
+    expect((await s.call("PATCH", `/projects/shop/automations/${automationId}`, { status: "disabled" })).status).toBe(200);
+    const run = await s.call("POST", `/projects/shop/automations/${automationId}/run`);
+    expect(run.status).toBe(409);
+    expect((await s.call("PATCH", `/projects/shop/automations/${automationId}`, { status: "active" })).status).toBe(200);
+  });
+  test("a duplicate slug; the last owner", async () => {
+    expect((await s.call("POST", "/projects", { name: "Again", slug: "shop" })).status).toBe(409);
+    const me = await (await s.call("GET", "/me")).json();
+    const res = await s.call("DELETE", `/members/${me.user.id}`);
+    expect(res.status).toBe(409);
+    expect((await s.call("PATCH", `/members/${me.user.id}`, { role: "member" })).status).toBe(409);
+  });
+  test("a second generation while one is queued", async () => {
+    const f = await (await s.call("POST", "/projects/shop/features", { name: "Login" })).json();
+    expect((await s.call("POST", `/projects/shop/features/${f.id}/generation`, { strategy: "gherkin" })).status).toBe(202);
+    expect((await s.call("POST", `/projects/shop/features/${f.id}/generation`, {})).status).toBe(409);
+    const cancelled = await s.call("DELETE", `/projects/shop/features/${f.id}/generation`);
+    expect((await cancelled.json()).status).toBe("cancelled");
+    expect((await s.call("DELETE", `/projects/shop/features/${f.id}/generation`)).status).toBe(409);
+  });
+});
+
+describe("pagination and idempotency", () => {
+  test("pages of 3 cover every record once, newest first", async () => {
+    for (let i = 0; i < 7; i++) await s.call("POST", "/projects/shop/features", { name: `page-${i}` });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const url: string = `/projects/shop/features?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+      const page = await (await s.call("GET", url)).json();
+      expect(page.data.length).toBeLessThanOrEqual(3);
+      seen.push(...page.data.map((f: { id: string }) => f.id));
+      cursor = page.next_cursor;
+      pages++;
+    } while (cursor && pages < 20);
+    const all = await (await s.call("GET", "/projects/shop/features?limit=200")).json();
+    expect(seen).toEqual(all.data.map((f: { id: string }) => f.id));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(pages).toBe(Math.ceil(all.data.length / 3));
+  });
+
+  test("the same Idempotency-Key returns the first run instead of starting another", async () => {
+    const path = `/projects/shop/automations/${automationId}/run`;
+    const a = await s.call("POST", path, undefined, undefined, { "idempotency-key": "deploy-42" });
+    const b = await s.call("POST", path, undefined, undefined, { "idempotency-key": "deploy-42" });
+    const c = await s.call("POST", path, undefined, undefined, { "idempotency-key": "deploy-43" });
+    const [ra, rb, rc] = [await a.json(), await b.json(), await c.json()];
+    expect(ra.id).toBe(rb.id);
+    expect(b.headers.get("idempotent-replayed")).toBe("true");
+    expect(rc.id).not.toBe(ra.id);
+    const runs = await (await s.call("GET", `${path}s?limit=200`)).json();
+    expect(runs.data.filter((r: { id: string }) => r.id === ra.id).length).toBe(1);
+  });
+});

@@ -1,0 +1,86 @@
+// Runs the compiled executable dist/svc: one-shot commands and a `svc serve` process on a free port.
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Subprocess } from "bun";
+
+export const BINARY = resolve(import.meta.dir, "../../dist/svc");
+
+export function requireBinary(): void {
+  if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run \`bun run build\` first (npm test does)`);
+}
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function runBinary(args: string[], opts: { cwd?: string; env?: Record<string, string>; stdin?: string } = {}): Promise<CommandResult> {
+  requireBinary();
+  const proc = Bun.spawn([BINARY, ...args], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...opts.env },
+    stdin: opts.stdin !== undefined ? new TextEncoder().encode(opts.stdin) : "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+export interface ServeProcess {
+  url: string;
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  /** Everything the process wrote to stderr so far. */
+  logs(): string;
+  stop(signal?: NodeJS.Signals): Promise<number>;
+}
+
+/** Starts `svc serve --port 0` and waits for its "listening on" line. */
+export async function startServe(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<ServeProcess> {
+  requireBinary();
+  const proc = Bun.spawn([BINARY, "serve", "--port", "0", ...args], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...opts.env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let buffer = "";
+  const reader = proc.stderr.getReader();
+  const decoder = new TextDecoder();
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`svc serve did not start: ${buffer}`)), 15_000);
+    (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value);
+        const m = /svc listening on (\S+)/.exec(buffer);
+        if (m?.[1]) {
+          clearTimeout(timer);
+          resolveUrl(m[1]);
+        }
+      }
+      clearTimeout(timer);
+      reject(new Error(`svc serve exited: ${buffer}`));
+    })().catch(() => {});
+  });
+  // Keep draining stderr so the process never blocks on a full pipe.
+  (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value);
+    }
+  })().catch(() => {});
+  return {
+    url,
+    proc,
+    logs: () => buffer,
+    async stop(signal: NodeJS.Signals = "SIGTERM") {
+      proc.kill(signal);
+      return proc.exited;
+    },
+  };
+}
