@@ -124,6 +124,8 @@ export interface RunTable extends Stamped {
   results: string;
   /** Incremented when a worker claims the run; guards against two workers finishing it. */
   claim: Generated<number>;
+  /** Order within its group run. */
+  position: Generated<number>;
 }
 export interface IdempotencyTable {
   workspace_id: string;

@@ -63,12 +63,12 @@ export async function enqueueRuns(
   },
 ): Promise<RunRow[]> {
   const t = nowIso();
-  const rows: RunRow[] = input.automations.map((a) => ({
+  const rows: RunRow[] = input.automations.map((a, position) => ({
     id: newId("run"), project_id: input.projectId, automation_id: a.id, automation_name: a.name, group_run_id: input.groupRunId,
     environment_id: input.environmentId ?? a.environment_id, trigger: ctx.principal.trigger, status: "queued",
     spec: JSON.stringify({ kind: a.kind as RunSpec["kind"], steps: parseJson(a.steps, []), timeout_ms: a.timeout_ms, retries: a.retries } satisfies RunSpec),
     attempts: "[]", started_at: null, finished_at: null, duration_ms: null, summary: EMPTY_SUMMARY, error: null, results: "{}",
-    claim: 0, created_at: t, updated_at: t,
+    claim: 0, position, created_at: t, updated_at: t,
   }));
   for (let i = 0; i < rows.length; i += 200) {
     await trx.insertInto("runs").values(rows.slice(i, i + 200)).execute();
@@ -202,8 +202,8 @@ export async function loadGroupRun(ctx: OpContext, projectId: string, groupRunId
   const row = await ctx.core.db.selectFrom("group_runs").selectAll().where("project_id", "=", projectId).where("id", "=", groupRunId).executeTakeFirst();
   if (!row) throw notFound("group run");
   const runs = withSteps
-    ? await ctx.core.db.selectFrom("runs").selectAll().where("group_run_id", "=", row.id).orderBy("created_at").orderBy("id").execute()
-    : await ctx.core.db.selectFrom("runs").select(LIST_COLUMNS).where("group_run_id", "=", row.id).orderBy("created_at").orderBy("id").execute();
+    ? await ctx.core.db.selectFrom("runs").selectAll().where("group_run_id", "=", row.id).orderBy("position").execute()
+    : await ctx.core.db.selectFrom("runs").select(LIST_COLUMNS).where("group_run_id", "=", row.id).orderBy("position").execute();
   return { row, runs: runs.map((r) => toRun(r, withSteps)) };
 }
 

@@ -1,7 +1,9 @@
 // Every migration, listed in code so that they are compiled into the executable.
 import type { Migration } from "kysely/migration";
 import * as init from "./0001_init";
+import * as runPosition from "./0002_run_position";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
+  "0002_run_position": runPosition,
 };
