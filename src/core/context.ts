@@ -2,6 +2,7 @@
 import { EventEmitter } from "node:events";
 import type { Database } from "bun:sqlite";
 import type { Config } from "../../config/schema";
+import type { ChangeTracker } from "../db/change-tracker";
 import type { Db } from "../db/database";
 import type { KeyVerifier } from "./auth/verifier";
 
@@ -28,6 +29,8 @@ export interface CoreEvents {
 export interface Core {
   db: Db;
   sqlite: Database;
+  /** Tells whether the database may have changed since a given moment (for in-memory read caches). */
+  changes: ChangeTracker;
   config: Config;
   events: EventEmitter<CoreEvents>;
   keys: KeyVerifier;

@@ -11,12 +11,13 @@ export interface OpenedCore extends Core {
 
 export async function openCore(config: Config): Promise<OpenedCore> {
   const opened = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms });
-  const keys = new KeyVerifier(opened.db, opened.sqlite);
+  const keys = new KeyVerifier(opened.db, opened.changes);
   const events = new EventEmitter<CoreEvents>();
   events.setMaxListeners(100);
   return {
     db: opened.db,
     sqlite: opened.sqlite,
+    changes: opened.changes,
     config,
     events,
     keys,

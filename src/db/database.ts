@@ -5,6 +5,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Kysely, SqliteDialect, type SqliteDatabase } from "kysely";
 import { Migrator } from "kysely/migration";
+import { ChangeTracker } from "./change-tracker";
 import { migrations } from "./migrations";
 import type { DB } from "./schema";
 
@@ -14,6 +15,7 @@ export interface OpenedDatabase {
   db: Db;
   /** The raw connection, for the few hot-path statements that bypass the query builder. */
   sqlite: Database;
+  changes: ChangeTracker;
   path: string;
   close(): Promise<void>;
 }
@@ -49,11 +51,13 @@ export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: numb
   } catch (e) {
     throw new DatabaseOpenError(`cannot open the database ${path}: ${(e as Error).message}`);
   }
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const changes = new ChangeTracker(sqlite);
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), plugins: [changes] });
   await migrateToLatest(db, path);
   return {
     db,
     sqlite,
+    changes,
     path,
     async close() {
       await db.destroy();
@@ -74,12 +78,6 @@ export async function migrateToLatest(db: Kysely<DB>, path: string): Promise<voi
     const failed = results?.find((r) => r.status === "Error");
     throw new DatabaseOpenError(`migration ${failed?.migrationName ?? "?"} failed on ${path}: ${msg}`);
   }
-}
-
-/** Changes whenever ANOTHER connection (e.g. `svc admin` in another process) commits. */
-export function dataVersionReader(sqlite: Database): () => number {
-  const stmt = sqlite.query("PRAGMA data_version");
-  return () => (stmt.get() as { data_version: number }).data_version;
 }
 
 /** A consistent online copy of the database as a plain SQLite file. */

@@ -12,7 +12,9 @@ import type { SessionResolver } from "./auth";
 import { errorResponse } from "./errors";
 import { mountOperations } from "./mount";
 import { buildOpenApiDocument } from "./openapi";
-import { requestState, setRequestState } from "./request-state";
+import { bearerToken } from "./auth";
+import { type RequestState, requestState, setRequestState } from "./request-state";
+import { ResponseCache } from "./response-cache";
 
 export interface AppOptions {
   core: Core;
@@ -37,11 +39,25 @@ function allowedMethods(pathname: string): string[] {
   return [...new Set(methodMatchers.filter((m) => m.regex.test(pathname)).map((m) => m.method))];
 }
 
+/** Request ids only need to be unique: a random per-process prefix and a counter. */
+const requestIdPrefix = `req_${newId("req").slice(4, 12)}`;
+let requestCounter = 0;
+const nextRequestId = () => `${requestIdPrefix}${(++requestCounter).toString(36)}`;
+
+/** The path of an absolute request URL, without parsing the whole URL. */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const q = url.indexOf("?", start);
+  return q < 0 ? url.slice(start) : url.slice(start, q);
+}
+
 export function createHttpService(opts: AppOptions): HttpService {
   const { core } = opts;
   const rl = core.config.rate_limit;
   const ipBuckets = rl.enabled ? new TokenBuckets(rl.per_ip_per_hour) : null;
   const workspaceBuckets = rl.enabled ? new TokenBuckets(rl.per_workspace_per_hour) : null;
+  const responses = new ResponseCache(core.changes);
   const openapi = JSON.stringify(buildOpenApiDocument(VERSION, core.config.base_url));
 
   const base = new Elysia()
@@ -66,26 +82,54 @@ export function createHttpService(opts: AppOptions): HttpService {
     handlers: handlerMap(ops),
     workspaceBuckets,
     sessions: opts.sessions,
+    responses,
     validateResponses: process.env.NODE_ENV === "test" || process.env.SVC_VALIDATE_RESPONSES === "1",
   });
   for (const plugin of opts.plugins ?? []) app = plugin(app);
 
+  async function serve(request: Request, state: RequestState): Promise<Response> {
+    if (request.method === "GET" && request.url.includes(API_PREFIX)) {
+      const cached = await cachedRead(request, state);
+      if (cached) return cached;
+    }
+    return app.handle(request);
+  }
+
+  /** A cached read for a valid key: answered without routing, validation or the handler. */
+  async function cachedRead(request: Request, state: RequestState): Promise<Response | null> {
+    const token = bearerToken(request);
+    if (token === null) return null;
+    const key = await core.keys.verify(token);
+    if (!key) return null;
+    const hit = responses.get(ResponseCache.key(key.workspaceId, request.url));
+    if (!hit) return null;
+    state.operation = hit.operation;
+    state.workspaceId = key.workspaceId;
+    if (workspaceBuckets) {
+      const verdict = workspaceBuckets.take(key.workspaceId);
+      state.rateLimit = verdict;
+      if (!verdict.allowed) return null;
+    }
+    return new Response(hit.body, { status: hit.status, headers: { "content-type": "application/json; charset=utf-8" } });
+  }
+
   async function fetch(request: Request, clientIp: string): Promise<Response> {
-    const state = { id: newId("req"), ip: clientIp, startedAt: performance.now(), rateLimit: null as import("../security/token-bucket").BucketVerdict | null };
+    const state: RequestState = { id: nextRequestId(), ip: clientIp, startedAt: performance.now(), rateLimit: null };
     setRequestState(request, state);
-    const pathname = new URL(request.url).pathname;
+    const pathname = pathOf(request.url);
+    core.changes.refreshExternal();
     let response: Response;
     if (ipBuckets && pathname.startsWith("/api/")) {
       // Before the key is even parsed, so floods of invalid keys cannot probe or overload the API.
       const verdict = ipBuckets.take(clientIp);
       state.rateLimit = verdict;
       response = verdict.allowed
-        ? await app.handle(request)
+        ? await serve(request, state)
         : errorResponse("rate_limited", `too many requests from this address (${verdict.limit}/h); retry after ${verdict.retryAfterSeconds} s`, {
             headers: { "retry-after": String(verdict.retryAfterSeconds) },
           });
     } else {
-      response = await app.handle(request);
+      response = await serve(request, state);
     }
     const h = response.headers;
     h.set("x-request-id", state.id);

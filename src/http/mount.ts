@@ -14,12 +14,14 @@ import type { TokenBuckets } from "../security/token-bucket";
 import { authenticate, type SessionResolver } from "./auth";
 import { errorResponse, responseForError } from "./errors";
 import { requestState } from "./request-state";
+import { isCacheable, ResponseCache } from "./response-cache";
 
 export interface MountOptions {
   core: Core;
   handlers: Map<string, UntypedHandler>;
   workspaceBuckets: TokenBuckets | null;
   sessions?: SessionResolver;
+  responses: ResponseCache;
   /** Check every response against the manifest (in tests), so core and manifest cannot drift apart. */
   validateResponses: boolean;
 }
@@ -130,6 +132,7 @@ export function operationHandler(op: Operation, opts: MountOptions) {
   const handler = opts.handlers.get(op.name);
   if (!handler) throw new Error(`operation ${op.name} has no handler`);
   const maxBytes = opts.core.config.max_body_bytes;
+  const cacheable = isCacheable(op);
   return async (request: Request, rawParams: Record<string, string>): Promise<Response> => {
     const state = requestState(request);
     const requestId = state?.id ?? "unknown";
@@ -170,6 +173,8 @@ export function operationHandler(op: Operation, opts: MountOptions) {
       }
       const ctx: OpContext = { core: opts.core, principal };
       const input: OpInput = { params: params.data, query: query.data, body: bodyValue };
+      const cacheKey = cacheable ? ResponseCache.key(principal.workspaceId, request.url) : null;
+      const version = cacheKey ? opts.responses.version() : "";
       return await withIdempotency(ctx, op, request, async () => {
         const result = await handler(ctx, input);
         if (op.response === null) return new Response(null, { status: 204 });
@@ -180,6 +185,11 @@ export function operationHandler(op: Operation, opts: MountOptions) {
             log.error("response does not match the manifest", { operation: op.name, issues: zodDetails(check.error) });
             throw new Error(`response of ${op.name} does not match the manifest: ${JSON.stringify(zodDetails(check.error))}`);
           }
+        }
+        if (cacheKey) {
+          const body = JSON.stringify(result);
+          opts.responses.set(cacheKey, { version, status: op.successStatus, body, operation: op.name });
+          return new Response(body, { status: op.successStatus, headers: { "content-type": "application/json; charset=utf-8" } });
         }
         return jsonResponse(op.successStatus, result);
       });

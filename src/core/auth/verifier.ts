@@ -1,8 +1,8 @@
 // Verifies API keys on the hot path: an in-memory cache of key hashes, invalidated on any change to keys or
-// memberships (in this process directly, from other processes through SQLite's data_version).
-import type { Database } from "bun:sqlite";
+// memberships (in this process directly, from other processes through SQLite's data_version, which the HTTP
+// layer refreshes at the start of every request).
+import type { ChangeTracker } from "../../db/change-tracker";
 import type { Db } from "../../db/database";
-import { dataVersionReader } from "../../db/database";
 import { hashApiKey, isWellFormedApiKey, sameDigest } from "../../security/api-keys";
 import type { Role } from "../context";
 import { nowIso } from "../shared/time";
@@ -21,14 +21,15 @@ const LAST_USED_FLUSH_MS = 15_000;
 
 export class KeyVerifier {
   private cache = new Map<string, VerifiedKey | null>();
-  private readonly dataVersion: () => number;
   private seenVersion: number;
   private pendingLastUsed = new Map<string, string>();
   private flushTimer: ReturnType<typeof setInterval> | null = null;
 
-  constructor(private readonly db: Db, sqlite: Database) {
-    this.dataVersion = dataVersionReader(sqlite);
-    this.seenVersion = this.dataVersion();
+  constructor(
+    private readonly db: Db,
+    private readonly changes: ChangeTracker,
+  ) {
+    this.seenVersion = changes.externalVersion();
   }
 
   /** Call after any change to keys, memberships or users made through this process. */
@@ -39,7 +40,7 @@ export class KeyVerifier {
   /** The key's identity, or null when it is malformed, unknown, revoked, expired or its user left. */
   async verify(key: string): Promise<VerifiedKey | null> {
     if (!isWellFormedApiKey(key)) return null;
-    const version = this.dataVersion();
+    const version = this.changes.externalVersion();
     if (version !== this.seenVersion) {
       this.seenVersion = version;
       this.cache.clear();

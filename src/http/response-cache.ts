@@ -1,0 +1,56 @@
+// Serialized answers of read-only operations, per workspace and URL, kept only while the database has not
+// changed since they were computed (see ChangeTracker). A hit skips routing, validation and the handler; the
+// key is still verified and the rate limits still apply.
+import type { ChangeTracker } from "../db/change-tracker";
+import type { Operation } from "../manifest/define";
+
+interface Entry {
+  version: string;
+  status: number;
+  body: string;
+  operation: string;
+}
+
+const MAX_ENTRIES = 2000;
+const MAX_BODY_CHARS = 256 * 1024;
+/** Answers that depend on more than the stored records (per-key data, not-yet-flushed last-used times). */
+const NOT_CACHED = new Set(["whoami", "list_keys"]);
+
+export function isCacheable(op: Operation): boolean {
+  return op.method === "GET" && op.hints.readOnly === true && op.response !== null && !("raw" in op.response) && !NOT_CACHED.has(op.name);
+}
+
+export class ResponseCache {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly changes: ChangeTracker) {}
+
+  static key(workspaceId: string, url: string): string {
+    const i = url.indexOf("/api/");
+    return `${workspaceId} ${i >= 0 ? url.slice(i) : url}`;
+  }
+
+  version(): string {
+    return this.changes.version();
+  }
+
+  get(key: string): Entry | undefined {
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    if (e.version !== this.changes.version()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return e;
+  }
+
+  /** Stores an answer computed while the database was at `version` (a stale version is simply never hit). */
+  set(key: string, entry: Entry): void {
+    if (entry.body.length > MAX_BODY_CHARS || entry.version !== this.changes.version()) return;
+    if (this.entries.size >= MAX_ENTRIES) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(key, entry);
+  }
+}
