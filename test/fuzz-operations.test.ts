@@ -8,6 +8,7 @@ import type { z } from "zod";
 import { operations } from "../src/manifest";
 import type { Operation } from "../src/manifest/define";
 import { startTestServer, type TestServer } from "./helpers/server";
+import { VALID_BODIES } from "./helpers/valid-bodies";
 
 let s: TestServer;
 const valid: Record<string, string> = {};
@@ -83,15 +84,6 @@ function invalidBodies(op: Operation) {
     .filter((text) => !(op.body as z.ZodType).safeParse(JSON.parse(text)).success);
 }
 
-/** A body each operation accepts, so that a bad id is the only thing wrong in the id checks. */
-const validBody: Record<string, unknown> = {
-  create_environment: { name: "other" },
-  create_feature: { name: "other" },
-  create_automation: { name: "other", kind: "http", steps: [{ request: { url: "/x" } }] },
-  create_group: { name: "other" },
-  update_member: { role: "member" },
-};
-
 function pathFor(op: Operation, params: Record<string, string>): string {
   return op.path.replace(/\{(\w+)\}/g, (_, p: string) => encodeURIComponent(params[p] ?? ""));
 }
@@ -114,7 +106,7 @@ describe("every operation refuses bad input without a 5xx and without changing a
           fc.asyncProperty(fc.constantFrom(...paramNames), junkString, async (name, value) => {
             // "." and ".." are resolved away by URL normalisation before they reach the server.
             if (value === valid[name] || value === "shop" || value.length === 0 || value === "." || value === "..") return;
-            const res = await s.call(op.method, pathFor(op, { ...valid, [name]: value }), op.body ? (validBody[op.name] ?? {}) : undefined);
+            const res = await s.call(op.method, pathFor(op, { ...valid, [name]: value }), op.body ? (VALID_BODIES[op.name] ?? {}) : undefined);
             await expectClientError(res, [404]);
           }),
           { numRuns: 60 },

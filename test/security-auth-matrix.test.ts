@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { operations } from "../src/manifest";
 import { generateApiKey } from "../src/security/api-keys";
 import { startTestServer, type TestServer } from "./helpers/server";
+import { VALID_BODIES } from "./helpers/valid-bodies";
 
 let s: TestServer;
 const ids: Record<string, string> = {};
@@ -42,17 +43,7 @@ beforeAll(async () => {
 afterAll(() => s.stop());
 
 const path = (p: string) => p.replace(/\{(\w+)\}/g, (_, n: string) => encodeURIComponent(ids[n] ?? "x"));
-/** A body each operation accepts, so that the credential is the only thing wrong. */
-const validBodies: Record<string, unknown> = {
-  create_environment: { name: "other" },
-  create_feature: { name: "other" },
-  create_automation: { name: "other", kind: "http", steps: [{ request: { url: "/x" } }] },
-  create_group: { name: "other" },
-  create_project: { name: "other" },
-  update_member: { role: "member" },
-  add_member: { email: "n@acme.test" },
-};
-const bodyFor = (name: string) => validBodies[name] ?? {};
+const bodyFor = (name: string) => VALID_BODIES[name] ?? {};
 
 describe("every operation with every bad credential is 401 and changes nothing", () => {
   for (const kind of ["no key", "malformed", "unknown", "revoked", "expired", "removed member"]) {

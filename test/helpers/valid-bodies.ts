@@ -1,0 +1,10 @@
+// A request body each operation accepts, for tests where something else (an id, a key) must be the only fault.
+export const VALID_BODIES: Record<string, unknown> = {
+  create_environment: { name: "other" },
+  create_feature: { name: "other" },
+  create_automation: { name: "other", kind: "http", steps: [{ request: { url: "/x" } }] },
+  create_group: { name: "other" },
+  create_project: { name: "other" },
+  update_member: { role: "member" },
+  add_member: { email: "n@acme.test" },
+};
