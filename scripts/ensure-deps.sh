@@ -11,12 +11,21 @@ fi
 if [ ! -d node_modules ] || [ "${CI:-}" = "true" ]; then
   bun install --frozen-lockfile >&2
 fi
-if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+# Debian packages: chromium (browser steps, UI tests) and wrk (the HTTP benchmarks).
+missing=()
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing chromium (Debian package) for browser steps" >&2
+    echo "installing ${missing[*]} (Debian packages)" >&2
     apt-get update -qq >&2 || true
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
   else
-    echo "note: no chromium found; browser steps and UI tests need it (apt-get install chromium)" >&2
+    echo "note: missing ${missing[*]}: browser steps, UI tests and benchmarks need them (apt-get install ${missing[*]})" >&2
   fi
+fi
+if ! command -v shellcheck >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing shellcheck (Debian package) for the install script tests" >&2
+  apt-get update -qq >&2 || true
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >&2
 fi

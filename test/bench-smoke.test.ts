@@ -1,0 +1,26 @@
+// The benchmarks still run: each is started in its short smoke mode and must print its figures. Figures are
+// read by people, never asserted here.
+import { describe, expect, test } from "bun:test";
+import { resolve } from "node:path";
+
+const root = resolve(import.meta.dir, "..");
+
+async function smoke(script: string): Promise<string> {
+  const proc = Bun.spawn(["bun", resolve(root, script), "--smoke"], { cwd: root, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`${script} exited ${code}: ${err.slice(-2000)}`);
+  return out;
+}
+
+describe("benchmarks (smoke runs)", () => {
+  test("bench/api.ts prints throughput and latency for svc and the bare server", async () => {
+    const out = await smoke("bench/api.ts");
+    expect(out).toMatch(/svc {2}GET \/projects .*\d+/);
+    expect(out).toContain("svc / bare");
+  }, 120_000);
+  test("bench/load.ts prints mixed-load figures, zero 5xx, and the rate limit under load", async () => {
+    const out = await smoke("bench/load.ts");
+    expect(out).toContain("5xx             0");
+    expect(out).toMatch(/admitted \d+, refused \d+/);
+  }, 120_000);
+});
