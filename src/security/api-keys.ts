@@ -17,9 +17,14 @@ function crc32Base62(text: string): string {
 }
 
 export function generateApiKey(): { key: string; prefix: string; hash: string } {
-  const random = randomBase62(RANDOM_LEN);
-  const key = `svc_${random}${crc32Base62(random)}`;
+  const key = keyFromRandomPart(randomBase62(RANDOM_LEN));
   return { key, prefix: displayPrefix(key), hash: hashApiKey(key) };
+}
+
+/** The full key for 37 random base62 characters: `svc_` + them + their checksum. */
+export function keyFromRandomPart(random: string): string {
+  if (random.length !== RANDOM_LEN) throw new Error(`a key's random part has ${RANDOM_LEN} characters`);
+  return `svc_${random}${crc32Base62(random)}`;
 }
 
 /** True when the string has the key shape and its checksum matches. */
