@@ -1,5 +1,6 @@
 // Projects: addressed by id or slug, always within the caller's workspace.
 import type { Selectable } from "kysely";
+import { rmSync } from "node:fs";
 import type { ProjectTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
@@ -11,6 +12,7 @@ import { afterCursor, toPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { slugify } from "../access/users";
 import { checkOpenApiDocument } from "./openapi-document";
+import { artifactDir } from "../runs/operations";
 
 type O = typeof ops;
 type ProjectRow = Selectable<ProjectTable>;
@@ -96,12 +98,15 @@ export const updateProject: Handler<O["updateProject"]> = async (ctx, { params, 
 export const deleteProject: Handler<O["deleteProject"]> = async (ctx, { params }) => {
   const row = await resolveProject(ctx, params.project);
   if (!canAdminister(ctx.principal)) throw forbidden("only owners and admins can delete projects");
-  await ctx.core.db.transaction().execute(async (trx) => {
-    const active = await trx.selectFrom("runs").select("id").where("project_id", "=", row.id).where("status", "in", ["queued", "running"]).execute();
-    for (const r of active) ctx.core.events.emit("runCancelled", r.id);
+  const runIds = await ctx.core.db.transaction().execute(async (trx) => {
+    const runs = await trx.selectFrom("runs").select(["id", "status"]).where("project_id", "=", row.id).execute();
+    for (const r of runs) if (r.status === "queued" || r.status === "running") ctx.core.events.emit("runCancelled", r.id);
     await trx.deleteFrom("runs").where("project_id", "=", row.id).execute();
     await trx.deleteFrom("group_runs").where("project_id", "=", row.id).execute();
     const res = await trx.deleteFrom("projects").where("id", "=", row.id).executeTakeFirst();
     if (Number(res.numDeletedRows) !== 1) throw new AppError("conflict", "the project changed while it was being deleted");
+    return runs.map((r) => r.id);
   });
+  // The runs' files go once the rows are gone; a leftover file is harmless, a dangling row is not.
+  for (const id of runIds) rmSync(artifactDir(ctx.core.config.data_dir, id), { recursive: true, force: true });
 };
