@@ -1,2 +1,2 @@
 // Imports every module that registers an engine or HTTP extension for `svc serve` (see src/extensions.ts).
-export {};
+import "./generation/engine";

@@ -121,13 +121,18 @@ describe("409 conflict for illegal state changes", () => {
     expect(res.status).toBe(409);
     expect((await s.call("PATCH", `/members/${me.user.id}`, { role: "member" })).status).toBe(409);
   });
-  test("a second generation while one is queued", async () => {
-    const f = await (await s.call("POST", "/projects/shop/features", { name: "Login" })).json();
-    expect((await s.call("POST", `/projects/shop/features/${f.id}/generation`, { strategy: "gherkin" })).status).toBe(202);
-    expect((await s.call("POST", `/projects/shop/features/${f.id}/generation`, {})).status).toBe(409);
+  test("a second generation while one is in progress", async () => {
+    // A crawl of a page that never answers keeps the first generation in progress.
+    const hanging = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Promise<Response>(() => {}) });
+    const f = await (await s.call("POST", "/projects/shop/features", { name: "Login", target: { kind: "web", url: `http://127.0.0.1:${hanging.port}/` } })).json();
+    expect((await s.call("POST", `/projects/shop/features/${f.id}/generation`, { strategy: "crawl" })).status).toBe(202);
+    const second = await s.call("POST", `/projects/shop/features/${f.id}/generation`, {});
+    expect(second.status).toBe(409);
+    expect((await second.json()).error).toBe("conflict");
     const cancelled = await s.call("DELETE", `/projects/shop/features/${f.id}/generation`);
     expect((await cancelled.json()).status).toBe("cancelled");
     expect((await s.call("DELETE", `/projects/shop/features/${f.id}/generation`)).status).toBe(409);
+    hanging.stop(true);
   });
 });
 

@@ -1,7 +1,11 @@
-// Checks an uploaded OpenAPI document of the system under test before it is stored.
+// Checks an uploaded OpenAPI document of the system under test with a real OpenAPI parser before it is stored.
+import SwaggerParser from "@apidevtools/swagger-parser";
 import { invalid } from "../../manifest/errors";
 
-/** Returns the document when it looks like OpenAPI 3.x; the generation issue deepens this with a real parser. */
+/**
+ * Returns the document when it is a valid OpenAPI 3.x document. External `$ref`s are not followed: resolving
+ * them would make the server read files or URLs named by whoever uploads the document.
+ */
 export async function checkOpenApiDocument(doc: Record<string, unknown>): Promise<Record<string, unknown>> {
   const version = doc.openapi;
   if (typeof version !== "string" || !version.startsWith("3.")) {
@@ -9,8 +13,12 @@ export async function checkOpenApiDocument(doc: Record<string, unknown>): Promis
       { path: "openapi.openapi", message: "expected a version string starting with 3." },
     ]);
   }
-  if (typeof doc.paths !== "object" || doc.paths === null) {
-    throw invalid("openapi document has no paths object", [{ path: "openapi.paths", message: "required" }]);
+  try {
+    // The parser dereferences in place: give it a copy so the stored document keeps its $refs.
+    await SwaggerParser.validate(structuredClone(doc) as never, { resolve: { external: false } });
+  } catch (e) {
+    const message = (e as Error).message.split("\n").slice(0, 6).join(" ").replace(/\s+/g, " ").trim();
+    throw invalid(`openapi is not a valid OpenAPI document: ${message}`, [{ path: "openapi", message }]);
   }
   return doc;
 }

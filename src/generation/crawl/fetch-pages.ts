@@ -1,0 +1,51 @@
+// Fetches the feature's page and the same-origin pages it links to, up to the configured number of pages.
+import { GenerationFailure } from "../types";
+import { outlinePage, type PageOutline } from "./page-outline";
+
+const PAGE_TIMEOUT_MS = 15_000;
+const MAX_PAGE_BYTES = 5 * 1024 * 1024;
+
+async function fetchHtml(url: string, signal: AbortSignal): Promise<{ html: string; finalUrl: string } | { problem: string }> {
+  let res: Response;
+  try {
+    res = await fetch(url, { redirect: "follow", signal: AbortSignal.any([signal, AbortSignal.timeout(PAGE_TIMEOUT_MS)]), headers: { accept: "text/html" } });
+  } catch (e) {
+    signal.throwIfAborted();
+    const err = e as Error;
+    return { problem: err.name === "TimeoutError" ? `no answer within ${PAGE_TIMEOUT_MS} ms` : err.message };
+  }
+  if (!res.ok) return { problem: `it answered HTTP ${res.status}` };
+  const type = res.headers.get("content-type") ?? "";
+  if (!/html/i.test(type)) return { problem: `it is not an HTML page (content-type ${type || "none"})` };
+  const body = await res.arrayBuffer();
+  if (body.byteLength > MAX_PAGE_BYTES) return { problem: `the page is larger than ${MAX_PAGE_BYTES} bytes` };
+  return { html: new TextDecoder().decode(body), finalUrl: res.url || url };
+}
+
+export interface CrawlResult {
+  pages: PageOutline[];
+  problems: { url: string; problem: string }[];
+}
+
+export async function crawl(startUrl: string, maxPages: number, signal: AbortSignal, progress: (done: number, total: number) => Promise<void>): Promise<CrawlResult> {
+  const first = await fetchHtml(startUrl, signal);
+  if ("problem" in first) throw new GenerationFailure(`could not read the feature's page ${startUrl}: ${first.problem}`);
+  const start = outlinePage(first.html, first.finalUrl);
+  const origin = new URL(first.finalUrl).origin;
+  const seen = new Set([first.finalUrl, startUrl]);
+  const next = [...new Set(start.links.map((l) => l.url))].filter((u) => new URL(u).origin === origin && !seen.has(u)).slice(0, Math.max(0, maxPages - 1));
+  const pages = [start];
+  const problems: CrawlResult["problems"] = [];
+  await progress(1, next.length + 1);
+  for (const [i, url] of next.entries()) {
+    signal.throwIfAborted();
+    const got = await fetchHtml(url, signal);
+    if ("problem" in got) problems.push({ url, problem: got.problem });
+    else if (!seen.has(got.finalUrl)) {
+      seen.add(got.finalUrl);
+      pages.push(outlinePage(got.html, got.finalUrl));
+    }
+    await progress(i + 2, next.length + 1);
+  }
+  return { pages, problems };
+}

@@ -1,0 +1,112 @@
+// The gherkin generator: one automation per scenario (per example row of an outline), compiled from the
+// step phrases; a line that matches no phrase becomes a warning and never fails the job.
+import type { GenerationWarningRecord, GeneratedDraft } from "../../core/generations/queue";
+import type { HttpStep, Step } from "../../manifest/automation-format";
+import { checkDraft, describeProblems } from "../draft-check";
+import type { Generator, GeneratorOutput } from "../types";
+import { matchPhrase } from "./phrases";
+import { type ConcreteScenario, hasScenarios, readScenarios, type ScenarioStep } from "./scenarios";
+import { nearestPhrase } from "./suggest";
+
+interface Skipped {
+  line: number;
+  text: string;
+  reason: string;
+  suggestion?: string;
+}
+
+const quoteLine = (s: ScenarioStep) => `${s.keyword} ${s.text}`.trim();
+
+function compileScenario(sc: ConcreteScenario): { steps: Step[]; kind: "http" | "browser"; skipped: Skipped[] } {
+  const steps: Step[] = [];
+  const skipped: Skipped[] = [];
+  let lastRequest: HttpStep | null = null;
+  let hasPage = false;
+  for (const s of sc.steps) {
+    const m = matchPhrase(s.text, s.docString);
+    if (!m) {
+      skipped.push({ line: s.line, text: quoteLine(s), reason: "matches no step phrase", suggestion: nearestPhrase(s.text) });
+      continue;
+    }
+    if ("error" in m) {
+      skipped.push({ line: s.line, text: quoteLine(s), reason: m.error, suggestion: m.phrase.example });
+      continue;
+    }
+    const e = m.effect;
+    if (e.kind === "page") {
+      hasPage = true;
+      steps.push(e.step);
+    } else if (e.kind === "request") {
+      const body = e.body === undefined ? {} : "json" in e.body ? { json: e.body.json } : { body: e.body.text };
+      lastRequest = { name: `${e.method} ${e.url}`, request: { method: e.method as "GET", url: e.url, ...body }, expect: [] };
+      steps.push(lastRequest);
+    } else if (lastRequest) {
+      lastRequest.expect = [...(lastRequest.expect ?? []), e.assertion];
+    } else {
+      skipped.push({ line: s.line, text: quoteLine(s), reason: 'checks a response, but no request was sent before it (I send GET "/path")' });
+    }
+  }
+  for (const st of steps) if ("request" in st && st.expect?.length === 0) delete st.expect;
+  return { steps, kind: hasPage ? "browser" : "http", skipped };
+}
+
+function describe(featureName: string, sc: ConcreteScenario, skipped: Skipped[]): string {
+  const base = `Generated from the acceptance criteria of "${featureName}", scenario "${sc.sourceTitle}" (line ${sc.line}).`;
+  if (skipped.length === 0) return base;
+  const left = skipped.map((s) => `line ${s.line} "${s.text}" (${s.reason})`).join("; ");
+  return `${base} Incomplete: not understood, so left out: ${left}.`;
+}
+
+export function compileCriteria(featureName: string, criteria: string): GeneratorOutput {
+  const read = readScenarios(criteria, featureName);
+  if ("error" in read) {
+    return { automations: [], warnings: [{ generator: "gherkin", message: `The acceptance criteria are not valid Gherkin: ${read.error}` }] };
+  }
+  const automations: GeneratedDraft[] = [];
+  const warnings: GenerationWarningRecord[] = [];
+  const warned = new Set<number>();
+  for (const sc of read.scenarios) {
+    if (sc.noExampleRows) {
+      warnings.push({ generator: "gherkin", scenario: sc.sourceTitle, line: sc.line, message: `No automation for scenario "${sc.sourceTitle}": its Examples table has no rows` });
+      continue;
+    }
+    const { steps, kind, skipped } = compileScenario(sc);
+    for (const s of skipped) {
+      if (warned.has(s.line)) continue;
+      warned.add(s.line);
+      warnings.push({
+        generator: "gherkin", scenario: sc.sourceTitle, line: s.line, text: s.text,
+        message: `Line ${s.line} of scenario "${sc.sourceTitle}": "${s.text}" ${s.reason}${s.suggestion ? `; nearest phrase: ${s.suggestion}` : ""}`,
+        ...(s.suggestion ? { suggestion: s.suggestion } : {}),
+      });
+    }
+    if (steps.length === 0) {
+      warnings.push({ generator: "gherkin", scenario: sc.sourceTitle, line: sc.line, message: `No automation for scenario "${sc.title}": none of its lines could be used` });
+      continue;
+    }
+    const checked = checkDraft({
+      name: sc.title.slice(0, 200), description: describe(featureName, sc, skipped), kind, steps,
+      tags: ["generated", "gherkin", ...sc.tags].slice(0, 50),
+    });
+    if ("problems" in checked) {
+      warnings.push({ generator: "gherkin", scenario: sc.sourceTitle, line: sc.line, message: `No automation for scenario "${sc.title}": what was understood is not a valid automation (${describeProblems(checked.problems)})` });
+      continue;
+    }
+    automations.push(checked.draft);
+  }
+  return { automations, warnings };
+}
+
+export const gherkinGenerator: Generator = {
+  name: "gherkin",
+  missingInput: (input) =>
+    hasScenarios(input.feature.acceptance_criteria)
+      ? null
+      : "the feature's acceptance criteria contain no Gherkin scenario (a \"Scenario:\" with Given/When/Then lines)",
+  async generate(input, run) {
+    await run.progress(0, 1);
+    const out = compileCriteria(input.feature.name, input.feature.acceptance_criteria);
+    await run.progress(1, 1);
+    return out;
+  },
+};

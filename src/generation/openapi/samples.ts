@@ -1,0 +1,127 @@
+// Synthesizes request values from an OpenAPI schema and its examples, and turns response schemas into the
+// JSON Schema the run engine checks bodies against.
+type Schema = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Schema => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function firstType(s: Schema): string | undefined {
+  const t = s.type;
+  if (typeof t === "string") return t;
+  if (Array.isArray(t)) return t.find((x): x is string => typeof x === "string" && x !== "null");
+  if (isObject(s.properties)) return "object";
+  if (s.items !== undefined) return "array";
+  return undefined;
+}
+
+function stringSample(s: Schema): string {
+  const byFormat: Record<string, string> = {
+    email: "user@example.com", "date-time": "2024-01-01T00:00:00Z", date: "2024-01-01", uuid: "00000000-0000-4000-8000-000000000001",
+    uri: "https://example.com/", url: "https://example.com/", hostname: "example.com", ipv4: "192.0.2.1", password: "Secret-123",
+  };
+  let v = (typeof s.format === "string" && byFormat[s.format]) || "example";
+  const min = typeof s.minLength === "number" ? s.minLength : 0;
+  const max = typeof s.maxLength === "number" ? s.maxLength : Number.POSITIVE_INFINITY;
+  while (v.length < min) v += "x";
+  return v.slice(0, Math.max(min, Math.min(v.length, max)));
+}
+
+function numberSample(s: Schema, integer: boolean): number {
+  const min = typeof s.minimum === "number" ? s.minimum : typeof s.exclusiveMinimum === "number" ? s.exclusiveMinimum + 1 : undefined;
+  const max = typeof s.maximum === "number" ? s.maximum : undefined;
+  let v = min ?? 1;
+  if (max !== undefined && v > max) v = max;
+  return integer ? Math.ceil(v) : v;
+}
+
+/** A value the schema accepts: its example, default or first enum value, else one built from its type. */
+export function sampleOf(schema: unknown, depth = 0): unknown {
+  if (!isObject(schema) || depth > 8) return null;
+  if (schema.example !== undefined) return schema.example;
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  if (schema.default !== undefined) return schema.default;
+  if (schema.const !== undefined) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  if (Array.isArray(schema.allOf)) {
+    const parts = schema.allOf.map((p) => sampleOf(p, depth + 1));
+    if (parts.every(isObject)) return Object.assign({}, ...parts);
+  }
+  for (const key of ["oneOf", "anyOf"] as const) {
+    const options = schema[key];
+    if (Array.isArray(options) && options.length > 0) return sampleOf(options[0], depth + 1);
+  }
+  switch (firstType(schema)) {
+    case "object":
+      return objectSample(schema, depth);
+    case "array": {
+      const min = typeof schema.minItems === "number" ? Math.max(1, schema.minItems) : 1;
+      return Array.from({ length: Math.min(min, 3) }, () => sampleOf(schema.items, depth + 1));
+    }
+    case "string":
+      return stringSample(schema);
+    case "integer":
+      return numberSample(schema, true);
+    case "number":
+      return numberSample(schema, false);
+    case "boolean":
+      return true;
+    default:
+      return null;
+  }
+}
+
+/** Required properties, and optional ones that carry an example; read-only ones are the server's to set. */
+function objectSample(schema: Schema, depth: number): Schema {
+  const props = isObject(schema.properties) ? schema.properties : {};
+  const required = new Set(Array.isArray(schema.required) ? schema.required.filter((x): x is string => typeof x === "string") : []);
+  const out: Schema = {};
+  for (const [name, p] of Object.entries(props)) {
+    if (!isObject(p) || p.readOnly === true) continue;
+    if (required.has(name) || p.example !== undefined || p.default !== undefined) out[name] = sampleOf(p, depth + 1);
+  }
+  return out;
+}
+
+export function requiredProperties(schema: unknown): string[] {
+  if (!isObject(schema) || !Array.isArray(schema.required)) return [];
+  const props = isObject(schema.properties) ? schema.properties : {};
+  return schema.required.filter((x): x is string => typeof x === "string" && !(isObject(props[x]) && (props[x] as Schema).readOnly === true));
+}
+
+const OPENAPI_ONLY = new Set(["example", "xml", "externalDocs", "discriminator", "nullable", "deprecated"]);
+
+/**
+ * The response schema as plain JSON Schema: OpenAPI 3.0's `nullable` becomes a null type and its own keywords are
+ * dropped. Null when it cannot be checked offline (a circular or external $ref is left in it).
+ */
+export function toJsonSchema(schema: unknown, seen = new Set<unknown>()): Schema | null {
+  if (!isObject(schema)) return null;
+  if (seen.has(schema)) return null;
+  seen.add(schema);
+  const out: Schema = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === "$ref") return null;
+    if (OPENAPI_ONLY.has(k)) continue;
+    if (isObject(v) && ["items", "additionalProperties", "not"].includes(k)) {
+      const inner = toJsonSchema(v, seen);
+      if (!inner) return null;
+      out[k] = inner;
+    } else if (isObject(v) && ["properties", "patternProperties"].includes(k)) {
+      const props: Schema = {};
+      for (const [name, p] of Object.entries(v)) {
+        const inner = toJsonSchema(p, seen);
+        if (!inner) return null;
+        props[name] = inner;
+      }
+      out[k] = props;
+    } else if (Array.isArray(v) && ["allOf", "oneOf", "anyOf"].includes(k)) {
+      const parts = v.map((p) => toJsonSchema(p, seen));
+      if (parts.some((p) => p === null)) return null;
+      out[k] = parts;
+    } else {
+      out[k] = v;
+    }
+  }
+  seen.delete(schema);
+  if (schema.nullable === true && typeof out.type === "string") out.type = [out.type, "null"];
+  return out;
+}

@@ -1,0 +1,180 @@
+// Builds the http automations for one OpenAPI operation: the positive test, the negative ones (missing required
+// field, no credentials, unknown id) and the create-then-read chain.
+import type { GeneratedDraft, GenerationWarningRecord } from "../../core/generations/queue";
+import type { Assertion, HttpStep } from "../../manifest/automation-format";
+import type { ApiOperation, ApiParameter } from "./operations";
+import { requiredProperties, sampleOf, toJsonSchema } from "./samples";
+
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+type Request = HttpStep["request"];
+
+export interface Credentials {
+  headers: Record<string, string>;
+  query: Record<string, string>;
+  variable: string;
+}
+
+/** How a documented security scheme is satisfied in a test: through an environment variable the user sets. */
+export function credentialsFor(op: ApiOperation, schemes: Obj): Credentials | null {
+  const requirement = op.security.find((r) => Object.keys(r).length > 0);
+  if (!requirement || op.security.some((r) => Object.keys(r).length === 0)) return null;
+  const name = Object.keys(requirement)[0] ?? "";
+  const scheme = isObject(schemes[name]) ? schemes[name] : {};
+  if (scheme.type === "apiKey" && typeof scheme.name === "string") {
+    const v = "{{API_KEY}}";
+    if (scheme.in === "query") return { headers: {}, query: { [scheme.name]: v }, variable: "API_KEY" };
+    if (scheme.in === "header") return { headers: { [scheme.name]: v }, query: {}, variable: "API_KEY" };
+  }
+  if (scheme.type === "http" && String(scheme.scheme).toLowerCase() === "basic") {
+    return { headers: { authorization: "Basic {{API_BASIC_AUTH}}" }, query: {}, variable: "API_BASIC_AUTH" };
+  }
+  return { headers: { authorization: "Bearer {{API_TOKEN}}" }, query: {}, variable: "API_TOKEN" };
+}
+
+/** A path parameter with neither example nor schema still needs a segment: 1 is the likeliest id. */
+const paramValue = (p: ApiParameter) => (p.example !== undefined ? p.example : (sampleOf(p.schema) ?? (p.in === "path" ? 1 : null)));
+
+/** An id no server should have: the unknown-id test expects 404 for it. */
+function unknownValue(p: ApiParameter): unknown {
+  const s = isObject(p.schema) ? p.schema : {};
+  if (s.type === "integer" || s.type === "number") return 987654321;
+  if (s.format === "uuid") return "ffffffff-ffff-4fff-bfff-ffffffffffff";
+  return "does-not-exist-987654321";
+}
+
+function buildPath(op: ApiOperation, value: (p: ApiParameter) => unknown): string {
+  let path = op.path;
+  for (const p of op.parameters.filter((x) => x.in === "path")) {
+    path = path.replaceAll(`{${p.name}}`, encodeURIComponent(String(value(p))));
+  }
+  return path;
+}
+
+function buildRequest(op: ApiOperation, creds: Credentials | null, opts: { path?: string; body?: unknown; withCredentials?: boolean } = {}): Request {
+  const query: Record<string, string | number | boolean> = {};
+  const headers: Record<string, string> = { accept: "application/json" };
+  for (const p of op.parameters) {
+    if (!p.required && p.example === undefined) continue;
+    const v = paramValue(p);
+    if (p.in === "query" && (typeof v === "string" || typeof v === "number" || typeof v === "boolean")) query[p.name] = v;
+    if (p.in === "header" && v !== null && v !== undefined) headers[p.name.toLowerCase()] = String(v);
+  }
+  if (creds && opts.withCredentials !== false) {
+    Object.assign(headers, creds.headers);
+    Object.assign(query, creds.query);
+  }
+  const body = opts.body !== undefined ? opts.body : op.body ? (op.body.example !== undefined ? op.body.example : sampleOf(op.body.schema)) : undefined;
+  return {
+    method: op.method as Request["method"],
+    url: opts.path ?? buildPath(op, paramValue),
+    headers,
+    ...(Object.keys(query).length > 0 ? { query } : {}),
+    ...(body !== undefined && body !== null ? { json: body } : {}),
+  };
+}
+
+/** The documented success: the lowest explicit 2xx code (a "2XX" range is checked as a range). */
+export function successStatus(op: ApiOperation): { code: string; assertion: Assertion } | null {
+  const exact = op.statuses.filter((s) => /^2\d\d$/.test(s)).sort();
+  if (exact[0]) return { code: exact[0], assertion: { status: Number(exact[0]) } };
+  if (op.statuses.includes("2XX")) return { code: "2XX", assertion: { status: { gte: 200, lt: 300 } } };
+  return null;
+}
+
+export interface OperationTests {
+  automations: GeneratedDraft[];
+  warnings: GenerationWarningRecord[];
+}
+
+const label = (op: ApiOperation) => `${op.method} ${op.path}`;
+
+export function testsForOperation(op: ApiOperation, schemes: Obj, serverNote: string): OperationTests {
+  const automations: GeneratedDraft[] = [];
+  const warnings: GenerationWarningRecord[] = [];
+  const creds = credentialsFor(op, schemes);
+  const tags = ["generated", "openapi", ...op.tags].slice(0, 50);
+  const credNote = creds ? ` Sends credentials from the environment variable ${creds.variable}.` : "";
+  const describe = (what: string) => `${what} Generated from the OpenAPI operation ${op.id} (${label(op)}).${credNote} ${serverNote}`;
+
+  const success = successStatus(op);
+  if (!success) {
+    warnings.push({ generator: "openapi", message: `No positive test for ${label(op)}: it documents no 2xx response` });
+  } else {
+    const expect: Assertion[] = [success.assertion];
+    const raw = op.responseSchemas.get(success.code);
+    if (raw !== undefined) {
+      const schema = toJsonSchema(raw);
+      if (schema) expect.push({ schema });
+      else warnings.push({ generator: "openapi", message: `The ${success.code} response schema of ${label(op)} has a circular or external $ref: the positive test checks the status only` });
+    }
+    automations.push({
+      name: `${op.id}: ${label(op)} answers ${success.code}`, kind: "http", tags,
+      description: describe(`A valid request (synthesized from the examples and schema) gets the documented ${success.code} and a body matching the documented schema.`),
+      steps: [{ name: `${label(op)} with a valid request`, request: buildRequest(op, creds), expect }],
+    });
+  }
+
+  const base = op.body && isObject(sampleOf(op.body.schema)) ? (sampleOf(op.body.schema) as Obj) : null;
+  const required = op.body ? requiredProperties(op.body.schema) : [];
+  if (base && required.length > 0) {
+    automations.push({
+      name: `${op.id}: ${label(op)} rejects a body missing a required field`, kind: "http", tags,
+      description: describe(`Each required body field (${required.join(", ")}) left out in turn must be refused with a 4xx.`),
+      steps: required.map((field) => {
+        const { [field]: _left, ...body } = base;
+        return { name: `without "${field}"`, request: buildRequest(op, creds, { body }), expect: [{ status: { gte: 400, lt: 500 } }] };
+      }),
+    });
+  }
+
+  if (creds) {
+    automations.push({
+      name: `${op.id}: ${label(op)} without credentials answers 401`, kind: "http", tags,
+      description: describe("The operation declares security: a request without credentials must be refused with 401."),
+      steps: [{ name: `${label(op)} without credentials`, request: buildRequest(op, creds, { withCredentials: false }), expect: [{ status: 401 }] }],
+    });
+  }
+
+  const pathParams = op.parameters.filter((p) => p.in === "path");
+  if (op.statuses.includes("404") && pathParams.length > 0) {
+    automations.push({
+      name: `${op.id}: ${label(op)} with an unknown id answers 404`, kind: "http", tags,
+      description: describe("The operation documents 404: an id that does not exist must get it."),
+      steps: [{ name: `${label(op)} with an unknown id`, request: buildRequest(op, creds, { path: buildPath(op, unknownValue) }), expect: [{ status: 404 }] }],
+    });
+  }
+  return { automations, warnings };
+}
+
+/** A POST whose answer carries an `id`, and a GET of `<that path>/{param}`: create, then read what was created. */
+export function createThenRead(ops: ApiOperation[], schemes: Obj, serverNote: string): GeneratedDraft[] {
+  const out: GeneratedDraft[] = [];
+  for (const create of ops.filter((o) => o.method === "POST")) {
+    const success = successStatus(create);
+    const schema = success ? create.responseSchemas.get(success.code) : undefined;
+    if (!success || !isObject(schema) || !isObject(schema.properties) || !("id" in schema.properties)) continue;
+    const read = ops.find((o) => o.method === "GET" && new RegExp(`^${escapeRe(create.path.replace(/\/+$/, ""))}/\\{[^/{}]+\\}$`).test(o.path));
+    if (!read) continue;
+    const readSuccess = successStatus(read);
+    const param = /\{([^/{}]+)\}$/.exec(read.path)?.[1] ?? "id";
+    const readPath = buildPath({ ...read, parameters: read.parameters.filter((p) => p.name !== param) }, paramValue).replace(`{${param}}`, "{{created_id}}");
+    const readExpect: Assertion[] = [readSuccess?.assertion ?? { status: { gte: 200, lt: 300 } }, { json: "$.id", exists: true }];
+    const readSchema = readSuccess ? toJsonSchema(read.responseSchemas.get(readSuccess.code)) : null;
+    if (readSchema) readExpect.push({ schema: readSchema });
+    out.push({
+      name: `${create.id} then ${read.id}: what is created can be read`, kind: "http",
+      tags: ["generated", "openapi", ...new Set([...create.tags, ...read.tags])].slice(0, 50),
+      description: `Creates with ${label(create)}, keeps the returned id, and reads it back with ${label(read)}. ${serverNote}`,
+      steps: [
+        { name: `create (${label(create)})`, request: buildRequest(create, credentialsFor(create, schemes)), expect: [success.assertion], capture: { created_id: "$.id" } },
+        { name: `read it back (${label(read)})`, request: buildRequest(read, credentialsFor(read, schemes), { path: readPath }), expect: readExpect },
+      ],
+    });
+  }
+  return out;
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

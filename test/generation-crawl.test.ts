@@ -1,0 +1,82 @@
+// Crawl generation through the real server against a local HTML app: pages, headings, forms and links read with
+// a real HTML parser become browser and http smoke drafts; the page limit and unreachable pages.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTargetApp, type TargetApp } from "./helpers/gen-target-app";
+import { automationsOf, createFeature, createProject, generate } from "./helpers/gen-flow";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+let t: TestServer;
+let app: TargetApp;
+let project: string;
+
+beforeAll(async () => {
+  app = startTargetApp();
+  t = await startTestServer({ generation: { crawl_max_pages: 5 } });
+  project = await createProject(t, "shop-web");
+});
+afterAll(async () => {
+  await t.stop();
+  await app.stop();
+});
+
+describe("crawl generation", () => {
+  test("the home page and the same-origin pages it links to → page, form and link smoke tests", async () => {
+    const feature = await createFeature(t, project, { name: "Web shop", target: { kind: "web", url: `${app.url}/` } });
+    const g = await generate(t, project, feature);
+    expect(g.status).toBe("succeeded");
+    expect(g.warnings).toEqual([]);
+    expect(g.result).toContain("crawl: 7");
+    const autos = await automationsOf(t, project, g);
+    expect(autos.map((a) => a.name)).toEqual([
+      'Page / loads with its title "Acme Shop"',
+      "Links on / answer 2xx",
+      'Page /login loads with its title "Sign in - Acme"',
+      "Form on /login has its fields",
+      "Links on /login answer 2xx",
+      'Page /about loads with its title "About Acme"',
+      "Form on /about has its fields",
+    ]);
+    const [home, homeLinks, , loginForm, loginLinks, about, aboutForm] = autos;
+    expect(home?.kind).toBe("browser");
+    expect(home?.steps).toEqual([
+      { goto: `${app.url}/` },
+      { expect: { title: "Acme Shop" } },
+      { expect: { visible: 'role=heading[name="Acme Shop"]' } },
+      { expect: { visible: 'role=heading[name="Featured items"]' } },
+    ]);
+    // Same-origin only, each once, without fragments; mailto and other origins are left out.
+    expect(homeLinks?.kind).toBe("http");
+    expect(homeLinks?.steps.map((s) => (s.request as { url: string }).url)).toEqual([`${app.url}/login`, `${app.url}/about`]);
+    expect(loginLinks?.steps.map((s) => (s.request as { url: string }).url)).toEqual([`${app.url}/`]);
+    expect(loginForm?.steps.slice(1)).toEqual([{ expect: { visible: 'label="Email"' } }, { expect: { visible: 'label="Password"' } }]);
+    expect(aboutForm?.steps.slice(1)).toEqual([{ expect: { visible: 'css=input[name="q"]' } }, { expect: { visible: 'css=select[name="sort"]' } }]);
+    expect(about?.steps).toContainEqual({ expect: { visible: 'role=heading[name="Our team"]' } });
+    expect(g.progress).toEqual({ stage: "done", done: 7, total: 7 });
+  });
+
+  test("crawl_max_pages bounds the pages read", async () => {
+    const small = await startTestServer({ generation: { crawl_max_pages: 1 } });
+    try {
+      const p = await createProject(small, "one-page");
+      const feature = await createFeature(small, p, { name: "Home", target: { kind: "web", url: `${app.url}/` } });
+      const g = await generate(small, p, feature, "crawl");
+      const autos = await automationsOf(small, p, g);
+      expect(autos.map((a) => a.name)).toEqual(['Page / loads with its title "Acme Shop"', "Links on / answer 2xx"]);
+    } finally {
+      await small.stop();
+    }
+  });
+
+  test("an unreachable or non-HTML page fails the job with a clear error", async () => {
+    const gone = await createFeature(t, project, { name: "Gone", target: { kind: "web", url: `${app.url}/missing` } });
+    const g = await generate(t, project, gone, "crawl");
+    expect(g.status).toBe("failed");
+    expect(g.error).toBe(`could not read the feature's page ${app.url}/missing: it answered HTTP 404`);
+    const json = await createFeature(t, project, { name: "JSON", target: { kind: "web", url: `${app.url}/api/items` } });
+    const g2 = await generate(t, project, json, "crawl");
+    expect(g2.error).toContain("it is not an HTML page (content-type application/json");
+    const relative = await createFeature(t, project, { name: "Relative", target: { kind: "web", url: "/login" } });
+    const g3 = await generate(t, project, relative, "crawl");
+    expect(g3.error).toBe('the crawl strategy cannot run: the feature\'s URL "/login" is not an absolute http(s) URL');
+  });
+});

@@ -1,0 +1,169 @@
+// LLM generation against a local OpenAI-compatible server started by the test: a valid answer makes drafts, an
+// invalid one gets one repair round (then is rejected), and a hanging or failing provider fails the job in time.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Server } from "bun";
+import { automationsOf, createFeature, createProject, generate, type GenerationRecord, json } from "./helpers/gen-flow";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+type Behaviour = "valid" | "invalid" | "hang" | "error";
+
+const VALID = {
+  automations: [
+    { name: "item 1 exists", kind: "http", steps: [{ name: "get item", request: { method: "GET", url: "/api/items/1" }, expect: [{ status: 200 }, { json: "$.id", equals: 1 }] }] },
+    { name: "home shows the shop", kind: "browser", tags: ["smoke"], steps: [{ goto: "/" }, { expect: { text: "Acme Shop" } }] },
+  ],
+};
+// Wrong on purpose: an unknown kind, and an http automation with a browser step.
+const INVALID = { automations: [{ name: "bad", kind: "soap", steps: [] }, { name: "mixed", kind: "http", steps: [{ goto: "/" }] }] };
+
+interface Received {
+  authorization: string | null;
+  body: { model: string; messages: { role: string; content: string }[] };
+}
+
+let script: Behaviour[] = [];
+const received: Received[] = [];
+let llm: Server<undefined>;
+let t: TestServer;
+let project: string;
+const TIMEOUT_MS = 1500;
+
+function answer(content: unknown): Response {
+  return Response.json({ id: "cmpl-1", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: JSON.stringify(content) }, finish_reason: "stop" }] });
+}
+
+beforeAll(async () => {
+  llm = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      if (new URL(req.url).pathname !== "/v1/chat/completions") return new Response("no", { status: 404 });
+      received.push({ authorization: req.headers.get("authorization"), body: (await req.json()) as Received["body"] });
+      const next = script.shift() ?? "error";
+      if (next === "valid") return answer(VALID);
+      if (next === "invalid") return answer(INVALID);
+      if (next === "error") return Response.json({ error: { message: "model overloaded" } }, { status: 503 });
+      return new Promise<Response>(() => undefined);
+    },
+  });
+  process.env.SVC_TEST_LLM_KEY = "sk-local-test-key";
+  t = await startTestServer({ generation: { llm: { base_url: `http://127.0.0.1:${llm.port}/v1`, model: "test-model", api_key_env: "SVC_TEST_LLM_KEY", timeout_ms: TIMEOUT_MS } } });
+  project = await createProject(t, "llm-shop");
+});
+afterAll(async () => {
+  await t.stop();
+  await llm.stop(true);
+  delete process.env.SVC_TEST_LLM_KEY;
+});
+
+describe("llm generation", () => {
+  test("a valid answer → drafts; the prompt carries the feature, its criteria and the automation schema", async () => {
+    script = ["valid"];
+    received.length = 0;
+    const feature = await createFeature(t, project, { name: "Items page", description: "Shows the shop's items", acceptance_criteria: "- item 1 is listed" });
+    const g = await generate(t, project, feature, "llm");
+    expect(g.status).toBe("succeeded");
+    expect(g.warnings).toEqual([]);
+    const autos = await automationsOf(t, project, g);
+    expect(autos.map((a) => [a.name, a.kind, a.status, a.source])).toEqual([
+      ["item 1 exists", "http", "draft", "generated"],
+      ["home shows the shop", "browser", "draft", "generated"],
+    ]);
+    expect(autos[1]?.tags).toEqual(["generated", "llm", "smoke"]);
+    expect(received).toHaveLength(1);
+    expect(received[0]?.authorization).toBe("Bearer sk-local-test-key");
+    expect(received[0]?.body.model).toBe("test-model");
+    const prompt = received[0]?.body.messages.map((m) => m.content).join("\n") ?? "";
+    expect(prompt).toContain("Feature: Items page");
+    expect(prompt).toContain("- item 1 is listed");
+    expect(prompt).toContain('"$schema":"https://json-schema.org/draft/2020-12/schema"');
+  });
+
+  test("an invalid answer is sent back once with the validation errors; the corrected answer is used", async () => {
+    script = ["invalid", "valid"];
+    received.length = 0;
+    const feature = await createFeature(t, project, { name: "Repair", acceptance_criteria: "- works" });
+    const g = await generate(t, project, feature, "llm");
+    expect(g.status).toBe("succeeded");
+    expect(g.automation_ids).toHaveLength(2);
+    expect(received).toHaveLength(2);
+    const repair = received[1]?.body.messages ?? [];
+    expect(repair.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+    expect(repair[3]?.content).toContain("automations.0.kind");
+    expect(repair[3]?.content).toContain("automations.1.steps.0: an http automation takes only request steps");
+    expect(g.warnings[0]?.message).toContain("its corrected answer was used");
+  });
+
+  test("still invalid after one repair round → rejected with a warning, no drafts, no third request", async () => {
+    script = ["invalid", "invalid", "valid"];
+    received.length = 0;
+    const feature = await createFeature(t, project, { name: "Rejected", acceptance_criteria: "- works" });
+    const g = await generate(t, project, feature, "llm");
+    expect(g.status).toBe("succeeded");
+    expect(g.automation_ids).toEqual([]);
+    expect(received).toHaveLength(2);
+    expect(g.warnings).toEqual([expect.objectContaining({ generator: "llm", message: expect.stringContaining("still invalid after one repair round") })]);
+    script = [];
+  });
+
+  test("a provider that hangs fails the job after the timeout, never hangs it", async () => {
+    script = ["hang"];
+    const feature = await createFeature(t, project, { name: "Hang", acceptance_criteria: "- works" });
+    const started = Date.now();
+    const g = await generate(t, project, feature, "llm");
+    const took = Date.now() - started;
+    expect(g.status).toBe("failed");
+    expect(g.error).toBe(`the LLM provider at http://127.0.0.1:${llm.port}/v1 did not answer within ${TIMEOUT_MS} ms`);
+    expect(took).toBeGreaterThanOrEqual(TIMEOUT_MS - 100);
+    expect(took).toBeLessThan(TIMEOUT_MS + 5000);
+  });
+
+  test("cancel_generation stops a running job; the cancelled record is never overwritten", async () => {
+    script = ["hang"];
+    const feature = await createFeature(t, project, { name: "Cancel me", acceptance_criteria: "- works" });
+    const path = `/projects/${project}/features/${feature}/generation`;
+    await json(await t.call("POST", path, { strategy: "llm" }), 202);
+    let running: GenerationRecord | null = null;
+    for (let i = 0; i < 100 && !running; i++) {
+      const g = await json<GenerationRecord>(await t.call("GET", path), 200);
+      if (g.status === "running" && g.progress.stage === "llm") running = g;
+      else await Bun.sleep(20);
+    }
+    expect(running?.progress).toEqual({ stage: "llm", done: 0, total: 2 });
+    const cancelled = await json<GenerationRecord>(await t.call("DELETE", path), 200);
+    expect(cancelled.status).toBe("cancelled");
+    await Bun.sleep(TIMEOUT_MS + 300);
+    const after = await json<GenerationRecord>(await t.call("GET", path), 200);
+    expect(after.status).toBe("cancelled");
+    expect(after.error).toBeNull();
+    expect(after.result).toBe("cancelled by request");
+    // A new generation can start at once: the cancelled job no longer holds the feature.
+    script = ["valid"];
+    expect((await generate(t, project, feature, "llm")).status).toBe("succeeded");
+  });
+
+  test("an HTTP error of the provider fails the job with its status and message", async () => {
+    script = ["error"];
+    const feature = await createFeature(t, project, { name: "Overloaded", acceptance_criteria: "- works" });
+    const g = await generate(t, project, feature, "llm");
+    expect(g.status).toBe("failed");
+    expect(g.error).toContain("answered HTTP 503");
+    expect(g.error).toContain("model overloaded");
+    expect(g.error).not.toContain("sk-local-test-key");
+  });
+
+  test("without [generation.llm] the llm strategy fails clearly and auto leaves it out", async () => {
+    const plain = await startTestServer();
+    try {
+      const p = await createProject(plain, "no-llm");
+      const f = await createFeature(plain, p, { name: "F", acceptance_criteria: 'Scenario: S\n  Given I open "/"\n' });
+      const g = await generate(plain, p, f, "llm");
+      expect(g.error).toBe("the llm strategy cannot run: no LLM is configured (set [generation.llm] base_url and model)");
+      const auto = await generate(plain, p, f);
+      expect(auto.status).toBe("succeeded");
+      expect(auto.result).toStartWith("Ran gherkin (gherkin: 1).");
+    } finally {
+      await plain.stop();
+    }
+  });
+});
