@@ -3,7 +3,7 @@ import type { Server } from "bun";
 import type { Config } from "../config/schema";
 import { openCore, type OpenedCore } from "./core";
 import { createHttpService } from "./http/app";
-import { serverExtensions } from "./extensions";
+import { type Engine, serverExtensions } from "./extensions";
 import { log, setLogLevel } from "./logging";
 
 export interface RunningServer {
@@ -28,7 +28,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   await import("./modules");
   const core = await openCore(config);
   core.keys.startFlushing();
-  const extensions = serverExtensions.http.map((f) => f(core));
+  let engines: Engine[] = [];
+  const extensions = serverExtensions.http.map((f) => f(core, { engines: () => engines }));
   const service = createHttpService({
     core,
     plugins: extensions.flatMap((e) => e.plugins ?? []),
@@ -42,10 +43,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
     hostname: config.host,
     port: config.port,
     tls,
+    // Bundled pages are served in production mode (no hot reload), also when run from source.
+    development: false,
+    routes: Object.assign({}, ...extensions.map((e) => e.routes ?? {})),
     maxRequestBodySize: Math.max(config.max_body_bytes * 2, config.max_body_bytes + 1024 * 1024),
     fetch: (request, srv) => service.fetch(request, clientIp(config, request, srv)),
   });
-  const engines = serverExtensions.engines.map((f) => f(core));
+  engines = serverExtensions.engines.map((f) => f(core));
   for (const e of engines) await e.start();
   const url = `${tls ? "https" : "http"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
   log.info("listening", { url, data_dir: config.data_dir });
