@@ -11,10 +11,11 @@ fi
 if [ ! -d node_modules ] || [ "${CI:-}" = "true" ]; then
   bun install --frozen-lockfile >&2
 fi
-# Debian packages: chromium (browser steps, UI tests) and wrk (the HTTP benchmarks).
+# Debian packages: chromium (browser steps, UI tests), wrk (the HTTP benchmarks), shellcheck (install scripts).
 missing=()
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck) # the install scripts' tests
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${missing[*]} (Debian packages)" >&2
@@ -23,9 +24,4 @@ if [ "${#missing[@]}" -gt 0 ]; then
   else
     echo "note: missing ${missing[*]}: browser steps, UI tests and benchmarks need them (apt-get install ${missing[*]})" >&2
   fi
-fi
-if ! command -v shellcheck >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-  echo "installing shellcheck (Debian package) for the install script tests" >&2
-  apt-get update -qq >&2 || true
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq shellcheck >&2
 fi

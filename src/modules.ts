@@ -1,2 +1,3 @@
 // Imports every module that registers an engine or HTTP extension for `svc serve` (see src/extensions.ts).
+import "./http/web";
 import "./generation/engine";

@@ -58,7 +58,8 @@ export function createHttpService(opts: AppOptions): HttpService {
   const ipBuckets = rl.enabled ? new TokenBuckets(rl.per_ip_per_hour) : null;
   const workspaceBuckets = rl.enabled ? new TokenBuckets(rl.per_workspace_per_hour) : null;
   const responses = new ResponseCache(core.changes);
-  const openapi = JSON.stringify(buildOpenApiDocument(VERSION, core.config.base_url));
+  // Built on first request: converting every schema takes ~50-100 ms, too much to add to every start.
+  let openapi: string | undefined;
 
   const base = new Elysia()
     .onError(({ code, request }) => {
@@ -73,7 +74,10 @@ export function createHttpService(opts: AppOptions): HttpService {
       if (code === "PARSE") return errorResponse("invalid_request", "the request body could not be parsed");
       return errorResponse("internal_error", `internal error; quote request id ${state?.id ?? "?"}`, { requestId: state?.id });
     })
-    .get("/api/v1/openapi.json", () => new Response(openapi, { headers: { "content-type": "application/json; charset=utf-8" } }));
+    .get("/api/v1/openapi.json", () => {
+      openapi ??= JSON.stringify(buildOpenApiDocument(VERSION, core.config.base_url));
+      return new Response(openapi, { headers: { "content-type": "application/json; charset=utf-8" } });
+    });
   // Routes are added by mutation below; the plain type keeps plugins simple to write.
   let app = base as unknown as Elysia;
 

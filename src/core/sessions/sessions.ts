@@ -1,0 +1,64 @@
+// Web sign-in sessions: created at sign-in, looked up by the hash of the cookie's token, deleted at sign-out.
+import type { Db } from "../../db/database";
+import { hashApiKey, sameDigest } from "../../security/api-keys";
+import { newId, randomBase62 } from "../../security/ids";
+import type { Role } from "../context";
+import { nowIso } from "../shared/time";
+
+export const SESSION_TTL_MS = 14 * 24 * 3600 * 1000;
+
+export interface SessionRecord {
+  sessionId: string;
+  userId: string;
+  workspaceId: string;
+  role: Role;
+  csrfToken: string;
+}
+
+/** Opens a session; the token goes into the cookie and only its hash is stored. */
+export async function createSession(db: Db, userId: string, workspaceId: string): Promise<{ token: string; csrfToken: string; expiresAt: string }> {
+  const token = randomBase62(43);
+  const csrfToken = randomBase62(32);
+  const expiresAt = new Date(Date.now() + SESSION_TTL_MS).toISOString();
+  await db.insertInto("sessions").values({
+    id: newId("ses"), token_hash: hashApiKey(token), user_id: userId, workspace_id: workspaceId,
+    csrf_token: csrfToken, created_at: nowIso(), expires_at: expiresAt,
+  }).execute();
+  if (Math.random() < 0.05) await db.deleteFrom("sessions").where("expires_at", "<=", nowIso()).execute();
+  return { token, csrfToken, expiresAt };
+}
+
+/** The live session of a token; requires the membership too, so a removed member's session ends at once. */
+export async function findSession(db: Db, token: string): Promise<SessionRecord | null> {
+  if (token.length === 0 || token.length > 100) return null;
+  const row = await db
+    .selectFrom("sessions as s")
+    .innerJoin("memberships as m", (j) => j.onRef("m.user_id", "=", "s.user_id").onRef("m.workspace_id", "=", "s.workspace_id"))
+    .select(["s.id", "s.user_id", "s.workspace_id", "s.csrf_token", "s.expires_at", "m.role"])
+    .where("s.token_hash", "=", hashApiKey(token))
+    .executeTakeFirst();
+  if (!row || row.expires_at <= nowIso()) return null;
+  return { sessionId: row.id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role as Role, csrfToken: row.csrf_token };
+}
+
+export function csrfMatches(session: SessionRecord, presented: string | null): boolean {
+  return presented !== null && sameDigest(session.csrfToken, presented);
+}
+
+export async function deleteSession(db: Db, token: string): Promise<void> {
+  await db.deleteFrom("sessions").where("token_hash", "=", hashApiKey(token)).execute();
+}
+
+/** The workspace a person signs in to: their oldest membership. */
+export async function firstMembership(db: Db, userId: string): Promise<{ workspaceId: string; role: Role } | null> {
+  const m = await db.selectFrom("memberships").select(["workspace_id", "role"]).where("user_id", "=", userId)
+    .orderBy("created_at", "asc").executeTakeFirst();
+  return m ? { workspaceId: m.workspace_id, role: m.role as Role } : null;
+}
+
+/** What the web application shows about the signed-in person. */
+export async function sessionProfile(db: Db, s: SessionRecord) {
+  const user = await db.selectFrom("users").select(["id", "email", "name"]).where("id", "=", s.userId).executeTakeFirstOrThrow();
+  const workspace = await db.selectFrom("workspaces").select(["id", "name", "slug"]).where("id", "=", s.workspaceId).executeTakeFirstOrThrow();
+  return { user, workspace, role: s.role };
+}

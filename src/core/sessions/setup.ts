@@ -1,0 +1,66 @@
+// First-run setup (the first workspace and its owner) and password setup from an invitation link.
+import type { Db } from "../../db/database";
+import { invalid } from "../../manifest/errors";
+import { hashApiKey, sameDigest } from "../../security/api-keys";
+import { newId } from "../../security/ids";
+import { hashPassword } from "../../security/passwords";
+import { conflict } from "../../manifest/errors";
+import { slugify } from "../access/users";
+import { nowIso } from "../shared/time";
+import { firstMembership } from "./sessions";
+
+export async function anyUserExists(db: Db): Promise<boolean> {
+  return (await db.selectFrom("users").select("id").limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** Creates the first workspace and its owner; refused once any user exists, so it can only happen once. */
+export async function firstRunSetup(
+  db: Db,
+  input: { workspaceName: string; name: string; email: string; password: string },
+): Promise<{ userId: string; workspaceId: string }> {
+  const email = input.email.trim().toLowerCase();
+  const passwordHash = await hashPassword(input.password);
+  return db.transaction().execute(async (trx) => {
+    // Inside the write transaction, so two setups racing cannot both create an owner.
+    if (await anyUserExists(trx)) throw conflict("this installation is already set up; sign in instead");
+    const t = nowIso();
+    const workspaceId = newId("wsp");
+    const userId = newId("usr");
+    await trx.insertInto("workspaces").values({ id: workspaceId, slug: slugify(input.workspaceName), name: input.workspaceName, created_at: t, updated_at: t }).execute();
+    await trx.insertInto("users").values({
+      id: userId, email, name: input.name, password_hash: passwordHash, setup_token_hash: null, setup_token_expires_at: null, created_at: t, updated_at: t,
+    }).execute();
+    await trx.insertInto("memberships").values({ workspace_id: workspaceId, user_id: userId, role: "owner", created_at: t, updated_at: t }).execute();
+    return { userId, workspaceId };
+  });
+}
+
+async function userOfSetupToken(db: Db, token: string) {
+  if (!/^[0-9A-Za-z]{20,100}$/.test(token)) return null;
+  const hash = hashApiKey(token);
+  const user = await db.selectFrom("users").select(["id", "email", "name", "setup_token_hash", "setup_token_expires_at"])
+    .where("setup_token_hash", "=", hash).executeTakeFirst();
+  if (!user?.setup_token_hash || !sameDigest(user.setup_token_hash, hash)) return null;
+  if (!user.setup_token_expires_at || user.setup_token_expires_at <= nowIso()) return null;
+  return user;
+}
+
+/** Who a password-setup link is for, or null when it is unknown, used or expired. */
+export async function describeSetupToken(db: Db, token: string): Promise<{ email: string; name: string } | null> {
+  const user = await userOfSetupToken(db, token);
+  return user ? { email: user.email, name: user.name } : null;
+}
+
+/** Sets the password from a one-time link and spends the link. */
+export async function completePasswordSetup(db: Db, token: string, password: string): Promise<{ userId: string; workspaceId: string }> {
+  const user = await userOfSetupToken(db, token);
+  if (!user) throw invalid("this password-setup link is unknown, already used or expired; ask an admin for a new one");
+  const membership = await firstMembership(db, user.id);
+  if (!membership) throw invalid("this account is no longer a member of any workspace");
+  const passwordHash = await hashPassword(password);
+  const res = await db.updateTable("users")
+    .set({ password_hash: passwordHash, setup_token_hash: null, setup_token_expires_at: null, updated_at: nowIso() })
+    .where("id", "=", user.id).where("setup_token_hash", "=", hashApiKey(token)).executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) throw invalid("this password-setup link was just used");
+  return { userId: user.id, workspaceId: membership.workspaceId };
+}

@@ -1,0 +1,115 @@
+// The routes only a person in a browser uses: session state, first-run setup, sign in/out, password setup.
+import { z } from "zod";
+import type { Core } from "../../core/context";
+import { csrfMatches, createSession, deleteSession, findSession, sessionProfile } from "../../core/sessions/sessions";
+import { anyUserExists, completePasswordSetup, describeSetupToken, firstRunSetup } from "../../core/sessions/setup";
+import { checkPassword } from "../../core/sessions/sign-in";
+import { AppError } from "../../manifest/errors";
+import { log } from "../../logging";
+import { errorResponse, responseForError } from "../errors";
+import { requestState } from "../request-state";
+import { clearedSessionCookie, sessionCookie, sessionToken } from "./cookies";
+import { CSRF_HEADER, sameOrigin } from "./csrf";
+import { json, readJson } from "./json-body";
+import type { LoginLimiter } from "./login-limiter";
+
+export const WEB_PREFIX = "/api/v1/web";
+
+const Password = z.string().min(10, "the password needs at least 10 characters").max(1000);
+const Email = z.email().max(320);
+const SetupBody = z.strictObject({ workspace: z.string().trim().min(1).max(200), name: z.string().trim().min(1).max(200), email: Email, password: Password });
+const LoginBody = z.strictObject({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1000) });
+const PasswordSetupBody = z.strictObject({ token: z.string().min(1).max(200), password: Password });
+
+function baseUrl(core: Core, request: Request): string {
+  return core.config.base_url?.replace(/\/+$/, "") ?? new URL(request.url).origin;
+}
+
+async function signedIn(core: Core, request: Request, userId: string, workspaceId: string, status = 200): Promise<Response> {
+  const s = await createSession(core.db, userId, workspaceId);
+  const session = await findSession(core.db, s.token);
+  if (!session) throw new AppError("internal_error", "the new session could not be read back");
+  const profile = await sessionProfile(core.db, session);
+  return json(status, { ...profile, csrf_token: s.csrfToken }, { "set-cookie": sessionCookie(core.config, request, s.token, s.expiresAt) });
+}
+
+/** What the web application needs at start: set up or not, and who is signed in. */
+async function state(core: Core, request: Request): Promise<Response> {
+  const base = baseUrl(core, request);
+  if (!(await anyUserExists(core.db))) return json(200, { setup_required: true, signed_in: false, base_url: base });
+  const token = sessionToken(request);
+  const session = token ? await findSession(core.db, token) : null;
+  if (!session) return json(200, { setup_required: false, signed_in: false, base_url: base });
+  return json(200, { setup_required: false, signed_in: true, base_url: base, ...(await sessionProfile(core.db, session)), csrf_token: session.csrfToken });
+}
+
+async function setup(core: Core, request: Request): Promise<Response> {
+  if (!sameOrigin(request, core.config.base_url)) return errorResponse("forbidden", "cross-site requests are refused");
+  const body = await readJson(request, SetupBody);
+  if (!body.ok) return body.response;
+  const created = await firstRunSetup(core.db, { workspaceName: body.value.workspace, name: body.value.name, email: body.value.email, password: body.value.password });
+  log.info("first-run setup done", { user_id: created.userId, workspace_id: created.workspaceId });
+  return signedIn(core, request, created.userId, created.workspaceId, 201);
+}
+
+async function login(core: Core, limiter: LoginLimiter, request: Request): Promise<Response> {
+  if (!sameOrigin(request, core.config.base_url)) return errorResponse("forbidden", "cross-site requests are refused");
+  const body = await readJson(request, LoginBody);
+  if (!body.ok) return body.response;
+  const wait = limiter.attempt(requestState(request)?.ip ?? "unknown", body.value.email);
+  if (wait > 0) {
+    return errorResponse("rate_limited", `too many sign-in attempts; retry after ${wait} s`, { headers: { "retry-after": String(wait) } });
+  }
+  const who = await checkPassword(core.db, body.value.email, body.value.password);
+  if (!who) {
+    log.info("sign-in refused", { ip: requestState(request)?.ip });
+    return errorResponse("unauthorized", "wrong email or password");
+  }
+  return signedIn(core, request, who.userId, who.workspaceId);
+}
+
+async function logout(core: Core, request: Request): Promise<Response> {
+  const token = sessionToken(request);
+  const session = token ? await findSession(core.db, token) : null;
+  if (token && session) {
+    if (!sameOrigin(request, core.config.base_url) || !csrfMatches(session, request.headers.get(CSRF_HEADER))) {
+      return errorResponse("forbidden", "the request lacks a valid CSRF token (X-CSRF-Token header)");
+    }
+    await deleteSession(core.db, token);
+  }
+  return new Response(null, { status: 204, headers: { "set-cookie": clearedSessionCookie(core.config, request) } });
+}
+
+async function setupTokenInfo(core: Core, request: Request): Promise<Response> {
+  const token = new URL(request.url).searchParams.get("token") ?? "";
+  const who = await describeSetupToken(core.db, token);
+  return who ? json(200, who) : errorResponse("not_found", "this password-setup link is unknown, already used or expired");
+}
+
+async function setupPassword(core: Core, request: Request): Promise<Response> {
+  if (!sameOrigin(request, core.config.base_url)) return errorResponse("forbidden", "cross-site requests are refused");
+  const body = await readJson(request, PasswordSetupBody);
+  if (!body.ok) return body.response;
+  const who = await completePasswordSetup(core.db, body.value.token, body.value.password);
+  return signedIn(core, request, who.userId, who.workspaceId);
+}
+
+/** Wraps a route so anything thrown becomes the JSON error shape. */
+export function guarded(run: (request: Request) => Promise<Response>) {
+  return async ({ request }: { request: Request }): Promise<Response> => {
+    try {
+      return await run(request);
+    } catch (e) {
+      return responseForError(e, requestState(request)?.id ?? "unknown");
+    }
+  };
+}
+
+export const authRoutes = (core: Core, limiter: LoginLimiter) => ({
+  state: guarded((r) => state(core, r)),
+  setup: guarded((r) => setup(core, r)),
+  login: guarded((r) => login(core, limiter, r)),
+  logout: guarded((r) => logout(core, r)),
+  setupTokenInfo: guarded((r) => setupTokenInfo(core, r)),
+  setupPassword: guarded((r) => setupPassword(core, r)),
+});

@@ -1,0 +1,38 @@
+// The frame around every signed-in page: the top bar with navigation and the signed-in person.
+import type { ComponentChildren } from "preact";
+import { web } from "./api";
+import { useHashPath } from "./router";
+import { canAdminister, useSession } from "./session";
+
+export function Layout({ children }: { children: ComponentChildren }) {
+  const { session, refresh } = useSession();
+  const path = useHashPath();
+  const links = [
+    { href: "#/", label: "Dashboard", active: path === "/" },
+    { href: "#/projects", label: "Projects", active: path.startsWith("/projects") || path.startsWith("/p/") },
+    ...(canAdminister(session) ? [{ href: "#/members", label: "Members", active: path.startsWith("/members") }] : []),
+    { href: "#/settings/keys", label: "CLI & API keys", active: path.startsWith("/settings") },
+  ];
+  const signOut = async () => {
+    await web("POST", "/logout");
+    location.hash = "/";
+    await refresh();
+  };
+  return (
+    <div class="shell">
+      <header class="topbar">
+        <a class="brand" href="#/">svc</a>
+        <nav class="mainnav" aria-label="Main">
+          {links.map((l) => (
+            <a key={l.href} href={l.href} class={l.active ? "active" : ""} aria-current={l.active ? "page" : undefined}>{l.label}</a>
+          ))}
+        </nav>
+        <div class="who">
+          <span class="who-name" title={session.user?.email}>{session.user?.name} · {session.workspace?.name}</span>
+          <button type="button" class="btn btn-quiet" onClick={signOut}>Sign out</button>
+        </div>
+      </header>
+      <main class="content">{children}</main>
+    </div>
+  );
+}

@@ -1,0 +1,115 @@
+// A project's automations: filtered by feature, group, status, kind and text; and a form to create one.
+import { useState } from "preact/hooks";
+import { enc, op, qs } from "../api";
+import { useAction, useLoad } from "../hooks";
+import { navigate } from "../router";
+import type { Automation, Feature, Group, Page } from "../types";
+import { Badge, Card, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { ProjectFrame } from "./project-frame";
+import { checkSteps, StepsEditor } from "./steps-editor";
+
+const EXAMPLE_HTTP = JSON.stringify([{ name: "health", request: { method: "GET", url: "/health" }, expect: [{ status: 200 }] }], null, 2);
+const EXAMPLE_BROWSER = JSON.stringify([{ goto: "/" }, { expect: { title: "Home" } }, { screenshot: "home" }], null, 2);
+
+function CreateAutomation({ project, onCancel }: { project: string; onCancel: () => void }) {
+  const [name, setName] = useState("");
+  const [kind, setKind] = useState<"http" | "browser">("http");
+  const [text, setText] = useState(EXAMPLE_HTTP);
+  const a = useAction();
+  const create = async (e: Event) => {
+    e.preventDefault();
+    const { steps } = checkSteps(text, kind);
+    if (!steps) return;
+    await a.run(async () => {
+      const created = await op<Automation>("POST", `/projects/${enc(project)}/automations`, { name, kind, steps });
+      navigate(`/p/${enc(project)}/automations/${created.id}`);
+    });
+  };
+  return (
+    <Card title="New automation">
+      <form class="stack" onSubmit={create}>
+        <div class="form-row">
+          <Field label="Name"><input required value={name} onInput={(e) => setName(inputValue(e))} /></Field>
+          <Field label="Kind">
+            <select value={kind} onChange={(e) => { const k = inputValue(e) as "http" | "browser"; setKind(k); setText(k === "http" ? EXAMPLE_HTTP : EXAMPLE_BROWSER); }}>
+              <option value="http">http</option>
+              <option value="browser">browser</option>
+            </select>
+          </Field>
+        </div>
+        <StepsEditor text={text} kind={kind} onChange={setText} />
+        <ErrorNote message={a.error} details={a.details} />
+        <div class="row">
+          <button class="btn btn-primary" disabled={a.busy || checkSteps(text, kind).steps === null}>Create automation</button>
+          <button type="button" class="btn" onClick={onCancel}>Cancel</button>
+        </div>
+      </form>
+    </Card>
+  );
+}
+
+export function AutomationsPage({ project }: { project: string }) {
+  const [filters, setFilters] = useState({ feature: "", group: "", status: "", kind: "", q: "" });
+  const [creating, setCreating] = useState(false);
+  const list = useLoad(
+    () => op<Page<Automation>>("GET", `/projects/${enc(project)}/automations${qs({ limit: 200, ...filters })}`),
+    `automations:${project}:${JSON.stringify(filters)}`,
+  );
+  const features = useLoad(() => op<Page<Feature>>("GET", `/projects/${enc(project)}/features?limit=200`), `f:${project}`);
+  const groups = useLoad(() => op<Page<Group>>("GET", `/projects/${enc(project)}/groups?limit=200`), `g:${project}`);
+  const set = (k: keyof typeof filters) => (e: Event) => setFilters({ ...filters, [k]: (e.currentTarget as HTMLInputElement).value });
+  return (
+    <ProjectFrame project={project} section="automations">
+      {creating ? <CreateAutomation project={project} onCancel={() => setCreating(false)} /> : (
+        <div class="row"><button type="button" class="btn btn-primary" onClick={() => setCreating(true)}>New automation</button></div>
+      )}
+      <div class="filters">
+        <Field label="Search"><input type="search" value={filters.q} onInput={set("q")} placeholder="name or description" /></Field>
+        <Field label="Feature">
+          <select value={filters.feature} onChange={set("feature")}>
+            <option value="">any</option>
+            {features.data?.data.map((f) => <option key={f.id} value={f.id}>{f.name}</option>)}
+          </select>
+        </Field>
+        <Field label="Group">
+          <select value={filters.group} onChange={set("group")}>
+            <option value="">any</option>
+            {groups.data?.data.map((g) => <option key={g.id} value={g.id}>{g.name}</option>)}
+          </select>
+        </Field>
+        <Field label="Status">
+          <select value={filters.status} onChange={set("status")}>
+            <option value="">any</option><option>draft</option><option>active</option><option>disabled</option>
+          </select>
+        </Field>
+        <Field label="Kind">
+          <select value={filters.kind} onChange={set("kind")}>
+            <option value="">any</option><option>http</option><option>browser</option>
+          </select>
+        </Field>
+      </div>
+      {list.loading && <Loading what="automations" />}
+      <ErrorNote message={list.error} />
+      {list.data?.data.length === 0 && <Empty>No automations match.</Empty>}
+      {list.data && list.data.data.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <thead><tr><th>Name</th><th>Kind</th><th>Status</th><th>Source</th><th>Last run</th><th>Updated</th></tr></thead>
+            <tbody>
+              {list.data.data.map((x) => (
+                <tr key={x.id} data-automation={x.name}>
+                  <td><a href={`#/p/${enc(project)}/automations/${x.id}`}>{x.name}</a></td>
+                  <td>{x.kind}</td>
+                  <td><Badge status={x.status} /></td>
+                  <td class="muted">{x.source}</td>
+                  <td>{x.last_run ? <a href={`#/p/${enc(project)}/runs/${x.last_run.id}`}><Badge status={x.last_run.status} /></a> : <span class="muted">never</span>}</td>
+                  <td>{when(x.updated_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </ProjectFrame>
+  );
+}

@@ -1,0 +1,147 @@
+// One feature: edit its description, acceptance criteria and target; start generation and watch it live;
+// see its warnings and the drafts it made.
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, enc, op } from "../api";
+import { useAction, useLoad } from "../hooks";
+import { navigate } from "../router";
+import type { Automation, Feature, Generation, Page } from "../types";
+import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { GherkinPreview } from "./gherkin";
+import { ProjectFrame } from "./project-frame";
+
+type TargetKind = "none" | "web" | "api";
+const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
+
+function FeatureForm({ project, feature, onSaved }: { project: string; feature: Feature; onSaved: () => Promise<void> }) {
+  const t = feature.target;
+  const [f, setF] = useState({
+    name: feature.name, description: feature.description, acceptance_criteria: feature.acceptance_criteria,
+    kind: (t?.kind ?? "none") as TargetKind, url: t?.kind === "web" ? t.url : "",
+    tags: t?.kind === "api" ? t.tags.join(", ") : "", paths: t?.kind === "api" ? t.paths.join(", ") : "",
+  });
+  const a = useAction();
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const target = f.kind === "web" ? { kind: "web", url: f.url } : f.kind === "api" ? { kind: "api", tags: list(f.tags), paths: list(f.paths) } : null;
+    await a.run(async () => {
+      await op("PATCH", `/projects/${enc(project)}/features/${feature.id}`, { name: f.name, description: f.description, acceptance_criteria: f.acceptance_criteria, target });
+      await onSaved();
+    });
+  };
+  return (
+    <form class="stack" onSubmit={save}>
+      <Field label="Name"><input required value={f.name} onInput={(e) => setF({ ...f, name: inputValue(e) })} /></Field>
+      <Field label="Description" hint="Markdown."><textarea rows={4} value={f.description} onInput={(e) => setF({ ...f, description: inputValue(e) })} /></Field>
+      <Field label="Acceptance criteria" hint="Gherkin (Scenario / Given / When / Then) or plain bullets.">
+        <textarea class="mono" rows={8} value={f.acceptance_criteria} onInput={(e) => setF({ ...f, acceptance_criteria: inputValue(e) })} />
+      </Field>
+      <GherkinPreview text={f.acceptance_criteria} />
+      <Field label="Target">
+        <select value={f.kind} onChange={(e) => setF({ ...f, kind: inputValue(e) as TargetKind })}>
+          <option value="none">none</option>
+          <option value="web">a web page (URL)</option>
+          <option value="api">API operations (from the project's OpenAPI document)</option>
+        </select>
+      </Field>
+      {f.kind === "web" && <Field label="Page URL"><input required value={f.url} onInput={(e) => setF({ ...f, url: inputValue(e) })} placeholder="https://shop.example.com/login" /></Field>}
+      {f.kind === "api" && (
+        <div class="form-row">
+          <Field label="OpenAPI tags" hint="Comma-separated."><input value={f.tags} onInput={(e) => setF({ ...f, tags: inputValue(e) })} /></Field>
+          <Field label="Paths" hint="Comma-separated, e.g. /items, /items/{id}"><input value={f.paths} onInput={(e) => setF({ ...f, paths: inputValue(e) })} /></Field>
+        </div>
+      )}
+      <ErrorNote message={a.error} details={a.details} />
+      <div class="row"><button class="btn btn-primary" disabled={a.busy}>Save feature</button></div>
+    </form>
+  );
+}
+
+async function latestGeneration(project: string, feature: string): Promise<Generation | null> {
+  try {
+    return await op<Generation>("GET", `/projects/${enc(project)}/features/${enc(feature)}/generation`);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return null;
+    throw e;
+  }
+}
+
+function GenerationPanel({ project, feature }: { project: string; feature: string }) {
+  const gen = useLoad(() => latestGeneration(project, feature), `gen:${project}:${feature}`, (g) => (g && (g.status === "queued" || g.status === "running") ? 1000 : 0));
+  const drafts = useLoad(() => op<Page<Automation>>("GET", `/projects/${enc(project)}/automations?limit=200&feature=${enc(feature)}`), `drafts:${feature}:${gen.data?.status ?? ""}`);
+  const [strategy, setStrategy] = useState("auto");
+  const a = useAction();
+  const g = gen.data;
+  const live = g && (g.status === "queued" || g.status === "running");
+  const made = new Set(g?.automation_ids ?? []);
+  const start = () => a.run(async () => {
+    await op("POST", `/projects/${enc(project)}/features/${enc(feature)}/generation`, { strategy });
+    await gen.reload();
+  });
+  return (
+    <Card title="Generation">
+      <div class="form-row">
+        <Field label="Strategy">
+          <select value={strategy} onChange={(e) => setStrategy(inputValue(e))}>
+            {["auto", "gherkin", "openapi", "crawl", "llm"].map((s) => <option key={s} value={s}>{s}</option>)}
+          </select>
+        </Field>
+        <button type="button" class="btn btn-primary" disabled={a.busy || !!live} onClick={() => void start()}>Generate automations</button>
+        {live && <button type="button" class="btn" onClick={() => void a.run(async () => { await op("DELETE", `/projects/${enc(project)}/features/${enc(feature)}/generation`); await gen.reload(); })}>Cancel</button>}
+      </div>
+      <ErrorNote message={a.error ?? gen.error} details={a.details} />
+      {g && (
+        <div class="stack" data-testid="generation">
+          <div class="row"><Badge status={g.status} /><span>{g.strategy}</span><span class="muted">started {when(g.started_at ?? g.created_at)}</span></div>
+          {live && (
+            <div class="progress" role="progressbar" aria-valuemin={0} aria-valuemax={g.progress.total} aria-valuenow={g.progress.done}>
+              <div class="progress-bar" style={{ width: `${g.progress.total ? Math.round((100 * g.progress.done) / g.progress.total) : 10}%` }} />
+              <span>{g.progress.stage} {g.progress.done}/{g.progress.total}</span>
+            </div>
+          )}
+          {g.result && <p>{g.result}</p>}
+          {g.error && <div class="note note-error">{g.error}</div>}
+          {g.warnings.length > 0 && (
+            <div class="note note-warn">
+              <strong>{g.warnings.length} warning{g.warnings.length > 1 ? "s" : ""}</strong>
+              <ul class="details">
+                {g.warnings.map((w, i) => (
+                  <li key={i}>{w.line !== undefined && <code>line {w.line}</code>} {w.message}{w.text && <> — <code>{w.text}</code></>}{w.suggestion && <em> (try: {w.suggestion})</em>}</li>
+                ))}
+              </ul>
+            </div>
+          )}
+        </div>
+      )}
+      <h3>Automations of this feature</h3>
+      {drafts.data?.data.length === 0 && <Empty>None yet.</Empty>}
+      <ul class="links">
+        {drafts.data?.data.map((d) => (
+          <li key={d.id}>
+            <a href={`#/p/${enc(project)}/automations/${d.id}`}>{d.name}</a> <Badge status={d.status} /> <span class="muted">{d.kind}{made.has(d.id) ? " · from the latest generation" : ""}</span>
+          </li>
+        ))}
+      </ul>
+    </Card>
+  );
+}
+
+export function FeaturePage({ project, feature }: { project: string; feature: string }) {
+  const f = useLoad(() => op<Feature>("GET", `/projects/${enc(project)}/features/${enc(feature)}`), `feature:${project}:${feature}`);
+  const [version, setVersion] = useState(0);
+  const a = useAction();
+  useEffect(() => setVersion((v) => v + 1), [f.data]);
+  return (
+    <ProjectFrame project={project} section="features">
+      {f.loading && <Loading />}
+      <ErrorNote message={f.error ?? a.error} />
+      {f.data && (
+        <div class="two-col">
+          <Card title={f.data.name} actions={<ConfirmButton label="Delete" question="Delete this feature?" onConfirm={() => void a.run(async () => { await op("DELETE", `/projects/${enc(project)}/features/${enc(feature)}`); navigate(`/p/${enc(project)}/features`); })} />}>
+            <FeatureForm key={version} project={project} feature={f.data} onSaved={f.reload} />
+          </Card>
+          <GenerationPanel project={project} feature={f.data.id} />
+        </div>
+      )}
+    </ProjectFrame>
+  );
+}

@@ -1,0 +1,34 @@
+// One group run: its derived status and the results of all its runs together, live while any is active.
+import { enc, op } from "../api";
+import { useLoad } from "../hooks";
+import type { GroupRun } from "../types";
+import { Badge, Card, ErrorNote, Loading, duration, when } from "../ui";
+import { ProjectFrame } from "./project-frame";
+import { RunTable } from "./runs";
+
+export function GroupRunPage({ project, groupRunId }: { project: string; groupRunId: string }) {
+  const gr = useLoad(
+    () => op<GroupRun>("GET", `/projects/${enc(project)}/group-runs/${enc(groupRunId)}`),
+    `grn:${groupRunId}`,
+    (d) => (d.status === "queued" || d.status === "running" ? 1000 : 0),
+  );
+  const r = gr.data;
+  return (
+    <ProjectFrame project={project} section="groups">
+      {gr.loading && <Loading />}
+      <ErrorNote message={gr.error} />
+      {r && (
+        <Card title={<>Group run of {r.group_id ? <a href={`#/p/${enc(project)}/groups/${r.group_id}`}>{r.group_name}</a> : r.group_name}</>}
+          actions={<a class="btn" href={`/api/v1/ops/projects/${enc(project)}/group-runs/${r.id}/junit`} download={`${r.id}.xml`}>JUnit XML</a>}>
+          <dl class="facts">
+            <div><dt>Status</dt><dd data-testid="group-run-status"><Badge status={r.status} /></dd></div>
+            <div><dt>Started</dt><dd>{when(r.started_at)}</dd></div>
+            <div><dt>Duration</dt><dd>{duration(r.duration_ms)}</dd></div>
+            <div><dt>Results</dt><dd>{r.summary.passed} passed · {r.summary.failed} failed · {r.summary.error} error · {r.summary.queued + r.summary.running} pending</dd></div>
+          </dl>
+          <RunTable project={project} runs={r.runs ?? []} />
+        </Card>
+      )}
+    </ProjectFrame>
+  );
+}

@@ -1,0 +1,152 @@
+// Groups: the list, a form to create one, and one group's page (order its automations, run it, its runs).
+import { useEffect, useState } from "preact/hooks";
+import { enc, op, qs } from "../api";
+import { useAction, useLoad } from "../hooks";
+import { navigate } from "../router";
+import type { Automation, Group, GroupRun, Page } from "../types";
+import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, duration, when } from "../ui";
+import { ProjectFrame } from "./project-frame";
+
+export function GroupsPage({ project }: { project: string }) {
+  const list = useLoad(() => op<Page<Group>>("GET", `/projects/${enc(project)}/groups?limit=200`), `groups:${project}`);
+  const [name, setName] = useState("");
+  const a = useAction();
+  const create = async (e: Event) => {
+    e.preventDefault();
+    await a.run(async () => {
+      const g = await op<Group>("POST", `/projects/${enc(project)}/groups`, { name });
+      navigate(`/p/${enc(project)}/groups/${g.id}`);
+    });
+  };
+  return (
+    <ProjectFrame project={project} section="groups">
+      <Card title="New group">
+        <form class="form-row" onSubmit={create}>
+          <Field label="Group name"><input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="smoke" /></Field>
+          <button class="btn btn-primary" disabled={a.busy}>Create group</button>
+        </form>
+        <ErrorNote message={a.error} details={a.details} />
+      </Card>
+      {list.loading && <Loading />}
+      <ErrorNote message={list.error} />
+      {list.data?.data.length === 0 && <Empty>No groups yet.</Empty>}
+      <div class="grid">
+        {list.data?.data.map((g) => (
+          <a key={g.id} class="tile" href={`#/p/${enc(project)}/groups/${g.id}`}>
+            <strong>{g.name}</strong>
+            <span class="muted">{g.description || `${g.automation_ids.length} automation${g.automation_ids.length === 1 ? "" : "s"}`}</span>
+          </a>
+        ))}
+      </div>
+    </ProjectFrame>
+  );
+}
+
+export function GroupRunList({ project, group }: { project: string; group?: string }) {
+  const runs = useLoad(
+    () => op<Page<GroupRun>>("GET", `/projects/${enc(project)}/group-runs${qs({ limit: 20, group })}`),
+    `group-runs:${project}:${group ?? ""}`,
+    (d) => (d.data.some((r) => r.status === "queued" || r.status === "running") ? 1500 : 0),
+  );
+  if (runs.loading) return <Loading />;
+  if (runs.error) return <ErrorNote message={runs.error} />;
+  if (!runs.data?.data.length) return <Empty>No group runs yet.</Empty>;
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead><tr><th>Status</th><th>Group</th><th>Started</th><th>Duration</th><th>Results</th></tr></thead>
+        <tbody>
+          {runs.data.data.map((r) => (
+            <tr key={r.id}>
+              <td><a href={`#/p/${enc(project)}/group-runs/${r.id}`}><Badge status={r.status} /></a></td>
+              <td><a href={`#/p/${enc(project)}/group-runs/${r.id}`}>{r.group_name}</a></td>
+              <td>{when(r.started_at ?? r.created_at)}</td>
+              <td>{duration(r.duration_ms)}</td>
+              <td>{r.summary.passed}/{r.summary.total} passed</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function GroupPage({ project, groupId }: { project: string; groupId: string }) {
+  const g = useLoad(() => op<Group>("GET", `/projects/${enc(project)}/groups/${enc(groupId)}`), `group:${groupId}`);
+  const all = useLoad(() => op<Page<Automation>>("GET", `/projects/${enc(project)}/automations?limit=200`), `all-aut:${project}`);
+  const [ids, setIds] = useState<string[]>([]);
+  const [f, setF] = useState({ name: "", description: "" });
+  const [pick, setPick] = useState("");
+  const a = useAction();
+  useEffect(() => {
+    if (g.data) {
+      setIds(g.data.automation_ids);
+      setF({ name: g.data.name, description: g.data.description });
+    }
+  }, [g.data]);
+  const byId = new Map((all.data?.data ?? []).map((x) => [x.id, x]));
+  const move = (i: number, d: number) => {
+    const next = [...ids];
+    const [item] = next.splice(i, 1);
+    if (item === undefined) return;
+    next.splice(i + d, 0, item);
+    setIds(next);
+  };
+  const save = () => a.run(async () => {
+    await op("PATCH", `/projects/${enc(project)}/groups/${groupId}`, { ...f, automation_ids: ids });
+    await g.reload();
+  });
+  const run = () => a.run(async () => {
+    const gr = await op<GroupRun>("POST", `/projects/${enc(project)}/groups/${groupId}/run`, {});
+    navigate(`/p/${enc(project)}/group-runs/${gr.id}`);
+  });
+  const dirty = g.data ? JSON.stringify(ids) !== JSON.stringify(g.data.automation_ids) || f.name !== g.data.name || f.description !== g.data.description : false;
+  return (
+    <ProjectFrame project={project} section="groups">
+      {g.loading && <Loading />}
+      <ErrorNote message={g.error} />
+      {g.data && (
+        <>
+          <Card
+            title={g.data.name}
+            actions={
+              <>
+                <button type="button" class="btn btn-primary" disabled={a.busy || dirty || ids.length === 0} onClick={() => void run()} title={dirty ? "Save first" : undefined}>Run group</button>
+                <ConfirmButton label="Delete" question="Delete this group?" onConfirm={() => void a.run(async () => { await op("DELETE", `/projects/${enc(project)}/groups/${groupId}`); navigate(`/p/${enc(project)}/groups`); })} />
+              </>
+            }
+          >
+            <div class="form-row">
+              <Field label="Name"><input value={f.name} onInput={(e) => setF({ ...f, name: inputValue(e) })} /></Field>
+              <Field label="Description"><input value={f.description} onInput={(e) => setF({ ...f, description: inputValue(e) })} /></Field>
+            </div>
+            <h3>Automations, in run order</h3>
+            {ids.length === 0 && <Empty>No automations yet: add some below.</Empty>}
+            <ol class="ordered">
+              {ids.map((id, i) => (
+                <li key={id}>
+                  <span class="grow">{byId.get(id)?.name ?? id} {byId.get(id) && <Badge status={byId.get(id)?.status ?? ""} />}</span>
+                  <button type="button" class="btn btn-small" aria-label="Move up" disabled={i === 0} onClick={() => move(i, -1)}>↑</button>
+                  <button type="button" class="btn btn-small" aria-label="Move down" disabled={i === ids.length - 1} onClick={() => move(i, 1)}>↓</button>
+                  <button type="button" class="btn btn-small" aria-label="Remove from group" onClick={() => setIds(ids.filter((x) => x !== id))}>✕</button>
+                </li>
+              ))}
+            </ol>
+            <div class="form-row">
+              <Field label="Add automation">
+                <select value={pick} onChange={(e) => setPick(inputValue(e))}>
+                  <option value="">choose…</option>
+                  {(all.data?.data ?? []).filter((x) => !ids.includes(x.id)).map((x) => <option key={x.id} value={x.id}>{x.name}</option>)}
+                </select>
+              </Field>
+              <button type="button" class="btn" disabled={!pick} onClick={() => { setIds([...ids, pick]); setPick(""); }}>Add</button>
+              <button type="button" class="btn btn-primary" disabled={!dirty || a.busy} onClick={() => void save()}>Save group</button>
+            </div>
+            <ErrorNote message={a.error} details={a.details} />
+          </Card>
+          <Card title="Group runs"><GroupRunList project={project} group={groupId} /></Card>
+        </>
+      )}
+    </ProjectFrame>
+  );
+}

@@ -1,0 +1,108 @@
+// Settings → CLI & API keys: create (shown once), list, revoke; install commands and an MCP configuration.
+import { useState } from "preact/hooks";
+import { op, web } from "../api";
+import { useAction, useLoad } from "../hooks";
+import { useSession } from "../session";
+import type { ApiKey, CreatedKey, Page } from "../types";
+import { Badge, Card, ConfirmButton, copyText, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+
+function CopyBlock({ text, label }: { text: string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div class="copyblock">
+      <pre><code>{text}</code></pre>
+      <button type="button" class="btn" aria-label={label} onClick={async () => setCopied(await copyText(text))}>{copied ? "Copied" : "Copy"}</button>
+    </div>
+  );
+}
+
+function keyState(k: ApiKey): string {
+  if (k.revoked_at) return "revoked";
+  if (k.expires_at && k.expires_at <= new Date().toISOString()) return "expired";
+  return "active";
+}
+
+export function KeysPage() {
+  const { session } = useSession();
+  const keys = useLoad(() => op<Page<ApiKey>>("GET", "/keys?limit=200"), "keys");
+  const [name, setName] = useState("");
+  const [expiry, setExpiry] = useState("");
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+  const a = useAction();
+  const create = async (e: Event) => {
+    e.preventDefault();
+    const expires_at = expiry ? new Date(`${expiry}T23:59:59`).toISOString() : null;
+    await a.run(async () => {
+      setCreated(await web<CreatedKey>("POST", "/keys", { name, expires_at }));
+      setName("");
+      setExpiry("");
+      await keys.reload();
+    });
+  };
+  const revoke = async (id: string) => {
+    await a.run(async () => {
+      await op("DELETE", `/keys/${id}`);
+      await keys.reload();
+    });
+  };
+  const base = session.base_url;
+  const mcp = JSON.stringify({ mcpServers: { svc: { command: "svc", args: ["mcp"], env: { SVC_SERVER: base, SVC_API_KEY: "<your key>" } } } }, null, 2);
+  return (
+    <div class="stack-lg">
+      <h1>CLI &amp; API keys</h1>
+      <Card title="Create a key">
+        <p class="muted">A key acts as you in workspace <strong>{session.workspace?.name}</strong>. Use one key per machine or integration, so each can be revoked on its own.</p>
+        <form class="form-row" onSubmit={create}>
+          <Field label="Key name"><input required maxLength={200} value={name} onInput={(e) => setName(inputValue(e))} placeholder="laptop, CI pipeline…" /></Field>
+          <Field label="Expires (optional)"><input type="date" value={expiry} onInput={(e) => setExpiry(inputValue(e))} /></Field>
+          <button class="btn btn-primary" disabled={a.busy}>Create key</button>
+        </form>
+        <ErrorNote message={a.error} details={a.details} />
+        {created && (
+          <div class="note note-warn" data-testid="new-key">
+            <strong>Copy your new key now: it cannot be shown again.</strong> Only a hash of it is stored; a lost key must be revoked and replaced.
+            <CopyBlock text={created.key} label="Copy key" />
+            <button type="button" class="btn btn-quiet" onClick={() => setCreated(null)}>I have stored it</button>
+          </div>
+        )}
+      </Card>
+      <Card title="Your keys">
+        {keys.loading && <Loading what="keys" />}
+        <ErrorNote message={keys.error} />
+        {keys.data && keys.data.data.length === 0 && <Empty>No keys yet.</Empty>}
+        {keys.data && keys.data.data.length > 0 && (
+          <div class="table-wrap">
+            <table>
+              <thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th>Expires</th><th>State</th><th /></tr></thead>
+              <tbody>
+                {keys.data.data.map((k) => (
+                  <tr key={k.id} data-key-id={k.id}>
+                    <td>{k.name}</td>
+                    <td><code>{k.prefix}…</code></td>
+                    <td>{when(k.created_at)}</td>
+                    <td>{k.last_used_at ? when(k.last_used_at) : "never"}</td>
+                    <td>{k.expires_at ? when(k.expires_at) : "never"}</td>
+                    <td><Badge status={keyState(k)} /></td>
+                    <td class="actions">{!k.revoked_at && <ConfirmButton label="Revoke" question={`Revoke ${k.name}?`} onConfirm={() => revoke(k.id)} />}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Card>
+      <Card title="Install the CLI">
+        <p class="muted">From this server, without any package registry:</p>
+        <CopyBlock text={`curl -fsSL ${base}/install.sh | sh`} label="Copy install command" />
+        <p class="muted">Or from npm:</p>
+        <CopyBlock text="npm install -g svc" label="Copy npm command" />
+        <p class="muted">Then sign the CLI in with a key:</p>
+        <CopyBlock text={`svc login --server ${base}`} label="Copy login command" />
+      </Card>
+      <Card title="MCP client configuration">
+        <p class="muted">For AI assistants that speak MCP (put a key in place of <code>&lt;your key&gt;</code>):</p>
+        <CopyBlock text={mcp} label="Copy MCP configuration" />
+      </Card>
+    </div>
+  );
+}

@@ -1,0 +1,91 @@
+// Members (owners and admins): add by email (a new person gets a password-setup link), change role, remove.
+import { useState } from "preact/hooks";
+import { op } from "../api";
+import { useAction, useLoad } from "../hooks";
+import { useSession } from "../session";
+import type { Member, Page, Role } from "../types";
+import { Card, ConfirmButton, copyText, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+
+const ROLES: Role[] = ["member", "admin", "owner"];
+
+export function MembersPage() {
+  const { session } = useSession();
+  const members = useLoad(() => op<Page<Member>>("GET", "/members?limit=200"), "members");
+  const [email, setEmail] = useState("");
+  const [name, setName] = useState("");
+  const [role, setRole] = useState<Role>("member");
+  const [setupUrl, setSetupUrl] = useState<string | null>(null);
+  const a = useAction();
+  const add = async (e: Event) => {
+    e.preventDefault();
+    await a.run(async () => {
+      const m = await op<Member & { setup_url: string | null }>("POST", "/members", { email, role, ...(name ? { name } : {}) });
+      setSetupUrl(m.setup_url);
+      setEmail("");
+      setName("");
+      await members.reload();
+    });
+  };
+  const change = (userId: string, r: Role) => a.run(async () => {
+    await op("PATCH", `/members/${userId}`, { role: r });
+    await members.reload();
+  });
+  const remove = (userId: string) => a.run(async () => {
+    await op("DELETE", `/members/${userId}`);
+    await members.reload();
+  });
+  return (
+    <div class="stack-lg">
+      <h1>Members of {session.workspace?.name}</h1>
+      <Card title="Add a member">
+        <form class="form-row" onSubmit={add}>
+          <Field label="Email"><input required type="email" value={email} onInput={(e) => setEmail(inputValue(e))} /></Field>
+          <Field label="Name (optional)"><input value={name} onInput={(e) => setName(inputValue(e))} /></Field>
+          <Field label="Role">
+            <select value={role} onChange={(e) => setRole(inputValue(e) as Role)}>
+              {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
+            </select>
+          </Field>
+          <button class="btn btn-primary" disabled={a.busy}>Add member</button>
+        </form>
+        {setupUrl && (
+          <div class="note note-warn" data-testid="setup-url">
+            Send this one-time link to the new member so they can set a password (valid for 7 days):
+            <div class="copyblock"><pre><code>{setupUrl}</code></pre><button type="button" class="btn" onClick={() => void copyText(setupUrl)}>Copy</button></div>
+          </div>
+        )}
+        <ErrorNote message={a.error} details={a.details} />
+      </Card>
+      <Card title="Members">
+        {members.loading && <Loading />}
+        <ErrorNote message={members.error} />
+        {members.data && (
+          <div class="table-wrap">
+            <table>
+              <thead><tr><th>Name</th><th>Email</th><th>Role</th><th>Since</th><th /></tr></thead>
+              <tbody>
+                {members.data.data.map((m) => (
+                  <tr key={m.user_id} data-member={m.email}>
+                    <td>{m.name}</td>
+                    <td>{m.email}</td>
+                    <td>
+                      <select aria-label={`Role of ${m.email}`} value={m.role} disabled={m.user_id === session.user?.id} onChange={(e) => void change(m.user_id, inputValue(e) as Role)}>
+                        {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
+                      </select>
+                    </td>
+                    <td>{when(m.created_at)}</td>
+                    <td class="actions">
+                      {m.user_id !== session.user?.id && (
+                        <ConfirmButton label="Remove" question={`Remove ${m.email}? Their keys stop working at once.`} onConfirm={() => void remove(m.user_id)} />
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Card>
+    </div>
+  );
+}

@@ -1,0 +1,89 @@
+// A project's overview: edit its name, slug and description, attach or remove its OpenAPI document, delete it.
+import { useEffect, useState } from "preact/hooks";
+import { enc, op } from "../api";
+import { useAction, useLoad } from "../hooks";
+import { navigate } from "../router";
+import type { Project } from "../types";
+import { Card, ConfirmButton, ErrorNote, Field, inputValue, Loading } from "../ui";
+import { ProjectFrame } from "./project-frame";
+import { RecentRuns } from "./runs";
+
+async function readOpenApiFile(file: File): Promise<Record<string, unknown>> {
+  const text = await file.text();
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    const { parse } = await import("yaml");
+    return parse(text) as Record<string, unknown>;
+  }
+}
+
+export function ProjectPage({ project }: { project: string }) {
+  const p = useLoad(() => op<Project>("GET", `/projects/${enc(project)}`), `project:${project}`);
+  const [f, setF] = useState({ name: "", slug: "", description: "" });
+  const a = useAction();
+  const doc = useAction();
+  useEffect(() => {
+    if (p.data) setF({ name: p.data.name, slug: p.data.slug, description: p.data.description });
+  }, [p.data]);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    await a.run(async () => {
+      const updated = await op<Project>("PATCH", `/projects/${enc(project)}`, f);
+      if (updated.slug !== project) navigate(`/p/${updated.slug}`);
+      else await p.reload();
+    });
+  };
+  const upload = async (e: Event) => {
+    const file = (e.currentTarget as HTMLInputElement).files?.[0];
+    if (!file) return;
+    await doc.run(async () => {
+      await op("PATCH", `/projects/${enc(project)}`, { openapi: await readOpenApiFile(file) });
+      await p.reload();
+    });
+  };
+  const info = p.data?.openapi && typeof p.data.openapi.info === "object" && p.data.openapi.info ? (p.data.openapi.info as { title?: string; version?: string }) : null;
+  return (
+    <ProjectFrame project={project} section="overview">
+      {p.loading && <Loading />}
+      <ErrorNote message={p.error} />
+      {p.data && (
+        <div class="two-col">
+          <Card title="Project">
+            <form class="stack" onSubmit={save}>
+              <Field label="Name"><input required value={f.name} onInput={(e) => setF({ ...f, name: inputValue(e) })} /></Field>
+              <Field label="Slug" hint="Used in URLs and by the CLI."><input required value={f.slug} onInput={(e) => setF({ ...f, slug: inputValue(e) })} /></Field>
+              <Field label="Description"><textarea rows={4} value={f.description} onInput={(e) => setF({ ...f, description: inputValue(e) })} /></Field>
+              <ErrorNote message={a.error} details={a.details} />
+              <div class="row"><button class="btn btn-primary" disabled={a.busy}>Save</button></div>
+            </form>
+          </Card>
+          <div class="stack-lg">
+            <Card title="OpenAPI document">
+              {p.data.has_openapi ? (
+                <p>Attached{info ? `: ${info.title ?? "untitled"} ${info.version ?? ""}` : ""}. Generation uses it for API features.</p>
+              ) : (
+                <p class="muted">None. Upload the OpenAPI document (JSON or YAML) of the system under test to generate API tests from it.</p>
+              )}
+              <div class="row">
+                <label class="btn">
+                  Upload OpenAPI file
+                  <input type="file" accept=".json,.yaml,.yml,application/json" class="visually-hidden" onChange={upload} aria-label="OpenAPI file" />
+                </label>
+                {p.data.has_openapi && (
+                  <ConfirmButton label="Remove" question="Remove the OpenAPI document?" onConfirm={() => void doc.run(async () => { await op("PATCH", `/projects/${enc(project)}`, { openapi: null }); await p.reload(); })} />
+                )}
+              </div>
+              <ErrorNote message={doc.error} details={doc.details} />
+            </Card>
+            <Card title="Recent runs"><RecentRuns project={project} limit={5} /></Card>
+            <Card title="Danger zone">
+              <p class="muted">Deleting the project deletes its features, automations, runs and environments.</p>
+              <ConfirmButton label="Delete project" question={`Delete ${p.data.name} and everything in it?`} onConfirm={() => void a.run(async () => { await op("DELETE", `/projects/${enc(project)}`); navigate("/projects"); })} />
+            </Card>
+          </div>
+        </div>
+      )}
+    </ProjectFrame>
+  );
+}

@@ -1,0 +1,119 @@
+// One run: per-step results with expected and actual values, request/response excerpts, inline screenshots,
+// live while it runs, cancel, and the JUnit download.
+import { enc, op } from "../api";
+import { useAction, useLoad } from "../hooks";
+import type { Run, StepResult } from "../types";
+import { Badge, Card, ErrorNote, Loading, duration, when } from "../ui";
+import { ProjectFrame } from "./project-frame";
+
+const IMAGE = /\.(png|jpe?g|webp|gif)$/i;
+
+function show(v: unknown): string {
+  if (v === undefined) return "—";
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
+
+function artifactUrl(project: string, runId: string, name: string): string {
+  return `/api/v1/ops/projects/${enc(project)}/runs/${enc(runId)}/artifacts/${enc(name)}`;
+}
+
+function StepCard({ project, run, step }: { project: string; run: Run; step: StepResult }) {
+  return (
+    <li class={`step step-${step.status}`} data-step={step.index}>
+      <div class="step-head">
+        <Badge status={step.status} />
+        <strong>{step.index + 1}. {step.name}</strong>
+        <span class="muted">{duration(step.duration_ms)}</span>
+      </div>
+      {step.message && <p class="step-message">{step.message}</p>}
+      {step.assertions && step.assertions.length > 0 && (
+        <div class="table-wrap">
+          <table class="compact">
+            <thead><tr><th /><th>Assertion</th><th>Expected</th><th>Actual</th></tr></thead>
+            <tbody>
+              {step.assertions.map((a, i) => (
+                <tr key={i} class={a.passed ? "" : "row-failed"}>
+                  <td>{a.passed ? "✓" : "✗"}</td>
+                  <td><code>{a.assertion}</code></td>
+                  <td><code>{show(a.expected)}</code></td>
+                  <td><code>{show(a.actual)}</code></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {(step.request || step.response) && (
+        <details>
+          <summary>Request and response</summary>
+          {step.request && <pre class="excerpt">{`${step.request.method} ${step.request.url}\n${Object.entries(step.request.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join("\n")}${step.request.body ? `\n\n${step.request.body}` : ""}`}</pre>}
+          {step.response && <pre class="excerpt">{`${step.response.status}\n${Object.entries(step.response.headers).map(([k, v]) => `${k}: ${v}`).join("\n")}\n\n${step.response.body}${step.response.truncated ? "\n… (truncated)" : ""}`}</pre>}
+        </details>
+      )}
+      {step.artifacts?.filter((n) => IMAGE.test(n)).map((n) => (
+        <a key={n} href={artifactUrl(project, run.id, n)} target="_blank" rel="noreferrer">
+          <img class="shot" src={artifactUrl(project, run.id, n)} alt={`Screenshot ${n}`} loading="lazy" />
+        </a>
+      ))}
+    </li>
+  );
+}
+
+export function RunPage({ project, runId }: { project: string; runId: string }) {
+  const run = useLoad(
+    () => op<Run>("GET", `/projects/${enc(project)}/runs/${enc(runId)}`),
+    `run:${project}:${runId}`,
+    (r) => (r.status === "queued" || r.status === "running" ? 1000 : 0),
+  );
+  const a = useAction();
+  const r = run.data;
+  const stepArtifacts = new Set(r?.steps?.flatMap((s) => s.artifacts ?? []) ?? []);
+  const other = (r?.artifacts ?? []).filter((n) => !stepArtifacts.has(n));
+  return (
+    <ProjectFrame project={project} section="runs">
+      {run.loading && <Loading what="the run" />}
+      <ErrorNote message={run.error} />
+      {r && (
+        <>
+          <Card
+            title={<>Run of <a href={`#/p/${enc(project)}/automations/${r.automation_id}`}>{r.automation_name}</a></>}
+            actions={
+              <>
+                {(r.status === "queued" || r.status === "running") && (
+                  <button type="button" class="btn" disabled={a.busy} onClick={() => void a.run(async () => { await op("POST", `/projects/${enc(project)}/runs/${r.id}/cancel`); await run.reload(); })}>Cancel run</button>
+                )}
+                <a class="btn" href={`/api/v1/ops/projects/${enc(project)}/runs/${r.id}/junit`} download={`${r.id}.xml`}>JUnit XML</a>
+              </>
+            }
+          >
+            <dl class="facts">
+              <div><dt>Status</dt><dd data-testid="run-status"><Badge status={r.status} /></dd></div>
+              <div><dt>Started</dt><dd>{when(r.started_at)}</dd></div>
+              <div><dt>Duration</dt><dd>{duration(r.duration_ms)}</dd></div>
+              <div><dt>Steps</dt><dd>{r.summary.passed} passed · {r.summary.failed} failed · {r.summary.skipped} skipped</dd></div>
+              <div><dt>Trigger</dt><dd>{r.trigger}</dd></div>
+              {r.group_run_id && <div><dt>Group run</dt><dd><a href={`#/p/${enc(project)}/group-runs/${r.group_run_id}`}>{r.group_run_id}</a></dd></div>}
+            </dl>
+            {r.error && <div class="note note-error">{r.error}</div>}
+            {r.attempts.length > 1 && <p class="muted">Attempts: {r.attempts.map((x) => `${x.attempt}: ${x.status}`).join(", ")}</p>}
+            <ErrorNote message={a.error} />
+          </Card>
+          <Card title="Steps">
+            {(r.steps ?? []).length === 0 ? <p class="muted">{r.status === "queued" ? "Waiting for a worker…" : "No step results."}</p> : (
+              <ol class="steps">{(r.steps ?? []).map((s) => <StepCard key={s.index} project={project} run={r} step={s} />)}</ol>
+            )}
+          </Card>
+          {other.length > 0 && (
+            <Card title="Artifacts">
+              <div class="grid">
+                {other.map((n) => IMAGE.test(n)
+                  ? <img key={n} class="shot" src={artifactUrl(project, r.id, n)} alt={`Screenshot ${n}`} />
+                  : <a key={n} href={artifactUrl(project, r.id, n)}>{n}</a>)}
+              </div>
+            </Card>
+          )}
+        </>
+      )}
+    </ProjectFrame>
+  );
+}

@@ -1,0 +1,81 @@
+// Run lists: a project's runs with status badges and durations, filtered by status, live while any is active.
+import { useState } from "preact/hooks";
+import { enc, op, qs } from "../api";
+import { useLoad } from "../hooks";
+import type { Automation, Page, Run } from "../types";
+import { Badge, Empty, ErrorNote, Field, inputValue, Loading, duration, when } from "../ui";
+import { ProjectFrame } from "./project-frame";
+
+const STATUSES = ["queued", "running", "passed", "failed", "error", "timed_out", "cancelled"];
+const active = (r: Run) => r.status === "queued" || r.status === "running";
+
+export function RunTable({ project, runs }: { project: string; runs: Run[] }) {
+  if (runs.length === 0) return <Empty>No runs yet.</Empty>;
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead><tr><th>Status</th><th>Automation</th><th>Started</th><th>Duration</th><th>Steps</th><th>Trigger</th></tr></thead>
+        <tbody>
+          {runs.map((r) => (
+            <tr key={r.id} data-run-id={r.id}>
+              <td><a href={`#/p/${enc(project)}/runs/${r.id}`}><Badge status={r.status} /></a></td>
+              <td><a href={`#/p/${enc(project)}/runs/${r.id}`}>{r.automation_name}</a></td>
+              <td>{when(r.started_at ?? r.created_at)}</td>
+              <td>{duration(r.duration_ms)}</td>
+              <td>{r.summary.passed}/{r.summary.steps}{r.summary.failed > 0 ? ` · ${r.summary.failed} failed` : ""}</td>
+              <td class="muted">{r.trigger}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function RecentRuns({ project, limit, automation }: { project: string; limit: number; automation?: string }) {
+  const runs = useLoad(
+    () => op<Page<Run>>("GET", `/projects/${enc(project)}/runs${qs({ limit, automation })}`),
+    `recent:${project}:${automation ?? ""}`,
+    (d) => (d.data.some(active) ? 1500 : 0),
+  );
+  if (runs.loading) return <Loading />;
+  if (runs.error) return <ErrorNote message={runs.error} />;
+  return <RunTable project={project} runs={runs.data?.data ?? []} />;
+}
+
+export function RunsPage({ project }: { project: string }) {
+  const [status, setStatus] = useState("");
+  const [automation, setAutomation] = useState("");
+  const [cursor, setCursor] = useState<string | null>(null);
+  const automations = useLoad(() => op<Page<Automation>>("GET", `/projects/${enc(project)}/automations?limit=200`), `run-filter:${project}`);
+  const runs = useLoad(
+    () => op<Page<Run>>("GET", `/projects/${enc(project)}/runs${qs({ limit: 50, status, automation, cursor })}`),
+    `runs:${project}:${status}:${automation}:${cursor ?? ""}`,
+    (d) => (d.data.some(active) ? 1500 : 0),
+  );
+  return (
+    <ProjectFrame project={project} section="runs">
+      <div class="filters">
+        <Field label="Status">
+          <select value={status} onChange={(e) => { setCursor(null); setStatus(inputValue(e)); }}>
+            <option value="">any</option>
+            {STATUSES.map((s) => <option key={s} value={s}>{s.replace("_", " ")}</option>)}
+          </select>
+        </Field>
+        <Field label="Automation">
+          <select value={automation} onChange={(e) => { setCursor(null); setAutomation(inputValue(e)); }}>
+            <option value="">any</option>
+            {automations.data?.data.map((a) => <option key={a.id} value={a.id}>{a.name}</option>)}
+          </select>
+        </Field>
+      </div>
+      {runs.loading && <Loading what="runs" />}
+      <ErrorNote message={runs.error} />
+      {runs.data && <RunTable project={project} runs={runs.data.data} />}
+      <div class="row">
+        {cursor && <button type="button" class="btn" onClick={() => setCursor(null)}>First page</button>}
+        {runs.data?.next_cursor && <button type="button" class="btn" onClick={() => setCursor(runs.data?.next_cursor ?? null)}>Older runs</button>}
+      </div>
+    </ProjectFrame>
+  );
+}

@@ -1,0 +1,57 @@
+// The web application inside the compiled executable: `dist/svc serve` on an empty data directory serves the
+// embedded pages (no files beside it), the first-run setup works in Chromium, and a key made there works.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { rmSync } from "node:fs";
+import type { Browser } from "playwright-core";
+import { type ServeProcess, startServe } from "./helpers/binary";
+import { launchBrowser, newPage, shot } from "./helpers/browser";
+import { tempDir } from "./helpers/server";
+
+setDefaultTimeout(30_000);
+
+let dir: string;
+let serve: ServeProcess;
+let browser: Browser;
+
+beforeAll(async () => {
+  dir = tempDir("svc-web-bin-");
+  serve = await startServe([], { cwd: dir });
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  if (serve && serve.proc.exitCode === null) await serve.stop("SIGTERM");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("the embedded bundle is served with its assets, minified", async () => {
+  const html = await (await fetch(serve.url)).text();
+  const js = /src="(\/[^"]+\.js)"/.exec(html)?.[1] ?? "";
+  const css = /href="(\/[^"]+\.css)"/.exec(html)?.[1] ?? "";
+  const jsRes = await fetch(`${serve.url}${js}`);
+  expect(jsRes.status).toBe(200);
+  expect(jsRes.headers.get("content-type")).toContain("javascript");
+  const body = await jsRes.text();
+  console.log(`web bundle: ${js} ${body.length} bytes, ${Bun.gzipSync(body).length} gzipped`);
+  expect((await fetch(`${serve.url}${css}`)).status).toBe(200);
+});
+
+test("first-run setup in the browser, then a key from the panel works against the API", async () => {
+  const { page } = await newPage(browser);
+  await page.goto(serve.url);
+  await page.getByLabel("Workspace name").fill("Binary QA");
+  await page.getByLabel("Your name").fill("Bo");
+  await page.getByLabel("Email").fill("bo@binary.test");
+  await page.getByLabel("Password").fill("binary password 1");
+  await page.getByRole("button", { name: "Create workspace" }).click();
+  await page.getByRole("heading", { name: "Dashboard" }).waitFor();
+  await page.goto(`${serve.url}/#/settings/keys`);
+  await page.getByLabel("Key name").fill("from the binary");
+  await page.getByRole("button", { name: "Create key" }).click();
+  const key = (await page.getByTestId("new-key").locator("code").innerText()).trim();
+  await shot(page, "binary-keys");
+  const me = await fetch(`${serve.url}/api/v1/ops/me`, { headers: { authorization: `Bearer ${key}` } });
+  expect(me.status).toBe(200);
+  expect((await me.json()).workspace.name).toBe("Binary QA");
+  expect(serve.logs()).not.toContain(key);
+});
