@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 // The one executable: `svc serve`, `svc mcp`, `svc admin …` and the CLI commands.
 import { Command, CommanderError } from "commander";
+import { registerMcp } from "../mcp/command";
 import { registerAdmin } from "./commands/admin";
 import { registerServe } from "./commands/serve";
 import { UsageError } from "./commands/usage";
@@ -14,11 +15,19 @@ export function buildProgram(): Command {
     .exitOverride();
   registerServe(program);
   registerAdmin(program);
+  registerMcp(program);
   return program;
+}
+
+/** The CLI's command tree needs the whole manifest; `--version`, `serve`, `admin` and `mcp` start faster without it. */
+function needsClientCommands(argv: string[]): boolean {
+  const first = argv[2];
+  return !(first === "-V" || first === "--version" || first === "serve" || first === "admin" || first === "mcp");
 }
 
 async function main(): Promise<void> {
   const program = buildProgram();
+  if (needsClientCommands(process.argv)) (await import("../cli/index")).registerCli(program);
   try {
     await program.parseAsync(process.argv);
   } catch (e) {

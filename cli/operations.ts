@@ -1,0 +1,128 @@
+// The command tree derived from the manifest: one command per operation, from its CLI words, args and fields.
+import { writeFileSync } from "node:fs";
+import { type Command, Option } from "commander";
+import { type FieldInfo, operationFields } from "../src/client/schema-fields";
+import { UsageError } from "../src/commands/usage";
+import { type Operation, operations } from "../src/manifest/index";
+import { type FieldOption, optionFor } from "./field-options";
+import { renderJson, styleFor } from "./output";
+import { readRequestFile } from "./request-file";
+import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
+import { type WatchKind, watchToEnd } from "./watch";
+
+/** Operations whose command is written by hand (they need more than a request and a print). */
+export const HAND_WRITTEN = new Set(["whoami"]);
+
+const WATCHABLE: Record<string, WatchKind> = { run_automation: "run", run_group: "group_run", start_generation: "generation" };
+
+const PAST: Record<string, string> = { delete: "deleted", revoke: "revoked", remove: "removed" };
+
+/** The command for `words` under `root`, creating the intermediate groups. */
+function commandAt(root: Command, words: string[]): Command {
+  let parent = root;
+  for (const w of words) {
+    const existing = parent.commands.find((c) => c.name() === w);
+    parent = existing ?? parent.command(w);
+  }
+  return parent;
+}
+
+/** Flags for a field; a run's environment is `--env`, as CI pipelines write it. */
+function flagFor(op: Operation, f: FieldInfo): string | undefined {
+  return op.startsWork && f.name === "environment" ? "env" : undefined;
+}
+
+interface Flags extends CommonFlags {
+  file?: string;
+  watch?: boolean;
+  output?: string;
+  [attr: string]: unknown;
+}
+
+async function invoke(op: Operation, options: FieldOption[], positional: string[], flags: Flags): Promise<number | undefined> {
+  const fields = operationFields(op);
+  const args = op.cli.args ?? [];
+  const input: Record<string, unknown> = flags.file ? await readRequestFile(flags.file, fields.body.map((f) => f.name)) : {};
+  for (const o of options) if (flags[o.attr] !== undefined) input[o.field.name] = flags[o.attr];
+  args.forEach((name, i) => {
+    input[name] = positional[i];
+  });
+  const settings = settingsFor(flags);
+  const needsProject = fields.params.some((p) => p.name === "project") && !args.includes("project");
+  if (needsProject) {
+    if (!settings.project) throw new UsageError("no project: pass --project, set SVC_PROJECT, or add \"project\" to .svc.json");
+    input.project = settings.project.value;
+  }
+  const client = clientFor(settings);
+  const res = await client.send(op, input);
+  const watchKind = WATCHABLE[op.name];
+  if (flags.watch && watchKind) {
+    const target = { project: String(input.project), feature: typeof input.feature === "string" ? input.feature : undefined };
+    return watchToEnd(client, watchKind, res.json as Record<string, unknown>, target, flags.json === true);
+  }
+  if (res.raw) {
+    if (flags.output) {
+      writeFileSync(flags.output, res.raw.bytes);
+      process.stderr.write(`wrote ${res.raw.bytes.length} bytes (${res.raw.contentType}) to ${flags.output}\n`);
+    } else if (process.stdout.isTTY && !/xml|json|text/.test(res.raw.contentType)) {
+      throw new UsageError(`the answer is ${res.raw.contentType}; write it to a file with --output FILE`);
+    } else {
+      process.stdout.write(res.raw.bytes);
+    }
+    return;
+  }
+  if (res.json === null) {
+    const verb = op.cli.words.at(-1) ?? "";
+    if (!flags.json) process.stdout.write(`${PAST[verb] ?? "done:"} ${op.cli.words[0]} ${args.map((a) => String(input[a])).join(" ")}\n`);
+    return;
+  }
+  const text = flags.json ? JSON.stringify(res.json, null, 2) : renderJson(res.json, op.cli.words[0] ?? "records", styleFor(process.stdout));
+  process.stdout.write(`${text}\n`);
+  return;
+}
+
+function register(root: Command, op: Operation): void {
+  const fields = operationFields(op);
+  const args = op.cli.args ?? [];
+  const cmd = commandAt(root, op.cli.words).description(op.summary);
+  const byName = new Map([...fields.params, ...fields.query, ...fields.body].map((f) => [f.name, f]));
+  for (const a of args) {
+    const f = byName.get(a);
+    cmd.argument(`<${a}>`, f?.description ?? a.replace(/_/g, " "));
+  }
+  if (fields.params.some((p) => p.name === "project") && !args.includes("project")) {
+    cmd.option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)");
+  }
+  const options: FieldOption[] = [];
+  for (const f of [...fields.query, ...fields.body]) {
+    if (args.includes(f.name)) continue;
+    const made = optionFor(f, flagFor(op, f));
+    cmd.addOption(made.option);
+    options.push(made);
+  }
+  if (op.body) cmd.option("--file <path>", "the request body from a JSON or YAML file (- for stdin); flags override it");
+  if (WATCHABLE[op.name]) cmd.option("--watch", "follow it to the end; exit 1 unless it passed");
+  if (op.response !== null && "raw" in op.response) cmd.option("-o, --output <file>", "write the answer to a file");
+  cmd.addOption(new Option("--json", "print the API's JSON exactly"));
+  cmd.option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)");
+  cmd.action(async (...received: unknown[]) => {
+    const positional = received.slice(0, args.length).map(String);
+    const flags = received[args.length] as Flags;
+    await runCommand(() => invoke(op, options, positional, flags));
+  });
+}
+
+/** Registers every operation of the manifest that a key may call, except the hand-written ones. */
+export function registerOperationCommands(root: Command): void {
+  for (const op of operations) {
+    if (op.sessionOnly || HAND_WRITTEN.has(op.name)) continue;
+    register(root, op);
+  }
+}
+
+/** Groups of commands (`automations`, `runs`, …) describe themselves by their subcommands. */
+export function describeGroups(root: Command): void {
+  for (const group of root.commands) {
+    if (!group.description() && group.commands.length) group.description(`${group.name()}: ${group.commands.map((c) => c.name()).join(", ")}`);
+  }
+}

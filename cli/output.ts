@@ -1,0 +1,118 @@
+// How the CLI prints: aligned tables and record views for people, status colours only on a TTY, NO_COLOR respected.
+
+export interface Style {
+  color: boolean;
+  tty: boolean;
+}
+
+export function styleFor(stream: { isTTY?: boolean }, env: Record<string, string | undefined> = process.env): Style {
+  const tty = stream.isTTY === true;
+  const color = tty && env.NO_COLOR === undefined && env.TERM !== "dumb";
+  return { color, tty };
+}
+
+const GREEN = new Set(["passed", "succeeded", "active", "owner"]);
+const RED = new Set(["failed", "error", "timed_out"]);
+const YELLOW = new Set(["queued", "running", "draft"]);
+const DIM = new Set(["cancelled", "disabled", "skipped"]);
+
+export function paint(text: string, status: string, style: Style): string {
+  if (!style.color) return text;
+  const code = GREEN.has(status) ? 32 : RED.has(status) ? 31 : YELLOW.has(status) ? 33 : DIM.has(status) ? 2 : 0;
+  return code ? `\x1b[${code}m${text}\x1b[0m` : text;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes are control characters
+const ANSI = /\x1b\[[0-9;]*m/g;
+const width = (s: string) => s.replace(ANSI, "").length;
+
+/** Columns aligned on the widest cell; the last column is not padded. */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ""))));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat(widths[i] - width(c))))
+      .join("  ")
+      .trimEnd();
+  return [line(headers.map((h) => h.toUpperCase())), ...rows.map(line)].join("\n");
+}
+
+function truncate(s: string, max: number): string {
+  const one = s.replace(/\s+/g, " ");
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+}
+
+type Rec = Record<string, unknown>;
+const isRec = (v: unknown): v is Rec => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** One cell or value, in words: counts for summaries, status for last runs, short JSON for the rest. */
+export function formatValue(key: string, v: unknown, style: Style, max = 60): string {
+  if (v === null || v === undefined) return "-";
+  if (key === "status" && typeof v === "string") return paint(v, v, style);
+  if (key === "duration_ms" && typeof v === "number") return `${Math.round(v)} ms`;
+  if (key === "summary" && isRec(v)) {
+    if (typeof v.steps === "number") return `${v.passed}/${v.steps} passed${Number(v.failed) ? `, ${v.failed} failed` : ""}`;
+    if (typeof v.total === "number") {
+      const parts = Object.entries(v).filter(([k, n]) => k !== "total" && Number(n) > 0).map(([k, n]) => `${n} ${k}`);
+      return `${v.total} runs${parts.length ? `: ${parts.join(", ")}` : ""}`;
+    }
+  }
+  if (key === "last_run" && isRec(v)) return `${paint(String(v.status), String(v.status), style)} (${v.id})`;
+  if (key === "progress" && isRec(v)) return `${v.stage} ${v.done}/${v.total}`;
+  if (key === "target" && isRec(v)) return v.kind === "web" ? `web ${v.url}` : `api ${JSON.stringify({ tags: v.tags, paths: v.paths })}`;
+  if (key === "steps" && Array.isArray(v)) return `${v.length} step${v.length === 1 ? "" : "s"}`;
+  if (key === "key" && isRec(v)) return `${v.prefix}… (${v.name})`;
+  if ((key === "user" || key === "workspace") && isRec(v)) return `${v.name} <${v.email ?? v.slug}> (${v.id})`;
+  if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v.length ? truncate(v.join(", "), max) : "-";
+  if (typeof v === "string") return truncate(v, max);
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  return truncate(JSON.stringify(v), max);
+}
+
+/** Columns worth a table, in this order, when the records have them. */
+const COLUMNS = [
+  "id", "user_id", "slug", "name", "automation_name", "group_name", "email", "role", "prefix", "kind", "status", "trigger",
+  "summary", "last_run", "duration_ms", "expires_at", "last_used_at", "revoked_at", "created_at",
+];
+
+export function renderList(items: Rec[], noun: string, style: Style): string {
+  if (items.length === 0) return `No ${noun} found.`;
+  const first = items[0] ?? {};
+  const cols = COLUMNS.filter((c) => c in first).slice(0, 8);
+  return table(cols.map((c) => c.replace(/_/g, " ")), items.map((it) => cols.map((c) => formatValue(c, it[c], style, 48))));
+}
+
+/** Shown after the plain fields, in their own form (or not at all, like a project's OpenAPI document). */
+const SPECIAL_IN_RECORD = new Set(["openapi", "steps", "attempts", "runs", "warnings", "artifacts"]);
+
+export function renderRecord(rec: Rec, style: Style): string {
+  const keys = Object.keys(rec).filter((k) => !SPECIAL_IN_RECORD.has(k));
+  const pad = Math.max(9, ...keys.map((k) => k.length));
+  const lines = keys.map((k) => `${k.padEnd(pad)}  ${formatValue(k, rec[k], style, 100)}`);
+  if (Array.isArray(rec.artifacts) && rec.artifacts.length) lines.push(`${"artifacts".padEnd(pad)}  ${(rec.artifacts as string[]).join(", ")}`);
+  const steps = Array.isArray(rec.steps) ? (rec.steps as unknown[]) : [];
+  const stepResults = steps.filter((s): s is Rec => isRec(s) && "status" in s && "index" in s);
+  if (stepResults.length) {
+    lines.push("", table(["#", "step", "status", "duration", "message"], stepResults.map((s) => [
+      // Shown from 1, as run errors name them ("step 1 (GET /items/1)").
+      String(Number(s.index) + 1), truncate(String(s.name), 40), formatValue("status", s.status, style), formatValue("duration_ms", s.duration_ms, style), s.message ? truncate(String(s.message), 80) : "",
+    ])));
+  } else if (steps.length) {
+    lines.push(`${"steps".padEnd(pad)}  ${formatValue("steps", steps, style)}`);
+  }
+  if (Array.isArray(rec.runs) && rec.runs.length) lines.push("", renderList(rec.runs as Rec[], "runs", style));
+  if (Array.isArray(rec.warnings) && rec.warnings.length) {
+    lines.push("", "warnings:", ...(rec.warnings as Rec[]).map((w) => `  - ${w.line !== undefined ? `line ${w.line}: ` : ""}${w.message}`));
+  }
+  return lines.join("\n");
+}
+
+/** A list response ({data, next_cursor}) becomes a table, anything else a record view. */
+export function renderJson(json: unknown, noun: string, style: Style): string {
+  if (isRec(json) && Array.isArray(json.data)) {
+    const more = typeof json.next_cursor === "string" ? `\n(more: --cursor ${json.next_cursor})` : "";
+    return renderList(json.data as Rec[], noun, style) + more;
+  }
+  if (isRec(json)) return renderRecord(json, style);
+  return JSON.stringify(json, null, 2);
+}

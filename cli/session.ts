@@ -1,0 +1,71 @@
+// What every CLI command shares: resolving settings, making the client, and turning failures into exit codes.
+import { ApiClient } from "../src/client/api-client";
+import { ClientError, exitCodeFor } from "../src/client/errors";
+import { type ResolvedSettings, resolveSettings, SettingsError } from "../src/client/settings";
+import { UsageError } from "../src/commands/usage";
+import { VERSION } from "../src/version";
+
+export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, notFound: 4, rateLimited: 5, server: 6 } as const;
+
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0  success
+  1  the watched run or generation ended failed, error, timed_out or cancelled (or a conflict)
+  2  usage error (bad arguments, invalid request, .svc.json holding a key)
+  3  authentication: no key, an invalid, revoked or expired key (401), or not allowed (403)
+  4  not found (404)
+  5  rate limited, after honouring Retry-After
+  6  server or network error (5xx, timeout, unreachable)`;
+
+export interface CommonFlags {
+  server?: string;
+  project?: string;
+  json?: boolean;
+}
+
+export function settingsFor(flags: CommonFlags): ResolvedSettings {
+  return resolveSettings({ flags: { server: flags.server, project: flags.project } });
+}
+
+export function clientFor(settings: ResolvedSettings, opts: { requireKey?: boolean; key?: string } = {}): ApiClient {
+  const key = opts.key ?? settings.key?.value ?? null;
+  if (!key && opts.requireKey !== false) {
+    throw new ClientError(401, "unauthorized", "no API key: run `svc login`, or set SVC_API_KEY");
+  }
+  return new ApiClient({
+    server: settings.server.value,
+    key,
+    userAgent: `svc-cli/${VERSION}`,
+    onRetry: (n) => {
+      const why = n.status === 429 ? "rate limited" : n.status === 503 ? "server unavailable" : "network error";
+      process.stderr.write(`svc: ${why}; retrying in ${Math.ceil(n.waitMs / 1000)} s (attempt ${n.attempt})\n`);
+    },
+  });
+}
+
+export function describeError(e: ClientError): string {
+  const lines = [`svc: ${e.error}: ${e.message}`];
+  for (const d of e.details ?? []) lines.push(`  ${d.path || "(body)"}: ${d.message}`);
+  if (e.status === 401) lines.push("  sign in with `svc login`, or set SVC_API_KEY to a valid key");
+  if (e.status === 429 && e.retryAfterSeconds !== undefined) lines.push(`  the server asks to retry after ${e.retryAfterSeconds} s`);
+  return lines.join("\n");
+}
+
+/** Runs a command body; its number (or 0) becomes the exit code, and every failure a one-line message. */
+export async function runCommand(body: () => Promise<number | undefined>): Promise<void> {
+  let code: number;
+  try {
+    code = (await body()) ?? EXIT.ok;
+  } catch (e) {
+    if (e instanceof ClientError) {
+      process.stderr.write(`${describeError(e)}\n`);
+      code = exitCodeFor(e);
+    } else if (e instanceof SettingsError || e instanceof UsageError) {
+      process.stderr.write(`svc: ${e.message}\n`);
+      code = EXIT.usage;
+    } else {
+      throw e;
+    }
+  }
+  process.exitCode = code;
+}

@@ -1,0 +1,115 @@
+// `--watch` and `svc runs watch`: live progress (a spinner on a TTY, plain lines otherwise) until a final status.
+import type { Command } from "commander";
+import type { ApiClient } from "../src/client/api-client";
+import { isSuccessfulStatus, waitForGeneration, waitForGroupRun, waitForRun } from "../src/client/wait";
+import { UsageError } from "../src/commands/usage";
+import { renderJson, paint, type Style, styleFor } from "./output";
+import { clientFor, EXIT, runCommand, settingsFor } from "./session";
+
+type Rec = Record<string, unknown>;
+export type WatchKind = "run" | "group_run" | "generation";
+
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/** One line saying where a record is: status and, when known, how far along. */
+export function progressLine(kind: WatchKind, r: Rec, style: Style): string {
+  const status = paint(String(r.status), String(r.status), style);
+  const id = String(r.id);
+  if (kind === "generation") {
+    const p = r.progress as { stage: string; done: number; total: number } | undefined;
+    return `generation ${id} ${status}${p ? ` (${p.stage} ${p.done}/${p.total})` : ""}`;
+  }
+  const s = r.summary as Rec | undefined;
+  if (kind === "group_run" && s) {
+    const done = Number(s.total) - Number(s.queued) - Number(s.running);
+    return `group run ${id} ${status} (${done}/${s.total} runs done, ${s.passed} passed)`;
+  }
+  const steps = s && Number(s.steps) > 0 ? ` (${Number(s.passed) + Number(s.failed) + Number(s.skipped)}/${s.steps} steps, ${s.failed} failed)` : "";
+  return `run ${id} ${status}${steps}`;
+}
+
+/** Draws progress on stderr; on a TTY the line is redrawn in place with a spinner. */
+class ProgressView {
+  private frame = 0;
+  private line = "";
+  private lastPrinted = "";
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private readonly kind: WatchKind, private readonly style: Style) {
+    if (style.tty) this.timer = setInterval(() => this.draw(), 100);
+  }
+
+  update(r: Rec): void {
+    this.line = progressLine(this.kind, r, this.style);
+    if (this.style.tty) this.draw();
+    else if (this.line !== this.lastPrinted) {
+      process.stderr.write(`${this.line}\n`);
+      this.lastPrinted = this.line;
+    }
+  }
+
+  private draw(): void {
+    if (!this.line) return;
+    this.frame = (this.frame + 1) % FRAMES.length;
+    process.stderr.write(`\r\x1b[K${FRAMES[this.frame]} ${this.line}`);
+  }
+
+  /** Stops the spinner; also on failure, or its timer would keep the process alive. */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  finish(r: Rec): void {
+    this.stop();
+    const status = String(r.status);
+    const mark = isSuccessfulStatus(status) ? "✓" : "✗";
+    const ms = r.duration_ms;
+    const took = typeof ms === "number" ? ` in ${ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`}` : "";
+    const final = `${this.style.tty ? `${paint(mark, status, this.style)} ` : ""}${progressLine(this.kind, r, this.style)}${took}`;
+    process.stderr.write(this.style.tty ? `\r\x1b[K${final}\n` : `${final}\n`);
+  }
+}
+
+/** Follows a started run, group run or generation to its end; prints the final record; 0 when it passed. */
+export async function watchToEnd(client: ApiClient, kind: WatchKind, started: Rec, target: { project: string; feature?: string }, asJson: boolean): Promise<number> {
+  const view = new ProgressView(kind, styleFor(process.stderr));
+  const onUpdate = (r: Rec) => view.update(r);
+  view.update(started);
+  let final: Rec;
+  try {
+    if (kind === "run") final = (await waitForRun(client, { project: target.project, runId: String(started.id) }, { onUpdate })).record;
+    else if (kind === "group_run") final = (await waitForGroupRun(client, { project: target.project, groupRunId: String(started.id) }, { onUpdate })).record;
+    else {
+      if (!target.feature) throw new UsageError("a feature is needed to watch its generation");
+      final = (await waitForGeneration(client, { project: target.project, feature: target.feature }, { onUpdate })).record;
+    }
+  } catch (e) {
+    view.stop();
+    if (styleFor(process.stderr).tty) process.stderr.write("\n");
+    throw e;
+  }
+  view.finish(final);
+  process.stdout.write(asJson ? `${JSON.stringify(final, null, 2)}\n` : `${renderJson(final, kind, styleFor(process.stdout))}\n`);
+  return isSuccessfulStatus(String(final.status)) ? EXIT.ok : EXIT.failed;
+}
+
+/** `svc runs watch <runId>`: the one hand-written runs command. */
+export function registerRunsWatch(runs: Command): void {
+  runs
+    .command("watch")
+    .description("Follow a run until it ends; exit 0 when it passed, 1 otherwise")
+    .argument("<runId>", "Run id (run_…)")
+    .option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)")
+    .option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)")
+    .option("--json", "print the final run as JSON")
+    .action((runId: string, o: { project?: string; server?: string; json?: boolean }) =>
+      runCommand(async () => {
+        const settings = settingsFor(o);
+        if (!settings.project) throw new UsageError("no project: pass --project, set SVC_PROJECT, or add \"project\" to .svc.json");
+        const client = clientFor(settings);
+        const run = await client.call("getRun", { project: settings.project.value, runId });
+        return watchToEnd(client, "run", run, { project: settings.project.value }, o.json === true);
+      }),
+    );
+}

@@ -1,0 +1,227 @@
+// The one typed HTTP client of the API, derived from the manifest; the CLI and the MCP server both use it.
+import type { z } from "zod";
+import { API_PREFIX, type Operation, ops, type RawResponse } from "../manifest/index";
+import type { OpKey, Ops } from "../manifest/index";
+import { ClientError } from "./errors";
+import { splitInput } from "./schema-fields";
+
+// An empty z.object({}) has the input type Record<string, never>, which would poison the intersection.
+type NoFields = Record<never, never>;
+type Fields<T> = string extends keyof T ? NoFields : T;
+type SchemaIn<S> = S extends z.ZodNever ? NoFields : S extends z.ZodType ? Fields<Exclude<z.input<S>, undefined>> : NoFields;
+/** One flat object: path parameters, query and body fields together (as the MCP tools take them). */
+export type OpInput<K extends OpKey> = SchemaIn<Ops[K]["params"]> & SchemaIn<Ops[K]["query"]> & SchemaIn<NonNullable<Ops[K]["body"]>>;
+export type OpOutput<K extends OpKey> = Ops[K]["response"] extends z.ZodType
+  ? z.output<Ops[K]["response"]>
+  : Ops[K]["response"] extends RawResponse
+    ? RawBody
+    : null;
+
+export interface RawBody {
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+export interface ApiResponse {
+  status: number;
+  /** The JSON exactly as the API sent it (null for 204 and raw bodies). */
+  json: unknown;
+  raw: RawBody | null;
+  rateLimit: RateLimitState | null;
+}
+
+export interface RetryNotice {
+  status: number;
+  attempt: number;
+  waitMs: number;
+}
+
+export interface ClientOptions {
+  server: string;
+  key: string | null;
+  /** `svc-cli/<version>` or `svc-mcp/<version>`: the server records the run trigger from it. */
+  userAgent: string;
+  /** Per request, default 30 s. */
+  timeoutMs?: number;
+  /** Retries after a 429 or 503, default 3 (a failed connection on a read is retried once). */
+  maxRetries?: number;
+  /** The longest Retry-After honoured; a longer one fails at once as rate_limited. Default 60 s. */
+  maxRetryWaitSeconds?: number;
+  onRetry?: (notice: RetryNotice) => void;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface SendOptions {
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+const STATUS_CODES: Record<number, string> = {
+  400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
+  409: "conflict", 413: "payload_too_large", 415: "unsupported_media_type", 429: "rate_limited", 500: "internal_error", 503: "unavailable",
+};
+
+function headerNumber(h: Headers, name: string): number | null {
+  const v = h.get(name);
+  if (v === null || v.trim() === "") return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+}
+
+/** Retry-After is seconds or an HTTP date. */
+function retryAfterSeconds(h: Headers): number | null {
+  const v = h.get("retry-after");
+  if (!v) return null;
+  const n = Number(v);
+  if (Number.isFinite(n)) return Math.max(0, n);
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? null : Math.max(0, Math.ceil((t - Date.now()) / 1000));
+}
+
+function rateLimitOf(h: Headers): RateLimitState | null {
+  const limit = headerNumber(h, "ratelimit-limit");
+  const remaining = headerNumber(h, "ratelimit-remaining");
+  const reset = headerNumber(h, "ratelimit-reset");
+  if (limit === null || remaining === null) return null;
+  return { limit, remaining, resetSeconds: reset ?? 0 };
+}
+
+function errorFromBody(status: number, text: string, retryAfter: number | null): ClientError {
+  try {
+    const b = JSON.parse(text) as { error?: unknown; message?: unknown; details?: unknown };
+    if (typeof b.error === "string" && typeof b.message === "string") {
+      const details = Array.isArray(b.details) ? (b.details as { path: string; message: string }[]) : undefined;
+      return new ClientError(status, b.error, b.message, details, retryAfter ?? undefined);
+    }
+  } catch {
+    // not JSON: a proxy's page or a crash; fall through to a generic error
+  }
+  const snippet = text.trim().slice(0, 200);
+  return new ClientError(status, STATUS_CODES[status] ?? (status >= 500 ? "internal_error" : "invalid_request"), `HTTP ${status}${snippet ? `: ${snippet}` : ""}`, undefined, retryAfter ?? undefined);
+}
+
+export class ApiClient {
+  /** The rate-limit headers of the latest response, for pollers that should slow down. */
+  lastRateLimit: RateLimitState | null = null;
+  private readonly base: string;
+
+  constructor(readonly options: ClientOptions) {
+    this.base = options.server.replace(/\/+$/, "") + API_PREFIX;
+  }
+
+  /** Calls an operation (by its manifest export, e.g. "getRun") with one flat input; returns the validated response. */
+  async call<K extends OpKey>(key: K, input: OpInput<K>, opts: SendOptions = {}): Promise<OpOutput<K>> {
+    const op: Operation = ops[key];
+    const res = await this.send(op, input as Record<string, unknown>, opts);
+    return (op.response === null ? null : res.raw ?? res.json) as OpOutput<K>;
+  }
+
+  urlFor(op: Operation, input: Record<string, unknown>): string {
+    const { params, query } = splitInput(op, input);
+    const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+      const v = params[name];
+      if (v === undefined || v === "") throw new ClientError(0, "invalid_request", `${name} is required`);
+      return encodeURIComponent(v);
+    });
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) qs.set(k, String(v));
+    const q = qs.toString();
+    return `${this.base}${path}${q ? `?${q}` : ""}`;
+  }
+
+  /** Sends one operation, retrying 429 (after Retry-After) and 503 (with backoff) a bounded number of times. */
+  async send(op: Operation, input: Record<string, unknown>, opts: SendOptions = {}): Promise<ApiResponse> {
+    const url = this.urlFor(op, input);
+    const { body } = splitInput(op, input);
+    const headers: Record<string, string> = { "user-agent": this.options.userAgent, accept: "application/json" };
+    if (this.options.key) headers.authorization = `Bearer ${this.options.key}`;
+    if (body !== undefined) headers["content-type"] = "application/json";
+    // One key for every attempt: a retried start returns the first run instead of starting a second.
+    if (op.startsWork) headers["idempotency-key"] = opts.idempotencyKey ?? crypto.randomUUID();
+    const maxRetries = this.options.maxRetries ?? 3;
+    const maxWait = this.options.maxRetryWaitSeconds ?? 60;
+    const sleep = this.options.sleep ?? ((ms: number) => Bun.sleep(ms));
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await this.fetchOnce(url, op.method, headers, body, opts.signal);
+      } catch (e) {
+        const err = e instanceof ClientError ? e : new ClientError(0, "network_error", `cannot reach ${this.options.server}: ${(e as Error).message}`);
+        // One quick retry of a read covers a server restarting; a refused connection rarely heals in seconds.
+        if (err.error === "network_error" && op.method === "GET" && attempt < Math.min(1, maxRetries)) {
+          const waitMs = 500;
+          this.options.onRetry?.({ status: 0, attempt: attempt + 1, waitMs });
+          await sleep(waitMs);
+          continue;
+        }
+        throw err;
+      }
+      this.lastRateLimit = rateLimitOf(res.headers) ?? this.lastRateLimit;
+      if (res.ok) return this.readSuccess(op, res);
+      const text = await res.text();
+      const retryAfter = retryAfterSeconds(res.headers);
+      const err = errorFromBody(res.status, text, retryAfter);
+      if (attempt < maxRetries && res.status === 429 && retryAfter !== null && retryAfter <= maxWait) {
+        const waitMs = Math.max(retryAfter * 1000, 100);
+        this.options.onRetry?.({ status: 429, attempt: attempt + 1, waitMs });
+        await sleep(waitMs);
+        continue;
+      }
+      if (attempt < maxRetries && res.status === 503) {
+        const waitMs = retryAfter !== null && retryAfter <= maxWait ? retryAfter * 1000 : Math.min(500 * 2 ** attempt, 8000);
+        this.options.onRetry?.({ status: 503, attempt: attempt + 1, waitMs });
+        await sleep(waitMs);
+        continue;
+      }
+      throw err;
+    }
+  }
+
+  private async fetchOnce(url: string, method: string, headers: Record<string, string>, body: unknown, signal?: AbortSignal): Promise<Response> {
+    const timeoutMs = this.options.timeoutMs ?? 30_000;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    try {
+      return await fetch(url, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+        redirect: "manual",
+      });
+    } catch (e) {
+      if (timeout.aborted) throw new ClientError(0, "timeout", `no answer from ${this.options.server} within ${Math.round(timeoutMs / 1000)} s`);
+      throw e;
+    }
+  }
+
+  private async readSuccess(op: Operation, res: Response): Promise<ApiResponse> {
+    const rateLimit = rateLimitOf(res.headers);
+    if (op.response === null) {
+      await res.body?.cancel();
+      return { status: res.status, json: null, raw: null, rateLimit };
+    }
+    if ("raw" in op.response) {
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      return { status: res.status, json: null, raw: { contentType: res.headers.get("content-type") ?? op.response.contentType, bytes }, rateLimit };
+    }
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new ClientError(res.status, "invalid_response", `the server answered ${op.name} with something that is not JSON`);
+    }
+    const checked = op.response.safeParse(json);
+    if (!checked.success) {
+      const first = checked.error.issues[0];
+      throw new ClientError(res.status, "invalid_response", `the server's answer to ${op.name} does not match the API contract (${first?.path.join(".") || "body"}: ${first?.message ?? "invalid"}); are the CLI and server versions the same?`);
+    }
+    return { status: res.status, json, raw: null, rateLimit };
+  }
+}

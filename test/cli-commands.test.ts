@@ -1,0 +1,192 @@
+// Every manifest operation has a CLI command, and each one works through the compiled binary against a real server.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { operations } from "../src/manifest/index";
+import { type CliSandbox, cliSandbox } from "./helpers/cli";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+// Each test spawns the compiled binary several times; on a busy machine that outgrows the 5 s default.
+setDefaultTimeout(60_000);
+
+let s: TestServer;
+let cli: CliSandbox;
+const covered = new Set<string>();
+
+beforeAll(async () => {
+  s = await startTestServer();
+  cli = cliSandbox({ SVC_SERVER: s.url, SVC_API_KEY: s.key });
+});
+afterAll(async () => {
+  cli.remove();
+  await s.stop();
+});
+
+type Rec = Record<string, unknown> & { id: string };
+
+/** Runs a command for an operation with --json, records the operation as covered, and returns the parsed JSON. */
+async function op<T = Rec>(name: string, args: string[]): Promise<T> {
+  covered.add(name);
+  return cli.json<T>(args);
+}
+
+/** Runs a command whose answer has no JSON (204, raw bodies); returns stdout. */
+async function plain(name: string, args: string[]): Promise<string> {
+  covered.add(name);
+  const r = await cli.run(args);
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+  return r.stdout;
+}
+
+/** A start/cancel race with the engines is not this test's business: cancelling may find the work already over. */
+async function cancelOrFinished(name: string, args: string[]): Promise<void> {
+  covered.add(name);
+  const r = await cli.run([...args, "--json"]);
+  if (r.code === 0) expect(JSON.parse(r.stdout).status).toBe("cancelled");
+  else {
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("conflict");
+  }
+}
+
+test("every operation's command works end to end, and every operation has one", async () => {
+  const P = ["--project", "shop"];
+  expect((await op("whoami", ["whoami"])).user).toMatchObject({ email: "owner@acme.test" });
+
+  // projects
+  const project = await op("create_project", ["projects", "create", "Shop", "--description", "the shop"]);
+  expect(project).toMatchObject({ slug: "shop", name: "Shop", description: "the shop" });
+  const spare = await op("create_project", ["projects", "create", "Spare"]);
+  expect((await op<{ data: Rec[] }>("list_projects", ["projects", "list"])).data.map((p) => p.slug)).toEqual(expect.arrayContaining(["shop", "spare"]));
+  expect((await op("get_project", ["projects", "show", "shop"])).id).toBe(project.id);
+  await Bun.write(`${cli.cwd}/openapi.yaml`, 'openapi: 3.0.3\ninfo: { title: shop, version: "1" }\npaths:\n  /items:\n    get:\n      responses: { "200": { description: ok } }\n');
+  expect(await op("update_project", ["projects", "update", "shop", "--description", "changed", "--openapi", "@openapi.yaml"])).toMatchObject({ description: "changed", has_openapi: true });
+  expect(await plain("delete_project", ["projects", "delete", spare.id])).toContain("deleted projects");
+
+  // environments (a secret is write-only: only its name comes back)
+  const env = await op("create_environment", ["environments", "create", "ci", ...P, "--variables", "BASE_URL=http://127.0.0.1:9", "--secrets", "TOKEN=s3cret"]);
+  expect(env).toMatchObject({ name: "ci", variables: { BASE_URL: "http://127.0.0.1:9" }, secret_names: ["TOKEN"] });
+  expect(JSON.stringify(env)).not.toContain("s3cret");
+  expect((await op<{ data: Rec[] }>("list_environments", ["environments", "list", ...P])).data).toHaveLength(1);
+  expect((await op("get_environment", ["environments", "show", "ci", ...P])).id).toBe(env.id);
+  expect((await op("update_environment", ["environments", "update", env.id, ...P, "--variables", "BASE_URL=http://127.0.0.1:8"])).variables).toEqual({ BASE_URL: "http://127.0.0.1:8" });
+
+  // features and generation
+  const feature = await op("create_feature", ["features", "create", "Login", ...P, "--acceptance-criteria", "Scenario: x\n  Given the user is signed in"]);
+  expect(feature.id).toStartWith("fea_");
+  expect((await op<{ data: Rec[] }>("list_features", ["features", "list", ...P])).data.map((f) => f.id)).toEqual([feature.id]);
+  expect((await op("get_feature", ["features", "show", feature.id, ...P])).name).toBe("Login");
+  expect((await op("update_feature", ["features", "update", feature.id, ...P, "--target", '{"kind":"web","url":"http://127.0.0.1:9/login"}'])).target).toEqual({ kind: "web", url: "http://127.0.0.1:9/login" });
+  const generation = await op("start_generation", ["generate", feature.id, ...P, "--strategy", "gherkin"]);
+  expect(generation).toMatchObject({ feature_id: feature.id, strategy: "gherkin" });
+  expect((await op("get_generation", ["generation", "show", feature.id, ...P])).id).toBe(generation.id);
+  await cancelOrFinished("cancel_generation", ["generation", "cancel", feature.id, ...P]);
+
+  // automations, from a YAML file plus flags
+  await Bun.write(`${cli.cwd}/aut.yaml`, "name: item exists\nkind: http\nsteps:\n  - request: { url: /items/1 }\n    expect: [ { status: 200 } ]\n");
+  const aut = await op("create_automation", ["automations", "create", ...P, "--file", "aut.yaml", "--tags", "smoke,api"]);
+  expect(aut).toMatchObject({ name: "item exists", kind: "http", tags: ["smoke", "api"], status: "active" });
+  expect((await op<{ data: Rec[] }>("list_automations", ["automations", "list", ...P, "--q", "item"])).data.map((a) => a.id)).toEqual([aut.id]);
+  expect((await op("get_automation", ["automations", "show", aut.id, ...P])).steps).toHaveLength(1);
+  expect((await op("update_automation", ["automations", "update", aut.id, ...P, "--description", "checks item 1", "--retries", "1"]))).toMatchObject({ description: "checks item 1", retries: 1 });
+  const run = await op("run_automation", ["automations", "run", aut.id, ...P, "--env", "ci"]);
+  expect(run).toMatchObject({ automation_id: aut.id, environment_id: env.id, trigger: "cli" });
+  expect((await op<{ data: Rec[] }>("list_automation_runs", ["automations", "runs", aut.id, ...P])).data.map((r) => r.id)).toContain(run.id);
+
+  // runs
+  expect((await op<{ data: Rec[] }>("list_runs", ["runs", "list", ...P, "--automation", aut.id])).data.map((r) => r.id)).toContain(run.id);
+  expect((await op("get_run", ["runs", "show", run.id, ...P])).id).toBe(run.id);
+  await cancelOrFinished("cancel_run", ["runs", "cancel", run.id, ...P]);
+  expect(await plain("get_run_junit", ["runs", "junit", run.id, ...P])).toContain("<testsuite");
+  covered.add("get_run_artifact");
+  const artifact = await cli.run(["runs", "artifact", run.id, "nothing.png", ...P]);
+  expect({ code: artifact.code, err: artifact.stderr }).toEqual({ code: 4, err: expect.stringContaining("not_found") });
+
+  // groups and group runs
+  const group = await op("create_group", ["groups", "create", "nightly", ...P, "--automation-ids", aut.id]);
+  expect(group.automation_ids).toEqual([aut.id]);
+  expect((await op<{ data: Rec[] }>("list_groups", ["groups", "list", ...P])).data).toHaveLength(1);
+  expect((await op("get_group", ["groups", "show", group.id, ...P])).name).toBe("nightly");
+  expect((await op("update_group", ["groups", "update", group.id, ...P, "--description", "every night"])).description).toBe("every night");
+  const groupRun = await op("run_group", ["groups", "run", group.id, ...P, "--env", "ci"]);
+  expect(groupRun.id).toStartWith("grn_");
+  expect((await op<{ data: Rec[] }>("list_group_runs", ["group-runs", "list", ...P])).data.map((g) => g.id)).toEqual([groupRun.id]);
+  expect((await op("get_group_run", ["group-runs", "show", groupRun.id, ...P])).group_name).toBe("nightly");
+  expect(await plain("get_group_run_junit", ["group-runs", "junit", groupRun.id, ...P])).toContain("<testsuite");
+  expect(await plain("delete_group", ["groups", "delete", group.id, ...P])).toContain("deleted groups");
+
+  // keys and members
+  const second = await s.userWithKey("owner@acme.test", "acme", "owner");
+  const keys = await op<{ data: Rec[] }>("list_keys", ["keys", "list"]);
+  expect(keys.data.map((k) => k.id)).toContain(second.keyId);
+  expect(JSON.stringify(keys)).not.toContain(s.key);
+  expect(await plain("revoke_key", ["keys", "revoke", second.keyId])).toContain("revoked keys");
+  const added = await op<Rec & { user_id: string; setup_url: string | null }>("add_member", ["members", "add", "new@acme.test", "--role", "member"]);
+  expect(added.setup_url).toBeString();
+  expect((await op<{ data: Rec[] }>("list_members", ["members", "list"])).data.map((m) => m.email)).toContain("new@acme.test");
+  expect((await op("update_member", ["members", "update", added.user_id, "--role", "admin"])).role).toBe("admin");
+  expect(await plain("remove_member", ["members", "remove", added.user_id])).toContain("removed members");
+
+  // deletions last
+  expect(await plain("delete_automation", ["automations", "delete", aut.id, ...P])).toContain("deleted automations");
+  expect(await plain("delete_feature", ["features", "delete", feature.id, ...P])).toContain("deleted features");
+  expect(await plain("delete_environment", ["environments", "delete", env.id, ...P])).toContain("deleted environments");
+  expect((await cli.run(["automations", "show", aut.id, ...P])).code).toBe(4);
+
+  const callable = operations.filter((o) => !o.sessionOnly).map((o) => o.name).sort();
+  expect([...covered].sort()).toEqual(callable);
+}, 60_000);
+
+test("tables are aligned, lists say when they are empty, and --json is the API's JSON exactly", async () => {
+  const table = await cli.run(["projects", "list"]);
+  expect(table.code).toBe(0);
+  const [header, row] = table.stdout.split("\n");
+  expect(header).toStartWith("ID");
+  expect(header?.indexOf("SLUG")).toBe(row?.indexOf("shop"));
+  expect(table.stdout).not.toContain("\x1b[");
+  const viaApi = await (await s.call("GET", "/projects")).json();
+  expect(await cli.json(["projects", "list"])).toEqual(viaApi);
+  const empty = await cli.run(["groups", "list", "--project", "shop"]);
+  expect({ code: empty.code, out: empty.stdout.trim() }).toEqual({ code: 0, out: "No groups found." });
+});
+
+test("status colours appear on a terminal only, and NO_COLOR turns them off", async () => {
+  const binary = `${import.meta.dir}/../dist/svc`;
+  const inTty = (extra: string) =>
+    Bun.spawn(["script", "-qec", `${extra} ${binary} automations list --project shop`, "/dev/null"], {
+      cwd: cli.cwd,
+      env: { PATH: "/usr/bin:/bin", ...cli.env },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+  const aut = await s.call("POST", "/projects/shop/automations", { name: "coloured", kind: "http", steps: [{ request: { url: "/x" } }] });
+  expect(aut.status).toBe(201);
+  const coloured = await new Response(inTty("").stdout).text();
+  expect(coloured).toContain("\x1b[32mactive\x1b[0m");
+  const plainText = await new Response(inTty("NO_COLOR=1").stdout).text();
+  expect(plainText).toContain("active");
+  expect(plainText).not.toContain("\x1b[32m");
+});
+
+test("svc --help documents the exit codes; usage errors exit 2", async () => {
+  const help = await cli.run(["--help"]);
+  expect(help.code).toBe(0);
+  for (const line of ["0  success", "2  usage error", "3  authentication", "4  not found", "5  rate limited", "6  server or network error"]) expect(help.stdout).toContain(line);
+  expect((await cli.run(["automations", "frobnicate"])).code).toBe(2);
+  expect((await cli.run(["automations", "show"])).code).toBe(2);
+  const badNumber = await cli.run(["automations", "update", "aut_x", "--project", "shop", "--retries", "many"]);
+  expect({ code: badNumber.code, err: badNumber.stderr }).toEqual({ code: 2, err: expect.stringContaining("not a number") });
+});
+
+test("completion scripts come from the command tree, and bash completes nested words", async () => {
+  const bash = await cli.run(["completion", "bash"]);
+  expect(bash.code).toBe(0);
+  const script = `${bash.stdout}
+COMP_WORDS=(svc automations ru); COMP_CWORD=2; _svc_complete; echo "\${COMPREPLY[*]}"
+COMP_WORDS=(svc automations run aut_1 --w); COMP_CWORD=4; _svc_complete; echo "\${COMPREPLY[*]}"`;
+  const out = Bun.spawnSync(["bash", "-c", script], { stdout: "pipe", stderr: "pipe" });
+  expect(out.stderr.toString()).toBe("");
+  expect(out.stdout.toString().split("\n").slice(0, 2)).toEqual(["runs run", "--watch"]);
+  const fish = await cli.run(["completion", "fish"]);
+  expect(fish.stdout).toContain("complete -c svc -f -n '__fish_seen_subcommand_from automations' -a");
+  expect((await cli.run(["completion", "zsh"])).stdout).toContain("bashcompinit");
+  expect((await cli.run(["completion", "tcsh"])).code).toBe(2);
+});

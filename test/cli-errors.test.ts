@@ -1,0 +1,132 @@
+// The CLI's failures and their exit codes: 401, 404, 400, 429 (retried, then given up), 503 retried, network down.
+import { afterAll, afterEach, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { generateApiKey } from "../src/security/api-keys";
+import { type CliSandbox, cliSandbox } from "./helpers/cli";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+// Each test spawns the compiled binary several times; on a busy machine that outgrows the 5 s default.
+setDefaultTimeout(60_000);
+
+let s: TestServer;
+let cli: CliSandbox;
+let proxy: ReturnType<typeof Bun.serve> | null = null;
+
+beforeAll(async () => {
+  s = await startTestServer();
+  cli = cliSandbox({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: "shop" });
+  expect((await s.call("POST", "/projects", { name: "Shop" })).status).toBe(201);
+  const outsider = await s.userWithKey("owner@globex.test", "globex", "owner");
+  expect((await s.call("POST", "/projects", { name: "Globex Secret" }, outsider.key)).status).toBe(201);
+});
+afterEach(async () => {
+  await proxy?.stop(true);
+  proxy = null;
+});
+afterAll(async () => {
+  cli.remove();
+  await s.stop();
+});
+
+/** A proxy in front of the real server that answers the first `n` requests itself. */
+function interposer(first: (n: number) => Response | null): { url: string; seen: () => number } {
+  let count = 0;
+  proxy = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      count++;
+      const own = first(count);
+      if (own) return own;
+      const url = new URL(req.url);
+      return fetch(`${s.url}${url.pathname}${url.search}`, { method: req.method, headers: req.headers, body: req.body });
+    },
+  });
+  return { url: `http://127.0.0.1:${proxy.port}`, seen: () => count };
+}
+
+const errorBody = (status: number, error: string, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify({ error, message: `${error} (from the test proxy)` }), { status, headers: { "content-type": "application/json", ...headers } });
+
+test.each([
+  ["an unknown key is 401: exit 3", ["projects", "list"], { SVC_API_KEY: generateApiKey().key }, 3, "unauthorized"],
+  ["no key at all: exit 3, saying how to get one", ["projects", "list"], { SVC_API_KEY: "" }, 3, "svc login"],
+  ["a missing automation is 404: exit 4", ["automations", "show", "aut_doesnotexist"], {}, 4, "not_found"],
+  ["an invalid body is 400: exit 2 with the details", ["automations", "create", "--name", "x", "--kind", "http", "--steps", "[]"], {}, 2, "steps"],
+  ["another workspace's project is 404", ["automations", "list", "--project", "globex-secret"], {}, 4, "not_found"],
+  ["no project anywhere: exit 2", ["runs", "list"], { SVC_PROJECT: "" }, 2, "no project"],
+] as const)("%s", async (_name, args, env, code, text) => {
+  const r = await cli.run([...args], { env: { ...env } });
+  expect({ code: r.code, stdout: r.stdout }).toEqual({ code, stdout: "" });
+  expect(r.stderr).toContain(text);
+});
+
+test("a 429 is retried after its Retry-After, then the command succeeds", async () => {
+  const p = interposer((n) => (n === 1 ? errorBody(429, "rate_limited", { "retry-after": "1" }) : null));
+  const started = performance.now();
+  const r = await cli.run(["projects", "list", "--json"], { env: { SVC_SERVER: p.url } });
+  expect(r.code).toBe(0);
+  expect(performance.now() - started).toBeGreaterThanOrEqual(1000);
+  expect(r.stderr).toContain("rate limited; retrying in 1 s");
+  expect(JSON.parse(r.stdout).data[0].slug).toBe("shop");
+  expect(p.seen()).toBe(2);
+});
+
+test("rate limited beyond what is worth waiting for: exit 5 at once, without changing anything", async () => {
+  const limited = await startTestServer({ rate_limit: { per_ip_per_hour: 10_000, per_workspace_per_hour: 2 } });
+  try {
+    const env = { SVC_SERVER: limited.url, SVC_API_KEY: limited.key };
+    expect((await cli.run(["projects", "list"], { env })).code).toBe(0);
+    expect((await cli.run(["projects", "list"], { env })).code).toBe(0);
+    const started = performance.now();
+    const r = await cli.run(["projects", "create", "Late"], { env });
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 5, stdout: "" });
+    expect(r.stderr).toContain("rate_limited");
+    expect(r.stderr).toMatch(/retry after \d+ s/);
+    expect(performance.now() - started).toBeLessThan(5000);
+    const slugs = (await limited.server.core.db.selectFrom("projects").select("slug").execute()).map((p) => p.slug);
+    expect(slugs).not.toContain("late");
+  } finally {
+    await limited.stop();
+  }
+});
+
+test("503 is retried with backoff; a start is sent with one Idempotency-Key on every attempt", async () => {
+  const keys: string[] = [];
+  let count = 0;
+  proxy = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      count++;
+      if (req.method === "POST") keys.push(req.headers.get("idempotency-key") ?? "");
+      if (count <= 2) return errorBody(503, "unavailable");
+      const url = new URL(req.url);
+      return fetch(`${s.url}${url.pathname}${url.search}`, { method: req.method, headers: req.headers, body: await req.text() });
+    },
+  });
+  const aut = await (await s.call("POST", "/projects/shop/automations", { name: "a", kind: "http", steps: [{ request: { url: "/x" } }] })).json();
+  const r = await cli.run(["automations", "run", aut.id, "--json"], { env: { SVC_SERVER: `http://127.0.0.1:${proxy.port}` } });
+  expect(r.code).toBe(0);
+  expect(r.stderr.match(/server unavailable; retrying/g)).toHaveLength(2);
+  expect(keys).toHaveLength(3);
+  expect(new Set(keys).size).toBe(1);
+  expect(JSON.parse(r.stdout).trigger).toBe("cli");
+  const runs = await (await s.call("GET", `/projects/shop/automations/${aut.id}/runs`)).json();
+  expect(runs.data).toHaveLength(1);
+});
+
+test("a server that keeps failing with 500 is exit 6", async () => {
+  const p = interposer(() => errorBody(500, "internal_error"));
+  const r = await cli.run(["projects", "list"], { env: { SVC_SERVER: p.url } });
+  expect(r.code).toBe(6);
+  expect(r.stderr).toContain("internal_error");
+});
+
+test("an unreachable server is exit 6", async () => {
+  const dead = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
+  const url = `http://127.0.0.1:${dead.port}`;
+  await dead.stop(true);
+  const r = await cli.run(["projects", "create", "Nowhere"], { env: { SVC_SERVER: url } });
+  expect(r.code).toBe(6);
+  expect(r.stderr).toContain("network_error");
+});

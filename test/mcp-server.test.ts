@@ -1,0 +1,152 @@
+// `svc mcp` spawned from the compiled binary and driven by the SDK's Client over stdio, against a real server.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { operations } from "../src/manifest/index";
+import { BINARY, requireBinary, runBinary } from "./helpers/binary";
+import { startTestServer, type TestServer, tempDir } from "./helpers/server";
+
+// Each test spawns the compiled binary several times; on a busy machine that outgrows the 5 s default.
+setDefaultTimeout(60_000);
+
+let s: TestServer;
+let client: Client;
+let home: string;
+
+async function connect(args: string[], env: Record<string, string>): Promise<Client> {
+  requireBinary();
+  const c = new Client({ name: "svc-test", version: "1.0.0" });
+  await c.connect(new StdioClientTransport({ command: BINARY, args: ["mcp", ...args], env: { PATH: "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: `${home}/config`, ...env }, stderr: "pipe" }));
+  return c;
+}
+
+type Structured = Record<string, unknown> & { id: string };
+async function call(c: Client, name: string, args: Record<string, unknown>): Promise<{ isError: boolean; data: Structured; text: string }> {
+  const r = await c.callTool({ name, arguments: args });
+  const content = r.content as { type: string; text?: string }[];
+  return { isError: r.isError === true, data: r.structuredContent as Structured, text: content[0]?.text ?? "" };
+}
+
+beforeAll(async () => {
+  s = await startTestServer();
+  home = tempDir("svc-mcp-");
+  client = await connect(["--project", "shop"], { SVC_SERVER: s.url, SVC_API_KEY: s.key });
+});
+afterAll(async () => {
+  await client.close();
+  await s.stop();
+});
+
+test("tools/list is the manifest one to one, plus the two wait tools, with hints as annotations", async () => {
+  const { tools } = await client.listTools();
+  const expected = operations.filter((o) => !o.sessionOnly);
+  expect(tools.map((t) => t.name).sort()).toEqual([...expected.map((o) => o.name), "wait_for_generation", "wait_for_run"].sort());
+  for (const op of expected) {
+    const tool = tools.find((t) => t.name === op.name);
+    expect(tool?.description).toStartWith(op.summary);
+    expect(tool?.annotations).toMatchObject({
+      readOnlyHint: op.hints.readOnly ?? false,
+      destructiveHint: op.hints.destructive ?? false,
+      idempotentHint: op.hints.idempotent ?? false,
+    });
+  }
+  const get = tools.find((t) => t.name === "get_automation");
+  expect(Object.keys(get?.inputSchema.properties ?? {}).sort()).toEqual(["automationId", "project"]);
+  // --project shop is the default, so project is not required.
+  expect(get?.inputSchema.required).toEqual(["automationId"]);
+  const update = tools.find((t) => t.name === "update_automation");
+  expect(Object.keys(update?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["project", "automationId", "steps", "status", "name"]));
+  const wait = tools.find((t) => t.name === "wait_for_run");
+  expect(wait?.inputSchema.properties?.timeout_seconds).toMatchObject({ maximum: 50 });
+});
+
+test("tools read and change real data, with the API's JSON as structured content and a text summary", async () => {
+  const project = await call(client, "create_project", { name: "Shop" });
+  expect(project.isError).toBe(false);
+  expect(project.data).toMatchObject({ slug: "shop" });
+  expect(project.text).toStartWith("create_project: ");
+  const aut = await call(client, "create_automation", { name: "item exists", kind: "http", steps: [{ request: { url: "/items/1" }, expect: [{ status: 200 }] }] });
+  expect(aut.isError).toBe(false);
+  const viaApi = await (await s.call("GET", `/projects/shop/automations/${aut.data.id}`)).json();
+  expect(aut.data).toEqual(viaApi);
+  const got = await call(client, "get_automation", { project: "shop", automationId: aut.data.id });
+  expect(got.data.name).toBe("item exists");
+  const updated = await call(client, "update_automation", { automationId: aut.data.id, status: "disabled" });
+  expect(updated.data.status).toBe("disabled");
+  const list = await call(client, "list_projects", {});
+  expect(list.text).toStartWith("list_projects: 1 item");
+  expect((list.data.data as { slug: string }[]).map((p) => p.slug)).toEqual(["shop"]);
+  await call(client, "update_automation", { automationId: aut.data.id, status: "active" });
+  const run = await call(client, "run_automation", { automationId: aut.data.id });
+  expect(run.data).toMatchObject({ automation_id: aut.data.id, trigger: "mcp" });
+  const junit = await call(client, "get_run_junit", { runId: run.data.id });
+  expect(junit.text).toContain("<testsuite");
+  const deleted = await call(client, "delete_automation", { automationId: aut.data.id });
+  expect(deleted).toMatchObject({ isError: false, data: { ok: true } });
+  expect((await s.call("GET", `/projects/shop/automations/${aut.data.id}`)).status).toBe(404);
+});
+
+test("API errors come back as isError results with the code and message", async () => {
+  const missing = await call(client, "get_automation", { automationId: "aut_nothere" });
+  expect(missing.isError).toBe(true);
+  expect(missing.data).toMatchObject({ status: 404, error: "not_found" });
+  expect(missing.text).toStartWith("not_found: ");
+  // Checked by the server (an http automation takes only request steps): its 400 comes back with details.
+  const invalid = await call(client, "create_automation", { name: "x", kind: "http", steps: [{ goto: "/" }] });
+  expect(invalid.isError).toBe(true);
+  expect(invalid.data).toMatchObject({ status: 400, error: "invalid_request", details: [{ path: "body.steps.0", message: expect.any(String) }] });
+  // Checked against the tool's input schema before any request.
+  const shape = await call(client, "create_feature", { name: "x", target: { kind: "web" } });
+  expect(shape.isError).toBe(true);
+  expect(shape.text).toContain("url");
+  expect((await (await s.call("GET", "/projects/shop/features")).json()).data).toEqual([]);
+  expect((await (await s.call("GET", "/projects/shop/automations")).json()).data).toEqual([]);
+  const bad = await client.callTool({ name: "get_run", arguments: { project: "shop" } });
+  expect(bad.isError).toBe(true);
+});
+
+test("a revoked key turns into isError unauthorized, not a crash", async () => {
+  const other = await s.userWithKey("mcp2@acme.test", "acme", "member");
+  const c = await connect([], { SVC_SERVER: s.url, SVC_API_KEY: other.key });
+  try {
+    expect((await call(c, "list_projects", {})).isError).toBe(false);
+    expect((await s.call("DELETE", `/keys/${other.keyId}`, undefined, other.key)).status).toBe(204);
+    const r = await call(c, "list_projects", {});
+    expect(r).toMatchObject({ isError: true, data: { status: 401, error: "unauthorized" } });
+  } finally {
+    await c.close();
+  }
+});
+
+test("without a key, svc mcp says so on stderr and exits non-zero", async () => {
+  const r = await runBinary(["mcp"], { env: { HOME: home, XDG_CONFIG_HOME: `${home}/empty`, SVC_SERVER: s.url } });
+  expect(r.code).toBe(3);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toContain("no API key");
+});
+
+test("svc mcp refuses to start under a .svc.json that holds a key (exit 2)", async () => {
+  const dir = tempDir("svc-mcp-svcjson-");
+  await Bun.write(`${dir}/.svc.json`, JSON.stringify({ project: "shop", apiKey: s.key }));
+  const r = await runBinary(["mcp"], { cwd: dir, env: { HOME: home, XDG_CONFIG_HOME: `${home}/empty`, SVC_SERVER: s.url, SVC_API_KEY: s.key } });
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toContain("must never be in .svc.json");
+});
+
+test("rate limited beyond what an MCP client would wait: an isError result with the Retry-After", async () => {
+  const limited = await startTestServer({ rate_limit: { per_ip_per_hour: 10_000, per_workspace_per_hour: 2 } });
+  const c = await connect([], { SVC_SERVER: limited.url, SVC_API_KEY: limited.key });
+  try {
+    expect((await call(c, "list_projects", {})).isError).toBe(false);
+    expect((await call(c, "list_projects", {})).isError).toBe(false);
+    const started = performance.now();
+    const r = await call(c, "list_projects", {});
+    expect(r.data.retry_after_seconds as number).toBeGreaterThan(20);
+    expect(r).toMatchObject({ isError: true, data: { status: 429, error: "rate_limited" } });
+    expect(performance.now() - started).toBeLessThan(3000);
+  } finally {
+    await c.close();
+    await limited.stop();
+  }
+});
