@@ -1,3 +1,4 @@
 // Imports every module that registers an engine or HTTP extension for `svc serve` (see src/extensions.ts).
 import "./http/web";
+import "./runner";
 import "./generation/engine";

@@ -1,5 +1,5 @@
 // Runs and group runs: queueing, reading, cancelling, JUnit export and artifacts.
-import type { Selectable, Transaction } from "kysely";
+import { sql, type Selectable, type Transaction } from "kysely";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { DB, GroupRunTable, RunTable } from "../../db/schema";
@@ -72,6 +72,12 @@ export async function enqueueRuns(
   }));
   for (let i = 0; i < rows.length; i += 200) {
     await trx.insertInto("runs").values(rows.slice(i, i + 200)).execute();
+  }
+  if (input.groupRunId !== null && rows.length > 1) {
+    // One statement for a whole group instead of one per automation.
+    await sql`UPDATE automations SET last_run_id = r.id, last_run_status = 'queued', last_run_at = ${t}
+      FROM runs AS r WHERE r.group_run_id = ${input.groupRunId} AND r.automation_id = automations.id`.execute(trx);
+    return rows;
   }
   for (const r of rows) {
     await trx.updateTable("automations").set({ last_run_id: r.id, last_run_status: "queued", last_run_at: t }).where("id", "=", r.automation_id).execute();

@@ -1,0 +1,197 @@
+// Benchmark of the run engine: 1,000 http checks (one request + 3 assertions each) through the API as one group
+// run, against a local target; Newman runs the same checks as a Postman collection, side by side.
+// Usage: bun bench/runner.ts [--checks 1000] [--concurrency 4,16] [--rounds 3] [--no-newman]
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { startTargetApp } from "../test/helpers/target-app";
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? (process.argv[i + 1] ?? fallback) : fallback;
+};
+const CHECKS = Number(arg("checks", "1000"));
+const CONCURRENCIES = arg("concurrency", "4,16").split(",").map(Number);
+const ROUNDS = Math.max(2, Number(arg("rounds", "3")));
+const ROOT = resolve(import.meta.dir, "..");
+const BINARY = join(ROOT, "dist/svc");
+
+const target = startTargetApp();
+const work = join(tmpdir(), `svc-bench-${process.pid}`);
+mkdirSync(work, { recursive: true });
+
+const checkOf = (n: number) => ({ path: `/items/${(n % 3) + 1}`, id: (n % 3) + 1 });
+
+function serverCommand(): string[] {
+  return existsSync(BINARY) ? [BINARY] : ["bun", join(ROOT, "src/main.ts")];
+}
+
+async function admin(dataDir: string, args: string[]): Promise<string> {
+  const p = Bun.spawn([...serverCommand(), "admin", ...args, "--data-dir", dataDir], { stdout: "pipe", stderr: "pipe", env: { ...process.env } });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  if (code !== 0) throw new Error(`admin ${args[0]}: ${err}`);
+  return out.trim();
+}
+
+/** CPU time (user + system) the process has used so far: a figure the other load on the machine does not inflate. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  // utime and stime are fields 14 and 15 of /proc/PID/stat, in clock ticks of 10 ms.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? "0");
+  return kb / 1024;
+}
+
+interface Round {
+  wallMs: number;
+  serverCpuMs: number;
+  perSec: number;
+  passed: number;
+  recordedSteps: number;
+}
+
+async function svcRun(concurrency: number): Promise<{ rounds: Round[]; rssMb: number }> {
+  const dataDir = join(work, `data-${concurrency}`);
+  await admin(dataDir, ["create-user", "--email", "bench@acme.test", "--name", "Bench", "--workspace", "acme"]);
+  const key = await admin(dataDir, ["create-key", "--email", "bench@acme.test", "--workspace", "acme"]);
+  const proc = Bun.spawn([...serverCommand(), "serve", "--port", "0", "--data-dir", dataDir], {
+    stdout: "ignore", stderr: "pipe",
+    env: { ...process.env, SVC_RATE_LIMIT_ENABLED: "false", SVC_RUNNER_CONCURRENCY: String(concurrency), SVC_LOG_LEVEL: "warn" },
+  });
+  const reader = proc.stderr.getReader();
+  let buf = "";
+  let url = "";
+  while (!url) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`svc serve exited: ${buf}`);
+    buf += new TextDecoder().decode(value);
+    url = /svc listening on (\S+)/.exec(buf)?.[1] ?? "";
+  }
+  void (async () => {
+    for (;;) if ((await reader.read()).done) break;
+  })();
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const res = await fetch(`${url}/api/v1/ops${path}`, {
+      method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) }, body: body ? JSON.stringify(body) : undefined,
+    });
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  try {
+    await call("POST", "/projects", { name: "bench", slug: "bench" });
+    await call("POST", "/projects/bench/environments", { name: "local", variables: { BASE_URL: target.url } });
+    const ids: string[] = [];
+    for (let n = 0; n < CHECKS; n++) {
+      const c = checkOf(n);
+      const a = await call<{ id: string }>("POST", "/projects/bench/automations", {
+        name: `check ${n}`, kind: "http", environment: "local",
+        steps: [{ request: { url: c.path }, expect: [{ status: 200 }, { json: "$.id", equals: c.id }, { header: "content-type", contains: "application/json" }] }],
+      });
+      ids.push(a.id);
+    }
+    const group = await call<{ id: string }>("POST", "/projects/bench/groups", { name: "bench", automation_ids: ids });
+    // The same group several times: the first run meets a cold server (code not yet optimised by the JIT), later ones a warm one.
+    const rounds: Round[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const t0 = performance.now();
+      const cpu0 = cpuMs(proc.pid);
+      const gr = await call<{ id: string }>("POST", `/projects/bench/groups/${group.id}/run`, {});
+      let status = "queued";
+      while (status === "queued" || status === "running") {
+        await Bun.sleep(20);
+        status = (await call<{ status: string }>("GET", `/projects/bench/group-runs/${gr.id}`)).status;
+      }
+      const wallMs = performance.now() - t0;
+      const serverCpuMs = cpuMs(proc.pid) - cpu0;
+      // Every run's step result is in the database: count passed runs and recorded assertions straight from it.
+      const db = new Database(join(dataDir, "svc.sqlite"), { readonly: true });
+      const rows = db.query("SELECT status, results FROM runs WHERE group_run_id = ?").all(gr.id) as { status: string; results: string }[];
+      db.close();
+      let passed = 0;
+      let recordedSteps = 0;
+      for (const r of rows) {
+        if (r.status === "passed") passed++;
+        const steps = (JSON.parse(r.results) as { steps?: { assertions?: unknown[] }[] }).steps ?? [];
+        if (steps.length === 1 && steps[0]?.assertions?.length === 3) recordedSteps++;
+      }
+      rounds.push({ wallMs, perSec: (CHECKS / wallMs) * 1000, serverCpuMs, passed, recordedSteps });
+    }
+    return { rounds, rssMb: peakRssMb(proc.pid) };
+  } finally {
+    proc.kill("SIGTERM");
+    await proc.exited;
+  }
+}
+
+async function newman(parallel: number): Promise<{ wallMs: number; perSec: number; failures: number }> {
+  const prefix = join(work, "newman");
+  const bin = join(prefix, "node_modules/.bin/newman");
+  if (!existsSync(bin)) {
+    const install = Bun.spawnSync(["npm", "install", "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel=error", "newman@6"], { stdout: "ignore", stderr: "inherit" });
+    if (install.exitCode !== 0) throw new Error("npm install newman failed");
+  }
+  const per = Math.ceil(CHECKS / parallel);
+  const files: string[] = [];
+  for (let p = 0; p < parallel; p++) {
+    const items = [];
+    for (let n = p * per; n < Math.min(CHECKS, (p + 1) * per); n++) {
+      const c = checkOf(n);
+      items.push({
+        name: `check ${n}`,
+        request: { method: "GET", url: `${target.url}${c.path}` },
+        event: [{
+          listen: "test",
+          script: { type: "text/javascript", exec: [
+            "pm.test('status', () => pm.response.to.have.status(200));",
+            `pm.test('id', () => pm.expect(pm.response.json().id).to.eql(${c.id}));`,
+            "pm.test('content-type', () => pm.expect(pm.response.headers.get('content-type')).to.include('application/json'));",
+          ] },
+        }],
+      });
+    }
+    const file = join(work, `collection-${parallel}-${p}.json`);
+    writeFileSync(file, JSON.stringify({ info: { name: "bench", schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" }, item: items }));
+    files.push(file);
+  }
+  const t0 = performance.now();
+  const results = await Promise.all(files.map(async (file, i) => {
+    const report = join(work, `newman-${parallel}-${i}.json`);
+    const proc = Bun.spawn(["node", bin, "run", file, "--reporters", "json", "--reporter-json-export", report], { stdout: "ignore", stderr: "inherit" });
+    await proc.exited;
+    const r = JSON.parse(readFileSync(report, "utf8")) as { run: { stats: { assertions: { failed: number } } } };
+    return r.run.stats.assertions.failed;
+  }));
+  const wallMs = performance.now() - t0;
+  return { wallMs, perSec: (CHECKS / wallMs) * 1000, failures: results.reduce((a, b) => a + b, 0) };
+}
+
+const fmt = (n: number, d = 0) => n.toFixed(d);
+console.log(`svc run engine benchmark: ${CHECKS} http checks (1 request + 3 assertions each) against a local target`);
+console.log(`server: ${serverCommand().join(" ")}; machine: ${navigator.hardwareConcurrency} cores`);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+let best = 0;
+let bestMedian = 0;
+for (const c of CONCURRENCIES) {
+  const r = await svcRun(c);
+  r.rounds.forEach((x, i) => {
+    console.log(`svc    concurrency ${String(c).padStart(3)}, round ${i + 1} (${i === 0 ? "cold" : "warm"}): ${fmt(x.wallMs)} ms wall, ${fmt(x.perSec)} checks/s, server CPU ${fmt(x.serverCpuMs)} ms (${fmt((x.serverCpuMs * 1000) / CHECKS)} µs/check), ${x.passed}/${CHECKS} runs passed, ${x.recordedSteps}/${CHECKS} step results with 3 assertions recorded`);
+  });
+  const rates = r.rounds.map((x) => x.perSec);
+  best = Math.max(best, ...rates);
+  bestMedian = Math.max(bestMedian, median(rates));
+  console.log(`svc    concurrency ${String(c).padStart(3)}: median ${fmt(median(rates))} checks/s, best ${fmt(Math.max(...rates))}; peak server RSS ${fmt(r.rssMb)} MB`);
+}
+if (!process.argv.includes("--no-newman")) {
+  const one = await newman(1);
+  console.log(`newman one at a time : ${fmt(one.wallMs)} ms wall, ${fmt(one.perSec, 1)} checks/s, ${one.failures} failed assertions`);
+  const ten = await newman(10);
+  console.log(`newman 10 at once    : ${fmt(ten.wallMs)} ms wall, ${fmt(ten.perSec, 1)} checks/s, ${ten.failures} failed assertions`);
+  console.log(`ratio: svc (median of the best setting) is ${fmt(bestMedian / one.perSec, 1)}x newman one at a time, ${fmt(bestMedian / ten.perSec, 1)}x newman 10 at once (best round: ${fmt(best / one.perSec, 1)}x and ${fmt(best / ten.perSec, 1)}x)`);
+}
+await target.stop();
+rmSync(work, { recursive: true, force: true });

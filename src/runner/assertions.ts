@@ -1,0 +1,166 @@
+// Evaluates http assertions; every result states the expectation beside the actual value in one line.
+import Ajv, { type ValidateFunction } from "ajv";
+import addFormats from "ajv-formats";
+import type { Assertion } from "../manifest/automation-format";
+import { readJsonPath } from "./json-path";
+
+export interface AssertionResult {
+  assertion: string;
+  passed: boolean;
+  expected?: unknown;
+  actual?: unknown;
+  message: string;
+}
+
+/** What assertions look at; the body is parsed as JSON only when an assertion needs it. */
+export interface ObservedResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  durationMs: number;
+  json(): { ok: true; value: unknown } | { ok: false; error: string };
+}
+
+type Ops = {
+  equals?: unknown; not_equals?: unknown; contains?: string | number | boolean; matches?: string; exists?: boolean;
+  type?: string; gt?: number; gte?: number; lt?: number; lte?: number;
+};
+
+const show = (v: unknown): string => {
+  if (v === undefined) return "nothing";
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 200 ? `${s.slice(0, 200)}…` : s;
+};
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== "object") return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  const ka = Object.keys(a as object);
+  const kb = Object.keys(b as object);
+  return ka.length === kb.length && ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+const typeOf = (v: unknown): string => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
+
+function asNumber(v: unknown): number | null {
+  if (typeof v === "number") return v;
+  if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v))) return Number(v);
+  return null;
+}
+
+const regexCache = new Map<string, RegExp>();
+function regex(src: string): RegExp {
+  let r = regexCache.get(src);
+  if (!r) {
+    r = new RegExp(src);
+    if (regexCache.size > 2000) regexCache.clear();
+    regexCache.set(src, r);
+  }
+  return r;
+}
+
+/** Checks each operator given; the first one that fails decides the message. */
+function checkOperators(subject: string, ops: Ops, found: boolean, actual: unknown): AssertionResult[] {
+  const out: AssertionResult[] = [];
+  const add = (label: string, expected: unknown, passed: boolean, expectation: string) =>
+    out.push({
+      assertion: `${subject} ${label}`, passed, expected, actual: found ? actual : undefined,
+      message: passed ? `${subject}: ${expectation}, got ${show(found ? actual : undefined)}` : `${subject}: expected ${expectation}, got ${show(found ? actual : undefined)}`,
+    });
+  if (ops.exists !== undefined) add(ops.exists ? "exists" : "does not exist", ops.exists, found === ops.exists, ops.exists ? "to exist" : "not to exist");
+  if (ops.equals !== undefined) add(`== ${show(ops.equals)}`, ops.equals, found && deepEqual(actual, ops.equals), show(ops.equals));
+  if (ops.not_equals !== undefined) add(`!= ${show(ops.not_equals)}`, ops.not_equals, !found || !deepEqual(actual, ops.not_equals), `anything but ${show(ops.not_equals)}`);
+  if (ops.contains !== undefined) {
+    const c = ops.contains;
+    const passed = found && (typeof actual === "string" ? actual.includes(String(c)) : Array.isArray(actual) ? actual.some((x) => deepEqual(x, c)) : false);
+    add(`contains ${show(c)}`, c, passed, `to contain ${show(c)}`);
+  }
+  if (ops.matches !== undefined) {
+    let passed = false;
+    let bad: string | null = null;
+    try {
+      passed = found && actual !== undefined && regex(ops.matches).test(typeof actual === "string" ? actual : JSON.stringify(actual));
+    } catch (e) {
+      bad = (e as Error).message;
+    }
+    if (bad) out.push({ assertion: `${subject} matches /${ops.matches}/`, passed: false, expected: ops.matches, message: `${subject}: the regular expression /${ops.matches}/ is invalid: ${bad}` });
+    else add(`matches /${ops.matches}/`, ops.matches, passed, `to match /${ops.matches}/`);
+  }
+  if (ops.type !== undefined) {
+    const t = typeOf(actual);
+    out.push({
+      assertion: `${subject} is ${ops.type}`, passed: found && t === ops.type, expected: ops.type, actual: found ? t : undefined,
+      message: found && t === ops.type ? `${subject}: is ${t}` : `${subject}: expected type ${ops.type}, got ${found ? `${t} ${show(actual)}` : "nothing"}`,
+    });
+  }
+  const n = found ? asNumber(actual) : null;
+  const compare: [keyof Ops, string, (a: number, b: number) => boolean][] = [
+    ["gt", ">", (a, b) => a > b], ["gte", ">=", (a, b) => a >= b], ["lt", "<", (a, b) => a < b], ["lte", "<=", (a, b) => a <= b],
+  ];
+  for (const [key, sym, fn] of compare) {
+    const bound = ops[key];
+    if (typeof bound === "number") add(`${sym} ${bound}`, bound, n !== null && fn(n, bound), `${sym} ${bound}`);
+  }
+  return out;
+}
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+addFormats(ajv);
+const schemaCache = new Map<string, ValidateFunction | string>();
+
+function schemaValidator(schema: Record<string, unknown>): ValidateFunction | string {
+  const key = JSON.stringify(schema);
+  let v = schemaCache.get(key);
+  if (v === undefined) {
+    try {
+      v = ajv.compile(schema);
+    } catch (e) {
+      v = `the JSON Schema is invalid: ${(e as Error).message}`;
+    }
+    if (schemaCache.size > 500) schemaCache.clear();
+    schemaCache.set(key, v);
+  }
+  return v;
+}
+
+export function evaluateAssertion(a: Assertion, res: ObservedResponse): AssertionResult[] {
+  if ("status" in a) {
+    if (typeof a.status === "number") {
+      const passed = res.status === a.status;
+      return [{ assertion: `status == ${a.status}`, passed, expected: a.status, actual: res.status, message: passed ? `status: ${res.status}` : `status: expected ${a.status}, got ${res.status}` }];
+    }
+    return checkOperators("status", a.status, true, res.status);
+  }
+  if ("header" in a) {
+    const { header, ...ops } = a;
+    const v = res.headers.get(header);
+    return checkOperators(`header ${header}`, ops, v !== null, v ?? undefined);
+  }
+  if ("json" in a) {
+    const { json: path, ...ops } = a;
+    const parsed = res.json();
+    if (!parsed.ok) return [{ assertion: `${path}`, passed: false, message: `${path}: the body is not JSON (${parsed.error}), got ${show(res.text.slice(0, 100))}` }];
+    let r: { found: boolean; value: unknown };
+    try {
+      r = readJsonPath(parsed.value, path);
+    } catch (e) {
+      return [{ assertion: path, passed: false, message: (e as Error).message }];
+    }
+    return checkOperators(path, ops, r.found, r.value);
+  }
+  if ("body" in a) return checkOperators("body", a.body, true, res.text);
+  if ("duration_ms" in a) return checkOperators("duration_ms", a.duration_ms, true, Math.round(res.durationMs));
+  const validate = schemaValidator(a.schema);
+  if (typeof validate === "string") return [{ assertion: "body matches schema", passed: false, message: validate }];
+  const parsed = res.json();
+  if (!parsed.ok) return [{ assertion: "body matches schema", passed: false, message: `schema: the body is not JSON (${parsed.error})` }];
+  const passed = validate(parsed.value) === true;
+  const first = validate.errors?.[0];
+  const where = first ? `${first.instancePath || "$"} ${first.message ?? "is invalid"}` : "";
+  return [{
+    assertion: "body matches schema", passed, actual: passed ? undefined : where,
+    message: passed ? "schema: the body matches" : `schema: expected the body to match the JSON Schema, got ${where}`,
+  }];
+}

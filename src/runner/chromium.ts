@@ -1,0 +1,89 @@
+// Finds the machine's Chromium and keeps one shared browser process; every browser run gets a fresh context.
+import { accessSync, constants, existsSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import type { Browser } from "playwright-core";
+import { log } from "../logging";
+import { StepFailure } from "./step-result";
+
+const LAUNCH_TIMEOUT_MS = 30_000;
+/** Shutdown does not wait longer than this for a browser that is still starting. */
+const CLOSE_WAIT_MS = 3_000;
+
+const CANDIDATES = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"];
+
+const INSTALL_HINT =
+  "install Chromium on the server (Debian/Ubuntu: apt-get install chromium) or set runner.browser_path (SVC_RUNNER_BROWSER_PATH) to a Chromium or Chrome executable";
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The configured path, else the first of chromium, chromium-browser, google-chrome on PATH. */
+export function findChromium(configured: string | undefined): { path: string } | { problem: string } {
+  if (configured) {
+    return existsSync(configured) && executable(configured)
+      ? { path: configured }
+      : { problem: `runner.browser_path is ${configured}, which is not an executable file: ${INSTALL_HINT}` };
+  }
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    if (!dir) continue;
+    for (const name of CANDIDATES) {
+      const p = join(dir, name);
+      if (existsSync(p) && executable(p)) return { path: p };
+    }
+  }
+  return { problem: `no Chromium was found on PATH (looked for ${CANDIDATES.join(", ")}): ${INSTALL_HINT}` };
+}
+
+export function launchArgs(): string[] {
+  const args = ["--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
+  // Chromium refuses to start as root with its sandbox; elsewhere the sandbox stays on.
+  if (process.getuid?.() === 0) args.unshift("--no-sandbox");
+  return args;
+}
+
+export class SharedBrowser {
+  private browser: Promise<Browser> | null = null;
+
+  constructor(private readonly configuredPath: string | undefined) {}
+
+  async get(): Promise<Browser> {
+    if (!this.browser) {
+      const pending = this.launch();
+      this.browser = pending;
+      pending.catch(() => {
+        if (this.browser === pending) this.browser = null;
+      });
+    }
+    return this.browser;
+  }
+
+  private async launch(): Promise<Browser> {
+    const found = findChromium(this.configuredPath);
+    if ("problem" in found) throw new StepFailure("error", `this is a browser automation and ${found.problem}`);
+    const { chromium } = await import("playwright-core");
+    try {
+      const browser = await chromium.launch({ executablePath: found.path, headless: true, args: launchArgs(), timeout: LAUNCH_TIMEOUT_MS });
+      log.info("browser started", { path: found.path });
+      browser.on("disconnected", () => {
+        this.browser = null;
+      });
+      return browser;
+    } catch (e) {
+      throw new StepFailure("error", `Chromium at ${found.path} could not start (${(e as Error).message.split("\n")[0]}): ${INSTALL_HINT}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    const b = this.browser;
+    this.browser = null;
+    if (!b) return;
+    const closing = b.then((x) => x.close()).catch(() => undefined);
+    await Promise.race([closing, Bun.sleep(CLOSE_WAIT_MS)]);
+  }
+}

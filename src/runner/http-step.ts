@@ -1,0 +1,114 @@
+// Executes one http step with fetch: interpolation, request, assertions, captures, and a size-capped excerpt.
+import type { HttpStep } from "../manifest/automation-format";
+import { evaluateAssertion, type AssertionResult, type ObservedResponse } from "./assertions";
+import { interpolateJson, interpolateRecord, interpolateText, MissingVariableError } from "./interpolation";
+import { readJsonPath } from "./json-path";
+import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+function excerpt(text: string, maxBytes: number): { body: string; truncated: boolean } {
+  // A character is at most 4 bytes in UTF-8: short texts skip the encoding.
+  if (text.length * 4 <= maxBytes) return { body: text, truncated: false };
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length <= maxBytes) return { body: text, truncated: false };
+  return { body: new TextDecoder().decode(bytes.subarray(0, maxBytes)).replace(/\uFFFD$/, ""), truncated: true };
+}
+
+function headersRecord(h: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  h.forEach((v, k) => {
+    out[k] = v;
+  });
+  return out;
+}
+
+export function httpStepName(step: HttpStep): string {
+  return step.name ?? `${step.request.method} ${step.request.url}`;
+}
+
+/** Why fetch failed, in words, with what to do about it. */
+function unreachable(method: string, url: string, e: unknown): StepFailure {
+  const err = e as { code?: string; message?: string };
+  const reason = err.code ? `${err.code}: ${err.message ?? ""}` : (err.message ?? String(e));
+  return new StepFailure("error", `could not reach ${method} ${url} (${reason.trim()}): check that the service is running and that the URL and BASE_URL are right`);
+}
+
+export async function executeHttpStep(step: HttpStep, index: number, ctx: StepContext): Promise<StepResult> {
+  const started = performance.now();
+  const name = httpStepName(step);
+  const req = step.request;
+  let url: string;
+  let headers: Record<string, string>;
+  let body: string | undefined;
+  try {
+    url = resolveUrl(interpolateText(req.url, ctx.vars), ctx.baseUrl);
+    if (req.query) {
+      const u = new URL(url);
+      for (const [k, v] of Object.entries(interpolateRecord(req.query, ctx.vars))) u.searchParams.append(k, v);
+      url = u.toString();
+    }
+    headers = interpolateRecord(req.headers, ctx.vars);
+    if (req.json !== undefined) {
+      body = JSON.stringify(interpolateJson(req.json, ctx.vars));
+      if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["content-type"] = "application/json";
+    } else if (req.body !== undefined) body = interpolateText(req.body, ctx.vars);
+  } catch (e) {
+    if (e instanceof MissingVariableError || e instanceof StepFailure) throw e;
+    throw new StepFailure("error", `the request cannot be built: ${(e as Error).message}`);
+  }
+  const request: StepResult["request"] = { method: req.method, url, ...(Object.keys(headers).length ? { headers } : {}), ...(body !== undefined ? { body: excerpt(body, ctx.excerptBytes).body } : {}) };
+  const timeoutMs = req.timeout_ms ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  // When the run's own deadline comes first, its abort (timed_out) must win over a request timeout (error).
+  const timeout = timeoutMs < ctx.remainingMs() ? AbortSignal.timeout(timeoutMs) : null;
+  let res: Response;
+  let text: string;
+  try {
+    res = await fetch(url, { method: req.method, headers, body, signal: timeout ? AbortSignal.any([ctx.signal, timeout]) : ctx.signal });
+    text = req.method === "HEAD" ? "" : await res.text();
+  } catch (e) {
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    const failure = timeout?.aborted
+      ? new StepFailure("error", `no response from ${req.method} ${url} within ${timeoutMs} ms: check the endpoint, or raise request.timeout_ms`)
+      : unreachable(req.method, url, e);
+    return { index, name, status: "error", duration_ms: performance.now() - started, message: failure.message, request };
+  }
+  const durationMs = performance.now() - started;
+  let parsed: ReturnType<ObservedResponse["json"]> | null = null;
+  const observed: ObservedResponse = {
+    status: res.status, headers: res.headers, text, durationMs,
+    json: () => {
+      if (!parsed) {
+        try {
+          parsed = { ok: true, value: JSON.parse(text) };
+        } catch (e) {
+          parsed = { ok: false, error: (e as Error).message };
+        }
+      }
+      return parsed;
+    },
+  };
+  const assertions: AssertionResult[] = [];
+  for (const a of step.expect ?? []) assertions.push(...evaluateAssertion(a, observed));
+  const failures = assertions.filter((a) => !a.passed).map((a) => a.message);
+  for (const [variable, capture] of Object.entries(step.capture ?? {})) {
+    const c = typeof capture === "string" ? (capture.toLowerCase().startsWith("header:") ? { header: capture.slice(7).trim() } : { json: capture }) : capture;
+    if ("header" in c) {
+      const v = res.headers.get(c.header);
+      if (v === null) failures.push(`capture ${variable}: the response has no header ${c.header}`);
+      else ctx.vars.set(variable, v);
+      continue;
+    }
+    const j = observed.json();
+    const r = j.ok ? readJsonPath(j.value, c.json) : { found: false, value: undefined };
+    if (!r.found) failures.push(`capture ${variable}: ${c.json} is not in the response${j.ok ? "" : " (the body is not JSON)"}`);
+    else ctx.vars.set(variable, r.value);
+  }
+  const { body: bodyExcerpt, truncated } = excerpt(text, ctx.excerptBytes);
+  return {
+    index, name, status: failures.length ? "failed" : "passed", duration_ms: durationMs,
+    message: failures.length ? failures.join("; ") : null,
+    assertions, request,
+    response: { status: res.status, headers: headersRecord(res.headers), body: bodyExcerpt, truncated },
+  };
+}

@@ -1,0 +1,64 @@
+// Buffers finished runs for a few milliseconds and writes them in one transaction: one commit for many runs.
+import type { Core } from "../core/context";
+import { finishRuns, type RunOutcome } from "../core/runs/queue";
+import { log } from "../logging";
+
+const BATCH_DELAY_MS = 5;
+const BATCH_MAX = 250;
+const RETRY_DELAY_MS = 500;
+
+export class OutcomeWriter {
+  private pending: RunOutcome[] = [];
+  private chain: Promise<void> = Promise.resolve();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private closed = false;
+
+  constructor(private readonly core: Core) {}
+
+  add(outcome: RunOutcome): void {
+    this.pending.push(outcome);
+    this.schedule(this.pending.length >= BATCH_MAX ? 0 : BATCH_DELAY_MS);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.closed) return;
+    if (this.timer) {
+      if (delayMs > 0) return;
+      clearTimeout(this.timer);
+    }
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.flush();
+    }, delayMs);
+  }
+
+  /** Writes everything buffered; resolves when it is in the database (or has failed and is queued again). */
+  flush(): Promise<void> {
+    this.chain = this.chain.then(async () => {
+      const batch = this.pending.splice(0);
+      if (batch.length === 0) return;
+      try {
+        await finishRuns(this.core, batch);
+      } catch (e) {
+        // The rows stay `running` under our claim, so writing them later is still correct.
+        log.error("could not record finished runs; retrying", { runs: batch.length, error: (e as Error).message });
+        this.pending.unshift(...batch);
+        this.schedule(RETRY_DELAY_MS);
+      }
+    });
+    return this.chain;
+  }
+
+  /** The last flush before the database closes; what cannot be written stays `running` for restart recovery. */
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.pending.length > 0) log.error("finished runs could not be recorded before shutdown", { runs: this.pending.length });
+  }
+
+  get size(): number {
+    return this.pending.length;
+  }
+}

@@ -1,0 +1,47 @@
+// The result of one step as a run records it (the Run record's StepResult), and the run context steps share.
+import type { AssertionResult } from "./assertions";
+import type { Variables } from "./interpolation";
+
+export type StepStatus = "passed" | "failed" | "error" | "skipped";
+
+export interface StepResult {
+  index: number;
+  name: string;
+  status: StepStatus;
+  duration_ms: number;
+  message: string | null;
+  assertions?: AssertionResult[];
+  request?: { method: string; url: string; headers?: Record<string, string>; body?: string };
+  response?: { status: number; headers: Record<string, string>; body: string; truncated: boolean };
+  artifacts?: string[];
+}
+
+/** What every step of one attempt shares. */
+export interface StepContext {
+  runId: string;
+  vars: Variables;
+  baseUrl: string | null;
+  signal: AbortSignal;
+  /** Milliseconds left before the run's overall timeout. */
+  remainingMs(): number;
+  excerptBytes: number;
+  artifactDir: string;
+  /** Prefix for artifact names, so retried attempts do not overwrite the first one's files. */
+  artifactPrefix: string;
+}
+
+/** A step that could not run or did not pass, with words for the user. */
+export class StepFailure extends Error {
+  constructor(readonly status: "failed" | "error", message: string) {
+    super(message);
+  }
+}
+
+/** Joins a relative URL to BASE_URL; the base's own path is kept (/api + /items → /api/items). */
+export function resolveUrl(url: string, baseUrl: string | null): string {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url;
+  if (!baseUrl) {
+    throw new StepFailure("error", `"${url}" is a relative URL but the run's environment has no BASE_URL variable: add BASE_URL to the environment, or run with an environment that has one`);
+  }
+  return `${baseUrl.replace(/\/+$/, "")}/${url.replace(/^\/+/, "")}`;
+}

@@ -1,0 +1,127 @@
+// `--watch`: the one command a CI pipeline needs, against a real server whose run engine calls a local target.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { type CliSandbox, cliSandbox } from "./helpers/cli";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+// Each test spawns the compiled binary several times; on a busy machine that outgrows the 5 s default.
+setDefaultTimeout(60_000);
+
+let s: TestServer;
+let cli: CliSandbox;
+let target: ReturnType<typeof Bun.serve>;
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  target = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      if (path === "/ok") return Response.json({ ok: true });
+      if (path === "/slow-ok") {
+        await Bun.sleep(1500);
+        return Response.json({ ok: true });
+      }
+      return Response.json({ ok: false }, { status: 500 });
+    },
+  });
+  s = await startTestServer();
+  cli = cliSandbox({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: "ci" });
+  const post = async (path: string, body: unknown) => {
+    const r = await s.call("POST", path, body);
+    expect(r.status).toBe(201);
+    return (await r.json()) as { id: string };
+  };
+  await post("/projects", { name: "CI" });
+  await post("/projects/ci/environments", { name: "staging", variables: { BASE_URL: `http://127.0.0.1:${target.port}` } });
+  for (const [name, url] of [["passing", "/ok"], ["failing", "/fail"], ["slow", "/slow-ok"]] as const) {
+    ids[name] = (await post("/projects/ci/automations", { name, kind: "http", steps: [{ name: `get ${url}`, request: { url }, expect: [{ status: 200 }] }] })).id;
+  }
+});
+afterAll(async () => {
+  cli.remove();
+  await s.stop();
+  await target.stop(true);
+});
+
+test("automations run --watch on a passing automation: exit 0, progress lines, the final run printed", async () => {
+  const r = await cli.run(["automations", "run", ids.passing ?? "", "--env", "staging", "--watch"]);
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: expect.stringMatching(/run run_\w+ passed \(1\/1 steps, 0 failed\) in [\d.]+ m?s\n$/) });
+  expect(r.stderr).not.toContain("\x1b[");
+  expect(r.stdout).toContain("status");
+  expect(r.stdout).toContain("passed");
+  expect(r.stdout).toContain("get /ok");
+});
+
+test("automations run --watch on a failing automation: exit 1 and the failed step with expected and actual", async () => {
+  const r = await cli.run(["automations", "run", ids.failing ?? "", "--env", "staging", "--watch"]);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toMatch(/run run_\w+ failed/);
+  expect(r.stdout).toContain("get /fail");
+  expect(r.stdout).toMatch(/expected 200.*500|500.*expected 200/);
+});
+
+test("--watch --json prints only the final run as JSON on stdout", async () => {
+  const r = await cli.run(["automations", "run", ids.slow ?? "", "--env", "staging", "--watch", "--json"]);
+  expect(r.code).toBe(0);
+  const run = JSON.parse(r.stdout);
+  expect(run).toMatchObject({ status: "passed", trigger: "cli", summary: { steps: 1, passed: 1 } });
+  // Plain progress lines while it ran (not a TTY): at least the start and the end.
+  expect(r.stderr.trim().split("\n").length).toBeGreaterThanOrEqual(2);
+});
+
+test("runs watch follows an existing run; groups run --watch follows a group run", async () => {
+  const started = await (await s.call("POST", `/projects/ci/automations/${ids.failing}/run`, { environment: "staging" })).json();
+  const watched = await cli.run(["runs", "watch", started.id]);
+  expect(watched.code).toBe(1);
+  expect(watched.stderr).toContain(`run ${started.id} failed`);
+  const group = await (await s.call("POST", "/projects/ci/groups", { name: "smoke", automation_ids: [ids.passing] })).json();
+  const r = await cli.run(["groups", "run", group.id, "--env", "staging", "--watch", "--json"]);
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.stdout)).toMatchObject({ status: "passed", summary: { total: 1, passed: 1 } });
+});
+
+test("generate --watch follows the generation to its end and prints what it made", async () => {
+  const feature = await (await s.call("POST", "/projects/ci/features", {
+    name: "Health",
+    acceptance_criteria: 'Feature: Health\n  Scenario: ok answers\n    When I send GET "/ok"\n    Then the response status should be 200\n',
+  })).json();
+  const r = await cli.run(["generate", feature.id, "--strategy", "gherkin", "--watch", "--json"]);
+  expect(r.code).toBe(0);
+  expect(r.stderr).toMatch(/generation gen_\w+ succeeded/);
+  const generation = JSON.parse(r.stdout);
+  expect(generation).toMatchObject({ feature_id: feature.id, status: "succeeded", automation_ids: [expect.stringMatching(/^aut_/)] });
+});
+
+test("on a terminal, --watch draws a spinner line in place and ends with a mark", async () => {
+  const binary = `${import.meta.dir}/../dist/svc`;
+  const proc = Bun.spawn(["script", "-qec", `${binary} automations run ${ids.slow} --env staging --watch > /dev/null`, "/dev/null"], {
+    cwd: cli.cwd,
+    env: { PATH: "/usr/bin:/bin", ...cli.env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  expect(code).toBe(0);
+  expect(out).toContain("\r\x1b[K");
+  expect(out).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] run run_\w+ /);
+  expect(out).toMatch(/✓\x1b\[0m run run_\w+ \x1b\[32mpassed/);
+});
+
+test("a watch whose key is revoked mid-way ends with exit 3 (also on a terminal, spinner stopped)", async () => {
+  const other = await s.userWithKey("watcher@acme.test", "acme", "member");
+  const binary = `${import.meta.dir}/../dist/svc`;
+  const proc = Bun.spawn(["script", "-qec", `${binary} automations run ${ids.slow} --env staging --watch`, "/dev/null"], {
+    cwd: cli.cwd,
+    env: { PATH: "/usr/bin:/bin", ...cli.env, SVC_API_KEY: other.key },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  await Bun.sleep(700);
+  expect((await s.call("DELETE", `/keys/${other.keyId}`, undefined, other.key)).status).toBe(204);
+  const started = performance.now();
+  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  expect(code).toBe(3);
+  expect(out).toContain("unauthorized");
+  expect(performance.now() - started).toBeLessThan(10_000);
+});

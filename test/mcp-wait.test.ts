@@ -1,0 +1,92 @@
+// wait_for_run and wait_for_generation through `svc mcp`: the finished record, progress, and timed_out with a hint.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { BINARY, requireBinary } from "./helpers/binary";
+import { startTestServer, type TestServer, tempDir } from "./helpers/server";
+
+// Each test spawns the compiled binary several times; on a busy machine that outgrows the 5 s default.
+setDefaultTimeout(60_000);
+
+let s: TestServer;
+let client: Client;
+let target: ReturnType<typeof Bun.serve>;
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  target = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      if (path === "/ok") return Response.json({ ok: true });
+      if (path === "/slow") {
+        await Bun.sleep(3500);
+        return Response.json({ ok: true });
+      }
+      return Response.json({ ok: false }, { status: 500 });
+    },
+  });
+  s = await startTestServer();
+  const post = async (path: string, body: unknown) => (await (await s.call("POST", path, body)).json()) as { id: string };
+  await post("/projects", { name: "Waits" });
+  await post("/projects/waits/environments", { name: "local", variables: { BASE_URL: `http://127.0.0.1:${target.port}` } });
+  for (const [name, url] of [["ok", "/ok"], ["fail", "/fail"], ["slow", "/slow"]] as const) {
+    ids[name] = (await post("/projects/waits/automations", { name, kind: "http", environment: "local", steps: [{ request: { url }, expect: [{ status: 200 }] }] })).id;
+  }
+  ids.feature = (await post("/projects/waits/features", { name: "Items", acceptance_criteria: 'Feature: Items\n  Scenario: item\n    When I send GET "/ok"\n    Then the response status should be 200\n' })).id;
+  requireBinary();
+  const home = tempDir("svc-mcp-wait-");
+  client = new Client({ name: "svc-test", version: "1.0.0" });
+  await client.connect(new StdioClientTransport({ command: BINARY, args: ["mcp", "--project", "waits"], env: { PATH: "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: `${home}/c`, SVC_SERVER: s.url, SVC_API_KEY: s.key }, stderr: "pipe" }));
+});
+afterAll(async () => {
+  await client.close();
+  await s.stop();
+  await target.stop(true);
+});
+
+type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content: unknown };
+
+async function startRun(automationId: string): Promise<string> {
+  const r = (await client.callTool({ name: "run_automation", arguments: { automationId } })) as Result;
+  expect(r.isError).not.toBe(true);
+  return String(r.structuredContent?.id);
+}
+
+test("wait_for_run returns the finished run: passed, and failed with its step results", async () => {
+  const ok = (await client.callTool({ name: "wait_for_run", arguments: { runId: await startRun(ids.ok ?? "") } })) as Result;
+  expect(ok.structuredContent).toMatchObject({ timed_out: false, run: { status: "passed", trigger: "mcp" } });
+  const failed = (await client.callTool({ name: "wait_for_run", arguments: { runId: await startRun(ids.fail ?? "") } })) as Result;
+  expect(failed.isError).not.toBe(true);
+  expect(failed.structuredContent).toMatchObject({ timed_out: false, run: { status: "failed", summary: { failed: 1 } } });
+});
+
+test("a short timeout returns the current run with timed_out and a hint; calling again gets the end; progress is sent", async () => {
+  const runId = await startRun(ids.slow ?? "");
+  const progress: { progress: number; message?: string }[] = [];
+  const first = (await client.callTool({ name: "wait_for_run", arguments: { runId, timeout_seconds: 1 } }, undefined, { onprogress: (p) => progress.push(p) })) as Result;
+  expect(first.structuredContent).toMatchObject({ timed_out: true, run: { id: runId }, hint: expect.stringContaining("wait_for_run again") });
+  expect(["queued", "running"]).toContain((first.structuredContent?.run as { status: string }).status);
+  expect(progress.length).toBeGreaterThanOrEqual(1);
+  expect(progress[0]?.message).toMatch(/^run (queued|running)$/);
+  const second = (await client.callTool({ name: "wait_for_run", arguments: { runId, timeout_seconds: 20 } })) as Result;
+  expect(second.structuredContent).toMatchObject({ timed_out: false, run: { status: "passed" } });
+});
+
+test("timeout_seconds above 50 is refused; an unknown run is an isError not_found", async () => {
+  const tooLong = (await client.callTool({ name: "wait_for_run", arguments: { runId: "run_x", timeout_seconds: 120 } })) as Result;
+  expect(tooLong.isError).toBe(true);
+  const unknown = (await client.callTool({ name: "wait_for_run", arguments: { runId: "run_doesnotexist" } })) as Result;
+  expect(unknown).toMatchObject({ isError: true, structuredContent: { status: 404, error: "not_found" } });
+});
+
+test("wait_for_generation returns the finished generation", async () => {
+  const started = (await client.callTool({ name: "start_generation", arguments: { feature: ids.feature, strategy: "gherkin" } })) as Result;
+  expect(started.isError).not.toBe(true);
+  const done = (await client.callTool({ name: "wait_for_generation", arguments: { feature: ids.feature, timeout_seconds: 30 } })) as Result;
+  expect(done.structuredContent?.timed_out).toBe(false);
+  const generation = done.structuredContent?.generation as { id: string; status: string; automation_ids: string[] };
+  expect(generation.id).toBe(String(started.structuredContent?.id));
+  expect(generation).toMatchObject({ status: "succeeded", automation_ids: [expect.stringMatching(/^aut_/)] });
+});

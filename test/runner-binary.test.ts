@@ -1,0 +1,173 @@
+// The run engine inside the compiled executable: a browser run (playwright-core bundled, no node_modules beside
+// the binary), restart recovery after kill -9, and SIGTERM letting a running run finish.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { copyFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { BINARY, requireBinary } from "./helpers/binary";
+import { tempDir } from "./helpers/server";
+import { startTargetApp, type TargetApp } from "./helpers/target-app";
+
+let target: TargetApp;
+let dir: string;
+let binary: string;
+let key: string;
+
+interface Serve {
+  url: string;
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  logs(): string;
+}
+
+/** `svc serve` from a copy of the binary in a directory with no node_modules anywhere above it. */
+async function serve(): Promise<Serve> {
+  const proc = Bun.spawn([binary, "serve", "--port", "0", "--data-dir", join(dir, "data")], {
+    cwd: dir, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, SVC_RATE_LIMIT_ENABLED: "false" },
+    stdin: "ignore", stdout: "pipe", stderr: "pipe",
+  });
+  let buffer = "";
+  const reader = proc.stderr.getReader();
+  const decoder = new TextDecoder();
+  const deadline = Date.now() + 15_000;
+  let url: string | null = null;
+  while (!url) {
+    const { value, done } = await reader.read();
+    if (done || Date.now() > deadline) throw new Error(`svc serve did not start: ${buffer}`);
+    buffer += decoder.decode(value);
+    url = /svc listening on (\S+)/.exec(buffer)?.[1] ?? null;
+  }
+  void (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value);
+    }
+  })().catch(() => undefined);
+  return { url, proc, logs: () => buffer };
+}
+
+async function admin(args: string[], stdin?: string): Promise<string> {
+  const p = Bun.spawn([binary, "admin", ...args, "--data-dir", join(dir, "data")], {
+    cwd: dir, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir }, stdin: stdin ? new TextEncoder().encode(stdin) : "ignore", stdout: "pipe", stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  if (code !== 0) throw new Error(`svc admin ${args[0]} failed: ${err}`);
+  return out;
+}
+
+function api(s: Serve) {
+  return async <T>(method: string, path: string, body?: unknown, status = 200): Promise<T> => {
+    const res = await fetch(`${s.url}/api/v1/ops${path}`, {
+      method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    if (res.status !== status) throw new Error(`${method} ${path}: expected ${status}, got ${res.status}: ${text}`);
+    return JSON.parse(text) as T;
+  };
+}
+
+type Run = { id: string; status: string; error: string | null; steps: { status: string; message: string | null }[]; artifacts: string[] };
+
+async function waitFor(call: ReturnType<typeof api>, path: string, until: (r: Run) => boolean, ms = 30_000): Promise<Run> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const r = await call<Run>("GET", path);
+    if (until(r)) return r;
+    if (Date.now() > deadline) throw new Error(`${path} stayed ${r.status}`);
+    await Bun.sleep(30);
+  }
+}
+
+const done = (r: Run) => !["queued", "running"].includes(r.status);
+
+beforeAll(async () => {
+  requireBinary();
+  target = startTargetApp();
+  dir = tempDir("svc-runner-bin-");
+  binary = join(dir, "svc");
+  copyFileSync(BINARY, binary);
+  await admin(["create-user", "--email", "ci@acme.test", "--name", "CI", "--workspace", "acme"]);
+  key = (await admin(["create-key", "--email", "ci@acme.test", "--workspace", "acme"])).trim();
+});
+afterAll(async () => {
+  await target.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("a browser run through the compiled binary drives Chromium and serves its screenshot", async () => {
+  const s = await serve();
+  try {
+    const call = api(s);
+    await call("POST", "/projects", { name: "bin", slug: "bin" }, 201);
+    await call("POST", "/projects/bin/environments", { name: "local", variables: { BASE_URL: target.url } }, 201);
+    const a = await call<{ id: string }>("POST", "/projects/bin/automations", {
+      name: "list page", kind: "browser", environment: "local",
+      steps: [{ goto: "/items-page" }, { expect: { count: { locator: "testid=item", equals: 3 } } }, { screenshot: "list" }],
+    }, 201);
+    const queued = await call<{ id: string }>("POST", `/projects/bin/automations/${a.id}/run`, {}, 202);
+    const run = await waitFor(call, `/projects/bin/runs/${queued.id}`, done, 60_000);
+    expect(run.steps.map((x) => x.message).filter((m) => m && !m.startsWith("HTTP "))).toEqual([]);
+    expect(run.status).toBe("passed");
+    const shot = await fetch(`${s.url}/api/v1/ops/projects/bin/runs/${run.id}/artifacts/03-list.png`, { headers: { authorization: `Bearer ${key}` } });
+    expect(shot.status).toBe(200);
+    expect((await shot.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+  } finally {
+    s.proc.kill("SIGKILL");
+    await s.proc.exited;
+  }
+}, 90_000);
+
+test("after kill -9, the next start finishes the interrupted run as error and nothing stays running", async () => {
+  const first = await serve();
+  const call = api(first);
+  const a = await call<{ id: string }>("POST", "/projects/bin/automations", {
+    name: "long", kind: "http", environment: "local", timeout_ms: 120_000,
+    steps: [{ request: { url: "/items/1" } }, { request: { url: "/slow?ms=60000", timeout_ms: 90_000 } }],
+  }, 201);
+  const queued = await call<{ id: string }>("POST", `/projects/bin/automations/${a.id}/run`, {}, 202);
+  // A long run shows the steps it has done while it runs.
+  const midway = await waitFor(call, `/projects/bin/runs/${queued.id}`, (r) => r.steps.length > 0, 10_000);
+  expect(midway.status).toBe("running");
+  first.proc.kill("SIGKILL");
+  await first.proc.exited;
+
+  const second = await serve();
+  try {
+    const call2 = api(second);
+    const run = await call2<Run>("GET", `/projects/bin/runs/${queued.id}`);
+    expect(run.status).toBe("error");
+    expect(run.error).toBe("interrupted by server restart");
+    expect(run.steps[0]?.status).toBe("passed");
+    const running = await call2<{ data: unknown[] }>("GET", "/projects/bin/runs?status=running");
+    expect(running.data).toEqual([]);
+    const automation = await call2<{ last_run: { status: string } }>("GET", `/projects/bin/automations/${a.id}`);
+    expect(automation.last_run.status).toBe("error");
+  } finally {
+    second.proc.kill("SIGKILL");
+    await second.proc.exited;
+  }
+}, 90_000);
+
+test("SIGTERM lets a running run finish before the process exits", async () => {
+  const s = await serve();
+  const call = api(s);
+  const a = await call<{ id: string }>("POST", "/projects/bin/automations", {
+    name: "short", kind: "http", environment: "local", steps: [{ request: { url: "/slow?ms=1500" }, expect: [{ json: "$.slow", equals: true }, { schema: { type: "object", required: ["slow"] } }] }],
+  }, 201);
+  const queued = await call<{ id: string }>("POST", `/projects/bin/automations/${a.id}/run`, {}, 202);
+  await waitFor(call, `/projects/bin/runs/${queued.id}`, (r) => r.status === "running");
+  const t0 = Date.now();
+  s.proc.kill("SIGTERM");
+  expect(await s.proc.exited).toBe(0);
+  expect(Date.now() - t0).toBeGreaterThan(500);
+
+  const again = await serve();
+  try {
+    const run = await api(again)<Run>("GET", `/projects/bin/runs/${queued.id}`);
+    expect(run.status).toBe("passed");
+  } finally {
+    again.proc.kill("SIGKILL");
+    await again.proc.exited;
+  }
+}, 90_000);

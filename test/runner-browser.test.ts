@@ -1,0 +1,135 @@
+// Browser automations in real headless Chromium: every step kind and locator, failures with screenshots,
+// artifacts served, secrets masked, and a clear error when no browser is installed.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestServer, type TestServer } from "./helpers/server";
+import { startTargetApp, type TargetApp } from "./helpers/target-app";
+import { projectWithEnv, runToEnd } from "./helpers/runs";
+
+let s: TestServer;
+let target: TargetApp;
+let project: string;
+
+beforeAll(async () => {
+  target = startTargetApp();
+  s = await startTestServer({ rate_limit: { enabled: false } });
+  ({ project } = await projectWithEnv(s, "browser runs", { BASE_URL: target.url, USER_EMAIL: "ada@example.test" }, { USER_PASSWORD: "s3cret-pass" }));
+});
+afterAll(async () => {
+  await s.stop();
+  await target.stop();
+});
+
+const browser = (steps: unknown[], extra: Record<string, unknown> = {}) => ({ name: `b-${crypto.randomUUID().slice(0, 8)}`, kind: "browser", environment: "test", steps, ...extra });
+
+const PNG = [0x89, 0x50, 0x4e, 0x47];
+
+describe("browser steps", () => {
+  test("the canonical sign-in automation passes, with a screenshot served as an artifact and the secret masked", async () => {
+    const run = await runToEnd(s, project, browser([
+      { goto: "/login" },
+      { fill: { locator: "label=Email", value: "{{USER_EMAIL}}" } },
+      { fill: { locator: "label=Password", value: "{{USER_PASSWORD}}" } },
+      { click: 'role=button[name="Sign in"]' },
+      { expect: { text: "Welcome" } },
+      { expect: { url: "/dashboard" } },
+      { screenshot: "after-sign-in" },
+    ]), {});
+    expect(run.steps.filter((x) => x.status !== "passed")).toEqual([]);
+    expect(run.status).toBe("passed");
+    expect(run.artifacts).toEqual(["07-after-sign-in.png"]);
+    const res = await s.call("GET", `/projects/${project}/runs/${run.id}/artifacts/07-after-sign-in.png`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/png");
+    expect([...new Uint8Array(await res.arrayBuffer()).slice(0, 4)]).toEqual(PNG);
+    expect(JSON.stringify(run)).not.toContain("s3cret-pass");
+    // Another workspace sees neither the run nor its artifact.
+    const other = await s.userWithKey("eve@other.test", "other");
+    expect((await s.call("GET", `/projects/${project}/runs/${run.id}/artifacts/07-after-sign-in.png`, undefined, other.key)).status).toBe(404);
+  }, 60_000);
+
+  test("every other step kind and locator passes on the list page and the form", async () => {
+    const run = await runToEnd(s, project, browser([
+      { goto: "{{BASE_URL}}/login" },
+      { expect: { title: "Sign in" } },
+      { check: "#remember" },
+      { uncheck: "css=#remember" },
+      { check: "label=Remember me" },
+      { select: { locator: "label=Team", value: "dev" } },
+      { fill: { locator: "#email", value: "x@y.z" } },
+      { press: { locator: "#email", key: "End" } },
+      { expect: { hidden: "#hint", count: { locator: "css=option", equals: 2 } } },
+      { goto: "/items-page" },
+      { expect: { visible: "testid=filter", count: { locator: "testid=item", equals: 3 } } },
+      { fill: { locator: "testid=filter", value: "bre" } },
+      { expect: { count: { locator: "css=li:visible", equals: 1 } } },
+      { click: "text=Load more" },
+      { wait_for: { text: "Loaded later" } },
+      { wait_for: { locator: "#later", state: "visible" } },
+      { hover: "text=hover me" },
+      { expect: { visible: "#tip" } },
+      { press: "Tab" },
+      { click: "role=link[name=\"hover me\"]" },
+      { wait_for: { url: "/items-page" } },
+      { expect: { url: "/^http:\\/\\/127\\.0\\.0\\.1:\\d+\\/items-page$/" } },
+      { name: "an http check inside a browser automation", request: { url: "/items/1" }, expect: [{ status: 200 }] },
+    ]));
+    expect(run.steps.filter((x) => x.status !== "passed").map((x) => `${x.name}: ${x.message}`)).toEqual([]);
+    expect(run.status).toBe("passed");
+  }, 60_000);
+
+  test("a failing expectation says expected and actual, skips the rest and stores a failure screenshot", async () => {
+    const run = await runToEnd(s, project, browser([
+      { goto: "/login" },
+      { fill: { locator: "label=Email", value: "{{USER_EMAIL}}" } },
+      { fill: { locator: "label=Password", value: "wrong" } },
+      { click: "role=button[name=\"Sign in\"]" },
+      { expect: { text: "Welcome" }, timeout_ms: 500 },
+      { screenshot: "never" },
+    ]));
+    expect(run.status).toBe("failed");
+    expect(run.steps.map((x) => x.status)).toEqual(["passed", "passed", "passed", "passed", "failed", "skipped"]);
+    expect(run.steps[4]?.message).toContain('text: expected "Welcome" to be visible, it was not');
+    expect(run.steps[4]?.artifacts).toEqual(["05-failure.png"]);
+    expect(run.artifacts).toEqual(["05-failure.png"]);
+    const res = await s.call("GET", `/projects/${project}/runs/${run.id}/artifacts/05-failure.png`);
+    expect(res.status).toBe(200);
+    expect([...new Uint8Array(await res.arrayBuffer()).slice(0, 4)]).toEqual(PNG);
+  }, 60_000);
+
+  test("url, title, count and locator failures each name what was expected and what was found", async () => {
+    const cases: [unknown, string][] = [
+      [{ expect: { url: "/dashboard" }, timeout_ms: 300 }, "url: expected /dashboard, got http://"],
+      [{ expect: { title: "Home" }, timeout_ms: 300 }, 'title: expected "Home", got "Sign in"'],
+      [{ expect: { count: { locator: "css=input", equals: 9 } }, timeout_ms: 300 }, "count of css=input: expected 9, got 3"],
+      [{ click: "testid=nothing", timeout_ms: 300 }, "click testid=nothing: not found or not ready within 300 ms"],
+      [{ expect: { visible: "#hint" }, timeout_ms: 300 }, "visible: expected #hint to be visible"],
+    ];
+    for (const [step, message] of cases) {
+      const run = await runToEnd(s, project, browser([{ goto: "/login" }, step]));
+      expect(run.status).toBe("failed");
+      expect(run.steps[1]?.message ?? "").toContain(message);
+    }
+  }, 60_000);
+
+  test("an unreachable page is an error that says what to check", async () => {
+    const dead = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+    const url = `http://127.0.0.1:${dead.port}/`;
+    await dead.stop(true);
+    const run = await runToEnd(s, project, browser([{ goto: url }]));
+    expect(run.status).toBe("error");
+    expect(run.error).toContain("could not reach the page");
+  }, 60_000);
+});
+
+test("without a browser, a browser run ends error and says how to install one", async () => {
+  const noBrowser = await startTestServer({ rate_limit: { enabled: false }, runner: { browser_path: "/nonexistent/chromium" } });
+  try {
+    const { project: p } = await projectWithEnv(noBrowser, "no browser", { BASE_URL: target.url });
+    const run = await runToEnd(noBrowser, p, browser([{ goto: "/login" }]));
+    expect(run.status).toBe("error");
+    expect(run.error).toContain("runner.browser_path is /nonexistent/chromium, which is not an executable file");
+    expect(run.error).toContain("apt-get install chromium");
+  } finally {
+    await noBrowser.stop();
+  }
+}, 60_000);

@@ -1,0 +1,202 @@
+// The run engine on http automations: every assertion kind passing and failing, captures, interpolation, secrets.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestServer, type TestServer } from "./helpers/server";
+import { startTargetApp, type TargetApp } from "./helpers/target-app";
+import { projectWithEnv, runToEnd } from "./helpers/runs";
+
+let s: TestServer;
+let target: TargetApp;
+let project: string;
+
+beforeAll(async () => {
+  target = startTargetApp();
+  s = await startTestServer({ rate_limit: { enabled: false } });
+  ({ project } = await projectWithEnv(s, "http runs", { BASE_URL: target.url, ITEM: "1" }, { API_TOKEN: "tok-9f8e7d6c5b" }));
+});
+afterAll(async () => {
+  await s.stop();
+  await target.stop();
+});
+
+const http = (steps: unknown[], extra: Record<string, unknown> = {}) => ({ name: `a-${crypto.randomUUID().slice(0, 8)}`, kind: "http", environment: "test", steps, ...extra });
+
+describe("http steps", () => {
+  test("the canonical example passes: status, json, header, duration, capture into the next request", async () => {
+    const run = await runToEnd(s, project, http([
+      {
+        name: "get item",
+        request: { method: "GET", url: "/items/{{ITEM}}", headers: { accept: "application/json" } },
+        expect: [{ status: 200 }, { json: "$.id", equals: 1 }, { header: "content-type", contains: "application/json" }, { duration_ms: { lt: 1000 } }],
+        capture: { item_name: "$.name" },
+      },
+      { name: "create item", request: { method: "POST", url: "/items", json: { name: "{{item_name}} copy" } }, expect: [{ status: 201 }, { json: "$.name", matches: "copy$" }] },
+    ]));
+    expect(run.status).toBe("passed");
+    expect(run.summary).toEqual({ steps: 2, passed: 2, failed: 0, skipped: 0 });
+    expect(run.steps[1]?.request?.body).toBe('{"name":"apple copy"}');
+    expect(run.steps[0]?.request?.url).toBe(`${target.url}/items/1`);
+    expect(run.steps[0]?.response?.status).toBe(200);
+    expect(run.steps[0]?.assertions?.every((a) => a.passed)).toBe(true);
+    expect(run.attempts).toEqual([expect.objectContaining({ attempt: 1, status: "passed" })]);
+    expect(run.duration_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  test("every json operator passes on matching values", async () => {
+    const run = await runToEnd(s, project, http([{
+      request: { url: "/items" },
+      expect: [
+        { json: "$.items[0].name", equals: "apple" }, { json: "$.items[1].id", not_equals: 1 }, { json: "$.items[0].tags", contains: "red" },
+        { json: "$.items[2].name", contains: "hee" }, { json: "$.items[-1].name", matches: "^ch" }, { json: "$.total", exists: true },
+        { json: "$.missing", exists: false }, { json: "$.items", type: "array" }, { json: "$.items[0].price", gt: 2, gte: 3, lt: 4, lte: 3 },
+        { json: "$.items[*].id", equals: [1, 2, 3] }, { json: "$.items.length", equals: 3 }, { body: { contains: "bread" } },
+        { header: "x-total", equals: "3" }, { header: "x-total", gt: 2 }, { status: { gte: 200, lt: 300 } },
+        { schema: { type: "object", required: ["items", "total"], properties: { total: { type: "integer" } } } },
+      ],
+    }]));
+    expect(run.steps[0]?.message).toBeNull();
+    expect(run.status).toBe("passed");
+    expect(run.steps[0]?.assertions?.length).toBe(20);
+  });
+
+  test("each failing assertion says expected and actual in one line", async () => {
+    const cases: [unknown, string][] = [
+      [{ status: 201 }, "status: expected 201, got 200"],
+      [{ json: "$.id", equals: 2 }, "$.id: expected 2, got 1"],
+      [{ json: "$.id", not_equals: 1 }, "$.id: expected anything but 1, got 1"],
+      [{ json: "$.name", contains: "pear" }, '$.name: expected to contain "pear", got "apple"'],
+      [{ json: "$.name", matches: "^b" }, '$.name: expected to match /^b/, got "apple"'],
+      [{ json: "$.nope", exists: true }, "$.nope: expected to exist, got nothing"],
+      [{ json: "$.name", type: "number" }, '$.name: expected type number, got string "apple"'],
+      [{ json: "$.price", gt: 10 }, "$.price: expected > 10, got 3"],
+      [{ json: "$.price", lt: 1 }, "$.price: expected < 1, got 3"],
+      [{ header: "content-type", contains: "text/html" }, 'header content-type: expected to contain "text/html", got "application/json;charset=utf-8"'],
+      [{ body: { contains: "banana" } }, "body: expected to contain \"banana\""],
+      [{ duration_ms: { lt: 0 } }, "duration_ms: expected < 0, got"],
+      [{ schema: { type: "object", required: ["sku"] } }, "schema: expected the body to match the JSON Schema, got $ must have required property 'sku'"],
+    ];
+    for (const [assertion, message] of cases) {
+      const run = await runToEnd(s, project, http([{ request: { url: "/items/1" }, expect: [assertion] }]));
+      expect(run.status).toBe("failed");
+      expect(run.steps[0]?.status).toBe("failed");
+      expect(run.steps[0]?.message ?? "").toContain(message);
+      expect(run.steps[0]?.message ?? "").not.toContain("\n");
+      const a = run.steps[0]?.assertions?.[0];
+      expect(a?.passed).toBe(false);
+    }
+  });
+
+  test("a failure skips the later steps and the run is failed", async () => {
+    const run = await runToEnd(s, project, http([
+      { name: "first", request: { url: "/items/9" }, expect: [{ status: 200 }] },
+      { name: "second", request: { url: "/items/1" } },
+      { name: "third", request: { url: "/items/2" } },
+    ]));
+    expect(run.status).toBe("failed");
+    expect(run.steps.map((x) => x.status)).toEqual(["failed", "skipped", "skipped"]);
+    expect(run.summary).toEqual({ steps: 3, passed: 0, failed: 1, skipped: 2 });
+    expect(target.seen.some((r) => r.path === "/items/2")).toBe(false);
+  });
+
+  test("query, headers, text body and header captures are sent as written, with interpolation", async () => {
+    const run = await runToEnd(s, project, http([
+      { request: { method: "POST", url: "/items", json: { name: "n", id: "{{ITEM}}" } }, expect: [{ status: 201 }], capture: { loc: "header:location", new_id: { json: "$.id" } } },
+      {
+        request: { method: "PUT", url: "{{BASE_URL}}/echo", query: { from: "{{loc}}", n: 5 }, headers: { "x-id": "{{new_id}}" }, body: "plain {{ITEM}}" },
+        expect: [{ json: "$.method", equals: "PUT" }, { json: "$.query.from", matches: "^/items/\\d+$" }, { json: "$.query.n", equals: "5" }, { json: "$.headers['x-id']", matches: "^\\d+$" }, { json: "$.body", equals: "plain 1" }],
+      },
+    ]));
+    expect(run.steps[1]?.message ?? null).toBeNull();
+    expect(run.status).toBe("passed");
+    // A whole-string placeholder keeps the variable's own type; ITEM is a string variable.
+    expect(JSON.parse(run.steps[0]?.request?.body ?? "{}")).toEqual({ name: "n", id: "1" });
+  });
+
+  test("secrets are sent for real but appear as *** everywhere in the results", async () => {
+    const run = await runToEnd(s, project, http([
+      { request: { url: "/echo?t={{API_TOKEN}}", headers: { authorization: "Bearer {{API_TOKEN}}" } }, expect: [{ json: "$.headers.authorization", equals: "Bearer nope" }] },
+    ]));
+    expect(run.status).toBe("failed");
+    const seen = target.seen.find((r) => r.path.startsWith("/echo?t="));
+    expect(seen?.headers.authorization).toBe("Bearer tok-9f8e7d6c5b");
+    const text = JSON.stringify(run);
+    expect(text).not.toContain("tok-9f8e7d6c5b");
+    expect(run.steps[0]?.request?.headers?.authorization).toBe("Bearer ***");
+    expect(run.steps[0]?.message).toContain("got \"Bearer ***\"");
+  });
+
+  test("a one-letter secret is masked in values without breaking the shape of the results", async () => {
+    const { project: tiny } = await projectWithEnv(s, "tiny secret", { BASE_URL: target.url }, { T: "x" });
+    const run = await runToEnd(s, tiny, http([{ request: { url: "/echo?q=x" }, expect: [{ status: 200 }] }]));
+    expect(run.status).toBe("passed");
+    expect(run.steps[0]?.index).toBe(0);
+    expect(run.steps[0]?.request?.url).toBe(`${target.url}/echo?q=***`);
+  });
+
+  test("the response excerpt is capped and marked truncated", async () => {
+    const run = await runToEnd(s, project, http([{ request: { url: "/big" }, expect: [{ status: 200 }] }]));
+    expect(run.steps[0]?.response?.truncated).toBe(true);
+    expect(run.steps[0]?.response?.body.length).toBe(8192);
+  });
+
+  test("a capture that finds nothing fails the step and names the path", async () => {
+    const run = await runToEnd(s, project, http([{ request: { url: "/items/1" }, capture: { x: "$.nothing.here" } }, { request: { url: "/items/{{x}}" } }]));
+    expect(run.status).toBe("failed");
+    expect(run.steps[0]?.message).toBe("capture x: $.nothing.here is not in the response");
+  });
+});
+
+describe("runs that cannot execute end error with what to do", () => {
+  test("an unreachable URL", async () => {
+    const dead = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+    const url = `http://127.0.0.1:${dead.port}/x`;
+    await dead.stop(true);
+    const run = await runToEnd(s, project, http([{ request: { url } }]));
+    expect(run.status).toBe("error");
+    expect(run.error).toContain(`could not reach GET ${url}`);
+    expect(run.error).toContain("check that the service is running");
+  });
+
+  test("a connection closed without an answer", async () => {
+    const run = await runToEnd(s, project, http([{ request: { url: "/close" } }]));
+    expect(run.status).toBe("error");
+    expect(run.steps[0]?.message).toContain("could not reach GET");
+  });
+
+  test("a per-step request timeout", async () => {
+    const run = await runToEnd(s, project, http([{ request: { url: "/slow?ms=2000", timeout_ms: 200 } }]));
+    expect(run.status).toBe("error");
+    expect(run.steps[0]?.message).toContain("within 200 ms");
+  });
+
+  test("an undefined variable", async () => {
+    const run = await runToEnd(s, project, http([{ request: { url: "/items/{{NOPE}}" } }]));
+    expect(run.status).toBe("error");
+    expect(run.error).toContain("{{NOPE}} is not defined: add it to the run's environment");
+  });
+
+  test("a relative URL without BASE_URL", async () => {
+    const { project: bare } = await projectWithEnv(s, "no base", { OTHER: "x" });
+    const run = await runToEnd(s, bare, http([{ request: { url: "/items/1" } }]));
+    expect(run.status).toBe("error");
+    expect(run.error).toContain("has no BASE_URL variable");
+  });
+
+  test("steps that no longer validate", async () => {
+    const id = `aut_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
+    const proj = await s.server.core.db.selectFrom("projects").select("id").where("slug", "=", project).executeTakeFirstOrThrow();
+    const t = new Date().toISOString();
+    await s.server.core.db.insertInto("automations").values({
+      id, project_id: proj.id, feature_id: null, generation_id: null, name: "broken", description: "", kind: "http",
+      steps: JSON.stringify([{ request: { url: "/items/1" }, expect: [{ status: "two hundred" }] }]), environment_id: null, tags: "[]",
+      status: "active", source: "manual", edited: 0, timeout_ms: 10_000, retries: 0, last_run_id: null, last_run_status: null, last_run_at: null,
+      created_at: t, updated_at: t,
+    }).execute();
+    const res = await s.call("POST", `/projects/${project}/automations/${id}/run`, { environment: "test" });
+    expect(res.status).toBe(202);
+    const { waitForRun } = await import("./helpers/runs");
+    const run = await waitForRun(s, project, ((await res.json()) as { id: string }).id);
+    expect(run.status).toBe("error");
+    expect(run.error).toContain("step 1 is invalid");
+    expect(run.error).toContain("fix the automation's steps");
+  });
+});
