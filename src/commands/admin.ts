@@ -94,4 +94,29 @@ export function registerAdmin(program: Command): void {
       });
       process.stdout.write(`removed ${o.email} from ${o.workspace}\n`);
     });
+
+  common(admin.command("backup").description("Write a consistent copy of the database (and beside it FILE.artifacts/) while the server runs")
+    .requiredOption("--out <file>", "the backup file to create (a plain SQLite database)"))
+    .action(async (o: { out: string; dataDir?: string; config?: string }) => {
+      const { loadConfig } = await import("../../config/load");
+      const { backupDataDir } = await import("./backup");
+      const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
+      const r = backupDataDir(config.data_dir, o.out, config.busy_timeout_ms);
+      const artifacts = r.runsWithArtifacts > 0 ? `artifacts of ${r.runsWithArtifacts} runs in ${r.file}.artifacts/` : "no run artifacts";
+      process.stdout.write(`backed up ${config.data_dir} to ${r.file} (${r.bytes} bytes; ${artifacts})\n`);
+    });
+
+  admin.command("restore").description("Restore a backup into a data directory (stop the server that uses it first)")
+    .requiredOption("--from <file>", "a file written by svc admin backup")
+    .requiredOption("--data-dir <dir>", "the data directory to restore into")
+    .option("--force", "replace an existing database; the current data is moved to DIR/replaced-<time>/")
+    .action(async (o: { from: string; dataDir: string; force?: boolean }) => {
+      const { restoreDataDir } = await import("./backup");
+      const { openDatabase } = await import("../db/database");
+      const r = restoreDataDir(o.from, o.dataDir, o.force === true);
+      // Opening applies the migrations a backup from an older svc lacks.
+      await (await openDatabase(o.dataDir)).close();
+      if (r.movedAside) process.stdout.write(`moved the previous data to ${r.movedAside}\n`);
+      process.stdout.write(`restored ${o.from} into ${r.database}${r.artifactsRestored ? " with its artifacts" : ""}; start it with: svc serve --data-dir ${o.dataDir}\n`);
+    });
 }

@@ -3,8 +3,8 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Kysely, SqliteDialect, type SqliteDatabase } from "kysely";
-import { Migrator } from "kysely/migration";
+import { Kysely, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase } from "kysely";
+import { type Migration, Migrator } from "kysely/migration";
 import { ChangeTracker } from "./change-tracker";
 import { migrations } from "./migrations";
 import type { DB } from "./schema";
@@ -52,7 +52,7 @@ export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: numb
     throw new DatabaseOpenError(`cannot open the database ${path}: ${(e as Error).message}`);
   }
   const changes = new ChangeTracker(sqlite);
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), plugins: [changes] });
+  const db = new Kysely<DB>({ dialect: new TransactionalSqliteDialect({ database: withStatementCache(sqlite) }), plugins: [changes] });
   await migrateToLatest(db, path);
   return {
     db,
@@ -65,8 +65,21 @@ export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: numb
   };
 }
 
-export async function migrateToLatest(db: Kysely<DB>, path: string): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+/** Kysely's SQLite adapter declares no transactional DDL, so its Migrator would apply migrations one statement
+ * at a time; SQLite does roll DDL back, so declaring it makes a start's pending migrations one transaction. */
+class TransactionalDdlAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+class TransactionalSqliteDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlAdapter();
+  }
+}
+
+export async function migrateToLatest(db: Kysely<DB>, path: string, list: Record<string, Migration> = migrations): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => list } });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const msg = (error as Error).message ?? String(error);

@@ -1,0 +1,29 @@
+# svc as a container: the single executable built with Bun, shipped on slim Debian with Chromium for browser steps.
+# docker build -t svc . && docker run -p 8080:8080 -v svc-data:/var/lib/svc svc
+
+FROM oven/bun:1.4.5-debian AS build
+WORKDIR /src
+# Dependencies first, so that a source change does not reinstall them.
+COPY package.json bun.lock ./
+RUN bun install --frozen-lockfile
+COPY . .
+RUN bun run build && ./dist/svc --version
+
+FROM debian:bookworm-slim
+# chromium runs browser steps; tini reaps the browser's processes; curl serves the HEALTHCHECK.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends ca-certificates chromium curl fonts-liberation tini \
+  && rm -rf /var/lib/apt/lists/*
+RUN groupadd --system svc \
+  && useradd --system --gid svc --home-dir /var/lib/svc --no-create-home --shell /usr/sbin/nologin svc \
+  && mkdir -p /var/lib/svc \
+  && chown svc:svc /var/lib/svc
+COPY --from=build /src/dist/svc /usr/local/bin/svc
+ENV SVC_HOST=0.0.0.0 SVC_PORT=8080 SVC_DATA_DIR=/var/lib/svc SVC_RUNNER_BROWSER_PATH=/usr/bin/chromium HOME=/var/lib/svc
+USER svc
+WORKDIR /var/lib/svc
+VOLUME /var/lib/svc
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD curl -fsS "http://127.0.0.1:${SVC_PORT}/healthz" || exit 1
+ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/svc"]
+CMD ["serve"]

@@ -1,0 +1,20 @@
+// Counts of runs by status for metrics: one grouped query on the runs_status index, cheap enough per scrape.
+import type { Database } from "bun:sqlite";
+import { RunStatus } from "../../manifest/records";
+
+export interface RunStats {
+  /** Every status of the manifest, zero when no run has it. */
+  byStatus: Record<string, number>;
+  /** Runs waiting for a worker. */
+  queueDepth: number;
+}
+
+/** Reads with the raw connection's cached statement: metrics are scraped often and need no query builder. */
+export function runStatsReader(sqlite: Database): () => RunStats {
+  const stmt = sqlite.query<{ status: string; n: number }, []>("SELECT status, COUNT(*) AS n FROM runs GROUP BY status");
+  return () => {
+    const byStatus: Record<string, number> = Object.fromEntries(RunStatus.options.map((s) => [s, 0]));
+    for (const row of stmt.all()) byStatus[row.status] = row.n;
+    return { byStatus, queueDepth: byStatus.queued ?? 0 };
+  };
+}

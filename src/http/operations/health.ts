@@ -1,0 +1,59 @@
+// GET /healthz (the process answers) and GET /readyz (database writable, migrations applied, engines alive),
+// both without authentication so that load balancers, systemd checks and Docker HEALTHCHECK can use them.
+import type { Database } from "bun:sqlite";
+import type { Elysia } from "elysia";
+import { migrations } from "../../db/migrations";
+import type { ServerRuntime } from "../../extensions";
+
+interface Check {
+  ok: boolean;
+  message?: string;
+}
+
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } });
+
+/** A write that leaves nothing behind: proves the file is writable and not locked beyond the busy timeout. */
+function checkWritable(sqlite: Database): Check {
+  try {
+    sqlite.exec("BEGIN IMMEDIATE; ROLLBACK;");
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, message: `the database is not writable: ${(e as Error).message}` };
+  }
+}
+
+function checkMigrations(sqlite: Database): Check {
+  try {
+    const applied = new Set(sqlite.query<{ name: string }, []>("SELECT name FROM kysely_migration").all().map((r) => r.name));
+    const missing = Object.keys(migrations).filter((m) => !applied.has(m));
+    return missing.length === 0 ? { ok: true } : { ok: false, message: `migrations not applied: ${missing.join(", ")}` };
+  } catch (e) {
+    return { ok: false, message: `cannot read the migration table: ${(e as Error).message}` };
+  }
+}
+
+function checkEngines(runtime: ServerRuntime): Record<string, Check> {
+  const out: Record<string, Check> = {};
+  for (const engine of runtime.engines()) {
+    // An engine without a health signal counts as alive once started: there is nothing else to ask it.
+    const ok = engine.healthy ? engine.healthy() : true;
+    out[engine.name] = ok ? { ok } : { ok, message: `the ${engine.name} engine is not taking work` };
+  }
+  return out;
+}
+
+export function healthRoutes(sqlite: Database, runtime: ServerRuntime) {
+  return (app: Elysia) =>
+    app
+      .get("/healthz", () => json(200, { status: "ok" }))
+      .get("/readyz", () => {
+        const engines = checkEngines(runtime);
+        const checks = { database: checkWritable(sqlite), migrations: checkMigrations(sqlite), engines };
+        const failing = [["database", checks.database], ["migrations", checks.migrations], ...Object.entries(engines)]
+          .filter(([, c]) => !(c as Check).ok)
+          .map(([name, c]) => `${name}: ${(c as Check).message ?? "failing"}`);
+        if (failing.length === 0) return json(200, { status: "ready", checks });
+        return json(503, { error: "unavailable", message: `not ready: ${failing.join("; ")}`, status: "unavailable", checks });
+      }) as unknown as Elysia;
+}

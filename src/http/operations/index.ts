@@ -1,0 +1,18 @@
+// The operations extension of `svc serve`: health, readiness, metrics and the CLI's install and download routes.
+import { runStatsReader } from "../../core/runs/stats";
+import { serverExtensions } from "../../extensions";
+import { downloadRoutes } from "./downloads";
+import { healthRoutes } from "./health";
+import { MetricsRegistry, metricsRoute } from "./metrics";
+
+serverExtensions.http.push((core, runtime) => {
+  const metrics = new MetricsRegistry();
+  return {
+    plugins: [
+      healthRoutes(core.sqlite, runtime),
+      metricsRoute(metrics, runStatsReader(core.sqlite), core.config.metrics.token),
+      downloadRoutes(core.config),
+    ],
+    onFinished: (request, response, durationMs) => metrics.observe(request, response, durationMs),
+  };
+});
