@@ -4,7 +4,7 @@ import type { ops } from "../../manifest";
 import { conflict, forbidden, notFound } from "../../manifest/errors";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
-import { afterCursor, toPage } from "../shared/pagination";
+import { afterCursor, fetchPage, toPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { createUserInWorkspace, findUserByEmail, removeMembership, revokeKeyById } from "./users";
 import { hashApiKey } from "../../security/api-keys";
@@ -21,17 +21,12 @@ export const whoami: Handler<O["whoami"]> = async ({ core, principal }) => {
 };
 
 export const listKeys: Handler<O["listKeys"]> = async ({ core, principal }, { query }) => {
-  const rows = await core.db
+  const q = core.db
     .selectFrom("api_keys")
     .select(["id", "name", "prefix", "created_at", "last_used_at", "expires_at", "revoked_at"])
     .where("workspace_id", "=", principal.workspaceId)
-    .where("user_id", "=", principal.userId)
-    .where(afterCursor("api_keys", query.cursor))
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(query.limit + 1)
-    .execute();
-  return toPage(rows, query.limit, (r) => ({ ...r, last_used_at: core.keys.pendingLastUsedAt(r.id) ?? r.last_used_at }));
+    .where("user_id", "=", principal.userId);
+  return fetchPage(q, "api_keys", query, (r) => ({ ...r, last_used_at: core.keys.pendingLastUsedAt(r.id) ?? r.last_used_at }));
 };
 
 export const revokeKey: Handler<O["revokeKey"]> = async ({ core, principal }, { params }) => {

@@ -9,7 +9,7 @@ import { conflict, invalid, notFound } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
-import { afterCursor, toPage } from "../shared/pagination";
+import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { findEnvironment } from "../environments/operations";
 import { resolveProject } from "../projects/operations";
@@ -81,8 +81,7 @@ export const listAutomations: Handler<O["listAutomations"]> = async (ctx, { para
     if (ids.length === 0) return { data: [], next_cursor: null };
     q = q.where("id", "in", ids);
   }
-  const rows = await q.where(afterCursor("automations", query.cursor)).orderBy("created_at", "desc").orderBy("id", "desc").limit(query.limit + 1).execute();
-  return toPage(rows, query.limit, toAutomation);
+  return fetchPage(q, "automations", query, toAutomation);
 };
 
 export const createAutomation: Handler<O["createAutomation"]> = async (ctx, { params, body }) => {

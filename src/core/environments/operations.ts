@@ -7,7 +7,7 @@ import { conflict, notFound } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
-import { afterCursor, toPage } from "../shared/pagination";
+import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveProject } from "../projects/operations";
 
@@ -51,16 +51,7 @@ async function nameTaken(ctx: OpContext, projectId: string, name: string, except
 
 export const listEnvironments: Handler<O["listEnvironments"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  const rows = await ctx.core.db
-    .selectFrom("environments")
-    .selectAll()
-    .where("project_id", "=", project.id)
-    .where(afterCursor("environments", query.cursor))
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(query.limit + 1)
-    .execute();
-  return toPage(rows, query.limit, toEnvironment);
+  return fetchPage(ctx.core.db.selectFrom("environments").selectAll().where("project_id", "=", project.id), "environments", query, toEnvironment);
 };
 
 export const createEnvironment: Handler<O["createEnvironment"]> = async (ctx, { params, body }) => {

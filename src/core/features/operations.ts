@@ -7,7 +7,7 @@ import { conflict, notFound } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
-import { afterCursor, toPage } from "../shared/pagination";
+import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveProject } from "../projects/operations";
 
@@ -39,16 +39,7 @@ export async function resolveFeature(ctx: OpContext, projectRef: string, feature
 
 export const listFeatures: Handler<O["listFeatures"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  const rows = await ctx.core.db
-    .selectFrom("features")
-    .selectAll()
-    .where("project_id", "=", project.id)
-    .where(afterCursor("features", query.cursor))
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(query.limit + 1)
-    .execute();
-  return toPage(rows, query.limit, toFeature);
+  return fetchPage(ctx.core.db.selectFrom("features").selectAll().where("project_id", "=", project.id), "features", query, toFeature);
 };
 
 export const createFeature: Handler<O["createFeature"]> = async (ctx, { params, body }) => {

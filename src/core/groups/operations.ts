@@ -7,7 +7,7 @@ import { conflict, invalid, notFound } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
-import { afterCursor, toPage } from "../shared/pagination";
+import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveProject } from "../projects/operations";
 import { resolveEnvironmentId } from "../automations/operations";
@@ -43,9 +43,7 @@ async function checkAutomationIds(ctx: OpContext, projectId: string, ids: string
 
 export const listGroups: Handler<O["listGroups"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  const rows = await ctx.core.db.selectFrom("groups").selectAll().where("project_id", "=", project.id)
-    .where(afterCursor("groups", query.cursor)).orderBy("created_at", "desc").orderBy("id", "desc").limit(query.limit + 1).execute();
-  return toPage(rows, query.limit, toGroup);
+  return fetchPage(ctx.core.db.selectFrom("groups").selectAll().where("project_id", "=", project.id), "groups", query, toGroup);
 };
 
 export const createGroup: Handler<O["createGroup"]> = async (ctx, { params, body }) => {

@@ -8,7 +8,7 @@ import { AppError, conflict, forbidden, notFound } from "../../manifest/errors";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
-import { afterCursor, toPage } from "../shared/pagination";
+import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { slugify } from "../access/users";
 import { checkOpenApiDocument } from "./openapi-document";
@@ -45,16 +45,8 @@ async function slugTaken(ctx: OpContext, slug: string, exceptId?: string): Promi
 }
 
 export const listProjects: Handler<O["listProjects"]> = async ({ core, principal }, { query }) => {
-  const rows = await core.db
-    .selectFrom("projects")
-    .selectAll()
-    .where("workspace_id", "=", principal.workspaceId)
-    .where(afterCursor("projects", query.cursor))
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(query.limit + 1)
-    .execute();
-  return toPage(rows, query.limit, (r) => toProject(r, false));
+  const q = core.db.selectFrom("projects").selectAll().where("workspace_id", "=", principal.workspaceId);
+  return fetchPage(q, "projects", query, (r) => toProject(r, false));
 };
 
 export const createProject: Handler<O["createProject"]> = async (ctx, { body }) => {

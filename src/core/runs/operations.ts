@@ -10,7 +10,7 @@ import { conflict, notFound } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
-import { afterCursor, toPage } from "../shared/pagination";
+import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveProject } from "../projects/operations";
 import { groupRunJunit, runJunit } from "./junit";
@@ -119,8 +119,7 @@ export async function listRunsPage(
   if (query.status) q = q.where("status", "=", query.status);
   if (query.automation) q = q.where("automation_id", "=", query.automation);
   if (query.group_run) q = q.where("group_run_id", "=", query.group_run);
-  const rows = await q.where(afterCursor("runs", query.cursor)).orderBy("created_at", "desc").orderBy("id", "desc").limit(query.limit + 1).execute();
-  return toPage(rows, query.limit, (r) => toRun(r, false));
+  return fetchPage(q, "runs", query, (r) => toRun(r, false));
 }
 
 async function resolveRun(ctx: OpContext, projectRef: string, runId: string) {
@@ -217,8 +216,7 @@ export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, 
   const project = await resolveProject(ctx, params.project);
   let q = ctx.core.db.selectFrom("group_runs").selectAll().where("project_id", "=", project.id);
   if (query.group) q = q.where("group_id", "=", query.group);
-  const rows = await q.where(afterCursor("group_runs", query.cursor)).orderBy("created_at", "desc").orderBy("id", "desc").limit(query.limit + 1).execute();
-  const page = toPage(rows, query.limit, (r) => r);
+  const page = await fetchPage(q, "group_runs", query, (r) => r);
   const ids = page.data.map((r) => r.id);
   const statuses = ids.length
     ? await ctx.core.db.selectFrom("runs").select(["group_run_id", "status", "started_at", "finished_at"]).where("group_run_id", "in", ids).execute()

@@ -1,5 +1,6 @@
 // Cursor pagination over (created_at, id), newest first. The cursor is opaque to clients.
-import { sql, type RawBuilder } from "kysely";
+import { sql, type RawBuilder, type SelectQueryBuilder } from "kysely";
+import type { DB } from "../../db/schema";
 import { invalid } from "../../manifest/errors";
 
 interface CursorPosition {
@@ -42,4 +43,20 @@ export function toPage<R extends { created_at: string; id: string }, T>(rows: R[
   const kept = more ? rows.slice(0, limit) : rows;
   const last = kept[kept.length - 1];
   return { data: kept.map(map), next_cursor: more && last ? encodeCursor(last) : null };
+}
+
+/** Fetches one page of a listing, newest first, and returns it with its next cursor. */
+export async function fetchPage<TB extends keyof DB, O extends { created_at: string; id: string }, T>(
+  qb: SelectQueryBuilder<DB, TB, O>,
+  table: string,
+  query: { limit: number; cursor?: string },
+  map: (row: O) => T,
+) {
+  const rows = await qb
+    .where(afterCursor(table, query.cursor))
+    .orderBy(sql.ref(`${table}.created_at`), "desc")
+    .orderBy(sql.ref(`${table}.id`), "desc")
+    .limit(query.limit + 1)
+    .execute();
+  return toPage(rows as O[], query.limit, map);
 }
