@@ -1,7 +1,7 @@
 // The first schema: every table of the foundation.
-import { type Kysely, sql } from "kysely";
+import type { CreateTableBuilder, Kysely } from "kysely";
 
-const stamps = <T extends { addColumn: (n: string, t: "text", b?: (c: any) => any) => T }>(t: T) =>
+const stamps = <T extends string, C extends string>(t: CreateTableBuilder<T, C>) =>
   t.addColumn("created_at", "text", (c) => c.notNull()).addColumn("updated_at", "text", (c) => c.notNull());
 
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -144,7 +144,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("response", "text", (c) => c.notNull())
     .addColumn("created_at", "text", (c) => c.notNull())
     .addPrimaryKeyConstraint("idempotency_pk", ["workspace_id", "operation", "key"]).execute();
-  void sql;
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
