@@ -1,6 +1,6 @@
 // Throughput and latency of authenticated reads (rate limiting ON) against a bare Bun.serve returning the
 // same JSON, both driven by wrk at 64 connections. Prints a table and the ratio.
-// Usage: bun bench/api.ts [--duration 10] [--connections 64] [--smoke]
+// Usage: bun bench/api.ts [--duration 10] [--connections 64] [--smoke]   (SVC_LOG_LEVEL=error to measure without request logs)
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -23,7 +23,7 @@ if (!Bun.which("wrk")) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-"));
-const env = { ...process.env, SVC_LOG_LEVEL: "error", SVC_RATE_LIMIT_PER_IP_PER_HOUR: "100000000", SVC_RATE_LIMIT_PER_WORKSPACE_PER_HOUR: "100000000" };
+const env = { ...process.env, SVC_LOG_LEVEL: process.env.SVC_LOG_LEVEL ?? "info", SVC_RATE_LIMIT_PER_IP_PER_HOUR: "100000000", SVC_RATE_LIMIT_PER_WORKSPACE_PER_HOUR: "100000000" };
 
 async function run(cmd: string[]): Promise<string> {
   const p = Bun.spawn(cmd, { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
@@ -101,7 +101,7 @@ try {
   svc.proc.kill();
   bare.proc.kill();
 
-  console.log(`\nwrk -t2 -c${connections} -d${duration}s on ${navigator.hardwareConcurrency} cores${smoke ? " (smoke run)" : ""}`);
+  console.log(`\nwrk -t2 -c${connections} -d${duration}s on ${navigator.hardwareConcurrency} cores, svc log level ${env.SVC_LOG_LEVEL}${smoke ? " (smoke run)" : ""}`);
   console.log("endpoint".padEnd(48), "req/s".padStart(10), "p50 ms".padStart(8), "p99 ms".padStart(8), "errors".padStart(7));
   for (const [name, r] of rows) {
     console.log(name.padEnd(48), r.rps.toFixed(0).padStart(10), r.p50.toFixed(2).padStart(8), r.p99.toFixed(2).padStart(8), String(r.errors).padStart(7));

@@ -1,16 +1,42 @@
 // Structured JSON logs on stderr, one line per event. Secrets never reach it: callers pass no headers or bodies.
+// Lines are batched (flushed within 15 ms, at once for errors, and at exit) so that logging every request does
+// not cost a write system call per request.
 type Level = "debug" | "info" | "warn" | "error" | "silent";
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+const FLUSH_MS = 15;
+const FLUSH_BYTES = 64 * 1024;
 
 let threshold: number = ORDER.info;
+let pending = "";
+let timer: ReturnType<typeof setTimeout> | null = null;
 
 export function setLogLevel(level: Level): void {
   threshold = ORDER[level];
 }
 
+export function logEnabled(level: Exclude<Level, "silent">): boolean {
+  return ORDER[level] >= threshold;
+}
+
+export function flushLogs(): void {
+  if (timer) clearTimeout(timer);
+  timer = null;
+  if (pending === "") return;
+  const out = pending;
+  pending = "";
+  process.stderr.write(out);
+}
+
+process.on("exit", flushLogs);
+
 function write(level: Exclude<Level, "silent">, msg: string, fields: Record<string, unknown>): void {
   if (ORDER[level] < threshold) return;
-  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`);
+  pending += `${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`;
+  if (level === "error" || pending.length >= FLUSH_BYTES) flushLogs();
+  else if (!timer) {
+    timer = setTimeout(flushLogs, FLUSH_MS);
+    timer.unref?.();
+  }
 }
 
 export const log = {

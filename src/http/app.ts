@@ -4,7 +4,7 @@ import { Elysia } from "elysia";
 import type { Core } from "../core/context";
 import { handlerMap } from "../core/registry";
 import { API_PREFIX, operations, ops } from "../manifest";
-import { log } from "../logging";
+import { log, logEnabled } from "../logging";
 import { newId } from "../security/ids";
 import { TokenBuckets } from "../security/token-bucket";
 import { VERSION } from "../version";
@@ -145,7 +145,7 @@ export function createHttpService(opts: AppOptions): HttpService {
     }
     const duration = performance.now() - state.startedAt;
     opts.onFinished?.(request, response, duration);
-    log.info("request", {
+    if (logEnabled("info")) log.info("request", {
       request_id: state.id, method: request.method, path: pathname, status: response.status,
       duration_ms: Math.round(duration * 100) / 100, ip: clientIp,
       ...(requestState(request)?.operation ? { operation: requestState(request)?.operation } : {}),

@@ -11,11 +11,12 @@ function triggerFrom(request: Request): Trigger {
   return "api";
 }
 
+/** The token of an `Authorization: Bearer <token>` header (scheme case-insensitive), or null. */
 export function bearerToken(request: Request): string | null {
   const h = request.headers.get("authorization");
-  if (!h) return null;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
-  return m ? (m[1] ?? null) : null;
+  if (!h || h.length < 8 || h.slice(0, 7).toLowerCase() !== "bearer ") return null;
+  const token = h.slice(7).trim();
+  return token === "" || /\s/.test(token) ? null : token;
 }
 
 export async function authenticate(core: Core, request: Request, sessions?: SessionResolver): Promise<Principal | null | "csrf_failed"> {
