@@ -4,13 +4,9 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { flag, has } from "./args";
 
-const args = process.argv.slice(2);
-const smoke = args.includes("--smoke");
-const flag = (name: string, dflt: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : dflt;
-};
+const smoke = has("smoke");
 const duration = flag("duration", smoke ? 2 : 10);
 const connections = flag("connections", smoke ? 16 : 64);
 const root = resolve(import.meta.dir, "..");

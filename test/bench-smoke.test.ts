@@ -5,8 +5,8 @@ import { resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "..");
 
-async function smoke(script: string): Promise<string> {
-  const proc = Bun.spawn(["bun", resolve(root, script), "--smoke"], { cwd: root, stdout: "pipe", stderr: "pipe" });
+async function smoke(script: string, ...extra: string[]): Promise<string> {
+  const proc = Bun.spawn(["bun", resolve(root, script), "--smoke", ...extra], { cwd: root, stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) throw new Error(`${script} exited ${code}: ${err.slice(-2000)}`);
   return out;
@@ -22,5 +22,17 @@ describe("benchmarks (smoke runs)", () => {
     const out = await smoke("bench/load.ts");
     expect(out).toContain("5xx             0");
     expect(out).toMatch(/admitted \d+, refused \d+/);
+  }, 120_000);
+  test("bench/soak.ts pushes ~300 runs through the queue: all terminal, none twice", async () => {
+    const out = await smoke("bench/soak.ts");
+    expect(out).toContain("runs            300 in the database");
+    expect(out).toContain("every run terminal, none twice, none left queued/running");
+    expect(out).toMatch(/wall time +\d+ ms +\([\d.]+ runs\/s/);
+  }, 120_000);
+  test("bench/soak.ts --kill: SIGKILL mid-queue and restart, every run still ends once (in-flight ones as interrupted)", async () => {
+    const out = await smoke("bench/soak.ts", "--kill");
+    expect(out).toMatch(/killed +SIGKILL with .*"queued":\d+/);
+    expect(out).toContain("runs            300 in the database");
+    expect(out).toContain("every run terminal, none twice, none left queued/running");
   }, 120_000);
 });

@@ -1,7 +1,7 @@
 // Opens the SQLite database (WAL, foreign keys, busy timeout), wraps it in Kysely and applies migrations.
 // SQLite-specific SQL lives only in this module.
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Kysely, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase } from "kysely";
 import { type Migration, Migrator } from "kysely/migration";
@@ -40,6 +40,12 @@ export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: numb
   } catch (e) {
     throw new DatabaseOpenError(`cannot create the data directory ${dataDir}: ${(e as Error).message}`);
   }
+  // SQLite only says "unable to open database file" for a read-only directory; access() names the cause.
+  try {
+    accessSync(dataDir, constants.W_OK);
+  } catch (e) {
+    throw new DatabaseOpenError(`the data directory ${dataDir} is not writable (${(e as Error).message}): give svc a writable directory (--data-dir or SVC_DATA_DIR)`);
+  }
   const path = databasePath(dataDir);
   let sqlite: Database;
   try {
@@ -49,7 +55,9 @@ export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: numb
     sqlite.exec("PRAGMA synchronous = NORMAL");
     sqlite.exec("PRAGMA foreign_keys = ON");
   } catch (e) {
-    throw new DatabaseOpenError(`cannot open the database ${path}: ${(e as Error).message}`);
+    const reason = (e as Error).message;
+    const hint = /disk is full/i.test(reason) ? ": free space on the data directory's filesystem" : "";
+    throw new DatabaseOpenError(`cannot open the database ${path}: ${reason}${hint}`);
   }
   const changes = new ChangeTracker(sqlite);
   const db = new Kysely<DB>({ dialect: new TransactionalSqliteDialect({ database: withStatementCache(sqlite) }), plugins: [changes] });

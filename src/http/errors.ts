@@ -18,11 +18,21 @@ function isBusy(e: unknown): boolean {
   return code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED") || /database is locked/i.test(msg);
 }
 
+function isDiskFull(e: unknown): boolean {
+  const code = (e as { code?: string })?.code ?? "";
+  return code.startsWith("SQLITE_FULL") || /database or disk is full/i.test((e as Error)?.message ?? "");
+}
+
 /** Maps anything thrown by a handler to a response; unexpected errors are logged with the request id. */
 export function responseForError(e: unknown, requestId: string): Response {
   if (e instanceof AppError) return errorResponse(e.code, e.message, { details: e.details, requestId });
   if (isBusy(e)) {
     return errorResponse("unavailable", "the database is busy; retry shortly", { requestId, headers: { "retry-after": "1" } });
+  }
+  if (isDiskFull(e)) {
+    // SQLite rolled the statement back: nothing was half-written, and the operator must free space.
+    log.error("the disk holding the database is full: writes are refused until space is freed", { request_id: requestId });
+    return errorResponse("unavailable", "the server's disk is full, so the change was not saved; retry once the operator has freed space", { requestId, headers: { "retry-after": "60" } });
   }
   log.error("unhandled error", { request_id: requestId, error: (e as Error)?.message ?? String(e), stack: (e as Error)?.stack });
   return errorResponse("internal_error", `internal error; quote request id ${requestId} to find it in the server log`, { requestId });

@@ -26,10 +26,48 @@ type Ops = {
   type?: string; gt?: number; gte?: number; lt?: number; lte?: number;
 };
 
+/** JSON text of a value cut after `max` characters, without serialising the rest: a 10 MB document costs what a small one does. */
+function jsonPrefix(v: unknown, max: number): { text: string; cut: boolean } {
+  let out = "";
+  // Returns false once the budget is spent.
+  const write = (x: unknown): boolean => {
+    if (x === null || typeof x !== "object") {
+      if (typeof x === "string" && x.length > max) {
+        out += JSON.stringify(x.slice(0, max));
+        return false;
+      }
+      out += JSON.stringify(x) ?? "null";
+      return out.length <= max;
+    }
+    const array = Array.isArray(x);
+    out += array ? "[" : "{";
+    let first = true;
+    if (array) {
+      for (const item of x) {
+        if (!first) out += ",";
+        first = false;
+        if (!write(item)) return false;
+      }
+    } else {
+      for (const k in x) {
+        const item = (x as Record<string, unknown>)[k];
+        if (item === undefined) continue;
+        if (!first) out += ",";
+        first = false;
+        out += `${JSON.stringify(k)}:`;
+        if (!write(item)) return false;
+      }
+    }
+    out += array ? "]" : "}";
+    return out.length <= max;
+  };
+  return write(v) ? { text: out, cut: false } : { text: out.slice(0, max), cut: true };
+}
+
 const show = (v: unknown): string => {
   if (v === undefined) return "nothing";
-  const s = JSON.stringify(v) ?? String(v);
-  return s.length > 200 ? `${s.slice(0, 200)}…` : s;
+  const { text, cut } = jsonPrefix(v, 200);
+  return cut ? `${text}…` : text;
 };
 
 function deepEqual(a: unknown, b: unknown): boolean {
@@ -61,12 +99,24 @@ function regex(src: string): RegExp {
   return r;
 }
 
+const ACTUAL_MAX_CHARS = 2048;
+/** The recorded actual value is capped like the response excerpt: a 10 MB body must not be copied into every result. */
+function capActual(v: unknown): unknown {
+  if (typeof v === "string") return v.length > ACTUAL_MAX_CHARS ? `${v.slice(0, ACTUAL_MAX_CHARS)}…` : v;
+  if (v !== null && typeof v === "object") {
+    const { text, cut } = jsonPrefix(v, ACTUAL_MAX_CHARS);
+    if (cut) return `${text}…`;
+  }
+  return v;
+}
+
 /** Checks each operator given; the first one that fails decides the message. */
 function checkOperators(subject: string, ops: Ops, found: boolean, actual: unknown): AssertionResult[] {
   const out: AssertionResult[] = [];
+  const recorded = found ? capActual(actual) : undefined;
   const add = (label: string, expected: unknown, passed: boolean, expectation: string) =>
     out.push({
-      assertion: `${subject} ${label}`, passed, expected, actual: found ? actual : undefined,
+      assertion: `${subject} ${label}`, passed, expected, actual: recorded,
       message: passed ? `${subject}: ${expectation}, got ${show(found ? actual : undefined)}` : `${subject}: expected ${expectation}, got ${show(found ? actual : undefined)}`,
     });
   if (ops.exists !== undefined) add(ops.exists ? "exists" : "does not exist", ops.exists, found === ops.exists, ops.exists ? "to exist" : "not to exist");

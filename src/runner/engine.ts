@@ -51,6 +51,8 @@ export class RunEngine implements Engine {
   private stopping = false;
   /** The claim in progress, if any: stop waits for it so no run is claimed behind its back. */
   private pumping: Promise<void> | null = null;
+  /** When the claim in progress began: a claim that never returns stops all work as surely as one that fails. */
+  private pumpSince = 0;
   private pumpAgain = false;
   private poller: ReturnType<typeof setInterval> | null = null;
   private idle: (() => void) | null = null;
@@ -85,7 +87,12 @@ export class RunEngine implements Engine {
   }
 
   healthy(): boolean {
-    return this.started && !this.stopping && this.claimFailures < 3;
+    return this.started && !this.stopping && this.claimFailures < 3 && !this.claimStuck();
+  }
+
+  /** Longer than three polls plus two busy-timeout waits: more than lock contention can explain. */
+  private claimStuck(): boolean {
+    return this.pumping !== null && performance.now() - this.pumpSince > 3 * POLL_MS + 2 * this.core.config.busy_timeout_ms;
   }
 
   async stop(graceMs: number): Promise<void> {
@@ -133,6 +140,7 @@ export class RunEngine implements Engine {
       this.pumpAgain = true;
       return this.pumping;
     }
+    this.pumpSince = performance.now();
     this.pumping = this.fillSlots().finally(() => {
       this.pumping = null;
       // A call that arrived after the last claim of the loop still gets its turn.

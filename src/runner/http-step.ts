@@ -6,6 +6,32 @@ import { readJsonPath } from "./json-path";
 import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** Assertions see the whole body, so it is held in memory: an endless or huge body must not take the server down. */
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/** The body as text, or null when it is larger than MAX_RESPONSE_BYTES (reading stops there). */
+async function readBody(res: Response): Promise<string | null> {
+  const declared = Number(res.headers.get("content-length") ?? Number.NaN);
+  const encoding = res.headers.get("content-encoding");
+  // A declared length within the cap bounds what can arrive, unless it is compressed (fetch inflates it, and a
+  // few kilobytes of gzip can inflate to gigabytes): then the native reader is the fast path.
+  if (Number.isFinite(declared) && declared <= MAX_RESPONSE_BYTES && (!encoding || encoding === "identity")) return res.text();
+  const reader = res.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > MAX_RESPONSE_BYTES) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
+}
 
 function excerpt(text: string, maxBytes: number): { body: string; truncated: boolean } {
   // A character is at most 4 bytes in UTF-8: short texts skip the encoding.
@@ -29,9 +55,20 @@ export function httpStepName(step: HttpStep): string {
 
 /** Why fetch failed, in words, with what to do about it. */
 function unreachable(method: string, url: string, e: unknown): StepFailure {
+  return new StepFailure("error", `could not reach ${method} ${url} (${fetchReason(e)}): check that the service is running and that the URL and BASE_URL are right`);
+}
+
+function fetchReason(e: unknown): string {
   const err = e as { code?: string; message?: string };
-  const reason = err.code ? `${err.code}: ${err.message ?? ""}` : (err.message ?? String(e));
-  return new StepFailure("error", `could not reach ${method} ${url} (${reason.trim()}): check that the service is running and that the URL and BASE_URL are right`);
+  return (err.code ? `${err.code}: ${err.message ?? ""}` : (err.message ?? String(e))).trim();
+}
+
+/** The request failed after the status line arrived: the body is what went wrong, so say that. */
+function brokenResponse(method: string, url: string, status: number, e: unknown, timeoutMs: number | null): string {
+  if (timeoutMs !== null) {
+    return `the response of ${method} ${url} (HTTP ${status}) did not complete within ${timeoutMs} ms: its body arrives too slowly; check the endpoint, or raise request.timeout_ms`;
+  }
+  return `the response of ${method} ${url} (HTTP ${status}) broke off before its end (${fetchReason(e)}): the service closed or reset the connection mid-response`;
 }
 
 export async function executeHttpStep(step: HttpStep, index: number, ctx: StepContext): Promise<StepResult> {
@@ -62,18 +99,30 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
   // When the run's own deadline comes first, its abort (timed_out) must win over a request timeout (error).
   const timeout = timeoutMs < ctx.remainingMs() ? AbortSignal.timeout(timeoutMs) : null;
   let res: Response;
-  let text: string;
+  let text: string | null;
+  let answered: number | null = null;
   try {
     res = await fetch(url, { method: req.method, headers, body, signal: timeout ? AbortSignal.any([ctx.signal, timeout]) : ctx.signal });
-    text = req.method === "HEAD" ? "" : await res.text();
+    answered = res.status;
+    text = req.method === "HEAD" ? "" : await readBody(res);
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    const failure = timeout?.aborted
-      ? new StepFailure("error", `no response from ${req.method} ${url} within ${timeoutMs} ms: check the endpoint, or raise request.timeout_ms`)
-      : unreachable(req.method, url, e);
-    return { index, name, status: "error", duration_ms: performance.now() - started, message: failure.message, request };
+    const timedOut = timeout?.aborted === true;
+    const message = answered !== null
+      ? brokenResponse(req.method, url, answered, e, timedOut ? timeoutMs : null)
+      : timedOut
+        ? `no response from ${req.method} ${url} within ${timeoutMs} ms: check the endpoint, or raise request.timeout_ms`
+        : unreachable(req.method, url, e).message;
+    return { index, name, status: "error", duration_ms: performance.now() - started, message, request };
   }
   const durationMs = performance.now() - started;
+  if (text === null) {
+    return {
+      index, name, status: "error", duration_ms: durationMs, request,
+      message: `the response of ${req.method} ${url} is larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB: svc stopped reading it; assert on a smaller response`,
+      response: { status: res.status, headers: headersRecord(res.headers), body: "", truncated: true },
+    };
+  }
   let parsed: ReturnType<ObservedResponse["json"]> | null = null;
   const observed: ObservedResponse = {
     status: res.status, headers: res.headers, text, durationMs,
