@@ -1,7 +1,8 @@
 // Throughput and latency of authenticated reads (rate limiting ON) against a bare Bun.serve returning the
-// same JSON, both driven by wrk at 64 connections. Prints a table and the ratio.
+// same JSON, both driven by wrk at 64 connections after a warm-up pass; both servers log to a file. Prints a
+// table and the ratio.
 // Usage: bun bench/api.ts [--duration 10] [--connections 64] [--smoke]   (SVC_LOG_LEVEL=error to measure without request logs)
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { flag, has } from "./args";
@@ -28,20 +29,20 @@ async function run(cmd: string[]): Promise<string> {
   return out.trim();
 }
 
+/** Starts a server whose logs go to a file in the temp dir (as under systemd or Docker, where a collector reads
+ * them), and waits for the line that says where it listens. */
 async function startServer(cmd: string[], pattern: RegExp): Promise<{ url: string; proc: ReturnType<typeof Bun.spawn> }> {
-  const proc = Bun.spawn(cmd, { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
-  const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
-  let text = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited: ${text}`);
-    text += new TextDecoder().decode(value);
+  const logFile = join(dir, `${cmd.length}-${Date.now()}.log`);
+  const proc = Bun.spawn(cmd, { cwd: dir, env, stdout: Bun.file(logFile), stderr: Bun.file(logFile) });
+  const until = Date.now() + 15_000;
+  while (Date.now() < until) {
+    const text = existsSync(logFile) ? readFileSync(logFile, "utf8") : "";
     const m = pattern.exec(text);
-    if (m?.[1]) {
-      void (async () => { for (;;) if ((await reader.read()).done) break; })();
-      return { url: m[1], proc };
-    }
+    if (m?.[1]) return { url: m[1], proc };
+    if (proc.exitCode !== null) throw new Error(`server exited: ${text}`);
+    await Bun.sleep(20);
   }
+  throw new Error(`${cmd.join(" ")} did not start within 15 s`);
 }
 
 interface WrkResult { rps: number; p50: number; p99: number; errors: number }
@@ -53,8 +54,11 @@ function toMs(v: string): number {
   return m[2] === "us" ? n / 1000 : m[2] === "s" ? n * 1000 : n;
 }
 
+/** One warm-up pass (the JIT compiles the hot path), then the measured one. */
 async function wrk(url: string, key?: string): Promise<WrkResult> {
-  const cmd = ["wrk", "-t2", `-c${connections}`, `-d${duration}s`, "--latency", ...(key ? ["-H", `Authorization: Bearer ${key}`] : []), url];
+  const auth = key ? ["-H", `Authorization: Bearer ${key}`] : [];
+  await Bun.spawn(["wrk", "-t2", `-c${connections}`, `-d${smoke ? 1 : 2}s`, ...auth, url], { stdout: "ignore" }).exited;
+  const cmd = ["wrk", "-t2", `-c${connections}`, `-d${duration}s`, "--latency", ...auth, url];
   const out = await new Response(Bun.spawn(cmd, { stdout: "pipe" }).stdout).text();
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const p50 = toMs(/\s50%\s+(\S+)/.exec(out)?.[1] ?? "");

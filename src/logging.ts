@@ -29,9 +29,22 @@ export function flushLogs(): void {
 
 process.on("exit", flushLogs);
 
+/** The current time as ISO 8601, formatted once per millisecond (busy servers log many lines per ms). */
+let isoMs = 0;
+let isoText = "";
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== isoMs) {
+    isoMs = now;
+    isoText = new Date(now).toISOString();
+  }
+  return isoText;
+}
+
 function write(level: Exclude<Level, "silent">, msg: string, fields: Record<string, unknown>): void {
   if (ORDER[level] < threshold) return;
-  pending += `${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`;
+  const rest = JSON.stringify(fields);
+  pending += `{"time":"${isoNow()}","level":"${level}","msg":${JSON.stringify(msg)}${rest === "{}" ? "}" : `,${rest.slice(1)}`}\n`;
   if (level === "error" || pending.length >= FLUSH_BYTES) flushLogs();
   else if (!timer) {
     timer = setTimeout(flushLogs, FLUSH_MS);

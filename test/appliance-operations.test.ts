@@ -84,6 +84,11 @@ describe("without a metrics token", () => {
     expect(sample(body, "svc_rate_limit_rejections_total")).toBe(2);
     expect(sample(body, 'svc_http_request_duration_seconds_count{route="list_projects"}')).toBe(5);
     expect(sample(body, 'svc_http_request_duration_seconds_bucket{route="list_projects",le="+Inf"}')).toBe(5);
+    // Buckets are cumulative: never decreasing, and the last finite one holds every request here (all < 10 s).
+    const buckets = [...body.matchAll(/svc_http_request_duration_seconds_bucket\{route="list_projects",le="([^"]+)"\} (\d+)/g)].map((m) => Number(m[2]));
+    expect(buckets.length).toBe(14);
+    for (let i = 1; i < buckets.length; i++) expect(buckets[i]).toBeGreaterThanOrEqual(buckets[i - 1] as number);
+    expect(buckets[12]).toBe(5);
     expect(sample(body, 'svc_http_requests_total{route="/healthz",method="GET",status="200"}')).toBeGreaterThanOrEqual(1);
     expect(sample(body, "svc_run_queue_depth")).toBe(0);
     for (const st of ["queued", "running", "passed", "failed", "error", "timed_out", "cancelled"]) {

@@ -26,7 +26,7 @@ export interface AppOptions {
 }
 
 export interface HttpService {
-  fetch(request: Request, clientIp: string): Promise<Response>;
+  fetch(request: Request, clientIp: string): Response | Promise<Response>;
   app: Elysia;
 }
 
@@ -39,6 +39,9 @@ function allowedMethods(pathname: string): string[] {
   return [...new Set(methodMatchers.filter((m) => m.regex.test(pathname)).map((m) => m.method))];
 }
 
+/** How late a commit by another process may be noticed (see ChangeTracker.refreshExternalIfOlderThan). */
+const EXTERNAL_CHANGES_MAX_AGE_MS = 1;
+
 /** Request ids only need to be unique: a random per-process prefix and a counter. */
 const requestIdPrefix = `req_${newId("req").slice(4, 12)}`;
 let requestCounter = 0;
@@ -50,6 +53,18 @@ function pathOf(url: string): string {
   if (start < 0) return "/";
   const q = url.indexOf("?", start);
   return q < 0 ? url.slice(start) : url.slice(start, q);
+}
+
+/** The headers every response carries: its request id and, when a limit applied, the rate-limit state. */
+function finalHeaders(state: RequestState, headers: Record<string, string>): Record<string, string> {
+  headers["x-request-id"] = state.id;
+  const v = state.rateLimit;
+  if (v) {
+    headers["ratelimit-limit"] = String(v.limit);
+    headers["ratelimit-remaining"] = String(v.remaining);
+    headers["ratelimit-reset"] = String(v.resetSeconds);
+  }
+  return headers;
 }
 
 export function createHttpService(opts: AppOptions): HttpService {
@@ -91,19 +106,20 @@ export function createHttpService(opts: AppOptions): HttpService {
   });
   for (const plugin of opts.plugins ?? []) app = plugin(app);
 
-  async function serve(request: Request, state: RequestState): Promise<Response> {
+  /** A cached read is answered synchronously; everything else goes through the router. */
+  function serve(request: Request, state: RequestState): Response | Promise<Response> {
     if (request.method === "GET" && request.url.includes(API_PREFIX)) {
-      const cached = await cachedRead(request, state);
+      const cached = cachedRead(request, state);
       if (cached) return cached;
     }
     return app.handle(request);
   }
 
   /** A cached read for a valid key: answered without routing, validation or the handler. */
-  async function cachedRead(request: Request, state: RequestState): Promise<Response | null> {
+  function cachedRead(request: Request, state: RequestState): Response | null {
     const token = bearerToken(request);
     if (token === null) return null;
-    const key = await core.keys.verify(token);
+    const key = core.keys.verifyCached(token);
     if (!key) return null;
     const hit = responses.get(ResponseCache.key(key.workspaceId, request.url));
     if (!hit) return null;
@@ -114,41 +130,43 @@ export function createHttpService(opts: AppOptions): HttpService {
       state.rateLimit = verdict;
       if (!verdict.allowed) return null;
     }
-    return new Response(hit.body, { status: hit.status, headers: { "content-type": "application/json; charset=utf-8" } });
+    // All headers at once: setting them one by one on the finished response costs more than the rest of a hit.
+    state.headersSet = true;
+    return new Response(hit.body, { status: hit.status, headers: finalHeaders(state, { "content-type": "application/json; charset=utf-8" }) });
   }
 
-  async function fetch(request: Request, clientIp: string): Promise<Response> {
+  function fetch(request: Request, clientIp: string): Response | Promise<Response> {
     const state: RequestState = { id: nextRequestId(), ip: clientIp, startedAt: performance.now(), rateLimit: null };
     setRequestState(request, state);
     const pathname = pathOf(request.url);
-    core.changes.refreshExternal();
-    let response: Response;
+    core.changes.refreshExternalIfOlderThan(EXTERNAL_CHANGES_MAX_AGE_MS);
+    let answer: Response | Promise<Response>;
     if (ipBuckets && pathname.startsWith("/api/")) {
       // Before the key is even parsed, so floods of invalid keys cannot probe or overload the API.
       const verdict = ipBuckets.take(clientIp);
       state.rateLimit = verdict;
-      response = verdict.allowed
-        ? await serve(request, state)
+      answer = verdict.allowed
+        ? serve(request, state)
         : errorResponse("rate_limited", `too many requests from this address (${verdict.limit}/h); retry after ${verdict.retryAfterSeconds} s`, {
             headers: { "retry-after": String(verdict.retryAfterSeconds) },
           });
     } else {
-      response = await serve(request, state);
+      answer = serve(request, state);
     }
-    const h = response.headers;
-    h.set("x-request-id", state.id);
-    const v = state.rateLimit;
-    if (v) {
-      h.set("ratelimit-limit", String(v.limit));
-      h.set("ratelimit-remaining", String(v.remaining));
-      h.set("ratelimit-reset", String(v.resetSeconds));
+    // No await on the cached path: a hit is finished in the same tick.
+    return answer instanceof Promise ? answer.then((r) => finish(request, state, pathname, r)) : finish(request, state, pathname, answer);
+  }
+
+  function finish(request: Request, state: RequestState, pathname: string, response: Response): Response {
+    if (!state.headersSet) {
+      const h = response.headers;
+      for (const [name, value] of Object.entries(finalHeaders(state, {}))) h.set(name, value);
     }
     const duration = performance.now() - state.startedAt;
     opts.onFinished?.(request, response, duration);
     if (logEnabled("info")) log.info("request", {
       request_id: state.id, method: request.method, path: pathname, status: response.status,
-      duration_ms: Math.round(duration * 100) / 100, ip: clientIp,
-      ...(requestState(request)?.operation ? { operation: requestState(request)?.operation } : {}),
+      duration_ms: Math.round(duration * 100) / 100, ip: state.ip, operation: state.operation,
     });
     return response;
   }

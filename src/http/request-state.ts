@@ -10,6 +10,8 @@ export interface RequestState {
   /** The manifest operation served, for logs and metrics. */
   operation?: string;
   workspaceId?: string;
+  /** The response was built with the request id and rate-limit headers already in it. */
+  headersSet?: boolean;
 }
 
 const states = new WeakMap<Request, RequestState>();

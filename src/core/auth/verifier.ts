@@ -22,7 +22,8 @@ const LAST_USED_FLUSH_MS = 15_000;
 export class KeyVerifier {
   private cache = new Map<string, VerifiedKey | null>();
   private seenVersion: number;
-  private pendingLastUsed = new Map<string, string>();
+  /** Key id → last use (epoch ms); formatted only when written or listed. */
+  private pendingLastUsed = new Map<string, number>();
   private flushTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
@@ -39,6 +40,17 @@ export class KeyVerifier {
 
   /** The key's identity, or null when it is malformed, unknown, revoked, expired or its user left. */
   async verify(key: string): Promise<VerifiedKey | null> {
+    const known = this.verifyCached(key);
+    if (known !== undefined) return known;
+    const hash = hashApiKey(key);
+    const found = await this.lookup(hash);
+    if (this.cache.size >= MAX_CACHED) this.cache.clear();
+    this.cache.set(hash, found);
+    return this.accept(found, hash);
+  }
+
+  /** Like verify, without touching the database: undefined when the answer is not in the cache. */
+  verifyCached(key: string): VerifiedKey | null | undefined {
     if (!isWellFormedApiKey(key)) return null;
     const version = this.changes.externalVersion();
     if (version !== this.seenVersion) {
@@ -46,15 +58,14 @@ export class KeyVerifier {
       this.cache.clear();
     }
     const hash = hashApiKey(key);
-    let found = this.cache.get(hash);
-    if (found === undefined) {
-      found = await this.lookup(hash);
-      if (this.cache.size >= MAX_CACHED) this.cache.clear();
-      this.cache.set(hash, found);
-    }
+    const found = this.cache.get(hash);
+    return found === undefined ? undefined : this.accept(found, hash);
+  }
+
+  private accept(found: VerifiedKey | null, hash: string): VerifiedKey | null {
     if (!found || !sameDigest(found.hash, hash)) return null;
     if (found.expiresAt !== null && found.expiresAt <= nowIso()) return null;
-    this.pendingLastUsed.set(found.keyId, nowIso());
+    this.pendingLastUsed.set(found.keyId, Date.now());
     return found;
   }
 
@@ -72,7 +83,8 @@ export class KeyVerifier {
 
   /** Last-used times not yet written, so listings show them before the next flush. */
   pendingLastUsedAt(keyId: string): string | undefined {
-    return this.pendingLastUsed.get(keyId);
+    const at = this.pendingLastUsed.get(keyId);
+    return at === undefined ? undefined : new Date(at).toISOString();
   }
 
   /** Writes last-used times in one transaction instead of one write per request. */
@@ -82,7 +94,7 @@ export class KeyVerifier {
     this.pendingLastUsed = new Map();
     await this.db.transaction().execute(async (trx) => {
       for (const [id, at] of batch) {
-        await trx.updateTable("api_keys").set({ last_used_at: at }).where("id", "=", id).execute();
+        await trx.updateTable("api_keys").set({ last_used_at: new Date(at).toISOString() }).where("id", "=", id).execute();
       }
     });
   }

@@ -10,8 +10,12 @@ import { requestState } from "../request-state";
 /** Seconds; spans a cached key lookup (~1 ms) to a slow export (~10 s). */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-interface Histogram {
-  counts: number[];
+/** What one route label has seen: requests by method and status, and its latency histogram. */
+interface RouteStats {
+  /** Per method (index in METHOD_LABELS): count per status code. */
+  byMethod: Map<number, number>[];
+  /** Per bucket (non-cumulative; the last one is +Inf); the rendering adds them up. */
+  buckets: number[];
   sum: number;
   count: number;
 }
@@ -27,32 +31,42 @@ export function routeLabel(request: Request): string {
   return FIXED_ROUTES.has(path) ? path : "other";
 }
 
-/** Any other token a client sends as a method is one label, for the same reason. */
-const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+/** Any other token a client sends as a method is one label ("OTHER", the last), for the same reason. */
+const METHOD_LABELS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "OTHER"];
+const methodIndex = (method: string) => {
+  const i = METHOD_LABELS.indexOf(method);
+  return i < 0 ? METHOD_LABELS.length - 1 : i;
+};
+
+/** The index of the first bucket holding `seconds` (BUCKETS.length for +Inf). */
+function bucketIndex(seconds: number): number {
+  let i = 0;
+  while (i < BUCKETS.length && seconds > (BUCKETS[i] as number)) i++;
+  return i;
+}
 
 const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 
 export class MetricsRegistry {
-  private readonly requests = new Map<string, number>();
-  private readonly latency = new Map<string, Histogram>();
+  private readonly routes = new Map<string, RouteStats>();
   private rateLimited = 0;
   private readonly startedAt = Date.now() / 1000;
 
   observe(request: Request, response: Response, durationMs: number): void {
     const route = routeLabel(request);
-    const method = METHODS.has(request.method) ? request.method : "OTHER";
-    const key = `${route}\u0000${method}\u0000${response.status}`;
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
-    if (response.status === 429) this.rateLimited++;
-    let h = this.latency.get(route);
-    if (!h) {
-      h = { counts: BUCKETS.map(() => 0), sum: 0, count: 0 };
-      this.latency.set(route, h);
+    let r = this.routes.get(route);
+    if (!r) {
+      r = { byMethod: METHOD_LABELS.map(() => new Map()), buckets: [...BUCKETS, Infinity].map(() => 0), sum: 0, count: 0 };
+      this.routes.set(route, r);
     }
+    const statuses = r.byMethod[methodIndex(request.method)] as Map<number, number>;
+    const status = response.status;
+    statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    if (status === 429) this.rateLimited++;
     const seconds = durationMs / 1000;
-    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= (BUCKETS[i] as number)) (h.counts[i] as number)++;
-    h.sum += seconds;
-    h.count++;
+    (r.buckets[bucketIndex(seconds)] as number)++;
+    r.sum += seconds;
+    r.count++;
   }
 
   render(runs: RunStats): string {
@@ -62,17 +76,26 @@ export class MetricsRegistry {
     family("svc_build_info", "gauge", "The running version of svc.");
     out.push(`svc_build_info{version="${escapeLabel(VERSION)}"} 1`);
     family("svc_http_requests_total", "counter", "HTTP requests by route (the operation name), method and status.");
-    for (const [key, n] of [...this.requests].sort(([a], [b]) => a.localeCompare(b))) {
-      const [route, method, status] = key.split("\u0000") as [string, string, string];
-      out.push(`svc_http_requests_total{route="${escapeLabel(route)}",method="${method}",status="${status}"} ${n}`);
+    const routes = [...this.routes].sort(([a], [b]) => a.localeCompare(b));
+    for (const [route, r] of routes) {
+      const label = escapeLabel(route);
+      r.byMethod.forEach((statuses, m) => {
+        for (const [status, n] of [...statuses].sort(([a], [b]) => a - b)) {
+          out.push(`svc_http_requests_total{route="${label}",method="${METHOD_LABELS[m]}",status="${status}"} ${n}`);
+        }
+      });
     }
     family("svc_http_request_duration_seconds", "histogram", "Time from request received to response ready, by route.");
-    for (const [route, h] of [...this.latency].sort(([a], [b]) => a.localeCompare(b))) {
-      const r = escapeLabel(route);
-      BUCKETS.forEach((le, i) => out.push(`svc_http_request_duration_seconds_bucket{route="${r}",le="${le}"} ${h.counts[i]}`));
-      out.push(`svc_http_request_duration_seconds_bucket{route="${r}",le="+Inf"} ${h.count}`);
-      out.push(`svc_http_request_duration_seconds_sum{route="${r}"} ${h.sum}`);
-      out.push(`svc_http_request_duration_seconds_count{route="${r}"} ${h.count}`);
+    for (const [route, r] of routes) {
+      const label = escapeLabel(route);
+      let cumulative = 0;
+      BUCKETS.forEach((le, i) => {
+        cumulative += r.buckets[i] as number;
+        out.push(`svc_http_request_duration_seconds_bucket{route="${label}",le="${le}"} ${cumulative}`);
+      });
+      out.push(`svc_http_request_duration_seconds_bucket{route="${label}",le="+Inf"} ${r.count}`);
+      out.push(`svc_http_request_duration_seconds_sum{route="${label}"} ${r.sum}`);
+      out.push(`svc_http_request_duration_seconds_count{route="${label}"} ${r.count}`);
     }
     family("svc_rate_limit_rejections_total", "counter", "Requests answered 429 rate_limited (per IP or per workspace).");
     out.push(`svc_rate_limit_rejections_total ${this.rateLimited}`);
