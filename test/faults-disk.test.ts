@@ -144,6 +144,12 @@ describe("disk faults (compiled binary)", () => {
       expect(body.error).toBe("unavailable");
       expect(body.message).toContain("disk is full");
       expect(stderr).toContain("the disk holding the database is full");
+      // Readiness says so too, so a load balancer stops sending writes here.
+      const notReady = await fetch(`${url}/readyz`);
+      expect(notReady.status).toBe(503);
+      const readiness = (await notReady.json()) as { message: string; checks: { disk: { ok: boolean; message: string } } };
+      expect(readiness.checks.disk.ok).toBe(false);
+      expect(readiness.message).toContain("disk: the disk holding the data directory is full");
 
       // Reads go on, and every acknowledged write is there.
       const list = async () => {
@@ -168,6 +174,7 @@ describe("disk faults (compiled binary)", () => {
       rmSync(ballastInNs);
       const after = await fetch(`${api}/projects/full/features`, { method: "POST", headers, body: JSON.stringify({ name: "after", description: "space again" }) });
       expect(after.status).toBe(201);
+      expect((await fetch(`${url}/readyz`)).status).toBe(200);
 
       // The database is sound: a copy of its files (the server is idle now) passes SQLite's integrity check.
       const copy = join(dir, "copy");

@@ -1,6 +1,8 @@
-// GET /healthz (the process answers) and GET /readyz (database writable, migrations applied, engines alive),
+// GET /healthz (the process answers) and GET /readyz (database writable, disk not full, migrations applied,
+// engines alive),
 // both without authentication so that load balancers, systemd checks and Docker HEALTHCHECK can use them.
 import type { Database } from "bun:sqlite";
+import { statfsSync } from "node:fs";
 import type { Elysia } from "elysia";
 import { migrations } from "../../db/migrations";
 import type { ServerRuntime } from "../../extensions";
@@ -20,6 +22,21 @@ function checkWritable(sqlite: Database): Check {
     return { ok: true };
   } catch (e) {
     return { ok: false, message: `the database is not writable: ${(e as Error).message}` };
+  }
+}
+
+/** Below this much free space the next write may fail: a load balancer should send traffic elsewhere. */
+export const MIN_FREE_BYTES = 512 * 1024;
+
+/** Free space on the filesystem holding the data directory (a full disk still lets BEGIN/ROLLBACK pass). */
+function checkDisk(dataDir: string): Check {
+  try {
+    const fs = statfsSync(dataDir);
+    const free = fs.bavail * fs.bsize;
+    if (free >= MIN_FREE_BYTES) return { ok: true };
+    return { ok: false, message: `the disk holding the data directory is full (${Math.floor(free / 1024)} KiB free): free space on it` };
+  } catch (e) {
+    return { ok: false, message: `cannot read the free space of the data directory: ${(e as Error).message}` };
   }
 }
 
@@ -43,14 +60,14 @@ function checkEngines(runtime: ServerRuntime): Record<string, Check> {
   return out;
 }
 
-export function healthRoutes(sqlite: Database, runtime: ServerRuntime) {
+export function healthRoutes(sqlite: Database, dataDir: string, runtime: ServerRuntime) {
   return (app: Elysia) =>
     app
       .get("/healthz", () => json(200, { status: "ok" }))
       .get("/readyz", () => {
         const engines = checkEngines(runtime);
-        const checks = { database: checkWritable(sqlite), migrations: checkMigrations(sqlite), engines };
-        const failing = [["database", checks.database], ["migrations", checks.migrations], ...Object.entries(engines)]
+        const checks = { database: checkWritable(sqlite), disk: checkDisk(dataDir), migrations: checkMigrations(sqlite), engines };
+        const failing = [["database", checks.database], ["disk", checks.disk], ["migrations", checks.migrations], ...Object.entries(engines)]
           .filter(([, c]) => !(c as Check).ok)
           .map(([name, c]) => `${name}: ${(c as Check).message ?? "failing"}`);
         if (failing.length === 0) return json(200, { status: "ready", checks });

@@ -9,7 +9,7 @@ serverExtensions.http.push((core, runtime) => {
   const metrics = new MetricsRegistry();
   return {
     plugins: [
-      healthRoutes(core.sqlite, runtime),
+      healthRoutes(core.sqlite, core.config.data_dir, runtime),
       metricsRoute(metrics, runStatsReader(core.sqlite), core.config.metrics.token),
       downloadRoutes(core.config),
     ],
