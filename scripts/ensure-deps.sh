@@ -11,9 +11,11 @@ fi
 if [ ! -d node_modules ] || [ "${CI:-}" = "true" ]; then
   bun install --frozen-lockfile >&2
 fi
-# Debian packages: chromium (browser steps, UI tests), wrk (the HTTP benchmarks), shellcheck (install scripts).
+# Debian packages: chromium (browser steps, UI tests), firefox-esr (the UI tests in Firefox), wrk (the HTTP
+# benchmarks), shellcheck (install scripts).
 missing=()
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+command -v firefox-esr >/dev/null 2>&1 || missing+=(firefox-esr)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck) # the install scripts' tests
 if [ "${#missing[@]}" -gt 0 ]; then
