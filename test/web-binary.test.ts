@@ -34,10 +34,21 @@ test("the embedded bundle is served with its assets, minified", async () => {
   const body = await jsRes.text();
   console.log(`web bundle: ${js} ${body.length} bytes, ${Bun.gzipSync(body).length} gzipped`);
   expect((await fetch(`${serve.url}${css}`)).status).toBe(200);
+  // Only its own origin may provide scripts, styles and connections; no plugins, no <base> rewriting.
+  const csp = /http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)?.[1] ?? "";
+  expect(csp).toContain("default-src 'self'");
+  expect(csp).toContain("script-src 'self'");
+  expect(csp).toContain("object-src 'none'");
+  expect(csp).not.toContain("unsafe-inline");
+  expect(csp).not.toContain("unsafe-eval");
 });
 
 test("first-run setup in the browser, then a key from the panel works against the API", async () => {
   const { page } = await newPage(browser);
+  const refused: string[] = [];
+  page.on("console", (m) => {
+    if (m.text().includes("Content Security Policy")) refused.push(m.text());
+  });
   await page.goto(serve.url);
   await page.getByLabel("Workspace name").fill("Binary QA");
   await page.getByLabel("Your name").fill("Bo");
@@ -54,4 +65,5 @@ test("first-run setup in the browser, then a key from the panel works against th
   expect(me.status).toBe(200);
   expect((await me.json()).workspace.name).toBe("Binary QA");
   expect(serve.logs()).not.toContain(key);
+  expect(refused).toEqual([]); // the app needs nothing its policy forbids
 });
