@@ -184,6 +184,43 @@ describe("signed in", () => {
     expect(noCsrf.status).toBe(403);
   });
 
+  test("a person in two workspaces switches between them; the session then acts only in the chosen one", async () => {
+    await s.userWithKey("two@acme.test", "acme", "admin");
+    await s.userWithKey("two@acme.test", "globex", "member");
+    await s.userWithKey("boss@initech.test", "initech", "owner");
+    const c = new WebClient(s.url);
+    expect((await c.signIn("two@acme.test", password)).status).toBe(200);
+    const state = await (await c.send("GET", "/api/v1/web/session")).json();
+    expect(state.workspace.slug).toBe("acme");
+    expect(state.role).toBe("admin");
+    expect(state.workspaces.map((w: { slug: string; role: string }) => `${w.slug}:${w.role}`).sort()).toEqual(["acme:admin", "globex:member"]);
+    expect((await c.send("POST", "/api/v1/ops/projects", { name: "Acme only" })).status).toBe(201);
+
+    // Refused without the CSRF token, for a workspace of someone else (404, as any other workspace's resource), and for bad input.
+    const noCsrf = await fetch(`${s.url}/api/v1/web/workspace`, { method: "POST", headers: { cookie: c.cookie, "content-type": "application/json" }, body: '{"workspace":"globex"}' });
+    expect(noCsrf.status).toBe(403);
+    const foreign = await c.send("POST", "/api/v1/web/workspace", { workspace: "initech" });
+    expect(foreign.status).toBe(404);
+    expect(await foreign.json()).toMatchObject({ error: "not_found" });
+    expect((await c.send("POST", "/api/v1/web/workspace", {})).status).toBe(400);
+    expect((await (await c.send("GET", "/api/v1/ops/me")).json()).workspace.slug).toBe("acme");
+    expect((await new WebClient(s.url).send("POST", "/api/v1/web/workspace", { workspace: "globex" })).status).toBe(401);
+
+    const moved = await c.send("POST", "/api/v1/web/workspace", { workspace: "globex" });
+    expect(moved.status).toBe(200);
+    const body = await moved.json();
+    expect(body).toMatchObject({ workspace: { slug: "globex" }, role: "member" });
+    expect((await (await c.send("GET", "/api/v1/ops/me")).json()).workspace.slug).toBe("globex");
+    const projects = await (await c.send("GET", "/api/v1/ops/projects")).json();
+    expect(projects.data.map((p: { name: string }) => p.name)).not.toContain("Acme only");
+    // A member there: not allowed what an admin of acme was.
+    expect((await c.send("POST", "/api/v1/ops/members", { email: "new@globex.test", role: "member" })).status).toBe(403);
+
+    const back = await c.send("POST", "/api/v1/web/workspace", { workspace: state.workspace.id });
+    expect(back.status).toBe(200);
+    expect((await (await c.send("GET", "/api/v1/ops/projects")).json()).data.map((p: { name: string }) => p.name)).toContain("Acme only");
+  });
+
   test("signing out ends the session", async () => {
     const c = new WebClient(s.url);
     await c.signIn(email, password);

@@ -159,3 +159,28 @@ test("forged state-changing requests are refused: without the CSRF token, and fr
   const names = await owner.evaluate(async () => ((await (await fetch("/api/v1/ops/projects")).json()) as { data: { name: string }[] }).data.map((p) => p.name));
   expect(names.filter((n) => n.startsWith("Forged"))).toEqual([]);
 });
+
+test("a person in two workspaces switches between them from the top bar", async () => {
+  const { createUserInWorkspace } = await import("../src/core/access/users");
+  await createUserInWorkspace(server.core.db, { email: "olga@acme.test", name: "Olga Owner", workspace: "globex", role: "member" });
+  await owner.goto(`${server.url}/#/projects`);
+  await owner.reload();
+  await owner.getByLabel("Project name").fill("Acme web shop");
+  await owner.getByRole("button", { name: "Create project" }).click();
+  await owner.waitForURL(/#\/p\/acme-web-shop$/);
+  const switcher = owner.getByLabel("Workspace");
+  await switcher.waitFor();
+  expect(await switcher.locator("option").allInnerTexts()).toEqual(["Acme QA", "globex"]);
+  await shot(owner, "workspace-switcher");
+  await switcher.selectOption({ label: "globex" });
+  await owner.getByRole("heading", { name: "Dashboard" }).waitFor();
+  await owner.waitForFunction(async () => ((await (await fetch("/api/v1/ops/me")).json()) as { workspace: { slug: string } }).workspace.slug === "globex");
+  // A member in globex: no Members link, and none of Acme's projects.
+  expect(await owner.getByRole("link", { name: "Members" }).count()).toBe(0);
+  const names = await owner.evaluate(async () => ((await (await fetch("/api/v1/ops/projects")).json()) as { data: { name: string }[] }).data.map((p) => p.name));
+  expect(names).toEqual([]);
+  await owner.getByLabel("Workspace").selectOption({ label: "Acme QA" });
+  await owner.getByRole("link", { name: "Members" }).waitFor();
+  await owner.goto(`${server.url}/#/projects`);
+  await owner.getByRole("link", { name: "Acme web shop" }).waitFor();
+});

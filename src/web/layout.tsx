@@ -13,6 +13,12 @@ export function Layout({ children }: { children: ComponentChildren }) {
     ...(canAdminister(session) ? [{ href: "#/members", label: "Members", active: path.startsWith("/members") }] : []),
     { href: "#/settings/keys", label: "CLI & API keys", active: path.startsWith("/settings") },
   ];
+  const several = (session.workspaces?.length ?? 0) > 1;
+  const switchTo = async (workspace: string) => {
+    await web("POST", "/workspace", { workspace });
+    location.hash = "/";
+    await refresh();
+  };
   const signOut = async () => {
     await web("POST", "/logout");
     location.hash = "/";
@@ -28,7 +34,12 @@ export function Layout({ children }: { children: ComponentChildren }) {
           ))}
         </nav>
         <div class="who">
-          <span class="who-name" title={session.user?.email}>{session.user?.name} · {session.workspace?.name}</span>
+          <span class="who-name" title={session.user?.email}>{session.user?.name}{several ? "" : ` · ${session.workspace?.name ?? ""}`}</span>
+          {several && (
+            <select aria-label="Workspace" class="who-switch" value={session.workspace?.id} onChange={(e) => void switchTo(e.currentTarget.value)}>
+              {session.workspaces?.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
+            </select>
+          )}
           <button type="button" class="btn btn-quiet" onClick={signOut}>Sign out</button>
         </div>
       </header>

@@ -28,6 +28,8 @@ export interface SessionState {
   user?: { id: string; email: string; name: string };
   workspace?: { id: string; name: string; slug: string };
   role?: Role;
+  /** Every workspace the person belongs to, with their role there. */
+  workspaces?: { id: string; name: string; slug: string; role: Role }[];
   csrf_token?: string;
 }
 

@@ -56,9 +56,34 @@ export async function firstMembership(db: Db, userId: string): Promise<{ workspa
   return m ? { workspaceId: m.workspace_id, role: m.role as Role } : null;
 }
 
-/** What the web application shows about the signed-in person. */
+/** What the web application shows about the signed-in person, with every workspace they can switch to. */
 export async function sessionProfile(db: Db, s: SessionRecord) {
   const user = await db.selectFrom("users").select(["id", "email", "name"]).where("id", "=", s.userId).executeTakeFirstOrThrow();
   const workspace = await db.selectFrom("workspaces").select(["id", "name", "slug"]).where("id", "=", s.workspaceId).executeTakeFirstOrThrow();
-  return { user, workspace, role: s.role };
+  const workspaces = await db
+    .selectFrom("memberships as m")
+    .innerJoin("workspaces as w", "w.id", "m.workspace_id")
+    .select(["w.id", "w.name", "w.slug", "m.role"])
+    .where("m.user_id", "=", s.userId)
+    .orderBy("w.name")
+    .orderBy("w.id")
+    .execute();
+  return { user, workspace, role: s.role, workspaces };
+}
+
+/**
+ * Moves a session to another workspace of the same person (by id or slug). False when they are not a member
+ * there: the caller answers 404, as for any resource of a workspace one does not belong to.
+ */
+export async function switchSessionWorkspace(db: Db, s: SessionRecord, workspace: string): Promise<boolean> {
+  const target = await db
+    .selectFrom("memberships as m")
+    .innerJoin("workspaces as w", "w.id", "m.workspace_id")
+    .select("w.id")
+    .where("m.user_id", "=", s.userId)
+    .where((eb) => eb.or([eb("w.id", "=", workspace), eb("w.slug", "=", workspace)]))
+    .executeTakeFirst();
+  if (!target) return false;
+  await db.updateTable("sessions").set({ workspace_id: target.id }).where("id", "=", s.sessionId).execute();
+  return true;
 }

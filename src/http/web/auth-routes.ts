@@ -1,7 +1,7 @@
 // The routes only a person in a browser uses: session state, first-run setup, sign in/out, password setup.
 import { z } from "zod";
 import type { Core } from "../../core/context";
-import { csrfMatches, createSession, deleteSession, findSession, sessionProfile } from "../../core/sessions/sessions";
+import { csrfMatches, createSession, deleteSession, findSession, sessionProfile, switchSessionWorkspace } from "../../core/sessions/sessions";
 import { anyUserExists, completePasswordSetup, describeSetupToken, firstRunSetup } from "../../core/sessions/setup";
 import { checkPassword } from "../../core/sessions/sign-in";
 import { AppError } from "../../manifest/errors";
@@ -20,6 +20,7 @@ const Email = z.email().max(320);
 const SetupBody = z.strictObject({ workspace: z.string().trim().min(1).max(200), name: z.string().trim().min(1).max(200), email: Email, password: Password });
 const LoginBody = z.strictObject({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1000) });
 const PasswordSetupBody = z.strictObject({ token: z.string().min(1).max(200), password: Password });
+const SwitchBody = z.strictObject({ workspace: z.string().trim().min(1).max(200) });
 
 function baseUrl(core: Core, request: Request): string {
   return core.config.base_url?.replace(/\/+$/, "") ?? new URL(request.url).origin;
@@ -80,6 +81,24 @@ async function logout(core: Core, request: Request): Promise<Response> {
   return new Response(null, { status: 204, headers: { "set-cookie": clearedSessionCookie(core.config, request) } });
 }
 
+/** Switches the signed-in person's session to another of their workspaces (same-origin, CSRF token required). */
+async function switchWorkspace(core: Core, request: Request): Promise<Response> {
+  const token = sessionToken(request);
+  const session = token ? await findSession(core.db, token) : null;
+  if (!session) return errorResponse("unauthorized", "sign in first");
+  if (!sameOrigin(request, core.config.base_url) || !csrfMatches(session, request.headers.get(CSRF_HEADER))) {
+    return errorResponse("forbidden", "the request lacks a valid CSRF token (X-CSRF-Token header)");
+  }
+  const body = await readJson(request, SwitchBody);
+  if (!body.ok) return body.response;
+  if (!(await switchSessionWorkspace(core.db, session, body.value.workspace))) {
+    return errorResponse("not_found", `no workspace ${body.value.workspace} of yours`);
+  }
+  const moved = await findSession(core.db, token as string);
+  if (!moved) throw new AppError("internal_error", "the session could not be read back");
+  return json(200, { ...(await sessionProfile(core.db, moved)), csrf_token: moved.csrfToken });
+}
+
 async function setupTokenInfo(core: Core, request: Request): Promise<Response> {
   const token = new URL(request.url).searchParams.get("token") ?? "";
   const who = await describeSetupToken(core.db, token);
@@ -110,6 +129,7 @@ export const authRoutes = (core: Core, limiter: LoginLimiter) => ({
   setup: guarded((r) => setup(core, r)),
   login: guarded((r) => login(core, limiter, r)),
   logout: guarded((r) => logout(core, r)),
+  switchWorkspace: guarded((r) => switchWorkspace(core, r)),
   setupTokenInfo: guarded((r) => setupTokenInfo(core, r)),
   setupPassword: guarded((r) => setupPassword(core, r)),
 });

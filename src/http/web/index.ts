@@ -20,6 +20,7 @@ serverExtensions.http.push((core) => {
       .post(`${WEB_PREFIX}/setup`, auth.setup, noParse)
       .post(`${WEB_PREFIX}/login`, auth.login, noParse)
       .post(`${WEB_PREFIX}/logout`, auth.logout, noParse)
+      .post(`${WEB_PREFIX}/workspace`, auth.switchWorkspace, noParse)
       .get(`${WEB_PREFIX}/setup-password`, auth.setupTokenInfo, noParse)
       .post(`${WEB_PREFIX}/setup-password`, auth.setupPassword, noParse)
       .post(`${WEB_PREFIX}/keys`, keys.create, noParse) as unknown as Elysia;
