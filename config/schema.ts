@@ -29,6 +29,7 @@ export const ConfigSchema = z.strictObject({
       default_timeout_ms: int(1000, 3_600_000).default(300_000),
       shutdown_grace_ms: int(0, 600_000).default(10_000),
       response_excerpt_bytes: int(0, 10_000_000).default(8192),
+      max_response_bytes: int(1024, 1024 * 1024 * 1024).default(32 * 1024 * 1024),
     })
     .prefault({}),
   generation: z

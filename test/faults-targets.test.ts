@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
-import { MAX_RESPONSE_BYTES } from "../src/runner/http-step";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { createAutomation, getRun, projectWithEnv, startRun, waitForRun, type RunRecord } from "./helpers/runs";
 
@@ -119,7 +118,7 @@ beforeAll(async () => {
   const addr = raw.address();
   if (!addr || typeof addr === "string") throw new Error("the raw target has no port");
   rawUrl = `http://127.0.0.1:${addr.port}`;
-  s = await startTestServer({ rate_limit: { enabled: false }, runner: { concurrency: 8, response_excerpt_bytes: EXCERPT_BYTES } });
+  s = await startTestServer({ rate_limit: { enabled: false }, runner: { concurrency: 8, response_excerpt_bytes: EXCERPT_BYTES, max_response_bytes: 16 * 1024 * 1024 } });
   ({ project } = await projectWithEnv(s, "bad targets", { BASE_URL: `http://127.0.0.1:${http.port}`, RAW: rawUrl }));
 });
 
@@ -222,7 +221,7 @@ const cases: Case[] = [
     timeoutMs: 25_000,
     check(run) {
       expect(run.status).toBe("error");
-      expect(run.steps[0]?.message).toContain(`is larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB`);
+      expect(run.steps[0]?.message).toContain(`is larger than 16 MiB: svc stopped reading it (runner.max_response_bytes)`);
       expect(run.steps[0]?.response?.status).toBe(200);
       expect(run.duration_ms ?? 0).toBeLessThan(15_000);
     },
@@ -233,7 +232,7 @@ const cases: Case[] = [
     timeoutMs: 25_000,
     check(run) {
       expect(run.status).toBe("error");
-      expect(run.steps[0]?.message).toContain(`is larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB`);
+      expect(run.steps[0]?.message).toContain(`is larger than 16 MiB: svc stopped reading it (runner.max_response_bytes)`);
     },
   },
   {

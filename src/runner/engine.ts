@@ -214,7 +214,7 @@ export class RunEngine implements Engine {
         for (const [k, v] of Object.entries(secrets)) vars.set(k, v);
         const ctx: StepContext = {
           runId: run.id, vars, baseUrl: (vars.get("BASE_URL") as string | undefined) ?? null, signal: controller.signal,
-          remainingMs: () => deadline - performance.now(), excerptBytes: cfg.response_excerpt_bytes,
+          remainingMs: () => deadline - performance.now(), excerptBytes: cfg.response_excerpt_bytes, maxResponseBytes: cfg.max_response_bytes,
           artifactDir: artifactDir(this.core.config.data_dir, run.id), artifactPrefix: attempt > 1 ? `attempt${attempt}-` : "",
         };
         const t0 = performance.now();

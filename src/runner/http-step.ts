@@ -6,16 +6,24 @@ import { readJsonPath } from "./json-path";
 import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-/** Assertions see the whole body, so it is held in memory: an endless or huge body must not take the server down. */
-export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+/** "32 MiB", "512 KiB" or "1000 bytes": the response cap as the step's message names it. */
+export function sizeText(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / 1024 / 1024} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
 
-/** The body as text, or null when it is larger than MAX_RESPONSE_BYTES (reading stops there). */
-async function readBody(res: Response): Promise<string | null> {
+/**
+ * The body as text, or null when it is larger than `maxBytes` (`runner.max_response_bytes`; reading stops
+ * there). Assertions see the whole body, so it is held in memory: an endless or huge body must not take the
+ * server down.
+ */
+async function readBody(res: Response, maxBytes: number): Promise<string | null> {
   const declared = Number(res.headers.get("content-length") ?? Number.NaN);
   const encoding = res.headers.get("content-encoding");
   // A declared length within the cap bounds what can arrive, unless it is compressed (fetch inflates it, and a
   // few kilobytes of gzip can inflate to gigabytes): then the native reader is the fast path.
-  if (Number.isFinite(declared) && declared <= MAX_RESPONSE_BYTES && (!encoding || encoding === "identity")) return res.text();
+  if (Number.isFinite(declared) && declared <= maxBytes && (!encoding || encoding === "identity")) return res.text();
   const reader = res.body?.getReader();
   if (!reader) return "";
   const chunks: Uint8Array[] = [];
@@ -24,7 +32,7 @@ async function readBody(res: Response): Promise<string | null> {
     const { done, value } = await reader.read();
     if (done) break;
     total += value.byteLength;
-    if (total > MAX_RESPONSE_BYTES) {
+    if (total > maxBytes) {
       await reader.cancel().catch(() => {});
       return null;
     }
@@ -104,7 +112,7 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
   try {
     res = await fetch(url, { method: req.method, headers, body, signal: timeout ? AbortSignal.any([ctx.signal, timeout]) : ctx.signal });
     answered = res.status;
-    text = req.method === "HEAD" ? "" : await readBody(res);
+    text = req.method === "HEAD" ? "" : await readBody(res, ctx.maxResponseBytes);
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
     const timedOut = timeout?.aborted === true;
@@ -119,7 +127,7 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
   if (text === null) {
     return {
       index, name, status: "error", duration_ms: durationMs, request,
-      message: `the response of ${req.method} ${url} is larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB: svc stopped reading it; assert on a smaller response`,
+      message: `the response of ${req.method} ${url} is larger than ${sizeText(ctx.maxResponseBytes)}: svc stopped reading it (runner.max_response_bytes); assert on a smaller response`,
       response: { status: res.status, headers: headersRecord(res.headers), body: "", truncated: true },
     };
   }

@@ -25,6 +25,8 @@ export interface StepContext {
   /** Milliseconds left before the run's overall timeout. */
   remainingMs(): number;
   excerptBytes: number;
+  /** Responses larger than this are not read to the end (`runner.max_response_bytes`). */
+  maxResponseBytes: number;
   artifactDir: string;
   /** Prefix for artifact names, so retried attempts do not overwrite the first one's files. */
   artifactPrefix: string;
