@@ -78,6 +78,7 @@ test("a key created in the settings panel works with curl until it is revoked th
   const row = owner.locator("tr", { hasText: "laptop" });
   expect(await row.innerText()).toContain(`${key.slice(0, 12)}…`);
   expect(await owner.getByText(`curl -fsSL ${server.url}/install.sh | sh`).count()).toBe(1);
+  expect(await owner.getByText("npm install -g bun svc-cli").count()).toBe(1);
   expect(await owner.getByText('"mcpServers"').count()).toBe(1);
   await shot(owner, "keys-created");
   expect(await curlStatus("/me", key)).toBe("200");

@@ -95,7 +95,7 @@ export function KeysPage() {
         <p class="muted">From this server, without any package registry:</p>
         <CopyBlock text={`curl -fsSL ${base}/install.sh | sh`} label="Copy install command" />
         <p class="muted">Or from npm:</p>
-        <CopyBlock text="npm install -g svc" label="Copy npm command" />
+        <CopyBlock text="npm install -g bun svc-cli" label="Copy npm command" />
         <p class="muted">Then sign the CLI in with a key:</p>
         <CopyBlock text={`svc login --server ${base}`} label="Copy login command" />
       </Card>
