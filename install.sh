@@ -112,10 +112,14 @@ shell_nologin() {
 account_prefix=()
 if [ -n "$root" ]; then account_prefix=(--prefix "$root"); fi
 
-config_value() { # key, default: a top-level key of the installed config
+config_value() { # section ("" for the top level), key, default: a value of the installed config
   local v
-  v=$(sed -n "s/^$1[[:space:]]*=[[:space:]]*\"\{0,1\}\([^\"#]*\)\"\{0,1\}.*$/\1/p" "$etc_dir/svc.toml" | head -n 1 | tr -d '[:space:]')
-  printf '%s\n' "${v:-$2}"
+  v=$(awk -v want="$1" -v key="$2" '
+    /^[[:space:]]*\[/ { section = $0; gsub(/^[[:space:]]*\[|\][[:space:]]*(#.*)?$/, "", section); next }
+    section == want && $0 ~ "^[[:space:]]*" key "[[:space:]]*=" {
+      sub(/^[^=]*=[[:space:]]*/, ""); sub(/[[:space:]]*#.*$/, ""); gsub(/^"|"$/, ""); print; exit
+    }' "$etc_dir/svc.toml")
+  printf '%s\n' "${v:-$3}"
 }
 
 install_for_user() {
@@ -187,11 +191,12 @@ install_service() {
   # restart also starts a stopped service, and picks up the new executable on an upgrade.
   systemctl restart svc
 
-  local host port url
-  host=$(config_value host 127.0.0.1)
-  port=$(config_value port 8080)
-  url=$(config_value base_url "")
-  [ -n "$url" ] || url="http://$host:$port"
+  local host port url scheme=http
+  host=$(config_value "" host 127.0.0.1)
+  port=$(config_value "" port 8080)
+  url=$(config_value "" base_url "")
+  if [ -n "$(config_value tls cert "")" ]; then scheme=https; fi
+  [ -n "$url" ] || url="$scheme://$host:$port"
   if [ "$upgrade" = yes ]; then say "upgraded svc to $("$bin_dir/svc" --version); data and configuration kept"; else say "installed svc $("$bin_dir/svc" --version)"; fi
   say "svc is running at $url  (status: systemctl status svc; logs: journalctl -u svc)"
   say "create the first user and an API key (as the svc user, so the data stays its own):"

@@ -11,7 +11,8 @@ export function buildProgram(): Command {
   const program = new Command("svc")
     .version(VERSION, "-V, --version")
     .description("svc: test management and test automation: the service, its administration, and its CLI")
-    .showHelpAfterError()
+    // Usage errors are one line on stderr (scripts and CI logs read it), pointing at --help instead of printing it.
+    .configureOutput({ outputError: (text, write) => write(`svc: ${text.trim().replace(/^error: /, "")} (add --help for usage)\n`) })
     .exitOverride();
   registerServe(program);
   registerAdmin(program);

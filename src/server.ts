@@ -14,11 +14,16 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/**
+ * The client's address: the socket's, or behind a trusted proxy the LAST X-Forwarded-For entry — the one the
+ * proxy itself appended. Earlier entries come from the client and could be anything (a rotating fake address
+ * would otherwise escape the per-IP limit).
+ */
 function clientIp(config: Config, request: Request, server: Server<undefined>): string {
   if (config.trust_proxy) {
     const fwd = request.headers.get("x-forwarded-for");
-    const first = fwd?.split(",")[0]?.trim();
-    if (first) return first;
+    const last = fwd?.slice(fwd.lastIndexOf(",") + 1).trim();
+    if (last) return last;
   }
   return server.requestIP(request)?.address ?? "unknown";
 }
@@ -46,7 +51,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // Bundled pages are served in production mode (no hot reload), also when run from source.
     development: false,
     routes: Object.assign({}, ...extensions.map((e) => e.routes ?? {})),
-    maxRequestBodySize: Math.max(config.max_body_bytes * 2, config.max_body_bytes + 1024 * 1024),
+    // Bodies are limited by our own reader (readBodyLimited: refused by Content-Length before reading, or cut
+    // off while streaming), so every refusal is a JSON 413; Bun's own limit only has to stay out of the way.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     fetch: (request, srv) => service.fetch(request, clientIp(config, request, srv)),
   });
   engines = serverExtensions.engines.map((f) => f(core));

@@ -67,6 +67,15 @@ test("with tls.cert and tls.key it serves HTTPS that a client trusting the certi
     expect(untrusted.exitCode).not.toBe(0);
     const plain = Bun.spawnSync(["curl", "-sS", "--max-time", "5", s.url.replace("https:", "http:") + "/healthz"]);
     expect(plain.stdout.toString()).not.toBe('{"status":"ok"}');
+    // Over HTTPS the session cookie is Secure (first-run setup signs the owner in).
+    const setup = Bun.spawnSync(["curl", "-sS", "-i", "--cacert", cert, "-X", "POST", "-H", "content-type: application/json", "-H", `origin: ${s.url}`,
+      "--data", JSON.stringify({ workspace: "TLS QA", name: "Tess", email: "tess@tls.test", password: "tls password 123" }), `${s.url}/api/v1/web/setup`]);
+    const head = setup.stdout.toString().split("\r\n\r\n")[0] ?? "";
+    expect(head).toStartWith("HTTP/1.1 201");
+    const cookie = /^set-cookie: (.*)$/im.exec(head)?.[1] ?? "";
+    expect(cookie).toStartWith("svc_session=");
+    expect(cookie).toContain("; Secure");
+    expect(cookie).toContain("HttpOnly");
   } finally {
     await s.stop();
   }

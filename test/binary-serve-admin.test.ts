@@ -106,15 +106,23 @@ describe("bad arguments and configuration", () => {
     const r = await runBinary(["admin", "create-key", "--workspace", "acme"], { cwd: dir });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("--email");
+    expect(r.stderr.trim().split("\n")).toEqual([`svc: required option '--email <email>' not specified (add --help for usage)`]);
+    for (const args of [["admin", "bogus"], ["admin", "create-user", "--email", "a@b.c"], ["serve", "--port"], ["projects", "list", "--no-such-flag"]]) {
+      const bad = await runBinary(args, { cwd: dir });
+      expect({ args, code: bad.code }).toEqual({ args, code: 2 });
+      expect({ args, lines: bad.stderr.trim().split("\n").length }).toEqual({ args, lines: 1 });
+    }
   });
   test("an invalid role or expiry is refused", async () => {
     const r = await runBinary(["admin", "create-user", "--email", "x@y.z", "--name", "X", "--workspace", "acme", "--role", "king"], { cwd: dir });
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split("\n").length).toBe(1);
     expect(r.stderr).toContain("--role");
-    const e = await runBinary(["admin", "create-key", "--email", "ops@acme.test", "--workspace", "acme", "--expires-in", "soon"], { cwd: dir });
-    expect(e.code).toBe(2);
-    expect(e.stderr).toContain("--expires-in");
+    for (const expiry of ["soon", "3z", "1", "2001-01-01", "0d"]) {
+      const e = await runBinary(["admin", "create-key", "--email", "ops@acme.test", "--workspace", "acme", "--expires-in", expiry], { cwd: dir });
+      expect({ expiry, code: e.code }).toEqual({ expiry, code: 2 });
+      expect(e.stderr).toContain("--expires-in");
+    }
   });
   test("a bad configuration value stops the server with a message naming the key", async () => {
     const r = await runBinary(["serve"], { cwd: dir, env: { SVC_RATE_LIMIT_PER_IP_PER_HOUR: "lots" } });

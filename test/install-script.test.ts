@@ -124,7 +124,12 @@ describe("as root with systemd", () => {
 
   test("re-running upgrades the executable in place and keeps the configuration, the data and the user", () => {
     const configFile = join(h.root, "etc", "svc", "svc.toml");
-    writeFileSync(configFile, `${readFileSync(configFile, "utf8")}\n# edited by the operator\nport = 9090\n`.replace(/^port = 8080\n/m, ""));
+    // The operator moved the port, turned on TLS and set the LLM endpoint's base_url (a key of another section,
+    // which must not be taken for the service's own base_url).
+    writeFileSync(configFile, readFileSync(configFile, "utf8")
+      .replace(/^port = 8080$/m, "port = 9090   # edited by the operator")
+      .replace('# base_url = "http://127.0.0.1:11434/v1"', 'base_url = "http://127.0.0.1:11434/v1"')
+      .replace('# cert = "/etc/svc/tls.crt"', 'cert = "/etc/svc/tls.crt"'));
     writeFileSync(join(h.root, "var", "lib", "svc", "svc.sqlite"), "precious data");
     const before = readFileSync(configFile, "utf8");
     const r = runInstall(h, [], { SVC_BINARY: fakeSvc(work, "9.9.9") });
@@ -132,7 +137,7 @@ describe("as root with systemd", () => {
     expect(r.code).toBe(0);
     expect(r.out).toContain("upgraded svc to 9.9.9; data and configuration kept");
     expect(r.out).toContain("kept the existing");
-    expect(r.out).toContain("http://127.0.0.1:9090");
+    expect(r.out).toContain("svc is running at https://127.0.0.1:9090 ");
     expect(readFileSync(configFile, "utf8")).toBe(before);
     expect(readFileSync(join(h.root, "var", "lib", "svc", "svc.sqlite"), "utf8")).toBe("precious data");
     expect(Bun.spawnSync([join(h.root, "usr", "local", "bin", "svc")]).stdout.toString().trim()).toBe("9.9.9");

@@ -10,8 +10,10 @@ function parseExpiry(text: string): string {
     if (n <= 0) throw new UsageError("--expires-in must be positive");
     return new Date(Date.now() + n * unit).toISOString();
   }
-  const t = Date.parse(text);
-  if (Number.isNaN(t)) throw new UsageError(`--expires-in "${text}" is not a duration like 30d, 12h, 1y or a date`);
+  // Otherwise only an ISO 8601 date or date-time (Date.parse alone would take "3z" or "1" as a year).
+  const t = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(text.trim()) ? Date.parse(text.trim()) : Number.NaN;
+  if (Number.isNaN(t)) throw new UsageError(`--expires-in "${text}" is not a duration like 30d, 12h, 1y or a date like 2027-01-31`);
+  if (t <= Date.now()) throw new UsageError(`--expires-in "${text}" is in the past`);
   return new Date(t).toISOString();
 }
 

@@ -15,6 +15,7 @@ import { authenticate, type SessionResolver } from "./auth";
 import { errorResponse, responseForError } from "./errors";
 import { requestState } from "./request-state";
 import { isCacheable, ResponseCache } from "./response-cache";
+import { readBodyLimited } from "./body";
 
 export interface MountOptions {
   core: Core;
@@ -43,14 +44,9 @@ function rawResponse(status: number, raw: RawBody): Response {
 }
 
 async function readBody(request: Request, op: Operation, maxBytes: number): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > maxBytes) {
-    return { ok: false, response: errorResponse("payload_too_large", `the request body is larger than ${maxBytes} bytes`) };
-  }
-  const buf = await request.arrayBuffer();
-  if (buf.byteLength > maxBytes) {
-    return { ok: false, response: errorResponse("payload_too_large", `the request body is larger than ${maxBytes} bytes`) };
-  }
+  const read = await readBodyLimited(request, maxBytes);
+  if (!read.ok) return read;
+  const buf = read.bytes;
   if (buf.byteLength === 0 || op.body === null) return { ok: true, value: undefined };
   const type = request.headers.get("content-type") ?? "";
   if (!JSON_TYPE.test(type)) {

@@ -3,6 +3,7 @@ import type { HttpStep } from "../manifest/automation-format";
 import { evaluateAssertion, type AssertionResult, type ObservedResponse } from "./assertions";
 import { interpolateJson, interpolateRecord, interpolateText, MissingVariableError } from "./interpolation";
 import { readJsonPath } from "./json-path";
+import { readAtMost } from "../streams";
 import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -24,21 +25,8 @@ async function readBody(res: Response, maxBytes: number): Promise<string | null>
   // A declared length within the cap bounds what can arrive, unless it is compressed (fetch inflates it, and a
   // few kilobytes of gzip can inflate to gigabytes): then the native reader is the fast path.
   if (Number.isFinite(declared) && declared <= maxBytes && (!encoding || encoding === "identity")) return res.text();
-  const reader = res.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  const bytes = await readAtMost(res.body, maxBytes);
+  return bytes === null ? null : new TextDecoder().decode(bytes);
 }
 
 function excerpt(text: string, maxBytes: number): { body: string; truncated: boolean } {

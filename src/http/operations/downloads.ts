@@ -6,6 +6,7 @@ import type { Elysia } from "elysia";
 import type { Config } from "../../../config/schema";
 import { errorResponse } from "../errors";
 import { cliInstallScript } from "./cli-install-script";
+import { publicBaseUrl } from "../public-url";
 
 const OSES = ["linux", "darwin"] as const;
 const ARCHES = ["x64", "arm64"] as const;
@@ -74,18 +75,6 @@ function notAvailable(config: Config, p: Platform): Response {
 }
 
 /** The URL clients reach this server at: the configured base_url, else what the request itself says. */
-export function publicBaseUrl(config: Config, request: Request): string {
-  if (config.base_url) return config.base_url.replace(/\/+$/, "");
-  const url = new URL(request.url);
-  if (config.trust_proxy) {
-    const proto = request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim();
-    const host = request.headers.get("x-forwarded-host")?.split(",")[0]?.trim();
-    if (proto && /^https?$/.test(proto)) url.protocol = `${proto}:`;
-    if (host && /^[\w.:[\]-]+$/.test(host)) url.host = host;
-  }
-  return url.origin;
-}
-
 export function downloadRoutes(config: Config) {
   return (app: Elysia) =>
     app

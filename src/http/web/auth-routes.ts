@@ -7,6 +7,7 @@ import { checkPassword } from "../../core/sessions/sign-in";
 import { AppError } from "../../manifest/errors";
 import { log } from "../../logging";
 import { errorResponse, responseForError } from "../errors";
+import { publicBaseUrl } from "../public-url";
 import { requestState } from "../request-state";
 import { clearedSessionCookie, sessionCookie, sessionToken } from "./cookies";
 import { CSRF_HEADER, sameOrigin } from "./csrf";
@@ -22,9 +23,7 @@ const LoginBody = z.strictObject({ email: z.string().trim().min(1).max(320), pas
 const PasswordSetupBody = z.strictObject({ token: z.string().min(1).max(200), password: Password });
 const SwitchBody = z.strictObject({ workspace: z.string().trim().min(1).max(200) });
 
-function baseUrl(core: Core, request: Request): string {
-  return core.config.base_url?.replace(/\/+$/, "") ?? new URL(request.url).origin;
-}
+const baseUrl = (core: Core, request: Request): string => publicBaseUrl(core.config, request);
 
 async function signedIn(core: Core, request: Request, userId: string, workspaceId: string, status = 200): Promise<Response> {
   const s = await createSession(core.db, userId, workspaceId);

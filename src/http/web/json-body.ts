@@ -1,6 +1,7 @@
 // Reads and validates the JSON body of a web route with a zod schema, answering bad input in the error shape.
 import type { z } from "zod";
 import { zodDetails } from "../../manifest/errors";
+import { readBodyLimited } from "../body";
 import { errorResponse } from "../errors";
 
 const MAX_BYTES = 64 * 1024;
@@ -9,8 +10,9 @@ export async function readJson<S extends z.ZodType>(request: Request, schema: S)
   if (!/^application\/json\b/i.test(request.headers.get("content-type") ?? "")) {
     return { ok: false, response: errorResponse("unsupported_media_type", "the request body must be JSON (Content-Type: application/json)") };
   }
-  const text = await request.text();
-  if (text.length > MAX_BYTES) return { ok: false, response: errorResponse("payload_too_large", `the request body is larger than ${MAX_BYTES} bytes`) };
+  const read = await readBodyLimited(request, MAX_BYTES);
+  if (!read.ok) return read;
+  const text = new TextDecoder().decode(read.bytes);
   let value: unknown;
   try {
     value = JSON.parse(text);
