@@ -1,9 +1,9 @@
 // What every core operation receives: the services of the running core and the principal acting.
 import { EventEmitter } from "node:events";
-import type { Database } from "bun:sqlite";
 import type { Config } from "../../config/schema";
 import type { ChangeTracker } from "../db/change-tracker";
 import type { Db } from "../db/database";
+import type { FastPaths } from "../db/fast-paths";
 import type { KeyVerifier } from "./auth/verifier";
 
 export type Role = "owner" | "admin" | "member";
@@ -28,7 +28,8 @@ export interface CoreEvents {
 
 export interface Core {
   db: Db;
-  sqlite: Database;
+  /** The SQLite-specific hot statements; everything else goes through `db` (Kysely). */
+  fast: FastPaths;
   /** Tells whether the database may have changed since a given moment (for in-memory read caches). */
   changes: ChangeTracker;
   config: Config;

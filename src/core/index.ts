@@ -1,11 +1,15 @@
 // Builds the core: the database, the key verifier and the event channel the engines listen on.
 import { EventEmitter } from "node:events";
 import type { Config } from "../../config/schema";
+import type { Database } from "bun:sqlite";
 import { openDatabase } from "../db/database";
+import { FastPaths } from "../db/fast-paths";
 import { KeyVerifier } from "./auth/verifier";
 import type { Core, CoreEvents } from "./context";
 
 export interface OpenedCore extends Core {
+  /** The raw connection, for administration and tests; operations use `db` and `fast`. */
+  sqlite: Database;
   close(): Promise<void>;
 }
 
@@ -17,6 +21,7 @@ export async function openCore(config: Config): Promise<OpenedCore> {
   return {
     db: opened.db,
     sqlite: opened.sqlite,
+    fast: new FastPaths(opened.sqlite),
     changes: opened.changes,
     config,
     events,

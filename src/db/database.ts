@@ -1,5 +1,5 @@
 // Opens the SQLite database (WAL, foreign keys, busy timeout), wraps it in Kysely and applies migrations.
-// SQLite-specific SQL lives only in this module.
+// SQLite-specific SQL lives only in src/db/ (here, the migrations and fast-paths.ts).
 import { Database } from "bun:sqlite";
 import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";

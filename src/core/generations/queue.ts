@@ -46,13 +46,7 @@ export const INTERRUPTED_GENERATION_MESSAGE = "interrupted by server restart: st
 export async function claimNextGeneration(core: Core): Promise<ClaimedGeneration | null> {
   const t = nowIso();
   const progress = JSON.stringify({ stage: "starting", done: 0, total: 0 });
-  const row = core.sqlite
-    .query<{ id: string; project_id: string; feature_id: string; strategy: string }, [string, string]>(
-      `UPDATE generations SET status = 'running', started_at = ?1, updated_at = ?1, progress = ?2
-       WHERE id = (SELECT id FROM generations WHERE status = 'queued' ORDER BY created_at, id LIMIT 1) AND status = 'queued'
-       RETURNING id, project_id, feature_id, strategy`,
-    )
-    .get(t, progress);
+  const row = core.fast.claimNextGeneration(t, progress);
   if (!row) return null;
   const feature = await core.db.selectFrom("features").selectAll().where("id", "=", row.feature_id).executeTakeFirst();
   if (!feature) {

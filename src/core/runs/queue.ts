@@ -58,21 +58,9 @@ export interface RunOutcome {
   attempts: RunAttempt[];
 }
 
-interface ClaimRow {
-  id: string;
-  claim: number;
-  project_id: string;
-  automation_id: string;
-  automation_name: string;
-  started_at: string;
-  spec: string;
-  environment_id: string | null;
-}
-
 /**
- * The hot statements run on the raw connection with cached prepared statements (Kysely's query building was a
- * third of the per-run cost). They run while holding Kysely's connection, so they never interleave with a
- * Kysely transaction of another request.
+ * The hot statements (src/db/fast-paths.ts) run while holding Kysely's connection, so they never interleave
+ * with a Kysely transaction of another request.
  */
 function withConnection<T>(core: Core, work: () => T): Promise<T> {
   return core.db.connection().execute(async () => work());
@@ -86,18 +74,11 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
   if (limit <= 0) return [];
   const t = nowIso();
   const { rows, envs } = await withConnection(core, () => {
-    const claimed = core.sqlite
-      .query<ClaimRow, [string, string, number]>(
-        `UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?2
-         WHERE id IN (SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at LIMIT ?3)
-         RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`,
-      )
-      .all(t, t, limit);
+    const claimed = core.fast.claimQueuedRuns(t, limit);
     const found = new Map<string, RunEnvironment>();
-    const envQuery = core.sqlite.query<{ variables: string; secrets: string }, [string]>("SELECT variables, secrets FROM environments WHERE id = ?1");
     for (const r of claimed) {
       if (r.environment_id === null || found.has(r.environment_id)) continue;
-      const e = envQuery.get(r.environment_id);
+      const e = core.fast.environment(r.environment_id);
       if (e) found.set(r.environment_id, { variables: parseJson(e.variables, {}), secrets: parseJson(e.secrets, {}) });
     }
     return { rows: claimed, envs: found };
@@ -121,28 +102,11 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
 export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<void> {
   if (outcomes.length === 0) return;
   const t = nowIso();
-  const db = core.sqlite;
-  const finish = db.query(
-    `UPDATE runs SET status = ?1, finished_at = ?2, duration_ms = ?3, summary = ?4, error = ?5, results = ?6, attempts = ?7, updated_at = ?8
-     WHERE id = ?9 AND status = 'running' AND claim = ?10`,
-  );
-  const keepCancelled = db.query(
-    "UPDATE runs SET results = ?1, summary = ?2, attempts = ?3, updated_at = ?4 WHERE id = ?5 AND claim = ?6 AND status = 'cancelled'",
-  );
-  const lastRun = db.query("UPDATE automations SET last_run_status = ?1, last_run_at = ?2 WHERE id = ?3 AND last_run_id = ?4");
-  const writeAll = db.transaction((batch: RunOutcome[]) => {
-    for (const o of batch) {
-      const summary = JSON.stringify(o.summary);
-      const attempts = JSON.stringify(o.attempts);
-      if (o.status === "cancelled") {
-        keepCancelled.run(o.resultsJson, summary, attempts, t, o.id, o.claim);
-        continue;
-      }
-      const r = finish.run(o.status, o.finishedAt, o.durationMs, summary, o.error, o.resultsJson, attempts, t, o.id, o.claim);
-      if (r.changes > 0) lastRun.run(o.status, o.finishedAt, o.automationId, o.id);
-    }
-  });
-  await withConnection(core, () => writeAll(outcomes));
+  const rows = outcomes.map((o) => ({
+    id: o.id, claim: o.claim, automationId: o.automationId, status: o.status, finishedAt: o.finishedAt, durationMs: o.durationMs,
+    error: o.error, summaryJson: JSON.stringify(o.summary), resultsJson: o.resultsJson, attemptsJson: JSON.stringify(o.attempts),
+  }));
+  await withConnection(core, () => core.fast.finishRuns(t, rows));
   core.changes.noteWrite();
 }
 

@@ -1,5 +1,5 @@
 // Counts of runs by status for metrics: one grouped query on the runs_status index, cheap enough per scrape.
-import type { Database } from "bun:sqlite";
+import type { FastPaths } from "../../db/fast-paths";
 import { RunStatus } from "../../manifest/records";
 
 export interface RunStats {
@@ -9,12 +9,11 @@ export interface RunStats {
   queueDepth: number;
 }
 
-/** Reads with the raw connection's cached statement: metrics are scraped often and need no query builder. */
-export function runStatsReader(sqlite: Database): () => RunStats {
-  const stmt = sqlite.query<{ status: string; n: number }, []>("SELECT status, COUNT(*) AS n FROM runs GROUP BY status");
+/** Reads with a cached statement (metrics are scraped often and need no query builder). */
+export function runStatsReader(fast: FastPaths): () => RunStats {
   return () => {
     const byStatus: Record<string, number> = Object.fromEntries(RunStatus.options.map((s) => [s, 0]));
-    for (const row of stmt.all()) byStatus[row.status] = row.n;
+    for (const row of fast.runCountsByStatus()) byStatus[row.status] = row.n;
     return { byStatus, queueDepth: byStatus.queued ?? 0 };
   };
 }

@@ -1,9 +1,9 @@
 // GET /healthz (the process answers) and GET /readyz (database writable, disk not full, migrations applied,
 // engines alive),
 // both without authentication so that load balancers, systemd checks and Docker HEALTHCHECK can use them.
-import type { Database } from "bun:sqlite";
 import { statfsSync } from "node:fs";
 import type { Elysia } from "elysia";
+import type { FastPaths } from "../../db/fast-paths";
 import { migrations } from "../../db/migrations";
 import type { ServerRuntime } from "../../extensions";
 
@@ -16,9 +16,9 @@ const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" } });
 
 /** A write that leaves nothing behind: proves the file is writable and not locked beyond the busy timeout. */
-function checkWritable(sqlite: Database): Check {
+function checkWritable(fast: FastPaths): Check {
   try {
-    sqlite.exec("BEGIN IMMEDIATE; ROLLBACK;");
+    fast.assertWritable();
     return { ok: true };
   } catch (e) {
     return { ok: false, message: `the database is not writable: ${(e as Error).message}` };
@@ -40,9 +40,9 @@ function checkDisk(dataDir: string): Check {
   }
 }
 
-function checkMigrations(sqlite: Database): Check {
+function checkMigrations(fast: FastPaths): Check {
   try {
-    const applied = new Set(sqlite.query<{ name: string }, []>("SELECT name FROM kysely_migration").all().map((r) => r.name));
+    const applied = new Set(fast.appliedMigrations());
     const missing = Object.keys(migrations).filter((m) => !applied.has(m));
     return missing.length === 0 ? { ok: true } : { ok: false, message: `migrations not applied: ${missing.join(", ")}` };
   } catch (e) {
@@ -60,13 +60,13 @@ function checkEngines(runtime: ServerRuntime): Record<string, Check> {
   return out;
 }
 
-export function healthRoutes(sqlite: Database, dataDir: string, runtime: ServerRuntime) {
+export function healthRoutes(fast: FastPaths, dataDir: string, runtime: ServerRuntime) {
   return (app: Elysia) =>
     app
       .get("/healthz", () => json(200, { status: "ok" }))
       .get("/readyz", () => {
         const engines = checkEngines(runtime);
-        const checks = { database: checkWritable(sqlite), disk: checkDisk(dataDir), migrations: checkMigrations(sqlite), engines };
+        const checks = { database: checkWritable(fast), disk: checkDisk(dataDir), migrations: checkMigrations(fast), engines };
         const failing = [["database", checks.database], ["disk", checks.disk], ["migrations", checks.migrations], ...Object.entries(engines)]
           .filter(([, c]) => !(c as Check).ok)
           .map(([name, c]) => `${name}: ${(c as Check).message ?? "failing"}`);
