@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { waitForRun } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 /** Reads one sample's value from a Prometheus text body; undefined when the series is absent. */
@@ -181,4 +182,88 @@ describe("with a metrics token", () => {
     expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${s.url}/readyz`)).status).toBe(200);
   });
+});
+
+describe("run gauges with real runs", () => {
+  let s: TestServer;
+  let target: ReturnType<typeof Bun.serve>;
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let holdArrived = false;
+  beforeAll(async () => {
+    // A system under test: /ok answers at once, /hold only when the test lets it.
+    target = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        if (new URL(req.url).pathname === "/hold") {
+          holdArrived = true;
+          await released;
+        }
+        return Response.json({ ok: true });
+      },
+    });
+    // One worker, so that while one run is held the others wait in the queue.
+    s = await startTestServer({ rate_limit: { enabled: false }, runner: { concurrency: 1 } });
+  });
+  afterAll(async () => {
+    release();
+    await s.stop();
+    await target.stop(true);
+  });
+
+  async function metrics(): Promise<string> {
+    const r = await fetch(`${s.url}/metrics`);
+    expect(r.status).toBe(200);
+    return r.text();
+  }
+
+  async function automation(name: string, path: string, status: number): Promise<string> {
+    const res = await s.call("POST", "/projects/gauges/automations", {
+      name, kind: "http", steps: [{ request: { url: `${target.url.origin}${path}` }, expect: [{ status }] }],
+    });
+    expect(res.status).toBe(201);
+    return (await res.json()).id;
+  }
+
+  async function run(automationId: string): Promise<string> {
+    const res = await s.call("POST", `/projects/gauges/automations/${automationId}/run`, {});
+    expect(res.status).toBe(202);
+    return (await res.json()).id;
+  }
+
+  test("svc_runs by status and svc_run_queue_depth follow queued, running, passed and failed runs", async () => {
+    expect((await s.call("POST", "/projects", { name: "Gauges", slug: "gauges" })).status).toBe(201);
+    const held = await automation("held", "/hold", 200);
+    const passing = await automation("passing", "/ok", 200);
+    const failing = await automation("failing", "/ok", 201);
+
+    const heldRun = await run(held);
+    const deadline = Date.now() + 3000;
+    while (!holdArrived && Date.now() < deadline) await Bun.sleep(10);
+    expect(holdArrived).toBe(true);
+    const waiting = [await run(passing), await run(passing), await run(failing)];
+
+    const busy = await metrics();
+    expect(sample(busy, "svc_run_queue_depth")).toBe(3);
+    expect(sample(busy, 'svc_runs{status="queued"}')).toBe(3);
+    expect(sample(busy, 'svc_runs{status="running"}')).toBe(1);
+    expect(sample(busy, 'svc_runs{status="passed"}')).toBe(0);
+    expect(sample(busy, 'svc_runs{status="failed"}')).toBe(0);
+
+    release();
+    const finished = [await waitForRun(s, "gauges", heldRun, 10_000)];
+    for (const id of waiting) finished.push(await waitForRun(s, "gauges", id, 10_000));
+    expect(finished.map((r) => r.status)).toEqual(["passed", "passed", "passed", "failed"]);
+
+    const done = await metrics();
+    expect(sample(done, "svc_run_queue_depth")).toBe(0);
+    expect(sample(done, 'svc_runs{status="queued"}')).toBe(0);
+    expect(sample(done, 'svc_runs{status="running"}')).toBe(0);
+    expect(sample(done, 'svc_runs{status="passed"}')).toBe(3);
+    expect(sample(done, 'svc_runs{status="failed"}')).toBe(1);
+    for (const st of ["error", "timed_out", "cancelled"]) expect(sample(done, `svc_runs{status="${st}"}`)).toBe(0);
+  }, 30_000);
 });

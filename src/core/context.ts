@@ -40,6 +40,8 @@ export interface Core {
 export interface OpContext {
   core: Core;
   principal: Principal;
+  /** The address people reach this server at (for links handed out, such as password-setup links). */
+  publicUrl(): string;
 }
 
 export function canAdminister(p: Principal): boolean {

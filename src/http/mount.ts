@@ -16,6 +16,7 @@ import { errorResponse, responseForError } from "./errors";
 import { requestState } from "./request-state";
 import { isCacheable, ResponseCache } from "./response-cache";
 import { readBodyLimited } from "./body";
+import { publicBaseUrl } from "./public-url";
 
 export interface MountOptions {
   core: Core;
@@ -167,7 +168,7 @@ export function operationHandler(op: Operation, opts: MountOptions) {
         }
         bodyValue = parsed.data;
       }
-      const ctx: OpContext = { core: opts.core, principal };
+      const ctx: OpContext = { core: opts.core, principal, publicUrl: () => publicBaseUrl(opts.core.config, request) };
       const input: OpInput = { params: params.data, query: query.data, body: bodyValue };
       const cacheKey = cacheable ? ResponseCache.key(principal.workspaceId, request.url) : null;
       const version = cacheKey ? opts.responses.version() : "";

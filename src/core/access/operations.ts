@@ -6,7 +6,7 @@ import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
 import { afterCursor, fetchPage, toPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
-import { createUserInWorkspace, findUserByEmail, removeMembership, revokeKeyById } from "./users";
+import { addToWorkspace, findUserByEmail, prepareMember, removeMembership, revokeKeyById } from "./users";
 import { hashApiKey } from "../../security/api-keys";
 
 type O = typeof ops;
@@ -68,27 +68,29 @@ export const addMember: Handler<O["addMember"]> = async (ctx, { body }) => {
   const { core, principal } = ctx;
   if (!canAdminister(principal)) throw forbidden("only owners and admins can add members");
   if (body.role === "owner" && principal.role !== "owner") throw forbidden("only owners can add owners");
-  const existing = await findUserByEmail(core.db, body.email);
-  if (existing) {
-    const m = await core.db.selectFrom("memberships").select("role").where("workspace_id", "=", principal.workspaceId).where("user_id", "=", existing.id).executeTakeFirst();
-    if (m) throw conflict(`${body.email} is already a member of this workspace`);
-  }
-  const ws = await core.db.selectFrom("workspaces").select("slug").where("id", "=", principal.workspaceId).executeTakeFirstOrThrow();
-  const { userId, createdUser } = await createUserInWorkspace(core.db, {
-    email: body.email, name: body.name ?? body.email.split("@")[0] ?? body.email, workspace: ws.slug, role: body.role,
-  });
-  let setupUrl: string | null = null;
-  const user = await core.db.selectFrom("users").select("password_hash").where("id", "=", userId).executeTakeFirstOrThrow();
-  if (createdUser || user.password_hash === null) {
-    const token = randomBase62(40);
-    await core.db.updateTable("users").set({
+  const member = await prepareMember({ email: body.email, name: body.name ?? body.email.split("@")[0] ?? body.email, role: body.role });
+  const token = randomBase62(40);
+  // One transaction: the user, the membership and the setup link exist together or not at all, and the
+  // "already a member" check cannot race another add of the same email.
+  const { userId, setupToken } = await core.db.transaction().execute(async (trx) => {
+    const existing = await findUserByEmail(trx, member.email);
+    if (existing) {
+      const m = await trx.selectFrom("memberships").select("role").where("workspace_id", "=", principal.workspaceId).where("user_id", "=", existing.id).executeTakeFirst();
+      if (m) throw conflict(`${body.email} is already a member of this workspace`);
+    }
+    const { userId, createdUser } = await addToWorkspace(trx, principal.workspaceId, member);
+    if (!createdUser && existing?.password_hash != null) return { userId, setupToken: null };
+    await trx.updateTable("users").set({
       setup_token_hash: hashApiKey(token),
       setup_token_expires_at: new Date(Date.now() + SETUP_TOKEN_TTL_MS).toISOString(),
       updated_at: nowIso(),
     }).where("id", "=", userId).execute();
-    setupUrl = `${core.config.base_url ?? `http://${core.config.host}:${core.config.port}`}/setup-password?token=${token}`;
-  }
+    return { userId, setupToken: token };
+  });
   core.keys.invalidate();
+  const setupUrl = setupToken === null
+    ? null
+    : `${ctx.publicUrl()}/setup-password?token=${setupToken}`;
   return { ...(await memberRecord(ctx, userId)), setup_url: setupUrl };
 };
 

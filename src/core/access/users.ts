@@ -1,5 +1,7 @@
 // Workspaces, users, memberships and keys as the administration commands and the web sign-in need them.
+import type { Transaction } from "kysely";
 import type { Db } from "../../db/database";
+import type { DB } from "../../db/schema";
 import { generateApiKey } from "../../security/api-keys";
 import { newId } from "../../security/ids";
 import { hashPassword } from "../../security/passwords";
@@ -25,41 +27,65 @@ export async function findUserByEmail(db: Db, email: string) {
   return db.selectFrom("users").selectAll().where("email", "=", email.trim().toLowerCase()).executeTakeFirst();
 }
 
+/** A user to create or update, checked and with the password already hashed (hashing is slow: never inside a
+ * write transaction). */
+export interface PreparedMember {
+  email: string;
+  name: string;
+  role: Role;
+  passwordHash: string | null;
+}
+
+export async function prepareMember(input: { email: string; name: string; role: Role; password?: string }): Promise<PreparedMember> {
+  const email = input.email.trim().toLowerCase();
+  if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw invalid(`"${input.email}" is not an email address`);
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
+  return { email, name: input.name, role: input.role, passwordHash };
+}
+
 /** Creates the user if needed and makes them a member of the workspace (creating it too if needed). */
 export async function createUserInWorkspace(
   db: Db,
   input: { email: string; name: string; workspace: string; role: Role; password?: string },
 ): Promise<{ userId: string; workspaceId: string; createdUser: boolean }> {
-  const email = input.email.trim().toLowerCase();
-  if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw invalid(`"${input.email}" is not an email address`);
-  const passwordHash = input.password ? await hashPassword(input.password) : null;
+  const member = await prepareMember(input);
   return db.transaction().execute(async (trx) => {
     const ws = await ensureWorkspace(trx, input.workspace);
-    const t = nowIso();
-    let user = await findUserByEmail(trx, email);
-    let createdUser = false;
-    if (!user) {
-      const id = newId("usr");
-      await trx.insertInto("users").values({
-        id, email, name: input.name, password_hash: passwordHash, setup_token_hash: null, setup_token_expires_at: null,
-        created_at: t, updated_at: t,
-      }).execute();
-      user = await findUserByEmail(trx, email);
-      createdUser = true;
-    } else if (passwordHash) {
-      await trx.updateTable("users").set({ password_hash: passwordHash, updated_at: t }).where("id", "=", user.id).execute();
-    }
-    if (!user) throw new AppError("internal_error", "user was not created");
-    const member = await trx.selectFrom("memberships").select("role").where("workspace_id", "=", ws.id).where("user_id", "=", user.id).executeTakeFirst();
-    if (member) {
-      if (member.role !== input.role) {
-        await trx.updateTable("memberships").set({ role: input.role, updated_at: t }).where("workspace_id", "=", ws.id).where("user_id", "=", user.id).execute();
-      }
-    } else {
-      await trx.insertInto("memberships").values({ workspace_id: ws.id, user_id: user.id, role: input.role, created_at: t, updated_at: t }).execute();
-    }
-    return { userId: user.id, workspaceId: ws.id, createdUser };
+    return addToWorkspace(trx, ws.id, member);
   });
+}
+
+/** Creates the user if needed and makes them a member of the workspace, inside the caller's transaction. */
+export async function addToWorkspace(
+  trx: Transaction<DB>,
+  workspaceId: string,
+  input: PreparedMember,
+): Promise<{ userId: string; workspaceId: string; createdUser: boolean }> {
+  const { email, passwordHash } = input;
+  const t = nowIso();
+  let user = await findUserByEmail(trx, email);
+  let createdUser = false;
+  if (!user) {
+    const id = newId("usr");
+    await trx.insertInto("users").values({
+      id, email, name: input.name, password_hash: passwordHash, setup_token_hash: null, setup_token_expires_at: null,
+      created_at: t, updated_at: t,
+    }).execute();
+    user = await findUserByEmail(trx, email);
+    createdUser = true;
+  } else if (passwordHash) {
+    await trx.updateTable("users").set({ password_hash: passwordHash, updated_at: t }).where("id", "=", user.id).execute();
+  }
+  if (!user) throw new AppError("internal_error", "user was not created");
+  const member = await trx.selectFrom("memberships").select("role").where("workspace_id", "=", workspaceId).where("user_id", "=", user.id).executeTakeFirst();
+  if (member) {
+    if (member.role !== input.role) {
+      await trx.updateTable("memberships").set({ role: input.role, updated_at: t }).where("workspace_id", "=", workspaceId).where("user_id", "=", user.id).execute();
+    }
+  } else {
+    await trx.insertInto("memberships").values({ workspace_id: workspaceId, user_id: user.id, role: input.role, created_at: t, updated_at: t }).execute();
+  }
+  return { userId: user.id, workspaceId, createdUser };
 }
 
 /** Mints a key for a member; the full key is returned once and only its hash is stored. */
