@@ -1,9 +1,11 @@
 // `svc login`, `svc logout`, `svc whoami`: the CLI's credentials, saved as PRODUCT.md says.
 import type { Command } from "commander";
+import type { OpOutput } from "../src/client/api-client";
 import { removeLogin, saveLogin } from "../src/client/settings";
 import { UsageError } from "../src/commands/usage";
+import { ops } from "../src/manifest/index";
 import { KEY_PATTERN } from "../src/security/api-keys";
-import { renderRecord, styleFor } from "./output";
+import { jsonAsReceived, renderRecord, styleFor } from "./output";
 import { clientFor, runCommand, settingsFor } from "./session";
 
 /** Reads a line without echoing it (the key must not land on screen or in scrollback). */
@@ -84,11 +86,12 @@ export function registerAuthCommands(program: Command): void {
     .action((o: { server?: string; json?: boolean }) =>
       runCommand(async () => {
         const settings = settingsFor(o);
-        const me = await clientFor(settings).call("whoami", {});
+        const res = await clientFor(settings).send(ops.whoami, {});
         if (o.json) {
-          process.stdout.write(`${JSON.stringify(me, null, 2)}\n`);
+          process.stdout.write(jsonAsReceived(res.text ?? JSON.stringify(res.json)));
           return;
         }
+        const me = res.json as OpOutput<"whoami">;
         const style = styleFor(process.stdout);
         const where = {
           server: `${settings.server.value} (from ${settings.server.from})`,

@@ -5,7 +5,7 @@ import { type FieldInfo, operationFields } from "../src/client/schema-fields";
 import { UsageError } from "../src/commands/usage";
 import { type Operation, operations } from "../src/manifest/index";
 import { type FieldOption, optionFor } from "./field-options";
-import { renderJson, styleFor } from "./output";
+import { jsonAsReceived, renderJson, styleFor } from "./output";
 import { readRequestFile } from "./request-file";
 import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
 import { type WatchKind, watchToEnd } from "./watch";
@@ -76,8 +76,8 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     if (!flags.json) process.stdout.write(`${PAST[verb] ?? "done:"} ${op.cli.words[0]} ${args.map((a) => String(input[a])).join(" ")}\n`);
     return;
   }
-  const text = flags.json ? JSON.stringify(res.json, null, 2) : renderJson(res.json, op.cli.words[0] ?? "records", styleFor(process.stdout));
-  process.stdout.write(`${text}\n`);
+  if (flags.json) process.stdout.write(jsonAsReceived(res.text ?? JSON.stringify(res.json)));
+  else process.stdout.write(`${renderJson(res.json, op.cli.words[0] ?? "records", styleFor(process.stdout))}\n`);
   return;
 }
 

@@ -116,3 +116,8 @@ export function renderJson(json: unknown, noun: string, style: Style): string {
   if (isRec(json)) return renderRecord(json, style);
   return JSON.stringify(json, null, 2);
 }
+
+/** `--json`: the API's JSON exactly as it arrived, ending with one newline (for scripts and jq). */
+export function jsonAsReceived(text: string): string {
+  return text.endsWith("\n") ? text : `${text}\n`;
+}

@@ -1,5 +1,5 @@
 // What every CLI command shares: resolving settings, making the client, and turning failures into exit codes.
-import { ApiClient } from "../src/client/api-client";
+import { ApiClient, describeWait } from "../src/client/api-client";
 import { ClientError, exitCodeFor } from "../src/client/errors";
 import { type ResolvedSettings, resolveSettings, SettingsError } from "../src/client/settings";
 import { UsageError } from "../src/commands/usage";
@@ -10,9 +10,9 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, notFound: 4, rateLimi
 export const EXIT_CODES_HELP = `
 Exit codes:
   0  success
-  1  the watched run or generation ended failed, error, timed_out or cancelled (or a conflict)
-  2  usage error (bad arguments, invalid request, .svc.json holding a key)
-  3  authentication: no key, an invalid, revoked or expired key (401), or not allowed (403)
+  1  the watched run or generation ended failed, error, timed_out or cancelled
+  2  usage error (bad arguments, invalid request (400), a conflict (409), .svc.json holding a key)
+  3  authentication (401: no key, an invalid, revoked or expired key) or not allowed (403)
   4  not found (404)
   5  rate limited, after honouring Retry-After
   6  server or network error (5xx, timeout, unreachable)`;
@@ -38,7 +38,7 @@ export function clientFor(settings: ResolvedSettings, opts: { requireKey?: boole
     userAgent: `svc-cli/${VERSION}`,
     onRetry: (n) => {
       const why = n.status === 429 ? "rate limited" : n.status === 503 ? "server unavailable" : "network error";
-      process.stderr.write(`svc: ${why}; retrying in ${Math.ceil(n.waitMs / 1000)} s (attempt ${n.attempt})\n`);
+      process.stderr.write(`svc: ${why}; retrying in ${describeWait(n.waitMs)} (attempt ${n.attempt})\n`);
     },
   });
 }

@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import type { ApiClient } from "../src/client/api-client";
 import { isSuccessfulStatus, waitForGeneration, waitForGroupRun, waitForRun } from "../src/client/wait";
 import { UsageError } from "../src/commands/usage";
-import { renderJson, paint, type Style, styleFor } from "./output";
+import { jsonAsReceived, paint, renderJson, type Style, styleFor } from "./output";
 import { clientFor, EXIT, runCommand, settingsFor } from "./session";
 
 type Rec = Record<string, unknown>;
@@ -76,21 +76,23 @@ export async function watchToEnd(client: ApiClient, kind: WatchKind, started: Re
   const view = new ProgressView(kind, styleFor(process.stderr));
   const onUpdate = (r: Rec) => view.update(r);
   view.update(started);
-  let final: Rec;
+  let done: { record: Rec; body: string };
   try {
-    if (kind === "run") final = (await waitForRun(client, { project: target.project, runId: String(started.id) }, { onUpdate })).record;
-    else if (kind === "group_run") final = (await waitForGroupRun(client, { project: target.project, groupRunId: String(started.id) }, { onUpdate })).record;
+    if (kind === "run") done = await waitForRun(client, { project: target.project, runId: String(started.id) }, { onUpdate });
+    else if (kind === "group_run") done = await waitForGroupRun(client, { project: target.project, groupRunId: String(started.id) }, { onUpdate });
     else {
       if (!target.feature) throw new UsageError("a feature is needed to watch its generation");
-      final = (await waitForGeneration(client, { project: target.project, feature: target.feature }, { onUpdate })).record;
+      done = await waitForGeneration(client, { project: target.project, feature: target.feature }, { onUpdate });
     }
   } catch (e) {
     view.stop();
     if (styleFor(process.stderr).tty) process.stderr.write("\n");
     throw e;
   }
+  const final = done.record;
   view.finish(final);
-  process.stdout.write(asJson ? `${JSON.stringify(final, null, 2)}\n` : `${renderJson(final, kind, styleFor(process.stdout))}\n`);
+  // --json: the final record exactly as the server sent it.
+  process.stdout.write(asJson ? jsonAsReceived(done.body) : `${renderJson(final, kind, styleFor(process.stdout))}\n`);
   return isSuccessfulStatus(String(final.status)) ? EXIT.ok : EXIT.failed;
 }
 
@@ -102,7 +104,7 @@ export function registerRunsWatch(runs: Command): void {
     .argument("<runId>", "Run id (run_…)")
     .option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)")
     .option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)")
-    .option("--json", "print the final run as JSON")
+    .option("--json", "print the final run as the API's JSON exactly")
     .action((runId: string, o: { project?: string; server?: string; json?: boolean }) =>
       runCommand(async () => {
         const settings = settingsFor(o);

@@ -1,7 +1,7 @@
 // `svc mcp`: the MCP server over stdio, an HTTP client of a running svc (stdout is the protocol; logs go to stderr).
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { ApiClient } from "../src/client/api-client";
+import { ApiClient, describeWait } from "../src/client/api-client";
 import { resolveSettings } from "../src/client/settings";
 import { VERSION } from "../src/version";
 import { registerOperationTools, type ToolContext } from "./tools";
@@ -30,7 +30,7 @@ export async function startMcp(flags: { server?: string; project?: string }): Pr
     userAgent: `svc-mcp/${VERSION}`,
     // MCP clients commonly give up on a request after 60 s: a longer Retry-After is reported, not waited out.
     maxRetryWaitSeconds: 20,
-    onRetry: (n) => process.stderr.write(`svc mcp: HTTP ${n.status || "network error"}; retrying in ${Math.ceil(n.waitMs / 1000)} s\n`),
+    onRetry: (n) => process.stderr.write(`svc mcp: HTTP ${n.status || "network error"}; retrying in ${describeWait(n.waitMs)}\n`),
   });
   const server = buildMcpServer({ client, defaultProject: settings.project?.value ?? null });
   await server.connect(new StdioServerTransport());

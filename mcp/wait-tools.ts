@@ -13,7 +13,8 @@ const TimeoutSeconds = z
   .int()
   .min(1)
   .max(MAX_WAIT_SECONDS)
-  .optional()
+  // A default (not just optional): advertised as "default": 45 in the tool's input schema, and filled in on parse.
+  .default(DEFAULT_WAIT_SECONDS)
   .describe(`How long to wait, in seconds (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}); call again if it returns timed_out`);
 
 function projectField(ctx: ToolContext): z.ZodType {

@@ -42,7 +42,8 @@ async function cancelOrFinished(name: string, args: string[]): Promise<void> {
   const r = await cli.run([...args, "--json"]);
   if (r.code === 0) expect(JSON.parse(r.stdout).status).toBe("cancelled");
   else {
-    expect(r.code).toBe(1);
+    // A 409 conflict is a usage error (exit 2): exit 1 is only for a watched run or generation that did not pass.
+    expect(r.code).toBe(2);
     expect(r.stderr).toContain("conflict");
   }
 }
@@ -142,8 +143,21 @@ test("tables are aligned, lists say when they are empty, and --json is the API's
   expect(header).toStartWith("ID");
   expect(header?.indexOf("SLUG")).toBe(row?.indexOf("shop"));
   expect(table.stdout).not.toContain("\x1b[");
-  const viaApi = await (await s.call("GET", "/projects")).json();
-  expect(await cli.json(["projects", "list"])).toEqual(viaApi);
+  // Byte for byte: stdout is the body of the same GET plus one newline (not re-indented, not re-ordered).
+  const project = await s.call("POST", "/projects", { name: "Bytes ünïcode", description: "a \"quoted\" line\nand a second", openapi: { openapi: "3.0.3", info: { title: "t", version: "1" }, paths: {} } });
+  expect(project.status).toBe(201);
+  const slug = ((await project.json()) as { slug: string }).slug;
+  for (const [args, path] of [
+    [["projects", "list"], "/projects"],
+    [["projects", "show", slug], `/projects/${slug}`],
+    [["whoami"], "/me"],
+  ] as const) {
+    const viaCli = await cli.run([...args, "--json"]);
+    const viaApi = await (await s.call("GET", path)).text();
+    expect(viaApi).not.toContain("\n");
+    expect({ code: viaCli.code, stdout: viaCli.stdout }).toEqual({ code: 0, stdout: `${viaApi}\n` });
+  }
+  expect((await s.call("DELETE", `/projects/${slug}`)).status).toBe(204);
   const empty = await cli.run(["groups", "list", "--project", "shop"]);
   expect({ code: empty.code, out: empty.stdout.trim() }).toEqual({ code: 0, out: "No groups found." });
 });
@@ -170,10 +184,48 @@ test("svc --help documents the exit codes; usage errors exit 2", async () => {
   const help = await cli.run(["--help"]);
   expect(help.code).toBe(0);
   for (const line of ["0  success", "2  usage error", "3  authentication", "4  not found", "5  rate limited", "6  server or network error"]) expect(help.stdout).toContain(line);
+  const codeLine = (n: number) => help.stdout.split("\n").find((l) => l.trimStart().startsWith(`${n}  `)) ?? "";
+  expect(codeLine(1)).toBe("  1  the watched run or generation ended failed, error, timed_out or cancelled");
+  expect(codeLine(2)).toContain("a conflict (409)");
+  expect(codeLine(3)).toContain("authentication (401");
+  expect(codeLine(3)).toContain("or not allowed (403)");
   expect((await cli.run(["automations", "frobnicate"])).code).toBe(2);
   expect((await cli.run(["automations", "show"])).code).toBe(2);
   const badNumber = await cli.run(["automations", "update", "aut_x", "--project", "shop", "--retries", "many"]);
   expect({ code: badNumber.code, err: badNumber.stderr }).toEqual({ code: 2, err: expect.stringContaining("not a number") });
+});
+
+test("automations create --file x.json and automations update <id> --file x.yaml both work", async () => {
+  const P = ["--project", "shop"];
+  await Bun.write(`${cli.cwd}/new.json`, JSON.stringify({
+    name: "from json", description: "made from a JSON file", kind: "http", tags: ["file"], timeout_ms: 5000,
+    steps: [{ name: "read item", request: { method: "GET", url: "/items/7" }, expect: [{ status: 200 }, { json: "$.id", equals: 7 }] }],
+  }));
+  const created = await cli.json<Rec>(["automations", "create", ...P, "--file", "new.json"]);
+  const stored = await (await s.call("GET", `/projects/shop/automations/${created.id}`)).json();
+  expect(stored).toMatchObject({
+    name: "from json", description: "made from a JSON file", kind: "http", tags: ["file"], timeout_ms: 5000,
+    steps: [{ name: "read item", request: { method: "GET", url: "/items/7" }, expect: [{ status: 200 }, { json: "$.id", equals: 7 }] }],
+  });
+
+  // The documented round trip: show --json, edit (here: as YAML), update --file. Record-only fields are dropped.
+  const shown = await cli.json<Rec>(["automations", "show", created.id, ...P]);
+  const { stringify } = await import("yaml");
+  await Bun.write(`${cli.cwd}/edit.yaml`, stringify({
+    ...shown,
+    name: "from yaml",
+    retries: 2,
+    steps: [{ name: "read item 8", request: { method: "GET", url: "/items/8" }, expect: [{ status: 404 }] }],
+  }));
+  const updated = await cli.json<Rec>(["automations", "update", created.id, ...P, "--file", "edit.yaml"]);
+  expect(updated.id).toBe(created.id);
+  const after = await (await s.call("GET", `/projects/shop/automations/${created.id}`)).json();
+  expect(after).toMatchObject({
+    name: "from yaml", description: "made from a JSON file", retries: 2, tags: ["file"],
+    steps: [{ name: "read item 8", request: { method: "GET", url: "/items/8" }, expect: [{ status: 404 }] }],
+  });
+  expect(after.steps).toHaveLength(1);
+  expect((await s.call("DELETE", `/projects/shop/automations/${created.id}`)).status).toBe(204);
 });
 
 test("completion scripts come from the command tree, and bash completes nested words", async () => {

@@ -139,3 +139,24 @@ test.each([
   expect(r.stderr).toContain("must never be in .svc.json");
   rmSync(join(cli.cwd, ".svc.json"));
 });
+
+test("under a .svc.json holding a key, commands that never read credentials or contact a server still run; the rest stop (exit 2)", async () => {
+  put(join(cli.cwd, ".svc.json"), { project: "alpha", apiKey: s.key });
+  const saved = join(cli.configDir, "credentials.json");
+  put(saved, { server: s.url, key: s.key });
+  // Refused (the server is reachable and the key valid, so exit 2 is the .svc.json): login, whoami, API commands.
+  for (const args of [["whoami"], ["projects", "list"], ["login", "--server", s.url]]) {
+    const r = await cli.run(args, { env: { SVC_SERVER: s.url }, stdin: `${s.key}\n` });
+    expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 2, stdout: "" });
+    expect(r.stderr).toContain("must never be in .svc.json");
+  }
+  // They run: logout removes the saved key (so a leaked key can always be cleaned up), completion prints its script.
+  const out = await cli.run(["logout"]);
+  expect({ code: out.code, out: out.stdout, err: out.stderr }).toEqual({ code: 0, out: `Removed the saved key ${saved}.\n`, err: "" });
+  expect(existsSync(saved)).toBe(false);
+  const completion = await cli.run(["completion", "bash"]);
+  expect({ code: completion.code, err: completion.stderr }).toEqual({ code: 0, err: "" });
+  expect(completion.stdout).toContain("complete -F _svc_complete svc");
+  expect((await cli.run(["--version"])).code).toBe(0);
+  rmSync(join(cli.cwd, ".svc.json"));
+});

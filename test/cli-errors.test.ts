@@ -1,4 +1,4 @@
-// The CLI's failures and their exit codes: 401, 404, 400, 429 (retried, then given up), 503 retried, network down.
+// The CLI's failures and their exit codes: 401, 403, 404, 400, 409, 429 (retried, then given up), 503 retried, network down.
 import { afterAll, afterEach, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { generateApiKey } from "../src/security/api-keys";
 import { type CliSandbox, cliSandbox } from "./helpers/cli";
@@ -54,10 +54,32 @@ test.each([
   ["an invalid body is 400: exit 2 with the details", ["automations", "create", "--name", "x", "--kind", "http", "--steps", "[]"], {}, 2, "steps"],
   ["another workspace's project is 404", ["automations", "list", "--project", "globex-secret"], {}, 4, "not_found"],
   ["no project anywhere: exit 2", ["runs", "list"], { SVC_PROJECT: "" }, 2, "no project"],
+  ["a taken slug is a 409 conflict: exit 2 (a usage error, not a failed run)", ["projects", "create", "Again", "--slug", "shop"], {}, 2, "conflict: a project with slug \"shop\" already exists"],
 ] as const)("%s", async (_name, args, env, code, text) => {
   const r = await cli.run([...args], { env: { ...env } });
   expect({ code: r.code, stdout: r.stdout }).toEqual({ code, stdout: "" });
   expect(r.stderr).toContain(text);
+});
+
+test("not allowed (403: a member deleting a project) is exit 3, and changes nothing", async () => {
+  const member = await s.userWithKey("member@acme.test", "acme", "member");
+  const r = await cli.run(["projects", "delete", "shop"], { env: { SVC_API_KEY: member.key } });
+  expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 3, stdout: "" });
+  expect(r.stderr).toContain("forbidden: only owners and admins can delete projects");
+  expect((await s.call("GET", "/projects/shop")).status).toBe(200);
+});
+
+test("429 with Retry-After: 0 every time: retried 3 times, saying the real wait, then exit 5", async () => {
+  const p = interposer(() => errorBody(429, "rate_limited", { "retry-after": "0" }));
+  const started = performance.now();
+  const r = await cli.run(["projects", "list"], { env: { SVC_SERVER: p.url } });
+  expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 5, stdout: "" });
+  expect(p.seen()).toBe(4);
+  const retries = r.stderr.split("\n").filter((l) => l.includes("retrying"));
+  expect(retries).toEqual([1, 2, 3].map((n) => `svc: rate limited; retrying in 100 ms (attempt ${n})`));
+  expect(r.stderr).toContain("svc: rate_limited: rate_limited (from the test proxy)");
+  expect(r.stderr).toContain("the server asks to retry after 0 s");
+  expect(performance.now() - started).toBeGreaterThanOrEqual(300);
 });
 
 test("a 429 is retried after its Retry-After, then the command succeeds", async () => {

@@ -61,11 +61,14 @@ test("automations run --watch on a failing automation: exit 1 and the failed ste
   expect(r.stdout).toMatch(/expected 200.*500|500.*expected 200/);
 });
 
-test("--watch --json prints only the final run as JSON on stdout", async () => {
+test("--watch --json prints only the final run, exactly as the server sent it, on stdout", async () => {
   const r = await cli.run(["automations", "run", ids.slow ?? "", "--env", "staging", "--watch", "--json"]);
   expect(r.code).toBe(0);
   const run = JSON.parse(r.stdout);
   expect(run).toMatchObject({ status: "passed", trigger: "cli", summary: { steps: 1, passed: 1 } });
+  // The finished run no longer changes: a GET now answers the same bytes the last poll did.
+  const body = await (await s.call("GET", `/projects/ci/runs/${run.id}`)).text();
+  expect(r.stdout).toBe(`${body}\n`);
   // Plain progress lines while it ran (not a TTY): at least the start and the end.
   expect(r.stderr.trim().split("\n").length).toBeGreaterThanOrEqual(2);
 });
@@ -91,6 +94,20 @@ test("generate --watch follows the generation to its end and prints what it made
   expect(r.stderr).toMatch(/generation gen_\w+ succeeded/);
   const generation = JSON.parse(r.stdout);
   expect(generation).toMatchObject({ feature_id: feature.id, status: "succeeded", automation_ids: [expect.stringMatching(/^aut_/)] });
+  expect(r.stdout).toBe(`${await (await s.call("GET", `/projects/ci/features/${feature.id}/generation`)).text()}\n`);
+});
+
+test("generate --watch on a generation that fails: exit 1, the failure on stderr and the record with its error on stdout", async () => {
+  // Criteria that are not Gherkin: the gherkin strategy cannot run, so the job ends failed.
+  const feature = await (await s.call("POST", "/projects/ci/features", { name: "Prose", acceptance_criteria: "- users can sign in\n- users can sign out" })).json();
+  const r = await cli.run(["generate", feature.id, "--strategy", "gherkin", "--watch"]);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toMatch(/generation gen_\w+ failed/);
+  expect(r.stdout).toContain("failed");
+  expect(r.stdout).toContain("the gherkin strategy cannot run");
+  const asJson = await cli.run(["generate", feature.id, "--strategy", "gherkin", "--watch", "--json"]);
+  expect(asJson.code).toBe(1);
+  expect(JSON.parse(asJson.stdout)).toMatchObject({ feature_id: feature.id, status: "failed", automation_ids: [], error: expect.stringContaining("no Gherkin scenario") });
 });
 
 test("on a terminal, --watch draws a spinner line in place and ends with a mark", async () => {

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { automationsOf, createFeature, createProject, generate, type GenerationRecord, json } from "./helpers/gen-flow";
+import { startTargetApp, type TargetApp } from "./helpers/gen-target-app";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 type Behaviour = "valid" | "invalid" | "hang" | "error";
@@ -26,6 +27,7 @@ const received: Received[] = [];
 let llm: Server<undefined>;
 let t: TestServer;
 let project: string;
+let app: TargetApp;
 const TIMEOUT_MS = 1500;
 
 function answer(content: unknown): Response {
@@ -49,8 +51,10 @@ beforeAll(async () => {
   process.env.SVC_TEST_LLM_KEY = "sk-local-test-key";
   t = await startTestServer({ generation: { llm: { base_url: `http://127.0.0.1:${llm.port}/v1`, model: "test-model", api_key_env: "SVC_TEST_LLM_KEY", timeout_ms: TIMEOUT_MS } } });
   project = await createProject(t, "llm-shop");
+  app = startTargetApp();
 });
 afterAll(async () => {
+  await app.stop();
   await t.stop();
   await llm.stop(true);
   delete process.env.SVC_TEST_LLM_KEY;
@@ -77,6 +81,46 @@ describe("llm generation", () => {
     expect(prompt).toContain("Feature: Items page");
     expect(prompt).toContain("- item 1 is listed");
     expect(prompt).toContain('"$schema":"https://json-schema.org/draft/2020-12/schema"');
+  });
+
+  test("for an api feature the prompt carries the OpenAPI operations it covers, and only those", async () => {
+    const withDoc = await createProject(t, "llm-api", { openapi: app.openapi });
+    script = ["valid"];
+    received.length = 0;
+    const feature = await createFeature(t, withDoc, { name: "Profile", target: { kind: "api", tags: ["profile"] } });
+    expect((await generate(t, withDoc, feature, "llm")).status).toBe("succeeded");
+    expect(received).toHaveLength(1);
+    const user = received[0]?.body.messages.find((m) => m.role === "user")?.content ?? "";
+    const marker = "The OpenAPI operations it covers:\n";
+    expect(user).toContain(marker);
+    const fragment = JSON.parse(user.slice(user.indexOf(marker) + marker.length)) as Record<string, unknown>[];
+    expect(fragment).toEqual([expect.objectContaining({ operation: "getProfile", method: "GET", path: "/profile" })]);
+    // The document's security and response schema for that operation travel with it.
+    expect(JSON.stringify(fragment[0])).toContain("bearer");
+    expect(JSON.stringify(fragment[0])).toContain('"required":["user"]');
+    expect(user).not.toContain("listItems");
+    expect(user).not.toContain("The outline of its page");
+  });
+
+  test("for a web feature the prompt carries the outline of its page: title, headings, links, form fields", async () => {
+    script = ["valid"];
+    received.length = 0;
+    const feature = await createFeature(t, project, { name: "Sign-in page", target: { kind: "web", url: `${app.url}/login` } });
+    expect((await generate(t, project, feature, "llm")).status).toBe("succeeded");
+    expect(received).toHaveLength(1);
+    const user = received[0]?.body.messages.find((m) => m.role === "user")?.content ?? "";
+    const marker = "The outline of its page:\n";
+    expect(user).toContain(marker);
+    const outline = JSON.parse(user.slice(user.indexOf(marker) + marker.length));
+    expect(outline).toMatchObject({
+      url: `${app.url}/login`,
+      title: "Sign in - Acme",
+      headings: [{ level: 1, text: "Sign in" }],
+      links: [{ url: `${app.url}/`, text: "Home" }],
+    });
+    expect(JSON.stringify(outline.forms)).toContain('label=\\"Email\\"');
+    expect(JSON.stringify(outline.forms)).toContain('label=\\"Password\\"');
+    expect(user).not.toContain("The OpenAPI operations it covers");
   });
 
   test("an invalid answer is sent back once with the validation errors; the corrected answer is used", async () => {

@@ -24,6 +24,11 @@ beforeAll(async () => {
         await Bun.sleep(3500);
         return Response.json({ ok: true });
       }
+      if (path === "/slow-page") {
+        // The crawl generator reads this page: its generation stays running for a while.
+        await Bun.sleep(2500);
+        return new Response("<!doctype html><html><head><title>Slow page</title></head><body><h1>Slow</h1></body></html>", { headers: { "content-type": "text/html" } });
+      }
       return Response.json({ ok: false }, { status: 500 });
     },
   });
@@ -89,4 +94,29 @@ test("wait_for_generation returns the finished generation", async () => {
   const generation = done.structuredContent?.generation as { id: string; status: string; automation_ids: string[] };
   expect(generation.id).toBe(String(started.structuredContent?.id));
   expect(generation).toMatchObject({ status: "succeeded", automation_ids: [expect.stringMatching(/^aut_/)] });
+});
+
+test("both wait tools advertise timeout_seconds with its default of 45 (at most 50), and do not require it", async () => {
+  const { tools } = await client.listTools();
+  for (const name of ["wait_for_run", "wait_for_generation"]) {
+    const schema = tools.find((t) => t.name === name)?.inputSchema;
+    expect({ name, timeout: schema?.properties?.timeout_seconds }).toEqual({ name, timeout: expect.objectContaining({ type: "integer", default: 45, minimum: 1, maximum: 50 }) });
+    expect(schema?.required ?? []).not.toContain("timeout_seconds");
+  }
+});
+
+test("wait_for_generation without timeout_seconds follows a running generation to its end, with progress notifications", async () => {
+  const feature = (await (await s.call("POST", "/projects/waits/features", { name: "Slow site", target: { kind: "web", url: `http://127.0.0.1:${target.port}/slow-page` } })).json()) as { id: string };
+  const started = (await client.callTool({ name: "start_generation", arguments: { feature: feature.id, strategy: "crawl" } })) as Result;
+  expect(started.isError).not.toBe(true);
+  const progress: { progress: number; message?: string }[] = [];
+  const done = (await client.callTool({ name: "wait_for_generation", arguments: { feature: feature.id } }, undefined, { onprogress: (p) => progress.push(p) })) as Result;
+  expect(done.structuredContent).toMatchObject({ timed_out: false, generation: { id: String(started.structuredContent?.id), status: "succeeded" } });
+  // One notification per poll, counted up from 1: polls at 0 s and 1 s find it running (the page takes 2.5 s).
+  // (The SDK's client handles notifications a microtask late and drops those that arrive with the response, so the
+  // last poll's notification is not asserted.)
+  expect(progress.length).toBeGreaterThanOrEqual(2);
+  expect(progress.map((p) => p.progress)).toEqual(progress.map((_, i) => i + 1));
+  for (const p of progress.slice(0, 2)) expect(p.message).toMatch(/^generation (queued|running)( \w+ \d+\/\d+)?$/);
+  for (const p of progress) expect(p.message).toMatch(/^generation (queued|running|succeeded)( \w+ \d+\/\d+)?$/);
 });

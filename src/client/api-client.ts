@@ -30,8 +30,10 @@ export interface RateLimitState {
 
 export interface ApiResponse {
   status: number;
-  /** The JSON exactly as the API sent it (null for 204 and raw bodies). */
+  /** The JSON body, parsed (null for 204 and raw bodies). */
   json: unknown;
+  /** The JSON body exactly as the API sent it, unparsed (null for 204 and raw bodies): what `--json` prints. */
+  text: string | null;
   raw: RawBody | null;
   rateLimit: RateLimitState | null;
 }
@@ -40,6 +42,12 @@ export interface RetryNotice {
   status: number;
   attempt: number;
   waitMs: number;
+}
+
+/** A wait in words, as long as it really is: "100 ms", "1 s", "1.5 s". */
+export function describeWait(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  return `${Number((ms / 1000).toFixed(1))} s`;
 }
 
 export interface ClientOptions {
@@ -204,11 +212,11 @@ export class ApiClient {
     const rateLimit = rateLimitOf(res.headers);
     if (op.response === null) {
       await res.body?.cancel();
-      return { status: res.status, json: null, raw: null, rateLimit };
+      return { status: res.status, json: null, text: null, raw: null, rateLimit };
     }
     if ("raw" in op.response) {
       const bytes = new Uint8Array(await res.arrayBuffer());
-      return { status: res.status, json: null, raw: { contentType: res.headers.get("content-type") ?? op.response.contentType, bytes }, rateLimit };
+      return { status: res.status, json: null, text: null, raw: { contentType: res.headers.get("content-type") ?? op.response.contentType, bytes }, rateLimit };
     }
     const text = await res.text();
     let json: unknown;
@@ -222,6 +230,6 @@ export class ApiClient {
       const first = checked.error.issues[0];
       throw new ClientError(res.status, "invalid_response", `the server's answer to ${op.name} does not match the API contract (${first?.path.join(".") || "body"}: ${first?.message ?? "invalid"}); are the CLI and server versions the same?`);
     }
-    return { status: res.status, json, raw: null, rateLimit };
+    return { status: res.status, json, text, raw: null, rateLimit };
   }
 }

@@ -27,10 +27,10 @@ export class ClientError extends Error {
   }
 }
 
-/** The CLI exit code for an error: the manifest's table for API codes, 6 for anything that is the server's or network's fault. */
+/** The CLI exit code for an error: the manifest's table for API codes, else by status; 6 for anything that is the server's or network's fault. */
 export function exitCodeFor(e: ClientError): number {
   if (e.error in ERROR_TABLE) return ERROR_TABLE[e.error as ErrorCode].exit;
-  if (e.status === 401) return 3;
+  if (e.status === 401 || e.status === 403) return 3;
   if (e.status === 404) return 4;
   if (e.status === 429) return 5;
   if (e.status >= 400 && e.status < 500) return 2;

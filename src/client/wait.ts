@@ -1,4 +1,5 @@
 // wait_for_run, wait_for_generation (and group runs): poll the reading route until a terminal state, politely.
+import { type Operation, ops } from "../manifest/index";
 import { TERMINAL_GENERATION_STATUSES, TERMINAL_RUN_STATUSES } from "../manifest/records";
 import type { ApiClient, OpOutput, RateLimitState } from "./api-client";
 
@@ -54,16 +55,32 @@ export async function pollUntil<T>(client: ApiClient, read: () => Promise<T>, is
 const runDone = (r: { status: string }) => (TERMINAL_RUN_STATUSES as readonly string[]).includes(r.status);
 const generationDone = (g: { status: string }) => (TERMINAL_GENERATION_STATUSES as readonly string[]).includes(g.status);
 
-export function waitForRun(client: ApiClient, target: { project: string; runId: string }, opts: WaitOptions<RunRecord> = {}): Promise<WaitResult<RunRecord>> {
-  return pollUntil(client, () => client.call("getRun", target, { signal: opts.signal }), runDone, opts);
+/** A wait for one API record: also the final record's JSON exactly as the server sent it (for `--json`). */
+export interface RecordWaitResult<T> extends WaitResult<T> {
+  body: string;
 }
 
-export function waitForGeneration(client: ApiClient, target: { project: string; feature: string }, opts: WaitOptions<GenerationRecord> = {}): Promise<WaitResult<GenerationRecord>> {
-  return pollUntil(client, () => client.call("getGeneration", target, { signal: opts.signal }), generationDone, opts);
+async function waitForRecord<T extends { status: string }>(client: ApiClient, op: Operation, target: Record<string, unknown>, isDone: (r: T) => boolean, opts: WaitOptions<T>): Promise<RecordWaitResult<T>> {
+  let body = "";
+  const read = async () => {
+    const res = await client.send(op, target, { signal: opts.signal });
+    body = res.text ?? JSON.stringify(res.json);
+    return res.json as T;
+  };
+  const result = await pollUntil(client, read, isDone, opts);
+  return { ...result, body };
 }
 
-export function waitForGroupRun(client: ApiClient, target: { project: string; groupRunId: string }, opts: WaitOptions<GroupRunRecord> = {}): Promise<WaitResult<GroupRunRecord>> {
-  return pollUntil(client, () => client.call("getGroupRun", target, { signal: opts.signal }), runDone, opts);
+export function waitForRun(client: ApiClient, target: { project: string; runId: string }, opts: WaitOptions<RunRecord> = {}): Promise<RecordWaitResult<RunRecord>> {
+  return waitForRecord(client, ops.getRun, target, runDone, opts);
+}
+
+export function waitForGeneration(client: ApiClient, target: { project: string; feature: string }, opts: WaitOptions<GenerationRecord> = {}): Promise<RecordWaitResult<GenerationRecord>> {
+  return waitForRecord(client, ops.getGeneration, target, generationDone, opts);
+}
+
+export function waitForGroupRun(client: ApiClient, target: { project: string; groupRunId: string }, opts: WaitOptions<GroupRunRecord> = {}): Promise<RecordWaitResult<GroupRunRecord>> {
+  return waitForRecord(client, ops.getGroupRun, target, runDone, opts);
 }
 
 export function isSuccessfulStatus(status: string): boolean {

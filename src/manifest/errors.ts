@@ -1,4 +1,8 @@
-// The closed set of error codes and the one table mapping each to its HTTP status, CLI exit code and MCP use.
+// The closed set of error codes and the one table mapping each to its HTTP status and CLI exit code.
+// Exit codes: 0 success, 1 a watched run or generation that did not pass, 2 usage (the request cannot be done as
+// asked: invalid input, a conflict with the current state), 3 authentication (401) or not allowed (403),
+// 4 not found, 5 rate limited after retries, 6 server or network error. The MCP server reports the code and
+// status instead (it never exits over an API error).
 import { z } from "zod";
 
 export const ERROR_TABLE = {
@@ -7,7 +11,7 @@ export const ERROR_TABLE = {
   forbidden: { status: 403, exit: 3 },
   not_found: { status: 404, exit: 4 },
   method_not_allowed: { status: 405, exit: 2 },
-  conflict: { status: 409, exit: 1 },
+  conflict: { status: 409, exit: 2 },
   payload_too_large: { status: 413, exit: 2 },
   unsupported_media_type: { status: 415, exit: 2 },
   rate_limited: { status: 429, exit: 5 },
