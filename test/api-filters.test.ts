@@ -53,7 +53,7 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-const WRONG_SHAPES = ["x", "grp_", "grp_doesNotExist0000", "'; DROP TABLE groups;--", "%25", "..%2F..", "ÿ"];
+const WRONG_SHAPES = ["x", "grp_", "grp_doesNotExist0000", "'; DROP TABLE groups;--", "%25", "..%2F..", "ÿ", `grp_${"x".repeat(300)}`, "y".repeat(5000)];
 
 describe("list_automations", () => {
   test("without filters lists the project's automations only", async () => {

@@ -1,7 +1,7 @@
 // Operations on automations: read, change, delete and run them.
 import { z } from "zod";
 import { AutomationKind, checkStepsForKind, Step } from "./automation-format";
-import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectParams, RunRequest } from "./define";
+import { defineOperation, Description, FilterId, ListQuery, Name, page, PathId, ProjectParams, RunRequest } from "./define";
 import { Automation, AutomationStatus, Run } from "./records";
 
 const Params = ProjectParams.extend({ automationId: PathId.describe("Automation id (aut_…)") });
@@ -18,8 +18,8 @@ export const listAutomations = defineOperation({
   summary: "List a project's automations, filtered by feature, group, status, kind or text",
   params: ProjectParams,
   query: ListQuery.extend({
-    feature: z.string().max(200).optional(),
-    group: z.string().max(200).optional(),
+    feature: FilterId.optional(),
+    group: FilterId.optional(),
     status: AutomationStatus.optional(),
     kind: AutomationKind.optional(),
     q: z.string().max(200).optional().describe("Text in the name or description"),

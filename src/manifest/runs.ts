@@ -1,6 +1,6 @@
 // Operations on runs, groups and group runs.
 import { z } from "zod";
-import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectParams, raw, RunRequest } from "./define";
+import { defineOperation, Description, FilterId, ListQuery, Name, page, PathId, ProjectParams, raw, RunRequest } from "./define";
 import { Group, GroupRun, Run, RunStatus } from "./records";
 
 const RunParams = ProjectParams.extend({ runId: PathId.describe("Run id (run_…)") });
@@ -16,8 +16,8 @@ export const listRuns = defineOperation({
   params: ProjectParams,
   query: ListQuery.extend({
     status: RunStatus.optional(),
-    automation: z.string().max(200).optional(),
-    group_run: z.string().max(200).optional(),
+    automation: FilterId.optional(),
+    group_run: FilterId.optional(),
   }),
   response: page(Run, "RunPage"),
   errors: ["not_found"],
@@ -156,7 +156,7 @@ export const listGroupRuns = defineOperation({
   path: "/projects/{project}/group-runs",
   summary: "List a project's group runs, newest first",
   params: ProjectParams,
-  query: ListQuery.extend({ group: z.string().max(200).optional() }),
+  query: ListQuery.extend({ group: FilterId.optional() }),
   response: page(GroupRun, "GroupRunPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
