@@ -101,7 +101,7 @@ describe("browser steps", () => {
       [{ expect: { url: "/dashboard" }, timeout_ms: 300 }, "url: expected /dashboard, got http://"],
       [{ expect: { title: "Home" }, timeout_ms: 300 }, 'title: expected "Home", got "Sign in"'],
       [{ expect: { count: { locator: "css=input", equals: 9 } }, timeout_ms: 300 }, "count of css=input: expected 9, got 3"],
-      [{ click: "testid=nothing", timeout_ms: 300 }, "click testid=nothing: not found or not ready within 300 ms"],
+      [{ click: "testid=nothing", timeout_ms: 300 }, "click testid=nothing: no element matches testid=nothing (waited 300 ms)"],
       [{ expect: { visible: "#hint" }, timeout_ms: 300 }, "visible: expected #hint to be visible"],
     ];
     for (const [step, message] of cases) {
@@ -110,6 +110,38 @@ describe("browser steps", () => {
       expect(run.steps[1]?.message ?? "").toContain(message);
     }
   }, 60_000);
+
+  test("each action, wait and expectation that cannot happen fails with one clear line and a failure screenshot", async () => {
+    // [step after goto /login, exact message]; a few hundred ms per step keep the whole table quick.
+    const cases: [Record<string, unknown>, string][] = [
+      [{ fill: { locator: "#nickname", value: "ada" } }, "fill #nickname: no element matches #nickname (waited 300 ms)"],
+      [{ fill: { locator: "#hint", value: "ada" } }, "fill #hint: #hint matched 1 element, but the first was not ready within 300 ms (it is not visible)"],
+      [{ select: { locator: "label=Team", value: "ops" } }, 'select in label=Team: expected an option "ops", got options "qa" (QA), "dev" (Dev)'],
+      [{ select: { locator: "label=Team", value: ["dev", "ops", "sales"] } }, 'select in label=Team: expected options "ops", "sales", got options "qa" (QA), "dev" (Dev)'],
+      [{ select: { locator: "#country", value: "fr" } }, "select in #country: no element matches #country (waited 300 ms)"],
+      [{ check: "label=Subscribe" }, "check label=Subscribe: no element matches label=Subscribe (waited 300 ms)"],
+      [{ uncheck: "#newsletter" }, "uncheck #newsletter: no element matches #newsletter (waited 300 ms)"],
+      [{ hover: "text=Help menu" }, "hover text=Help menu: no element matches text=Help menu (waited 300 ms)"],
+      [{ press: { locator: "#search", key: "Enter" } }, "press Enter in #search: no element matches #search (waited 300 ms)"],
+      [{ wait_for: { locator: "#done" } }, "wait for #done: expected it to be visible within 300 ms, got no matching element"],
+      [{ wait_for: { locator: "#hint", state: "visible" } }, "wait for #hint: expected it to be visible within 300 ms, got 1 matching element, the first not visible"],
+      [{ wait_for: { text: "Saved" } }, 'wait for text "Saved": expected it to be visible within 300 ms, got no matching element (page {target}/login)'],
+      [{ wait_for: { url: "/dashboard" } }, "url: expected /dashboard within 300 ms, got {target}/login"],
+      [{ expect: { hidden: "#email" } }, "hidden: expected #email to be hidden, it is still visible"],
+    ];
+    const runs = await Promise.all(cases.map(([step]) => runToEnd(s, project, browser([{ goto: "/login" }, { ...step, timeout_ms: 300 }, { screenshot: "never" }]))));
+    // Compared as one list, so a mismatch shows every case at once.
+    expect(runs.map((run) => ({ status: run.status, steps: run.steps.map((x) => x.status), message: run.steps[1]?.message, artifacts: [run.steps[1]?.artifacts, run.artifacts] })))
+      .toEqual(cases.map(([, message]) => ({
+        status: "failed", steps: ["passed", "failed", "skipped"], message: message.replaceAll("{target}", target.url), artifacts: [["02-failure.png"], ["02-failure.png"]],
+      })));
+    for (const run of runs) {
+      const shot = await s.call("GET", `/projects/${project}/runs/${run.id}/artifacts/02-failure.png`);
+      expect(shot.status).toBe(200);
+      expect(shot.headers.get("content-type")).toBe("image/png");
+      expect([...new Uint8Array(await shot.arrayBuffer()).slice(0, 4)]).toEqual(PNG);
+    }
+  }, 120_000);
 
   test("an unreachable page is an error that says what to check", async () => {
     const dead = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });

@@ -85,6 +85,64 @@ describe("http steps", () => {
     }
   });
 
+  test("a body regular expression passes when the text matches and fails with expected and actual in one line", async () => {
+    const passes = await runToEnd(s, project, http([{
+      request: { url: "/lines" },
+      expect: [{ body: { matches: "order \\d+ shipped" } }, { body: { matches: "^first line\\nsecond" } }, { body: { matches: "third line\\n$" } }],
+    }]));
+    expect(passes.steps[0]?.message).toBeNull();
+    expect(passes.status).toBe("passed");
+    expect(passes.steps[0]?.assertions?.map((a) => a.passed)).toEqual([true, true, true]);
+
+    const fails = await runToEnd(s, project, http([{ request: { url: "/lines" }, expect: [{ body: { matches: "order \\d+ cancelled" } }] }]));
+    expect(fails.status).toBe("failed");
+    // The multi-line body is shown JSON-escaped, so the whole message stays on one line.
+    expect(fails.steps[0]?.message).toBe('body: expected to match /order \\d+ cancelled/, got "first line\\nsecond line: order 42 shipped\\nthird line\\n"');
+    expect(fails.steps[0]?.assertions?.[0]).toMatchObject({
+      passed: false, expected: "order \\d+ cancelled", actual: "first line\nsecond line: order 42 shipped\nthird line\n",
+    });
+
+    // A pattern that is not a regular expression fails the step and says so, instead of passing or crashing.
+    const invalid = await runToEnd(s, project, http([{ request: { url: "/lines" }, expect: [{ body: { matches: "order (" } }] }]));
+    expect(invalid.status).toBe("failed");
+    expect(invalid.steps[0]?.message).toStartWith("body: the regular expression /order (/ is invalid: ");
+    expect(invalid.steps[0]?.message).not.toContain("\n");
+  });
+
+  test("gte and lte pass on the bound itself and fail just past it, on json values, numeric headers and the status", async () => {
+    const passes = await runToEnd(s, project, http([{
+      request: { url: "/items/3" },
+      expect: [
+        { json: "$.price", gte: 12 }, { json: "$.price", lte: 12 }, { json: "$.price", gte: 11.5, lte: 12.5 },
+        { status: { gte: 200, lte: 200 } }, { header: "content-length", gte: 10 },
+      ],
+    }]));
+    expect(passes.steps[0]?.message).toBeNull();
+    expect(passes.status).toBe("passed");
+    expect(passes.steps[0]?.assertions?.map((a) => a.assertion)).toEqual([
+      "$.price >= 12", "$.price <= 12", "$.price >= 11.5", "$.price <= 12.5", "status >= 200", "status <= 200", "header content-length >= 10",
+    ]);
+
+    const cases: [unknown, string, unknown, unknown][] = [
+      [{ json: "$.price", gte: 13 }, "$.price: expected >= 13, got 12", 13, 12],
+      [{ json: "$.price", lte: 11 }, "$.price: expected <= 11, got 12", 11, 12],
+      [{ status: { lte: 199 } }, "status: expected <= 199, got 200", 199, 200],
+      [{ header: "content-length", gte: 100000 }, "header content-length: expected >= 100000, got \"", 100000, undefined],
+      [{ json: "$.name", gte: 1 }, '$.name: expected >= 1, got "cheese"', 1, "cheese"],
+      [{ json: "$.missing", lte: 1 }, "$.missing: expected <= 1, got nothing", 1, undefined],
+    ];
+    for (const [assertion, message, expected, actual] of cases) {
+      const run = await runToEnd(s, project, http([{ request: { url: "/items/3" }, expect: [assertion] }]));
+      expect(run.status).toBe("failed");
+      expect(run.steps[0]?.message ?? "").toStartWith(message);
+      expect(run.steps[0]?.message ?? "").not.toContain("\n");
+      const a = run.steps[0]?.assertions?.[0];
+      expect(a?.passed).toBe(false);
+      expect(a?.expected).toBe(expected);
+      if (actual !== undefined) expect(a?.actual).toBe(actual);
+    }
+  });
+
   test("a failure skips the later steps and the run is failed", async () => {
     const run = await runToEnd(s, project, http([
       { name: "first", request: { url: "/items/9" }, expect: [{ status: 200 }] },
@@ -122,6 +180,25 @@ describe("http steps", () => {
     expect(text).not.toContain("tok-9f8e7d6c5b");
     expect(run.steps[0]?.request?.headers?.authorization).toBe("Bearer ***");
     expect(run.steps[0]?.message).toContain("got \"Bearer ***\"");
+  });
+
+  test("a secret a URL encodes its own way (form-encoded query, normalised path) is still masked", async () => {
+    const secret = "p@ss word!~'x";
+    const { project: enc } = await projectWithEnv(s, "encoded secret", { BASE_URL: target.url }, { PASS: secret });
+    const run = await runToEnd(s, enc, http([
+      { request: { url: "/echo", query: { pass: "{{PASS}}" } }, expect: [{ json: "$.query.pass", equals: "nope" }] },
+    ]));
+    // Sent for real: the target decoded the very secret from the query.
+    expect(target.seen.some((r) => r.path.startsWith("/echo?pass=") && new URL(`http://x${r.path}`).searchParams.get("pass") === secret)).toBe(true);
+    expect(run.status).toBe("failed");
+    expect(run.steps[0]?.request?.url).toBe(`${target.url}/echo?pass=***`);
+    expect(run.steps[0]?.message).toBe('$.query.pass: expected "nope", got "***"');
+    const text = JSON.stringify(run);
+    for (const form of [secret, "p%40ss+word%21%7E%27x", "p%40ss%20word!~'x"]) expect(text).not.toContain(form);
+    // The same secret inside a path the URL parser normalised (a query makes svc rebuild the URL).
+    const inPath = await runToEnd(s, enc, http([{ request: { url: "/items/{{PASS}}", query: { v: 1 } }, expect: [{ status: 200 }] }]));
+    expect(inPath.steps[0]?.request?.url).toBe(`${target.url}/items/***?v=1`);
+    expect(JSON.stringify(inPath)).not.toContain("p@ss%20word!~'x");
   });
 
   test("a one-letter secret is masked in values without breaking the shape of the results", async () => {

@@ -1,7 +1,7 @@
 // Executes one browser step on a page: navigation, actions, waits, expectations and screenshots.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import type { BrowserStep } from "../manifest/automation-format";
 import { interpolateText, MissingVariableError } from "./interpolation";
 import { locate } from "./locators";
@@ -49,15 +49,107 @@ async function poll(timeoutMs: number, signal: AbortSignal, check: () => Promise
   }
 }
 
-/** Playwright's timeouts mean "the page did not do what the step expects": that is a failed step, not an error. */
-function describe(e: unknown, what: string, timeoutMs: number): StepFailure {
+/** The element an action works on; null for steps that do not act on one element. */
+function actionTarget(step: BrowserStep): string | null {
+  if ("click" in step) return step.click;
+  if ("fill" in step) return step.fill.locator;
+  if ("press" in step) return typeof step.press === "string" ? null : (step.press.locator ?? null);
+  if ("select" in step) return step.select.locator;
+  if ("check" in step) return step.check;
+  if ("uncheck" in step) return step.uncheck;
+  if ("hover" in step) return step.hover;
+  return null;
+}
+
+/** Why an element that is there could not be acted on, as far as the page tells now; null if it looks ready. */
+async function notReady(el: Locator, needsEditable: boolean): Promise<string | null> {
+  const ask = (q: Promise<boolean>) => q.catch(() => null);
+  if ((await ask(el.isVisible())) === false) return "it is not visible";
+  if ((await ask(el.isEnabled({ timeout: 1_000 }))) === false) return "it is disabled";
+  if (needsEditable && (await ask(el.isEditable({ timeout: 1_000 }))) === false) return "it is read-only";
+  return null;
+}
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
+
+/** Which of the wanted values no option of a select has (by value or label), and the options it does have. */
+async function missingOptions(page: Page, target: string, wanted: string[]): Promise<{ missing: string[]; options: string } | null> {
+  const options = await locate(page, target).first()
+    .evaluate((el) => (el instanceof HTMLSelectElement ? [...el.options].map((o) => [o.value, o.label] as [string, string]) : null), undefined, { timeout: 1_000 })
+    .catch(() => null);
+  if (!options) return null;
+  const missing = wanted.filter((w) => !options.some(([value, label]) => value === w || label === w));
+  const listed = options.map(([value, label]) => (label && label !== value ? `${JSON.stringify(value)} (${label})` : JSON.stringify(value))).join(", ");
+  return { missing, options: listed || "none" };
+}
+
+/**
+ * Why an action or wait did not happen, in one line. Playwright's timeouts mean "the page did not do what the
+ * step expects": a failed step, not an error; the message says whether nothing matched or what was not ready.
+ */
+async function describe(e: unknown, page: Page, step: BrowserStep, what: string, timeoutMs: number, text: (s: string) => string): Promise<StepFailure> {
   const err = e as Error;
-  if (err.name === "TimeoutError") return new StepFailure("failed", `${what}: not found or not ready within ${timeoutMs} ms`);
-  const first = (err.message ?? String(e)).split("\n")[0] ?? "";
+  const raw = err.message ?? String(e);
+  if (err.name === "TimeoutError") {
+    const target = actionTarget(step);
+    const count = target ? await locate(page, target).count().catch(() => null) : null;
+    if (target && count === 0) return new StepFailure("failed", `${what}: no element matches ${target} (waited ${timeoutMs} ms)`);
+    if (target && "select" in step) {
+      const v = step.select.value;
+      const found = await missingOptions(page, target, typeof v === "string" ? [text(v)] : v.map(text));
+      if (found && found.missing.length > 0) {
+        return new StepFailure("failed", `${what}: expected ${found.missing.length === 1 ? "an option" : "options"} ${found.missing.map((m) => JSON.stringify(m)).join(", ")}, got options ${found.options}`);
+      }
+    }
+    if (target && count) {
+      const why = await notReady(locate(page, target).first(), "fill" in step);
+      return new StepFailure("failed", `${what}: ${target} matched ${plural(count, "element")}, but the first was not ready within ${timeoutMs} ms${why ? ` (${why})` : ""}`);
+    }
+    return new StepFailure("failed", `${what}: not found or not ready within ${timeoutMs} ms`);
+  }
+  const first = raw.replace(/\u001b\[\d+m/g, "").split("\n")[0] ?? "";
   if (/ERR_CONNECTION_REFUSED|ERR_NAME_NOT_RESOLVED|ERR_CONNECTION_CLOSED|ERR_EMPTY_RESPONSE|ERR_ADDRESS_UNREACHABLE/.test(first)) {
     return new StepFailure("error", `${what}: could not reach the page (${first}): check that the site is running and that the URL and BASE_URL are right`);
   }
-  return new StepFailure("failed", `${what}: ${first}`);
+  // "fill: Error: Element is not an <input>…" → "Element is not an <input>…"
+  return new StepFailure("failed", `${what}: ${first.replace(/^[\w.]+: (?:Error: )?/, "")}`);
+}
+
+/** Whether a Playwright wait came true in time; errors other than its timeout (a bad selector) go on up. */
+const cameTrue = (wait: Promise<unknown>): Promise<boolean> =>
+  wait.then(() => true, (e: unknown) => {
+    if ((e as Error).name === "TimeoutError") return false;
+    throw e;
+  });
+
+/** A wait that did not come true, as expected and actual. */
+async function waitFor(page: Page, w: Extract<BrowserStep, { wait_for: unknown }>["wait_for"], timeout: number, ctx: StepContext, text: (s: string) => string): Promise<void> {
+  const state = w.state ?? "visible";
+  if (w.locator) {
+    const l = locate(page, w.locator);
+    if (!(await cameTrue(l.first().waitFor({ state, timeout })))) throw new StepFailure("failed", `wait for ${w.locator}: expected it to be ${state} within ${timeout} ms, got ${await presence(l, state)}`);
+  }
+  if (w.text !== undefined) {
+    const want = text(w.text);
+    const l = page.getByText(want);
+    if (!(await cameTrue(l.first().waitFor({ state, timeout })))) throw new StepFailure("failed", `wait for text ${JSON.stringify(want)}: expected it to be ${state} within ${timeout} ms, got ${await presence(l, state)} (page ${page.url()})`);
+  }
+  if (w.url !== undefined) {
+    const want = text(w.url);
+    if (!(await poll(timeout, ctx.signal, async () => urlMatches(page.url(), want)))) {
+      throw new StepFailure("failed", `url: expected ${want} within ${timeout} ms, got ${page.url()}`);
+    }
+  }
+}
+
+/** What the page has for a locator that did not reach the wanted state. */
+async function presence(l: Locator, state: "visible" | "hidden" | "attached" | "detached"): Promise<string> {
+  const n = await l.count().catch(() => null);
+  if (n === null) return "no answer from the page";
+  if (n === 0) return "no matching element";
+  if (state === "visible") return `${plural(n, "matching element")}, the first not visible`;
+  if (state === "hidden") return `${plural(n, "matching element")}, the first still visible`;
+  return plural(n, "matching element");
 }
 
 export async function screenshot(page: Page, ctx: StepContext, name: string): Promise<string> {
@@ -95,15 +187,7 @@ export async function executeBrowserStep(page: Page, step: BrowserStep, index: n
     else if ("uncheck" in step) await locate(page, step.uncheck).first().uncheck({ timeout });
     else if ("hover" in step) await locate(page, step.hover).first().hover({ timeout });
     else if ("wait_for" in step) {
-      const w = step.wait_for;
-      if (w.locator) await locate(page, w.locator).first().waitFor({ state: w.state ?? "visible", timeout });
-      if (w.text !== undefined) await page.getByText(text(w.text)).first().waitFor({ state: w.state ?? "visible", timeout });
-      if (w.url !== undefined) {
-        const want = text(w.url);
-        if (!(await poll(timeout, ctx.signal, async () => urlMatches(page.url(), want)))) {
-          throw new StepFailure("failed", `url: expected ${want} within ${timeout} ms, got ${page.url()}`);
-        }
-      }
+      await waitFor(page, step.wait_for, timeout, ctx, text);
     } else if ("expect" in step) await checkExpectations(page, step.expect, timeout, ctx, text);
     else {
       return done([await screenshot(page, ctx, `${String(index + 1).padStart(2, "0")}-${step.screenshot}`)]);
@@ -111,7 +195,9 @@ export async function executeBrowserStep(page: Page, step: BrowserStep, index: n
     return done();
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    const f = e instanceof StepFailure ? e : e instanceof MissingVariableError ? new StepFailure("error", e.message) : describe(e, name, timeout);
+    const f = e instanceof StepFailure ? e : e instanceof MissingVariableError ? new StepFailure("error", e.message) : await describe(e, page, step, name, timeout, text);
+    // Looking at the page to describe the failure takes a moment: a stop that came meanwhile still wins.
+    if (ctx.signal.aborted) throw ctx.signal.reason;
     return { index, name, status: f.status, duration_ms: performance.now() - started, message: f.message };
   }
 }

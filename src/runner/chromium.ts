@@ -40,10 +40,11 @@ export function findChromium(configured: string | undefined): { path: string } |
   return { problem: `no Chromium was found on PATH (looked for ${CANDIDATES.join(", ")}): ${INSTALL_HINT}` };
 }
 
-export function launchArgs(): string[] {
+/** Chromium's flags for the user `uid`: this process's by default; null where there are no uids (Windows). */
+export function launchArgs(uid: number | null = process.getuid?.() ?? null): string[] {
   const args = ["--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
   // Chromium refuses to start as root with its sandbox; elsewhere the sandbox stays on.
-  if (process.getuid?.() === 0) args.unshift("--no-sandbox");
+  if (uid === 0) args.unshift("--no-sandbox");
   return args;
 }
 

@@ -181,7 +181,14 @@ export class RunEngine implements Engine {
         log.error("run failed inside the engine", { run_id: run.id, error: message });
         return this.outcome(active, "error", `the run could not be executed (internal error: ${message})`, active.steps, []);
       })
-      .then((outcome) => this.writer.add(outcome))
+      .then((outcome) => {
+        this.writer.add(outcome);
+        // The outcome's error is masked already: the log never holds a secret the results would hide.
+        log.info("run finished", {
+          run_id: outcome.id, automation_id: outcome.automationId, status: outcome.status, duration_ms: outcome.durationMs,
+          ...(outcome.error !== null ? { error: outcome.error } : {}),
+        });
+      })
       .finally(() => {
         this.active.delete(run.id);
         if (this.active.size === 0) this.idle?.();

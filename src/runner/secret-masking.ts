@@ -3,15 +3,33 @@ export type Masker = (text: string) => string;
 
 const MASK = "***";
 
+/**
+ * The secret as it can appear in what a run records: as written, JSON-escaped, and encoded the ways a URL
+ * encodes it — encodeURIComponent, a form-encoded `query` value (space as +, ! ' ( ) ~ escaped), and what the
+ * URL parser leaves of it in a path or a query string (it keeps / : @ & = + and more as they are).
+ */
+function secretForms(v: string): string[] {
+  const forms = [v, encodeURIComponent(v), JSON.stringify(v).slice(1, -1), new URLSearchParams([["", v]]).toString().slice(1)];
+  try {
+    const u = new URL("http://svc.invalid/");
+    u.pathname = `/${v}`;
+    forms.push(u.pathname.slice(1));
+    u.search = `?${v}`;
+    forms.push(u.search.slice(1));
+  } catch {
+    // A value the URL parser rejects cannot have been sent in a URL.
+  }
+  // Encoding only lengthens a value: a shorter form means the parser rewrote it (a/../b → b), and masking that
+  // would hide unrelated text.
+  return forms.filter((f) => f.length >= v.length);
+}
+
 /** null when there is nothing to hide, so the common case costs nothing. */
 export function secretMasker(secrets: Record<string, string>): Masker | null {
   const needles = new Set<string>();
   for (const v of Object.values(secrets)) {
     if (typeof v !== "string" || v.length === 0) continue;
-    needles.add(v);
-    // The same secret as it appears in a URL or a JSON string.
-    needles.add(encodeURIComponent(v));
-    needles.add(JSON.stringify(v).slice(1, -1));
+    for (const form of secretForms(v)) needles.add(form);
   }
   if (needles.size === 0) return null;
   const ordered = [...needles].sort((a, b) => b.length - a.length);

@@ -1,12 +1,34 @@
 // A local system under test for run-engine tests and the benchmark: JSON endpoints, a slow endpoint, one that
-// drops the connection, and a small HTML app (a login form and a list page).
+// drops the connection, one that holds requests and records when each was in flight, and a small HTML app (a
+// login form, a list page, and pages that set and show a cookie and localStorage).
 import type { Server } from "bun";
 
 export interface TargetApp {
   url: string;
   /** Requests seen, by "METHOD path" (for checking what a run sent). */
   seen: { method: string; path: string; headers: Record<string, string>; body: string }[];
+  /** Requests to /hold/{key}, by key: when each arrived and when its answer left (performance.now()). */
+  held(key: string): HoldInterval[];
+  /** Lets the requests to /hold/{key} go on: until then they wait (before their `ms` of holding). */
+  release(key: string): void;
   stop(): Promise<void>;
+}
+
+export interface HoldInterval {
+  start: number;
+  end: number | null;
+}
+
+/** The most intervals open at one instant (an end at the same instant as a start counts as before it). */
+export function maxOverlap(intervals: { start: number; end: number }[]): number {
+  const events = intervals.flatMap((i) => [[i.start, 1], [i.end, -1]] as [number, number][]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let open = 0;
+  let max = 0;
+  for (const [, d] of events) {
+    open += d;
+    max = Math.max(max, open);
+  }
+  return max;
 }
 
 const items = [
@@ -37,8 +59,30 @@ const LIST = `<h1>Items</h1>
 <p id="later" hidden>Loaded later</p>
 <a href="/items-page" onmouseover="document.getElementById('tip').hidden = false">hover me</a><span id="tip" hidden>Tooltip</span>`;
 
+/** A page that shows what the browser sends and keeps: its cookie header and a localStorage value. */
+const SESSION_SHOW = (cookie: string) => `<h1>Session</h1>
+<p id="cookie">cookie: ${cookie.replace(/[<>&"]/g, "") || "none"}</p>
+<p id="storage">storage: pending</p>
+<script src="/session/show.js"></script>`;
+const SESSION_SHOW_JS = `document.getElementById("storage").textContent = "storage: " + (localStorage.getItem("svc-test") ?? "none");`;
+const SESSION_SET_JS = `const v = new URLSearchParams(location.search).get("v"); localStorage.setItem("svc-test", v); document.getElementById("done").hidden = false;`;
+
 export function startTargetApp(): TargetApp {
   const seen: TargetApp["seen"] = [];
+  const holds = new Map<string, HoldInterval[]>();
+  const gates = new Map<string, { open: Promise<void>; release(): void }>();
+  const gate = (key: string) => {
+    let g = gates.get(key);
+    if (!g) {
+      let release = () => {};
+      const open = new Promise<void>((r) => {
+        release = r;
+      });
+      g = { open, release };
+      gates.set(key, g);
+    }
+    return g;
+  };
   let nextId = 100;
   const calls = new Map<string, number>();
   const dropper = Bun.listen({
@@ -88,6 +132,28 @@ export function startTargetApp(): TargetApp {
         const fail = Number(u.searchParams.get("fail") ?? "1");
         return n <= fail ? Response.json({ call: n }, { status: 500 }) : Response.json({ call: n });
       }
+      // Holds the request until released by the test, then `ms` more, and records when it was in flight.
+      const hold = /^\/hold\/([\w-]+)$/.exec(p);
+      if (hold) {
+        const key = hold[1] as string;
+        const interval: HoldInterval = { start: performance.now(), end: null };
+        holds.set(key, [...(holds.get(key) ?? []), interval]);
+        await gate(key).open;
+        await Bun.sleep(Number(u.searchParams.get("ms") ?? "300"));
+        interval.end = performance.now();
+        return Response.json({ held: key });
+      }
+      if (p === "/session/set") {
+        const v = u.searchParams.get("v") ?? "";
+        return new Response(
+          `<!doctype html><html><head><meta charset="utf-8"><title>Set</title></head><body><p id="done" hidden>Session set</p><script src="/session/set.js"></script></body></html>`,
+          { headers: { "content-type": "text/html; charset=utf-8", "set-cookie": `svc_test=${encodeURIComponent(v)}; Path=/; Max-Age=3600` } },
+        );
+      }
+      if (p === "/session/set.js") return new Response(SESSION_SET_JS, { headers: { "content-type": "text/javascript" } });
+      if (p === "/session/show") return page("Session", SESSION_SHOW(req.headers.get("cookie") ?? ""));
+      if (p === "/session/show.js") return new Response(SESSION_SHOW_JS, { headers: { "content-type": "text/javascript" } });
+      if (p === "/lines") return new Response("first line\nsecond line: order 42 shipped\nthird line\n", { headers: { "content-type": "text/plain" } });
       if (p === "/text") return new Response("hello plain world", { headers: { "content-type": "text/plain" } });
       if (p === "/big") return new Response("x".repeat(100_000), { headers: { "content-type": "text/plain" } });
       if (p === "/slow") {
@@ -111,7 +177,10 @@ export function startTargetApp(): TargetApp {
   return {
     url: `http://127.0.0.1:${server.port}`,
     seen,
+    held: (key) => holds.get(key) ?? [],
+    release: (key) => gate(key).release(),
     async stop() {
+      for (const g of gates.values()) g.release();
       dropper.stop(true);
       await server.stop(true);
     },

@@ -1,0 +1,128 @@
+// Browser runs share one Chromium process and each gets a fresh context: no cookie or localStorage crosses from
+// one run to the next. Chromium's sandbox is turned off only when svc runs as root.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { launchArgs } from "../src/runner/chromium";
+import { startTestServer, type TestServer } from "./helpers/server";
+import { startTargetApp, type TargetApp } from "./helpers/target-app";
+import { projectWithEnv, runToEnd } from "./helpers/runs";
+
+let s: TestServer;
+let target: TargetApp;
+let project: string;
+/** Chromium processes this test process had started before this file (other test files run in it too). */
+let earlier: Set<number>;
+
+interface Proc {
+  pid: number;
+  args: string[];
+}
+
+/**
+ * The Chromium browser processes started by this process: children of it running Chromium with a user data
+ * dir (playwright-core gives every browser it launches its own). Its renderers and helpers are children of the
+ * browser, not of this process, so each browser counts once. Exited ones have no command line and drop out.
+ */
+function chromiumBrowsers(): Proc[] {
+  const out: Proc[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // "pid (comm) state ppid …": comm may contain spaces, so read after its closing parenthesis.
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid !== process.pid) continue;
+      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").filter(Boolean);
+      if (/chrom/i.test(args[0] ?? "") && args.some((a) => a.startsWith("--user-data-dir="))) out.push({ pid: Number(entry), args });
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return out;
+}
+
+const ours = () => chromiumBrowsers().filter((p) => !earlier.has(p.pid));
+
+beforeAll(async () => {
+  earlier = new Set(chromiumBrowsers().map((p) => p.pid));
+  target = startTargetApp();
+  s = await startTestServer({ rate_limit: { enabled: false }, runner: { concurrency: 3 } });
+  ({ project } = await projectWithEnv(s, "browser isolation", { BASE_URL: target.url }));
+});
+afterAll(async () => {
+  await s.stop();
+  await target.stop();
+});
+
+const browser = (steps: unknown[]) => ({ name: `b-${crypto.randomUUID().slice(0, 8)}`, kind: "browser", environment: "test", steps });
+
+describe("browser runs", () => {
+  test("a run does not see the cookie or localStorage an earlier run set on the same site", async () => {
+    const value = `v${crypto.randomUUID().slice(0, 8)}`;
+    const a = await runToEnd(s, project, browser([
+      { goto: `/session/set?v=${value}` },
+      { wait_for: { text: "Session set" } },
+      { goto: "/session/show" },
+      // Within one run the cookie and the storage are there: what run B must not see is real.
+      { expect: { text: `cookie: svc_test=${value}` } },
+      { expect: { text: `storage: ${value}` } },
+    ]));
+    expect(a.steps.filter((x) => x.status !== "passed").map((x) => `${x.name}: ${x.message}`)).toEqual([]);
+    expect(a.status).toBe("passed");
+
+    const b = await runToEnd(s, project, browser([
+      { goto: "/session/show" },
+      { expect: { text: "cookie: none" }, timeout_ms: 2000 },
+      { expect: { text: "storage: none" }, timeout_ms: 2000 },
+    ]));
+    expect(b.steps.filter((x) => x.status !== "passed").map((x) => `${x.name}: ${x.message}`)).toEqual([]);
+    expect(b.status).toBe("passed");
+    // What the site received: A's second page came with the cookie, B's without any.
+    const shows = target.seen.filter((r) => r.path === "/session/show");
+    expect(shows.map((r) => r.headers.cookie ?? "(none)")).toEqual([`svc_test=${value}`, "(none)"]);
+  }, 60_000);
+
+  test("runs one after another and at once all use one Chromium process, which stops with the server", async () => {
+    const pass = [{ goto: "/items-page" }, { expect: { count: { locator: "testid=item", equals: 3 } } }];
+    const seen: number[][] = [];
+    const first = await runToEnd(s, project, browser(pass));
+    expect(first.status).toBe("passed");
+    seen.push(ours().map((p) => p.pid));
+    const together = await Promise.all([1, 2, 3].map(() => runToEnd(s, project, browser(pass))));
+    expect(together.map((r) => r.status)).toEqual(["passed", "passed", "passed"]);
+    seen.push(ours().map((p) => p.pid));
+    const last = await runToEnd(s, project, browser(pass));
+    expect(last.status).toBe("passed");
+    const browsers = ours();
+    seen.push(browsers.map((p) => p.pid));
+    // The earlier test's runs used the same process too: one browser for the whole file.
+    expect(browsers.length).toBe(1);
+    const pid = browsers[0]?.pid as number;
+    expect(seen).toEqual([[pid], [pid], [pid]]);
+    // The sandbox flag it was started with follows the rule under test below, for the real uid.
+    expect(browsers[0]?.args.includes("--no-sandbox")).toBe(process.getuid?.() === 0);
+
+    // The server's shutdown closes the browser (a fresh server for the rest of the file's hooks).
+    await s.stop();
+    s = await startTestServer({ rate_limit: { enabled: false } });
+    const deadline = Date.now() + 15_000;
+    while (ours().length > 0 && Date.now() < deadline) await Bun.sleep(50);
+    expect(ours()).toEqual([]);
+  }, 90_000);
+});
+
+describe("Chromium's sandbox", () => {
+  test("is disabled (--no-sandbox) exactly when svc runs as root", () => {
+    expect(launchArgs(0)).toContain("--no-sandbox");
+    for (const uid of [1, 999, 1000, 65534]) expect(launchArgs(uid)).not.toContain("--no-sandbox");
+    // Where there are no uids (Windows), the sandbox stays on.
+    expect(launchArgs(null)).not.toContain("--no-sandbox");
+    // Apart from the sandbox, root and others get the same flags.
+    expect(launchArgs(0).filter((a) => a !== "--no-sandbox")).toEqual(launchArgs(1000));
+  });
+
+  test("follows this process's own uid by default", () => {
+    expect(launchArgs()).toEqual(launchArgs(process.getuid?.() ?? null));
+    expect(launchArgs().includes("--no-sandbox")).toBe(process.getuid?.() === 0);
+  });
+});
