@@ -3,7 +3,7 @@
 // steps and screenshot; then a group run of it.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser, newPage, shot } from "./helpers/browser";
+import { launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 setDefaultTimeout(60_000);
@@ -23,11 +23,7 @@ beforeAll(async () => {
   s = await startTestServer();
   browser = await launchBrowser();
   page = (await newPage(browser)).page;
-  await page.goto(s.url);
-  await page.getByLabel("Email").fill("owner@acme.test");
-  await page.getByLabel("Password").fill("correct horse battery");
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "Dashboard" }).waitFor();
+  await signInAsOwner(page, s.url);
 });
 afterAll(async () => {
   await browser?.close();

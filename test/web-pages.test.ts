@@ -1,9 +1,10 @@
 // The pages of the web application in headless Chromium against a real server: projects (edit, OpenAPI upload,
 // delete), environments with write-only secrets, features with Gherkin, automations with the validated steps
-// editor and filters, runs, groups and group runs; screenshots of each at 1280 and 390 px.
+// editor and filters, runs, groups and group runs; screenshots of each at 1280 and 390 px, where every table is
+// stacked into labelled rows with all its controls (the keys page's Revoke button) on screen.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser, newPage, shot } from "./helpers/browser";
+import { launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 setDefaultTimeout(30_000);
@@ -22,11 +23,7 @@ beforeAll(async () => {
   s = await startTestServer();
   browser = await launchBrowser();
   page = (await newPage(browser)).page;
-  await page.goto(s.url);
-  await page.getByLabel("Email").fill("owner@acme.test");
-  await page.getByLabel("Password").fill("correct horse battery");
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.getByRole("heading", { name: "Dashboard" }).waitFor();
+  await signInAsOwner(page, s.url);
 });
 afterAll(async () => {
   await browser?.close();
@@ -172,6 +169,30 @@ test("groups: create, order automations, run the group and see its runs together
   visited.push([new URL(page.url()).hash.slice(1), "group-run"]);
 });
 
+/** At 390 px table rows are stacked cards: every cell is labelled with its column's heading (data-label), and no
+ * link, button or field of a table lies outside the viewport (on the keys page: the Revoke button). */
+async function narrowTablesReadable(p: Page, name: string): Promise<void> {
+  const unlabelled = await p.locator(".table-wrap table").evaluateAll((tables) => tables.flatMap((t) => {
+    const heads = [...t.querySelectorAll("thead th")].map((th) => th.textContent?.trim() ?? "");
+    return [...t.querySelectorAll("tbody tr")].flatMap((tr) => [...tr.children].map((td, i) => ({
+      heading: heads[i] ?? "",
+      label: td.getAttribute("data-label") ?? (td.classList.contains("actions") ? "Actions" : "(none)"),
+    }))).filter((c) => c.heading !== c.label);
+  }));
+  expect({ name, unlabelled }).toEqual({ name, unlabelled: [] });
+  const outside = await p.locator(".table-wrap :is(a, button, select, input)").evaluateAll((els) => els
+    .map((e) => ({ control: e.outerHTML.slice(0, 80), left: e.getBoundingClientRect().left, right: e.getBoundingClientRect().right }))
+    .filter((c) => c.left < 0 || c.right > document.documentElement.clientWidth));
+  expect({ name, outside }).toEqual({ name, outside: [] });
+  if (name === "keys") {
+    const revoke = p.locator("tr[data-key-id]").first().getByRole("button", { name: "Revoke" });
+    const box = await revoke.boundingBox();
+    expect(box).not.toBeNull();
+    expect(box?.x ?? -1).toBeGreaterThanOrEqual(0);
+    expect((box?.x ?? 0) + (box?.width ?? Number.POSITIVE_INFINITY)).toBeLessThanOrEqual(390);
+  }
+}
+
 test("screenshots of the main pages at 1280 and 390 px", async () => {
   visited.push(["/", "dashboard"], ["/settings/keys", "keys"], ["/members", "members-page"]);
   const seen = new Set<string>();
@@ -191,6 +212,7 @@ test("screenshots of the main pages at 1280 and 390 px", async () => {
       expect(await Bun.file(file).exists()).toBe(true);
       const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect({ name, width, overflow }).toEqual({ name, width, overflow: 0 });
+      if (width === 390) await narrowTablesReadable(p, name);
     }
     await context.close();
   }

@@ -1,6 +1,7 @@
-// The small set of building blocks every page uses: badges, fields, buttons with confirmation, messages.
+// The small set of building blocks every page uses: badges, fields, buttons with confirmation, messages, and
+// copy blocks that still copy where the browser gives no clipboard API (plain HTTP on another host than localhost).
 import type { ComponentChildren } from "preact";
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 
 export function Badge({ status }: { status: string }) {
   return <span class={`badge badge-${status}`}>{status.replace("_", " ")}</span>;
@@ -96,11 +97,76 @@ export function Tabs({ items, active }: { items: { href: string; label: string; 
 
 export const inputValue = (e: { currentTarget: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement }) => e.currentTarget.value;
 
-export async function copyText(text: string): Promise<boolean> {
-  try {
-    await navigator.clipboard.writeText(text);
-    return true;
-  } catch {
-    return false;
+/** How a copy ended: on the clipboard, or left selected on the page for the person to copy by hand. */
+export type CopyResult = "copied" | "selected";
+
+/**
+ * Copies `text` to the clipboard. `navigator.clipboard` exists only in secure contexts (HTTPS, localhost), so on
+ * plain HTTP of another host (http://svc.lan:8080) this falls back to copying a selection with
+ * `document.execCommand("copy")`. When that fails too, the contents of `source` (the element showing the text)
+ * are left selected and the result is "selected": the caller tells the person to press Ctrl+C / ⌘C.
+ */
+export async function copyText(text: string, source?: Element | null): Promise<CopyResult> {
+  if (typeof navigator.clipboard?.writeText === "function") {
+    try {
+      await navigator.clipboard.writeText(text);
+      return "copied";
+    } catch {
+      // Refused (no permission, document not focused): try the selection below.
+    }
   }
+  if (copyBySelection(text)) return "copied";
+  if (source) selectContents(source);
+  return "selected";
+}
+
+/** Copies through a hidden text field: exactly `text`, whatever the page shows around it. */
+function copyBySelection(text: string): boolean {
+  const active = document.activeElement;
+  const buffer = document.createElement("textarea");
+  buffer.value = text;
+  buffer.readOnly = true;
+  buffer.className = "copy-buffer";
+  buffer.setAttribute("aria-hidden", "true");
+  buffer.tabIndex = -1;
+  document.body.appendChild(buffer);
+  let ok = false;
+  try {
+    buffer.select();
+    buffer.setSelectionRange(0, text.length);
+    ok = document.execCommand("copy");
+  } catch {
+    ok = false;
+  } finally {
+    buffer.remove();
+    if (active instanceof HTMLElement) active.focus();
+  }
+  return ok;
+}
+
+function selectContents(el: Element): void {
+  const selection = window.getSelection();
+  if (!selection) return;
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  selection.removeAllRanges();
+  selection.addRange(range);
+}
+
+/** Text to copy (a key, a command, a link) with its copy button, which says whether the copy worked. */
+export function CopyBlock({ text, label }: { text: string; label: string }) {
+  const [state, setState] = useState<CopyResult | null>(null);
+  const shown = useRef<HTMLElement>(null);
+  useEffect(() => setState(null), [text]);
+  return (
+    <div class="copyblock-wrap">
+      <div class="copyblock">
+        <pre><code ref={shown}>{text}</code></pre>
+        <button type="button" class="btn" aria-label={label} onClick={async () => setState(await copyText(text, shown.current))}>{state === "copied" ? "Copied" : "Copy"}</button>
+      </div>
+      {state === "selected" && (
+        <p class="copy-hint" role="status">The browser did not let this page copy. The text is selected: press <kbd>Ctrl+C</kbd> (<kbd>⌘C</kbd> on a Mac) to copy it.</p>
+      )}
+    </div>
+  );
 }

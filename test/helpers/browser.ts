@@ -59,6 +59,15 @@ export async function newPage(browser: Browser, width = 1280): Promise<{ context
   return { context, page };
 }
 
+/** Signs in through the sign-in page as the test server's owner (startTestServer's password) and waits for the dashboard. */
+export async function signInAsOwner(page: Page, url: string, email = "owner@acme.test", password = "correct horse battery"): Promise<void> {
+  await page.goto(url);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Dashboard" }).waitFor();
+}
+
 let announced = false;
 
 /** Saves a full-page screenshot under test-artifacts/screenshots/ for a reviewer to look at. */

@@ -98,12 +98,12 @@ export function AutomationsPage({ project }: { project: string }) {
             <tbody>
               {list.data.data.map((x) => (
                 <tr key={x.id} data-automation={x.name}>
-                  <td><a href={`#/p/${enc(project)}/automations/${x.id}`}>{x.name}</a></td>
-                  <td>{x.kind}</td>
-                  <td><Badge status={x.status} /></td>
-                  <td class="muted">{x.source}</td>
-                  <td>{x.last_run ? <a href={`#/p/${enc(project)}/runs/${x.last_run.id}`}><Badge status={x.last_run.status} /></a> : <span class="muted">never</span>}</td>
-                  <td>{when(x.updated_at)}</td>
+                  <td data-label="Name"><a href={`#/p/${enc(project)}/automations/${x.id}`}>{x.name}</a></td>
+                  <td data-label="Kind">{x.kind}</td>
+                  <td data-label="Status"><Badge status={x.status} /></td>
+                  <td data-label="Source" class="muted">{x.source}</td>
+                  <td data-label="Last run">{x.last_run ? <a href={`#/p/${enc(project)}/runs/${x.last_run.id}`}><Badge status={x.last_run.status} /></a> : <span class="muted">never</span>}</td>
+                  <td data-label="Updated">{when(x.updated_at)}</td>
                 </tr>
               ))}
             </tbody>

@@ -69,11 +69,11 @@ export function DashboardPage() {
               <tbody>
                 {recent.map(({ r, p }) => (
                   <tr key={r.id}>
-                    <td><a href={`#/p/${enc(p.slug)}/runs/${r.id}`}><Badge status={r.status} /></a></td>
-                    <td><a href={`#/p/${enc(p.slug)}/runs/${r.id}`}>{r.automation_name}</a></td>
-                    <td>{p.name}</td>
-                    <td>{when(r.created_at)}</td>
-                    <td>{duration(r.duration_ms)}</td>
+                    <td data-label="Status"><a href={`#/p/${enc(p.slug)}/runs/${r.id}`}><Badge status={r.status} /></a></td>
+                    <td data-label="Automation"><a href={`#/p/${enc(p.slug)}/runs/${r.id}`}>{r.automation_name}</a></td>
+                    <td data-label="Project">{p.name}</td>
+                    <td data-label="When">{when(r.created_at)}</td>
+                    <td data-label="Duration">{duration(r.duration_ms)}</td>
                   </tr>
                 ))}
               </tbody>

@@ -58,11 +58,11 @@ export function GroupRunList({ project, group }: { project: string; group?: stri
         <tbody>
           {runs.data.data.map((r) => (
             <tr key={r.id}>
-              <td><a href={`#/p/${enc(project)}/group-runs/${r.id}`}><Badge status={r.status} /></a></td>
-              <td><a href={`#/p/${enc(project)}/group-runs/${r.id}`}>{r.group_name}</a></td>
-              <td>{when(r.started_at ?? r.created_at)}</td>
-              <td>{duration(r.duration_ms)}</td>
-              <td>{r.summary.passed}/{r.summary.total} passed</td>
+              <td data-label="Status"><a href={`#/p/${enc(project)}/group-runs/${r.id}`}><Badge status={r.status} /></a></td>
+              <td data-label="Group"><a href={`#/p/${enc(project)}/group-runs/${r.id}`}>{r.group_name}</a></td>
+              <td data-label="Started">{when(r.started_at ?? r.created_at)}</td>
+              <td data-label="Duration">{duration(r.duration_ms)}</td>
+              <td data-label="Results">{r.summary.passed}/{r.summary.total} passed</td>
             </tr>
           ))}
         </tbody>

@@ -4,17 +4,7 @@ import { op, web } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { useSession } from "../session";
 import type { ApiKey, CreatedKey, Page } from "../types";
-import { Badge, Card, ConfirmButton, copyText, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
-
-function CopyBlock({ text, label }: { text: string; label: string }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <div class="copyblock">
-      <pre><code>{text}</code></pre>
-      <button type="button" class="btn" aria-label={label} onClick={async () => setCopied(await copyText(text))}>{copied ? "Copied" : "Copy"}</button>
-    </div>
-  );
-}
+import { Badge, Card, ConfirmButton, CopyBlock, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 
 function keyState(k: ApiKey): string {
   if (k.revoked_at) return "revoked";
@@ -73,16 +63,16 @@ export function KeysPage() {
         {keys.data && keys.data.data.length > 0 && (
           <div class="table-wrap">
             <table>
-              <thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th>Expires</th><th>State</th><th /></tr></thead>
+              <thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th>Expires</th><th>State</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
               <tbody>
                 {keys.data.data.map((k) => (
                   <tr key={k.id} data-key-id={k.id}>
-                    <td>{k.name}</td>
-                    <td><code>{k.prefix}…</code></td>
-                    <td>{when(k.created_at)}</td>
-                    <td>{k.last_used_at ? when(k.last_used_at) : "never"}</td>
-                    <td>{k.expires_at ? when(k.expires_at) : "never"}</td>
-                    <td><Badge status={keyState(k)} /></td>
+                    <td data-label="Name">{k.name}</td>
+                    <td data-label="Key"><code>{k.prefix}…</code></td>
+                    <td data-label="Created">{when(k.created_at)}</td>
+                    <td data-label="Last used">{k.last_used_at ? when(k.last_used_at) : "never"}</td>
+                    <td data-label="Expires">{k.expires_at ? when(k.expires_at) : "never"}</td>
+                    <td data-label="State"><Badge status={keyState(k)} /></td>
                     <td class="actions">{!k.revoked_at && <ConfirmButton label="Revoke" question={`Revoke ${k.name}?`} onConfirm={() => revoke(k.id)} />}</td>
                   </tr>
                 ))}

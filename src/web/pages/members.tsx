@@ -4,7 +4,7 @@ import { op } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { useSession } from "../session";
 import type { Member, Page, Role } from "../types";
-import { Card, ConfirmButton, copyText, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { Card, ConfirmButton, CopyBlock, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 
 const ROLES: Role[] = ["member", "admin", "owner"];
 
@@ -51,7 +51,7 @@ export function MembersPage() {
         {setupUrl && (
           <div class="note note-warn" data-testid="setup-url">
             Send this one-time link to the new member so they can set a password (valid for 7 days):
-            <div class="copyblock"><pre><code>{setupUrl}</code></pre><button type="button" class="btn" onClick={() => void copyText(setupUrl)}>Copy</button></div>
+            <CopyBlock text={setupUrl} label="Copy setup link" />
           </div>
         )}
         <ErrorNote message={a.error} details={a.details} />
@@ -62,18 +62,18 @@ export function MembersPage() {
         {members.data && (
           <div class="table-wrap">
             <table>
-              <thead><tr><th>Name</th><th>Email</th><th>Role</th><th>Since</th><th /></tr></thead>
+              <thead><tr><th>Name</th><th>Email</th><th>Role</th><th>Since</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
               <tbody>
                 {members.data.data.map((m) => (
                   <tr key={m.user_id} data-member={m.email}>
-                    <td>{m.name}</td>
-                    <td>{m.email}</td>
-                    <td>
+                    <td data-label="Name">{m.name}</td>
+                    <td data-label="Email">{m.email}</td>
+                    <td data-label="Role">
                       <select aria-label={`Role of ${m.email}`} value={m.role} disabled={m.user_id === session.user?.id} onChange={(e) => void change(m.user_id, inputValue(e) as Role)}>
                         {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
                       </select>
                     </td>
-                    <td>{when(m.created_at)}</td>
+                    <td data-label="Since">{when(m.created_at)}</td>
                     <td class="actions">
                       {m.user_id !== session.user?.id && (
                         <ConfirmButton label="Remove" question={`Remove ${m.email}? Their keys stop working at once.`} onConfirm={() => void remove(m.user_id)} />

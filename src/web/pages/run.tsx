@@ -29,14 +29,14 @@ function StepCard({ project, run, step }: { project: string; run: Run; step: Ste
       {step.assertions && step.assertions.length > 0 && (
         <div class="table-wrap">
           <table class="compact">
-            <thead><tr><th /><th>Assertion</th><th>Expected</th><th>Actual</th></tr></thead>
+            <thead><tr><th><span class="visually-hidden">Result</span></th><th>Assertion</th><th>Expected</th><th>Actual</th></tr></thead>
             <tbody>
               {step.assertions.map((a, i) => (
                 <tr key={i} class={a.passed ? "" : "row-failed"}>
-                  <td>{a.passed ? "✓" : "✗"}</td>
-                  <td><code>{a.assertion}</code></td>
-                  <td><code>{show(a.expected)}</code></td>
-                  <td><code>{show(a.actual)}</code></td>
+                  <td data-label="Result">{a.passed ? "✓" : "✗"}</td>
+                  <td data-label="Assertion"><code>{a.assertion}</code></td>
+                  <td data-label="Expected"><code>{show(a.expected)}</code></td>
+                  <td data-label="Actual"><code>{show(a.actual)}</code></td>
                 </tr>
               ))}
             </tbody>

@@ -18,12 +18,12 @@ export function RunTable({ project, runs }: { project: string; runs: Run[] }) {
         <tbody>
           {runs.map((r) => (
             <tr key={r.id} data-run-id={r.id}>
-              <td><a href={`#/p/${enc(project)}/runs/${r.id}`}><Badge status={r.status} /></a></td>
-              <td><a href={`#/p/${enc(project)}/runs/${r.id}`}>{r.automation_name}</a></td>
-              <td>{when(r.started_at ?? r.created_at)}</td>
-              <td>{duration(r.duration_ms)}</td>
-              <td>{r.summary.passed}/{r.summary.steps}{r.summary.failed > 0 ? ` · ${r.summary.failed} failed` : ""}</td>
-              <td class="muted">{r.trigger}</td>
+              <td data-label="Status"><a href={`#/p/${enc(project)}/runs/${r.id}`}><Badge status={r.status} /></a></td>
+              <td data-label="Automation"><a href={`#/p/${enc(project)}/runs/${r.id}`}>{r.automation_name}</a></td>
+              <td data-label="Started">{when(r.started_at ?? r.created_at)}</td>
+              <td data-label="Duration">{duration(r.duration_ms)}</td>
+              <td data-label="Steps">{r.summary.passed}/{r.summary.steps}{r.summary.failed > 0 ? ` · ${r.summary.failed} failed` : ""}</td>
+              <td data-label="Trigger" class="muted">{r.trigger}</td>
             </tr>
           ))}
         </tbody>
