@@ -83,6 +83,9 @@ async function missingOptions(page: Page, target: string, wanted: string[]): Pro
   return { missing, options: listed || "none" };
 }
 
+const missingOptionsMessage = (what: string, found: { missing: string[]; options: string }) =>
+  `${what}: expected ${found.missing.length === 1 ? "an option" : "options"} ${found.missing.map((m) => JSON.stringify(m)).join(", ")}, got options ${found.options}`;
+
 /**
  * Why an action or wait did not happen, in one line. Playwright's timeouts mean "the page did not do what the
  * step expects": a failed step, not an error; the message says whether nothing matched or what was not ready.
@@ -97,9 +100,7 @@ async function describe(e: unknown, page: Page, step: BrowserStep, what: string,
     if (target && "select" in step) {
       const v = step.select.value;
       const found = await missingOptions(page, target, typeof v === "string" ? [text(v)] : v.map(text));
-      if (found && found.missing.length > 0) {
-        return new StepFailure("failed", `${what}: expected ${found.missing.length === 1 ? "an option" : "options"} ${found.missing.map((m) => JSON.stringify(m)).join(", ")}, got options ${found.options}`);
-      }
+      if (found && found.missing.length > 0) return new StepFailure("failed", missingOptionsMessage(what, found));
     }
     if (target && count) {
       const why = await notReady(locate(page, target).first(), "fill" in step);
@@ -182,7 +183,11 @@ export async function executeBrowserStep(page: Page, step: BrowserStep, index: n
       else await page.keyboard.press(step.press.key);
     } else if ("select" in step) {
       const v = step.select.value;
-      await locate(page, step.select.locator).first().selectOption(typeof v === "string" ? text(v) : v.map(text), { timeout });
+      const wanted = typeof v === "string" ? [text(v)] : v.map(text);
+      await locate(page, step.select.locator).first().selectOption(wanted, { timeout });
+      // Playwright may settle for some of several values (a single select takes one): every one must exist.
+      const found = wanted.length > 1 ? await missingOptions(page, step.select.locator, wanted) : null;
+      if (found && found.missing.length > 0) throw new StepFailure("failed", missingOptionsMessage(name, found));
     } else if ("check" in step) await locate(page, step.check).first().check({ timeout });
     else if ("uncheck" in step) await locate(page, step.uncheck).first().uncheck({ timeout });
     else if ("hover" in step) await locate(page, step.hover).first().hover({ timeout });
