@@ -103,11 +103,17 @@ describe("browser steps", () => {
       [{ expect: { count: { locator: "css=input", equals: 9 } }, timeout_ms: 300 }, "count of css=input: expected 9, got 3"],
       [{ click: "testid=nothing", timeout_ms: 300 }, "click testid=nothing: no element matches testid=nothing (waited 300 ms)"],
       [{ expect: { visible: "#hint" }, timeout_ms: 300 }, "visible: expected #hint to be visible"],
+      // A selector the browser cannot parse is named as such, not reported as "not visible".
+      [{ expect: { visible: "css=div[[" }, timeout_ms: 300 }, "div[["],
     ];
     for (const [step, message] of cases) {
       const run = await runToEnd(s, project, browser([{ goto: "/login" }, step]));
       expect(run.status).toBe("failed");
       expect(run.steps[1]?.message ?? "").toContain(message);
+      if (message === "div[[") {
+        expect(run.steps[1]?.message ?? "").not.toContain("to be visible");
+        expect(run.steps[1]?.message ?? "").toMatch(/selector/i);
+      }
     }
   }, 60_000);
 

@@ -112,3 +112,22 @@ test("a run whose error contains secrets is logged with *** and never with the s
     }
   }
 }, 60_000);
+
+test("a failed run is logged with its first failed step, secrets masked there too", async () => {
+  const target = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => Response.json({ ok: false }, { status: 500 }) });
+  try {
+    const run = await runToEnd([
+      { name: "health", request: { url: `http://127.0.0.1:${target.port}/health?token={{TOKEN}}` }, expect: [{ status: 200 }, { json: "$.ok", equals: "{{TOKEN}}" }] },
+    ]);
+    expect(run.status).toBe("failed");
+    expect(run.error).toBeNull();
+    const finished = (await runLines(run.id)).find((l) => l.msg === "run finished") as LogLine & { failure?: string };
+    expect(finished).toMatchObject({ level: "info", status: "failed" });
+    expect(finished.failure).toStartWith("step 1 (health): ");
+    expect(finished.failure).toContain("expected 200, got 500");
+    expect(finished.failure).not.toContain(TOKEN);
+  } finally {
+    target.stop(true);
+  }
+  for (const form of forms(TOKEN)) expect(serve.logs().includes(form)).toBe(false);
+}, 60_000);

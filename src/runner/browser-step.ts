@@ -212,15 +212,15 @@ type Expectations = Extract<BrowserStep, { expect: unknown }>["expect"];
 async function checkExpectations(page: Page, ex: Expectations, timeout: number, ctx: StepContext, text: (s: string) => string): Promise<void> {
   if (ex.text !== undefined) {
     const want = text(ex.text);
-    const ok = await page.getByText(want).first().waitFor({ state: "visible", timeout }).then(() => true, () => false);
+    const ok = await cameTrue(page.getByText(want).first().waitFor({ state: "visible", timeout }));
     if (!ok) throw new StepFailure("failed", `text: expected "${want}" to be visible, it was not (page ${page.url()}, title ${JSON.stringify(await page.title())})`);
   }
   if (ex.visible !== undefined) {
-    const ok = await locate(page, ex.visible).first().waitFor({ state: "visible", timeout }).then(() => true, () => false);
+    const ok = await cameTrue(locate(page, ex.visible).first().waitFor({ state: "visible", timeout }));
     if (!ok) throw new StepFailure("failed", `visible: expected ${ex.visible} to be visible, got ${await locate(page, ex.visible).count()} matching elements, none visible`);
   }
   if (ex.hidden !== undefined) {
-    const ok = await locate(page, ex.hidden).first().waitFor({ state: "hidden", timeout }).then(() => true, () => false);
+    const ok = await cameTrue(locate(page, ex.hidden).first().waitFor({ state: "hidden", timeout }));
     if (!ok) throw new StepFailure("failed", `hidden: expected ${ex.hidden} to be hidden, it is still visible`);
   }
   if (ex.url !== undefined) {

@@ -41,6 +41,14 @@ function summarize(steps: StepResult[]): RunSummaryCounts {
   return { steps: steps.length, passed, failed, skipped };
 }
 
+/** The first failed step of a failed run, for its log line: "step 2 (get item): status: expected 200, got 500". */
+function firstFailure(steps: StepResult[], mask: ((s: string) => string) | null): string | undefined {
+  const f = steps.find((x) => x.status === "failed");
+  if (!f) return undefined;
+  const text = `step ${f.index + 1}${f.name ? ` (${f.name})` : ""}: ${f.message ?? "failed"}`;
+  return mask ? mask(text) : text;
+}
+
 export class RunEngine implements Engine {
   readonly name = "runs";
   private readonly active = new Map<string, ActiveRun>();
@@ -187,6 +195,7 @@ export class RunEngine implements Engine {
         log.info("run finished", {
           run_id: outcome.id, automation_id: outcome.automationId, status: outcome.status, duration_ms: outcome.durationMs,
           ...(outcome.error !== null ? { error: outcome.error } : {}),
+          ...(outcome.failure ? { failure: outcome.failure } : {}),
         });
       })
       .finally(() => {
@@ -261,6 +270,7 @@ export class RunEngine implements Engine {
       id: run.id, claim: run.claim, automationId: run.automationId, status,
       startedAt: run.startedAt, finishedAt: new Date(finished).toISOString(), durationMs: Math.max(0, finished - Date.parse(run.startedAt)),
       error: error !== null && mask ? mask(error) : error,
+      failure: status === "failed" ? firstFailure(steps, mask) : undefined,
       summary: summarize(steps), resultsJson: JSON.stringify({ steps: mask ? maskDeep(steps, mask) : steps, artifacts }),
       attempts: mask ? maskDeep(active.attempts, mask) : active.attempts,
     };

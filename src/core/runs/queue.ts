@@ -52,6 +52,8 @@ export interface RunOutcome {
   finishedAt: string;
   durationMs: number;
   error: string | null;
+  /** For a failed run, its first failed step in one line (secrets masked), for the log. */
+  failure?: string;
   summary: RunSummaryCounts;
   /** Already JSON: `{steps, artifacts}`, secrets masked. */
   resultsJson: string;
