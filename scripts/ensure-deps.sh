@@ -4,9 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Without write access to npm's global folder (a non-root user and a system-wide node), Bun goes to ~/.local;
+# the npm scripts look there too.
+export PATH="$PATH:$HOME/.local/bin"
 if ! command -v bun >/dev/null 2>&1; then
   echo "installing bun from the npm registry" >&2
-  npm install -g bun >&2
+  npm install -g bun >&2 || npm install -g --prefix "$HOME/.local" bun >&2
 fi
 if [ ! -d node_modules ] || [ "${CI:-}" = "true" ]; then
   bun install --frozen-lockfile >&2
@@ -22,7 +25,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${missing[*]} (Debian packages)" >&2
     apt-get update -qq >&2 || true
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 ||
+      echo "warning: could not install ${missing[*]}: the service runs without them; browser steps, UI tests and benchmarks need them" >&2
   else
     echo "note: missing ${missing[*]}: browser steps, UI tests and benchmarks need them (apt-get install ${missing[*]})" >&2
   fi

@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
+export PATH="$PATH:$HOME/.local/bin" # where ensure-deps puts Bun when npm's global folder is not writable
 bun run build >&2
 DATA_DIR="${SVC_DATA_DIR:-./svc-data}"
 PORT="${SVC_PORT:-8080}"
