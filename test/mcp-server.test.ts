@@ -150,3 +150,40 @@ test("rate limited beyond what an MCP client would wait: an isError result with 
     await limited.stop();
   }
 });
+
+test("resources: the automation format, the generation guide and the automation JSON Schema, embedded in the binary", async () => {
+  const { resources } = await client.listResources();
+  expect(resources.map((r) => r.uri).sort()).toEqual(["svc://docs/automations", "svc://docs/generation", "svc://schema/automation"]);
+  const { readFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const docs = join(import.meta.dir, "..", "docs");
+  const read = async (uri: string) => (await client.readResource({ uri })).contents[0] as { uri: string; mimeType: string; text: string };
+
+  const format = await read("svc://docs/automations");
+  expect(format.mimeType).toBe("text/markdown");
+  expect(format.text).toBe(readFileSync(join(docs, "automations.md"), "utf8"));
+  expect((await read("svc://docs/generation")).text).toBe(readFileSync(join(docs, "generation.md"), "utf8"));
+
+  // The schema accepts the documented examples and refuses a broken step, as the server does.
+  const schema = JSON.parse((await read("svc://schema/automation")).text);
+  const { default: Ajv2020 } = await import("ajv/dist/2020");
+  const validate = new Ajv2020({ strict: false }).compile(schema);
+  // The doc's whole-automation examples (other json blocks show fragments).
+  const parse = (t: string): Record<string, unknown> | null => {
+    try {
+      return JSON.parse(t) as Record<string, unknown>;
+    } catch {
+      return null;
+    }
+  };
+  const examples = [...format.text.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => parse(m[1] as string))
+    .filter((e): e is Record<string, unknown> => e !== null && typeof e === "object" && "steps" in e && "kind" in e);
+  expect(examples.length).toBeGreaterThanOrEqual(1);
+  // The canonical browser form (PRODUCT.md) too.
+  examples.push({ name: "sign in works", kind: "browser", steps: [{ goto: "/login" }, { fill: { locator: "label=Email", value: "{{USER_EMAIL}}" } },
+    { click: 'role=button[name="Sign in"]' }, { expect: { text: "Welcome" } }, { expect: { url: "/dashboard" } }, { screenshot: "after-sign-in" }] });
+  for (const e of examples) expect({ name: e.name, valid: validate(e), errors: validate.errors }).toEqual({ name: e.name, valid: true, errors: null });
+  const broken = { name: "x", kind: "http", steps: [{ request: { url: "/a" }, expect: [{ status: "two hundred" }] }] };
+  expect(validate(broken)).toBe(false);
+  expect((await s.call("POST", "/projects/shop/automations", broken)).status).toBe(400);
+});
