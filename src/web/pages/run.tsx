@@ -47,7 +47,7 @@ function StepCard({ project, run, step }: { project: string; run: Run; step: Ste
         <details>
           <summary>Request and response</summary>
           {step.request && <pre class="excerpt">{`${step.request.method} ${step.request.url}\n${Object.entries(step.request.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join("\n")}${step.request.body ? `\n\n${step.request.body}` : ""}`}</pre>}
-          {step.response && <pre class="excerpt">{`${step.response.status}\n${Object.entries(step.response.headers).map(([k, v]) => `${k}: ${v}`).join("\n")}\n\n${step.response.body}${step.response.truncated ? "\n… (truncated)" : ""}`}</pre>}
+          {step.response && <pre class="excerpt">{`${step.response.status}\n${Object.entries(step.response.headers).map(([k, v]) => `${k}: ${v}`).join("\n")}\n\n${readableBody(step.response)}${step.response.truncated ? "\n… (truncated)" : ""}`}</pre>}
         </details>
       )}
       {step.artifacts?.filter((n) => IMAGE.test(n)).map((n) => (
@@ -57,6 +57,17 @@ function StepCard({ project, run, step }: { project: string; run: Run; step: Ste
       ))}
     </li>
   );
+}
+
+/** A complete JSON response body indented for reading; anything else (or a truncated excerpt) as it came. */
+function readableBody(r: { headers: Record<string, string>; body: string; truncated: boolean }): string {
+  const type = Object.entries(r.headers).find(([k]) => k.toLowerCase() === "content-type")?.[1] ?? "";
+  if (r.truncated || !/json/i.test(type)) return r.body;
+  try {
+    return JSON.stringify(JSON.parse(r.body), null, 2);
+  } catch {
+    return r.body;
+  }
 }
 
 export function RunPage({ project, runId }: { project: string; runId: string }) {
