@@ -82,9 +82,11 @@ test("every operation's command works end to end, and every operation has one", 
   await cancelOrFinished("cancel_generation", ["generation", "cancel", feature.id, ...P]);
 
   // automations, from a YAML file plus flags
-  await Bun.write(`${cli.cwd}/aut.yaml`, "name: item exists\nkind: http\nsteps:\n  - request: { url: /items/1 }\n    expect: [ { status: 200 } ]\n");
+  await Bun.write(`${cli.cwd}/aut.yaml`, 'name: item exists\nkind: http\nsteps:\n  - request: { url: /items/1 }\n    expect: [ { status: 200 }, "[BODY].id == 1" ]\n');
   const aut = await op("create_automation", ["automations", "create", ...P, "--file", "aut.yaml", "--tags", "smoke,api"]);
   expect(aut).toMatchObject({ name: "item exists", kind: "http", tags: ["smoke", "api"], status: "active" });
+  // The condition shorthand in a YAML file is stored in the object form.
+  expect((aut.steps as { expect: unknown[] }[])[0]?.expect).toEqual([{ status: 200 }, { json: "$.id", equals: 1 }]);
   expect((await op<{ data: Rec[] }>("list_automations", ["automations", "list", ...P, "--q", "item"])).data.map((a) => a.id)).toEqual([aut.id]);
   expect((await op("get_automation", ["automations", "show", aut.id, ...P])).steps).toHaveLength(1);
   expect((await op("update_automation", ["automations", "update", aut.id, ...P, "--description", "checks item 1", "--retries", "1"]))).toMatchObject({ description: "checks item 1", retries: 1 });

@@ -277,3 +277,45 @@ describe("runs that cannot execute end error with what to do", () => {
     expect(run.error).toContain("fix the automation's steps");
   });
 });
+
+describe("the condition shorthand", () => {
+  test("conditions run like the assertions they stand for, and are stored in the canonical form", async () => {
+    const conditions = [
+      "[STATUS] == 200", "[STATUS] < 300", "[BODY].items[0].name == \"apple\"", "[BODY].items[1].id != 1", "[BODY].total >= 3",
+      "[BODY].items[0].tags contains red", "[BODY].missing !exists", "[BODY].total exists", "[BODY] contains bread",
+      "[BODY] matches \"total\":3", "[HEADER].content-type contains json", "[RESPONSE_TIME] < 5000",
+    ];
+    const made = await s.call("POST", `/projects/${project}/automations`, http([{ request: { url: "/items" }, expect: conditions }]));
+    expect(made.status).toBe(201);
+    const automation = await made.json();
+    expect(automation.steps[0].expect).toEqual([
+      { status: 200 }, { status: { lt: 300 } }, { json: "$.items[0].name", equals: "apple" }, { json: "$.items[1].id", not_equals: 1 },
+      { json: "$.total", gte: 3 }, { json: "$.items[0].tags", contains: "red" }, { json: "$.missing", exists: false }, { json: "$.total", exists: true },
+      { body: { contains: "bread" } }, { body: { matches: '"total":3' } }, { header: "content-type", contains: "json" }, { duration_ms: { lt: 5000 } },
+    ]);
+    const passing = await runToEnd(s, project, http([{ request: { url: "/items" }, expect: conditions }]));
+    expect(passing.steps[0]?.message).toBeNull();
+    expect(passing.status).toBe("passed");
+
+    const failing = await runToEnd(s, project, http([{ request: { url: "/items" }, expect: ["[STATUS] == 201", "[BODY].total < 3"] }]));
+    expect(failing.status).toBe("failed");
+    expect(failing.steps[0]?.message).toBe("status: expected 201, got 200; $.total: expected < 3, got 3");
+  });
+
+  test("a condition that does not read is a 400 naming the step and saying how to write one", async () => {
+    const cases: [string, string][] = [
+      ["[STATUS] = 200", "is not a condition: write [SUBJECT] OPERATOR VALUE"],
+      ["[RESPONSE_TIME] < soon", '< compares numbers, not "soon"'],
+      ["[STATUS] == 999", "Too big"],
+      ["[HEADER] contains json", "name the header, e.g. [HEADER].content-type"],
+      ["[BODY].id exists 1", "exists takes no value"],
+    ];
+    for (const [condition, message] of cases) {
+      const res = await s.call("POST", `/projects/${project}/automations`, http([{ request: { url: "/items" }, expect: ["[STATUS] == 200", condition] }]));
+      expect({ condition, status: res.status }).toEqual({ condition, status: 400 });
+      const body = await res.json();
+      expect(body.details).toEqual([{ path: "body.steps.0.expect.1", message: expect.stringContaining(message) }]);
+      expect(body.message).toContain("body.steps.0.expect.1");
+    }
+  });
+});

@@ -164,7 +164,8 @@ export function operationHandler(op: Operation, opts: MountOptions) {
       if (op.body) {
         const parsed = (op.body as z.ZodType).safeParse(body.value);
         if (!parsed.success) {
-          return errorResponse("invalid_request", `the request body is not valid: ${parsed.error.issues[0]?.message ?? ""}`, { details: zodDetails(parsed.error, "body") });
+          const details = zodDetails(parsed.error, "body");
+          return errorResponse("invalid_request", `the request body is not valid: ${details[0] ? `${details[0].path}: ${details[0].message}` : ""}`, { details });
         }
         bodyValue = parsed.data;
       }

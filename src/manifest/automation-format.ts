@@ -1,5 +1,6 @@
 // The automation format: http and browser steps, assertions and captures (see docs/automations.md).
 import { z } from "zod";
+import { parseCondition } from "./conditions";
 
 const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const JsonValue: z.ZodType<unknown> = z.lazy(() =>
@@ -25,15 +26,44 @@ const OPERATOR_MESSAGE = `needs at least one of ${OPERATOR_KEYS.join(", ")}`;
 
 export const Operators = z.strictObject(OperatorFields).refine(hasOperator, OPERATOR_MESSAGE).meta({ id: "Operators" });
 
+const StatusAssertion = z.strictObject({ status: z.union([z.number().int().min(100).max(599), Operators]) });
+const HeaderAssertion = z.strictObject({ header: z.string().min(1).max(200), ...OperatorFields }).refine(hasOperator, OPERATOR_MESSAGE);
+const JsonAssertion = z.strictObject({ json: z.string().min(1).max(500).describe("JSON path, e.g. $.items[0].id"), ...OperatorFields })
+  .refine(hasOperator, OPERATOR_MESSAGE);
+const BodyAssertion = z.strictObject({ body: Operators.describe("The response body as text") });
+const DurationAssertion = z.strictObject({ duration_ms: Operators.describe("Response time in milliseconds") });
+const ConditionTargets = z.union([StatusAssertion, HeaderAssertion, JsonAssertion, BodyAssertion, DurationAssertion]);
+type ConditionOutput = z.output<typeof StatusAssertion | typeof HeaderAssertion | typeof JsonAssertion | typeof BodyAssertion | typeof DurationAssertion>;
+
+/** The terse form, read into one of the assertion objects: "[STATUS] == 200", "[BODY].id == 1", … */
+const Condition = z
+  .string()
+  .max(2000)
+  .describe('A condition: "[STATUS] == 200", "[BODY].items[0].id == 1", "[HEADER].content-type contains json", "[RESPONSE_TIME] < 500"')
+  .transform((text, ctx) => {
+    const parsed = parseCondition(text);
+    if ("problem" in parsed) {
+      ctx.addIssue({ code: "custom", message: parsed.problem });
+      return z.NEVER;
+    }
+    // What it reads as must be a valid assertion too ("[STATUS] == 999" is not).
+    const checked = ConditionTargets.safeParse(parsed.assertion);
+    if (!checked.success) {
+      ctx.addIssue({ code: "custom", message: `"${text}": ${checked.error.issues[0]?.message ?? "not a valid assertion"}` });
+      return z.NEVER;
+    }
+    return checked.data as ConditionOutput;
+  });
+
 export const Assertion = z
   .union([
-    z.strictObject({ status: z.union([z.number().int().min(100).max(599), Operators]) }),
-    z.strictObject({ header: z.string().min(1).max(200), ...OperatorFields }).refine(hasOperator, OPERATOR_MESSAGE),
-    z.strictObject({ json: z.string().min(1).max(500).describe("JSON path, e.g. $.items[0].id"), ...OperatorFields })
-      .refine(hasOperator, OPERATOR_MESSAGE),
-    z.strictObject({ body: Operators.describe("The response body as text") }),
-    z.strictObject({ duration_ms: Operators.describe("Response time in milliseconds") }),
+    StatusAssertion,
+    HeaderAssertion,
+    JsonAssertion,
+    BodyAssertion,
+    DurationAssertion,
     z.strictObject({ schema: z.record(z.string(), JsonValue).describe("JSON Schema the body must satisfy") }),
+    Condition,
   ])
   .meta({ id: "Assertion" });
 export type Assertion = z.infer<typeof Assertion>;

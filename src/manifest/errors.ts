@@ -62,9 +62,31 @@ export const UNAUTHORIZED_MESSAGE =
   "A valid API key is required as a Bearer token in the Authorization header (Authorization: Bearer svc_…).";
 
 /** Turns zod issues into the `details` of a 400. */
+type Issue = z.core.$ZodIssue;
+
+/**
+ * A union's "Invalid input" says nothing useful. When only some of its alternatives were of the right kind
+ * (the others failed on the value's type itself), their issues are what the caller needs: a malformed
+ * condition string, or the missing field of the object it was meant to be.
+ */
+function explain(issue: Issue, base: PropertyKey[]): { path: PropertyKey[]; message: string }[] {
+  const path = [...base, ...issue.path];
+  if (issue.code === "invalid_union" && "errors" in issue && Array.isArray(issue.errors) && issue.errors.length > 0) {
+    const branches = (issue.errors as Issue[][]).filter((b) => !b.every((i) => i.code === "invalid_type" && i.path.length === 0));
+    if (branches.length > 0) {
+      const best = branches.reduce((a, b) => (b.length < a.length ? b : a));
+      return best.flatMap((i) => explain(i, path));
+    }
+    // Of no alternative's type: say which types would do.
+    const expected = [...new Set((issue.errors as Issue[][]).flat().map((i) => ("expected" in i ? String(i.expected) : "")).filter(Boolean))];
+    if (expected.length > 0) return [{ path, message: `expected ${expected.join(" or ")}` }];
+  }
+  return [{ path, message: issue.message }];
+}
+
 export function zodDetails(error: z.ZodError, prefix = ""): ErrorDetail[] {
-  return error.issues.map((i) => ({
-    path: [prefix, ...i.path.map(String)].filter(Boolean).join("."),
-    message: i.message,
+  return error.issues.flatMap((i) => explain(i, [])).map((d) => ({
+    path: [prefix, ...d.path.map(String)].filter(Boolean).join("."),
+    message: d.message,
   }));
 }

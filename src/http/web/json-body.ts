@@ -21,7 +21,8 @@ export async function readJson<S extends z.ZodType>(request: Request, schema: S)
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
-    return { ok: false, response: errorResponse("invalid_request", `the request body is not valid: ${parsed.error.issues[0]?.message ?? ""}`, { details: zodDetails(parsed.error, "body") }) };
+    const details = zodDetails(parsed.error, "body");
+    return { ok: false, response: errorResponse("invalid_request", `the request body is not valid: ${details[0]?.message ?? ""}`, { details }) };
   }
   return { ok: true, value: parsed.data };
 }
