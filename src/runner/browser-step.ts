@@ -75,7 +75,7 @@ const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 /** Which of the wanted values no option of a select has (by value or label), and the options it does have. */
 async function missingOptions(page: Page, target: string, wanted: string[]): Promise<{ missing: string[]; options: string } | null> {
   const options = await locate(page, target).first()
-    .evaluate((el) => (el instanceof HTMLSelectElement ? [...el.options].map((o) => [o.value, o.label] as [string, string]) : null), undefined, { timeout: 1_000 })
+    .evaluate((el) => (el instanceof HTMLSelectElement ? [...el.options].map((o) => [o.value, o.label] as [string, string]) : null), undefined, { timeout: 5_000 })
     .catch(() => null);
   if (!options) return null;
   const missing = wanted.filter((w) => !options.some(([value, label]) => value === w || label === w));
