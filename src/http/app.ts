@@ -56,8 +56,13 @@ function pathOf(url: string): string {
 }
 
 /** The headers every response carries: its request id and, when a limit applied, the rate-limit state. */
-function finalHeaders(state: RequestState, headers: Record<string, string>): Record<string, string> {
+function finalHeaders(state: RequestState, headers: Record<string, string>, api: boolean): Record<string, string> {
   headers["x-request-id"] = state.id;
+  if (api) {
+    // API answers are private to their caller: no shared cache may keep them, and no browser may sniff them.
+    headers["cache-control"] = "no-store";
+    headers["x-content-type-options"] = "nosniff";
+  }
   const v = state.rateLimit;
   if (v) {
     headers["ratelimit-limit"] = String(v.limit);
@@ -132,7 +137,7 @@ export function createHttpService(opts: AppOptions): HttpService {
     }
     // All headers at once: setting them one by one on the finished response costs more than the rest of a hit.
     state.headersSet = true;
-    return new Response(hit.body, { status: hit.status, headers: finalHeaders(state, { "content-type": "application/json; charset=utf-8" }) });
+    return new Response(hit.body, { status: hit.status, headers: finalHeaders(state, { "content-type": "application/json; charset=utf-8" }, true) });
   }
 
   function fetch(request: Request, clientIp: string): Response | Promise<Response> {
@@ -160,7 +165,7 @@ export function createHttpService(opts: AppOptions): HttpService {
   function finish(request: Request, state: RequestState, pathname: string, response: Response): Response {
     if (!state.headersSet) {
       const h = response.headers;
-      for (const [name, value] of Object.entries(finalHeaders(state, {}))) h.set(name, value);
+      for (const [name, value] of Object.entries(finalHeaders(state, {}, pathname.startsWith("/api/")))) h.set(name, value);
     }
     const duration = performance.now() - state.startedAt;
     opts.onFinished?.(request, response, duration);
