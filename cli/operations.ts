@@ -35,6 +35,7 @@ function flagFor(op: Operation, f: FieldInfo): string | undefined {
 interface Flags extends CommonFlags {
   file?: string;
   watch?: boolean;
+  junit?: string;
   output?: string;
   [attr: string]: unknown;
 }
@@ -56,9 +57,9 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
   const client = clientFor(settings);
   const res = await client.send(op, input);
   const watchKind = WATCHABLE[op.name];
-  if (flags.watch && watchKind) {
+  if ((flags.watch || flags.junit) && watchKind) {
     const target = { project: String(input.project), feature: typeof input.feature === "string" ? input.feature : undefined };
-    return watchToEnd(client, watchKind, res.json as Record<string, unknown>, target, flags.json === true);
+    return watchToEnd(client, watchKind, res.json as Record<string, unknown>, target, flags.json === true, flags.junit);
   }
   if (res.raw) {
     if (flags.output) {
@@ -102,6 +103,9 @@ function register(root: Command, op: Operation): void {
   }
   if (op.body) cmd.option("--file <path>", "the request body from a JSON or YAML file (- for stdin); flags override it");
   if (WATCHABLE[op.name]) cmd.option("--watch", "follow it to the end; exit 1 unless it passed");
+  if (WATCHABLE[op.name] === "run" || WATCHABLE[op.name] === "group_run") {
+    cmd.option("--junit <file>", "follow it to the end (as --watch) and write its JUnit XML report to FILE, for the CI to read");
+  }
   if (op.response !== null && "raw" in op.response) cmd.option("-o, --output <file>", "write the answer to a file");
   cmd.addOption(new Option("--json", "print the API's JSON exactly"));
   cmd.option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)");

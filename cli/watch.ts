@@ -1,7 +1,9 @@
 // `--watch` and `svc runs watch`: live progress (a spinner on a TTY, plain lines otherwise) until a final status.
+import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import type { ApiClient } from "../src/client/api-client";
 import { isSuccessfulStatus, waitForGeneration, waitForGroupRun, waitForRun } from "../src/client/wait";
+import { ops } from "../src/manifest/index";
 import { UsageError } from "../src/commands/usage";
 import { jsonAsReceived, paint, renderJson, type Style, styleFor } from "./output";
 import { clientFor, EXIT, runCommand, settingsFor } from "./session";
@@ -71,8 +73,22 @@ class ProgressView {
   }
 }
 
+/** Writes the JUnit XML report of a finished run or group run to `file` (also when it failed: that is the point). */
+async function writeJunit(client: ApiClient, kind: WatchKind, project: string, id: string, file: string): Promise<void> {
+  const res = kind === "run"
+    ? await client.send(ops.getRunJunit, { project, runId: id })
+    : kind === "group_run"
+      ? await client.send(ops.getGroupRunJunit, { project, groupRunId: id })
+      : null;
+  if (!res?.raw) throw new UsageError("--junit goes with a run or a group run");
+  writeFileSync(file, res.raw.bytes);
+  process.stderr.write(`wrote the JUnit report to ${file}\n`);
+}
+
 /** Follows a started run, group run or generation to its end; prints the final record; 0 when it passed. */
-export async function watchToEnd(client: ApiClient, kind: WatchKind, started: Rec, target: { project: string; feature?: string }, asJson: boolean): Promise<number> {
+export async function watchToEnd(
+  client: ApiClient, kind: WatchKind, started: Rec, target: { project: string; feature?: string }, asJson: boolean, junitFile?: string,
+): Promise<number> {
   const view = new ProgressView(kind, styleFor(process.stderr));
   const onUpdate = (r: Rec) => view.update(r);
   view.update(started);
@@ -91,6 +107,7 @@ export async function watchToEnd(client: ApiClient, kind: WatchKind, started: Re
   }
   const final = done.record;
   view.finish(final);
+  if (junitFile) await writeJunit(client, kind, target.project, String(final.id), junitFile);
   // --json: the final record exactly as the server sent it.
   process.stdout.write(asJson ? jsonAsReceived(done.body) : `${renderJson(final, kind, styleFor(process.stdout))}\n`);
   return isSuccessfulStatus(String(final.status)) ? EXIT.ok : EXIT.failed;

@@ -142,3 +142,25 @@ test("a watch whose key is revoked mid-way ends with exit 3 (also on a terminal,
   expect(out).toContain("unauthorized");
   expect(performance.now() - started).toBeLessThan(10_000);
 });
+
+test("--junit FILE follows the run or group run to its end and writes its JUnit report, for the CI to read", async () => {
+  const { readFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const single = await cli.run(["automations", "run", ids.passing ?? "", "--env", "staging", "--junit", "single.xml"]);
+  expect(single.code).toBe(0);
+  expect(single.stderr).toContain("wrote the JUnit report to single.xml");
+  const one = readFileSync(join(cli.cwd, "single.xml"), "utf8");
+  expect(one).toContain("<testsuite");
+  expect(one).toMatch(/failures="0"/);
+  expect(one).toContain('name="passing"');
+
+  const g = await s.call("POST", "/projects/ci/groups", { name: "nightly", automation_ids: [ids.passing, ids.failing] });
+  expect(g.status).toBe(201);
+  const group = (await g.json()) as { id: string };
+  const r = await cli.run(["groups", "run", group.id, "--env", "staging", "--junit", "group.xml"]);
+  expect(r.code).toBe(1); // a failed group run still writes its report, and still fails the pipeline
+  const xml = readFileSync(join(cli.cwd, "group.xml"), "utf8");
+  expect(xml).toMatch(/tests="2"/);
+  expect(xml).toMatch(/failures="1"/);
+  expect(xml).toContain("expected 200, got 500");
+});
