@@ -1,5 +1,6 @@
 // `svc serve`: the service itself.
 import type { Command } from "commander";
+import { flushLogs } from "../logging";
 
 export function registerServe(program: Command): void {
   program
@@ -19,6 +20,7 @@ export function registerServe(program: Command): void {
       const shutdown = async (signal: string) => {
         if (signalled) return;
         signalled = true;
+        flushLogs(); // what was logged before the signal comes before this line
         process.stderr.write(`svc: ${signal} received, draining\n`);
         await running.stop();
         process.exit(0);
