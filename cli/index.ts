@@ -2,12 +2,14 @@
 import type { Command } from "commander";
 import { registerAuthCommands } from "./auth";
 import { registerCompletion } from "./completion";
+import { registerInit } from "./init";
 import { describeGroups, registerOperationCommands } from "./operations";
 import { EXIT_CODES_HELP } from "./session";
 import { registerRunsWatch } from "./watch";
 
 export function registerCli(program: Command): void {
   registerAuthCommands(program);
+  registerInit(program);
   registerOperationCommands(program);
   const runs = program.commands.find((c) => c.name() === "runs");
   if (runs) registerRunsWatch(runs);

@@ -160,3 +160,26 @@ test("under a .svc.json holding a key, commands that never read credentials or c
   expect((await cli.run(["--version"])).code).toBe(0);
   rmSync(join(cli.cwd, ".svc.json"));
 });
+
+test("svc init writes .svc.json with the server and project (never a key), and the CLI then uses it", async () => {
+  const file = join(cli.cwd, ".svc.json");
+  const made = await cli.run(["init", "--server", `${s.url}/`, "--project", "beta"], { env: { SVC_API_KEY: s.key } });
+  expect(made.code).toBe(0);
+  expect(made.stderr).toContain("never from this file");
+  const { readFileSync } = await import("node:fs");
+  expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ server: s.url, project: "beta" });
+  const listed = await cli.json<{ data: { name: string }[] }>(["features", "list"], { env: { SVC_API_KEY: s.key } });
+  expect(listed.data.map((f) => f.name)).toEqual(["in-beta"]);
+
+  const again = await cli.run(["init", "--server", s.url]);
+  expect(again.code).toBe(2);
+  expect(again.stderr).toContain("exists already; pass --force");
+  expect((await cli.run(["init", "--server", s.url, "--project", "gamma", "--force"])).code).toBe(0);
+  expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ server: s.url, project: "gamma" });
+
+  for (const bad of ["not a url", "ftp://svc.example.com", "https://user:secret@svc.example.com"]) {
+    const r = await cli.run(["init", "--server", bad, "--force"]);
+    expect({ bad, code: r.code }).toEqual({ bad, code: 2 });
+  }
+  expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ server: s.url, project: "gamma" });
+});
