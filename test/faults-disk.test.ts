@@ -2,8 +2,8 @@
 // a full disk (a tiny tmpfs filled up) stop `svc serve` with a clear message and a non-zero exit; a disk that
 // fills while serving refuses writes with 503 `unavailable`, loses no acknowledged write, corrupts nothing and
 // recovers once space is freed. The mounts
-// live in a private mount namespace (`unshare --user --map-root-user --mount`), so the test needs no root and
-// leaves nothing mounted behind.
+// live in a private mount namespace (`unshare --user --map-root-user --mount`, or `unshare --mount` as root where
+// user namespaces are off), so nothing stays mounted behind.
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
@@ -18,10 +18,20 @@ afterAll(() => {
 
 const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 
+/**
+ * How to enter a private mount namespace here: as an unprivileged user namespace's root where the kernel allows
+ * it, else (user namespaces disabled, but running as root) a plain mount namespace.
+ */
+const UNSHARE = (() => {
+  const userNs = ["unshare", "--user", "--map-root-user", "--mount"];
+  if (Bun.spawnSync([...userNs, "true"]).exitCode === 0) return userNs;
+  return ["unshare", "--mount", "--propagation", "private"];
+})();
+
 /** Runs a shell script in a private mount namespace; `$SVC` is the compiled binary. */
 async function inMountNamespace(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
   requireBinary();
-  const proc = Bun.spawn(["unshare", "--user", "--map-root-user", "--mount", "sh", "-ec", script], {
+  const proc = Bun.spawn([...UNSHARE, "sh", "-ec", script], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", SVC: BINARY, SVC_LOG_LEVEL: "error" },
     stdin: "ignore", stdout: "pipe", stderr: "pipe",
   });
@@ -102,7 +112,7 @@ describe("disk faults (compiled binary)", () => {
       `echo "key=$("$SVC" admin create-key --email f@acme.test --workspace acme --data-dir ${quote(data)})"`,
       `exec "$SVC" serve --port 0 --data-dir ${quote(data)}`,
     ].join("; ");
-    const proc = Bun.spawn(["unshare", "--user", "--map-root-user", "--mount", "sh", "-ec", script], {
+    const proc = Bun.spawn([...UNSHARE, "sh", "-ec", script], {
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", SVC: BINARY, SVC_LOG_LEVEL: "error", SVC_RATE_LIMIT_ENABLED: "false" },
       stdin: "ignore", stdout: "pipe", stderr: "pipe",
     });
