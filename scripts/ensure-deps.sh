@@ -21,6 +21,10 @@ command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>
 command -v firefox-esr >/dev/null 2>&1 || missing+=(firefox-esr)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck) # the install scripts' tests
+# Used by the appliance tests (unit file check, TLS certificates, the curl-based install script).
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${missing[*]} (Debian packages)" >&2
