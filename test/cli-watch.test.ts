@@ -164,3 +164,26 @@ test("--junit FILE follows the run or group run to its end and writes its JUnit 
   expect(xml).toMatch(/failures="1"/);
   expect(xml).toContain("expected 200, got 500");
 });
+
+test("automations and groups can be named instead of given by id; no match or several are usage errors", async () => {
+  const byName = await cli.run(["automations", "run", "passing", "--env", "staging", "--watch", "--json"]);
+  expect(byName.code).toBe(0);
+  expect(JSON.parse(byName.stdout)).toMatchObject({ automation_id: ids.passing, status: "passed" });
+
+  const g = await s.call("POST", "/projects/ci/groups", { name: "smoke suite", automation_ids: [ids.passing] });
+  expect(g.status).toBe(201);
+  const groupRun = await cli.run(["groups", "run", "smoke suite", "--env", "staging", "--watch", "--json"]);
+  expect(groupRun.code).toBe(0);
+  expect(JSON.parse(groupRun.stdout)).toMatchObject({ group_id: ((await g.json()) as { id: string }).id, status: "passed" });
+
+  const unknown = await cli.run(["automations", "run", "no such test", "--env", "staging"]);
+  expect(unknown.code).toBe(2);
+  expect(unknown.stderr).toContain('no automation named "no such test" in project ci');
+
+  const twin = await s.call("POST", "/projects/ci/automations", { name: "failing", kind: "http", steps: [{ request: { url: "/ok" } }] });
+  expect(twin.status).toBe(201);
+  const ambiguous = await cli.run(["automations", "show", "failing"]);
+  expect(ambiguous.code).toBe(2);
+  expect(ambiguous.stderr).toContain('2 automations are named "failing"');
+  expect(ambiguous.stderr).toContain(ids.failing ?? "missing");
+});
