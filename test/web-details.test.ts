@@ -301,3 +301,33 @@ test("the keys panel shows a key's expiry and, once the key is used, when it was
   expect((await s.call("GET", "/me", undefined, key)).status).toBe(401);
   await page.setViewportSize({ width: 1280, height: 900 });
 });
+
+test("a finished run and a finished group run can be run again from their pages, in the same environment", async () => {
+  const { project, envId } = await projectWithEnv(s, "Again", { BASE_URL: target.url });
+  const automation = await createAutomation(s, project, {
+    name: "items answer", kind: "http", environment: envId, steps: [{ request: { url: "/items" }, expect: [{ status: 200 }] }],
+  });
+  const first = await startRun(s, project, automation);
+  expect((await waitForRun(s, project, first)).status).toBe("passed");
+
+  await page.goto(`${s.url}/#/p/${project}/runs/${first}`);
+  await page.getByTestId("run-status").getByText("passed").waitFor();
+  await page.getByRole("button", { name: "Run again" }).click();
+  await page.waitForURL((u) => /#\/p\/[^/]+\/runs\/run_/.test(u.hash) && !u.hash.endsWith(first));
+  const second = page.url().split("/runs/")[1] ?? "";
+  const again = await waitForRun(s, project, second);
+  expect(again).toMatchObject({ automation_id: automation, environment_id: envId, trigger: "web", status: "passed" });
+  await page.getByTestId("run-status").getByText("passed").waitFor();
+
+  const group = await api<{ id: string }>("POST", `/projects/${project}/groups`, { name: "again", automation_ids: [automation] }, 201);
+  const groupRun = await api<{ id: string }>("POST", `/projects/${project}/groups/${group.id}/run`, { environment: envId }, 202);
+  await page.goto(`${s.url}/#/p/${project}/group-runs/${groupRun.id}`);
+  await page.getByTestId("group-run-status").getByText("passed").waitFor();
+  await page.getByRole("button", { name: "Run again" }).click();
+  await page.waitForURL((u) => u.hash.includes("/group-runs/grn_") && !u.hash.endsWith(groupRun.id));
+  const nextId = page.url().split("/group-runs/")[1] ?? "";
+  await page.getByTestId("group-run-status").getByText("passed").waitFor();
+  const next = await api<{ group_id: string; trigger: string; runs: { environment_id: string }[] }>("GET", `/projects/${project}/group-runs/${nextId}`);
+  expect(next).toMatchObject({ group_id: group.id, trigger: "web" });
+  expect(next.runs.map((r) => r.environment_id)).toEqual([envId]);
+});

@@ -1,6 +1,7 @@
 // One group run: its derived status and the results of all its runs together, live while any is active.
 import { enc, op } from "../api";
-import { useLoad } from "../hooks";
+import { useAction, useLoad } from "../hooks";
+import { navigate } from "../router";
 import type { GroupRun } from "../types";
 import { Badge, Card, ErrorNote, Loading, duration, when } from "../ui";
 import { ProjectFrame } from "./project-frame";
@@ -12,6 +13,7 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
     `grn:${groupRunId}`,
     (d) => (d.status === "queued" || d.status === "running" ? 1000 : 0),
   );
+  const a = useAction();
   const r = gr.data;
   return (
     <ProjectFrame project={project} section="groups">
@@ -19,7 +21,20 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
       <ErrorNote message={gr.error} />
       {r && (
         <Card title={<>Group run of {r.group_id ? <a href={`#/p/${enc(project)}/groups/${r.group_id}`}>{r.group_name}</a> : r.group_name}</>}
-          actions={<a class="btn" href={`/api/v1/ops/projects/${enc(project)}/group-runs/${r.id}/junit`} download={`${r.id}.xml`}>JUnit XML</a>}>
+          actions={
+            <>
+              {r.group_id && r.status !== "queued" && r.status !== "running" && (
+                <button type="button" class="btn" disabled={a.busy} onClick={() => void a.run(async () => {
+                  // The same group in the environment its runs used.
+                  const env = r.runs?.[0]?.environment_id;
+                  const next = await op<GroupRun>("POST", `/projects/${enc(project)}/groups/${r.group_id}/run`, env ? { environment: env } : {});
+                  navigate(`/p/${enc(project)}/group-runs/${next.id}`);
+                })}>Run again</button>
+              )}
+              <a class="btn" href={`/api/v1/ops/projects/${enc(project)}/group-runs/${r.id}/junit`} download={`${r.id}.xml`}>JUnit XML</a>
+            </>
+          }>
+          <ErrorNote message={a.error} />
           <dl class="facts">
             <div><dt>Status</dt><dd data-testid="group-run-status"><Badge status={r.status} /></dd></div>
             <div><dt>Started</dt><dd>{when(r.started_at)}</dd></div>

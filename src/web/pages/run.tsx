@@ -4,6 +4,7 @@ import { enc, op } from "../api";
 import { useAction, useLoad } from "../hooks";
 import type { Run, StepResult } from "../types";
 import { Badge, Card, ErrorNote, Loading, duration, when } from "../ui";
+import { navigate } from "../router";
 import { ProjectFrame } from "./project-frame";
 
 const IMAGE = /\.(png|jpe?g|webp|gif)$/i;
@@ -92,6 +93,13 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
               <>
                 {(r.status === "queued" || r.status === "running") && (
                   <button type="button" class="btn" disabled={a.busy} onClick={() => void a.run(async () => { await op("POST", `/projects/${enc(project)}/runs/${r.id}/cancel`); await run.reload(); })}>Cancel run</button>
+                )}
+                {r.status !== "queued" && r.status !== "running" && (
+                  <button type="button" class="btn" disabled={a.busy} onClick={() => void a.run(async () => {
+                    // The same automation in the same environment; its page follows the new run.
+                    const next = await op<Run>("POST", `/projects/${enc(project)}/automations/${r.automation_id}/run`, r.environment_id ? { environment: r.environment_id } : {});
+                    navigate(`/p/${enc(project)}/runs/${next.id}`);
+                  })}>Run again</button>
                 )}
                 <a class="btn" href={`/api/v1/ops/projects/${enc(project)}/runs/${r.id}/junit`} download={`${r.id}.xml`}>JUnit XML</a>
               </>
