@@ -88,7 +88,7 @@ export function registerAuthCommands(program: Command): void {
         const settings = settingsFor(o);
         const res = await clientFor(settings).send(ops.whoami, {});
         if (o.json) {
-          process.stdout.write(jsonAsReceived(res.text ?? JSON.stringify(res.json)));
+          process.stdout.write(jsonAsReceived(res.text, res.json));
           return;
         }
         const me = res.json as OpOutput<"whoami">;

@@ -79,7 +79,7 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     if (!flags.json) process.stdout.write(`${PAST[verb] ?? "done:"} ${op.cli.words[0]} ${args.map((a) => String(input[a])).join(" ")}\n`);
     return;
   }
-  if (flags.json) process.stdout.write(jsonAsReceived(res.text ?? JSON.stringify(res.json)));
+  if (flags.json) process.stdout.write(jsonAsReceived(res.text, res.json));
   else process.stdout.write(`${renderJson(res.json, op.cli.words[0] ?? "records", styleFor(process.stdout))}\n`);
   return;
 }

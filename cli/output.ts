@@ -117,7 +117,11 @@ export function renderJson(json: unknown, noun: string, style: Style): string {
   return JSON.stringify(json, null, 2);
 }
 
-/** `--json`: the API's JSON exactly as it arrived, ending with one newline (for scripts and jq). */
-export function jsonAsReceived(text: string): string {
-  return text.endsWith("\n") ? text : `${text}\n`;
+/**
+ * `--json`: the API's JSON exactly as it arrived, ending with one newline (for scripts and jq); the parsed value
+ * re-serialised only when there is no body text (a 204).
+ */
+export function jsonAsReceived(text: string | null, parsed?: unknown): string {
+  const out = text ?? JSON.stringify(parsed);
+  return out.endsWith("\n") ? out : `${out}\n`;
 }

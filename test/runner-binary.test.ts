@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { BINARY, requireBinary } from "./helpers/binary";
+import { apiClient, BINARY, requireBinary } from "./helpers/binary";
 import { tempDir } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
 
@@ -55,17 +55,7 @@ async function admin(args: string[], stdin?: string): Promise<string> {
   return out;
 }
 
-function api(s: Serve) {
-  return async <T>(method: string, path: string, body?: unknown, status = 200): Promise<T> => {
-    const res = await fetch(`${s.url}/api/v1/ops${path}`, {
-      method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    if (res.status !== status) throw new Error(`${method} ${path}: expected ${status}, got ${res.status}: ${text}`);
-    return JSON.parse(text) as T;
-  };
-}
+const api = (s: Serve) => apiClient(s.url, key);
 
 type Run = { id: string; status: string; error: string | null; steps: { status: string; message: string | null }[]; artifacts: string[] };
 

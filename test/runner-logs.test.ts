@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { runBinary, startServe, type ServeProcess } from "./helpers/binary";
+import { apiClient, runBinary, startServe, type ServeProcess } from "./helpers/binary";
 import { tempDir } from "./helpers/server";
 
 let dir: string;
@@ -25,15 +25,7 @@ function forms(secret: string): string[] {
   return [...new Set([secret, encodeURIComponent(secret), new URLSearchParams({ q: secret }).toString().slice(2), path, u.search.slice(1), JSON.stringify(secret).slice(1, -1)])];
 }
 
-async function call<T>(method: string, path: string, body?: unknown, status = 200): Promise<T> {
-  const res = await fetch(`${serve.url}/api/v1/ops${path}`, {
-    method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  if (res.status !== status) throw new Error(`${method} ${path}: expected ${status}, got ${res.status}: ${text}`);
-  return JSON.parse(text) as T;
-}
+const call = <T>(method: string, path: string, body?: unknown, status = 200): Promise<T> => apiClient(serve.url, key)<T>(method, path, body, status);
 
 type Run = { id: string; status: string; error: string | null; steps: { request?: { url: string } }[] };
 

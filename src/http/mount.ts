@@ -17,6 +17,7 @@ import { requestState } from "./request-state";
 import { isCacheable, ResponseCache } from "./response-cache";
 import { readBodyLimited } from "./body";
 import { publicBaseUrl } from "./public-url";
+import { CSRF_REFUSED } from "./web/csrf";
 
 export interface MountOptions {
   core: Core;
@@ -137,7 +138,7 @@ export function operationHandler(op: Operation, opts: MountOptions) {
     try {
       const principal = await authenticate(opts.core, request, opts.sessions);
       if (principal === "csrf_failed") {
-        return errorResponse("forbidden", "the request lacks a valid CSRF token (X-CSRF-Token header)");
+        return errorResponse("forbidden", CSRF_REFUSED);
       }
       if (!principal) return errorResponse("unauthorized", UNAUTHORIZED_MESSAGE, { headers: { "www-authenticate": 'Bearer realm="svc"' } });
       if (op.sessionOnly && principal.via !== "session") {

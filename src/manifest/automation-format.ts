@@ -32,8 +32,9 @@ const JsonAssertion = z.strictObject({ json: z.string().min(1).max(500).describe
   .refine(hasOperator, OPERATOR_MESSAGE);
 const BodyAssertion = z.strictObject({ body: Operators.describe("The response body as text") });
 const DurationAssertion = z.strictObject({ duration_ms: Operators.describe("Response time in milliseconds") });
+/** The assertions a condition can stand for (all but `schema`). */
 const ConditionTargets = z.union([StatusAssertion, HeaderAssertion, JsonAssertion, BodyAssertion, DurationAssertion]);
-type ConditionOutput = z.output<typeof StatusAssertion | typeof HeaderAssertion | typeof JsonAssertion | typeof BodyAssertion | typeof DurationAssertion>;
+type ConditionOutput = z.output<typeof ConditionTargets>;
 
 /** The terse form, read into one of the assertion objects: "[STATUS] == 200", "[BODY].id == 1", … */
 const Condition = z
@@ -57,11 +58,7 @@ const Condition = z
 
 export const Assertion = z
   .union([
-    StatusAssertion,
-    HeaderAssertion,
-    JsonAssertion,
-    BodyAssertion,
-    DurationAssertion,
+    ...ConditionTargets.options,
     z.strictObject({ schema: z.record(z.string(), JsonValue).describe("JSON Schema the body must satisfy") }),
     Condition,
   ])

@@ -53,7 +53,8 @@ export function parseCondition(input: string): { assertion: ConditionAssertion }
   switch (subject) {
     case "STATUS":
       if (path) return { problem: `"${input}": [STATUS] has no path` };
-      return { assertion: { status: "equals" in ops && typeof ops.equals === "number" && Object.keys(ops).length === 1 ? ops.equals : ops } };
+      // "[STATUS] == 200" is the plain {"status": 200}; other operators keep their object.
+      return { assertion: { status: typeof ops.equals === "number" ? ops.equals : ops } };
     case "RESPONSE_TIME":
       if (path) return { problem: `"${input}": [RESPONSE_TIME] has no path` };
       return { assertion: { duration_ms: ops } };

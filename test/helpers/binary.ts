@@ -84,3 +84,16 @@ export async function startServe(args: string[], opts: { cwd?: string; env?: Rec
     },
   };
 }
+
+/** A JSON client of a running server's API with a key: answers parsed, any other status than expected thrown. */
+export function apiClient(url: string, key: string) {
+  return async <T>(method: string, path: string, body?: unknown, status = 200): Promise<T> => {
+    const res = await fetch(`${url}/api/v1/ops${path}`, {
+      method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    if (res.status !== status) throw new Error(`${method} ${path}: expected ${status}, got ${res.status}: ${text}`);
+    return JSON.parse(text) as T;
+  };
+}

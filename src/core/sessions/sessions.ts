@@ -2,6 +2,7 @@
 import type { Db } from "../../db/database";
 import { hashApiKey, sameDigest } from "../../security/api-keys";
 import { newId, randomBase62 } from "../../security/ids";
+import { AppError } from "../../manifest/errors";
 import type { Role } from "../context";
 import { nowIso } from "../shared/time";
 
@@ -45,8 +46,8 @@ export function csrfMatches(session: SessionRecord, presented: string | null): b
   return presented !== null && sameDigest(session.csrfToken, presented);
 }
 
-export async function deleteSession(db: Db, token: string): Promise<void> {
-  await db.deleteFrom("sessions").where("token_hash", "=", hashApiKey(token)).execute();
+export async function deleteSession(db: Db, sessionId: string): Promise<void> {
+  await db.deleteFrom("sessions").where("id", "=", sessionId).execute();
 }
 
 /** The workspace a person signs in to: their oldest membership. */
@@ -59,7 +60,6 @@ export async function firstMembership(db: Db, userId: string): Promise<{ workspa
 /** What the web application shows about the signed-in person, with every workspace they can switch to. */
 export async function sessionProfile(db: Db, s: SessionRecord) {
   const user = await db.selectFrom("users").select(["id", "email", "name"]).where("id", "=", s.userId).executeTakeFirstOrThrow();
-  const workspace = await db.selectFrom("workspaces").select(["id", "name", "slug"]).where("id", "=", s.workspaceId).executeTakeFirstOrThrow();
   const workspaces = await db
     .selectFrom("memberships as m")
     .innerJoin("workspaces as w", "w.id", "m.workspace_id")
@@ -68,22 +68,25 @@ export async function sessionProfile(db: Db, s: SessionRecord) {
     .orderBy("w.name")
     .orderBy("w.id")
     .execute();
-  return { user, workspace, role: s.role, workspaces };
+  // A live session always has its membership (findSession joins it), so the current workspace is in the list.
+  const current = workspaces.find((w) => w.id === s.workspaceId);
+  if (!current) throw new AppError("internal_error", "the session's workspace is not among the person's memberships");
+  return { user, workspace: { id: current.id, name: current.name, slug: current.slug }, role: s.role, workspaces };
 }
 
 /**
- * Moves a session to another workspace of the same person (by id or slug). False when they are not a member
- * there: the caller answers 404, as for any resource of a workspace one does not belong to.
+ * Moves a session to another workspace of the same person (by id or slug) and returns it as it now is; null
+ * when they are not a member there: the caller answers 404, as for any resource of a workspace one is not in.
  */
-export async function switchSessionWorkspace(db: Db, s: SessionRecord, workspace: string): Promise<boolean> {
+export async function switchSessionWorkspace(db: Db, s: SessionRecord, workspace: string): Promise<SessionRecord | null> {
   const target = await db
     .selectFrom("memberships as m")
     .innerJoin("workspaces as w", "w.id", "m.workspace_id")
-    .select("w.id")
+    .select(["w.id", "m.role"])
     .where("m.user_id", "=", s.userId)
     .where((eb) => eb.or([eb("w.id", "=", workspace), eb("w.slug", "=", workspace)]))
     .executeTakeFirst();
-  if (!target) return false;
+  if (!target) return null;
   await db.updateTable("sessions").set({ workspace_id: target.id }).where("id", "=", s.sessionId).execute();
-  return true;
+  return { ...s, workspaceId: target.id, role: target.role as Role };
 }

@@ -1,7 +1,7 @@
 // The routes only a person in a browser uses: session state, first-run setup, sign in/out, password setup.
 import { z } from "zod";
 import type { Core } from "../../core/context";
-import { csrfMatches, createSession, deleteSession, findSession, sessionProfile, switchSessionWorkspace } from "../../core/sessions/sessions";
+import { createSession, deleteSession, findSession, sessionProfile, switchSessionWorkspace } from "../../core/sessions/sessions";
 import { anyUserExists, completePasswordSetup, describeSetupToken, firstRunSetup } from "../../core/sessions/setup";
 import { checkPassword } from "../../core/sessions/sign-in";
 import { AppError } from "../../manifest/errors";
@@ -10,8 +10,9 @@ import { errorResponse, responseForError } from "../errors";
 import { publicBaseUrl } from "../public-url";
 import { requestState } from "../request-state";
 import { clearedSessionCookie, sessionCookie, sessionToken } from "./cookies";
-import { CSRF_HEADER, sameOrigin } from "./csrf";
+import { CSRF_REFUSED, sameOrigin } from "./csrf";
 import { json, readJson } from "./json-body";
+import { resolveSession } from "./session-resolver";
 import type { LoginLimiter } from "./login-limiter";
 
 export const WEB_PREFIX = "/api/v1/web";
@@ -23,8 +24,6 @@ const LoginBody = z.strictObject({ email: z.string().trim().min(1).max(320), pas
 const PasswordSetupBody = z.strictObject({ token: z.string().min(1).max(200), password: Password });
 const SwitchBody = z.strictObject({ workspace: z.string().trim().min(1).max(200) });
 
-const baseUrl = (core: Core, request: Request): string => publicBaseUrl(core.config, request);
-
 async function signedIn(core: Core, request: Request, userId: string, workspaceId: string, status = 200): Promise<Response> {
   const s = await createSession(core.db, userId, workspaceId);
   const session = await findSession(core.db, s.token);
@@ -35,7 +34,7 @@ async function signedIn(core: Core, request: Request, userId: string, workspaceI
 
 /** What the web application needs at start: set up or not, and who is signed in. */
 async function state(core: Core, request: Request): Promise<Response> {
-  const base = baseUrl(core, request);
+  const base = publicBaseUrl(core.config, request);
   if (!(await anyUserExists(core.db))) return json(200, { setup_required: true, signed_in: false, base_url: base });
   const token = sessionToken(request);
   const session = token ? await findSession(core.db, token) : null;
@@ -69,32 +68,21 @@ async function login(core: Core, limiter: LoginLimiter, request: Request): Promi
 }
 
 async function logout(core: Core, request: Request): Promise<Response> {
-  const token = sessionToken(request);
-  const session = token ? await findSession(core.db, token) : null;
-  if (token && session) {
-    if (!sameOrigin(request, core.config.base_url) || !csrfMatches(session, request.headers.get(CSRF_HEADER))) {
-      return errorResponse("forbidden", "the request lacks a valid CSRF token (X-CSRF-Token header)");
-    }
-    await deleteSession(core.db, token);
-  }
+  const session = await resolveSession(core, request);
+  if (session === "csrf_failed") return errorResponse("forbidden", CSRF_REFUSED);
+  if (session) await deleteSession(core.db, session.sessionId);
   return new Response(null, { status: 204, headers: { "set-cookie": clearedSessionCookie(core.config, request) } });
 }
 
 /** Switches the signed-in person's session to another of their workspaces (same-origin, CSRF token required). */
 async function switchWorkspace(core: Core, request: Request): Promise<Response> {
-  const token = sessionToken(request);
-  const session = token ? await findSession(core.db, token) : null;
+  const session = await resolveSession(core, request);
+  if (session === "csrf_failed") return errorResponse("forbidden", CSRF_REFUSED);
   if (!session) return errorResponse("unauthorized", "sign in first");
-  if (!sameOrigin(request, core.config.base_url) || !csrfMatches(session, request.headers.get(CSRF_HEADER))) {
-    return errorResponse("forbidden", "the request lacks a valid CSRF token (X-CSRF-Token header)");
-  }
   const body = await readJson(request, SwitchBody);
   if (!body.ok) return body.response;
-  if (!(await switchSessionWorkspace(core.db, session, body.value.workspace))) {
-    return errorResponse("not_found", `no workspace ${body.value.workspace} of yours`);
-  }
-  const moved = await findSession(core.db, token as string);
-  if (!moved) throw new AppError("internal_error", "the session could not be read back");
+  const moved = await switchSessionWorkspace(core.db, session, body.value.workspace);
+  if (!moved) return errorResponse("not_found", `no workspace ${body.value.workspace} of yours`);
   return json(200, { ...(await sessionProfile(core.db, moved)), csrf_token: moved.csrfToken });
 }
 

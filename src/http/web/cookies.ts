@@ -1,5 +1,6 @@
 // The session cookie: its name, reading it from a request, and the Set-Cookie values that set and clear it.
 import type { Config } from "../../../config/schema";
+import { forwardedProto } from "../public-url";
 
 export const SESSION_COOKIE = "svc_session";
 
@@ -17,7 +18,7 @@ export function sessionToken(request: Request): string | null {
 /** HTTPS either directly or, when the proxy is trusted, as the proxy reports it. */
 function servedOverHttps(config: Config, request: Request): boolean {
   if (new URL(request.url).protocol === "https:") return true;
-  return config.trust_proxy && request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
+  return forwardedProto(config, request) === "https";
 }
 
 export function sessionCookie(config: Config, request: Request, token: string, expiresAt: string): string {

@@ -2,6 +2,9 @@
 // request, and a cross-site Origin refused outright.
 export const CSRF_HEADER = "x-csrf-token";
 
+/** The message of the 403 for a state change without the CSRF token (or from another site). */
+export const CSRF_REFUSED = "the request lacks a valid CSRF token (X-CSRF-Token header)";
+
 export function changesState(request: Request): boolean {
   return request.method !== "GET" && request.method !== "HEAD" && request.method !== "OPTIONS";
 }

@@ -7,6 +7,7 @@ import { Name } from "../../manifest/define";
 import { authenticate, type SessionResolver } from "../auth";
 import { errorResponse } from "../errors";
 import { guarded } from "./auth-routes";
+import { CSRF_REFUSED } from "./csrf";
 import { json, readJson } from "./json-body";
 
 const CreateKeyBody = z.strictObject({
@@ -16,7 +17,7 @@ const CreateKeyBody = z.strictObject({
 
 async function createKey(core: Core, sessions: SessionResolver, request: Request): Promise<Response> {
   const principal = await authenticate(core, request, sessions);
-  if (principal === "csrf_failed") return errorResponse("forbidden", "the request lacks a valid CSRF token (X-CSRF-Token header)");
+  if (principal === "csrf_failed") return errorResponse("forbidden", CSRF_REFUSED);
   if (!principal) return errorResponse("unauthorized", "sign in to create keys");
   if (principal.via !== "session") return errorResponse("forbidden", "keys are created by a signed-in user in the web application, not with a key");
   const body = await readJson(request, CreateKeyBody);
