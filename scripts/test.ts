@@ -33,15 +33,40 @@ const code = await proc.exited;
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+const failures: string[] = [];
 if (existsSync(report)) {
   const xml = readFileSync(report, "utf8");
-  for (const m of xml.matchAll(/<testcase\b[^>]*?(\/>|>([\s\S]*?)<\/testcase>)/g)) {
-    const inner = m[2] ?? "";
-    if (/<(failure|error)\b/.test(inner)) failed++;
-    else if (/<skipped\b/.test(inner)) skipped++;
+  for (const m of xml.matchAll(/<testcase\b([^>]*?)(\/>|>([\s\S]*?)<\/testcase>)/g)) {
+    const inner = m[3] ?? "";
+    const failure = /<(failure|error)\b[^>]*>([\s\S]*?)<\/\1>|<(failure|error)\b[^>]*\/>/.exec(inner);
+    if (failure) {
+      failed++;
+      failures.push(describeFailure(m[1] ?? "", failure[2] ?? ""));
+    } else if (/<skipped\b/.test(inner)) skipped++;
     else passed++;
   }
+}
+// The failures again at the end, where a CI log that keeps only its last lines still shows why.
+if (failures.length > 0) {
+  console.log(`\nFailures (${failures.length}):`);
+  for (const f of failures.slice(0, 10)) console.log(f);
+  if (failures.length > 10) console.log(`… and ${failures.length - 10} more, above`);
 }
 if (code !== 0 && failed === 0) failed = 1; // a crash or a failing file outside any test still fails the run
 console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
 process.exit(code === 0 && failed === 0 ? 0 : 1);
+
+function describeFailure(attributes: string, body: string): string {
+  const attr = (name: string) => unescapeXml(new RegExp(`\\b${name}="([^"]*)"`).exec(attributes)?.[1] ?? "");
+  const lines = unescapeXml(body).split("\n").filter((l) => l.trim() !== "");
+  const shown = lines.slice(0, 25).map((l) => `    ${l.slice(0, 300)}`);
+  if (lines.length > 25) shown.push(`    … ${lines.length - 25} more lines`);
+  return [`  ${attr("file")}:${attr("line")} ${attr("name")}`, ...shown].join("\n");
+}
+
+function unescapeXml(s: string): string {
+  return s.replace(/&(#\d+|#x[0-9a-f]+|lt|gt|quot|apos|amp);/gi, (_, e: string) => {
+    if (e[0] === "#") return String.fromCodePoint(e[1] === "x" || e[1] === "X" ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1)));
+    return ({ lt: "<", gt: ">", quot: '"', apos: "'", amp: "&" } as Record<string, string>)[e.toLowerCase()] ?? e;
+  });
+}

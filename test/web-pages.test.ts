@@ -3,14 +3,16 @@
 // editor and filters, runs, groups and group runs; screenshots of each at 1280 and 390 px, where every table is
 // stacked into labelled rows with all its controls (the keys page's Revoke button) on screen.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser, Page } from "playwright-core";
-import { launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
+import type { Browser, BrowserContext, Cookie, Page } from "playwright-core";
+import { explained, launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 setDefaultTimeout(30_000);
 
 let s: TestServer;
 let browser: Browser;
+let cookies: Cookie[] = [];
+let context: BrowserContext | undefined;
 let page: Page;
 const visited: [string, string][] = [];
 
@@ -22,15 +24,28 @@ async function visit(hash: string, name: string): Promise<void> {
 beforeAll(async () => {
   s = await startTestServer();
   browser = await launchBrowser();
-  page = (await newPage(browser)).page;
-  await signInAsOwner(page, s.url);
+  const signedIn = await newPage(browser);
+  await signInAsOwner(signedIn.page, s.url);
+  cookies = await signedIn.context.cookies();
+  await signedIn.context.close();
 });
+
+/** A step of the walk through the pages: in a fresh tab of the signed-in person, so that a page left in a bad state
+ * by one step does not spoil the next; a failure says what the page showed. */
+function scenario(title: string, name: string, steps: () => Promise<void>): void {
+  test(title, async () => {
+    await context?.close();
+    ({ context, page } = await newPage(browser));
+    await context.addCookies(cookies);
+    await explained(page, name, steps);
+  });
+}
 afterAll(async () => {
   await browser?.close();
   await s?.stop();
 });
 
-test("projects: create, edit, attach an OpenAPI document, delete with confirmation", async () => {
+scenario("projects: create, edit, attach an OpenAPI document, delete with confirmation", "projects", async () => {
   await visit("/projects", "projects");
   await page.getByLabel("Project name").fill("Shop API");
   await page.getByRole("button", { name: "Create project" }).click();
@@ -54,7 +69,7 @@ test("projects: create, edit, attach an OpenAPI document, delete with confirmati
   expect((await s.call("GET", "/projects/throwaway")).status).toBe(404);
 });
 
-test("environments: variables are shown, secrets only by name", async () => {
+scenario("environments: variables are shown, secrets only by name", "environments", async () => {
   await visit("/p/shop-api/environments", "environments");
   await page.getByLabel("Environment name").fill("staging");
   await page.getByRole("button", { name: "Create environment" }).click();
@@ -68,7 +83,7 @@ test("environments: variables are shown, secrets only by name", async () => {
   expect(env).toMatchObject({ name: "staging", variables: { BASE_URL: "http://127.0.0.1:9", TIMEOUT: "5" }, secret_names: ["TOKEN"] });
 });
 
-test("features: create and edit with Gherkin acceptance criteria", async () => {
+scenario("features: create and edit with Gherkin acceptance criteria", "features", async () => {
   await visit("/p/shop-api/features", "features");
   await page.getByLabel("Feature name").fill("Items");
   await page.getByRole("button", { name: "Create feature" }).click();
@@ -85,7 +100,7 @@ test("features: create and edit with Gherkin acceptance criteria", async () => {
   visited.push([`/p/shop-api/features/${id}`, "feature"]);
 });
 
-test("automations: the steps editor shows schema errors inline; create, activate, filter, run", async () => {
+scenario("automations: the steps editor shows schema errors inline; create, activate, filter, run", "automations", async () => {
   await visit("/p/shop-api/automations", "automations");
   await page.getByRole("button", { name: "New automation" }).click();
   await page.getByLabel("Name").fill("items list");
@@ -141,7 +156,7 @@ test("automations: the steps editor shows schema errors inline; create, activate
   visited.push([`/p/shop-api/runs/${runId}`, "run"], ["/p/shop-api/runs", "runs"]);
 });
 
-test("groups: create, order automations, run the group and see its runs together", async () => {
+scenario("groups: create, order automations, run the group and see its runs together", "groups", async () => {
   await visit("/p/shop-api/groups", "groups");
   await page.getByLabel("Group name").fill("smoke");
   await page.getByRole("button", { name: "Create group" }).click();
@@ -198,7 +213,7 @@ test("screenshots of the main pages at 1280 and 390 px", async () => {
   const seen = new Set<string>();
   for (const width of [1280, 390]) {
     const { context, page: p } = await newPage(browser, width);
-    await context.addCookies((await page.context().cookies()).map((c) => ({ ...c })));
+    await context.addCookies(cookies);
     for (const [hash, name] of visited) {
       if (seen.has(`${name}-${width}`)) continue;
       seen.add(`${name}-${width}`);

@@ -56,7 +56,50 @@ export async function newPage(browser: Browser, width = 1280): Promise<{ context
   const context = await browser.newContext({ viewport: { width, height: width < 600 ? 844 : 900 }, deviceScaleFactor: 1 });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
+  watch(page);
   return { context, page };
+}
+
+const pageEvents = new WeakMap<Page, string[]>();
+
+/** Keeps the last page errors, console errors and refused requests of a page, for `explained` to report. */
+function watch(page: Page): void {
+  const events: string[] = [];
+  pageEvents.set(page, events);
+  const note = (line: string) => {
+    events.push(line.slice(0, 300));
+    if (events.length > 20) events.shift();
+  };
+  page.on("pageerror", (e) => note(`page error: ${e.message}`));
+  page.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") note(`console ${m.type()}: ${m.text()}`); });
+  page.on("requestfailed", (r) => note(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ""}`));
+  page.on("response", (r) => { if (r.status() >= 400) note(`response ${r.status()}: ${r.request().method()} ${r.url()}`); });
+  page.on("crash", () => note("the page crashed"));
+}
+
+/**
+ * Runs a test's steps on `page`; when one fails, the error also says where the page was, what it showed and what
+ * went wrong in it (page errors, console errors, refused requests), and a screenshot is kept as failed-<name>.
+ */
+export async function explained(page: Page, name: string, steps: () => Promise<void>): Promise<void> {
+  try {
+    await steps();
+  } catch (e) {
+    const text = await Promise.race([
+      page.evaluate(() => document.body?.innerText ?? "").catch((x: Error) => `(unreadable: ${x.message})`),
+      Bun.sleep(2_000).then(() => "(the page did not answer within 2 s)"),
+    ]);
+    await Promise.race([shot(page, `failed-${name}`).catch(() => ""), Bun.sleep(3_000)]);
+    const events = pageEvents.get(page) ?? [];
+    const error = e instanceof Error ? e : new Error(String(e));
+    error.message = [
+      error.message,
+      `page: ${page.url()}`,
+      `shown: ${text.replace(/\s+/g, " ").slice(0, 600)}`,
+      ...(events.length ? ["in the page:", ...events.map((l) => `  ${l}`)] : ["in the page: no errors"]),
+    ].join("\n");
+    throw error;
+  }
 }
 
 /** Signs in through the sign-in page as the test server's owner (startTestServer's password) and waits for the dashboard. */

@@ -1,6 +1,6 @@
 // One automation: its settings and steps (validated editor), activate/disable, run (in an environment), delete,
 // and its recent runs.
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { enc, op } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
@@ -69,8 +69,6 @@ export function AutomationPage({ project, automationId }: { project: string; aut
   const envs = useLoad(() => op<Page<Environment>>("GET", `/projects/${enc(project)}/environments?limit=200`), `envs:${project}`);
   const features = useLoad(() => op<Page<Feature>>("GET", `/projects/${enc(project)}/features?limit=200`), `features:${project}`);
   const [env, setEnv] = useState("");
-  const [version, setVersion] = useState(0);
-  useEffect(() => setVersion((v) => v + 1), [au.data]);
   const a = useAction();
   const x = au.data;
   const setStatus = (status: string) => a.run(async () => {
@@ -115,7 +113,7 @@ export function AutomationPage({ project, automationId }: { project: string; aut
             <ErrorNote message={a.error} details={a.details} />
           </Card>
           <div class="two-col">
-            <Card title="Edit"><AutomationEditor key={version} project={project} automation={x} environments={envs.data?.data ?? []} features={features.data?.data ?? []} onSaved={au.reload} /></Card>
+            <Card title="Edit"><AutomationEditor key={x.updated_at} project={project} automation={x} environments={envs.data?.data ?? []} features={features.data?.data ?? []} onSaved={au.reload} /></Card>
             <Card title="Recent runs"><RecentRuns project={project} limit={10} automation={x.id} /></Card>
           </div>
         </>

@@ -1,6 +1,6 @@
 // One feature: edit its description, acceptance criteria and target; start generation and watch it live;
 // see its warnings and the drafts it made.
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { ApiError, enc, op } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
@@ -127,9 +127,7 @@ function GenerationPanel({ project, feature }: { project: string; feature: strin
 
 export function FeaturePage({ project, feature }: { project: string; feature: string }) {
   const f = useLoad(() => op<Feature>("GET", `/projects/${enc(project)}/features/${enc(feature)}`), `feature:${project}:${feature}`);
-  const [version, setVersion] = useState(0);
   const a = useAction();
-  useEffect(() => setVersion((v) => v + 1), [f.data]);
   return (
     <ProjectFrame project={project} section="features">
       {f.loading && <Loading />}
@@ -137,7 +135,7 @@ export function FeaturePage({ project, feature }: { project: string; feature: st
       {f.data && (
         <div class="two-col">
           <Card title={f.data.name} actions={<ConfirmButton label="Delete" question="Delete this feature?" onConfirm={() => void a.run(async () => { await op("DELETE", `/projects/${enc(project)}/features/${enc(feature)}`); navigate(`/p/${enc(project)}/features`); })} />}>
-            <FeatureForm key={version} project={project} feature={f.data} onSaved={f.reload} />
+            <FeatureForm key={f.data.updated_at} project={project} feature={f.data} onSaved={f.reload} />
           </Card>
           <GenerationPanel project={project} feature={f.data.id} />
         </div>

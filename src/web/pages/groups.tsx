@@ -1,5 +1,5 @@
 // Groups: the list, a form to create one, and one group's page (order its automations, run it, its runs).
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { enc, op, qs } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
@@ -74,16 +74,14 @@ export function GroupRunList({ project, group }: { project: string; group?: stri
 export function GroupPage({ project, groupId }: { project: string; groupId: string }) {
   const g = useLoad(() => op<Group>("GET", `/projects/${enc(project)}/groups/${enc(groupId)}`), `group:${groupId}`);
   const all = useLoad(() => op<Page<Automation>>("GET", `/projects/${enc(project)}/automations?limit=200`), `all-aut:${project}`);
-  const [ids, setIds] = useState<string[]>([]);
-  const [f, setF] = useState({ name: "", description: "" });
+  // The group as loaded, overlaid with the person's changes not saved yet (which a reload does not undo).
+  const [order, setIds] = useState<string[] | null>(null);
+  const [edits, setEdits] = useState<{ name?: string; description?: string }>({});
+  const ids = order ?? g.data?.automation_ids ?? [];
+  const f = { name: g.data?.name ?? "", description: g.data?.description ?? "", ...edits };
+  const setF = (next: typeof f) => setEdits(next);
   const [pick, setPick] = useState("");
   const a = useAction();
-  useEffect(() => {
-    if (g.data) {
-      setIds(g.data.automation_ids);
-      setF({ name: g.data.name, description: g.data.description });
-    }
-  }, [g.data]);
   const byId = new Map((all.data?.data ?? []).map((x) => [x.id, x]));
   const move = (i: number, d: number) => {
     const next = [...ids];
@@ -95,6 +93,8 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
   const save = () => a.run(async () => {
     await op("PATCH", `/projects/${enc(project)}/groups/${groupId}`, { ...f, automation_ids: ids });
     await g.reload();
+    setIds(null);
+    setEdits({});
   });
   const run = () => a.run(async () => {
     const gr = await op<GroupRun>("POST", `/projects/${enc(project)}/groups/${groupId}/run`, {});

@@ -1,5 +1,5 @@
 // A project's overview: edit its name, slug and description, attach or remove its OpenAPI document, delete it.
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { enc, op } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
@@ -20,18 +20,20 @@ async function readOpenApiFile(file: File): Promise<Record<string, unknown>> {
 
 export function ProjectPage({ project }: { project: string }) {
   const p = useLoad(() => op<Project>("GET", `/projects/${enc(project)}`), `project:${project}`);
-  const [f, setF] = useState({ name: "", slug: "", description: "" });
+  // The form shows the project as loaded, overlaid with the person's edits not saved yet: those survive a reload of
+  // the project (after an OpenAPI upload, say), and typing before the page settled loses nothing.
+  const [edits, setEdits] = useState<Partial<Pick<Project, "name" | "slug" | "description">>>({});
+  const f = { name: p.data?.name ?? "", slug: p.data?.slug ?? "", description: p.data?.description ?? "", ...edits };
+  const edit = (change: typeof edits) => setEdits({ ...edits, ...change });
   const a = useAction();
   const doc = useAction();
-  useEffect(() => {
-    if (p.data) setF({ name: p.data.name, slug: p.data.slug, description: p.data.description });
-  }, [p.data]);
   const save = async (e: Event) => {
     e.preventDefault();
     await a.run(async () => {
       const updated = await op<Project>("PATCH", `/projects/${enc(project)}`, f);
       if (updated.slug !== project) navigate(`/p/${updated.slug}`);
       else await p.reload();
+      setEdits({});
     });
   };
   const upload = async (e: Event) => {
@@ -51,9 +53,9 @@ export function ProjectPage({ project }: { project: string }) {
         <div class="two-col">
           <Card title="Project">
             <form class="stack" onSubmit={save}>
-              <Field label="Name"><input required value={f.name} onInput={(e) => setF({ ...f, name: inputValue(e) })} /></Field>
-              <Field label="Slug" hint="Used in URLs and by the CLI."><input required value={f.slug} onInput={(e) => setF({ ...f, slug: inputValue(e) })} /></Field>
-              <Field label="Description"><textarea rows={4} value={f.description} onInput={(e) => setF({ ...f, description: inputValue(e) })} /></Field>
+              <Field label="Name"><input required value={f.name} onInput={(e) => edit({ name: inputValue(e) })} /></Field>
+              <Field label="Slug" hint="Used in URLs and by the CLI."><input required value={f.slug} onInput={(e) => edit({ slug: inputValue(e) })} /></Field>
+              <Field label="Description"><textarea rows={4} value={f.description} onInput={(e) => edit({ description: inputValue(e) })} /></Field>
               <ErrorNote message={a.error} details={a.details} />
               <div class="row"><button class="btn btn-primary" disabled={a.busy}>Save</button></div>
             </form>
