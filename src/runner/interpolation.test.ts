@@ -26,4 +26,12 @@ describe("secret masking", () => {
     const masked = maskDeep({ url: `/x?t=${encodeURIComponent('p@ss "word"')}`, body: JSON.stringify({ t: 'p@ss "word"' }), 'p@ss "word"': 'p@ss "word"', n: 1 }, mask);
     expect(masked).toEqual({ url: "/x?t=***", body: '{"t":"***"}', 'p@ss "word"': "***", n: 1 });
   });
+  test("a secret used as a host name is masked in the lowercased form the URL parser gives it", () => {
+    const mask = secretMasker({ TENANT: "AcmeProd7" });
+    if (!mask) throw new Error("expected a masker");
+    const url = new URL("https://{{TENANT}}.example.test/x".replace("{{TENANT}}", "AcmeProd7")).toString();
+    expect(url).toBe("https://acmeprod7.example.test/x");
+    expect(mask(`GET ${url}`)).toBe("GET https://***.example.test/x");
+    expect(mask("AcmeProd7 and acmeprod7")).toBe("*** and ***");
+  });
 });

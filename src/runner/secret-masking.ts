@@ -6,7 +6,7 @@ const MASK = "***";
 /**
  * The secret as it can appear in what a run records: as written, JSON-escaped, and encoded the ways a URL
  * encodes it — encodeURIComponent, a form-encoded `query` value (space as +, ! ' ( ) ~ escaped), and what the
- * URL parser leaves of it in a path or a query string (it keeps / : @ & = + and more as they are).
+ * URL parser leaves of it in a path or a query string (it keeps / : @ & = + and more as they are) or a host name.
  */
 function secretForms(v: string): string[] {
   const forms = [v, encodeURIComponent(v), JSON.stringify(v).slice(1, -1), new URLSearchParams([["", v]]).toString().slice(1)];
@@ -16,6 +16,9 @@ function secretForms(v: string): string[] {
     forms.push(u.pathname.slice(1));
     u.search = `?${v}`;
     forms.push(u.search.slice(1));
+    // In a host name the parser lowercases it (and writes non-ASCII as punycode); an invalid host is ignored.
+    u.hostname = v;
+    if (u.hostname !== "svc.invalid") forms.push(u.hostname);
   } catch {
     // A value the URL parser rejects cannot have been sent in a URL.
   }
