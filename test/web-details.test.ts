@@ -4,7 +4,7 @@
 // list's feature, group and kind filters, and the keys panel's expiry and last-used times (also at 390 px).
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser, shot, signInAsOwner } from "./helpers/browser";
+import { explained, launchBrowser, shot, signInAsOwner, watch } from "./helpers/browser";
 import { createAutomation, projectWithEnv, startRun, waitForRun } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
@@ -61,6 +61,7 @@ beforeAll(async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1, locale: "en-US", timezoneId: "UTC" });
   page = await context.newPage();
   page.setDefaultTimeout(10_000);
+  watch(page);
   await signInAsOwner(page, s.url);
 });
 afterAll(async () => {
@@ -71,7 +72,7 @@ afterAll(async () => {
   site?.stop(true);
 });
 
-test("a failing http step shows expected and actual per assertion, and its request and response excerpt", async () => {
+test("a failing http step shows expected and actual per assertion, and its request and response excerpt", () => explained(page, "a-failing-http-step-shows-expected-and-a", async () => {
   const { project, envId } = await projectWithEnv(s, "Store", { BASE_URL: target.url });
   const automation = await createAutomation(s, project, {
     name: "items are counted", kind: "http", environment: envId,
@@ -125,9 +126,9 @@ test("a failing http step shows expected and actual per assertion, and its reque
   expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
   await shot(page, "run-failed-assertions");
   await page.setViewportSize({ width: 1280, height: 900 });
-});
+}));
 
-test("a generation started from the feature page shows its progress live, then its drafts", async () => {
+test("a generation started from the feature page shows its progress live, then its drafts", () => explained(page, "a-generation-started-from-the-feature-pa", async () => {
   const home = `http://127.0.0.1:${site.port}/`;
   const feature = await api<{ id: string }>("POST", "/projects/store/features", { name: "Catalogue pages", target: { kind: "web", url: home } }, 201);
   await page.goto(`${s.url}/#/p/store/features/${feature.id}`);
@@ -166,9 +167,9 @@ test("a generation started from the feature page shows its progress live, then i
     expect(item.toLowerCase()).toContain("draft");
   }
   await shot(page, "feature-generated");
-});
+}));
 
-test("an automation is deleted from its page after confirming, and the API then answers 404", async () => {
+test("an automation is deleted from its page after confirming, and the API then answers 404", () => explained(page, "an-automation-is-deleted-from-its-page-a", async () => {
   const doomed = await createAutomation(s, "store", { name: "to be deleted", kind: "http", steps: [{ request: { method: "GET", url: "/health" } }] });
   await page.goto(`${s.url}/#/p/store/automations/${doomed}`);
   const del = page.getByRole("button", { name: "Delete", exact: true });
@@ -187,9 +188,9 @@ test("an automation is deleted from its page after confirming, and the API then 
   const gone = await s.call("GET", `/projects/store/automations/${doomed}`);
   expect(gone.status).toBe(404);
   expect((await gone.json()).error).toBe("not_found");
-});
+}));
 
-test("the automation list's feature, group and kind filters each narrow the list", async () => {
+test("the automation list's feature, group and kind filters each narrow the list", () => explained(page, "the-automation-list-s-feature-group-and-", async () => {
   await api("POST", "/projects", { name: "Filters" }, 201);
   const checkout = await api<{ id: string }>("POST", "/projects/filters/features", { name: "Checkout" }, 201);
   await api("POST", "/projects/filters/features", { name: "Search" }, 201);
@@ -250,9 +251,9 @@ test("the automation list's feature, group and kind filters each narrow the list
   await kind.selectOption("http");
   await rowsShow(["alpha http"]);
   await shot(page, "automations-filtered");
-});
+}));
 
-test("the keys panel shows a key's expiry and, once the key is used, when it was last used; at 390 px too", async () => {
+test("the keys panel shows a key's expiry and, once the key is used, when it was last used; at 390 px too", () => explained(page, "the-keys-panel-shows-a-key-s-expiry-and-", async () => {
   await page.goto(`${s.url}/#/settings/keys`);
   await page.getByLabel("Key name").fill("ci with expiry");
   await page.getByLabel("Expires (optional)").fill("2031-05-17");
@@ -300,9 +301,9 @@ test("the keys panel shows a key's expiry and, once the key is used, when it was
   await row.getByText("revoked").waitFor();
   expect((await s.call("GET", "/me", undefined, key)).status).toBe(401);
   await page.setViewportSize({ width: 1280, height: 900 });
-});
+}));
 
-test("a finished run and a finished group run can be run again from their pages, in the same environment", async () => {
+test("a finished run and a finished group run can be run again from their pages, in the same environment", () => explained(page, "a-finished-run-and-a-finished-group-run-", async () => {
   const { project, envId } = await projectWithEnv(s, "Again", { BASE_URL: target.url });
   const automation = await createAutomation(s, project, {
     name: "items answer", kind: "http", environment: envId, steps: [{ request: { url: "/items" }, expect: [{ status: 200 }] }],
@@ -330,4 +331,4 @@ test("a finished run and a finished group run can be run again from their pages,
   const next = await api<{ group_id: string; trigger: string; runs: { environment_id: string }[] }>("GET", `/projects/${project}/group-runs/${nextId}`);
   expect(next).toMatchObject({ group_id: group.id, trigger: "web" });
   expect(next.runs.map((r) => r.environment_id)).toEqual([envId]);
-});
+}));

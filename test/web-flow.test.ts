@@ -3,7 +3,7 @@
 // steps and screenshot; then a group run of it.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
+import { explained, launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 setDefaultTimeout(60_000);
@@ -31,7 +31,7 @@ afterAll(async () => {
   site?.stop(true);
 });
 
-test("project → feature → generate → run a draft → the run's steps and screenshot", async () => {
+test("project → feature → generate → run a draft → the run's steps and screenshot", () => explained(page, "project-feature-generate-run-a-draft-the", async () => {
   const home = `http://127.0.0.1:${site.port}/`;
   await page.goto(`${s.url}/#/projects`);
   await page.getByLabel("Project name").fill("Tiny shop");
@@ -83,9 +83,9 @@ test("project → feature → generate → run a draft → the run's steps and s
   });
   expect(junit.type).toContain("xml");
   expect(junit.body).toContain("<testsuite");
-});
+}));
 
-test("a group of the draft runs, and its results show together", async () => {
+test("a group of the draft runs, and its results show together", () => explained(page, "a-group-of-the-draft-runs-and-its-result", async () => {
   await page.goto(`${s.url}/#/p/tiny-shop/groups`);
   await page.getByLabel("Group name").fill("smoke");
   await page.getByRole("button", { name: "Create group" }).click();
@@ -105,9 +105,9 @@ test("a group of the draft runs, and its results show together", async () => {
   await page.goto(`${s.url}/#/`);
   await page.locator("[data-project='tiny-shop'] [data-testid='pass-rate']").getByText("100% passed").waitFor();
   await shot(page, "flow-dashboard");
-});
+}));
 
-test("a running run updates live and can be cancelled from its page", async () => {
+test("a running run updates live and can be cancelled from its page", () => explained(page, "a-running-run-updates-live-and-can-be-ca", async () => {
   const home = `http://127.0.0.1:${site.port}/`;
   const created = await s.call("POST", "/projects/tiny-shop/automations", {
     name: "waits for a text that never comes", kind: "browser",
@@ -123,4 +123,4 @@ test("a running run updates live and can be cancelled from its page", async () =
   await page.getByTestId("run-status").getByText("cancelled").waitFor({ timeout: 20_000 });
   const runId = page.url().split("/").pop() ?? "";
   expect((await (await s.call("GET", `/projects/tiny-shop/runs/${runId}`)).json()).status).toBe("cancelled");
-});
+}));

@@ -63,7 +63,7 @@ export async function newPage(browser: Browser, width = 1280): Promise<{ context
 const pageEvents = new WeakMap<Page, string[]>();
 
 /** Keeps the last page errors, console errors and refused requests of a page, for `explained` to report. */
-function watch(page: Page): void {
+export function watch(page: Page): void {
   const events: string[] = [];
   pageEvents.set(page, events);
   const note = (line: string) => {
@@ -96,7 +96,7 @@ export async function explained(page: Page, name: string, steps: () => Promise<v
       error.message,
       `page: ${page.url()}`,
       `shown: ${text.replace(/\s+/g, " ").slice(0, 600)}`,
-      ...(events.length ? ["in the page:", ...events.map((l) => `  ${l}`)] : ["in the page: no errors"]),
+      ...(!pageEvents.has(page) ? [] : events.length ? ["in the page:", ...events.map((l) => `  ${l}`)] : ["in the page: no errors"]),
     ].join("\n");
     throw error;
   }
