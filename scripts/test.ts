@@ -1,6 +1,8 @@
 // The whole test suite: builds the executable (binary tests use it), runs `bun test` and prints the
 // closing line "N passed, N failed" from its JUnit report.
-import { mkdirSync, readFileSync, existsSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const extra = process.argv.slice(2);
 mkdirSync("test-artifacts", { recursive: true });
@@ -23,12 +25,21 @@ if (!extra.includes("--no-typecheck")) {
   }
 }
 const args = extra.filter((a) => a !== "--no-build" && a !== "--no-typecheck");
+// Everything the tests put in temp dirs (databases, browser profiles, copied binaries) lives under one directory
+// that goes when the run ends. Like /tmp it is open to every user: some tests run commands as an unprivileged one.
+const runTmp = mkdtempSync(join(tmpdir(), "svc-test-run-"));
+chmodSync(runTmp, 0o1777);
 const proc = Bun.spawn(["bun", "test", "--timeout", "120000", "--reporter=junit", `--reporter-outfile=${report}`, ...args], {
   stdout: "inherit",
   stderr: "inherit",
-  env: { ...process.env, NODE_ENV: "test" },
+  env: { ...process.env, NODE_ENV: "test", TMPDIR: runTmp },
 });
 const code = await proc.exited;
+try {
+  rmSync(runTmp, { recursive: true, force: true });
+} catch (e) {
+  console.error(`could not remove ${runTmp}: ${(e as Error).message}`);
+}
 
 let passed = 0;
 let failed = 0;
