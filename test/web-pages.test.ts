@@ -228,6 +228,12 @@ test("screenshots of the main pages at 1280 and 390 px", async () => {
       const overflow = await p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect({ name, width, overflow }).toEqual({ name, width, overflow: 0 });
       if (width === 390) await narrowTablesReadable(p, name);
+      if (name === "project") {
+        // The side card of recent runs keeps four columns and says how long ago each run started.
+        const recent = p.locator(".card", { hasText: "Recent runs" });
+        expect(await recent.locator("th").allTextContents()).toEqual(["Status", "Automation", "Started", "Duration"]);
+        expect(await recent.locator("td[data-label='Started']").first().textContent()).toMatch(/^(just now|\d+ min ago)$/);
+      }
     }
     await context.close();
   }

@@ -78,7 +78,7 @@ export function ProjectPage({ project }: { project: string }) {
               </div>
               <ErrorNote message={doc.error} details={doc.details} />
             </Card>
-            <Card title="Recent runs"><RecentRuns project={project} limit={5} /></Card>
+            <Card title="Recent runs"><RecentRuns project={project} limit={5} compact /></Card>
             <Card title="Danger zone">
               <p class="muted">Deleting the project deletes its features, automations, runs and environments.</p>
               <ConfirmButton label="Delete project" question={`Delete ${p.data.name} and everything in it?`} onConfirm={() => void a.run(async () => { await op("DELETE", `/projects/${enc(project)}`); navigate("/projects"); })} />

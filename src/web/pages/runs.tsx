@@ -3,27 +3,32 @@ import { useState } from "preact/hooks";
 import { enc, op, qs } from "../api";
 import { useLoad } from "../hooks";
 import type { Automation, Page, Run } from "../types";
-import { Badge, Empty, ErrorNote, Field, inputValue, Loading, duration, when } from "../ui";
+import { ago, Badge, duration, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { ProjectFrame } from "./project-frame";
 
 const STATUSES = ["queued", "running", "passed", "failed", "error", "timed_out", "cancelled"];
 const active = (r: Run) => r.status === "queued" || r.status === "running";
 
-export function RunTable({ project, runs }: { project: string; runs: Run[] }) {
+/** Runs as a table; `compact` (for a side card) keeps status, automation, a relative start time and duration. */
+export function RunTable({ project, runs, compact = false }: { project: string; runs: Run[]; compact?: boolean }) {
   if (runs.length === 0) return <Empty>No runs yet.</Empty>;
   return (
     <div class="table-wrap">
-      <table>
-        <thead><tr><th>Status</th><th>Automation</th><th>Started</th><th>Duration</th><th>Steps</th><th>Trigger</th></tr></thead>
+      <table class={compact ? "compact" : undefined}>
+        <thead><tr><th>Status</th><th>Automation</th><th>Started</th><th>Duration</th>{!compact && <><th>Steps</th><th>Trigger</th></>}</tr></thead>
         <tbody>
           {runs.map((r) => (
             <tr key={r.id} data-run-id={r.id}>
               <td data-label="Status"><a href={`#/p/${enc(project)}/runs/${r.id}`}><Badge status={r.status} /></a></td>
               <td data-label="Automation"><a href={`#/p/${enc(project)}/runs/${r.id}`}>{r.automation_name}</a></td>
-              <td data-label="Started">{when(r.started_at ?? r.created_at)}</td>
-              <td data-label="Duration">{duration(r.duration_ms)}</td>
-              <td data-label="Steps">{r.summary.passed}/{r.summary.steps}{r.summary.failed > 0 ? ` · ${r.summary.failed} failed` : ""}</td>
-              <td data-label="Trigger" class="muted">{r.trigger}</td>
+              <td data-label="Started" class="nowrap" title={compact ? when(r.started_at ?? r.created_at) : undefined}>{compact ? ago(r.started_at ?? r.created_at) : when(r.started_at ?? r.created_at)}</td>
+              <td data-label="Duration" class="nowrap">{duration(r.duration_ms)}</td>
+              {!compact && (
+                <>
+                  <td data-label="Steps">{r.summary.passed}/{r.summary.steps}{r.summary.failed > 0 ? ` · ${r.summary.failed} failed` : ""}</td>
+                  <td data-label="Trigger" class="muted">{r.trigger}</td>
+                </>
+              )}
             </tr>
           ))}
         </tbody>
@@ -32,7 +37,7 @@ export function RunTable({ project, runs }: { project: string; runs: Run[] }) {
   );
 }
 
-export function RecentRuns({ project, limit, automation }: { project: string; limit: number; automation?: string }) {
+export function RecentRuns({ project, limit, automation, compact = false }: { project: string; limit: number; automation?: string; compact?: boolean }) {
   const runs = useLoad(
     () => op<Page<Run>>("GET", `/projects/${enc(project)}/runs${qs({ limit, automation })}`),
     `recent:${project}:${automation ?? ""}`,
@@ -40,7 +45,7 @@ export function RecentRuns({ project, limit, automation }: { project: string; li
   );
   if (runs.loading) return <Loading />;
   if (runs.error) return <ErrorNote message={runs.error} />;
-  return <RunTable project={project} runs={runs.data?.data ?? []} />;
+  return <RunTable project={project} runs={runs.data?.data ?? []} compact={compact} />;
 }
 
 export function RunsPage({ project }: { project: string }) {
