@@ -1,7 +1,8 @@
 // Parts of the web application no other browser test reaches, in headless Chromium against a real server with
 // the real run and generation engines: a failing http step's expected-vs-actual table and request/response
 // excerpt, a generation's progress while it runs and the drafts it made, deleting an automation, the automation
-// list's feature, group and kind filters, and the keys panel's expiry and last-used times (also at 390 px).
+// list's feature, group and kind filters, the keys panel's expiry and last-used times (also at 390 px), "Run again", and
+// activating and running all of a feature's drafts at once.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { explained, launchBrowser, shot, signInAsOwner, watch } from "./helpers/browser";
@@ -331,4 +332,32 @@ test("a finished run and a finished group run can be run again from their pages,
   const next = await api<{ group_id: string; trigger: string; runs: { environment_id: string }[] }>("GET", `/projects/${project}/group-runs/${nextId}`);
   expect(next).toMatchObject({ group_id: group.id, trigger: "web" });
   expect(next.runs.map((r) => r.environment_id)).toEqual([envId]);
+}));
+
+test("a feature's drafts are activated all at once and run all at once from the feature page", () => explained(page, "feature-drafts-activate-and-run-all", async () => {
+  const { project, envId } = await projectWithEnv(s, "Bulk", { BASE_URL: target.url });
+  const feature = await api<{ id: string }>("POST", `/projects/${project}/features`, { name: "Items" }, 201);
+  const ids = await Promise.all(["items answer", "item 1 answers"].map((name, i) => createAutomation(s, project, {
+    name, kind: "http", status: "draft", feature: feature.id, environment: envId,
+    steps: [{ request: { url: i === 0 ? "/items" : "/items/1" }, expect: [{ status: 200 }] }],
+  })));
+  const disabled = await createAutomation(s, project, {
+    name: "retired check", kind: "http", status: "disabled", feature: feature.id, environment: envId, steps: [{ request: { url: "/items" } }],
+  });
+
+  await page.goto(`${s.url}/#/p/${project}/features/${feature.id}`);
+  await page.getByRole("button", { name: "Activate 2 drafts" }).waitFor();
+  await shot(page, "feature-drafts");
+  await page.getByRole("button", { name: "Activate 2 drafts" }).click();
+  await page.getByRole("button", { name: /^Activate/ }).waitFor({ state: "detached" });
+  for (const id of ids) expect((await api<{ status: string }>("GET", `/projects/${project}/automations/${id}`)).status).toBe("active");
+  expect((await api<{ status: string }>("GET", `/projects/${project}/automations/${disabled}`)).status).toBe("disabled");
+
+  await page.getByRole("button", { name: "Run all 2" }).click();
+  await page.waitForURL((u) => u.hash === `#/p/${project}/runs`);
+  const runs = await api<{ data: { id: string; automation_id: string; trigger: string }[] }>("GET", `/projects/${project}/runs`);
+  expect(runs.data.map((r) => r.automation_id).sort()).toEqual([...ids].sort());
+  expect(runs.data.map((r) => r.trigger)).toEqual(["web", "web"]);
+  for (const r of runs.data) expect((await waitForRun(s, project, r.id)).status).toBe("passed");
+  await page.locator("tr[data-run-id]").nth(1).waitFor();
 }));

@@ -112,16 +112,46 @@ function GenerationPanel({ project, feature }: { project: string; feature: strin
           )}
         </div>
       )}
+      <FeatureAutomations project={project} list={drafts.data?.data ?? null} made={made} onChanged={drafts.reload} />
+    </Card>
+  );
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** The feature's automations, with the two things done to a fresh batch of drafts: activate them all, run them all. */
+function FeatureAutomations({ project, list, made, onChanged }: { project: string; list: Automation[] | null; made: Set<string>; onChanged: () => Promise<void> }) {
+  const bulk = useAction();
+  const drafts = (list ?? []).filter((d) => d.status === "draft");
+  const runnable = (list ?? []).filter((d) => d.status !== "disabled");
+  const path = (id: string) => `/projects/${enc(project)}/automations/${enc(id)}`;
+  const activateAll = () => bulk.run(async () => {
+    for (const d of drafts) await op("PATCH", path(d.id), { status: "active" });
+    await onChanged();
+  });
+  const runAll = () => bulk.run(async () => {
+    for (const d of runnable) await op("POST", `${path(d.id)}/run`, {});
+    navigate(`/p/${enc(project)}/runs`);
+  });
+  return (
+    <>
       <h3>Automations of this feature</h3>
-      {drafts.data?.data.length === 0 && <Empty>None yet.</Empty>}
+      {list?.length === 0 && <Empty>None yet.</Empty>}
       <ul class="links">
-        {drafts.data?.data.map((d) => (
+        {list?.map((d) => (
           <li key={d.id}>
             <a href={`#/p/${enc(project)}/automations/${d.id}`}>{d.name}</a> <Badge status={d.status} /> <span class="muted">{d.kind}{made.has(d.id) ? " · from the latest generation" : ""}</span>
           </li>
         ))}
       </ul>
-    </Card>
+      {runnable.length > 0 && (
+        <div class="row">
+          {drafts.length > 0 && <button type="button" class="btn" disabled={bulk.busy} onClick={() => void activateAll()}>Activate {plural(drafts.length, "draft")}</button>}
+          <button type="button" class="btn" disabled={bulk.busy} onClick={() => void runAll()}>Run {runnable.length === 1 ? "it" : `all ${runnable.length}`}</button>
+        </div>
+      )}
+      <ErrorNote message={bulk.error} details={bulk.details} />
+    </>
   );
 }
 
