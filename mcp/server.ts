@@ -4,6 +4,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { ApiClient, describeWait } from "../src/client/api-client";
 import { resolveSettings } from "../src/client/settings";
 import { VERSION } from "../src/version";
+import { registerPrompts } from "./prompts";
 import { registerResources } from "./resources";
 import { registerOperationTools, type ToolContext } from "./tools";
 import { registerWaitTools } from "./wait-tools";
@@ -14,12 +15,14 @@ export function buildMcpServer(ctx: ToolContext): McpServer {
     {
       instructions:
         "Tools of svc, a test-management and test-automation service. Each tool is one API operation; run_automation starts a run, then wait_for_run follows it to the end. " +
-        "Before writing automations or acceptance criteria, read the resources svc://docs/automations (the step format), svc://schema/automation (its JSON Schema) and svc://docs/generation (the Gherkin phrases the generator understands).",
+        "Before writing automations or acceptance criteria, read the resources svc://docs/automations (the step format), svc://schema/automation (its JSON Schema) and svc://docs/generation (the Gherkin phrases the generator understands). " +
+        "The prompts automate_feature, triage_run and failure_report lay out the usual jobs step by step.",
     },
   );
   registerOperationTools(server, ctx);
   registerWaitTools(server, ctx);
   registerResources(server);
+  registerPrompts(server);
   return server;
 }
 

@@ -187,3 +187,31 @@ test("resources: the automation format, the generation guide and the automation 
   expect(validate(broken)).toBe(false);
   expect((await s.call("POST", "/projects/shop/automations", broken)).status).toBe(400);
 });
+
+test("prompts: automate a feature, explain a failed run, report failures; every tool they name exists", async () => {
+  const { prompts } = await client.listPrompts();
+  expect(prompts.map((p) => [p.name, (p.arguments ?? []).map((a) => `${a.name}${a.required ? "" : "?"}`)])).toEqual([
+    ["automate_feature", ["project", "feature"]],
+    ["triage_run", ["project", "run"]],
+    ["failure_report", ["project"]],
+  ]);
+  const { tools } = await client.listTools();
+  const toolNames = new Set(tools.map((t) => t.name));
+  const texts: Record<string, string> = {};
+  for (const [name, args] of [["automate_feature", { project: "shop", feature: "fea_123" }], ["triage_run", { project: "shop", run: "run_456" }], ["failure_report", { project: "shop" }]] as const) {
+    const got = await client.getPrompt({ name, arguments: { ...args } });
+    expect(got.messages).toHaveLength(1);
+    const text = (got.messages[0]?.content as { type: string; text: string }).text;
+    for (const v of Object.values(args)) expect(text).toContain(v);
+    texts[name] = text;
+    // A prompt that names a tool the server does not have would send the assistant astray.
+    const named = [...text.matchAll(/\b(?:get|list|create|update|start|run|wait|cancel|delete)_[a-z_]+\b/g)].map((m) => m[0]);
+    expect(named.length).toBeGreaterThan(2);
+    expect(named.filter((n) => !toolNames.has(n))).toEqual([]);
+    for (const uri of text.match(/svc:\/\/[a-z/]+/g) ?? []) expect(["svc://docs/automations", "svc://docs/generation", "svc://schema/automation"]).toContain(uri);
+  }
+  expect(texts.triage_run).toContain("get_run");
+  expect(texts.automate_feature).toContain("wait_for_run");
+  // A missing required argument is refused.
+  await expect(client.getPrompt({ name: "triage_run", arguments: { project: "shop" } })).rejects.toThrow();
+});
