@@ -43,8 +43,7 @@ describe("svc serve and svc admin", () => {
     const res = await get("/projects");
     const id = res.headers.get("x-request-id");
     expect(id).toStartWith("req_");
-    await Bun.sleep(50);
-    const line = serve.logs().split("\n").find((l) => l.includes(String(id)));
+    const line = (await serve.logsWith(String(id))).split("\n").find((l) => l.includes(String(id)));
     expect(line).toBeDefined();
     const entry = JSON.parse(String(line));
     expect(entry).toMatchObject({ msg: "request", method: "GET", path: "/api/v1/ops/projects", status: 200, operation: "list_projects" });
@@ -91,8 +90,7 @@ describe("svc serve and svc admin", () => {
     expect(body.error).toBe("internal_error");
     expect(body.request_id).toStartWith("req_");
     expect(JSON.stringify(body)).not.toContain(" at ");
-    await Bun.sleep(50);
-    expect(serve.logs()).toContain(`"request_id":"${body.request_id}"`);
+    expect(await serve.logsWith(`"request_id":"${body.request_id}"`)).toContain(`"request_id":"${body.request_id}"`);
   });
 
   test("SIGTERM drains and exits 0", async () => {

@@ -153,6 +153,9 @@ describe("disk faults (compiled binary)", () => {
       const body = (await refused.json()) as { error: string; message: string };
       expect(body.error).toBe("unavailable");
       expect(body.message).toContain("disk is full");
+      // The error's log line leaves with the response, but reaches this process through another pipe.
+      const logged = Date.now() + 3_000;
+      while (!stderr.includes("the disk holding the database is full") && Date.now() < logged) await Bun.sleep(10);
       expect(stderr).toContain("the disk holding the database is full");
       // Readiness says so too, so a load balancer stops sending writes here.
       const notReady = await fetch(`${url}/readyz`);

@@ -33,6 +33,8 @@ export interface ServeProcess {
   proc: Subprocess<"ignore", "pipe", "pipe">;
   /** Everything the process wrote to stderr so far. */
   logs(): string;
+  /** The logs once they contain `text` (log lines are written in batches and arrive through a pipe), else as they are after `ms`. */
+  logsWith(text: string, ms?: number): Promise<string>;
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
 
@@ -78,6 +80,11 @@ export async function startServe(args: string[], opts: { cwd?: string; env?: Rec
     url,
     proc,
     logs: () => buffer,
+    async logsWith(text: string, ms = 3_000) {
+      const until = Date.now() + ms;
+      while (!buffer.includes(text) && Date.now() < until) await Bun.sleep(10);
+      return buffer;
+    },
     async stop(signal: NodeJS.Signals = "SIGTERM") {
       proc.kill(signal);
       return proc.exited;
