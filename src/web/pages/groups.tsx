@@ -75,7 +75,7 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
   const g = useLoad(() => op<Group>("GET", `/projects/${enc(project)}/groups/${enc(groupId)}`), `group:${groupId}`);
   const all = useLoad(() => op<Page<Automation>>("GET", `/projects/${enc(project)}/automations?limit=200`), `all-aut:${project}`);
   // The group as loaded, overlaid with the person's changes not saved yet (which a reload does not undo).
-  const [order, setIds] = useState<string[] | null>(null);
+  const [order, setOrder] = useState<string[] | null>(null);
   const [edits, setEdits] = useState<{ name?: string; description?: string }>({});
   const ids = order ?? g.data?.automation_ids ?? [];
   const f = { name: g.data?.name ?? "", description: g.data?.description ?? "", ...edits };
@@ -88,12 +88,12 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
     const [item] = next.splice(i, 1);
     if (item === undefined) return;
     next.splice(i + d, 0, item);
-    setIds(next);
+    setOrder(next);
   };
   const save = () => a.run(async () => {
     await op("PATCH", `/projects/${enc(project)}/groups/${groupId}`, { ...f, automation_ids: ids });
     await g.reload();
-    setIds(null);
+    setOrder(null);
     setEdits({});
   });
   const run = () => a.run(async () => {
@@ -128,7 +128,7 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
                   <span class="grow">{byId.get(id)?.name ?? id} {byId.get(id) && <Badge status={byId.get(id)?.status ?? ""} />}</span>
                   <button type="button" class="btn btn-small" aria-label="Move up" disabled={i === 0} onClick={() => move(i, -1)}>↑</button>
                   <button type="button" class="btn btn-small" aria-label="Move down" disabled={i === ids.length - 1} onClick={() => move(i, 1)}>↓</button>
-                  <button type="button" class="btn btn-small" aria-label="Remove from group" onClick={() => setIds(ids.filter((x) => x !== id))}>✕</button>
+                  <button type="button" class="btn btn-small" aria-label="Remove from group" onClick={() => setOrder(ids.filter((x) => x !== id))}>✕</button>
                 </li>
               ))}
             </ol>
@@ -139,7 +139,7 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
                   {(all.data?.data ?? []).filter((x) => !ids.includes(x.id)).map((x) => <option key={x.id} value={x.id}>{x.name}</option>)}
                 </select>
               </Field>
-              <button type="button" class="btn" disabled={!pick} onClick={() => { setIds([...ids, pick]); setPick(""); }}>Add</button>
+              <button type="button" class="btn" disabled={!pick} onClick={() => { setOrder([...ids, pick]); setPick(""); }}>Add</button>
               <button type="button" class="btn btn-primary" disabled={!dirty || a.busy} onClick={() => void save()}>Save group</button>
             </div>
             <ErrorNote message={a.error} details={a.details} />
