@@ -3,8 +3,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { RunStatus } from "../src/manifest/records";
 import { waitForRun } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
+import { waitUntil } from "./helpers/wait";
 
 /** Reads one sample's value from a Prometheus text body; undefined when the series is absent. */
 function sample(body: string, series: string): number | undefined {
@@ -241,29 +243,21 @@ describe("run gauges with real runs", () => {
     const failing = await automation("failing", "/ok", 201);
 
     const heldRun = await run(held);
-    const deadline = Date.now() + 3000;
-    while (!holdArrived && Date.now() < deadline) await Bun.sleep(10);
-    expect(holdArrived).toBe(true);
+    expect(await waitUntil(() => holdArrived, 3_000)).toBe(true);
     const waiting = [await run(passing), await run(passing), await run(failing)];
 
-    const busy = await metrics();
-    expect(sample(busy, "svc_run_queue_depth")).toBe(3);
-    expect(sample(busy, 'svc_runs{status="queued"}')).toBe(3);
-    expect(sample(busy, 'svc_runs{status="running"}')).toBe(1);
-    expect(sample(busy, 'svc_runs{status="passed"}')).toBe(0);
-    expect(sample(busy, 'svc_runs{status="failed"}')).toBe(0);
+    // The queue depth and the runs per status, as /metrics reports them.
+    const gauges = (text: string) => Object.fromEntries([
+      ["queue_depth", sample(text, "svc_run_queue_depth")],
+      ...RunStatus.options.map((st) => [st, sample(text, `svc_runs{status="${st}"}`)]),
+    ]);
+    expect(gauges(await metrics())).toMatchObject({ queue_depth: 3, queued: 3, running: 1, passed: 0, failed: 0 });
 
     release();
     const finished = [await waitForRun(s, "gauges", heldRun, 10_000)];
     for (const id of waiting) finished.push(await waitForRun(s, "gauges", id, 10_000));
     expect(finished.map((r) => r.status)).toEqual(["passed", "passed", "passed", "failed"]);
 
-    const done = await metrics();
-    expect(sample(done, "svc_run_queue_depth")).toBe(0);
-    expect(sample(done, 'svc_runs{status="queued"}')).toBe(0);
-    expect(sample(done, 'svc_runs{status="running"}')).toBe(0);
-    expect(sample(done, 'svc_runs{status="passed"}')).toBe(3);
-    expect(sample(done, 'svc_runs{status="failed"}')).toBe(1);
-    for (const st of ["error", "timed_out", "cancelled"]) expect(sample(done, `svc_runs{status="${st}"}`)).toBe(0);
+    expect(gauges(await metrics())).toEqual({ queue_depth: 0, queued: 0, running: 0, passed: 3, failed: 1, error: 0, timed_out: 0, cancelled: 0 });
   }, 30_000);
 });

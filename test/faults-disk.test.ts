@@ -10,6 +10,7 @@ import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, requireBinary, runBinary } from "./helpers/binary";
 import { tempDir } from "./helpers/server";
+import { waitUntil } from "./helpers/wait";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -46,6 +47,15 @@ function svcExit(out: { code: number; stdout: string; stderr: string }): { exit:
   return { exit: Number(m[1]), stderr: out.stderr };
 }
 
+/** A temp dir (removed after the file) with an empty mount point `mnt` in it; `data` is the data directory under it. */
+function mountPoint(prefix: string): { dir: string; mnt: string; data: string } {
+  const dir = tempDir(prefix);
+  dirs.push(dir);
+  const mnt = join(dir, "mnt");
+  mkdirSync(mnt);
+  return { dir, mnt, data: join(mnt, "data") };
+}
+
 const serve = (dataDir: string) => `set +e; timeout 20 "$SVC" serve --port 0 --data-dir ${quote(dataDir)}; echo svc-exit=$?`;
 
 describe("disk faults (compiled binary)", () => {
@@ -65,11 +75,7 @@ describe("disk faults (compiled binary)", () => {
   }, 30_000);
 
   test("a data directory to be created on a read-only filesystem: clear message, exit non-zero", async () => {
-    const dir = tempDir("svc-rofs-");
-    dirs.push(dir);
-    const mnt = join(dir, "mnt");
-    mkdirSync(mnt);
-    const data = join(mnt, "data");
+    const { mnt, data } = mountPoint("svc-rofs-");
     const r = svcExit(await inMountNamespace(`mount -t tmpfs -o ro,size=1m tmpfs ${quote(mnt)}; ${serve(data)}`));
     expect(r.exit).not.toBe(0);
     expect(r.exit).not.toBe(124);
@@ -78,11 +84,7 @@ describe("disk faults (compiled binary)", () => {
   }, 30_000);
 
   test("a full disk: clear message naming the full disk, exit 1, and the same again on a second start", async () => {
-    const dir = tempDir("svc-full-");
-    dirs.push(dir);
-    const mnt = join(dir, "mnt");
-    mkdirSync(mnt);
-    const data = join(mnt, "data");
+    const { mnt, data } = mountPoint("svc-full-");
     // 64 KiB of tmpfs, the data directory made, then every free block taken by one file.
     const fill = `mount -t tmpfs -o size=64k tmpfs ${quote(mnt)}; mkdir ${quote(data)}; dd if=/dev/zero of=${quote(join(mnt, "fill"))} bs=4k 2>/dev/null || true`;
     const out = await inMountNamespace(`${fill}; ${serve(data)}; ${serve(data)}`);
@@ -97,11 +99,7 @@ describe("disk faults (compiled binary)", () => {
   }, 30_000);
 
   test("the disk fills while serving: writes get 503 unavailable, acknowledged writes stay, no corruption, writes resume once space is freed", async () => {
-    const dir = tempDir("svc-fill-");
-    dirs.push(dir);
-    const mnt = join(dir, "mnt");
-    mkdirSync(mnt);
-    const data = join(mnt, "data");
+    const { dir, mnt, data } = mountPoint("svc-fill-");
     const ballast = join(mnt, "ballast");
     requireBinary();
     // 3 MiB of tmpfs with 1 MiB of ballast the test removes later to free space.
@@ -154,8 +152,7 @@ describe("disk faults (compiled binary)", () => {
       expect(body.error).toBe("unavailable");
       expect(body.message).toContain("disk is full");
       // The error's log line leaves with the response, but reaches this process through another pipe.
-      const logged = Date.now() + 3_000;
-      while (!stderr.includes("the disk holding the database is full") && Date.now() < logged) await Bun.sleep(10);
+      await waitUntil(() => stderr.includes("the disk holding the database is full"), 3_000);
       expect(stderr).toContain("the disk holding the database is full");
       // Readiness says so too, so a load balancer stops sending writes here.
       const notReady = await fetch(`${url}/readyz`);

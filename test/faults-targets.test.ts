@@ -151,6 +151,13 @@ interface Case {
   check(run: RunRecord): void;
 }
 
+/** A response that started (HTTP 200) and then lost its connection: an error that says so. */
+function brokeOffMidResponse(run: RunRecord): void {
+  expect(run.status).toBe("error");
+  expect(run.steps[0]?.message).toContain("(HTTP 200) broke off before its end");
+  expect(run.steps[0]?.message).toContain("closed or reset the connection mid-response");
+}
+
 const cases: Case[] = [
   {
     name: "a target that never answers, with the step's request timeout",
@@ -181,20 +188,12 @@ const cases: Case[] = [
   {
     name: "a connection reset mid-response",
     steps: [{ request: { url: "{{RAW}}/reset-mid" } }],
-    check(run) {
-      expect(run.status).toBe("error");
-      expect(run.steps[0]?.message).toContain("(HTTP 200) broke off before its end");
-      expect(run.steps[0]?.message).toContain("closed or reset the connection mid-response");
-    },
+    check: brokeOffMidResponse,
   },
   {
     name: "a connection closed mid-response (body shorter than its content-length)",
     steps: [{ request: { url: "{{RAW}}/close-mid" } }],
-    check(run) {
-      expect(run.status).toBe("error");
-      expect(run.steps[0]?.message).toContain("(HTTP 200) broke off before its end");
-      expect(run.steps[0]?.message).toContain("closed or reset the connection mid-response");
-    },
+    check: brokeOffMidResponse,
   },
   {
     name: "a 10 MB body: the assertion sees all of it, the stored excerpt is capped",

@@ -5,7 +5,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { launchArgs } from "../src/runner/chromium";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
-import { projectWithEnv, runToEnd } from "./helpers/runs";
+import { runnerServer, runToEnd } from "./helpers/runs";
+import { waitUntil } from "./helpers/wait";
 
 let s: TestServer;
 let target: TargetApp;
@@ -46,8 +47,7 @@ const ours = () => chromiumBrowsers().filter((p) => !earlier.has(p.pid));
 beforeAll(async () => {
   earlier = new Set(chromiumBrowsers().map((p) => p.pid));
   target = startTargetApp();
-  s = await startTestServer({ rate_limit: { enabled: false }, runner: { concurrency: 3 } });
-  ({ project } = await projectWithEnv(s, "browser isolation", { BASE_URL: target.url }));
+  ({ s, project } = await runnerServer("browser isolation", target.url, 3));
 });
 afterAll(async () => {
   await s.stop();
@@ -105,8 +105,7 @@ describe("browser runs", () => {
     // The server's shutdown closes the browser (a fresh server for the rest of the file's hooks).
     await s.stop();
     s = await startTestServer({ rate_limit: { enabled: false } });
-    const deadline = Date.now() + 15_000;
-    while (ours().length > 0 && Date.now() < deadline) await Bun.sleep(50);
+    await waitUntil(() => ours().length === 0, 15_000, 50);
     expect(ours()).toEqual([]);
   }, 90_000);
 });

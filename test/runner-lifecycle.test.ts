@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { XMLParser } from "fast-xml-parser";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
-import { createAutomation, getRun, json, projectWithEnv, runToEnd, startRun, waitForRun } from "./helpers/runs";
+import { createAutomation, getRun, json, projectWithEnv, runnerServer, runToEnd, startRun, waitForRun } from "./helpers/runs";
 
 let s: TestServer;
 let target: TargetApp;
@@ -12,8 +12,7 @@ let project: string;
 beforeAll(async () => {
   target = startTargetApp();
   // One worker: a run that is not stopped promptly would hold up the next one.
-  s = await startTestServer({ rate_limit: { enabled: false }, runner: { concurrency: 1 } });
-  ({ project } = await projectWithEnv(s, "lifecycle", { BASE_URL: target.url }));
+  ({ s, project } = await runnerServer("lifecycle", target.url, 1));
 });
 afterAll(async () => {
   await s.stop();

@@ -2,9 +2,9 @@
 // runs queued one by one and for a group run. Overlap is read from when the target saw each request start and
 // end, not from how long anything took.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startTestServer, type TestServer } from "./helpers/server";
+import type { TestServer } from "./helpers/server";
 import { maxOverlap, startTargetApp, type TargetApp } from "./helpers/target-app";
-import { createAutomation, json, projectWithEnv, startRun, waitForRun } from "./helpers/runs";
+import { createAutomation, json, runnerServer, startRun, waitForRun } from "./helpers/runs";
 
 let target: TargetApp;
 
@@ -52,8 +52,7 @@ describe("runner.concurrency = 3", () => {
   let s: TestServer;
   let project: string;
   beforeAll(async () => {
-    s = await startTestServer({ rate_limit: { enabled: false }, runner: { concurrency: 3 } });
-    ({ project } = await projectWithEnv(s, "pool of three", { BASE_URL: target.url }));
+    ({ s, project } = await runnerServer("pool of three", target.url, 3));
   });
   afterAll(async () => {
     await s.stop();
@@ -86,8 +85,7 @@ describe("runner.concurrency = 2", () => {
   let s: TestServer;
   let project: string;
   beforeAll(async () => {
-    s = await startTestServer({ rate_limit: { enabled: false }, runner: { concurrency: 2 } });
-    ({ project } = await projectWithEnv(s, "pool of two", { BASE_URL: target.url }));
+    ({ s, project } = await runnerServer("pool of two", target.url, 2));
   });
   afterAll(async () => {
     await s.stop();

@@ -216,28 +216,25 @@ test("the automation list's feature, group and kind filters each narrow the list
     await page.getByText("No automations match.").waitFor();
     expect(await page.locator("tr[data-automation]").count()).toBe(0);
   };
+  const all = ["alpha http", "beta browser", "gamma http", "delta browser"];
   await page.goto(`${s.url}/#/p/filters/automations`);
-  await rowsShow(["alpha http", "beta browser", "gamma http", "delta browser"]);
+  await rowsShow(all);
   const feature = page.getByLabel(/^Feature/);
   const group = page.getByLabel(/^Group/);
   const kind = page.getByLabel(/^Kind/);
   await feature.locator("option", { hasText: "Checkout" }).waitFor({ state: "attached" });
   await group.locator("option", { hasText: "nightly" }).waitFor({ state: "attached" });
 
-  const all = ["alpha http", "beta browser", "gamma http", "delta browser"];
-  await feature.selectOption({ label: "Checkout" });
-  await rowsShow(["alpha http", "beta browser"]);
-  await feature.selectOption({ label: "Search" });
-  await noneShown();
-  await feature.selectOption({ label: "any" });
-  await rowsShow(all);
-
-  await group.selectOption({ label: "nightly" });
-  await rowsShow(["alpha http", "gamma http"]);
-  await group.selectOption({ label: "empty group" });
-  await noneShown();
-  await group.selectOption({ label: "any" });
-  await rowsShow(all);
+  // Each of feature and group: one that matches some, one that matches none, then "any" shows all again.
+  const narrowing = [[feature, "Checkout", ["alpha http", "beta browser"], "Search"], [group, "nightly", ["alpha http", "gamma http"], "empty group"]] as const;
+  for (const [filter, some, shownBySome, none] of narrowing) {
+    await filter.selectOption({ label: some });
+    await rowsShow([...shownBySome]);
+    await filter.selectOption({ label: none });
+    await noneShown();
+    await filter.selectOption({ label: "any" });
+    await rowsShow(all);
+  }
 
   await kind.selectOption("http");
   await rowsShow(["alpha http", "gamma http"]);

@@ -88,3 +88,13 @@ export function useAction(): { busy: boolean; error: string | null; details: { p
   };
   return { busy, error, details, run, clear: () => setError(null) };
 }
+
+/**
+ * A form over a loaded record: the record's fields as loaded, overlaid with the person's edits not saved yet. The
+ * edits survive a reload of the record (after an upload beside the form, say), and typing before the page settled
+ * loses nothing. `reset` drops them once saved.
+ */
+export function useEdits<T extends object>(loaded: T): { value: T; edit: (change: Partial<T>) => void; reset: () => void } {
+  const [edits, setEdits] = useState<Partial<T>>({});
+  return { value: { ...loaded, ...edits }, edit: (change) => setEdits({ ...edits, ...change }), reset: () => setEdits({}) };
+}

@@ -72,10 +72,12 @@ export function Empty({ children }: { children: ComponentChildren }) {
   return <p class="empty">{children}</p>;
 }
 
+const DAY: Intl.DateTimeFormatOptions = { year: "numeric", month: "short", day: "numeric" };
+
 export function when(iso: string | null | undefined): string {
   if (!iso) return "—";
   const d = new Date(iso);
-  return `${d.toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" })} ${d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })}`;
+  return `${d.toLocaleDateString(undefined, DAY)} ${d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })}`;
 }
 
 /** How long ago, for a glance ("just now", "5 min ago", "3 h ago", "2 days ago"); older than a week: the date. */
@@ -87,7 +89,7 @@ export function ago(iso: string | null | undefined, now = Date.now()): string {
   if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
   const days = Math.round(s / 86_400);
   if (days < 7) return `${days} day${days === 1 ? "" : "s"} ago`;
-  return new Date(iso).toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" });
+  return new Date(iso).toLocaleDateString(undefined, DAY);
 }
 
 export function duration(ms: number | null | undefined): string {

@@ -2,6 +2,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { waitUntil } from "./wait";
 
 export const BINARY = resolve(import.meta.dir, "../../dist/svc");
 
@@ -81,8 +82,7 @@ export async function startServe(args: string[], opts: { cwd?: string; env?: Rec
     proc,
     logs: () => buffer,
     async logsWith(text: string, ms = 3_000) {
-      const until = Date.now() + ms;
-      while (!buffer.includes(text) && Date.now() < until) await Bun.sleep(10);
+      await waitUntil(() => buffer.includes(text), ms);
       return buffer;
     },
     async stop(signal: NodeJS.Signals = "SIGTERM") {

@@ -1,5 +1,5 @@
 // Run-engine test fixtures over the real API: a project with an environment, automations, and waiting for runs.
-import type { TestServer } from "./server";
+import { startTestServer, type TestServer } from "./server";
 
 export interface RunRecord {
   id: string;
@@ -29,6 +29,14 @@ export async function projectWithEnv(s: TestServer, name: string, variables: Rec
   const project = await json<{ id: string; slug: string }>(await s.call("POST", "/projects", { name }), 201);
   const env = await json<{ id: string }>(await s.call("POST", `/projects/${project.slug}/environments`, { name: "test", variables, secrets }), 201);
   return { project: project.slug, envId: env.id };
+}
+
+/** A server for run-engine tests: no rate limit, `concurrency` workers, and a project whose environment's
+ * BASE_URL is `baseUrl`. */
+export async function runnerServer(name: string, baseUrl: string, concurrency: number): Promise<{ s: TestServer; project: string }> {
+  const s = await startTestServer({ rate_limit: { enabled: false }, runner: { concurrency } });
+  const { project } = await projectWithEnv(s, name, { BASE_URL: baseUrl });
+  return { s, project };
 }
 
 export async function createAutomation(s: TestServer, project: string, body: Record<string, unknown>): Promise<string> {

@@ -1,7 +1,7 @@
 // Groups: the list, a form to create one, and one group's page (order its automations, run it, its runs).
 import { useState } from "preact/hooks";
 import { enc, op, qs } from "../api";
-import { useAction, useLoad } from "../hooks";
+import { useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
 import type { Automation, Group, GroupRun, Page } from "../types";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, duration, when } from "../ui";
@@ -74,12 +74,10 @@ export function GroupRunList({ project, group }: { project: string; group?: stri
 export function GroupPage({ project, groupId }: { project: string; groupId: string }) {
   const g = useLoad(() => op<Group>("GET", `/projects/${enc(project)}/groups/${enc(groupId)}`), `group:${groupId}`);
   const all = useLoad(() => op<Page<Automation>>("GET", `/projects/${enc(project)}/automations?limit=200`), `all-aut:${project}`);
-  // The group as loaded, overlaid with the person's changes not saved yet (which a reload does not undo).
-  const [order, setOrder] = useState<string[] | null>(null);
-  const [edits, setEdits] = useState<{ name?: string; description?: string }>({});
-  const ids = order ?? g.data?.automation_ids ?? [];
-  const f = { name: g.data?.name ?? "", description: g.data?.description ?? "", ...edits };
-  const setF = (next: typeof f) => setEdits(next);
+  const form = useEdits({ name: g.data?.name ?? "", description: g.data?.description ?? "", automation_ids: g.data?.automation_ids ?? [] });
+  const f = form.value;
+  const ids = f.automation_ids;
+  const setOrder = (automation_ids: string[]) => form.edit({ automation_ids });
   const [pick, setPick] = useState("");
   const a = useAction();
   const byId = new Map((all.data?.data ?? []).map((x) => [x.id, x]));
@@ -91,10 +89,9 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
     setOrder(next);
   };
   const save = () => a.run(async () => {
-    await op("PATCH", `/projects/${enc(project)}/groups/${groupId}`, { ...f, automation_ids: ids });
+    await op("PATCH", `/projects/${enc(project)}/groups/${groupId}`, f);
     await g.reload();
-    setOrder(null);
-    setEdits({});
+    form.reset();
   });
   const run = () => a.run(async () => {
     const gr = await op<GroupRun>("POST", `/projects/${enc(project)}/groups/${groupId}/run`, {});
@@ -117,8 +114,8 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
             }
           >
             <div class="form-row">
-              <Field label="Name"><input value={f.name} onInput={(e) => setF({ ...f, name: inputValue(e) })} /></Field>
-              <Field label="Description"><input value={f.description} onInput={(e) => setF({ ...f, description: inputValue(e) })} /></Field>
+              <Field label="Name"><input value={f.name} onInput={(e) => form.edit({ name: inputValue(e) })} /></Field>
+              <Field label="Description"><input value={f.description} onInput={(e) => form.edit({ description: inputValue(e) })} /></Field>
             </div>
             <h3>Automations, in run order</h3>
             {ids.length === 0 && <Empty>No automations yet: add some below.</Empty>}

@@ -1,7 +1,6 @@
 // A project's overview: edit its name, slug and description, attach or remove its OpenAPI document, delete it.
-import { useState } from "preact/hooks";
 import { enc, op } from "../api";
-import { useAction, useLoad } from "../hooks";
+import { useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
 import type { Project } from "../types";
 import { Card, ConfirmButton, ErrorNote, Field, inputValue, Loading } from "../ui";
@@ -20,11 +19,8 @@ async function readOpenApiFile(file: File): Promise<Record<string, unknown>> {
 
 export function ProjectPage({ project }: { project: string }) {
   const p = useLoad(() => op<Project>("GET", `/projects/${enc(project)}`), `project:${project}`);
-  // The form shows the project as loaded, overlaid with the person's edits not saved yet: those survive a reload of
-  // the project (after an OpenAPI upload, say), and typing before the page settled loses nothing.
-  const [edits, setEdits] = useState<Partial<Pick<Project, "name" | "slug" | "description">>>({});
-  const f = { name: p.data?.name ?? "", slug: p.data?.slug ?? "", description: p.data?.description ?? "", ...edits };
-  const edit = (change: typeof edits) => setEdits({ ...edits, ...change });
+  const form = useEdits({ name: p.data?.name ?? "", slug: p.data?.slug ?? "", description: p.data?.description ?? "" });
+  const f = form.value;
   const a = useAction();
   const doc = useAction();
   const save = async (e: Event) => {
@@ -33,7 +29,7 @@ export function ProjectPage({ project }: { project: string }) {
       const updated = await op<Project>("PATCH", `/projects/${enc(project)}`, f);
       if (updated.slug !== project) navigate(`/p/${updated.slug}`);
       else await p.reload();
-      setEdits({});
+      form.reset();
     });
   };
   const upload = async (e: Event) => {
@@ -53,9 +49,9 @@ export function ProjectPage({ project }: { project: string }) {
         <div class="two-col">
           <Card title="Project">
             <form class="stack" onSubmit={save}>
-              <Field label="Name"><input required value={f.name} onInput={(e) => edit({ name: inputValue(e) })} /></Field>
-              <Field label="Slug" hint="Used in URLs and by the CLI."><input required value={f.slug} onInput={(e) => edit({ slug: inputValue(e) })} /></Field>
-              <Field label="Description"><textarea rows={4} value={f.description} onInput={(e) => edit({ description: inputValue(e) })} /></Field>
+              <Field label="Name"><input required value={f.name} onInput={(e) => form.edit({ name: inputValue(e) })} /></Field>
+              <Field label="Slug" hint="Used in URLs and by the CLI."><input required value={f.slug} onInput={(e) => form.edit({ slug: inputValue(e) })} /></Field>
+              <Field label="Description"><textarea rows={4} value={f.description} onInput={(e) => form.edit({ description: inputValue(e) })} /></Field>
               <ErrorNote message={a.error} details={a.details} />
               <div class="row"><button class="btn btn-primary" disabled={a.busy}>Save</button></div>
             </form>
