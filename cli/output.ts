@@ -13,7 +13,7 @@ export function styleFor(stream: { isTTY?: boolean }, env: Record<string, string
 
 const GREEN = new Set(["passed", "succeeded", "active", "owner"]);
 const RED = new Set(["failed", "error", "timed_out"]);
-const YELLOW = new Set(["queued", "running", "draft"]);
+const YELLOW = new Set(["queued", "running", "draft", "flaky"]);
 const DIM = new Set(["cancelled", "disabled", "skipped"]);
 
 export function paint(text: string, status: string, style: Style): string {
@@ -45,6 +45,15 @@ function truncate(s: string, max: number): string {
 type Rec = Record<string, unknown>;
 const isRec = (v: unknown): v is Rec => typeof v === "object" && v !== null && !Array.isArray(v);
 
+/** A run's status; a run that passed only after a failed attempt says so, and on which attempt it passed. */
+export function runStatusText(run: Rec, style: Style): string {
+  const status = String(run.status);
+  const painted = paint(status, status, style);
+  if (run.flaky !== true || !Array.isArray(run.attempts)) return painted;
+  const of = typeof run.max_attempts === "number" ? run.max_attempts : run.attempts.length;
+  return `${painted} (${paint("flaky", "flaky", style)}: attempt ${run.attempts.length} of ${of})`;
+}
+
 /** One cell or value, in words: counts for summaries, status for last runs, short JSON for the rest. */
 export function formatValue(key: string, v: unknown, style: Style, max = 60): string {
   if (v === null || v === undefined) return "-";
@@ -53,7 +62,9 @@ export function formatValue(key: string, v: unknown, style: Style, max = 60): st
   if (key === "summary" && isRec(v)) {
     if (typeof v.steps === "number") return `${v.passed}/${v.steps} passed${Number(v.failed) ? `, ${v.failed} failed` : ""}`;
     if (typeof v.total === "number") {
-      const parts = Object.entries(v).filter(([k, n]) => k !== "total" && Number(n) > 0).map(([k, n]) => `${n} ${k}`);
+      const parts = Object.entries(v)
+        .filter(([k, n]) => k !== "total" && k !== "flaky" && Number(n) > 0)
+        .map(([k, n]) => (k === "passed" && Number(v.flaky) > 0 ? `${n} passed (${v.flaky} flaky)` : `${n} ${k}`));
       return `${v.total} runs${parts.length ? `: ${parts.join(", ")}` : ""}`;
     }
   }
@@ -79,7 +90,58 @@ export function renderList(items: Rec[], noun: string, style: Style): string {
   if (items.length === 0) return `No ${noun} found.`;
   const first = items[0] ?? {};
   const cols = COLUMNS.filter((c) => c in first).slice(0, 8);
-  return table(cols.map((c) => c.replace(/_/g, " ")), items.map((it) => cols.map((c) => formatValue(c, it[c], style, 48))));
+  const cell = (it: Rec, c: string) => (c === "status" && "flaky" in it ? runStatusText(it, style) : formatValue(c, it[c], style, 48));
+  return table(cols.map((c) => c.replace(/_/g, " ")), items.map((it) => cols.map((c) => cell(it, c))));
+}
+
+const duration = (ms: unknown) => (typeof ms === "number" ? `${Math.round(ms)} ms` : "-");
+/** On a terminal long text is cut to keep the table readable; in a log (not a TTY) nothing is cut. */
+const fit = (s: string, max: number, style: Style) => (style.tty ? truncate(s, max) : s.replace(/\s*\n\s*/g, " "));
+/** A value as a check recorded it: JSON, so a string's spaces and a number's type both show. */
+const asShown = (v: unknown) => (v === undefined ? "nothing" : (JSON.stringify(v) ?? String(v)));
+
+const NOT_PASSED = new Set(["failed", "error", "timed_out", "cancelled"]);
+
+/** What went wrong in one finished run, in full: its failed steps with every failed check's expected and actual. */
+function failureLines(run: Rec): string[] {
+  const steps = Array.isArray(run.steps) ? (run.steps as unknown[]).filter(isRec) : [];
+  const last: string[] = [];
+  const said: string[] = [];
+  for (const s of steps.filter((x) => x.status === "failed" || x.status === "error")) {
+    const where = `step ${Number(s.index) + 1} (${s.name})`;
+    said.push(`${where}: ${s.message ?? ""}`);
+    last.push(`${where} ${s.status}: ${s.message ?? ""}`);
+    const checks = Array.isArray(s.assertions) ? (s.assertions as unknown[]).filter(isRec).filter((x) => x.passed === false) : [];
+    for (const c of checks) {
+      last.push(`  ✗ ${c.assertion}`);
+      if ("expected" in c) last.push(`    expected: ${asShown(c.expected)}`);
+      if ("actual" in c) last.push(`    actual:   ${asShown(c.actual)}`);
+    }
+  }
+  if (typeof run.error === "string" && !said.includes(run.error)) last.push(run.error);
+  if (last.length === 0) last.push(String(run.status));
+  const attempts = Array.isArray(run.attempts) ? (run.attempts as unknown[]).filter(isRec) : [];
+  if (attempts.length < 2) return last;
+  // A retried run: what each earlier attempt said, then the last attempt's details.
+  const of = typeof run.max_attempts === "number" ? run.max_attempts : attempts.length;
+  const earlier = attempts.slice(0, -1).map((a) => `attempt ${a.attempt} of ${of} ${a.status}: ${a.message ?? a.error ?? a.status}`);
+  return [...earlier, `attempt ${attempts.length} of ${of} ${run.status}:`, ...last.map((l) => `  ${l}`)];
+}
+
+/**
+ * The numbered list of every run that did not pass, with all its messages, nothing cut: the end of a watched
+ * run or group run, where a CI log is read. Empty when all passed.
+ */
+export function renderFailures(runs: Rec[], style: Style): string {
+  const failed = runs.filter((r) => NOT_PASSED.has(String(r.status)));
+  if (failed.length === 0) return "";
+  const out = [`${failed.length} ${failed.length === 1 ? "failure" : "failures"}:`];
+  failed.forEach((r, i) => {
+    const n = `${i + 1}) `;
+    out.push(`${n}${r.automation_name} (${r.id}) ${paint(String(r.status), String(r.status), style)}`);
+    for (const line of failureLines(r)) out.push(`${" ".repeat(n.length)}${line}`);
+  });
+  return out.join("\n");
 }
 
 /** Shown after the plain fields, in their own form (or not at all, like a project's OpenAPI document). */
@@ -88,19 +150,31 @@ const SPECIAL_IN_RECORD = new Set(["openapi", "steps", "attempts", "runs", "warn
 export function renderRecord(rec: Rec, style: Style): string {
   const keys = Object.keys(rec).filter((k) => !SPECIAL_IN_RECORD.has(k));
   const pad = Math.max(9, ...keys.map((k) => k.length));
-  const lines = keys.map((k) => `${k.padEnd(pad)}  ${formatValue(k, rec[k], style, 100)}`);
+  const isRun = Array.isArray(rec.attempts);
+  const lines = keys.map((k) => `${k.padEnd(pad)}  ${k === "status" && isRun ? runStatusText(rec, style) : formatValue(k, rec[k], style, 100)}`);
   if (Array.isArray(rec.artifacts) && rec.artifacts.length) lines.push(`${"artifacts".padEnd(pad)}  ${(rec.artifacts as string[]).join(", ")}`);
   const steps = Array.isArray(rec.steps) ? (rec.steps as unknown[]) : [];
   const stepResults = steps.filter((s): s is Rec => isRec(s) && "status" in s && "index" in s);
+  const attempts = isRun ? (rec.attempts as unknown[]).filter(isRec) : [];
+  if (attempts.length > 1) {
+    lines.push("", table(["attempt", "status", "duration", "message"], attempts.map((a) => [
+      `${a.attempt} of ${rec.max_attempts ?? attempts.length}`, formatValue("status", a.status, style), duration(a.duration_ms), a.message ? fit(String(a.message), 80, style) : "",
+    ])));
+  }
   if (stepResults.length) {
     lines.push("", table(["#", "step", "status", "duration", "message"], stepResults.map((s) => [
       // Shown from 1, as run errors name them ("step 1 (GET /items/1)").
-      String(Number(s.index) + 1), truncate(String(s.name), 40), formatValue("status", s.status, style), formatValue("duration_ms", s.duration_ms, style), s.message ? truncate(String(s.message), 80) : "",
+      String(Number(s.index) + 1), fit(String(s.name), 40, style), formatValue("status", s.status, style), formatValue("duration_ms", s.duration_ms, style), s.message ? fit(String(s.message), 80, style) : "",
     ])));
   } else if (steps.length) {
     lines.push(`${"steps".padEnd(pad)}  ${formatValue("steps", steps, style)}`);
   }
   if (Array.isArray(rec.runs) && rec.runs.length) lines.push("", renderList(rec.runs as Rec[], "runs", style));
+  // A finished run that did not pass ends with what went wrong, in full (the table above may cut it on a terminal).
+  if (isRun && Array.isArray(rec.steps)) {
+    const failures = renderFailures([rec], style);
+    if (failures) lines.push("", failures);
+  }
   if (Array.isArray(rec.warnings) && rec.warnings.length) {
     lines.push("", "warnings:", ...(rec.warnings as Rec[]).map((w) => `  - ${w.line !== undefined ? `line ${w.line}: ` : ""}${w.message}`));
   }

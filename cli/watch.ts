@@ -5,7 +5,7 @@ import type { ApiClient } from "../src/client/api-client";
 import { isSuccessfulStatus, waitForGeneration, waitForGroupRun, waitForRun } from "../src/client/wait";
 import { ops } from "../src/manifest/index";
 import { UsageError } from "../src/commands/usage";
-import { jsonAsReceived, paint, renderJson, type Style, styleFor } from "./output";
+import { jsonAsReceived, paint, renderFailures, renderJson, runStatusText, type Style, styleFor } from "./output";
 import { clientFor, EXIT, runCommand, settingsFor } from "./session";
 
 type Rec = Record<string, unknown>;
@@ -24,10 +24,10 @@ export function progressLine(kind: WatchKind, r: Rec, style: Style): string {
   const s = r.summary as Rec | undefined;
   if (kind === "group_run" && s) {
     const done = Number(s.total) - Number(s.queued) - Number(s.running);
-    return `group run ${id} ${status} (${done}/${s.total} runs done, ${s.passed} passed)`;
+    return `group run ${id} ${status} (${done}/${s.total} runs done, ${s.passed} passed${Number(s.flaky) > 0 ? `, ${s.flaky} of them flaky` : ""})`;
   }
   const steps = s && Number(s.steps) > 0 ? ` (${Number(s.passed) + Number(s.failed) + Number(s.skipped)}/${s.steps} steps, ${s.failed} failed)` : "";
-  return `run ${id} ${status}${steps}`;
+  return `run ${id} ${runStatusText(r, style)}${steps}`;
 }
 
 /** Draws progress on stderr; on a TTY the line is redrawn in place with a spinner. */
@@ -108,9 +108,29 @@ export async function watchToEnd(
   const final = done.record;
   view.finish(final);
   if (junitFile) await writeJunit(client, kind, target.project, String(final.id), junitFile);
-  // --json: the final record exactly as the server sent it.
-  process.stdout.write(asJson ? jsonAsReceived(done.body) : `${renderJson(final, kind, styleFor(process.stdout))}\n`);
+  // --json: the final record exactly as the server sent it; the list of failures, for people, goes to stderr.
+  if (asJson) {
+    process.stdout.write(jsonAsReceived(done.body));
+    const failures = await failuresOf(client, kind, target.project, final, styleFor(process.stderr));
+    if (failures) process.stderr.write(`${failures}\n`);
+  } else {
+    const style = styleFor(process.stdout);
+    // A run's record view ends with its failures already; a group run's runs are read in full for theirs.
+    const failures = kind === "group_run" ? await failuresOf(client, kind, target.project, final, style) : "";
+    process.stdout.write(`${renderJson(final, kind, style)}\n${failures ? `\n${failures}\n` : ""}`);
+  }
   return isSuccessfulStatus(String(final.status)) ? EXIT.ok : EXIT.failed;
+}
+
+/** The numbered failures of a finished run or group run (each failed run of a group read with its steps). */
+async function failuresOf(client: ApiClient, kind: WatchKind, project: string, final: Rec, style: Style): Promise<string> {
+  if (kind === "run") return renderFailures([final], style);
+  if (kind !== "group_run" || !Array.isArray(final.runs)) return "";
+  const runs: Rec[] = [];
+  for (const r of final.runs as Rec[]) {
+    runs.push(isSuccessfulStatus(String(r.status)) ? r : await client.call("getRun", { project, runId: String(r.id) }));
+  }
+  return renderFailures(runs, style);
 }
 
 /** `svc runs watch <runId>`: the one hand-written runs command. */

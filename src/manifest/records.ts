@@ -163,7 +163,21 @@ export const Run = z
     duration_ms: z.number().nullable(),
     summary: RunSummary,
     error: z.string().nullable(),
-    attempts: z.array(z.object({ attempt: z.number().int(), status: RunStatus, error: z.string().nullable(), duration_ms: z.number() })),
+    attempts: z
+      .array(
+        z.object({
+          attempt: z.number().int(),
+          status: RunStatus,
+          error: z.string().nullable(),
+          message: z.string().nullable().describe("What went wrong in this attempt in one line (its failed step, expected and actual, or its error); null when it passed"),
+          duration_ms: z.number(),
+        }),
+      )
+      .describe("Every attempt the run took, in order (more than one when the automation has retries)"),
+    max_attempts: z.number().int().describe("How many attempts the run may take: the automation's retries + 1"),
+    flaky: z
+      .boolean()
+      .describe("True when the run passed only after a failed attempt: its status is passed, and attempts say which attempt passed"),
     steps: z.array(StepResult).optional().describe("Per-step results (get_run only)"),
     artifacts: z.array(z.string()).optional().describe("Artifact names (get_run only)"),
   })
@@ -185,6 +199,7 @@ export const GroupRun = z
       queued: z.number().int(),
       running: z.number().int(),
       passed: z.number().int(),
+      flaky: z.number().int().describe("Of the passed runs, those that passed only after a failed attempt"),
       failed: z.number().int(),
       error: z.number().int(),
       timed_out: z.number().int(),

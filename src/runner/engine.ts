@@ -49,6 +49,13 @@ function firstFailure(steps: StepResult[], mask: ((s: string) => string) | null)
   return mask ? mask(text) : text;
 }
 
+/** What went wrong in one attempt, kept with it: a retried attempt's steps are replaced by the next attempt's. */
+function attemptMessage(result: { status: string; error: string | null; steps: StepResult[] }, mask: Masker | null): string | null {
+  if (result.status === "passed") return null;
+  const text = result.error ?? firstFailure(result.steps, null) ?? result.status;
+  return mask ? mask(text) : text;
+}
+
 export class RunEngine implements Engine {
   readonly name = "runs";
   private readonly active = new Map<string, ActiveRun>();
@@ -243,7 +250,9 @@ export class RunEngine implements Engine {
             },
           });
           artifacts.push(...result.artifacts);
-          active.attempts.push({ attempt, status: result.status, error: result.error, duration_ms: Math.round(performance.now() - t0) });
+          active.attempts.push({
+            attempt, status: result.status, error: result.error, message: attemptMessage(result, active.masker), duration_ms: Math.round(performance.now() - t0),
+          });
           if (result.status === "passed" || attempt >= maxAttempts) return outcome(result.status, result.error, result.steps, artifacts);
           active.steps = [];
           active.dirty = true;
@@ -252,7 +261,7 @@ export class RunEngine implements Engine {
           const steps = e.partial?.steps ?? active.steps;
           artifacts.push(...(e.partial?.artifacts ?? []));
           const [status, error] = this.abortedStatus(e.reason, timeoutMs);
-          active.attempts.push({ attempt, status, error, duration_ms: Math.round(performance.now() - t0) });
+          active.attempts.push({ attempt, status, error, message: error, duration_ms: Math.round(performance.now() - t0) });
           return outcome(status, error, steps, artifacts);
         }
       }
@@ -290,7 +299,8 @@ export class RunEngine implements Engine {
       a.dirty = false;
       const steps = a.masker ? maskDeep(a.steps, a.masker) : a.steps;
       try {
-        await recordRunProgress(this.core, a.run, { resultsJson: JSON.stringify({ steps, artifacts: [] }), summary: summarize(a.steps), attempts: a.attempts });
+        const attempts = a.masker ? maskDeep(a.attempts, a.masker) : a.attempts;
+        await recordRunProgress(this.core, a.run, { resultsJson: JSON.stringify({ steps, artifacts: [] }), summary: summarize(a.steps), attempts });
       } catch (e) {
         log.warn("could not record run progress", { run_id: a.run.id, error: (e as Error).message });
       }

@@ -1,5 +1,7 @@
-// JUnit XML for runs and group runs: one testcase per automation, failures with expected and actual.
+// JUnit XML for runs and group runs: one testcase per automation, failures with expected and actual, and the
+// attempts before the last one as Maven Surefire writes reruns (flakyFailure on a pass, rerunFailure on a failure).
 type StepLike = { name: string; status: string; message: string | null; duration_ms: number };
+type AttemptLike = { attempt: number; status: string; error: string | null; message: string | null; duration_ms: number };
 type RunLike = {
   id: string;
   automation_name: string;
@@ -8,6 +10,8 @@ type RunLike = {
   error: string | null;
   finished_at: string | null;
   created_at: string;
+  attempts?: AttemptLike[];
+  max_attempts?: number;
   steps?: StepLike[];
 };
 
@@ -18,6 +22,27 @@ const escapeXml = (s: string) =>
 
 const seconds = (ms: number | null) => ((ms ?? 0) / 1000).toFixed(3);
 
+/**
+ * The attempts before the last one that did not pass, as Surefire writes reruns: `flaky…` when the test passed
+ * in the end, `rerun…` when it did not; `…Failure` for a failed attempt, `…Error` for one that errored.
+ */
+function earlierAttempts(run: RunLike): { failures: string; errors: string } {
+  const attempts = run.attempts ?? [];
+  const earlier = attempts.slice(0, -1).filter((a) => a.status !== "passed");
+  const kind = run.status === "passed" ? "flaky" : "rerun";
+  const of = run.max_attempts ?? attempts.length;
+  const element = (a: AttemptLike, suffix: "Failure" | "Error") => {
+    const message = a.message ?? a.error ?? a.status;
+    const trace = `attempt ${a.attempt} of ${of} ${a.status} (${Math.round(a.duration_ms)} ms): ${message}`;
+    const type = a.status === "failed" ? "assertion" : a.status;
+    return `<${kind}${suffix} message="${escapeXml(message)}" type="${escapeXml(type)}"><stackTrace>${escapeXml(trace)}</stackTrace></${kind}${suffix}>`;
+  };
+  return {
+    failures: earlier.filter((a) => a.status === "failed").map((a) => element(a, "Failure")).join(""),
+    errors: earlier.filter((a) => a.status !== "failed").map((a) => element(a, "Error")).join(""),
+  };
+}
+
 function testcase(run: RunLike, classname: string): string {
   const attrs = `name="${escapeXml(run.automation_name)}" classname="${escapeXml(classname)}" time="${seconds(run.duration_ms)}"`;
   const failedSteps = (run.steps ?? []).filter((s) => s.status === "failed" || s.status === "error");
@@ -27,11 +52,16 @@ function testcase(run: RunLike, classname: string): string {
   ].join("\n");
   const firstLine = failedSteps[0]?.message ?? run.error ?? run.status;
   const stepLog = (run.steps ?? []).map((s) => `${s.status.padEnd(7)} ${s.name} (${Math.round(s.duration_ms)} ms)${s.message ? ` — ${s.message}` : ""}`).join("\n");
+  // Surefire's order: failure, rerunFailure/flakyFailure, skipped, error, rerunError/flakyError, system-out.
+  const reruns = earlierAttempts(run);
   let body = "";
-  if (run.status === "failed") body = `<failure message="${escapeXml(firstLine)}" type="assertion">${escapeXml(detail)}</failure>`;
-  else if (run.status === "error" || run.status === "timed_out") body = `<error message="${escapeXml(firstLine)}" type="${run.status}">${escapeXml(detail)}</error>`;
+  if (run.status === "failed") body = `<failure message="${escapeXml(firstLine)}" type="assertion">${escapeXml(detail)}</failure>${reruns.failures}${reruns.errors}`;
+  else if (run.status === "error" || run.status === "timed_out") body = `${reruns.failures}<error message="${escapeXml(firstLine)}" type="${run.status}">${escapeXml(detail)}</error>${reruns.errors}`;
   else if (run.status === "cancelled" || run.status === "queued" || run.status === "running") body = `<skipped message="${escapeXml(run.status)}"/>`;
-  const out = stepLog ? `<system-out>${escapeXml(`run ${run.id}\n${stepLog}`)}</system-out>` : "";
+  else body = `${reruns.failures}${reruns.errors}`;
+  const attempts = run.attempts ?? [];
+  const passedOn = run.status === "passed" && attempts.length > 1 ? `flaky: passed on attempt ${attempts.length} of ${run.max_attempts ?? attempts.length}\n` : "";
+  const out = stepLog ? `<system-out>${escapeXml(`run ${run.id}\n${passedOn}${stepLog}`)}</system-out>` : "";
   return `    <testcase ${attrs}>${body}${out}</testcase>`;
 }
 

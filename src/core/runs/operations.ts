@@ -32,10 +32,34 @@ const LIST_COLUMNS = [
   "id", "project_id", "automation_id", "automation_name", "group_run_id", "environment_id", "trigger", "status",
   "attempts", "started_at", "finished_at", "duration_ms", "summary", "error", "created_at", "updated_at",
 ] as const;
-type ListedRun = Pick<RunRow, (typeof LIST_COLUMNS)[number]> & Partial<Pick<RunRow, "results">>;
+/** The automation's retries as the run's snapshot holds them, read in SQL so lists need not load the snapshot. */
+const RETRIES = sql<number | null>`json_extract(runs.spec, '$.retries')`.as("retries");
+type ListedRun = Pick<RunRow, (typeof LIST_COLUMNS)[number]> & Partial<Pick<RunRow, "results" | "spec">> & { retries?: number | null };
+
+interface StoredAttempt {
+  attempt: number;
+  status: RunStatus;
+  error: string | null;
+  message?: string | null;
+  duration_ms: number;
+}
+
+/** Passed, but only after a failed attempt: a result to trust less than a first-time pass. */
+export function isFlaky(status: string, attempts: { status: string }[]): boolean {
+  return status === "passed" && attempts.some((a) => a.status !== "passed");
+}
+
+function maxAttempts(row: ListedRun): number {
+  const retries = row.retries !== undefined ? row.retries : parseJson<Partial<RunSpec> | null>(row.spec ?? null, null)?.retries;
+  return Math.max(1, (typeof retries === "number" ? retries : 0) + 1);
+}
 
 export function toRun(row: ListedRun, withSteps: boolean) {
   const results = withSteps ? parseJson<{ steps?: unknown[]; artifacts?: string[] }>(row.results ?? null, {}) : {};
+  // Runs recorded before attempts carried a message still say what went wrong when they errored.
+  const attempts = parseJson<StoredAttempt[]>(row.attempts, []).map((a) => ({
+    attempt: a.attempt, status: a.status, error: a.error, message: a.message ?? a.error, duration_ms: a.duration_ms,
+  }));
   return {
     id: row.id, project_id: row.project_id, automation_id: row.automation_id, automation_name: row.automation_name,
     group_run_id: row.group_run_id, environment_id: row.environment_id,
@@ -43,7 +67,7 @@ export function toRun(row: ListedRun, withSteps: boolean) {
     started_at: row.started_at, finished_at: row.finished_at, duration_ms: row.duration_ms,
     summary: parseJson(row.summary, { steps: 0, passed: 0, failed: 0, skipped: 0 }),
     error: row.error,
-    attempts: parseJson(row.attempts, []),
+    attempts, max_attempts: maxAttempts(row), flaky: isFlaky(row.status, attempts),
     ...(withSteps ? { steps: (results.steps ?? []) as never[], artifacts: results.artifacts ?? [] } : {}),
     created_at: row.created_at, updated_at: row.updated_at,
   };
@@ -115,7 +139,7 @@ export async function listRunsPage(
   projectId: string,
   query: { limit: number; cursor?: string; status?: string; automation?: string; group_run?: string },
 ) {
-  let q = ctx.core.db.selectFrom("runs").select(LIST_COLUMNS).where("project_id", "=", projectId);
+  let q = ctx.core.db.selectFrom("runs").select([...LIST_COLUMNS, RETRIES]).where("project_id", "=", projectId);
   if (query.status) q = q.where("status", "=", query.status);
   if (query.automation) q = q.where("automation_id", "=", query.automation);
   if (query.group_run) q = q.where("group_run_id", "=", query.group_run);
@@ -195,7 +219,8 @@ export function toGroupRun(row: GroupRunRow, runs: RunLike[], withRuns: boolean)
     status, started_at: startedAt, finished_at: finishedAt,
     duration_ms: startedAt && finishedAt ? Date.parse(finishedAt) - Date.parse(startedAt) : null,
     summary: {
-      total: runs.length, queued: count("queued"), running: count("running"), passed: count("passed"), failed: count("failed"),
+      total: runs.length, queued: count("queued"), running: count("running"), passed: count("passed"),
+      flaky: runs.filter((r) => r.flaky).length, failed: count("failed"),
       error: count("error"), timed_out: count("timed_out"), cancelled: count("cancelled"),
     },
     ...(withRuns ? { runs } : {}),
@@ -208,7 +233,7 @@ export async function loadGroupRun(ctx: OpContext, projectId: string, groupRunId
   if (!row) throw notFound("group run");
   const runs = withSteps
     ? await ctx.core.db.selectFrom("runs").selectAll().where("group_run_id", "=", row.id).orderBy("position").execute()
-    : await ctx.core.db.selectFrom("runs").select(LIST_COLUMNS).where("group_run_id", "=", row.id).orderBy("position").execute();
+    : await ctx.core.db.selectFrom("runs").select([...LIST_COLUMNS, RETRIES]).where("group_run_id", "=", row.id).orderBy("position").execute();
   return { row, runs: runs.map((r) => toRun(r, withSteps)) };
 }
 
@@ -219,10 +244,15 @@ export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, 
   const page = await fetchPage(q, "group_runs", query, (r) => r);
   const ids = page.data.map((r) => r.id);
   const statuses = ids.length
-    ? await ctx.core.db.selectFrom("runs").select(["group_run_id", "status", "started_at", "finished_at"]).where("group_run_id", "in", ids).execute()
+    ? await ctx.core.db.selectFrom("runs").select(["group_run_id", "status", "started_at", "finished_at", "attempts"]).where("group_run_id", "in", ids).execute()
     : [];
+  const runs = statuses.map((r) => ({
+    group_run_id: r.group_run_id, status: r.status as RunStatus, started_at: r.started_at, finished_at: r.finished_at,
+    flaky: isFlaky(r.status, parseJson<{ status: string }[]>(r.attempts, [])),
+  }));
   return {
-    data: page.data.map((g) => toGroupRun(g, statuses.filter((s) => s.group_run_id === g.id) as unknown as RunLike[], false)),
+    // Without its runs, a group run is derived from these fields alone.
+    data: page.data.map((g) => toGroupRun(g, runs.filter((s) => s.group_run_id === g.id) as unknown as RunLike[], false)),
     next_cursor: page.next_cursor,
   };
 };

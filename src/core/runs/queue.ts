@@ -12,6 +12,8 @@ export interface RunAttempt {
   attempt: number;
   status: FinalRunStatus;
   error: string | null;
+  /** What went wrong in the attempt in one line (secrets masked); null when it passed. */
+  message: string | null;
   duration_ms: number;
 }
 
