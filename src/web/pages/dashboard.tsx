@@ -2,7 +2,8 @@
 import { enc, op } from "../api";
 import { useLoad } from "../hooks";
 import type { Page, Project, Run } from "../types";
-import { Badge, Card, Empty, ErrorNote, Loading, duration, when } from "../ui";
+import { Card, Empty, ErrorNote, Loading, duration, when } from "../ui";
+import { RunStatusBadges } from "./runs";
 
 const RECENT = 30;
 const FINISHED = new Set(["passed", "failed", "error", "timed_out"]);
@@ -69,7 +70,7 @@ export function DashboardPage() {
               <tbody>
                 {recent.map(({ r, p }) => (
                   <tr key={r.id}>
-                    <td data-label="Status"><a href={`#/p/${enc(p.slug)}/runs/${r.id}`}><Badge status={r.status} /></a></td>
+                    <td data-label="Status"><a href={`#/p/${enc(p.slug)}/runs/${r.id}`}><RunStatusBadges run={r} /></a></td>
                     <td data-label="Automation"><a href={`#/p/${enc(p.slug)}/runs/${r.id}`}>{r.automation_name}</a></td>
                     <td data-label="Project">{p.name}</td>
                     <td data-label="When">{when(r.created_at)}</td>

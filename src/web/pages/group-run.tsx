@@ -39,7 +39,7 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
             <div><dt>Status</dt><dd data-testid="group-run-status"><Badge status={r.status} /></dd></div>
             <div><dt>Started</dt><dd>{when(r.started_at)}</dd></div>
             <div><dt>Duration</dt><dd>{duration(r.duration_ms)}</dd></div>
-            <div><dt>Results</dt><dd>{r.summary.passed} passed · {r.summary.failed} failed · {r.summary.error} error · {r.summary.queued + r.summary.running} pending</dd></div>
+            <div><dt>Results</dt><dd>{r.summary.passed} passed{r.summary.flaky > 0 ? ` (${r.summary.flaky} flaky)` : ""} · {r.summary.failed} failed · {r.summary.error} error · {r.summary.queued + r.summary.running} pending</dd></div>
           </dl>
           <RunTable project={project} runs={r.runs ?? []} />
         </Card>

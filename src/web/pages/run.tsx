@@ -6,6 +6,7 @@ import type { Run, StepResult } from "../types";
 import { Badge, Card, ErrorNote, Loading, duration, when } from "../ui";
 import { navigate } from "../router";
 import { ProjectFrame } from "./project-frame";
+import { passedOn, RunStatusBadges } from "./runs";
 
 const IMAGE = /\.(png|jpe?g|webp|gif)$/i;
 
@@ -106,7 +107,7 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
             }
           >
             <dl class="facts">
-              <div><dt>Status</dt><dd data-testid="run-status"><Badge status={r.status} /></dd></div>
+              <div><dt>Status</dt><dd data-testid="run-status"><RunStatusBadges run={r} />{r.flaky && <span class="muted"> {passedOn(r)}</span>}</dd></div>
               <div><dt>Started</dt><dd>{when(r.started_at)}</dd></div>
               <div><dt>Duration</dt><dd>{duration(r.duration_ms)}</dd></div>
               <div><dt>Steps</dt><dd>{r.summary.passed} passed · {r.summary.failed} failed · {r.summary.skipped} skipped</dd></div>
@@ -114,7 +115,19 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
               {r.group_run_id && <div><dt>Group run</dt><dd><a href={`#/p/${enc(project)}/group-runs/${r.group_run_id}`}>{r.group_run_id}</a></dd></div>}
             </dl>
             {r.error && <div class="note note-error">{r.error}</div>}
-            {r.attempts.length > 1 && <p class="muted">Attempts: {r.attempts.map((x) => `${x.attempt}: ${x.status}`).join(", ")}</p>}
+            {r.attempts.length > 1 && (
+              <div data-testid="run-attempts">
+                <h3>Attempts</h3>
+                <ol class="attempts">
+                  {r.attempts.map((x) => (
+                    <li key={x.attempt}>
+                      <Badge status={x.status} /> attempt {x.attempt} of {r.max_attempts} <span class="muted">{duration(x.duration_ms)}</span>
+                      {x.message && <p class="step-message">{x.message}</p>}
+                    </li>
+                  ))}
+                </ol>
+              </div>
+            )}
             <ErrorNote message={a.error} />
           </Card>
           <Card title="Steps">

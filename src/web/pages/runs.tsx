@@ -9,6 +9,21 @@ import { ProjectFrame } from "./project-frame";
 const STATUSES = ["queued", "running", "passed", "failed", "error", "timed_out", "cancelled"];
 const active = (r: Run) => r.status === "queued" || r.status === "running";
 
+type Attempted = Pick<Run, "status" | "flaky" | "attempts" | "max_attempts">;
+
+/** "Passed on attempt 2 of 3", for a run that passed only after a failed attempt. */
+export const passedOn = (run: Attempted) => `Passed on attempt ${run.attempts.length} of ${run.max_attempts}`;
+
+/** A run's status badge, and beside it a "flaky" badge when it passed only after a failed attempt. */
+export function RunStatusBadges({ run }: { run: Attempted }) {
+  return (
+    <>
+      <Badge status={run.status} />
+      {run.flaky && <> <span class="badge badge-flaky" title={passedOn(run)}>flaky</span></>}
+    </>
+  );
+}
+
 /** Runs as a table; `compact` (for a side card) keeps status, automation, a relative start time and duration. */
 export function RunTable({ project, runs, compact = false }: { project: string; runs: Run[]; compact?: boolean }) {
   if (runs.length === 0) return <Empty>No runs yet.</Empty>;
@@ -19,7 +34,7 @@ export function RunTable({ project, runs, compact = false }: { project: string; 
         <tbody>
           {runs.map((r) => (
             <tr key={r.id} data-run-id={r.id}>
-              <td data-label="Status"><a href={`#/p/${enc(project)}/runs/${r.id}`}><Badge status={r.status} /></a></td>
+              <td data-label="Status"><a href={`#/p/${enc(project)}/runs/${r.id}`}><RunStatusBadges run={r} /></a></td>
               <td data-label="Automation"><a href={`#/p/${enc(project)}/runs/${r.id}`}>{r.automation_name}</a></td>
               <td data-label="Started" class="nowrap" title={compact ? when(r.started_at ?? r.created_at) : undefined}>{compact ? ago(r.started_at ?? r.created_at) : when(r.started_at ?? r.created_at)}</td>
               <td data-label="Duration" class="nowrap">{duration(r.duration_ms)}</td>
