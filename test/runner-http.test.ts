@@ -102,11 +102,11 @@ describe("http steps", () => {
       passed: false, expected: "order \\d+ cancelled", actual: "first line\nsecond line: order 42 shipped\nthird line\n",
     });
 
-    // A pattern that is not a regular expression fails the step and says so, instead of passing or crashing.
-    const invalid = await runToEnd(s, project, http([{ request: { url: "/lines" }, expect: [{ body: { matches: "order (" } }] }]));
-    expect(invalid.status).toBe("failed");
-    expect(invalid.steps[0]?.message).toStartWith("body: the regular expression /order (/ is invalid: ");
-    expect(invalid.steps[0]?.message).not.toContain("\n");
+    // A pattern that is not a regular expression is refused when saved, naming the field.
+    const invalid = await s.call("POST", `/projects/${project}/automations`, http([{ request: { url: "/lines" }, expect: [{ body: { matches: "order (" } }] }]));
+    expect(invalid.status).toBe(400);
+    const refused = await invalid.json();
+    expect(refused.details).toEqual([{ path: "body.steps.0.expect.0.body.matches", message: expect.stringContaining("/order (/ is not a pattern svc can run") }]);
   });
 
   test("gte and lte pass on the bound itself and fail just past it, on json values, numeric headers and the status", async () => {

@@ -1,18 +1,52 @@
 // The automation format: http and browser steps, assertions and captures (see docs/automations.md).
 import { z } from "zod";
 import { parseCondition } from "./conditions";
+import { JsonPathError, parseJsonPath } from "./json-path";
+import { jsonSchemaProblem } from "./json-schema";
+import { patternProblem } from "./patterns";
+import { savedUrlProblem } from "./request-urls";
 
 const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const JsonValue: z.ZodType<unknown> = z.lazy(() =>
   z.union([Scalar, z.array(JsonValue), z.record(z.string(), JsonValue)]),
 );
 
+/** `{{NAME}}` as the run engine interpolates it (src/runner/interpolation.ts reads the same source). */
+export const PLACEHOLDER_SOURCE = String.raw`\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}`;
+const PLACEHOLDER = new RegExp(PLACEHOLDER_SOURCE);
+
+/** A value checked when saved, unless a `{{NAME}}` in it is only known at run time (checked there instead). */
+function checkedWhenSaved(problem: (value: string) => string | null) {
+  return (value: string, ctx: z.RefinementCtx) => {
+    if (PLACEHOLDER.test(value)) return;
+    const p = problem(value);
+    if (p !== null) ctx.addIssue({ code: "custom", message: p });
+  };
+}
+
+function jsonPathProblem(path: string): string | null {
+  try {
+    parseJsonPath(path);
+    return null;
+  } catch (e) {
+    if (e instanceof JsonPathError) return e.message;
+    throw e;
+  }
+}
+
+/** A JSON path is never interpolated: it is always checked when saved. */
+const JsonPath = z.string().superRefine((path, ctx) => {
+  const p = jsonPathProblem(path);
+  if (p !== null) ctx.addIssue({ code: "custom", message: p });
+});
+
 /** Comparison operators shared by every assertion subject. At least one must be given. */
 const OperatorFields = {
-  equals: JsonValue.optional().describe("Deep equality"),
+  equals: JsonValue.optional().describe("Deep equality; {{NAME}} allowed (a value that is exactly one placeholder keeps the variable's type)"),
   not_equals: JsonValue.optional(),
   contains: z.union([z.string(), z.number(), z.boolean()]).optional().describe("Substring, or array element"),
-  matches: z.string().max(1000).optional().describe("Regular expression"),
+  matches: z.string().max(1000).superRefine(checkedWhenSaved(patternProblem)).optional()
+    .describe("Regular expression (RE2 syntax: no backreferences or lookaround)"),
   exists: z.boolean().optional(),
   type: z.enum(["string", "number", "boolean", "object", "array", "null"]).optional(),
   gt: z.number().optional(),
@@ -28,7 +62,7 @@ export const Operators = z.strictObject(OperatorFields).refine(hasOperator, OPER
 
 const StatusAssertion = z.strictObject({ status: z.union([z.number().int().min(100).max(599), Operators]) });
 const HeaderAssertion = z.strictObject({ header: z.string().min(1).max(200), ...OperatorFields }).refine(hasOperator, OPERATOR_MESSAGE);
-const JsonAssertion = z.strictObject({ json: z.string().min(1).max(500).describe("JSON path, e.g. $.items[0].id"), ...OperatorFields })
+const JsonAssertion = z.strictObject({ json: JsonPath.min(1).max(500).describe("JSON path, e.g. $.items[0].id"), ...OperatorFields })
   .refine(hasOperator, OPERATOR_MESSAGE);
 const BodyAssertion = z.strictObject({ body: Operators.describe("The response body as text") });
 const DurationAssertion = z.strictObject({ duration_ms: Operators.describe("Response time in milliseconds") });
@@ -59,7 +93,14 @@ const Condition = z
 export const Assertion = z
   .union([
     ...ConditionTargets.options,
-    z.strictObject({ schema: z.record(z.string(), JsonValue).describe("JSON Schema the body must satisfy") }),
+    z.strictObject({
+      schema: z.record(z.string(), JsonValue)
+        .superRefine((schema, ctx) => {
+          const p = jsonSchemaProblem(schema);
+          if (p !== null) ctx.addIssue({ code: "custom", message: p });
+        })
+        .describe("JSON Schema (draft-07) the body must satisfy; patterns in RE2 syntax"),
+    }),
     Condition,
   ])
   .meta({ id: "Assertion" });
@@ -70,18 +111,28 @@ const HttpMethodEnum = z.enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", 
 export const HttpRequest = z
   .strictObject({
     method: z.string().toUpperCase().pipe(HttpMethodEnum).default("GET"),
-    url: z.string().min(1).max(4000).describe("Absolute, or relative to the environment's BASE_URL; {{VAR}} allowed"),
+    url: z.string().min(1).max(4000).superRefine(checkedWhenSaved(savedUrlProblem))
+      .describe("http(s), absolute or relative to the environment's BASE_URL; {{VAR}} allowed"),
     headers: z.record(z.string(), z.string()).optional(),
     query: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
     json: JsonValue.optional().describe("A JSON body"),
     body: z.string().max(1_000_000).optional().describe("A text body"),
     timeout_ms: z.number().int().min(1).max(600_000).optional(),
+    follow_redirects: z.boolean().optional().describe("Follow 3xx redirects (default true); false returns the 3xx response itself"),
   })
   .refine((r) => r.json === undefined || r.body === undefined, "give either json or body, not both")
   .meta({ id: "HttpRequest" });
 
 export const Capture = z
-  .union([z.string().min(1).max(500), z.strictObject({ json: z.string().min(1) }), z.strictObject({ header: z.string().min(1) })])
+  .union([
+    z.string().min(1).max(500).superRefine((text, ctx) => {
+      if (text.toLowerCase().startsWith("header:")) return;
+      const p = jsonPathProblem(text);
+      if (p !== null) ctx.addIssue({ code: "custom", message: p });
+    }),
+    z.strictObject({ json: JsonPath.min(1) }),
+    z.strictObject({ header: z.string().min(1) }),
+  ])
   .describe('"$.path" (JSON path), "header:Name", {json: "$.path"} or {header: "Name"}');
 
 export const HttpStep = z

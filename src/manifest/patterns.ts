@@ -44,7 +44,14 @@ export function linearPattern(source: string): LinearPattern {
   return { test: (subject) => c.matcher(subject).find() };
 }
 
-/** ajv's `code.regExp`: JSON Schema `pattern` and `patternProperties` through the same engine. */
-export function ajvLinearRegExp(source: string, _flags?: string): LinearPattern {
-  return linearPattern(source);
-}
+/**
+ * ajv's `code.regExp`: JSON Schema `pattern` and `patternProperties` through the same engine. ajv keys the
+ * compiled patterns of a schema by `toString()`, so each must name its own source (or all would share one).
+ */
+export const ajvLinearRegExp = Object.assign(
+  (source: string, _flags?: string): LinearPattern & { toString(): string } => {
+    const pattern = linearPattern(source);
+    return { test: (subject) => pattern.test(subject), toString: () => `/${source}/` };
+  },
+  { code: "linearPattern" },
+);

@@ -1,8 +1,10 @@
 // Evaluates http assertions; every result states the expectation beside the actual value in one line.
-import Ajv, { type ValidateFunction } from "ajv";
-import addFormats from "ajv-formats";
 import type { Assertion } from "../manifest/automation-format";
-import { readJsonPath } from "./json-path";
+import { readJsonPath } from "../manifest/json-path";
+import { compileJsonSchema } from "../manifest/json-schema";
+import { linearPattern, patternProblem } from "../manifest/patterns";
+import { interpolateJson, interpolateText, type Variables } from "./interpolation";
+import { StepFailure } from "./step-result";
 
 export interface AssertionResult {
   assertion: string;
@@ -88,17 +90,6 @@ function asNumber(v: unknown): number | null {
   return null;
 }
 
-const regexCache = new Map<string, RegExp>();
-function regex(src: string): RegExp {
-  let r = regexCache.get(src);
-  if (!r) {
-    r = new RegExp(src);
-    if (regexCache.size > 2000) regexCache.clear();
-    regexCache.set(src, r);
-  }
-  return r;
-}
-
 const ACTUAL_MAX_CHARS = 2048;
 /** The recorded actual value is capped like the response excerpt: a 10 MB body must not be copied into every result. */
 function capActual(v: unknown): unknown {
@@ -131,7 +122,7 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
     let passed = false;
     let bad: string | null = null;
     try {
-      passed = found && actual !== undefined && regex(ops.matches).test(typeof actual === "string" ? actual : JSON.stringify(actual));
+      passed = found && actual !== undefined && linearPattern(ops.matches).test(typeof actual === "string" ? actual : JSON.stringify(actual));
     } catch (e) {
       bad = (e as Error).message;
     }
@@ -156,23 +147,34 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
   return out;
 }
 
-const ajv = new Ajv({ allErrors: false, strict: false });
-addFormats(ajv);
-const schemaCache = new Map<string, ValidateFunction | string>();
+type OperatorValues = Pick<Ops, "equals" | "not_equals" | "contains" | "matches">;
 
-function schemaValidator(schema: Record<string, unknown>): ValidateFunction | string {
-  const key = JSON.stringify(schema);
-  let v = schemaCache.get(key);
-  if (v === undefined) {
-    try {
-      v = ajv.compile(schema);
-    } catch (e) {
-      v = `the JSON Schema is invalid: ${(e as Error).message}`;
+/**
+ * The assertion with `{{NAME}}` filled in its expected values. Subjects that are text (a header, the body) take
+ * the text; elsewhere a value that is exactly one placeholder keeps the variable's type (`"{{id}}"` is the
+ * number 1). A pattern is known only now: one that does not compile is the step's error, naming the field.
+ */
+export function interpolateAssertion(a: Assertion, vars: Variables, field: string): Assertion {
+  const fill = <T extends OperatorValues>(ops: T, text: boolean): T => {
+    const value = (v: unknown) => (text && typeof v === "string" ? interpolateText(v, vars) : interpolateJson(v, vars));
+    const out = { ...ops };
+    if (ops.equals !== undefined) out.equals = value(ops.equals);
+    if (ops.not_equals !== undefined) out.not_equals = value(ops.not_equals);
+    if (ops.contains !== undefined) out.contains = value(ops.contains) as T["contains"];
+    if (ops.matches !== undefined) {
+      const where = "body" in a ? `${field}.body.matches` : "status" in a ? `${field}.status.matches` : "duration_ms" in a ? `${field}.duration_ms.matches` : `${field}.matches`;
+      out.matches = interpolateText(ops.matches, vars);
+      const problem = patternProblem(out.matches);
+      if (problem !== null) throw new StepFailure("error", `${where}: with its {{…}} filled in, ${problem}`);
     }
-    if (schemaCache.size > 500) schemaCache.clear();
-    schemaCache.set(key, v);
-  }
-  return v;
+    return out;
+  };
+  if ("status" in a) return typeof a.status === "number" ? a : { status: fill(a.status, false) };
+  if ("header" in a) return fill(a, true);
+  if ("json" in a) return fill(a, false);
+  if ("body" in a) return { body: fill(a.body, true) };
+  if ("duration_ms" in a) return { duration_ms: fill(a.duration_ms, false) };
+  return a;
 }
 
 export function evaluateAssertion(a: Assertion, res: ObservedResponse): AssertionResult[] {
@@ -202,7 +204,7 @@ export function evaluateAssertion(a: Assertion, res: ObservedResponse): Assertio
   }
   if ("body" in a) return checkOperators("body", a.body, true, res.text);
   if ("duration_ms" in a) return checkOperators("duration_ms", a.duration_ms, true, Math.round(res.durationMs));
-  const validate = schemaValidator(a.schema);
+  const validate = compileJsonSchema(a.schema);
   if (typeof validate === "string") return [{ assertion: "body matches schema", passed: false, message: validate }];
   const parsed = res.json();
   if (!parsed.ok) return [{ assertion: "body matches schema", passed: false, message: `schema: the body is not JSON (${parsed.error})` }];

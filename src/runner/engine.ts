@@ -6,6 +6,7 @@ import {
   claimQueuedRuns, recordRunProgress, recoverInterruptedRuns,
   type ClaimedRun, type FinalRunStatus, type RunAttempt, type RunOutcome, type RunSummaryCounts,
 } from "../core/runs/queue";
+import { CookieJar } from "tough-cookie";
 import type { Engine } from "../extensions";
 import { log } from "../logging";
 import { SharedBrowser } from "./chromium";
@@ -239,6 +240,7 @@ export class RunEngine implements Engine {
           runId: run.id, vars, baseUrl: (vars.get("BASE_URL") as string | undefined) ?? null, signal: controller.signal,
           remainingMs: () => deadline - performance.now(), excerptBytes: cfg.response_excerpt_bytes, maxResponseBytes: cfg.max_response_bytes,
           artifactDir: artifactDir(this.core.config.data_dir, run.id), artifactPrefix: attempt > 1 ? `attempt${attempt}-` : "",
+          cookies: new CookieJar(),
         };
         const t0 = performance.now();
         try {

@@ -1,8 +1,9 @@
 // Executes one http step with fetch: interpolation, request, assertions, captures, and a size-capped excerpt.
-import type { HttpStep } from "../manifest/automation-format";
-import { evaluateAssertion, type AssertionResult, type ObservedResponse } from "./assertions";
+import type { Assertion, HttpStep } from "../manifest/automation-format";
+import { evaluateAssertion, interpolateAssertion, type AssertionResult, type ObservedResponse } from "./assertions";
+import { fetchFollowingRedirects } from "./http-fetch";
 import { interpolateJson, interpolateRecord, interpolateText, MissingVariableError } from "./interpolation";
-import { readJsonPath } from "./json-path";
+import { readJsonPath } from "../manifest/json-path";
 import { readAtMost } from "../streams";
 import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
 
@@ -74,6 +75,7 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
   let url: string;
   let headers: Record<string, string>;
   let body: string | undefined;
+  let expectations: Assertion[];
   try {
     url = resolveUrl(interpolateText(req.url, ctx.vars), ctx.baseUrl);
     if (req.query) {
@@ -86,6 +88,8 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
       body = JSON.stringify(interpolateJson(req.json, ctx.vars));
       if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["content-type"] = "application/json";
     } else if (req.body !== undefined) body = interpolateText(req.body, ctx.vars);
+    // Before the request: an assertion naming an undefined variable stops the step without sending anything.
+    expectations = (step.expect ?? []).map((a, i) => interpolateAssertion(a, ctx.vars, `expect.${i}`));
   } catch (e) {
     if (e instanceof MissingVariableError || e instanceof StepFailure) throw e;
     throw new StepFailure("error", `the request cannot be built: ${(e as Error).message}`);
@@ -98,11 +102,16 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
   let text: string | null;
   let answered: number | null = null;
   try {
-    res = await fetch(url, { method: req.method, headers, body, signal: timeout ? AbortSignal.any([ctx.signal, timeout]) : ctx.signal });
+    const signal = timeout ? AbortSignal.any([ctx.signal, timeout]) : ctx.signal;
+    const fetched = await fetchFollowingRedirects({ method: req.method, url, headers, body }, { followRedirects: req.follow_redirects !== false, cookies: ctx.cookies, signal });
+    res = fetched.response;
+    // What went out includes the cookies the run's jar added.
+    if (Object.keys(fetched.sent.headers).length) request.headers = fetched.sent.headers;
     answered = res.status;
     text = req.method === "HEAD" ? "" : await readBody(res, ctx.maxResponseBytes);
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
+    if (e instanceof StepFailure) return { index, name, status: e.status, duration_ms: performance.now() - started, message: e.message, request };
     const timedOut = timeout?.aborted === true;
     const message = answered !== null
       ? brokenResponse(req.method, url, answered, e, timedOut ? timeoutMs : null)
@@ -134,7 +143,7 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
     },
   };
   const assertions: AssertionResult[] = [];
-  for (const a of step.expect ?? []) assertions.push(...evaluateAssertion(a, observed));
+  for (const a of expectations) assertions.push(...evaluateAssertion(a, observed));
   const failures = assertions.filter((a) => !a.passed).map((a) => a.message);
   for (const [variable, capture] of Object.entries(step.capture ?? {})) {
     const c = typeof capture === "string" ? (capture.toLowerCase().startsWith("header:") ? { header: capture.slice(7).trim() } : { json: capture }) : capture;

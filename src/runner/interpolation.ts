@@ -1,12 +1,14 @@
 // `{{NAME}}` interpolation from the run's variables, secrets and earlier captures.
+import { PLACEHOLDER_SOURCE } from "../manifest/automation-format";
+
 export class MissingVariableError extends Error {
   constructor(readonly variable: string) {
     super(`{{${variable}}} is not defined: add it to the run's environment (variables or secrets) or capture it in an earlier step`);
   }
 }
 
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
-const WHOLE = /^\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}$/;
+const PLACEHOLDER = new RegExp(PLACEHOLDER_SOURCE, "g");
+const WHOLE = new RegExp(`^${PLACEHOLDER_SOURCE}$`);
 
 export type Variables = Map<string, unknown>;
 

@@ -1,4 +1,5 @@
 // The result of one step as a run records it (the Run record's StepResult), and the run context steps share.
+import type { CookieJar } from "tough-cookie";
 import type { AssertionResult } from "./assertions";
 import type { Variables } from "./interpolation";
 
@@ -30,6 +31,8 @@ export interface StepContext {
   artifactDir: string;
   /** Prefix for artifact names, so retried attempts do not overwrite the first one's files. */
   artifactPrefix: string;
+  /** The http steps' cookies: one jar per attempt, never shared with another run. */
+  cookies: CookieJar;
 }
 
 /** A step that could not run or did not pass, with words for the user. */

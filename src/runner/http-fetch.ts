@@ -1,0 +1,99 @@
+// Sends an http step's request: redirects are followed here, one hop at a time, so that every URL requested is
+// checked first (`checkHop`) and the run's cookie jar sees every response, redirects included.
+import type { CookieJar } from "tough-cookie";
+import { requestUrlProblem } from "../manifest/request-urls";
+import { StepFailure } from "./step-result";
+
+export const MAX_REDIRECTS = 20;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Headers that describe the body: dropped with it when a redirect turns the request into a GET. */
+const BODY_HEADERS = ["content-type", "content-length", "content-encoding", "content-language", "content-location"];
+/** Credentials the step wrote for one origin are not handed to another (as fetch does on a cross-origin redirect). */
+const ORIGIN_CREDENTIALS = ["authorization", "proxy-authorization", "cookie"];
+
+export interface OutgoingRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
+export interface FetchOptions {
+  followRedirects: boolean;
+  cookies: CookieJar;
+  signal: AbortSignal;
+}
+
+/**
+ * Every URL svc is about to request, the step's own and each redirect's: only http and https. A check of the
+ * host (for example against where secrets may go) belongs here too, so it runs on every hop.
+ */
+export function checkHop(url: URL, hop: number): void {
+  const problem = requestUrlProblem(url);
+  if (problem === null) return;
+  throw new StepFailure("error", hop === 0 ? `svc will not request ${url.href}: ${problem}` : `the response redirected to ${url.href}, which svc will not follow: ${problem}`);
+}
+
+/** The URL as fetch will send it, checked; a URL that does not parse is the step's error. */
+export function parseRequestUrl(url: string): URL {
+  try {
+    return new URL(url);
+  } catch {
+    throw new StepFailure("error", `"${url}" is not a valid URL: write an absolute http(s) URL or a path relative to BASE_URL`);
+  }
+}
+
+function withoutHeaders(headers: Record<string, string>, names: string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([k]) => !names.includes(k.toLowerCase())));
+}
+
+/** The step's headers plus the jar's cookies for this URL (after a `cookie` header the step wrote itself). */
+async function headersFor(url: URL, headers: Record<string, string>, cookies: CookieJar): Promise<Record<string, string>> {
+  const fromJar = await cookies.getCookieString(url.href);
+  if (!fromJar) return headers;
+  const own = Object.keys(headers).find((k) => k.toLowerCase() === "cookie");
+  if (own === undefined) return { ...headers, cookie: fromJar };
+  return { ...headers, [own]: `${headers[own]}; ${fromJar}` };
+}
+
+async function keepCookies(res: Response, url: URL, cookies: CookieJar): Promise<void> {
+  // A cookie the jar refuses (bad domain, Secure over http, malformed) is left out, as a browser does.
+  for (const line of res.headers.getSetCookie()) await cookies.setCookie(line, url.href, { ignoreError: true });
+}
+
+/**
+ * The final response, after following up to MAX_REDIRECTS redirects with fetch's rules: 303 becomes a GET
+ * (HEAD stays HEAD), so do 301 and 302 after a POST, dropping the body; 307 and 308 keep method and body.
+ * `sent` is the first request as it went out (with the jar's cookies), for the step's result.
+ */
+export async function fetchFollowingRedirects(req: OutgoingRequest, opts: FetchOptions): Promise<{ response: Response; sent: OutgoingRequest }> {
+  let url = parseRequestUrl(req.url);
+  let { method, headers, body } = req;
+  let sent: OutgoingRequest | null = null;
+  for (let hop = 0; ; hop++) {
+    checkHop(url, hop);
+    const withCookies = await headersFor(url, headers, opts.cookies);
+    sent ??= { method, url: url.href, headers: withCookies, body };
+    const res = await fetch(url.href, { method, headers: withCookies, body, redirect: "manual", signal: opts.signal });
+    await keepCookies(res, url, opts.cookies);
+    const location = res.headers.get("location");
+    if (!opts.followRedirects || !REDIRECT_STATUSES.has(res.status) || location === null) return { response: res, sent };
+    await res.body?.cancel().catch(() => undefined);
+    if (hop + 1 > MAX_REDIRECTS) {
+      throw new StepFailure("error", `${req.method} ${req.url} redirected more than ${MAX_REDIRECTS} times (last to ${location}): check the endpoint for a redirect loop, or set "follow_redirects": false to check the redirect itself`);
+    }
+    let next: URL;
+    try {
+      next = new URL(location, url);
+    } catch {
+      throw new StepFailure("error", `the response redirected to "${location}", which is not a valid URL`);
+    }
+    if ((res.status === 303 && method !== "HEAD") || ((res.status === 301 || res.status === 302) && method === "POST")) {
+      method = "GET";
+      body = undefined;
+      headers = withoutHeaders(headers, BODY_HEADERS);
+    }
+    if (next.origin !== url.origin) headers = withoutHeaders(headers, ORIGIN_CREDENTIALS);
+    url = next;
+  }
+}
