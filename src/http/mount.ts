@@ -15,7 +15,7 @@ import { authenticate, type SessionResolver } from "./auth";
 import { errorResponse, responseForError } from "./errors";
 import { requestState } from "./request-state";
 import { isCacheable, ResponseCache } from "./response-cache";
-import { readBodyLimited } from "./body";
+import { parseJsonBody, readBodyLimited } from "./body";
 import { publicBaseUrl } from "./public-url";
 import { CSRF_REFUSED } from "./web/csrf";
 
@@ -56,11 +56,7 @@ async function readBody(request: Request, op: Operation, maxBytes: number): Prom
   }
   const text = new TextDecoder("utf-8", { fatal: false }).decode(buf);
   if (text.trim() === "") return { ok: true, value: undefined };
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch (e) {
-    return { ok: false, response: errorResponse("invalid_request", `the request body is not valid JSON: ${(e as Error).message}`) };
-  }
+  return parseJsonBody(text);
 }
 
 function queryObject(url: string): Record<string, string> {
