@@ -30,7 +30,7 @@ export function settingsFor(flags: CommonFlags): ResolvedSettings {
 export function clientFor(settings: ResolvedSettings, opts: { requireKey?: boolean; key?: string } = {}): ApiClient {
   const key = opts.key ?? settings.key?.value ?? null;
   if (!key && opts.requireKey !== false) {
-    throw new ClientError(401, "unauthorized", "no API key: run `svc login`, or set SVC_API_KEY");
+    throw new ClientError(401, "unauthorized", settings.withheldKey ?? "no API key: run `svc login`, or set SVC_API_KEY");
   }
   return new ApiClient({
     server: settings.server.value,

@@ -30,7 +30,11 @@ export function buildMcpServer(ctx: ToolContext): McpServer {
 export async function startMcp(flags: { server?: string; project?: string }): Promise<number> {
   const settings = resolveSettings({ flags });
   if (!settings.key) {
-    process.stderr.write("svc mcp: no API key. Run `svc login`, or set SVC_API_KEY in the MCP client's configuration for this server.\n");
+    process.stderr.write(
+      settings.withheldKey
+        ? `svc mcp: ${settings.withheldKey} (in the MCP client's configuration, beside SVC_SERVER).\n`
+        : "svc mcp: no API key. Run `svc login`, or set SVC_API_KEY in the MCP client's configuration for this server.\n",
+    );
     return 3;
   }
   const client = new ApiClient({

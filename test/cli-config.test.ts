@@ -92,7 +92,8 @@ test("key precedence: the saved login > SVC_API_KEY > api_key in the machine con
     const me = await cli.json<{ user: { email: string } }>(["whoami"], { env: { SVC_SERVER: s.url, ...env } });
     return me.user.email;
   };
-  put(join(cli.configDir, "config.json"), { api_key: second.key });
+  // A key in the machine config belongs to the machine config's server.
+  put(join(cli.configDir, "config.json"), { server: s.url, api_key: second.key });
   expect(await email()).toBe("second@acme.test");
   expect(await email({ SVC_API_KEY: s.key })).toBe("owner@acme.test");
   put(join(cli.configDir, "credentials.json"), { server: s.url, key: second.key });

@@ -16,6 +16,16 @@ export interface ResolvedSettings {
   server: Setting;
   key: Setting | null;
   project: Setting | null;
+  /** Why a saved key was not used (it was saved for another server), to say when no key is left. */
+  withheldKey: string | null;
+}
+
+/** A key kept on this machine, and the server it was saved for. */
+interface SavedKey {
+  key: string;
+  server: string;
+  source: Source;
+  from: string;
 }
 
 /** A settings problem the user must fix (exit code 2). */
@@ -124,6 +134,13 @@ export function readProjectFile(path: string): { server?: string; project?: stri
   return { server: stringField(o, "server", path), project: stringField(o, "project", path) };
 }
 
+/** A server URL in one spelling: scheme and host in lower case, no default port, no trailing slash. */
+export function normalServerUrl(url: string): string {
+  if (!URL.canParse(url)) return url.trim().replace(/\/+$/, "");
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, "")}`;
+}
+
 function nonEmpty(v: string | undefined): string | undefined {
   return v !== undefined && v.trim() !== "" ? v.trim() : undefined;
 }
@@ -148,16 +165,34 @@ export function resolveSettings(opts: { flags?: { server?: string; project?: str
       [projectFile.server, "project-file", projectPath ?? ".svc.json"],
       [stringField(cfg, "server", cfgPath), "machine-config", cfgPath],
     ]) ?? { value: DEFAULT_SERVER, source: "default", from: "built-in default" };
+  if (!/^https?:\/\/[^\s/]+/i.test(server.value) || !URL.canParse(server.value)) {
+    throw new SettingsError(`the server "${server.value}" (from ${server.from}) must be an http:// or https:// URL`);
+  }
+  // A key saved on this machine goes only to the server it was saved for, never to whatever server a flag, the
+  // environment or a repository's .svc.json names; SVC_API_KEY is set for the server at hand and goes anywhere.
+  // A saved key without a server of its own belongs to the machine config's server (else the default).
+  const machineServer = stringField(cfg, "server", cfgPath) ?? DEFAULT_SERVER;
+  const saved: SavedKey[] = [];
+  const loginKey = stringField(creds, "key", credsPath);
+  if (loginKey) saved.push({ key: loginKey, server: stringField(creds, "server", credsPath) ?? machineServer, source: "login", from: credsPath });
+  const machineKey = stringField(cfg, "api_key", cfgPath);
+  if (machineKey) saved.push({ key: machineKey, server: machineServer, source: "machine-config", from: cfgPath });
+  const target = normalServerUrl(server.value);
+  const savedFor = (source: Source) => saved.find((k) => k.source === source && normalServerUrl(k.server) === target)?.key;
   const key = pick([
-    [stringField(creds, "key", credsPath), "login", credsPath],
+    [savedFor("login"), "login", credsPath],
     [nonEmpty(env.SVC_API_KEY), "env", "SVC_API_KEY"],
-    [stringField(cfg, "api_key", cfgPath), "machine-config", cfgPath],
+    [savedFor("machine-config"), "machine-config", cfgPath],
   ]);
+  const withheld = key ? undefined : saved.find((k) => normalServerUrl(k.server) !== target);
   const project = pick([
     [nonEmpty(opts.flags?.project), "flag", "--project"],
     [nonEmpty(env.SVC_PROJECT), "env", "SVC_PROJECT"],
     [projectFile.project, "project-file", projectPath ?? ".svc.json"],
   ]);
-  if (!/^https?:\/\/[^\s/]+/.test(server.value)) throw new SettingsError(`the server "${server.value}" (from ${server.from}) must be an http:// or https:// URL`);
-  return { server: { ...server, value: server.value.replace(/\/+$/, "") }, key, project };
+  const withheldKey = withheld
+    ? `the key saved ${withheld.source === "login" ? "by `svc login`" : `in ${withheld.from}`} is for ${normalServerUrl(withheld.server)}, ` +
+      `so it is not sent to ${target} (from ${server.from}): set SVC_API_KEY to a key of that server, or run \`svc login --server ${target}\``
+    : null;
+  return { server: { ...server, value: target }, key, project, withheldKey };
 }

@@ -9,11 +9,12 @@ import { newId } from "../security/ids";
 import { TokenBuckets } from "../security/token-bucket";
 import { VERSION } from "../version";
 import type { SessionResolver } from "./auth";
-import { errorResponse } from "./errors";
+import { errorResponse, responseForError } from "./errors";
 import { mountOperations } from "./mount";
 import { buildOpenApiDocument } from "./openapi";
 import { bearerToken } from "./auth";
 import { type RequestState, requestState, setRequestState } from "./request-state";
+import { requestTarget } from "./request-target";
 import { ResponseCache } from "./response-cache";
 
 export interface AppOptions {
@@ -140,10 +141,12 @@ export function createHttpService(opts: AppOptions): HttpService {
     return new Response(hit.body, { status: hit.status, headers: finalHeaders(state, { "content-type": "application/json; charset=utf-8" }, true) });
   }
 
-  function fetch(request: Request, clientIp: string): Response | Promise<Response> {
+  function fetch(incoming: Request, clientIp: string): Response | Promise<Response> {
     const state: RequestState = { id: nextRequestId(), ip: clientIp, startedAt: performance.now(), rateLimit: null };
+    const { request, refusal } = requestTarget(incoming, core.config);
     setRequestState(request, state);
     const pathname = pathOf(request.url);
+    if (refusal) return finish(request, state, pathname, refusal);
     core.changes.refreshExternalIfOlderThan(EXTERNAL_CHANGES_MAX_AGE_MS);
     let answer: Response | Promise<Response>;
     if (ipBuckets && pathname.startsWith("/api/")) {
@@ -159,7 +162,10 @@ export function createHttpService(opts: AppOptions): HttpService {
       answer = serve(request, state);
     }
     // No await on the cached path: a hit is finished in the same tick.
-    return answer instanceof Promise ? answer.then((r) => finish(request, state, pathname, r)) : finish(request, state, pathname, answer);
+    // A failure outside the operations' own handling still gets the JSON error shape, never a plain-text 500.
+    return answer instanceof Promise
+      ? answer.then((r) => finish(request, state, pathname, r), (e) => finish(request, state, pathname, responseForError(e, state.id)))
+      : finish(request, state, pathname, answer);
   }
 
   function finish(request: Request, state: RequestState, pathname: string, response: Response): Response {

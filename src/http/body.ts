@@ -1,5 +1,5 @@
-// Reads a request body without ever holding more than the limit: a declared Content-Length over it is refused
-// before reading, and a streamed (chunked) body is cut off as soon as it passes it.
+// Reads a request body without ever holding more than the limit (a declared Content-Length over it is refused
+// before reading, a streamed body cut off as soon as it passes it), and parses JSON no deeper than validation can go.
 import { readAtMost } from "../streams";
 import { errorResponse } from "./errors";
 
@@ -21,4 +21,43 @@ export async function readBodyLimited(request: Request, maxBytes: number): Promi
     return { ok: false, response: errorResponse("invalid_request", "the request body could not be read to its end") };
   }
   return bytes === null ? tooLarge(maxBytes) : { ok: true, bytes };
+}
+
+/** How deep a JSON body may nest: far beyond any real request, and well within what validation can recurse. */
+export const MAX_JSON_DEPTH = 64;
+
+/** True when the JSON text opens more than `max` arrays or objects inside each other (one pass, no parsing). */
+export function nestedDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+export type JsonBody = { ok: true; value: unknown } | { ok: false; response: Response };
+
+/** Parses a JSON request body; one nested too deep for validation to walk is refused before it is parsed. */
+export function parseJsonBody(text: string): JsonBody {
+  if (nestedDeeperThan(text, MAX_JSON_DEPTH)) {
+    return {
+      ok: false,
+      response: errorResponse("invalid_request", `the request body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`, {
+        details: [{ path: "body", message: `nested deeper than ${MAX_JSON_DEPTH} levels` }],
+      }),
+    };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (e) {
+    return { ok: false, response: errorResponse("invalid_request", `the request body is not valid JSON: ${(e as Error).message}`) };
+  }
 }

@@ -5,7 +5,7 @@ import type { z } from "zod";
 import type { Core, OpContext } from "../core/context";
 import type { OpInput, RawBody } from "../core/handler";
 import type { UntypedHandler } from "../core/registry";
-import { nowIso } from "../core/shared/time";
+import { findIdempotentAnswer, idempotencyScope, keepIdempotentAnswer } from "../core/idempotency";
 import { API_PREFIX } from "../manifest";
 import type { Operation } from "../manifest/define";
 import { UNAUTHORIZED_MESSAGE, zodDetails } from "../manifest/errors";
@@ -15,7 +15,7 @@ import { authenticate, type SessionResolver } from "./auth";
 import { errorResponse, responseForError } from "./errors";
 import { requestState } from "./request-state";
 import { isCacheable, ResponseCache } from "./response-cache";
-import { readBodyLimited } from "./body";
+import { parseJsonBody, readBodyLimited } from "./body";
 import { publicBaseUrl } from "./public-url";
 import { CSRF_REFUSED } from "./web/csrf";
 
@@ -30,7 +30,6 @@ export interface MountOptions {
 }
 
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\b/i;
-const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
 export const toElysiaPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
 
@@ -56,11 +55,7 @@ async function readBody(request: Request, op: Operation, maxBytes: number): Prom
   }
   const text = new TextDecoder("utf-8", { fatal: false }).decode(buf);
   if (text.trim() === "") return { ok: true, value: undefined };
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch (e) {
-    return { ok: false, response: errorResponse("invalid_request", `the request body is not valid JSON: ${(e as Error).message}`) };
-  }
+  return parseJsonBody(text);
 }
 
 function queryObject(url: string): Record<string, string> {
@@ -72,37 +67,27 @@ function queryObject(url: string): Record<string, string> {
 /** One in-flight promise per idempotency key in this process, so concurrent replays do not start work twice. */
 const inflight = new Map<string, Promise<Response>>();
 
-async function withIdempotency(ctx: OpContext, op: Operation, request: Request, run: () => Promise<Response>): Promise<Response> {
+async function withIdempotency(ctx: OpContext, op: Operation, request: Request, params: Record<string, unknown>, run: () => Promise<Response>): Promise<Response> {
   const key = request.headers.get("idempotency-key");
   if (!op.startsWork || key === null) return run();
   if (key.length === 0 || key.length > 255) {
     return errorResponse("invalid_request", "Idempotency-Key must be 1 to 255 characters", { details: [{ path: "Idempotency-Key", message: "invalid length" }] });
   }
-  const db = ctx.core.db;
-  const scope = `${op.name} ${new URL(request.url).pathname}`;
+  // Scoped to the operation and the resource it resolves to, not the URL: by project id or slug, with or without a
+  // trailing slash, the same key is the same start.
+  const scope = await idempotencyScope(ctx, op.name, params);
   const cacheKey = `${ctx.principal.workspaceId}\u0000${scope}\u0000${key}`;
   const pending = inflight.get(cacheKey);
   if (pending) return (await pending).clone();
   const promise = (async () => {
-    const since = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
-    const stored = await db.selectFrom("idempotency_keys").select(["status", "response", "created_at"])
-      .where("workspace_id", "=", ctx.principal.workspaceId).where("operation", "=", scope).where("key", "=", key).executeTakeFirst();
-    if (stored && stored.created_at >= since) {
-      const res = jsonResponse(stored.status, JSON.parse(stored.response));
+    const stored = await findIdempotentAnswer(ctx, scope, key);
+    if (stored) {
+      const res = jsonResponse(stored.status, JSON.parse(stored.body));
       res.headers.set("idempotent-replayed", "true");
       return res;
     }
     const res = await run();
-    if (res.status < 300) {
-      const text = await res.clone().text();
-      await db.insertInto("idempotency_keys")
-        .values({ workspace_id: ctx.principal.workspaceId, operation: scope, key, status: res.status, response: text, created_at: nowIso() })
-        .onConflict((oc) => oc.columns(["workspace_id", "operation", "key"]).doUpdateSet({ status: res.status, response: text, created_at: nowIso() }))
-        .execute();
-      if (Math.random() < 0.01) {
-        await db.deleteFrom("idempotency_keys").where("created_at", "<", since).execute();
-      }
-    }
+    if (res.status < 300) await keepIdempotentAnswer(ctx, scope, key, { status: res.status, body: await res.clone().text() });
     return res;
   })();
   inflight.set(cacheKey, promise);
@@ -174,7 +159,8 @@ export function operationHandler(op: Operation, opts: MountOptions) {
       const input: OpInput = { params: params.data, query: query.data, body: bodyValue };
       const cacheKey = cacheable ? ResponseCache.key(principal.workspaceId, request.url) : null;
       const version = cacheKey ? opts.responses.version() : "";
-      return await withIdempotency(ctx, op, request, async () => {
+      // Every params schema is an object of path parameters.
+      return await withIdempotency(ctx, op, request, params.data as Record<string, unknown>, async () => {
         const result = await handler(ctx, input);
         if (op.response === null) return new Response(null, { status: 204 });
         if ("raw" in op.response) return rawResponse(op.successStatus, result as RawBody);
