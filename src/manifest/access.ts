@@ -19,11 +19,13 @@ export const revokeKey = defineOperation({
   method: "DELETE",
   path: "/keys/{keyId}",
   summary: "Revoke one of the caller's API keys; it stops working at once",
+  description: "Never refused for the workspace's request budget (the per-IP limit still applies).",
   params: z.object({ keyId: PathId.describe("Key id (key_…)") }),
   response: null,
   errors: ["not_found"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["keys", "revoke"], args: ["keyId"] },
+  budgetExempt: true,
 });
 
 export const listMembers = defineOperation({
@@ -67,9 +69,11 @@ export const removeMember = defineOperation({
   method: "DELETE",
   path: "/members/{userId}",
   summary: "Remove a member from the workspace (owners and admins); their keys stop working at once",
+  description: "Never refused for the workspace's request budget (the per-IP limit still applies), so a member whose key spends the budget can still be removed.",
   params: z.object({ userId: PathId.describe("User id (usr_…)") }),
   response: null,
   errors: ["not_found", "forbidden", "conflict"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["members", "remove"], args: ["userId"] },
+  budgetExempt: true,
 });

@@ -55,10 +55,12 @@ async function login(core: Core, limiter: LoginLimiter, request: Request): Promi
   if (!sameOrigin(request, core.config.base_url)) return errorResponse("forbidden", "cross-site requests are refused");
   const body = await readJson(request, LoginBody);
   if (!body.ok) return body.response;
-  const wait = limiter.attempt(requestState(request)?.ip ?? "unknown", body.value.email);
-  if (wait > 0) {
-    return errorResponse("rate_limited", `too many sign-in attempts; retry after ${wait} s`, { headers: { "retry-after": String(wait) } });
+  const verdict = limiter.attempt(requestState(request)?.ip ?? "unknown", body.value.email);
+  if ("refuseForSeconds" in verdict) {
+    const wait = verdict.refuseForSeconds;
+    return errorResponse("rate_limited", `too many sign-in attempts from this address; retry after ${wait} s`, { headers: { "retry-after": String(wait) } });
   }
+  if (verdict.delayMs > 0) await Bun.sleep(verdict.delayMs);
   const who = await checkPassword(core.db, body.value.email, body.value.password);
   if (!who) {
     log.info("sign-in refused", { ip: requestState(request)?.ip });
