@@ -23,6 +23,10 @@ export interface Page<T> {
 
 export interface SessionState {
   setup_required: boolean;
+  /** False when first-run setup is not offered at this address (not loopback, not base_url). */
+  setup_allowed?: boolean;
+  /** How to proceed when setup is not offered here. */
+  setup_hint?: string;
   signed_in: boolean;
   base_url: string;
   user?: { id: string; email: string; name: string };
