@@ -2,7 +2,7 @@
 // application, health, metrics, downloads). Each module registers itself here when imported by src/modules.ts.
 import type { OpenedCore } from "./core";
 import type { AppOptions } from "./http/app";
-import type { HTMLBundle } from "bun";
+import type { HTMLBundle, Server } from "bun";
 
 export interface Engine {
   name: string;
@@ -19,7 +19,7 @@ export interface ServerRuntime {
   engines(): readonly Engine[];
 }
 /** Routes Bun.serve answers itself before the HTTP service: the web application's bundled pages. */
-export type StaticRoutes = Record<string, HTMLBundle>;
+export type StaticRoutes = Record<string, HTMLBundle | ((request: Request, server: Server<undefined>) => Promise<Response>)>;
 export type ExtensionFactory = (core: OpenedCore, runtime: ServerRuntime) => Pick<AppOptions, "plugins" | "sessions" | "onFinished"> & { routes?: StaticRoutes };
 
 export const serverExtensions: { engines: EngineFactory[]; http: ExtensionFactory[] } = { engines: [], http: [] };

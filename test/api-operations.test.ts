@@ -125,6 +125,14 @@ describe("every operation works end to end", () => {
     const second = await s.userWithKey("second@acme.test", "acme", "member");
     await op("revoke_key", { keyId: second.keyId }, undefined, second.key);
 
+    // Someone who already has an account is invited, and accepts or declines.
+    for (const [email, answer] of [["joins@globex.test", "accept_invitation"], ["stays@globex.test", "decline_invitation"]] as const) {
+      const invitee = await s.userWithKey(email, "globex", "owner");
+      const inv = await op("add_member", {}, { email, role: "member" });
+      expect((await op("list_invitations", {}, undefined, invitee.key)).data[0].id).toBe(inv.invitation_id);
+      await op(answer, { invitationId: inv.invitation_id }, undefined, invitee.key);
+    }
+
     await op("delete_group", { project: "web-shop", groupId: group.id });
     await op("delete_automation", { project: "web-shop", automationId: browser.id });
     expect((await s.call("GET", `/projects/web-shop/runs/${run.id}`)).status).toBe(200);

@@ -127,6 +127,17 @@ test("every operation's command works end to end, and every operation has one", 
   expect((await op<{ data: Rec[] }>("list_members", ["members", "list"])).data.map((m) => m.email)).toContain("new@acme.test");
   expect((await op("update_member", ["members", "update", added.user_id, "--role", "admin"])).role).toBe("admin");
   expect(await plain("remove_member", ["members", "remove", added.user_id])).toContain("removed members");
+  // someone who already has an account is invited, and accepts or declines with their own key
+  for (const [email, words] of [["joins@globex.test", ["invitations", "accept"]], ["stays@globex.test", ["invitations", "decline"]]] as const) {
+    const invitee = await s.userWithKey(email, "globex", "owner");
+    const inv = await op<Rec & { invitation_id: string }>("add_member", ["members", "add", email]);
+    const as = { env: { SVC_API_KEY: invitee.key } };
+    covered.add("list_invitations");
+    expect((await cli.json<{ data: Rec[] }>(["invitations", "list"], as)).data.map((i) => i.id)).toEqual([inv.invitation_id]);
+    covered.add(words[1] === "accept" ? "accept_invitation" : "decline_invitation");
+    const r = await cli.run([...words, inv.invitation_id], as);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+  }
 
   // deletions last
   expect(await plain("delete_automation", ["automations", "delete", aut.id, ...P])).toContain("deleted automations");

@@ -29,6 +29,14 @@ async function withDatabase<T>(o: { dataDir?: string; config?: string }, fn: (db
   }
 }
 
+/** Where people reach the server, for links printed to the operator: base_url, else the configured listener. */
+function serverAddress(config: import("../../config/schema").Config): string {
+  if (config.base_url) return config.base_url.replace(/\/+$/, "");
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+  const scheme = config.tls.cert && config.tls.key ? "https" : "http";
+  return `${scheme}://${host.includes(":") ? `[${host}]` : host}:${config.port}`;
+}
+
 async function readStdin(): Promise<string> {
   const text = await new Response(Bun.stdin.stream()).text();
   return text.replace(/\r?\n$/, "");
@@ -49,9 +57,13 @@ export function registerAdmin(program: Command): void {
       if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(o.workspace)) throw new UsageError("--workspace must be a slug: lowercase letters, digits and dashes");
       const password = o.passwordStdin ? await readStdin() : undefined;
       if (password !== undefined && password.length < 8) throw new UsageError("the password must have at least 8 characters");
-      const { createUserInWorkspace } = await import("../core/access/users");
-      const r = await withDatabase(o, (d) => createUserInWorkspace(d.db, { email: o.email, name: o.name, workspace: o.workspace, role: o.role as "owner", password }));
+      const { createUserWithSetupToken } = await import("../core/access/users");
+      const { loadConfig } = await import("../../config/load");
+      const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
+      const r = await withDatabase(o, (d) => createUserWithSetupToken(d.db, { email: o.email, name: o.name, workspace: o.workspace, role: o.role as "owner", password }));
       process.stdout.write(`${r.createdUser ? "created" : "updated"} user ${o.email} (${r.userId}) as ${o.role} of workspace ${o.workspace}\n`);
+      if (r.setupToken) process.stdout.write(`password-setup link (one-time, valid 7 days): ${serverAddress(config)}/setup-password?token=${r.setupToken}\n`);
+      else if (r.pendingLink) process.stdout.write(`${o.email} has an unused password-setup link already; it stays valid until it is used or expires\n`);
     });
 
   common(admin.command("create-key").description("Create an API key for a member; prints the full key once")

@@ -1,6 +1,7 @@
 // Every manifest operation bound to its core handler. The type makes a missing handler a compile error.
 import type { Ops } from "../manifest";
 import type { Operation } from "../manifest/define";
+import * as invitations from "./access/invitations";
 import * as access from "./access/operations";
 import * as automations from "./automations/operations";
 import type { OpContext } from "./context";
@@ -21,6 +22,9 @@ const handlers: { [K in OperationKeys]: Handler<Ops[K]> } = {
   addMember: access.addMember,
   updateMember: access.updateMember,
   removeMember: access.removeMember,
+  listInvitations: invitations.listInvitations,
+  acceptInvitation: invitations.acceptInvitation,
+  declineInvitation: invitations.declineInvitation,
   listProjects: projects.listProjects,
   createProject: projects.createProject,
   getProject: projects.getProject,

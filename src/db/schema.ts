@@ -32,6 +32,15 @@ export interface ApiKeyTable extends Stamped {
   expires_at: string | null;
   revoked_at: string | null;
 }
+/** An invitation of someone who already has an account; accepting it makes the membership. */
+export interface InvitationTable extends Stamped {
+  workspace_id: string;
+  user_id: string;
+  role: "owner" | "admin" | "member";
+  /** The name the inviting admin gave, shown to that workspace instead of the account's own. */
+  name: string;
+  invited_by: string | null;
+}
 export interface SessionTable {
   id: string;
   token_hash: string;
@@ -142,6 +151,7 @@ export interface DB {
   memberships: MembershipTable;
   api_keys: ApiKeyTable;
   sessions: SessionTable;
+  invitations: InvitationTable;
   projects: ProjectTable;
   environments: EnvironmentTable;
   features: FeatureTable;

@@ -98,10 +98,10 @@ async function withIdempotency(ctx: OpContext, op: Operation, request: Request, 
   }
 }
 
-function setRateLimit(request: Request, opts: MountOptions, workspaceId: string): Response | null {
+function setRateLimit(request: Request, opts: MountOptions, workspaceId: string, op: Operation): Response | null {
   const state = requestState(request);
   if (state) state.workspaceId = workspaceId;
-  if (!opts.workspaceBuckets) return null;
+  if (!opts.workspaceBuckets || op.budgetExempt) return null;
   const verdict = opts.workspaceBuckets.take(workspaceId);
   if (state) state.rateLimit = verdict;
   if (verdict.allowed) return null;
@@ -129,7 +129,7 @@ export function operationHandler(op: Operation, opts: MountOptions) {
       if (op.sessionOnly && principal.via !== "session") {
         return errorResponse("forbidden", `${op.name} is only available to a signed-in user in the web application`);
       }
-      const limited = setRateLimit(request, opts, principal.workspaceId);
+      const limited = setRateLimit(request, opts, principal.workspaceId, op);
       if (limited) return limited;
 
       const decoded: Record<string, string> = {};

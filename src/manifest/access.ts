@@ -1,7 +1,7 @@
 // Operations on API keys and workspace members.
 import { z } from "zod";
 import { defineOperation, ListQuery, Name, page, PathId } from "./define";
-import { ApiKey, Member, Role } from "./records";
+import { ApiKey, Invitation, Member, Role, WorkspaceRole } from "./records";
 
 export const listKeys = defineOperation({
   name: "list_keys",
@@ -19,11 +19,13 @@ export const revokeKey = defineOperation({
   method: "DELETE",
   path: "/keys/{keyId}",
   summary: "Revoke one of the caller's API keys; it stops working at once",
+  description: "Never refused for the workspace's request budget (the per-IP limit still applies).",
   params: z.object({ keyId: PathId.describe("Key id (key_…)") }),
   response: null,
   errors: ["not_found"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["keys", "revoke"], args: ["keyId"] },
+  budgetExempt: true,
 });
 
 export const listMembers = defineOperation({
@@ -41,9 +43,18 @@ export const addMember = defineOperation({
   name: "add_member",
   method: "POST",
   path: "/members",
-  summary: "Add a user to the workspace by email (owners and admins); a new user gets a one-time password-setup link",
+  summary: "Add a person to the workspace by email (owners and admins): a new address gets an account and a one-time password-setup link; an address that already has an account gets an invitation they accept once signed in",
+  description:
+    "Answers the same fields for every address. For an address that already has an account, nothing about that account is shown or changed: " +
+    "user_id and setup_url are null, status is \"invited\", and the person joins only by accepting the invitation (accept_invitation).",
   body: z.strictObject({ email: z.email().max(320), name: Name.optional(), role: Role.default("member") }),
-  response: Member.extend({ setup_url: z.string().nullable().describe("One-time link to set a password, for a new user") }),
+  response: Member.extend({
+    user_id: z.string().nullable().describe("The new member's id; null while an invitation is pending"),
+    name: z.string().describe("The name as given (else the address's local part)"),
+    status: z.enum(["member", "invited"]).describe("member: added now (a new account); invited: the person already has an account and joins by accepting"),
+    invitation_id: z.string().nullable().describe("The pending invitation (inv_…), when status is invited"),
+    setup_url: z.string().nullable().describe("One-time link to set a password, for a new account only"),
+  }).meta({ id: "AddedMember" }),
   successStatus: 201,
   errors: ["forbidden", "conflict"],
   cli: { words: ["members", "add"], args: ["email"] },
@@ -67,9 +78,45 @@ export const removeMember = defineOperation({
   method: "DELETE",
   path: "/members/{userId}",
   summary: "Remove a member from the workspace (owners and admins); their keys stop working at once",
+  description: "Never refused for the workspace's request budget (the per-IP limit still applies), so a member whose key spends the budget can still be removed.",
   params: z.object({ userId: PathId.describe("User id (usr_…)") }),
   response: null,
   errors: ["not_found", "forbidden", "conflict"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["members", "remove"], args: ["userId"] },
+  budgetExempt: true,
+});
+
+export const listInvitations = defineOperation({
+  name: "list_invitations",
+  method: "GET",
+  path: "/invitations",
+  summary: "List the caller's own pending invitations to other workspaces",
+  query: ListQuery,
+  response: page(Invitation, "InvitationPage"),
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["invitations", "list"] },
+});
+
+export const acceptInvitation = defineOperation({
+  name: "accept_invitation",
+  method: "POST",
+  path: "/invitations/{invitationId}/accept",
+  summary: "Accept one of the caller's invitations: the caller becomes a member of that workspace with the invited role",
+  params: z.object({ invitationId: PathId.describe("Invitation id (inv_…)") }),
+  response: WorkspaceRole,
+  errors: ["not_found"],
+  cli: { words: ["invitations", "accept"], args: ["invitationId"] },
+});
+
+export const declineInvitation = defineOperation({
+  name: "decline_invitation",
+  method: "DELETE",
+  path: "/invitations/{invitationId}",
+  summary: "Decline one of the caller's invitations; it is deleted",
+  params: z.object({ invitationId: PathId.describe("Invitation id (inv_…)") }),
+  response: null,
+  errors: ["not_found"],
+  hints: { destructive: true, idempotent: true },
+  cli: { words: ["invitations", "decline"], args: ["invitationId"] },
 });

@@ -49,6 +49,11 @@ export interface Operation<
   startsWork?: boolean;
   /** Only a signed-in person (web session) may call it, never an API key. */
   sessionOnly?: boolean;
+  /**
+   * Never refused for the workspace's request budget (the per-IP limit still applies): stopping a key or a
+   * member must keep working while that member's key spends the budget shared by the whole workspace.
+   */
+  budgetExempt?: boolean;
 }
 
 const EMPTY = z.object({});
@@ -77,6 +82,7 @@ export function defineOperation<
   cli: CliSpec;
   startsWork?: boolean;
   sessionOnly?: boolean;
+  budgetExempt?: boolean;
 }): Operation<P, Q, B, R> {
   const params = (op.params ?? EMPTY) as P;
   const query = (op.query ?? EMPTY) as Q;

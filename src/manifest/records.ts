@@ -231,6 +231,22 @@ export const Member = z
   })
   .meta({ id: "Member" });
 
+const WorkspaceRef = z.object({ id: z.string(), name: z.string(), slug: z.string() });
+
+export const Invitation = z
+  .object({
+    id: z.string(),
+    workspace: WorkspaceRef,
+    role: Role,
+    invited_by: z.object({ name: z.string(), email: z.string() }).nullable().describe("Null when the inviting person's account is gone"),
+    created_at: Timestamp,
+  })
+  .meta({ id: "Invitation" });
+
+export const WorkspaceRole = z
+  .object({ workspace: WorkspaceRef, role: Role })
+  .meta({ id: "WorkspaceMembership" });
+
 export const Me = z
   .object({
     user: z.object({ id: z.string(), email: z.string(), name: z.string() }),

@@ -2,7 +2,7 @@
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 export type IdPrefix =
-  | "wsp" | "usr" | "key" | "prj" | "env" | "fea" | "gen" | "aut" | "grp" | "run" | "grn" | "ses" | "req";
+  | "wsp" | "usr" | "key" | "prj" | "env" | "fea" | "gen" | "aut" | "grp" | "run" | "grn" | "ses" | "req" | "inv";
 
 /** `count` base62 characters from the CSPRNG, without modulo bias. */
 export function randomBase62(count: number): string {

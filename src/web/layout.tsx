@@ -1,6 +1,7 @@
 // The frame around every signed-in page: the top bar with navigation and the signed-in person.
 import type { ComponentChildren } from "preact";
 import { web } from "./api";
+import { PendingInvitations } from "./pages/invitations";
 import { useHashPath } from "./router";
 import { canAdminister, useSession } from "./session";
 
@@ -43,7 +44,10 @@ export function Layout({ children }: { children: ComponentChildren }) {
           <button type="button" class="btn btn-quiet" onClick={signOut}>Sign out</button>
         </div>
       </header>
-      <main class="content">{children}</main>
+      <main class="content">
+        <PendingInvitations />
+        {children}
+      </main>
     </div>
   );
 }

@@ -14,6 +14,7 @@ export type StepResult = z.output<typeof R.StepResult>;
 export type GroupRun = z.output<typeof R.GroupRun>;
 export type ApiKey = z.output<typeof R.ApiKey>;
 export type Member = z.output<typeof R.Member>;
+export type Invitation = z.output<typeof R.Invitation>;
 export type Role = z.output<typeof R.Role>;
 export type Step = z.output<typeof StepSchema>;
 export interface Page<T> {
@@ -23,6 +24,10 @@ export interface Page<T> {
 
 export interface SessionState {
   setup_required: boolean;
+  /** False when first-run setup is not offered at this address (not loopback, not base_url). */
+  setup_allowed?: boolean;
+  /** How to proceed when setup is not offered here. */
+  setup_hint?: string;
   signed_in: boolean;
   base_url: string;
   user?: { id: string; email: string; name: string };

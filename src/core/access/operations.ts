@@ -1,13 +1,12 @@
 // whoami, the caller's keys, and workspace members.
-import { randomBase62 } from "../../security/ids";
 import type { ops } from "../../manifest";
 import { conflict, forbidden, notFound } from "../../manifest/errors";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
 import { afterCursor, fetchPage, toPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
-import { addToWorkspace, findUserByEmail, prepareMember, removeMembership, revokeKeyById } from "./users";
-import { hashApiKey } from "../../security/api-keys";
+import { inviteUser } from "./invitations";
+import { addToWorkspace, findUserByEmail, issueSetupToken, prepareMember, removeMembership, revokeKeyById } from "./users";
 
 type O = typeof ops;
 
@@ -62,36 +61,33 @@ export const listMembers: Handler<O["listMembers"]> = async ({ core, principal }
   return toPage(rows, query.limit, ({ id: _id, ...r }) => r);
 };
 
-const SETUP_TOKEN_TTL_MS = 7 * 24 * 3600 * 1000;
-
 export const addMember: Handler<O["addMember"]> = async (ctx, { body }) => {
   const { core, principal } = ctx;
   if (!canAdminister(principal)) throw forbidden("only owners and admins can add members");
   if (body.role === "owner" && principal.role !== "owner") throw forbidden("only owners can add owners");
-  const member = await prepareMember({ email: body.email, name: body.name ?? body.email.split("@")[0] ?? body.email, role: body.role });
-  const token = randomBase62(40);
-  // One transaction: the user, the membership and the setup link exist together or not at all, and the
-  // "already a member" check cannot race another add of the same email.
-  const { userId, setupToken } = await core.db.transaction().execute(async (trx) => {
+  const name = body.name ?? body.email.split("@")[0] ?? body.email;
+  const member = await prepareMember({ email: body.email, name, role: body.role });
+  // One transaction: the user, the membership and the setup link (or the invitation) exist together or not at
+  // all, and the "already a member" check cannot race another add of the same email.
+  const added = await core.db.transaction().execute(async (trx) => {
     const existing = await findUserByEmail(trx, member.email);
-    if (existing) {
-      const m = await trx.selectFrom("memberships").select("role").where("workspace_id", "=", principal.workspaceId).where("user_id", "=", existing.id).executeTakeFirst();
-      if (m) throw conflict(`${body.email} is already a member of this workspace`);
+    if (!existing) {
+      const { userId } = await addToWorkspace(trx, principal.workspaceId, member);
+      return { kind: "member" as const, userId, setupToken: await issueSetupToken(trx, userId) };
     }
-    const { userId, createdUser } = await addToWorkspace(trx, principal.workspaceId, member);
-    if (!createdUser && existing?.password_hash != null) return { userId, setupToken: null };
-    await trx.updateTable("users").set({
-      setup_token_hash: hashApiKey(token),
-      setup_token_expires_at: new Date(Date.now() + SETUP_TOKEN_TTL_MS).toISOString(),
-      updated_at: nowIso(),
-    }).where("id", "=", userId).execute();
-    return { userId, setupToken: token };
+    // Someone who already has an account (perhaps invited elsewhere and not set up yet): no credential of theirs
+    // is issued or touched here, and they join only by accepting.
+    const m = await trx.selectFrom("memberships").select("role").where("workspace_id", "=", principal.workspaceId).where("user_id", "=", existing.id).executeTakeFirst();
+    if (m) throw conflict(`${member.email} is already a member of this workspace`);
+    return { kind: "invited" as const, invitation: await inviteUser(trx, { workspaceId: principal.workspaceId, userId: existing.id, role: body.role, name, invitedBy: principal.userId, email: member.email }) };
   });
+  if (added.kind === "invited") {
+    const inv = added.invitation;
+    return { user_id: null, email: member.email, name, role: body.role, created_at: inv.created_at, status: "invited" as const, invitation_id: inv.id, setup_url: null };
+  }
   core.keys.invalidate();
-  const setupUrl = setupToken === null
-    ? null
-    : `${ctx.publicUrl()}/setup-password?token=${setupToken}`;
-  return { ...(await memberRecord(ctx, userId)), setup_url: setupUrl };
+  const record = await memberRecord(ctx, added.userId);
+  return { ...record, status: "member" as const, invitation_id: null, setup_url: `${ctx.publicUrl()}/setup-password?token=${added.setupToken}` };
 };
 
 export const updateMember: Handler<O["updateMember"]> = async (ctx, { params, body }) => {

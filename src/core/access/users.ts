@@ -2,8 +2,8 @@
 import type { Transaction } from "kysely";
 import type { Db } from "../../db/database";
 import type { DB } from "../../db/schema";
-import { generateApiKey } from "../../security/api-keys";
-import { newId } from "../../security/ids";
+import { generateApiKey, hashApiKey } from "../../security/api-keys";
+import { newId, randomBase62 } from "../../security/ids";
 import { hashPassword } from "../../security/passwords";
 import { AppError, conflict, invalid, notFound } from "../../manifest/errors";
 import type { Role } from "../context";
@@ -86,6 +86,39 @@ export async function addToWorkspace(
     await trx.insertInto("memberships").values({ workspace_id: workspaceId, user_id: user.id, role: input.role, created_at: t, updated_at: t }).execute();
   }
   return { userId: user.id, workspaceId, createdUser };
+}
+
+export const SETUP_TOKEN_TTL_MS = 7 * 24 * 3600 * 1000;
+
+/** A one-time password-setup token for a user who has no password yet; only its hash is stored. */
+export async function issueSetupToken(trx: Db, userId: string): Promise<string> {
+  const token = randomBase62(40);
+  await trx.updateTable("users").set({
+    setup_token_hash: hashApiKey(token),
+    setup_token_expires_at: new Date(Date.now() + SETUP_TOKEN_TTL_MS).toISOString(),
+    updated_at: nowIso(),
+  }).where("id", "=", userId).execute();
+  return token;
+}
+
+/**
+ * `svc admin create-user`: the user (made a member), and a setup token when nobody can sign in as them yet —
+ * a new user without a password, or an existing one who has neither a password nor a live link. A live link is
+ * never replaced: it may have been handed out already.
+ */
+export async function createUserWithSetupToken(
+  db: Db,
+  input: { email: string; name: string; workspace: string; role: Role; password?: string },
+): Promise<{ userId: string; workspaceId: string; createdUser: boolean; setupToken: string | null; pendingLink: boolean }> {
+  const member = await prepareMember(input);
+  return db.transaction().execute(async (trx) => {
+    const ws = await ensureWorkspace(trx, input.workspace);
+    const added = await addToWorkspace(trx, ws.id, member);
+    const user = await trx.selectFrom("users").select(["password_hash", "setup_token_expires_at"]).where("id", "=", added.userId).executeTakeFirstOrThrow();
+    if (user.password_hash !== null) return { ...added, setupToken: null, pendingLink: false };
+    if (user.setup_token_expires_at !== null && user.setup_token_expires_at > nowIso()) return { ...added, setupToken: null, pendingLink: true };
+    return { ...added, setupToken: await issueSetupToken(trx, added.userId), pendingLink: false };
+  });
 }
 
 /** Mints a key for a member; the full key is returned once and only its hash is stored. */

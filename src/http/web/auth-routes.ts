@@ -14,6 +14,7 @@ import { CSRF_REFUSED, sameOrigin } from "./csrf";
 import { json, readJson } from "./json-body";
 import { resolveSession } from "./session-resolver";
 import type { LoginLimiter } from "./login-limiter";
+import { SETUP_ELSEWHERE, setupAllowedHere } from "./setup-host";
 
 export const WEB_PREFIX = "/api/v1/web";
 
@@ -35,7 +36,10 @@ async function signedIn(core: Core, request: Request, userId: string, workspaceI
 /** What the web application needs at start: set up or not, and who is signed in. */
 async function state(core: Core, request: Request): Promise<Response> {
   const base = publicBaseUrl(core.config, request);
-  if (!(await anyUserExists(core.db))) return json(200, { setup_required: true, signed_in: false, base_url: base });
+  if (!(await anyUserExists(core.db))) {
+    const allowed = setupAllowedHere(core.config, request);
+    return json(200, { setup_required: true, setup_allowed: allowed, ...(allowed ? {} : { setup_hint: SETUP_ELSEWHERE }), signed_in: false, base_url: base });
+  }
   const token = sessionToken(request);
   const session = token ? await findSession(core.db, token) : null;
   if (!session) return json(200, { setup_required: false, signed_in: false, base_url: base });
@@ -44,6 +48,7 @@ async function state(core: Core, request: Request): Promise<Response> {
 
 async function setup(core: Core, request: Request): Promise<Response> {
   if (!sameOrigin(request, core.config.base_url)) return errorResponse("forbidden", "cross-site requests are refused");
+  if (!setupAllowedHere(core.config, request)) return errorResponse("forbidden", SETUP_ELSEWHERE);
   const body = await readJson(request, SetupBody);
   if (!body.ok) return body.response;
   const created = await firstRunSetup(core.db, { workspaceName: body.value.workspace, name: body.value.name, email: body.value.email, password: body.value.password });
@@ -55,10 +60,12 @@ async function login(core: Core, limiter: LoginLimiter, request: Request): Promi
   if (!sameOrigin(request, core.config.base_url)) return errorResponse("forbidden", "cross-site requests are refused");
   const body = await readJson(request, LoginBody);
   if (!body.ok) return body.response;
-  const wait = limiter.attempt(requestState(request)?.ip ?? "unknown", body.value.email);
-  if (wait > 0) {
-    return errorResponse("rate_limited", `too many sign-in attempts; retry after ${wait} s`, { headers: { "retry-after": String(wait) } });
+  const verdict = limiter.attempt(requestState(request)?.ip ?? "unknown", body.value.email);
+  if ("refuseForSeconds" in verdict) {
+    const wait = verdict.refuseForSeconds;
+    return errorResponse("rate_limited", `too many sign-in attempts from this address; retry after ${wait} s`, { headers: { "retry-after": String(wait) } });
   }
+  if (verdict.delayMs > 0) await Bun.sleep(verdict.delayMs);
   const who = await checkPassword(core.db, body.value.email, body.value.password);
   if (!who) {
     log.info("sign-in refused", { ip: requestState(request)?.ip });

@@ -6,6 +6,7 @@ import page from "../../web/index.html";
 import { authRoutes, WEB_PREFIX } from "./auth-routes";
 import { keyRoutes } from "./key-routes";
 import { LoginLimiter } from "./login-limiter";
+import { framedPageRoutes } from "./pages";
 import { sessionResolver } from "./session-resolver";
 
 const noParse = { parse: "none" as const };
@@ -25,5 +26,5 @@ serverExtensions.http.push((core) => {
       .post(`${WEB_PREFIX}/setup-password`, auth.setupPassword, noParse)
       .post(`${WEB_PREFIX}/keys`, keys.create, noParse) as unknown as Elysia;
   // The SPA routes by the URL hash; only the entry page and the invitation link need server routes.
-  return { plugins: [plugin], sessions, routes: { "/": page, "/setup-password": page } };
+  return { plugins: [plugin], sessions, routes: framedPageRoutes(page, ["/", "/setup-password"]) };
 });

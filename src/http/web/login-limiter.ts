@@ -1,18 +1,28 @@
-// Sign-in attempts are limited per client address and per account, so passwords cannot be guessed at speed.
+// Sign-in attempts are limited per client address, and per account *from each address*: guesses from one
+// address cannot lock the account for its owner elsewhere. Across all addresses an account's attempts are only
+// slowed down once its budget is spent, never refused, so the right password from a new address still works.
 import { TokenBuckets } from "../../security/token-bucket";
 
 export const LOGIN_ATTEMPTS_PER_IP_PER_HOUR = 60;
+export const LOGIN_ATTEMPTS_PER_ACCOUNT_AND_IP_PER_HOUR = 10;
+/** Attempts on one account from all addresses together before each further attempt is slowed down. */
 export const LOGIN_ATTEMPTS_PER_ACCOUNT_PER_HOUR = 10;
+export const LOGIN_SLOW_DOWN_MS = 2_000;
+
+export type LoginVerdict = { refuseForSeconds: number } | { delayMs: number };
 
 export class LoginLimiter {
   private readonly perIp = new TokenBuckets(LOGIN_ATTEMPTS_PER_IP_PER_HOUR);
+  private readonly perAccountAndIp = new TokenBuckets(LOGIN_ATTEMPTS_PER_ACCOUNT_AND_IP_PER_HOUR);
   private readonly perAccount = new TokenBuckets(LOGIN_ATTEMPTS_PER_ACCOUNT_PER_HOUR);
 
-  /** Seconds to wait before trying again, or 0 when this attempt may go ahead. */
-  attempt(ip: string, email: string): number {
+  /** Refused (with the seconds to wait), or allowed after a delay (0 while the account's budget lasts). */
+  attempt(ip: string, email: string): LoginVerdict {
     const byIp = this.perIp.take(ip);
-    if (!byIp.allowed) return byIp.retryAfterSeconds;
-    const byAccount = this.perAccount.take(email.trim().toLowerCase());
-    return byAccount.allowed ? 0 : byAccount.retryAfterSeconds;
+    if (!byIp.allowed) return { refuseForSeconds: byIp.retryAfterSeconds };
+    const account = email.trim().toLowerCase();
+    const byPair = this.perAccountAndIp.take(`${account}\u0000${ip}`);
+    if (!byPair.allowed) return { refuseForSeconds: byPair.retryAfterSeconds };
+    return { delayMs: this.perAccount.take(account).allowed ? 0 : LOGIN_SLOW_DOWN_MS };
   }
 }

@@ -17,7 +17,18 @@ function AuthFrame({ title, intro, children }: { title: string; intro?: string; 
   );
 }
 
-export function SetupPage({ onDone }: { onDone: () => Promise<void> }) {
+export function SetupPage({ onDone, hint }: { onDone: () => Promise<void>; hint: string | null }) {
+  if (hint !== null) {
+    return (
+      <AuthFrame title="Set up svc">
+        <div class="note note-warn" data-testid="setup-elsewhere">{hint}</div>
+      </AuthFrame>
+    );
+  }
+  return <SetupForm onDone={onDone} />;
+}
+
+function SetupForm({ onDone }: { onDone: () => Promise<void> }) {
   const [f, setF] = useState({ workspace: "", name: "", email: "", password: "" });
   const a = useAction();
   const set = (k: keyof typeof f) => (e: { currentTarget: HTMLInputElement }) => setF({ ...f, [k]: inputValue(e) });

@@ -1,4 +1,5 @@
-// Members (owners and admins): add by email (a new person gets a password-setup link), change role, remove.
+// Members (owners and admins): add by email (a new person gets a password-setup link, someone with an account an
+// invitation), change role, remove.
 import { useState } from "preact/hooks";
 import { op } from "../api";
 import { useAction, useLoad } from "../hooks";
@@ -15,12 +16,14 @@ export function MembersPage() {
   const [name, setName] = useState("");
   const [role, setRole] = useState<Role>("member");
   const [setupUrl, setSetupUrl] = useState<string | null>(null);
+  const [invited, setInvited] = useState<string | null>(null);
   const a = useAction();
   const add = async (e: Event) => {
     e.preventDefault();
     await a.run(async () => {
-      const m = await op<Member & { setup_url: string | null }>("POST", "/members", { email, role, ...(name ? { name } : {}) });
+      const m = await op<{ email: string; status: "member" | "invited"; setup_url: string | null }>("POST", "/members", { email, role, ...(name ? { name } : {}) });
       setSetupUrl(m.setup_url);
+      setInvited(m.status === "invited" ? m.email : null);
       setEmail("");
       setName("");
       await members.reload();
@@ -52,6 +55,11 @@ export function MembersPage() {
           <div class="note note-warn" data-testid="setup-url">
             Send this one-time link to the new member so they can set a password (valid for 7 days):
             <CopyBlock text={setupUrl} label="Copy setup link" />
+          </div>
+        )}
+        {invited && (
+          <div class="note" data-testid="invited">
+            {invited} already has an account: they are invited, and join once they accept after signing in.
           </div>
         )}
         <ErrorNote message={a.error} details={a.details} />
