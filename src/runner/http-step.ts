@@ -4,6 +4,8 @@ import { evaluateAssertion, type AssertionResult, type ObservedResponse } from "
 import { interpolateJson, interpolateRecord, interpolateText, MissingVariableError } from "./interpolation";
 import { readJsonPath } from "./json-path";
 import { readAtMost } from "../streams";
+import { assertSecretsMayGo, headerParts } from "./secret-hosts";
+import { maskExcerpt } from "./secret-masking";
 import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -90,13 +92,14 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
     if (e instanceof MissingVariableError || e instanceof StepFailure) throw e;
     throw new StepFailure("error", `the request cannot be built: ${(e as Error).message}`);
   }
-  const request: StepResult["request"] = { method: req.method, url, ...(Object.keys(headers).length ? { headers } : {}), ...(body !== undefined ? { body: excerpt(body, ctx.excerptBytes).body } : {}) };
+  const request: StepResult["request"] = { method: req.method, url, ...(Object.keys(headers).length ? { headers } : {}), ...(body !== undefined ? { body: maskExcerpt(excerpt(body, ctx.excerptBytes), ctx.mask).body } : {}) };
   const timeoutMs = req.timeout_ms ?? DEFAULT_REQUEST_TIMEOUT_MS;
   // When the run's own deadline comes first, its abort (timed_out) must win over a request timeout (error).
   const timeout = timeoutMs < ctx.remainingMs() ? AbortSignal.timeout(timeoutMs) : null;
   let res: Response;
   let text: string | null;
   let answered: number | null = null;
+  assertSecretsMayGo(ctx, url, [url, ...headerParts(headers), body]);
   try {
     res = await fetch(url, { method: req.method, headers, body, signal: timeout ? AbortSignal.any([ctx.signal, timeout]) : ctx.signal });
     answered = res.status;
@@ -149,7 +152,7 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
     if (!r.found) failures.push(`capture ${variable}: ${c.json} is not in the response${j.ok ? "" : " (the body is not JSON)"}`);
     else ctx.vars.set(variable, r.value);
   }
-  const { body: bodyExcerpt, truncated } = excerpt(text, ctx.excerptBytes);
+  const { body: bodyExcerpt, truncated } = maskExcerpt(excerpt(text, ctx.excerptBytes), ctx.mask);
   return {
     index, name, status: failures.length ? "failed" : "passed", duration_ms: durationMs,
     message: failures.length ? failures.join("; ") : null,

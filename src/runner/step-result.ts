@@ -1,6 +1,8 @@
 // The result of one step as a run records it (the Run record's StepResult), and the run context steps share.
 import type { AssertionResult } from "./assertions";
 import type { Variables } from "./interpolation";
+import type { SecretHosts } from "./secret-hosts";
+import type { Masker } from "./secret-masking";
 
 export type StepStatus = "passed" | "failed" | "error" | "skipped";
 
@@ -30,6 +32,10 @@ export interface StepContext {
   artifactDir: string;
   /** Prefix for artifact names, so retried attempts do not overwrite the first one's files. */
   artifactPrefix: string;
+  /** Hides the run's secrets in an excerpt as it is cut (a secret cut in two is hidden too); null without secrets. */
+  mask: Masker | null;
+  /** In a protected environment: where its secrets may be sent (see secret-hosts.ts); null otherwise. */
+  secretHosts: SecretHosts | null;
 }
 
 /** A step that could not run or did not pass, with words for the user. */
