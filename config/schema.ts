@@ -47,6 +47,11 @@ export const ConfigSchema = z.strictObject({
     .prefault({}),
   tls: z.strictObject({ cert: z.string().optional(), key: z.string().optional() }).prefault({}),
   metrics: z.strictObject({ token: z.string().optional() }).prefault({}),
+  secrets: z
+    .strictObject({
+      key_file: z.string().min(1).optional().describe("The key that encrypts environment secrets; default: secrets.key in the data directory"),
+    })
+    .prefault({}),
 });
 
 export type Config = z.output<typeof ConfigSchema>;

@@ -47,7 +47,7 @@ describe("every operation works end to end", () => {
     expect(JSON.stringify(env)).not.toContain("s3cr3t-value");
     expect((await op("list_environments", { project: "web-shop" })).data.length).toBe(1);
     expect((await op("get_environment", { project: "web-shop", environmentId: "staging" })).id).toBe(env.id);
-    const env2 = await op("update_environment", { project: "web-shop", environmentId: env.id }, { secrets: { TOKEN: null, OTHER: "x" } });
+    const env2 = await op("update_environment", { project: "web-shop", environmentId: env.id }, { secrets: { TOKEN: null, OTHER: "other-value" } });
     expect(env2.secret_names).toEqual(["OTHER"]);
 
     const feature = await op("create_feature", { project: "web-shop" }, {

@@ -63,9 +63,9 @@ test("every operation's command works end to end, and every operation has one", 
   expect(await plain("delete_project", ["projects", "delete", spare.id])).toContain("deleted projects");
 
   // environments (a secret is write-only: only its name comes back)
-  const env = await op("create_environment", ["environments", "create", "ci", ...P, "--variables", "BASE_URL=http://127.0.0.1:9", "--secrets", "TOKEN=s3cret"]);
+  const env = await op("create_environment", ["environments", "create", "ci", ...P, "--variables", "BASE_URL=http://127.0.0.1:9", "--secrets", "TOKEN=s3cret-token"]);
   expect(env).toMatchObject({ name: "ci", variables: { BASE_URL: "http://127.0.0.1:9" }, secret_names: ["TOKEN"] });
-  expect(JSON.stringify(env)).not.toContain("s3cret");
+  expect(JSON.stringify(env)).not.toContain("s3cret-token");
   expect((await op<{ data: Rec[] }>("list_environments", ["environments", "list", ...P])).data).toHaveLength(1);
   expect((await op("get_environment", ["environments", "show", "ci", ...P])).id).toBe(env.id);
   expect((await op("update_environment", ["environments", "update", env.id, ...P, "--variables", "BASE_URL=http://127.0.0.1:8"])).variables).toEqual({ BASE_URL: "http://127.0.0.1:8" });

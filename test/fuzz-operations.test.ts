@@ -18,7 +18,7 @@ beforeAll(async () => {
   const j = async (r: Promise<Response>) => (await r).json();
   valid.project = "shop";
   await j(s.call("POST", "/projects", { name: "Shop", slug: "shop" }));
-  valid.environmentId = (await j(s.call("POST", "/projects/shop/environments", { name: "staging", secrets: { T: "x" } }))).id;
+  valid.environmentId = (await j(s.call("POST", "/projects/shop/environments", { name: "staging", secrets: { T: "staging-secret" } }))).id;
   valid.feature = (await j(s.call("POST", "/projects/shop/features", { name: "F" }))).id;
   // A target that never answers keeps the queued run from finishing while the fuzzer runs.
   valid.automationId = (await j(s.call("POST", "/projects/shop/automations", { name: "A", kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/" } }] }))).id;

@@ -4,6 +4,7 @@ import type { Config } from "../../config/schema";
 import type { ChangeTracker } from "../db/change-tracker";
 import type { Db } from "../db/database";
 import type { FastPaths } from "../db/fast-paths";
+import type { SecretBox } from "../security/secret-box";
 import type { KeyVerifier } from "./auth/verifier";
 
 export type Role = "owner" | "admin" | "member";
@@ -35,6 +36,8 @@ export interface Core {
   config: Config;
   events: EventEmitter<CoreEvents>;
   keys: KeyVerifier;
+  /** Seals and opens environment secrets (the key outside the database). */
+  secrets: SecretBox;
 }
 
 export interface OpContext {

@@ -5,6 +5,7 @@ import type { Database } from "bun:sqlite";
 import { openDatabase } from "../db/database";
 import { FastPaths } from "../db/fast-paths";
 import { KeyVerifier } from "./auth/verifier";
+import { openSecretsKey } from "./environments/secrets";
 import type { Core, CoreEvents } from "./context";
 
 export interface OpenedCore extends Core {
@@ -15,6 +16,10 @@ export interface OpenedCore extends Core {
 
 export async function openCore(config: Config): Promise<OpenedCore> {
   const opened = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms });
+  const secrets = await openSecretsKey(opened.db, config).catch(async (e: unknown) => {
+    await opened.close();
+    throw e;
+  });
   const keys = new KeyVerifier(opened.db, opened.changes);
   const events = new EventEmitter<CoreEvents>();
   events.setMaxListeners(100);
@@ -26,6 +31,7 @@ export async function openCore(config: Config): Promise<OpenedCore> {
     config,
     events,
     keys,
+    secrets,
     async close() {
       await keys.stop();
       await opened.close();

@@ -16,6 +16,16 @@ export interface ClaimedRunRow {
   environment_id: string | null;
 }
 
+export interface StoredEnvironment {
+  id: string;
+  name: string;
+  variables: string;
+  secrets: string;
+  secrets_sealed: number;
+  protected: number;
+  allowed_hosts: string | null;
+}
+
 export interface FinishedRunRow {
   id: string;
   claim: number;
@@ -50,9 +60,11 @@ export class FastPaths {
       .all(now, now, limit);
   }
 
-  /** An environment's stored variables and secrets (JSON text), or null when it no longer exists. */
-  environment(id: string): { variables: string; secrets: string } | null {
-    return this.sqlite.query<{ variables: string; secrets: string }, [string]>("SELECT variables, secrets FROM environments WHERE id = ?1").get(id);
+  /** An environment as stored (variables and secrets as JSON text, secrets sealed), or null when it no longer exists. */
+  environment(id: string): StoredEnvironment | null {
+    return this.sqlite
+      .query<StoredEnvironment, [string]>("SELECT id, name, variables, secrets, secrets_sealed, protected, allowed_hosts FROM environments WHERE id = ?1")
+      .get(id);
   }
 
   /**

@@ -61,7 +61,14 @@ export interface EnvironmentTable extends Stamped {
   project_id: string;
   name: string;
   variables: string;
+  /** JSON object of name → value; each value sealed (src/security/secret-box.ts) once `secrets_sealed` is 1. */
   secrets: string;
+  /** 0 only for environments written before secrets were encrypted, until the next start seals them. */
+  secrets_sealed: number;
+  /** 1: only owners and admins change it or start runs in it, and its secrets go only to its allowed hosts. */
+  protected: number;
+  /** JSON array of host names, or null for the host of its BASE_URL. */
+  allowed_hosts: string | null;
 }
 export interface FeatureTable extends Stamped {
   project_id: string;

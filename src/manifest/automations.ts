@@ -113,7 +113,7 @@ export const runAutomation = defineOperation({
   body: RunRequest,
   response: Run,
   successStatus: 202,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "forbidden"],
   startsWork: true,
   cli: { words: ["automations", "run"], args: ["automationId"] },
 });

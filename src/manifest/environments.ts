@@ -5,6 +5,25 @@ import { Environment } from "./records";
 
 const VarName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "letters, digits and _, not starting with a digit").max(100);
 const Variables = z.record(VarName, z.string().max(10_000));
+/** Masking a short value would hide common text and still give the value away by where *** appears. */
+const SECRET_MIN_CHARS = 8;
+const SecretValue = z.string().min(SECRET_MIN_CHARS, `too short to mask safely: a secret needs at least ${SECRET_MIN_CHARS} characters`).max(10_000);
+
+/** A host name as a URL carries it (lowercase ASCII, punycode for other names) or an IP address; no scheme, port or path. */
+function isHostName(h: string): boolean {
+  if (!/^[A-Za-z0-9.\-[\]:]+$/.test(h)) return false;
+  try {
+    return new URL(`http://${h}/`).hostname === h.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+const AllowedHosts = z
+  .array(z.string().max(253).refine(isHostName, "a host name like api.example.com or an IP address, without scheme, port or path"))
+  .min(1)
+  .max(100)
+  .describe("Protected environments only: the hosts its secrets may be sent to (default, when null: the host of its BASE_URL)");
+const Protected = z.boolean().describe("Only owners and admins may change a protected environment or start runs in it; its secrets go only to its allowed hosts");
 const Params = ProjectParams.extend({ environmentId: PathId.describe("Environment id (env_…) or name") });
 
 export const listEnvironments = defineOperation({
@@ -26,10 +45,16 @@ export const createEnvironment = defineOperation({
   path: "/projects/{project}/environments",
   summary: "Create an environment with variables and secrets",
   params: ProjectParams,
-  body: z.strictObject({ name: Name, variables: Variables.optional(), secrets: Variables.optional() }),
+  body: z.strictObject({
+    name: Name,
+    variables: Variables.optional(),
+    secrets: z.record(VarName, SecretValue).optional(),
+    protected: Protected.optional(),
+    allowed_hosts: AllowedHosts.nullable().optional(),
+  }),
   response: Environment,
   successStatus: 201,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "forbidden"],
   cli: { words: ["environments", "create"], args: ["name"] },
 });
 
@@ -54,10 +79,12 @@ export const updateEnvironment = defineOperation({
   body: z.strictObject({
     name: Name.optional(),
     variables: Variables.optional(),
-    secrets: z.record(VarName, z.string().max(10_000).nullable()).optional(),
+    secrets: z.record(VarName, SecretValue.nullable()).optional(),
+    protected: Protected.optional(),
+    allowed_hosts: AllowedHosts.nullable().optional(),
   }),
   response: Environment,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "forbidden"],
   hints: { idempotent: true },
   cli: { words: ["environments", "update"], args: ["environmentId"] },
 });
@@ -69,7 +96,7 @@ export const deleteEnvironment = defineOperation({
   summary: "Delete an environment",
   params: Params,
   response: null,
-  errors: ["not_found"],
+  errors: ["not_found", "forbidden"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["environments", "delete"], args: ["environmentId"] },
 });

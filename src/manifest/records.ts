@@ -25,6 +25,11 @@ export const Environment = z
     name: z.string(),
     variables: z.record(z.string(), z.string()),
     secret_names: z.array(z.string()).describe("Secrets are write-only: only their names are returned"),
+    protected: z.boolean().describe("Only owners and admins may change a protected environment or start runs in it"),
+    allowed_hosts: z
+      .array(z.string())
+      .nullable()
+      .describe("In a protected environment, the hosts its secrets may be sent to; null: the host of its BASE_URL"),
   })
   .meta({ id: "Environment" });
 

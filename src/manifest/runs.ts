@@ -145,7 +145,7 @@ export const runGroup = defineOperation({
   body: RunRequest,
   response: GroupRun,
   successStatus: 202,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "forbidden"],
   startsWork: true,
   cli: { words: ["groups", "run"], args: ["groupId"] },
 });

@@ -5,6 +5,7 @@ import type { Locator, Page } from "playwright-core";
 import type { BrowserStep } from "../manifest/automation-format";
 import { interpolateText, MissingVariableError } from "./interpolation";
 import { locate } from "./locators";
+import { assertSecretsMayGo } from "./secret-hosts";
 import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
 
 const DEFAULT_STEP_TIMEOUT_MS = 5_000;
@@ -170,13 +171,18 @@ export async function executeBrowserStep(page: Page, step: BrowserStep, index: n
   try {
     if ("goto" in step) {
       const url = resolveUrl(text(step.goto), ctx.baseUrl);
+      assertSecretsMayGo(ctx, url, [url]);
       const res = await page.goto(url, { timeout, waitUntil: "load" });
       const r = done();
       r.message = res ? `HTTP ${res.status()} ${url}` : url;
       return r;
     }
     if ("click" in step) await locate(page, step.click).first().click({ timeout });
-    else if ("fill" in step) await locate(page, step.fill.locator).first().fill(text(step.fill.value), { timeout });
+    else if ("fill" in step) {
+      const value = text(step.fill.value);
+      assertSecretsMayGo(ctx, page.url(), [value]);
+      await locate(page, step.fill.locator).first().fill(value, { timeout });
+    }
     else if ("press" in step) {
       if (typeof step.press === "string") await page.keyboard.press(step.press);
       else if (step.press.locator) await locate(page, step.press.locator).first().press(step.press.key, { timeout });

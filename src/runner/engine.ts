@@ -225,6 +225,12 @@ export class RunEngine implements Engine {
     if (run.environmentId && !run.environment) {
       return outcome("error", "the run's environment no longer exists: run again with an existing environment (\"environment\": name or id)", [], []);
     }
+    const unreadable = run.environment?.unreadableSecrets ?? [];
+    if (unreadable.length > 0) {
+      return outcome("error", `the secrets ${unreadable.join(", ")} of the environment "${run.environment?.name}" cannot be decrypted with this server's secrets key: set them again (update_environment)`, [], []);
+    }
+    const allowedHosts = run.environment?.secretHosts ?? null;
+    const secretHosts = allowedHosts && active.masker ? { environment: run.environment?.name ?? "", allowed: allowedHosts, find: active.masker.find } : null;
     const timeoutMs = spec.timeout_ms > 0 ? spec.timeout_ms : cfg.default_timeout_ms;
     const deadline = performance.now() + timeoutMs;
     const timer = setTimeout(() => controller.abort(new RunAborted("timeout")), timeoutMs);
@@ -241,6 +247,7 @@ export class RunEngine implements Engine {
           remainingMs: () => deadline - performance.now(), excerptBytes: cfg.response_excerpt_bytes, maxResponseBytes: cfg.max_response_bytes,
           artifactDir: artifactDir(this.core.config.data_dir, run.id), artifactPrefix: attempt > 1 ? `attempt${attempt}-` : "",
           cookies: new CookieJar(),
+          mask: active.masker, secretHosts,
         };
         const t0 = performance.now();
         try {

@@ -22,6 +22,8 @@ export interface FetchOptions {
   followRedirects: boolean;
   cookies: CookieJar;
   signal: AbortSignal;
+  /** Checks each hop's request as it is about to go out (where the run's secrets may be sent); throws to stop it. */
+  beforeSend?: (req: OutgoingRequest) => void;
 }
 
 /**
@@ -73,7 +75,9 @@ export async function fetchFollowingRedirects(req: OutgoingRequest, opts: FetchO
   for (let hop = 0; ; hop++) {
     checkHop(url, hop);
     const withCookies = await headersFor(url, headers, opts.cookies);
-    sent ??= { method, url: url.href, headers: withCookies, body };
+    const outgoing = { method, url: url.href, headers: withCookies, body };
+    opts.beforeSend?.(outgoing);
+    sent ??= outgoing;
     const res = await fetch(url.href, { method, headers: withCookies, body, redirect: "manual", signal: opts.signal });
     await keepCookies(res, url, opts.cookies);
     const location = res.headers.get("location");

@@ -5,6 +5,8 @@ import { fetchFollowingRedirects } from "./http-fetch";
 import { interpolateJson, interpolateRecord, interpolateText, MissingVariableError } from "./interpolation";
 import { readJsonPath } from "../manifest/json-path";
 import { readAtMost } from "../streams";
+import { assertSecretsMayGo, headerParts } from "./secret-hosts";
+import { maskExcerpt } from "./secret-masking";
 import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -94,7 +96,7 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
     if (e instanceof MissingVariableError || e instanceof StepFailure) throw e;
     throw new StepFailure("error", `the request cannot be built: ${(e as Error).message}`);
   }
-  const request: StepResult["request"] = { method: req.method, url, ...(Object.keys(headers).length ? { headers } : {}), ...(body !== undefined ? { body: excerpt(body, ctx.excerptBytes).body } : {}) };
+  const request: StepResult["request"] = { method: req.method, url, ...(Object.keys(headers).length ? { headers } : {}), ...(body !== undefined ? { body: maskExcerpt(excerpt(body, ctx.excerptBytes), ctx.mask).body } : {}) };
   const timeoutMs = req.timeout_ms ?? DEFAULT_REQUEST_TIMEOUT_MS;
   // When the run's own deadline comes first, its abort (timed_out) must win over a request timeout (error).
   const timeout = timeoutMs < ctx.remainingMs() ? AbortSignal.timeout(timeoutMs) : null;
@@ -103,7 +105,10 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
   let answered: number | null = null;
   try {
     const signal = timeout ? AbortSignal.any([ctx.signal, timeout]) : ctx.signal;
-    const fetched = await fetchFollowingRedirects({ method: req.method, url, headers, body }, { followRedirects: req.follow_redirects !== false, cookies: ctx.cookies, signal });
+    const fetched = await fetchFollowingRedirects({ method: req.method, url, headers, body }, {
+      followRedirects: req.follow_redirects !== false, cookies: ctx.cookies, signal,
+      beforeSend: (hop) => assertSecretsMayGo(ctx, hop.url, [hop.url, ...headerParts(hop.headers), hop.body]),
+    });
     res = fetched.response;
     // What went out includes the cookies the run's jar added.
     if (Object.keys(fetched.sent.headers).length) request.headers = fetched.sent.headers;
@@ -158,7 +163,7 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
     if (!r.found) failures.push(`capture ${variable}: ${c.json} is not in the response${j.ok ? "" : " (the body is not JSON)"}`);
     else ctx.vars.set(variable, r.value);
   }
-  const { body: bodyExcerpt, truncated } = excerpt(text, ctx.excerptBytes);
+  const { body: bodyExcerpt, truncated } = maskExcerpt(excerpt(text, ctx.excerptBytes), ctx.mask);
   return {
     index, name, status: failures.length ? "failed" : "passed", duration_ms: durationMs,
     message: failures.length ? failures.join("; ") : null,

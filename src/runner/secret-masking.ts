@@ -1,12 +1,22 @@
-// Replaces secret values with *** in everything a run records (messages, requests, responses, logs).
-export type Masker = (text: string) => string;
+// Replaces secret values with *** in everything a run records (messages, requests, responses, logs), and tells
+// whether a text carries a secret at all (for the allowed-hosts check of protected environments).
+export interface Masker {
+  (text: string): string;
+  /** For a text cut right after its end (an excerpt): the beginning of a secret left at the cut is masked too. */
+  atCut(text: string): string;
+  /** The name of a secret the text carries in any form masking recognises, or null. */
+  find(text: string): string | null;
+}
 
 const MASK = "***";
+/** How assertions mark a value they cut short: what comes before it may be the beginning of a secret. */
+const CUT_MARK = "…";
 
 /**
  * The secret as it can appear in what a run records: as written, JSON-escaped, and encoded the ways a URL
  * encodes it — encodeURIComponent, a form-encoded `query` value (space as +, ! ' ( ) ~ escaped), and what the
  * URL parser leaves of it in a path or a query string (it keeps / : @ & = + and more as they are) or a host name.
+ * Other escapings (`\u0026`, `\/`, `%7e`, any mix) are found by decoding the text instead (see `decoded`).
  */
 function secretForms(v: string): string[] {
   const forms = [v, encodeURIComponent(v), JSON.stringify(v).slice(1, -1), new URLSearchParams([["", v]]).toString().slice(1)];
@@ -27,23 +37,203 @@ function secretForms(v: string): string[] {
   return forms.filter((f) => f.length >= v.length);
 }
 
-/** null when there is nothing to hide, so the common case costs nothing. */
-export function secretMasker(secrets: Record<string, string>): Masker | null {
-  const needles = new Set<string>();
-  for (const v of Object.values(secrets)) {
-    if (typeof v !== "string" || v.length === 0) continue;
-    for (const form of secretForms(v)) needles.add(form);
-  }
-  if (needles.size === 0) return null;
-  const ordered = [...needles].sort((a, b) => b.length - a.length);
-  return (text) => {
-    let out = text;
-    for (const n of ordered) if (out.includes(n)) out = out.split(n).join(MASK);
-    return out;
-  };
+const isHex = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+const hexAt = (s: string, i: number, n: number) => {
+  if (i + n > s.length) return -1;
+  for (let k = 0; k < n; k++) if (!isHex(s.charCodeAt(i + k))) return -1;
+  return Number.parseInt(s.slice(i, i + n), 16);
+};
+const JSON_SIMPLE: Record<string, string> = { "/": "/", '"': '"', "\\": "\\", n: "\n", t: "\t", r: "\r", b: "\b", f: "\f" };
+
+/** The text with JSON escapes (`\uXXXX`, `\/`, …) and URL escapes (`%XX` of UTF-8) decoded, and where each of
+ * its characters came from in the text (start and end). With `plus`, a + is read as a space (form encoding). */
+interface Decoded {
+  text: string;
+  from: Int32Array;
+  to: Int32Array;
 }
 
-export function maskDeep<T>(value: T, mask: Masker): T {
+function decoded(s: string, plus: boolean): Decoded {
+  let out = "";
+  const from = new Int32Array(s.length);
+  const to = new Int32Array(s.length);
+  let n = 0;
+  const push = (units: string, start: number, end: number) => {
+    for (let k = 0; k < units.length; k++) {
+      from[n] = start;
+      to[n] = end;
+      n++;
+    }
+    out += units;
+  };
+  let i = 0;
+  while (i < s.length) {
+    const c = s[i] as string;
+    if (c === "\\" && i + 1 < s.length) {
+      const d = s[i + 1] as string;
+      const u = d === "u" ? hexAt(s, i + 2, 4) : -1;
+      if (u >= 0) {
+        push(String.fromCharCode(u), i, i + 6);
+        i += 6;
+        continue;
+      }
+      const simple = JSON_SIMPLE[d];
+      if (simple !== undefined) {
+        push(simple, i, i + 2);
+        i += 2;
+        continue;
+      }
+    }
+    if (c === "%") {
+      const b0 = hexAt(s, i + 1, 2);
+      if (b0 >= 0 && b0 < 0x80) {
+        push(String.fromCharCode(b0), i, i + 3);
+        i += 3;
+        continue;
+      }
+      const len = b0 >= 0xf0 && b0 < 0xf8 ? 4 : b0 >= 0xe0 ? 3 : b0 >= 0xc0 ? 2 : 0;
+      let cp = len === 4 ? b0 & 0x07 : len === 3 ? b0 & 0x0f : b0 & 0x1f;
+      let ok = len > 0;
+      for (let k = 1; ok && k < len; k++) {
+        const b = s[i + 3 * k] === "%" ? hexAt(s, i + 3 * k + 1, 2) : -1;
+        if (b < 0x80 || b > 0xbf) ok = false;
+        else cp = (cp << 6) | (b & 0x3f);
+      }
+      if (ok && cp <= 0x10ffff) {
+        push(String.fromCodePoint(cp), i, i + 3 * len);
+        i += 3 * len;
+        continue;
+      }
+    }
+    push(plus && c === "+" ? " " : c, i, i + 1);
+    i++;
+  }
+  return { text: out, from: from.subarray(0, n), to: to.subarray(0, n) };
+}
+
+/** An escape cut in its middle at the end of a text (`\u00`, `%C3`, `%E2%82`): the decoder leaves it as it is. */
+const PARTIAL_ESCAPE = /(?:\\(?:u[0-9A-Fa-f]{0,3})?|(?:%[0-9A-Fa-f]{2})*%[0-9A-Fa-f]?|(?:%[0-9A-Fa-f]{2})+)$/;
+
+/** KMP failure function of a needle, for finding the longest beginning of it that ends a text. */
+function failureOf(needle: string): Int32Array {
+  const f = new Int32Array(needle.length);
+  let k = 0;
+  for (let i = 1; i < needle.length; i++) {
+    while (k > 0 && needle[i] !== needle[k]) k = f[k - 1] as number;
+    if (needle[i] === needle[k]) k++;
+    f[i] = k;
+  }
+  return f;
+}
+
+/** How many characters at the end of `text[0, end)` are the beginning of `needle` (linear time). */
+function beginningAtEnd(text: string, end: number, needle: string, f: Int32Array): number {
+  let k = 0;
+  for (let i = Math.max(0, end - needle.length); i < end; i++) {
+    while (k > 0 && (k === needle.length || text[i] !== needle[k])) k = f[k - 1] as number;
+    if (text[i] === needle[k]) k++;
+  }
+  return k;
+}
+
+interface Needle {
+  text: string;
+  name: string;
+  failure: Int32Array;
+}
+
+/** null when there is nothing to hide, so the common case costs nothing. */
+export function secretMasker(secrets: Record<string, string>): Masker | null {
+  const byForm = new Map<string, string>();
+  const values: Needle[] = [];
+  for (const [name, v] of Object.entries(secrets)) {
+    if (typeof v !== "string" || v.length === 0) continue;
+    values.push({ text: v, name, failure: failureOf(v) });
+    for (const form of secretForms(v)) if (!byForm.has(form)) byForm.set(form, name);
+  }
+  if (values.length === 0) return null;
+  const forms: Needle[] = [...byForm].sort((a, b) => b[0].length - a[0].length).map(([text, name]) => ({ text, name, failure: failureOf(text) }));
+  const spaced = values.some((v) => v.text.includes(" "));
+  // An escaped character is at most 6 characters of text (`\uXXXX`, or half of a 4-byte `%XX%XX%XX%XX`).
+  const window = 6 * Math.max(...values.map((v) => v.text.length)) + 12;
+
+  const views = (text: string): Decoded[] => {
+    const out: Decoded[] = [];
+    if (text.includes("\\") || text.includes("%")) out.push(decoded(text, false));
+    if (spaced && text.includes("+")) out.push(decoded(text, true));
+    return out;
+  };
+
+  /** The spans of the text that hold a whole secret. */
+  const wholeSpans = (text: string, spans: [number, number][]) => {
+    for (const f of forms) {
+      for (let at = text.indexOf(f.text); at >= 0; at = text.indexOf(f.text, at + 1)) spans.push([at, at + f.text.length]);
+    }
+    for (const view of views(text)) {
+      for (const v of values) {
+        for (let at = view.text.indexOf(v.text); at >= 0; at = view.text.indexOf(v.text, at + 1)) {
+          spans.push([view.from[at] as number, view.to[at + v.text.length - 1] as number]);
+        }
+      }
+    }
+  };
+
+  /** The start of the beginning of a secret that ends at `cut` (the text goes no further), or -1. */
+  const partialBefore = (text: string, cut: number): number => {
+    let start = cut;
+    for (const f of forms) {
+      const k = beginningAtEnd(text, cut, f.text, f.failure);
+      if (k > 0) start = Math.min(start, cut - k);
+    }
+    const lo = Math.max(0, cut - window);
+    const tail = text.slice(lo, cut);
+    const residue = PARTIAL_ESCAPE.exec(tail)?.[0].length ?? 0;
+    for (const end of residue > 0 ? [tail.length, tail.length - residue] : [tail.length]) {
+      const part = tail.slice(0, end);
+      for (const view of [decoded(part, false), ...(spaced && part.includes("+") ? [decoded(part, true)] : [])]) {
+        for (const v of values) {
+          const k = beginningAtEnd(view.text, view.text.length, v.text, v.failure);
+          if (k > 0) start = Math.min(start, lo + (view.from[view.text.length - k] as number));
+        }
+      }
+    }
+    return start < cut ? start : -1;
+  };
+
+  const apply = (text: string, atEnd: boolean): string => {
+    const spans: [number, number][] = [];
+    wholeSpans(text, spans);
+    const cuts: number[] = [];
+    for (let at = text.indexOf(CUT_MARK); at >= 0; at = text.indexOf(CUT_MARK, at + 1)) cuts.push(at);
+    if (atEnd) cuts.push(text.length);
+    for (const cut of cuts) {
+      const start = partialBefore(text, cut);
+      if (start >= 0) spans.push([start, cut]);
+    }
+    if (spans.length === 0) return text;
+    spans.sort((a, b) => a[0] - b[0]);
+    let out = "";
+    let pos = 0;
+    for (const [start, end] of spans) {
+      if (end <= pos) continue;
+      out += start > pos ? `${text.slice(pos, start)}${MASK}` : out.endsWith(MASK) ? "" : MASK;
+      pos = end;
+    }
+    out += text.slice(pos);
+    return out;
+  };
+
+  const masker = ((text: string) => apply(text, false)) as Masker;
+  masker.atCut = (text) => apply(text, true);
+  masker.find = (text) => {
+    for (const f of forms) if (text.includes(f.text)) return f.name;
+    for (const view of views(text)) for (const v of values) if (view.text.includes(v.text)) return v.name;
+    return null;
+  };
+  return masker;
+}
+
+export function maskDeep<T>(value: T, mask: (text: string) => string): T {
   if (typeof value === "string") return mask(value) as T;
   if (Array.isArray(value)) return value.map((v) => maskDeep(v, mask)) as T;
   if (value !== null && typeof value === "object") {
@@ -53,4 +243,10 @@ export function maskDeep<T>(value: T, mask: Masker): T {
     return out as T;
   }
   return value;
+}
+
+/** An excerpt with the secrets in it hidden, including the beginning of one that the cut left at its end. */
+export function maskExcerpt(ex: { body: string; truncated: boolean }, mask: Masker | null): { body: string; truncated: boolean } {
+  if (!mask) return ex;
+  return { body: ex.truncated ? mask.atCut(ex.body) : mask(ex.body), truncated: ex.truncated };
 }

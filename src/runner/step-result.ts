@@ -2,6 +2,8 @@
 import type { CookieJar } from "tough-cookie";
 import type { AssertionResult } from "./assertions";
 import type { Variables } from "./interpolation";
+import type { SecretHosts } from "./secret-hosts";
+import type { Masker } from "./secret-masking";
 
 export type StepStatus = "passed" | "failed" | "error" | "skipped";
 
@@ -33,6 +35,10 @@ export interface StepContext {
   artifactPrefix: string;
   /** The http steps' cookies: one jar per attempt, never shared with another run. */
   cookies: CookieJar;
+  /** Hides the run's secrets in an excerpt as it is cut (a secret cut in two is hidden too); null without secrets. */
+  mask: Masker | null;
+  /** In a protected environment: where its secrets may be sent (see secret-hosts.ts); null otherwise. */
+  secretHosts: SecretHosts | null;
 }
 
 /** A step that could not run or did not pass, with words for the user. */

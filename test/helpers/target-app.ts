@@ -162,6 +162,8 @@ export function startTargetApp(): TargetApp {
       }
       // Redirects to a socket that hangs up on the first byte: the client sees the connection close unanswered.
       if (p === "/close") return new Response(null, { status: 307, headers: { location: `http://127.0.0.1:${dropper.port}/` } });
+      // A 307 to wherever ?to= says: method, body and the step's own headers go along.
+      if (p === "/redirect-to") return new Response(null, { status: 307, headers: { location: u.searchParams.get("to") ?? "/" } });
       if (p === "/status") return new Response(null, { status: Number(u.searchParams.get("code") ?? "200") });
       if (p === "/login" && req.method === "GET") return page("Sign in", LOGIN);
       if (p === "/login" && req.method === "POST") {

@@ -1,15 +1,17 @@
-// Environments: variables are readable, secrets are write-only (only their names are ever returned).
+// Environments: variables are readable, secrets are write-only (only their names are ever returned) and sealed
+// at rest; a protected environment is changed only by owners and admins.
 import type { Selectable } from "kysely";
 import type { EnvironmentTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
-import { conflict, notFound } from "../../manifest/errors";
-import type { OpContext } from "../context";
+import { conflict, forbidden, notFound } from "../../manifest/errors";
+import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveProject } from "../projects/operations";
+import { sealSecrets, storedSecrets } from "./secrets";
 
 type O = typeof ops;
 type EnvRow = Selectable<EnvironmentTable>;
@@ -20,7 +22,9 @@ export function toEnvironment(row: EnvRow) {
     project_id: row.project_id,
     name: row.name,
     variables: parseJson<Record<string, string>>(row.variables, {}),
-    secret_names: Object.keys(parseJson<Record<string, string>>(row.secrets, {})).sort(),
+    secret_names: Object.keys(storedSecrets(row)).sort(),
+    protected: row.protected === 1,
+    allowed_hosts: row.allowed_hosts === null ? null : parseJson<string[]>(row.allowed_hosts, []),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -49,6 +53,15 @@ async function nameTaken(ctx: OpContext, projectId: string, name: string, except
   return (await q.executeTakeFirst()) !== undefined;
 }
 
+const hostsText = (hosts: string[] | null) => (hosts === null ? null : JSON.stringify([...new Set(hosts.map((h) => h.toLowerCase()))]));
+
+/** Protection is decided by owners and admins: setting it, and any change to an environment that has it. */
+function assertMayChange(ctx: OpContext, env: EnvRow | null, body: { protected?: boolean; allowed_hosts?: string[] | null }) {
+  if (canAdminister(ctx.principal)) return;
+  if (env?.protected === 1) throw forbidden(`the environment "${env.name}" is protected: only owners and admins can change or delete it`);
+  if (body.protected !== undefined || body.allowed_hosts !== undefined) throw forbidden("only owners and admins can protect an environment or set its allowed_hosts");
+}
+
 export const listEnvironments: Handler<O["listEnvironments"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
   return fetchPage(ctx.core.db.selectFrom("environments").selectAll().where("project_id", "=", project.id), "environments", query, toEnvironment);
@@ -56,11 +69,14 @@ export const listEnvironments: Handler<O["listEnvironments"]> = async (ctx, { pa
 
 export const createEnvironment: Handler<O["createEnvironment"]> = async (ctx, { params, body }) => {
   const project = await resolveProject(ctx, params.project);
+  assertMayChange(ctx, null, body);
   if (await nameTaken(ctx, project.id, body.name)) throw conflict(`an environment named "${body.name}" already exists`);
   const t = nowIso();
+  const id = newId("env");
   const row: EnvRow = {
-    id: newId("env"), project_id: project.id, name: body.name,
-    variables: JSON.stringify(body.variables ?? {}), secrets: JSON.stringify(body.secrets ?? {}),
+    id, project_id: project.id, name: body.name,
+    variables: JSON.stringify(body.variables ?? {}), secrets: sealSecrets(ctx.core.secrets, id, body.secrets ?? {}), secrets_sealed: 1,
+    protected: body.protected ? 1 : 0, allowed_hosts: hostsText(body.allowed_hosts ?? null),
     created_at: t, updated_at: t,
   };
   await ctx.core.db.insertInto("environments").values(row).execute();
@@ -72,19 +88,24 @@ export const getEnvironment: Handler<O["getEnvironment"]> = async (ctx, { params
 
 export const updateEnvironment: Handler<O["updateEnvironment"]> = async (ctx, { params, body }) => {
   const { project, env } = await resolveEnvironment(ctx, params.project, params.environmentId);
+  assertMayChange(ctx, env, body);
   if (body.name && body.name !== env.name && (await nameTaken(ctx, project.id, body.name, env.id))) {
     throw conflict(`an environment named "${body.name}" already exists`);
   }
-  const secrets = parseJson<Record<string, string>>(env.secrets, {});
+  // Values kept as they are stored (sealed); a row an older svc left in plain text is sealed now.
+  const secrets = env.secrets_sealed === 1 ? storedSecrets(env) : JSON.parse(sealSecrets(ctx.core.secrets, env.id, storedSecrets(env)));
   for (const [k, v] of Object.entries(body.secrets ?? {})) {
     if (v === null) delete secrets[k];
-    else secrets[k] = v;
+    else secrets[k] = JSON.parse(sealSecrets(ctx.core.secrets, env.id, { [k]: v }))[k];
   }
   const next: EnvRow = {
     ...env,
     name: body.name ?? env.name,
     variables: body.variables ? JSON.stringify(body.variables) : env.variables,
     secrets: JSON.stringify(secrets),
+    secrets_sealed: 1,
+    protected: body.protected === undefined ? env.protected : body.protected ? 1 : 0,
+    allowed_hosts: body.allowed_hosts === undefined ? env.allowed_hosts : hostsText(body.allowed_hosts),
     updated_at: nowIso(),
   };
   await ctx.core.db.updateTable("environments").set(next).where("id", "=", env.id).execute();
@@ -93,5 +114,6 @@ export const updateEnvironment: Handler<O["updateEnvironment"]> = async (ctx, { 
 
 export const deleteEnvironment: Handler<O["deleteEnvironment"]> = async (ctx, { params }) => {
   const { env } = await resolveEnvironment(ctx, params.project, params.environmentId);
+  assertMayChange(ctx, env, {});
   await ctx.core.db.deleteFrom("environments").where("id", "=", env.id).execute();
 };

@@ -13,6 +13,7 @@ import { parseJson } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveProject } from "../projects/operations";
+import { assertMayRunIn } from "../environments/protection";
 import { groupRunJunit, runJunit } from "./junit";
 
 type O = typeof ops;
@@ -86,6 +87,7 @@ export async function enqueueRuns(
     automations: { id: string; name: string; kind: string; steps: string; timeout_ms: number; retries: number; environment_id: string | null }[];
   },
 ): Promise<RunRow[]> {
+  await assertMayRunIn(ctx, trx, input.automations.map((a) => input.environmentId ?? a.environment_id));
   const t = nowIso();
   const rows: RunRow[] = input.automations.map((a, position) => ({
     id: newId("run"), project_id: input.projectId, automation_id: a.id, automation_name: a.name, group_run_id: input.groupRunId,

@@ -1,7 +1,10 @@
 // The database side of the run queue: claiming runs atomically, recording progress and attempts, finishing
 // many runs in one transaction, and recovering runs a dead process left `running`.
 import { sql } from "kysely";
+import type { StoredEnvironment } from "../../db/fast-paths";
 import type { Core } from "../context";
+import { protectedHosts } from "../environments/protection";
+import { openSecrets } from "../environments/secrets";
 import { parseJson } from "../shared/json";
 import { nowIso } from "../shared/time";
 import type { RunSpec } from "./operations";
@@ -25,8 +28,13 @@ export interface RunSummaryCounts {
 }
 
 export interface RunEnvironment {
+  name: string;
   variables: Record<string, string>;
   secrets: Record<string, string>;
+  /** Secrets whose stored value does not open with the server's key: the run cannot use them. */
+  unreadableSecrets: string[];
+  /** For a protected environment, the hosts its secrets may go to (its allowed_hosts, or its BASE_URL's host). */
+  secretHosts: string[] | null;
 }
 
 export interface ClaimedRun {
@@ -70,6 +78,15 @@ function withConnection<T>(core: Core, work: () => T): Promise<T> {
   return core.db.connection().execute(async () => work());
 }
 
+function runEnvironment(core: Core, e: StoredEnvironment): RunEnvironment {
+  const variables = parseJson<Record<string, string>>(e.variables, {});
+  const opened = openSecrets(core.secrets, e);
+  return {
+    name: e.name, variables, secrets: opened.values, unreadableSecrets: opened.unreadable,
+    secretHosts: e.protected === 1 ? protectedHosts(e.allowed_hosts, opened.values.BASE_URL ?? variables.BASE_URL) : null,
+  };
+}
+
 /**
  * Marks up to `limit` of the oldest queued runs `running` in one statement, so no two workers get the same run.
  * Ordered by created_at alone so the (status, created_at) index gives the order without sorting the queue.
@@ -83,7 +100,7 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
     for (const r of claimed) {
       if (r.environment_id === null || found.has(r.environment_id)) continue;
       const e = core.fast.environment(r.environment_id);
-      if (e) found.set(r.environment_id, { variables: parseJson(e.variables, {}), secrets: parseJson(e.secrets, {}) });
+      if (e) found.set(r.environment_id, runEnvironment(core, e));
     }
     return { rows: claimed, envs: found };
   });

@@ -2,10 +2,12 @@
 import type { Migration } from "kysely/migration";
 import * as init from "./0001_init";
 import * as runPosition from "./0002_run_position";
+import * as secretsProtected from "./0004_secrets_protected";
 import * as invitations from "./0005_invitations";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
   "0002_run_position": runPosition,
+  "0004_secrets_protected": secretsProtected,
   "0005_invitations": invitations,
 };

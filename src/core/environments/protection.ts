@@ -1,0 +1,25 @@
+// Protected environments: who may start runs in them, and the hosts their secrets may be sent to.
+import type { Transaction } from "kysely";
+import type { DB } from "../../db/schema";
+import { forbidden } from "../../manifest/errors";
+import { canAdminister, type OpContext } from "../context";
+import { parseJson } from "../shared/json";
+
+/** The hosts a protected environment's secrets may go to: its allowed_hosts, else the host of its BASE_URL. */
+export function protectedHosts(allowedHosts: string | null, baseUrl: string | undefined): string[] {
+  if (allowedHosts !== null) return parseJson<string[]>(allowedHosts, []);
+  try {
+    return baseUrl ? [new URL(baseUrl).hostname] : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Runs (single, group, and whatever else queues them) in a protected environment are started by owners and admins. */
+export async function assertMayRunIn(ctx: OpContext, trx: Transaction<DB>, environmentIds: (string | null)[]): Promise<void> {
+  if (canAdminister(ctx.principal)) return;
+  const ids = [...new Set(environmentIds.filter((id) => id !== null))];
+  if (ids.length === 0) return;
+  const guarded = await trx.selectFrom("environments").select("name").where("id", "in", ids).where("protected", "=", 1).executeTakeFirst();
+  if (guarded) throw forbidden(`the environment "${guarded.name}" is protected: only owners and admins can start runs in it`);
+}

@@ -1,0 +1,77 @@
+// Where environment secrets are sealed and opened: the key at start (created on first start, checked against the
+// database), sealing what an older svc stored in plain text, and the values a run needs.
+import { sql } from "kysely";
+import type { Config } from "../../../config/schema";
+import type { Db } from "../../db/database";
+import { log } from "../../logging";
+import { loadSecretsKey, type SecretBox, SecretsKeyError, secretsKeyPath } from "../../security/secret-box";
+import { parseJson } from "../shared/json";
+
+/** What binds a sealed value to its environment and name. */
+const placeOf = (environmentId: string, name: string) => `${environmentId}\u0000${name}`;
+
+/** The stored JSON of an environment's secrets, every value sealed. */
+export function sealSecrets(box: SecretBox, environmentId: string, values: Record<string, string>): string {
+  const out: Record<string, string> = {};
+  for (const [name, v] of Object.entries(values)) out[name] = box.seal(v, placeOf(environmentId, name));
+  return JSON.stringify(out);
+}
+
+/** The stored values by name (sealed, or plain text in a row not sealed yet): names are never secret. */
+export function storedSecrets(row: { secrets: string }): Record<string, string> {
+  return parseJson<Record<string, string>>(row.secrets, {});
+}
+
+export interface OpenedSecrets {
+  values: Record<string, string>;
+  /** Names whose value does not open with this key (the row was altered or copied from another database). */
+  unreadable: string[];
+}
+
+export function openSecrets(box: SecretBox, row: { id: string; secrets: string; secrets_sealed: number }): OpenedSecrets {
+  const stored = storedSecrets(row);
+  if (row.secrets_sealed !== 1) return { values: stored, unreadable: [] };
+  const values: Record<string, string> = {};
+  const unreadable: string[] = [];
+  for (const [name, sealed] of Object.entries(stored)) {
+    const v = box.open(sealed, placeOf(row.id, name));
+    if (v === null) unreadable.push(name);
+    else values[name] = v;
+  }
+  return { values, unreadable };
+}
+
+/**
+ * At start: the key (created when the database holds no sealed secret yet), refused when it does not open the
+ * sealed secrets there are, and then every environment still in plain text (written by an older svc) sealed.
+ */
+export async function openSecretsKey(db: Db, config: Config): Promise<SecretBox> {
+  const path = secretsKeyPath(config.data_dir, config.secrets.key_file);
+  const sample = await db.selectFrom("environments").select(["id", "secrets", "secrets_sealed"])
+    .where("secrets_sealed", "=", 1).where("secrets", "!=", "{}").limit(1).executeTakeFirst();
+  const { box, created, looseMode } = loadSecretsKey(path, sample === undefined);
+  if (created) log.info("created the secrets key", { path });
+  if (looseMode) log.warn("the secrets key can be read by other users: chmod 600 it", { path });
+  if (sample && openSecrets(box, sample).unreadable.length > 0) {
+    throw new SecretsKeyError(
+      `the secrets key ${path} does not open the secrets in this database: it belongs with another database; restore the key file kept with this one (or set secrets.key_file to it)`,
+    );
+  }
+  const plain = await db.selectFrom("environments").select(["id", "secrets"]).where("secrets_sealed", "=", 0).execute();
+  if (plain.length === 0) return box;
+  // The plain text must not stay behind in the file's free space or in the write-ahead log.
+  await sql`PRAGMA secure_delete = ON`.execute(db);
+  try {
+    await db.transaction().execute(async (trx) => {
+      for (const row of plain) {
+        await trx.updateTable("environments").set({ secrets: sealSecrets(box, row.id, storedSecrets(row)), secrets_sealed: 1 })
+          .where("id", "=", row.id).where("secrets_sealed", "=", 0).execute();
+      }
+    });
+    await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db);
+  } finally {
+    await sql`PRAGMA secure_delete = OFF`.execute(db);
+  }
+  log.info("encrypted the secrets of environments stored before secrets were encrypted", { environments: plain.length });
+  return box;
+}
