@@ -10,6 +10,9 @@ import { ProjectFrame } from "./project-frame";
 import { RecentRuns } from "./runs";
 import { checkSteps, StepsEditor } from "./steps-editor";
 
+/** A protected environment says so where it is chosen: only owners and admins may start runs in it. */
+const environmentLabel = (e: Environment) => (e.protected ? `${e.name} (protected)` : e.name);
+
 function AutomationEditor({ project, automation, environments, features, onSaved }: {
   project: string; automation: Automation; environments: Environment[]; features: Feature[]; onSaved: () => Promise<void>;
 }) {
@@ -47,7 +50,7 @@ function AutomationEditor({ project, automation, environments, features, onSaved
         <Field label="Default environment">
           <select value={f.environment} onChange={(e) => setF({ ...f, environment: inputValue(e) })}>
             <option value="">none</option>
-            {environments.map((x) => <option key={x.id} value={x.id}>{x.name}</option>)}
+            {environments.map((x) => <option key={x.id} value={x.id}>{environmentLabel(x)}</option>)}
           </select>
         </Field>
         <Field label="Feature">
@@ -105,7 +108,7 @@ export function AutomationPage({ project, automationId }: { project: string; aut
               <Field label="Environment">
                 <select value={env} onChange={(e) => setEnv(inputValue(e))}>
                   <option value="">{x.environment_id ? "the automation's default" : "none"}</option>
-                  {envs.data?.data.map((e) => <option key={e.id} value={e.id}>{e.name}</option>)}
+                  {envs.data?.data.map((e) => <option key={e.id} value={e.id}>{environmentLabel(e)}</option>)}
                 </select>
               </Field>
               <button type="button" class="btn btn-primary" disabled={a.busy} onClick={() => void run()}>Run now</button>

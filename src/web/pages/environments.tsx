@@ -1,10 +1,14 @@
-// A project's environments: variables shown and edited as text, secrets write-only (only names come back).
+// A project's environments: variables shown and edited as text, secrets write-only (only names come back), and
+// protection (owners and admins only): who may change an environment or run in it, and where its secrets may go.
 import { useState } from "preact/hooks";
 import { enc, op } from "../api";
 import { useAction, useLoad } from "../hooks";
+import { canAdminister, useSession } from "../session";
 import type { Environment, Page } from "../types";
-import { Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading } from "../ui";
+import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading } from "../ui";
 import { ProjectFrame } from "./project-frame";
+
+type Details = { path: string; message: string }[];
 
 /** "NAME=value" lines to a map; blank lines and # comments are ignored. */
 function parseLines(text: string): Record<string, string> {
@@ -21,9 +25,94 @@ function parseLines(text: string): Record<string, string> {
 
 const toLines = (m: Record<string, string>) => Object.entries(m).map(([k, v]) => `${k}=${v}`).join("\n");
 
-function EnvironmentEditor({ project, env, onSaved }: { project: string; env: Environment; onSaved: () => Promise<void> }) {
+/** Hosts one per line or comma-separated; none at all is the API's null (the host of BASE_URL). */
+function parseHosts(text: string): string[] | null {
+  const hosts = text.split(/[\n,]/).map((h) => h.trim()).filter(Boolean);
+  return hosts.length > 0 ? hosts : null;
+}
+
+const HOSTS_PATH = "body.allowed_hosts";
+
+/** The API's complaints about allowed_hosts, each naming the host as typed (details say only its index). */
+function hostProblems(details: Details, typed: string): string[] {
+  const hosts = parseHosts(typed) ?? [];
+  return details
+    .filter((d) => d.path === HOSTS_PATH || d.path.startsWith(`${HOSTS_PATH}.`))
+    .map((d) => {
+      const host = hosts[Number(d.path.slice(HOSTS_PATH.length + 1))];
+      return d.path !== HOSTS_PATH && host !== undefined ? `${host}: ${d.message}` : d.message;
+    });
+}
+
+const otherDetails = (details: Details) => details.filter((d) => d.path !== HOSTS_PATH && !d.path.startsWith(`${HOSTS_PATH}.`));
+
+/** Where a protected environment's secrets may go, as the run engine decides it. */
+function AllowedHosts({ env }: { env: Environment }) {
+  let baseHost = "";
+  try {
+    baseHost = env.variables.BASE_URL ? new URL(env.variables.BASE_URL).hostname : "";
+  } catch {
+    baseHost = "";
+  }
+  return (
+    <p class="muted" data-testid="allowed-hosts">
+      Secrets go only to:{" "}
+      {env.allowed_hosts === null
+        ? <span>the host of BASE_URL{baseHost ? ` (${baseHost})` : ""}</span>
+        : <span class="mono">{env.allowed_hosts.join(", ")}</span>}
+    </p>
+  );
+}
+
+/** The "Protected" tick and the allowed hosts, with the API's complaints about them next to the field. */
+function ProtectionFields({ id, protect, hosts, problems, onProtect, onHosts }: {
+  id: string; protect: boolean; hosts: string; problems: string[]; onProtect: (v: boolean) => void; onHosts: (v: string) => void;
+}) {
+  return (
+    <div class="stack">
+      <div class="field">
+        <label class="check">
+          <input type="checkbox" checked={protect} onChange={(e) => onProtect(e.currentTarget.checked)} />
+          Protected
+        </label>
+        <span class="field-hint">Only owners and admins can change it or start runs in it, and its secrets go only to its allowed hosts.</span>
+      </div>
+      <Field label="Allowed hosts" hint="Where its secrets may be sent: host names or IP addresses, one per line or comma-separated, no scheme, port or path. Empty: the host of BASE_URL.">
+        <textarea
+          class="mono" rows={2} value={hosts} onInput={(e) => onHosts(inputValue(e))}
+          aria-invalid={problems.length > 0 ? "true" : undefined} aria-describedby={problems.length > 0 ? `${id}-problems` : undefined}
+        />
+        {problems.length > 0 && (
+          <ul class="problems" id={`${id}-problems`} data-testid="allowed-hosts-problems">
+            {problems.map((p) => <li key={p}>{p}</li>)}
+          </ul>
+        )}
+      </Field>
+    </div>
+  );
+}
+
+const PROTECTED_REASON = "protected: only owners and admins can change it";
+
+/** A protected environment as a member sees it: everything shown, nothing to change. */
+function ProtectedEnvironment({ env }: { env: Environment }) {
+  return (
+    <Card title={<>{env.name} <Badge status="protected" /></>}>
+      <p class="note note-warn">{PROTECTED_REASON}</p>
+      <Field label="Variables">
+        <textarea class="mono" rows={4} readOnly value={toLines(env.variables)} />
+      </Field>
+      <p class="muted">Secrets: {env.secret_names.length ? env.secret_names.map((n) => <code key={n} class="chip">{n}</code>) : "none"}</p>
+      <AllowedHosts env={env} />
+    </Card>
+  );
+}
+
+function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: string; env: Environment; mayProtect: boolean; onSaved: () => Promise<void> }) {
   const [vars, setVars] = useState(toLines(env.variables));
   const [secrets, setSecrets] = useState("");
+  const [protect, setProtect] = useState(env.protected);
+  const [hosts, setHosts] = useState((env.allowed_hosts ?? []).join("\n"));
   const a = useAction();
   const save = async (e: Event) => {
     e.preventDefault();
@@ -32,6 +121,8 @@ function EnvironmentEditor({ project, env, onSaved }: { project: string; env: En
       await op("PATCH", `/projects/${enc(project)}/environments/${env.id}`, {
         variables: parseLines(vars),
         ...(Object.keys(newSecrets).length > 0 ? { secrets: newSecrets } : {}),
+        // Only owners and admins may send these at all: a member's save leaves protection as it is.
+        ...(mayProtect ? { protected: protect, allowed_hosts: parseHosts(hosts) } : {}),
       });
       setSecrets("");
       await onSaved();
@@ -39,7 +130,7 @@ function EnvironmentEditor({ project, env, onSaved }: { project: string; env: En
   };
   return (
     <Card
-      title={env.name}
+      title={<>{env.name}{env.protected && <> <Badge status="protected" /></>}</>}
       actions={<ConfirmButton label="Delete" question={`Delete environment ${env.name}?`} onConfirm={() => void a.run(async () => { await op("DELETE", `/projects/${enc(project)}/environments/${env.id}`); await onSaved(); })} />}
     >
       <form class="stack" onSubmit={save}>
@@ -50,7 +141,11 @@ function EnvironmentEditor({ project, env, onSaved }: { project: string; env: En
         <Field label="Set secrets" hint="Write-only: NAME=value lines; they are never shown again and are masked as *** in results.">
           <textarea class="mono" rows={2} value={secrets} onInput={(e) => setSecrets(inputValue(e))} />
         </Field>
-        <ErrorNote message={a.error} details={a.details} />
+        {env.protected && <AllowedHosts env={env} />}
+        {mayProtect && (
+          <ProtectionFields id={`env-${env.id}`} protect={protect} hosts={hosts} problems={hostProblems(a.details, hosts)} onProtect={setProtect} onHosts={setHosts} />
+        )}
+        <ErrorNote message={a.error} details={otherDetails(a.details)} />
         <div class="row"><button class="btn btn-primary" disabled={a.busy}>Save environment</button></div>
       </form>
     </Card>
@@ -58,30 +153,50 @@ function EnvironmentEditor({ project, env, onSaved }: { project: string; env: En
 }
 
 export function EnvironmentsPage({ project }: { project: string }) {
+  const { session } = useSession();
+  const mayProtect = canAdminister(session);
   const list = useLoad(() => op<Page<Environment>>("GET", `/projects/${enc(project)}/environments?limit=200`), `envs:${project}`);
   const [name, setName] = useState("");
+  const [protect, setProtect] = useState(false);
+  const [hosts, setHosts] = useState("");
   const a = useAction();
   const create = async (e: Event) => {
     e.preventDefault();
     await a.run(async () => {
-      await op("POST", `/projects/${enc(project)}/environments`, { name });
+      const allowed = parseHosts(hosts);
+      await op("POST", `/projects/${enc(project)}/environments`, {
+        name,
+        ...(mayProtect && protect ? { protected: true } : {}),
+        ...(mayProtect && allowed ? { allowed_hosts: allowed } : {}),
+      });
       setName("");
+      setProtect(false);
+      setHosts("");
       await list.reload();
     });
   };
   return (
     <ProjectFrame project={project} section="environments">
       <Card title="New environment">
-        <form class="form-row" onSubmit={create}>
-          <Field label="Environment name"><input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="staging" /></Field>
-          <button class="btn btn-primary" disabled={a.busy}>Create environment</button>
+        <form class="stack" onSubmit={create}>
+          <div class="form-row">
+            <Field label="Environment name"><input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="staging" /></Field>
+            <button class="btn btn-primary" disabled={a.busy}>Create environment</button>
+          </div>
+          {mayProtect && (
+            <ProtectionFields id="env-new" protect={protect} hosts={hosts} problems={hostProblems(a.details, hosts)} onProtect={setProtect} onHosts={setHosts} />
+          )}
         </form>
-        <ErrorNote message={a.error} details={a.details} />
+        <ErrorNote message={a.error} details={otherDetails(a.details)} />
       </Card>
       {list.loading && <Loading />}
       <ErrorNote message={list.error} />
       {list.data?.data.length === 0 && <Empty>No environments yet.</Empty>}
-      {list.data?.data.map((env) => <EnvironmentEditor key={`${env.id}:${env.updated_at}`} project={project} env={env} onSaved={list.reload} />)}
+      {list.data?.data.map((env) =>
+        env.protected && !mayProtect
+          ? <ProtectedEnvironment key={`${env.id}:${env.updated_at}`} env={env} />
+          : <EnvironmentEditor key={`${env.id}:${env.updated_at}`} project={project} env={env} mayProtect={mayProtect} onSaved={list.reload} />,
+      )}
     </ProjectFrame>
   );
 }
