@@ -2,8 +2,10 @@
 import type { Migration } from "kysely/migration";
 import * as init from "./0001_init";
 import * as runPosition from "./0002_run_position";
+import * as urlExpectations from "./0003_url_expectations";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
   "0002_run_position": runPosition,
+  "0003_url_expectations": urlExpectations,
 };
