@@ -1,10 +1,12 @@
 // The automation format: http and browser steps, assertions and captures (see docs/automations.md).
 import { z } from "zod";
+import { expectedUrlProblem, pageUrlProblem } from "./browser-urls";
 import { parseCondition } from "./conditions";
 import { JsonPathError, parseJsonPath } from "./json-path";
 import { jsonSchemaProblem } from "./json-schema";
 import { patternProblem } from "./patterns";
 import { savedUrlProblem } from "./request-urls";
+import { locatorProblem } from "./locator-syntax";
 
 const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 const JsonValue: z.ZodType<unknown> = z.lazy(() =>
@@ -144,14 +146,35 @@ export const HttpStep = z
   })
   .meta({ id: "HttpStep" });
 
+/** A problem found by `check` becomes the value's issue; values with `{{…}}` are checked after interpolation. */
+const checked = (check: (s: string) => string | null) => (value: string, ctx: z.RefinementCtx) => {
+  const problem = value.includes("{{") ? null : check(value);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+};
+
 /** `css=…` (or a bare CSS selector), `text=…`, `label=…`, `role=NAME[name="…"]`, `testid=…`. */
-export const Locator = z.string().min(1).max(1000).meta({ id: "Locator" });
+export const Locator = z.string().min(1).max(1000).superRefine(checked(locatorProblem)).meta({ id: "Locator" });
+
+/** A page to open: an http(s) URL, or a path relative to BASE_URL. */
+const PageUrl = z.string().min(1).max(4000).superRefine((url, ctx) => {
+  const problem = pageUrlProblem(url);
+  if (problem) ctx.addIssue({ code: "custom", message: problem });
+});
+
+/** An expected page URL: exact, a path, or `{"matches": "…"}` (a regular expression, RE2 syntax). */
+export const ExpectedUrl = z
+  .union([
+    z.string().min(1).max(4000).superRefine(checked(expectedUrlProblem)),
+    z.strictObject({ matches: z.string().min(1).max(1000).superRefine(checked(patternProblem)).describe("Regular expression (RE2 syntax) the whole URL must contain a match of") }),
+  ])
+  .describe('An exact URL (https://…), a path (/dashboard, compared with the path; with ?query and #fragment when given), or {"matches": "regular expression"}')
+  .meta({ id: "ExpectedUrl" });
 
 const Common = { name: z.string().max(200).optional(), timeout_ms: z.number().int().min(1).max(600_000).optional() };
 
 export const BrowserStep = z
   .union([
-    z.strictObject({ ...Common, goto: z.string().min(1).max(4000) }),
+    z.strictObject({ ...Common, goto: PageUrl }),
     z.strictObject({ ...Common, click: Locator }),
     z.strictObject({ ...Common, fill: z.strictObject({ locator: Locator, value: z.string().max(100_000) }) }),
     z.strictObject({ ...Common, press: z.union([z.string().min(1), z.strictObject({ locator: Locator.optional(), key: z.string().min(1) })]) }),
@@ -162,7 +185,7 @@ export const BrowserStep = z
     z.strictObject({
       ...Common,
       wait_for: z
-        .strictObject({ locator: Locator.optional(), text: z.string().optional(), url: z.string().optional(), state: z.enum(["visible", "hidden", "attached", "detached"]).optional() })
+        .strictObject({ locator: Locator.optional(), text: z.string().optional(), url: ExpectedUrl.optional(), state: z.enum(["visible", "hidden", "attached", "detached"]).optional() })
         .refine((w) => w.locator !== undefined || w.text !== undefined || w.url !== undefined, "wait_for needs locator, text or url"),
     }),
     z.strictObject({
@@ -172,7 +195,7 @@ export const BrowserStep = z
           text: z.string().optional().describe("Text visible on the page"),
           visible: Locator.optional(),
           hidden: Locator.optional(),
-          url: z.string().optional().describe("Exact URL, a path, or /regex/"),
+          url: ExpectedUrl.optional(),
           title: z.string().optional(),
           count: z.strictObject({ locator: Locator, equals: z.number().int().min(0) }).optional(),
         })

@@ -1,10 +1,17 @@
 // Operations on features and on their test generation.
 import { z } from "zod";
+import { pageUrlProblem } from "./browser-urls";
 import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectParams } from "./define";
 import { Feature, FeatureTarget, Generation, Strategy } from "./records";
 
 const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…)") });
 const Criteria = z.string().max(200_000);
+
+/** A web feature's page is crawled, and opened by the browser steps made from it: never a file:, data:, … URL. */
+const Target = FeatureTarget.superRefine((t, ctx) => {
+  const problem = t.kind === "web" ? pageUrlProblem(t.url) : null;
+  if (problem) ctx.addIssue({ code: "custom", path: ["url"], message: problem });
+});
 
 export const listFeatures = defineOperation({
   name: "list_features",
@@ -29,7 +36,7 @@ export const createFeature = defineOperation({
     name: Name,
     description: Description.optional(),
     acceptance_criteria: Criteria.optional(),
-    target: FeatureTarget.nullable().optional(),
+    target: Target.nullable().optional(),
   }),
   response: Feature,
   successStatus: 201,
@@ -59,7 +66,7 @@ export const updateFeature = defineOperation({
     name: Name.optional(),
     description: Description.optional(),
     acceptance_criteria: Criteria.optional(),
-    target: FeatureTarget.nullable().optional(),
+    target: Target.nullable().optional(),
   }),
   response: Feature,
   errors: ["not_found"],

@@ -3,9 +3,13 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
 import type { BrowserStep } from "../manifest/automation-format";
+import { expectedUrlProblem, NOT_WEB, pageUrlProblem, urlIsExpected, webUrl } from "../manifest/browser-urls";
+import { locatorProblem } from "../manifest/locator-syntax";
+import { linearPattern, patternProblem } from "../manifest/patterns";
 import { interpolateText, MissingVariableError } from "./interpolation";
 import { locate } from "./locators";
 import { assertSecretsMayGo } from "./secret-hosts";
+import { blockedMessage, guardOf } from "./navigation-guard";
 import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
 
 const DEFAULT_STEP_TIMEOUT_MS = 5_000;
@@ -20,24 +24,67 @@ export function browserStepName(step: BrowserStep): string {
   if ("check" in step) return `check ${step.check}`;
   if ("uncheck" in step) return `uncheck ${step.uncheck}`;
   if ("hover" in step) return `hover ${step.hover}`;
-  if ("wait_for" in step) return `wait for ${step.wait_for.locator ?? (step.wait_for.text !== undefined ? `text "${step.wait_for.text}"` : `url ${step.wait_for.url}`)}`;
+  if ("wait_for" in step) return `wait for ${step.wait_for.locator ?? (step.wait_for.text !== undefined ? `text "${step.wait_for.text}"` : `url ${typeof step.wait_for.url === "string" ? step.wait_for.url : `matching /${step.wait_for.url?.matches}/`}`)}`;
   if ("expect" in step) return `expect ${Object.entries(step.expect).filter(([, v]) => v !== undefined).map(([k, v]) => `${k} ${typeof v === "string" ? `"${v}"` : JSON.stringify(v)}`).join(", ")}`;
   return `screenshot ${step.screenshot}`;
 }
 
-/** An expected URL is exact (http…), a path (/dashboard: compared with path and query), or /regex/. */
-function urlMatches(actual: string, expected: string): boolean {
-  const re = /^\/(.+)\/([a-z]*)$/.exec(expected);
-  if (re && expected.length > 2 && !expected.startsWith("//")) {
-    try {
-      return new RegExp(re[1] as string, re[2]).test(actual);
-    } catch {
-      // Not a valid regular expression: treat it as a path.
-    }
+type ExpectedUrl = NonNullable<Extract<BrowserStep, { expect: unknown }>["expect"]["url"]>;
+
+/** How the page's URL is checked: exact, a path, or a pattern; its `{{…}}` filled in and checked again. */
+function urlCheck(expected: ExpectedUrl, field: string, text: (s: string) => string): { want: string; test: (actual: string) => boolean } {
+  if (typeof expected === "string") {
+    const want = text(expected);
+    const problem = expectedUrlProblem(want);
+    if (problem) throw new StepFailure("error", `${field}: ${problem}`);
+    return { want, test: (actual) => urlIsExpected(actual, want) };
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(expected)) return actual === expected;
-  const u = new URL(actual);
-  return expected.includes("?") ? `${u.pathname}${u.search}` === expected : u.pathname === expected;
+  const source = text(expected.matches);
+  const problem = patternProblem(source);
+  if (problem) throw new StepFailure("error", `${field}.matches: ${problem}`);
+  const pattern = linearPattern(source);
+  return { want: `a match of /${source}/`, test: (actual) => pattern.test(actual) };
+}
+
+/** The step with `{{…}}` filled into its locators, each checked as it would have been when saved. */
+function withLocators(step: BrowserStep, text: (s: string) => string): BrowserStep {
+  const fill = (value: string, field: string): string => {
+    if (!value.includes("{{")) return value;
+    const filled = text(value);
+    const problem = locatorProblem(filled);
+    if (problem) throw new StepFailure("error", `${field}: ${JSON.stringify(filled)} is not a valid locator: ${problem}`);
+    return filled;
+  };
+  if ("click" in step) return { ...step, click: fill(step.click, "click") };
+  if ("fill" in step) return { ...step, fill: { ...step.fill, locator: fill(step.fill.locator, "fill.locator") } };
+  if ("press" in step) return typeof step.press === "string" || !step.press.locator ? step : { ...step, press: { ...step.press, locator: fill(step.press.locator, "press.locator") } };
+  if ("select" in step) return { ...step, select: { ...step.select, locator: fill(step.select.locator, "select.locator") } };
+  if ("check" in step) return { ...step, check: fill(step.check, "check") };
+  if ("uncheck" in step) return { ...step, uncheck: fill(step.uncheck, "uncheck") };
+  if ("hover" in step) return { ...step, hover: fill(step.hover, "hover") };
+  if ("wait_for" in step) return step.wait_for.locator ? { ...step, wait_for: { ...step.wait_for, locator: fill(step.wait_for.locator, "wait_for.locator") } } : step;
+  if ("expect" in step) {
+    const ex = step.expect;
+    return {
+      ...step,
+      expect: {
+        ...ex,
+        ...(ex.visible !== undefined ? { visible: fill(ex.visible, "expect.visible") } : {}),
+        ...(ex.hidden !== undefined ? { hidden: fill(ex.hidden, "expect.hidden") } : {}),
+        ...(ex.count !== undefined ? { count: { ...ex.count, locator: fill(ex.count.locator, "expect.count.locator") } } : {}),
+      },
+    };
+  }
+  return step;
+}
+
+/** The page to open: `{{…}}` filled in, joined to BASE_URL, and only an http(s) URL. */
+function pageToOpen(goto: string, ctx: StepContext, text: (s: string) => string): string {
+  const resolved = resolveUrl(text(goto), ctx.baseUrl);
+  const problem = pageUrlProblem(resolved);
+  const url = problem ? null : webUrl(resolved);
+  if (!url) throw new StepFailure("error", `goto: ${problem ?? `${JSON.stringify(resolved.slice(0, 200))} is not an http or https URL: ${NOT_WEB}`}`);
+  return url.href;
 }
 
 async function poll(timeoutMs: number, signal: AbortSignal, check: () => Promise<boolean>): Promise<boolean> {
@@ -110,6 +157,9 @@ async function describe(e: unknown, page: Page, step: BrowserStep, what: string,
     return new StepFailure("failed", `${what}: not found or not ready within ${timeoutMs} ms`);
   }
   const first = raw.replace(/\u001b\[\d+m/g, "").split("\n")[0] ?? "";
+  if (/ERR_UNSAFE_REDIRECT/.test(first)) {
+    return new StepFailure("error", `${what}: the page redirected to a URL that is not http or https, which was blocked: ${NOT_WEB}`);
+  }
   if (/ERR_CONNECTION_REFUSED|ERR_NAME_NOT_RESOLVED|ERR_CONNECTION_CLOSED|ERR_EMPTY_RESPONSE|ERR_ADDRESS_UNREACHABLE/.test(first)) {
     return new StepFailure("error", `${what}: could not reach the page (${first}): check that the site is running and that the URL and BASE_URL are right`);
   }
@@ -137,9 +187,9 @@ async function waitFor(page: Page, w: Extract<BrowserStep, { wait_for: unknown }
     if (!(await cameTrue(l.first().waitFor({ state, timeout })))) throw new StepFailure("failed", `wait for text ${JSON.stringify(want)}: expected it to be ${state} within ${timeout} ms, got ${await presence(l, state)} (page ${page.url()})`);
   }
   if (w.url !== undefined) {
-    const want = text(w.url);
-    if (!(await poll(timeout, ctx.signal, async () => urlMatches(page.url(), want)))) {
-      throw new StepFailure("failed", `url: expected ${want} within ${timeout} ms, got ${page.url()}`);
+    const check = urlCheck(w.url, "wait_for.url", text);
+    if (!(await poll(timeout, ctx.signal, async () => check.test(page.url())))) {
+      throw new StepFailure("failed", `url: expected ${check.want} within ${timeout} ms, got ${page.url()}`);
     }
   }
 }
@@ -161,16 +211,35 @@ export async function screenshot(page: Page, ctx: StepContext, name: string): Pr
   return file;
 }
 
+/**
+ * Runs one step. When the page tried to open something that is not a web page (blocked in the browser, see
+ * navigation-guard.ts), the step fails saying so, and the page is blanked before any screenshot is taken.
+ */
 export async function executeBrowserStep(page: Page, step: BrowserStep, index: number, ctx: StepContext): Promise<StepResult> {
+  const guard = guardOf(page);
+  const before = guard?.takeBlocked() ?? [];
+  const result: StepResult = before.length > 0
+    ? { index, name: browserStepName(step), status: "error", duration_ms: 0, message: null }
+    : await performStep(page, step, index, ctx);
+  const blocked = [...before, ...(guard?.takeBlocked() ?? [])];
+  if (blocked.length === 0) return result;
+  await page.goto("about:blank", { timeout: 5_000 }).catch(() => undefined);
+  if (ctx.signal.aborted) throw ctx.signal.reason;
+  return { ...result, status: "error", message: blockedMessage(blocked) };
+}
+
+async function performStep(page: Page, written: BrowserStep, index: number, ctx: StepContext): Promise<StepResult> {
   const started = performance.now();
-  const name = browserStepName(step);
+  const name = browserStepName(written);
   // Not capped by the run's deadline: when that passes, the run's abort closes the page and wins (timed_out).
-  const timeout = step.timeout_ms ?? DEFAULT_STEP_TIMEOUT_MS;
+  const timeout = written.timeout_ms ?? DEFAULT_STEP_TIMEOUT_MS;
   const text = (s: string) => interpolateText(s, ctx.vars);
   const done = (artifacts?: string[]): StepResult => ({ index, name, status: "passed", duration_ms: performance.now() - started, message: null, ...(artifacts ? { artifacts } : {}) });
+  let step = written;
   try {
+    step = withLocators(written, text);
     if ("goto" in step) {
-      const url = resolveUrl(text(step.goto), ctx.baseUrl);
+      const url = pageToOpen(step.goto, ctx, text);
       assertSecretsMayGo(ctx, url, [url]);
       const res = await page.goto(url, { timeout, waitUntil: "load" });
       const r = done();
@@ -230,9 +299,9 @@ async function checkExpectations(page: Page, ex: Expectations, timeout: number, 
     if (!ok) throw new StepFailure("failed", `hidden: expected ${ex.hidden} to be hidden, it is still visible`);
   }
   if (ex.url !== undefined) {
-    const want = text(ex.url);
-    if (!(await poll(timeout, ctx.signal, async () => urlMatches(page.url(), want)))) {
-      throw new StepFailure("failed", `url: expected ${want}, got ${page.url()}`);
+    const check = urlCheck(ex.url, "expect.url", text);
+    if (!(await poll(timeout, ctx.signal, async () => check.test(page.url())))) {
+      throw new StepFailure("failed", `url: expected ${check.want}, got ${page.url()}`);
     }
   }
   if (ex.title !== undefined) {

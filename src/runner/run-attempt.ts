@@ -6,6 +6,7 @@ import { browserStepName, executeBrowserStep, screenshot } from "./browser-step"
 import type { SharedBrowser } from "./chromium";
 import { executeHttpStep, httpStepName } from "./http-step";
 import { MissingVariableError } from "./interpolation";
+import { openGuardedPage } from "./navigation-guard";
 import { StepFailure, type StepContext, type StepResult } from "./step-result";
 
 export interface AttemptOutcome {
@@ -122,9 +123,9 @@ export async function runAttempt(steps: Step[], ctx: StepContext, deps: AttemptD
         else {
           if (!page) {
             const browser = await untilAborted(deps.browser.get(), ctx.signal);
-            const fresh = await untilAborted(browser.newContext(), ctx.signal, (late) => void late.close().catch(() => undefined));
-            context = fresh;
-            page = await untilAborted(fresh.newPage(), ctx.signal);
+            const fresh = await untilAborted(openGuardedPage(browser), ctx.signal, (late) => void late.context.close().catch(() => undefined));
+            context = fresh.context;
+            page = fresh.page;
           }
           r = await executeBrowserStep(page, step, i, ctx);
           if (r.status === "failed" || r.status === "error") {

@@ -1,4 +1,5 @@
 // Fetches the feature's page and the same-origin pages it links to, up to the configured number of pages.
+import { NOT_WEB, webUrl } from "../../manifest/browser-urls";
 import { GenerationFailure } from "../types";
 import { outlinePage, type PageOutline } from "./page-outline";
 
@@ -12,8 +13,12 @@ async function fetchHtml(url: string, signal: AbortSignal): Promise<{ html: stri
   } catch (e) {
     signal.throwIfAborted();
     const err = e as Error;
-    return { problem: err.name === "TimeoutError" ? `no answer within ${PAGE_TIMEOUT_MS} ms` : err.message };
+    if (err.name === "TimeoutError") return { problem: `no answer within ${PAGE_TIMEOUT_MS} ms` };
+    // fetch refuses to follow a redirect to file:, data:, …
+    if (/UnsupportedRedirectProtocol/.test(err.message)) return { problem: `it redirected to a URL that is not http or https (${NOT_WEB})` };
+    return { problem: err.message };
   }
+  if (!webUrl(res.url || url)) return { problem: `it ended on ${res.url}, which is not an http or https URL (${NOT_WEB})` };
   if (!res.ok) return { problem: `it answered HTTP ${res.status}` };
   const type = res.headers.get("content-type") ?? "";
   if (!/html/i.test(type)) return { problem: `it is not an HTML page (content-type ${type || "none"})` };
