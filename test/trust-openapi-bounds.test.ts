@@ -139,3 +139,52 @@ describe("uploaded OpenAPI documents are bounded", () => {
     expect(err.details[0]?.path).toStartWith("openapi.paths./deep.get.responses.200.content.application/json.schema.properties.inner");
   });
 });
+
+describe("openapi generation is bounded", () => {
+  test("a 3.7 KB document whose sample bodies explode → bounded drafts, warnings naming each limit hit, the API answering meanwhile", async () => {
+    const doc = explodingOutputDocument();
+    expect(JSON.stringify(doc).length).toBeLessThan(4 * KB);
+    await json(await call("POST", "/projects", { name: "exploding", slug: "exploding", openapi: doc }), 201);
+    const g = await startGeneration("exploding", allOperations);
+    expect(g.status).toBe("succeeded");
+    const messages = g.warnings.map((w) => w.message);
+    expect(messages).toEqual([0, 1, 2, 3].flatMap((i) => [
+      `The request body schema of POST /op${i} expands past 10000 nodes with its $refs followed (the limit for one schema): its sample body is built from the part within the limit`,
+      `The sample request body of POST /op${i} was cut at 1000 values (the limit for one sample body)`,
+      `The 200 response schema of POST /op${i} expands past 10000 nodes with its $refs followed (the limit for one schema): the positive test checks the status only`,
+    ]));
+    const { drafts, bytes } = await draftsOf("exploding", g);
+    expect(drafts.map((d) => d.name).sort()).toEqual([0, 1, 2, 3].flatMap((i) => [`op${i}: POST /op${i} answers 200`, `op${i}: POST /op${i} rejects a body missing a required field`]));
+    for (const d of drafts) expect(JSON.stringify(d.steps).length).toBeLessThanOrEqual(256 * KB);
+    expect(bytes).toBeLessThan(2 * MB);
+  }, 60_000);
+
+  test("a draft whose steps pass 256 KB is left out, and the drafts of one generation stop at 8 MB in all, with warnings saying so", async () => {
+    // One operation posting a 300 KB example, then 150 each posting a 60 KB one: 9 MB of drafts without the limit.
+    const paths: Record<string, unknown> = {
+      "/huge": { post: { operationId: "huge", requestBody: { content: { "application/json": { schema: { type: "string", example: "h".repeat(300 * KB) } } } }, responses: { "201": { description: "created" } } } },
+    };
+    for (let i = 0; i < 150; i++) {
+      paths[`/notes${i}`] = { post: { operationId: `note${i}`, requestBody: { content: { "application/json": { schema: { $ref: "#/components/schemas/Note" } } } }, responses: { "201": { description: "created" } } } };
+    }
+    const doc = { openapi: "3.0.3", info: { title: "Notes", version: "1" }, components: { schemas: { Note: { type: "string", example: "n".repeat(60 * KB) } } }, paths };
+    await json(await call("POST", "/projects", { name: "notes", slug: "notes", openapi: doc }), 201);
+    const g = await startGeneration("notes", allOperations);
+    expect(g.status).toBe("succeeded");
+    const messages = g.warnings.map((w) => w.message);
+    expect(messages[0]).toBe('Left out "huge: POST /huge answers 201": its steps take more than 256 KB as JSON (the limit for one draft)');
+    expect(messages[1]).toMatch(/^Stopped after operation \d+ of 151: the drafts of one generation take at most 8 MB as JSON \(the limit for one generation\)$/);
+    expect(messages).toHaveLength(2);
+    const { drafts, bytes } = await draftsOf("notes", g);
+    expect(drafts.length).toBeGreaterThan(100);
+    expect(drafts.length).toBeLessThan(150);
+    expect(drafts.map((d) => d.name)).not.toContain("huge: POST /huge answers 201");
+    expect(bytes).toBeLessThanOrEqual(8 * MB + drafts.length * 2 * KB);
+  }, 60_000);
+
+  test("a fan-out document stored before uploads were bounded → the generation fails naming the limit, the API answering meanwhile", async () => {
+    const g = await startGeneration("legacy", allOperations);
+    expect(g.status).toBe("failed");
+    expect(g.error).toContain("the document expands past 500000 nodes when its $refs are followed");
+  }, 60_000);
+});

@@ -25,19 +25,19 @@ export function fanOutDocument(): Record<string, unknown> {
 }
 
 /**
- * About 3 KB, and well inside the upload's expansion bound, whose drafts are huge: each operation's body requires
- * five arrays of at least three items, four levels down, so a sample body has (5 × 3)^4 leaves, repeated in every
- * step of every test of every operation.
+ * Under 4 KB, and well inside the upload's expansion bound, whose drafts are huge: each operation's body requires
+ * five arrays of at least three items, level after level, so a sample body has (5 × 3)^4 leaves of 200 characters
+ * (samples stop eight levels down), repeated in every step of every test of every operation.
  */
 export function explodingOutputDocument(operations = 4): Record<string, unknown> {
-  const levels = ["L0", "L1", "L2", "L3", "L4"];
+  const levels = ["L0", "L1", "L2", "L3", "L4", "L5"];
   const fields = ["a", "b", "c", "d", "e"];
   const schemas: Record<string, unknown> = {};
   levels.forEach((name, i) => {
     const next = levels[i + 1];
     schemas[name] = next
       ? { type: "object", required: fields, properties: Object.fromEntries(fields.map((f) => [f, { type: "array", minItems: 3, items: { $ref: `#/components/schemas/${next}` } }])) }
-      : { type: "string", example: "leaf-value-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" };
+      : { type: "string", example: `leaf-value-${"x".repeat(200)}` };
   });
   const paths: Record<string, unknown> = {};
   for (let i = 0; i < operations; i++) {
