@@ -6,6 +6,7 @@ import {
 } from "../core/generations/queue";
 import { parseJson } from "../core/shared/json";
 import { log } from "../logging";
+import { draftTooBig, GENERATION_FULL, OutputMeter, yieldToEventLoop } from "./bounds";
 import { checkDraft, describeProblems } from "./draft-check";
 import { chooseGenerators } from "./generators";
 import { GenerationFailure, type FeatureTarget, type GenerationInput } from "./types";
@@ -39,6 +40,8 @@ export async function runGenerationJob(core: Core, job: ClaimedGeneration, signa
     const generators = chooseGenerators(job.strategy, input);
     const drafts: GeneratedDraft[] = [];
     const counts: string[] = [];
+    const meter = new OutputMeter();
+    let overflow = 0;
     for (const g of generators) {
       signal.throwIfAborted();
       await recordGenerationProgress(core, job.id, { stage: g.name, done: 0, total: 0 });
@@ -49,6 +52,17 @@ export async function runGenerationJob(core: Core, job: ClaimedGeneration, signa
       signal.throwIfAborted();
       let made = 0;
       for (const a of out.automations) {
+        // Measured before it is checked: checking an oversized draft would cost what the bound is there to avoid.
+        const verdict = overflow > 0 ? "full" : meter.admit(a);
+        if (verdict === "full") {
+          overflow++;
+          continue;
+        }
+        if (verdict === "too big") {
+          warnings.push({ generator: g.name, message: draftTooBig(a.name) });
+          continue;
+        }
+        await yieldToEventLoop();
         // Every generator already builds valid drafts; checking again here keeps a bad one out of the database.
         const checked = checkDraft(a);
         if ("problems" in checked) {
@@ -61,6 +75,7 @@ export async function runGenerationJob(core: Core, job: ClaimedGeneration, signa
       warnings.push(...out.warnings.map((w) => ({ ...w, generator: w.generator ?? g.name })));
       counts.push(`${g.name}: ${made}`);
     }
+    if (overflow > 0) warnings.push({ message: `Left out the last ${overflow} drafts: ${GENERATION_FULL}` });
     await recordGenerationProgress(core, job.id, { stage: "saving", done: 0, total: drafts.length });
     const summary = `Ran ${generators.map((g) => g.name).join(", ")} (${counts.join(", ")}).`;
     const stored = await completeGeneration(core, job, uniqueNames(drafts), warnings, summary);

@@ -1,7 +1,8 @@
 // The openapi generator: http automations for the operations of the project's OpenAPI document the feature covers.
 import type { GeneratedDraft, GenerationWarningRecord } from "../../core/generations/queue";
+import { draftTooBig, GENERATION_FULL, OutputMeter, yieldToEventLoop } from "../bounds";
 import type { Generator } from "../types";
-import { coveredOperations, listOperations, readDocument } from "./operations";
+import { type ApiOperation, coveredOperations, operationEntries, readDocument, readOperation } from "./operations";
 import { createThenRead, testsForOperation } from "./tests";
 
 type Obj = Record<string, unknown>;
@@ -24,24 +25,44 @@ export const openapiGenerator: Generator = {
   async generate(input, run) {
     const target = input.feature.target;
     if (!input.openapi || target?.kind !== "api") return { automations: [], warnings: [] };
-    const doc = await readDocument(input.openapi);
-    const ops = coveredOperations(listOperations(doc), target);
+    const document = await readDocument(input.openapi);
+    const { doc, refs } = document;
+    const entries = coveredOperations(operationEntries(document), target);
     const warnings: GenerationWarningRecord[] = [];
-    if (ops.length === 0) {
+    if (entries.length === 0) {
       warnings.push({ generator: "openapi", message: `No operation of the OpenAPI document matches the feature's tags (${target.tags.join(", ") || "none"}) or paths (${target.paths.join(", ") || "none"})` });
       return { automations: [], warnings };
     }
-    const schemes = isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : {};
+    const declared = isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : {};
+    const schemes = Object.fromEntries(Object.entries(declared).map(([name, s]) => [name, refs.deref(s)]));
     const note = serverNote(doc);
     const automations: GeneratedDraft[] = [];
-    for (const [i, op] of ops.entries()) {
+    const meter = new OutputMeter();
+    /** Keeps the drafts that fit; false once the generation's output bound is reached. */
+    const keep = (drafts: GeneratedDraft[], done: number): boolean => {
+      for (const d of drafts) {
+        const verdict = meter.admit(d);
+        if (verdict === "too big") warnings.push({ generator: "openapi", message: draftTooBig(d.name) });
+        if (verdict === "full") {
+          warnings.push({ generator: "openapi", message: `Stopped after operation ${done} of ${entries.length}: ${GENERATION_FULL}` });
+          return false;
+        }
+        if (verdict === "fits") automations.push(d);
+      }
+      return true;
+    };
+    const ops: ApiOperation[] = [];
+    for (const [i, entry] of entries.entries()) {
       run.signal.throwIfAborted();
+      const op = readOperation(document, entry);
+      ops.push(op);
       const made = testsForOperation(op, schemes, note);
-      automations.push(...made.automations);
       warnings.push(...made.warnings);
-      await run.progress(i + 1, ops.length);
+      if (!keep(made.automations, i)) return { automations, warnings };
+      await run.progress(i + 1, entries.length);
+      await yieldToEventLoop();
     }
-    automations.push(...createThenRead(ops, schemes, note));
+    keep(createThenRead(ops, schemes, note), entries.length);
     return { automations, warnings };
   },
 };

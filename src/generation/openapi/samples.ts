@@ -33,28 +33,47 @@ function numberSample(s: Schema, integer: boolean): number {
   return integer ? Math.ceil(v) : v;
 }
 
-/** A value the schema accepts: its example, default or first enum value, else one built from its type. */
-export function sampleOf(schema: unknown, depth = 0): unknown {
+/** Values one synthesized sample may hold; past them the rest of the sample is null. */
+export const MAX_SAMPLE_VALUES = 1_000;
+
+/** What is left of one sample's values, and whether it ran out (so the sample is cut short). */
+export interface SampleBudget {
+  left: number;
+  cut: boolean;
+}
+
+export const sampleBudget = (): SampleBudget => ({ left: MAX_SAMPLE_VALUES, cut: false });
+
+/**
+ * A value the schema accepts: its example, default or first enum value, else one built from its type. Arrays of
+ * arrays of objects multiply, so the values made are counted against the budget.
+ */
+export function sampleOf(schema: unknown, depth = 0, budget: SampleBudget = sampleBudget()): unknown {
   if (!isObject(schema) || depth > 8) return null;
+  if (budget.left <= 0) {
+    budget.cut = true;
+    return null;
+  }
+  budget.left--;
   if (schema.example !== undefined) return schema.example;
   if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
   if (schema.default !== undefined) return schema.default;
   if (schema.const !== undefined) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
   if (Array.isArray(schema.allOf)) {
-    const parts = schema.allOf.map((p) => sampleOf(p, depth + 1));
+    const parts = schema.allOf.map((p) => sampleOf(p, depth + 1, budget));
     if (parts.every(isObject)) return Object.assign({}, ...parts);
   }
   for (const key of ["oneOf", "anyOf"] as const) {
     const options = schema[key];
-    if (Array.isArray(options) && options.length > 0) return sampleOf(options[0], depth + 1);
+    if (Array.isArray(options) && options.length > 0) return sampleOf(options[0], depth + 1, budget);
   }
   switch (firstType(schema)) {
     case "object":
-      return objectSample(schema, depth);
+      return objectSample(schema, depth, budget);
     case "array": {
       const min = typeof schema.minItems === "number" ? Math.max(1, schema.minItems) : 1;
-      return Array.from({ length: Math.min(min, 3) }, () => sampleOf(schema.items, depth + 1));
+      return Array.from({ length: Math.min(min, 3) }, () => sampleOf(schema.items, depth + 1, budget));
     }
     case "string":
       return stringSample(schema);
@@ -70,13 +89,17 @@ export function sampleOf(schema: unknown, depth = 0): unknown {
 }
 
 /** Required properties, and optional ones that carry an example; read-only ones are the server's to set. */
-function objectSample(schema: Schema, depth: number): Schema {
+function objectSample(schema: Schema, depth: number, budget: SampleBudget): Schema {
   const props = isObject(schema.properties) ? schema.properties : {};
   const required = new Set(Array.isArray(schema.required) ? schema.required.filter((x): x is string => typeof x === "string") : []);
   const out: Schema = {};
   for (const [name, p] of Object.entries(props)) {
+    if (budget.left <= 0) {
+      budget.cut = true;
+      break;
+    }
     if (!isObject(p) || p.readOnly === true) continue;
-    if (required.has(name) || p.example !== undefined || p.default !== undefined) out[name] = sampleOf(p, depth + 1);
+    if (required.has(name) || p.example !== undefined || p.default !== undefined) out[name] = sampleOf(p, depth + 1, budget);
   }
   return out;
 }

@@ -3,7 +3,8 @@
 import type { GeneratedDraft, GenerationWarningRecord } from "../../core/generations/queue";
 import type { Assertion, HttpStep } from "../../manifest/automation-format";
 import type { ApiOperation, ApiParameter } from "./operations";
-import { requiredProperties, sampleOf, toJsonSchema } from "./samples";
+import { MAX_SCHEMA_NODES } from "./expand";
+import { MAX_SAMPLE_VALUES, requiredProperties, sampleBudget, sampleOf, toJsonSchema } from "./samples";
 
 type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -30,6 +31,26 @@ export function credentialsFor(op: ApiOperation, schemes: Obj): Credentials | nu
     return { headers: { authorization: "Basic {{API_BASIC_AUTH}}" }, query: {}, variable: "API_BASIC_AUTH" };
   }
   return { headers: { authorization: "Bearer {{API_TOKEN}}" }, query: {}, variable: "API_TOKEN" };
+}
+
+/** The steps an automation may have (the automation format's own bound). */
+const MAX_STEPS = 500;
+
+/** The body synthesized from an operation's request schema, made once per operation and within its budget. */
+const bodySamples = new WeakMap<ApiOperation, { value: unknown; cut: boolean }>();
+function bodySample(op: ApiOperation): { value: unknown; cut: boolean } {
+  let sample = bodySamples.get(op);
+  if (!sample) {
+    const budget = sampleBudget();
+    sample = { value: op.body ? sampleOf(op.body.schema, 0, budget) : null, cut: budget.cut };
+    bodySamples.set(op, sample);
+  }
+  return sample;
+}
+
+/** A response schema as JSON Schema, unless its expansion was cut short (an incomplete schema would check wrongly). */
+function responseSchema(op: ApiOperation, code: string): Record<string, unknown> | null {
+  return op.cut.includes(`response ${code}`) ? null : toJsonSchema(op.responseSchemas.get(code));
 }
 
 /** A path parameter with neither example nor schema still needs a segment: 1 is the likeliest id. */
@@ -64,7 +85,7 @@ function buildRequest(op: ApiOperation, creds: Credentials | null, opts: { path?
     Object.assign(headers, creds.headers);
     Object.assign(query, creds.query);
   }
-  const body = opts.body !== undefined ? opts.body : op.body ? (op.body.example !== undefined ? op.body.example : sampleOf(op.body.schema)) : undefined;
+  const body = opts.body !== undefined ? opts.body : op.body ? (op.body.example !== undefined ? op.body.example : bodySample(op).value) : undefined;
   return {
     method: op.method as Request["method"],
     url: opts.path ?? buildPath(op, paramValue),
@@ -88,6 +109,7 @@ export interface OperationTests {
 }
 
 const label = (op: ApiOperation) => `${op.method} ${op.path}`;
+const requiredFields = (op: ApiOperation) => (op.body ? requiredProperties(op.body.schema) : []);
 
 export function testsForOperation(op: ApiOperation, schemes: Obj, serverNote: string): OperationTests {
   const automations: GeneratedDraft[] = [];
@@ -97,13 +119,23 @@ export function testsForOperation(op: ApiOperation, schemes: Obj, serverNote: st
   const credNote = creds ? ` Sends credentials from the environment variable ${creds.variable}.` : "";
   const describe = (what: string) => `${what} Generated from the OpenAPI operation ${op.id} (${label(op)}).${credNote} ${serverNote}`;
 
+  const note = (message: string) => warnings.push({ generator: "openapi", message });
+  if (op.cut.includes("body")) {
+    note(`The request body schema of ${label(op)} expands past ${MAX_SCHEMA_NODES} nodes with its $refs followed (the limit for one schema): its sample body is built from the part within the limit`);
+  }
+  if (op.body && (op.body.example === undefined || requiredFields(op).length > 0) && bodySample(op).cut) {
+    note(`The sample request body of ${label(op)} was cut at ${MAX_SAMPLE_VALUES} values (the limit for one sample body)`);
+  }
+
   const success = successStatus(op);
   if (!success) {
     warnings.push({ generator: "openapi", message: `No positive test for ${label(op)}: it documents no 2xx response` });
   } else {
     const expect: Assertion[] = [success.assertion];
     const raw = op.responseSchemas.get(success.code);
-    if (raw !== undefined) {
+    if (raw !== undefined && op.cut.includes(`response ${success.code}`)) {
+      note(`The ${success.code} response schema of ${label(op)} expands past ${MAX_SCHEMA_NODES} nodes with its $refs followed (the limit for one schema): the positive test checks the status only`);
+    } else if (raw !== undefined) {
       const schema = toJsonSchema(raw);
       if (schema) expect.push({ schema });
       else warnings.push({ generator: "openapi", message: `The ${success.code} response schema of ${label(op)} has a circular or external $ref: the positive test checks the status only` });
@@ -115,9 +147,12 @@ export function testsForOperation(op: ApiOperation, schemes: Obj, serverNote: st
     });
   }
 
-  const base = op.body && isObject(sampleOf(op.body.schema)) ? (sampleOf(op.body.schema) as Obj) : null;
-  const required = op.body ? requiredProperties(op.body.schema) : [];
-  if (base && required.length > 0) {
+  const sample = bodySample(op).value;
+  const base = op.body && isObject(sample) ? sample : null;
+  const required = requiredFields(op);
+  if (base && required.length > MAX_STEPS) {
+    note(`No missing-field test for ${label(op)}: its body requires ${required.length} fields, and an automation has at most ${MAX_STEPS} steps`);
+  } else if (base && required.length > 0) {
     automations.push({
       name: `${op.id}: ${label(op)} rejects a body missing a required field`, kind: "http", tags,
       description: describe(`Each required body field (${required.join(", ")}) left out in turn must be refused with a 4xx.`),
@@ -150,17 +185,23 @@ export function testsForOperation(op: ApiOperation, schemes: Obj, serverNote: st
 /** A POST whose answer carries an `id`, and a GET of `<that path>/{param}`: create, then read what was created. */
 export function createThenRead(ops: ApiOperation[], schemes: Obj, serverNote: string): GeneratedDraft[] {
   const out: GeneratedDraft[] = [];
+  // The GET of `<path>/{param}` for each <path>, found in one pass rather than one scan of every operation per POST.
+  const readOf = new Map<string, ApiOperation>();
+  for (const o of ops) {
+    const parent = o.method === "GET" ? /^(.*)\/\{[^/{}]+\}$/.exec(o.path)?.[1] : undefined;
+    if (parent !== undefined && !readOf.has(parent)) readOf.set(parent, o);
+  }
   for (const create of ops.filter((o) => o.method === "POST")) {
     const success = successStatus(create);
     const schema = success ? create.responseSchemas.get(success.code) : undefined;
     if (!success || !isObject(schema) || !isObject(schema.properties) || !("id" in schema.properties)) continue;
-    const read = ops.find((o) => o.method === "GET" && new RegExp(`^${escapeRe(create.path.replace(/\/+$/, ""))}/\\{[^/{}]+\\}$`).test(o.path));
+    const read = readOf.get(create.path.replace(/\/+$/, ""));
     if (!read) continue;
     const readSuccess = successStatus(read);
     const param = /\{([^/{}]+)\}$/.exec(read.path)?.[1] ?? "id";
     const readPath = buildPath({ ...read, parameters: read.parameters.filter((p) => p.name !== param) }, paramValue).replace(`{${param}}`, "{{created_id}}");
     const readExpect: Assertion[] = [readSuccess?.assertion ?? { status: { gte: 200, lt: 300 } }, { json: "$.id", exists: true }];
-    const readSchema = readSuccess ? toJsonSchema(read.responseSchemas.get(readSuccess.code)) : null;
+    const readSchema = readSuccess ? responseSchema(read, readSuccess.code) : null;
     if (readSchema) readExpect.push({ schema: readSchema });
     out.push({
       name: `${create.id} then ${read.id}: what is created can be read`, kind: "http",
@@ -173,8 +214,4 @@ export function createThenRead(ops: ApiOperation[], schemes: Obj, serverNote: st
     });
   }
   return out;
-}
-
-function escapeRe(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
