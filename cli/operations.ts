@@ -16,7 +16,7 @@ export const HAND_WRITTEN = new Set(["whoami"]);
 
 const WATCHABLE: Record<string, WatchKind> = { run_automation: "run", run_group: "group_run", start_generation: "generation" };
 
-const PAST: Record<string, string> = { delete: "deleted", revoke: "revoked", remove: "removed" };
+const PAST: Record<string, string> = { delete: "deleted", revoke: "revoked", remove: "removed", "cancel-invitation": "cancelled" };
 
 /** The command for `words` under `root`, creating the intermediate groups. */
 function commandAt(root: Command, words: string[]): Command {

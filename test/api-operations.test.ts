@@ -132,6 +132,12 @@ describe("every operation works end to end", () => {
       expect((await op("list_invitations", {}, undefined, invitee.key)).data[0].id).toBe(inv.invitation_id);
       await op(answer, { invitationId: inv.invitation_id }, undefined, invitee.key);
     }
+    // The workspace sees what it has sent, and cancels a mistaken invitation.
+    await s.userWithKey("mistaken@globex.test", "globex", "owner");
+    const mistaken = await op("add_member", {}, { email: "mistaken@globex.test", role: "admin" });
+    expect((await op("list_workspace_invitations", {})).data.map((i: { id: string }) => i.id)).toEqual([mistaken.invitation_id]);
+    await op("cancel_invitation", { invitationId: mistaken.invitation_id });
+    expect((await op("list_workspace_invitations", {})).data).toEqual([]);
 
     await op("delete_group", { project: "web-shop", groupId: group.id });
     await op("delete_automation", { project: "web-shop", automationId: browser.id });

@@ -138,6 +138,12 @@ test("every operation's command works end to end, and every operation has one", 
     const r = await cli.run([...words, inv.invitation_id], as);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
   }
+  // the workspace's own pending invitations, and cancelling one
+  await s.userWithKey("mistaken@globex.test", "globex", "owner");
+  const mistaken = await op<Rec & { invitation_id: string }>("add_member", ["members", "add", "mistaken@globex.test"]);
+  expect((await op<{ data: Rec[] }>("list_workspace_invitations", ["members", "invitations"])).data.map((i) => i.id)).toEqual([mistaken.invitation_id]);
+  expect(await plain("cancel_invitation", ["members", "cancel-invitation", mistaken.invitation_id])).toContain(`cancelled members ${mistaken.invitation_id}`);
+  expect((await cli.json<{ data: Rec[] }>(["members", "invitations"])).data).toEqual([]);
 
   // deletions last
   expect(await plain("delete_automation", ["automations", "delete", aut.id, ...P])).toContain("deleted automations");

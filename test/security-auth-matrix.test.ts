@@ -26,6 +26,8 @@ beforeAll(async () => {
   const member = await s.userWithKey("m@acme.test", "acme", "member");
   ids.userId = member.userId;
   ids.keyId = member.keyId;
+  await s.userWithKey("invitee@initech.test", "initech", "owner");
+  ids.invitationId = (await j(s.call("POST", "/members", { email: "invitee@initech.test", role: "member" }))).invitation_id;
 
   creds["no key"] = null;
   creds.malformed = "svc_not-a-key";
@@ -64,7 +66,7 @@ describe("every operation with every bad credential is 401 and changes nothing",
 describe("another workspace's key", () => {
   test("gets 404 for every resource of this workspace and never sees its data", async () => {
     const other = await s.userWithKey("o@globex.test", "globex", "owner");
-    const allowedOwn = new Set(["whoami", "list_projects", "create_project", "list_keys", "list_members", "add_member", "list_invitations"]);
+    const allowedOwn = new Set(["whoami", "list_projects", "create_project", "list_keys", "list_members", "add_member", "list_invitations", "list_workspace_invitations"]);
     for (const op of operations) {
       if (allowedOwn.has(op.name)) continue;
       const res = await s.call(op.method, path(op.path), op.body ? bodyFor(op.name) : undefined, other.key);
@@ -72,7 +74,7 @@ describe("another workspace's key", () => {
       expect({ op: op.name, status: res.status }).toEqual({ op: op.name, status: 404 });
       expect(text).not.toContain(MARKER);
     }
-    for (const name of ["whoami", "list_projects", "list_keys", "list_members"]) {
+    for (const name of ["whoami", "list_projects", "list_keys", "list_members", "list_workspace_invitations"]) {
       const op = operations.find((o) => o.name === name);
       if (!op) throw new Error(name);
       const res = await s.call("GET", op.path, undefined, other.key);
@@ -82,6 +84,7 @@ describe("another workspace's key", () => {
       expect(text).not.toContain("acme.test");
     }
     // The acme records are all still there.
+    expect((await (await s.call("GET", "/members/invitations")).json()).data.map((i: { id: string }) => i.id)).toEqual([ids.invitationId]);
     expect((await s.call("GET", `/projects/shop/automations/${ids.automationId}`)).status).toBe(200);
   });
 });

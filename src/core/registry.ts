@@ -25,6 +25,8 @@ const handlers: { [K in OperationKeys]: Handler<Ops[K]> } = {
   listInvitations: invitations.listInvitations,
   acceptInvitation: invitations.acceptInvitation,
   declineInvitation: invitations.declineInvitation,
+  listWorkspaceInvitations: invitations.listWorkspaceInvitations,
+  cancelInvitation: invitations.cancelInvitation,
   listProjects: projects.listProjects,
   createProject: projects.createProject,
   getProject: projects.getProject,

@@ -1,7 +1,7 @@
 // Operations on API keys and workspace members.
 import { z } from "zod";
 import { defineOperation, ListQuery, Name, page, PathId } from "./define";
-import { ApiKey, Invitation, Member, Role, WorkspaceRole } from "./records";
+import { ApiKey, Invitation, Member, Role, WorkspaceInvitation, WorkspaceRole } from "./records";
 
 export const listKeys = defineOperation({
   name: "list_keys",
@@ -85,6 +85,34 @@ export const removeMember = defineOperation({
   hints: { destructive: true, idempotent: true },
   cli: { words: ["members", "remove"], args: ["userId"] },
   budgetExempt: true,
+});
+
+// The workspace's side of invitations: they sit under /members, as the members-to-be of the caller's workspace
+// (owners and admins), while /invitations is the invited person's own, across workspaces.
+export const listWorkspaceInvitations = defineOperation({
+  name: "list_workspace_invitations",
+  method: "GET",
+  path: "/members/invitations",
+  summary: "List the invitations this workspace has sent that are still pending (owners and admins)",
+  description: "An invitation leaves this list once the person accepts or declines it, or it is cancelled (cancel_invitation).",
+  query: ListQuery,
+  response: page(WorkspaceInvitation, "WorkspaceInvitationPage"),
+  errors: ["forbidden"],
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["members", "invitations"] },
+});
+
+export const cancelInvitation = defineOperation({
+  name: "cancel_invitation",
+  method: "DELETE",
+  path: "/members/invitations/{invitationId}",
+  summary: "Cancel a pending invitation this workspace has sent (owners and admins; an invitation to the owner role, owners only); it can no longer be accepted",
+  description: "An invitation that was accepted, declined or cancelled no longer exists: 404, as for another workspace's invitation.",
+  params: z.object({ invitationId: PathId.describe("Invitation id (inv_…)") }),
+  response: null,
+  errors: ["not_found", "forbidden"],
+  hints: { destructive: true, idempotent: true },
+  cli: { words: ["members", "cancel-invitation"], args: ["invitationId"] },
 });
 
 export const listInvitations = defineOperation({

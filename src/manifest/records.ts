@@ -248,6 +248,17 @@ export const Invitation = z
   })
   .meta({ id: "Invitation" });
 
+export const WorkspaceInvitation = z
+  .object({
+    id: z.string(),
+    email: z.string().describe("The invited address"),
+    name: z.string().describe("The name as given when inviting"),
+    role: Role.describe("The role the person gets on accepting"),
+    invited_by: z.object({ name: z.string(), email: z.string() }).nullable().describe("Null when the inviting person's account is gone"),
+    created_at: Timestamp,
+  })
+  .meta({ id: "WorkspaceInvitation" });
+
 export const WorkspaceRole = z
   .object({ workspace: WorkspaceRef, role: Role })
   .meta({ id: "WorkspaceMembership" });

@@ -15,6 +15,7 @@ export type GroupRun = z.output<typeof R.GroupRun>;
 export type ApiKey = z.output<typeof R.ApiKey>;
 export type Member = z.output<typeof R.Member>;
 export type Invitation = z.output<typeof R.Invitation>;
+export type WorkspaceInvitation = z.output<typeof R.WorkspaceInvitation>;
 export type Role = z.output<typeof R.Role>;
 export type Step = z.output<typeof StepSchema>;
 export interface Page<T> {

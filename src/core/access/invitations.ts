@@ -2,9 +2,9 @@
 // signed in. Nothing of the account is shown to the inviting workspace, and no credential of it is issued.
 import type { Db } from "../../db/database";
 import type { ops } from "../../manifest";
-import { conflict, notFound } from "../../manifest/errors";
+import { conflict, forbidden, notFound } from "../../manifest/errors";
 import { newId } from "../../security/ids";
-import type { Role } from "../context";
+import { canAdminister, type Role } from "../context";
 import type { Handler } from "../handler";
 import { afterCursor, toPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
@@ -69,4 +69,41 @@ export const acceptInvitation: Handler<O["acceptInvitation"]> = async ({ core, p
 export const declineInvitation: Handler<O["declineInvitation"]> = async ({ core, principal }, { params }) => {
   const res = await core.db.deleteFrom("invitations").where("id", "=", params.invitationId).where("user_id", "=", principal.userId).executeTakeFirst();
   if (Number(res.numDeletedRows) === 0) throw notFound("invitation");
+};
+
+// The workspace's side: owners and admins see the invitations it has sent and cancel a mistaken one. The list shows
+// what the inviter gave (the address and the name), never anything of the invited account.
+export const listWorkspaceInvitations: Handler<O["listWorkspaceInvitations"]> = async ({ core, principal }, { query }) => {
+  if (!canAdminister(principal)) throw forbidden("only owners and admins can see the workspace's invitations");
+  const rows = await core.db
+    .selectFrom("invitations as i")
+    .innerJoin("users as invitee", "invitee.id", "i.user_id")
+    .leftJoin("users as u", "u.id", "i.invited_by")
+    .select(["i.id", "invitee.email", "i.name", "i.role", "i.created_at", "u.name as inviter_name", "u.email as inviter_email"])
+    .where("i.workspace_id", "=", principal.workspaceId)
+    .where(afterCursor("i", query.cursor))
+    .orderBy("i.created_at", "desc")
+    .orderBy("i.id", "desc")
+    .limit(query.limit + 1)
+    .execute();
+  return toPage(rows, query.limit, (r) => ({
+    id: r.id,
+    email: r.email,
+    name: r.name,
+    role: r.role,
+    invited_by: r.inviter_name !== null && r.inviter_email !== null ? { name: r.inviter_name, email: r.inviter_email } : null,
+    created_at: r.created_at,
+  }));
+};
+
+export const cancelInvitation: Handler<O["cancelInvitation"]> = async ({ core, principal }, { params }) => {
+  if (!canAdminister(principal)) throw forbidden("only owners and admins can cancel invitations");
+  await core.db.transaction().execute(async (trx) => {
+    const inv = await trx.selectFrom("invitations").select("role").where("id", "=", params.invitationId).where("workspace_id", "=", principal.workspaceId).executeTakeFirst();
+    // Accepted and declined invitations are deleted, so they are not found here either.
+    if (!inv) throw notFound("invitation");
+    // As with adding and removing owners: only an owner undoes an owner's decision about who becomes one.
+    if (inv.role === "owner" && principal.role !== "owner") throw forbidden("only owners can cancel an invitation to the owner role");
+    await trx.deleteFrom("invitations").where("id", "=", params.invitationId).execute();
+  });
 };

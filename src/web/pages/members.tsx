@@ -1,10 +1,10 @@
 // Members (owners and admins): add by email (a new person gets a password-setup link, someone with an account an
-// invitation), change role, remove.
+// invitation), change role, remove; the invitations still pending, with Cancel.
 import { useState } from "preact/hooks";
 import { op } from "../api";
 import { useAction, useLoad } from "../hooks";
-import { useSession } from "../session";
-import type { Member, Page, Role } from "../types";
+import { canAdminister, useSession } from "../session";
+import type { Member, Page, Role, WorkspaceInvitation } from "../types";
 import { Card, ConfirmButton, CopyBlock, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 
 const ROLES: Role[] = ["member", "admin", "owner"];
@@ -12,6 +12,11 @@ const ROLES: Role[] = ["member", "admin", "owner"];
 export function MembersPage() {
   const { session } = useSession();
   const members = useLoad(() => op<Page<Member>>("GET", "/members?limit=200"), "members");
+  const admin = canAdminister(session);
+  const invitations = useLoad(
+    () => (admin ? op<Page<WorkspaceInvitation>>("GET", "/members/invitations?limit=200") : Promise.resolve({ data: [], next_cursor: null })),
+    `invitations-${admin}`,
+  );
   const [email, setEmail] = useState("");
   const [name, setName] = useState("");
   const [role, setRole] = useState<Role>("member");
@@ -26,7 +31,7 @@ export function MembersPage() {
       setInvited(m.status === "invited" ? m.email : null);
       setEmail("");
       setName("");
-      await members.reload();
+      await Promise.all([members.reload(), invitations.reload()]);
     });
   };
   const change = (userId: string, r: Role) => a.run(async () => {
@@ -37,6 +42,12 @@ export function MembersPage() {
     await op("DELETE", `/members/${userId}`);
     await members.reload();
   });
+  const cancelling = useAction();
+  const cancel = (invitationId: string) => cancelling.run(async () => {
+    await op("DELETE", `/members/invitations/${invitationId}`);
+    await invitations.reload();
+  });
+  const pending = invitations.data?.data ?? [];
   return (
     <div class="stack-lg">
       <h1>Members of {session.workspace?.name}</h1>
@@ -94,6 +105,32 @@ export function MembersPage() {
           </div>
         )}
       </Card>
+      {(pending.length > 0 || invitations.error || cancelling.error) && (
+        <Card title="Pending invitations">
+          <ErrorNote message={invitations.error ?? cancelling.error} />
+          <div class="table-wrap">
+            <table>
+              <thead><tr><th>Name</th><th>Email</th><th>Role</th><th>Invited by</th><th>Sent</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+              <tbody>
+                {pending.map((inv) => (
+                  <tr key={inv.id} data-pending-invitation={inv.email}>
+                    <td data-label="Name">{inv.name}</td>
+                    <td data-label="Email">{inv.email}</td>
+                    <td data-label="Role">{inv.role}</td>
+                    <td data-label="Invited by">{inv.invited_by?.name ?? "—"}</td>
+                    <td data-label="Sent">{when(inv.created_at)}</td>
+                    <td class="actions">
+                      {(inv.role !== "owner" || session.role === "owner") && (
+                        <button type="button" class="btn btn-danger-quiet" disabled={cancelling.busy} aria-label={`Cancel the invitation of ${inv.email}`} onClick={() => void cancel(inv.id)}>Cancel</button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </Card>
+      )}
     </div>
   );
 }
