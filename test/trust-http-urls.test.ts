@@ -40,7 +40,7 @@ const http = (steps: unknown[]) => ({ name: `u-${crypto.randomUUID().slice(0, 8)
 
 describe("a step's own URL", () => {
   test("file:, FILE:, data: and other schemes are refused when saved, naming the step's url", async () => {
-    for (const url of ["file:///etc/passwd", "FILE:///etc/passwd", " file:///etc/passwd", "data:text/plain,hi", "chrome://settings", "view-source:http://x.test/", "ftp://x.test/"]) {
+    for (const url of ["file:///etc/passwd", "FILE:///etc/passwd", " file:///etc/passwd", "fi\tle:///etc/passwd", "\nfile:///etc/passwd", "data:text/plain,hi", "chrome://settings", "view-source:http://x.test/", "ftp://x.test/"]) {
       const res = await s.call("POST", `/projects/${project}/automations`, http([{ request: { url: "/ok" } }, { request: { url } }]));
       expect({ url, status: res.status }).toEqual({ url, status: 400 });
       const body = await res.json();
