@@ -6,6 +6,7 @@ import { rmSync } from "node:fs";
 import { openDatabase } from "../src/db/database";
 import { automationsOf, createFeature, generate } from "./helpers/gen-flow";
 import { createAutomation, json, projectWithEnv, type RunRecord, runToEnd, waitForRun } from "./helpers/runs";
+import { databaseBefore } from "./helpers/old-database";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 let s: TestServer;
@@ -92,10 +93,8 @@ describe("migration 0003_url_expectations", () => {
     const dir = tempDir("svc-migrate-urls-");
     try {
       // A database at the shape before the migration: every earlier migration applied, steps stored as then.
-      const fresh = await openDatabase(dir);
-      await fresh.close();
+      await databaseBefore(`${dir}/svc.sqlite`, "0003");
       const sqlite = new Database(`${dir}/svc.sqlite`);
-      sqlite.run("DELETE FROM kysely_migration WHERE name = '0003_url_expectations'");
       const now = new Date().toISOString();
       sqlite.run("INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ('wsp_1', 'w', 'w', ?, ?)", [now, now]);
       sqlite.run("INSERT INTO projects (id, workspace_id, name, slug, description, openapi, created_at, updated_at) VALUES ('prj_1', 'wsp_1', 'p', 'p', '', NULL, ?, ?)", [now, now]);

@@ -128,15 +128,24 @@ describe("uploaded OpenAPI documents are bounded", () => {
   }, 30_000);
 
   test("a document nested deeper than 100 levels → 400 naming the depth limit", async () => {
-    let schema: Record<string, unknown> = { type: "string" };
-    for (let i = 0; i < 60; i++) schema = { type: "object", properties: { inner: schema } };
+    // Written, it nests a few levels; with its $refs followed, each schema puts the next two levels deeper.
+    const schemas: Record<string, unknown> = { S60: { type: "string" } };
+    for (let i = 0; i < 60; i++) schemas[`S${i}`] = { type: "object", properties: { inner: { $ref: `#/components/schemas/S${i + 1}` } } };
     const doc = {
       openapi: "3.0.3", info: { title: "Deep", version: "1" },
-      paths: { "/deep": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema } } } } } } },
+      paths: { "/deep": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema: { $ref: "#/components/schemas/S0" } } } } } } } },
+      components: { schemas },
     };
     const err = await json<{ error: string; message: string; details: { path: string }[] }>(await call("POST", "/projects", { name: "deep", slug: "deep", openapi: doc }), 400);
     expect(err.message).toContain("the document nests deeper than 100 levels");
-    expect(err.details[0]?.path).toStartWith("openapi.paths./deep.get.responses.200.content.application/json.schema.properties.inner");
+    expect(err.details[0]?.path).toStartWith("openapi.");
+    // Nested that deep as written, the request body itself is refused first (bodies nest at most 64 levels).
+    let schema: Record<string, unknown> = { type: "string" };
+    for (let i = 0; i < 60; i++) schema = { type: "object", properties: { inner: schema } };
+    const literal = { ...doc, paths: { "/deep": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema } } } } } } }, components: {} };
+    const refused = await json<{ error: string; message: string }>(await call("POST", "/projects", { name: "deep", slug: "deep", openapi: literal }), 400);
+    expect(refused.message).toContain("nested deeper than 64 levels");
+    expect((await call("GET", "/projects/deep")).status).toBe(404);
   });
 });
 

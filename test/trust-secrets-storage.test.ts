@@ -7,10 +7,8 @@ import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync }
 import { join } from "node:path";
 import { loadConfig } from "../config/load";
 import { backupDataDir, restoreDataDir } from "../src/commands/backup";
-import { Kysely, SqliteDialect } from "kysely";
-import { migrateToLatest } from "../src/db/database";
-import { migrations } from "../src/db/migrations";
 import { startServer } from "../src/server";
+import { databaseBefore } from "./helpers/old-database";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 import { json, projectWithEnv, runToEnd } from "./helpers/runs";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
@@ -150,12 +148,8 @@ test("secrets an older svc stored in plain text are encrypted at the first start
   const dataDir = tempDir("svc-secrets-legacy-");
   try {
     // A database as the svc before encrypted secrets left it, with an environment holding a plain secret.
-    const old = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < "0004"));
     const file = join(dataDir, "svc.sqlite");
-    const sqlite = new Database(file, { create: true });
-    const db = new Kysely<never>({ dialect: new SqliteDialect({ database: { close: () => sqlite.close(), prepare: (q: string) => sqlite.query(q) } as never }) });
-    await migrateToLatest(db as never, file, old);
-    await db.destroy();
+    await databaseBefore(file, "0004");
     const raw = new Database(file);
     const t = new Date().toISOString();
     raw.run("INSERT INTO workspaces (id, slug, name, created_at, updated_at) VALUES ('ws_legacy', 'acme', 'acme', ?1, ?1)", [t]);

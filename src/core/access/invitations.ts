@@ -26,6 +26,11 @@ export async function inviteUser(
   return { id, created_at: t };
 }
 
+/** Who sent an invitation, as both lists show it (null once that account is gone). */
+function inviter(r: { inviter_name: string | null; inviter_email: string | null }): { name: string; email: string } | null {
+  return r.inviter_name !== null && r.inviter_email !== null ? { name: r.inviter_name, email: r.inviter_email } : null;
+}
+
 export const listInvitations: Handler<O["listInvitations"]> = async ({ core, principal }, { query }) => {
   const rows = await core.db
     .selectFrom("invitations as i")
@@ -42,7 +47,7 @@ export const listInvitations: Handler<O["listInvitations"]> = async ({ core, pri
     id: r.id,
     workspace: { id: r.workspace_id, name: r.workspace_name, slug: r.workspace_slug },
     role: r.role,
-    invited_by: r.inviter_name !== null && r.inviter_email !== null ? { name: r.inviter_name, email: r.inviter_email } : null,
+    invited_by: inviter(r),
     created_at: r.created_at,
   }));
 };
@@ -91,7 +96,7 @@ export const listWorkspaceInvitations: Handler<O["listWorkspaceInvitations"]> = 
     email: r.email,
     name: r.name,
     role: r.role,
-    invited_by: r.inviter_name !== null && r.inviter_email !== null ? { name: r.inviter_name, email: r.inviter_email } : null,
+    invited_by: inviter(r),
     created_at: r.created_at,
   }));
 };
