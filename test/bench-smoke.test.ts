@@ -18,6 +18,11 @@ describe("benchmarks (smoke runs)", () => {
     expect(out).toMatch(/svc {2}GET \/projects .*\d+/);
     expect(out).toContain("svc / bare");
   }, 120_000);
+  test("bench/patterns.ts prints RegExp and re2js side by side on a hostile and an everyday pattern", async () => {
+    const out = await smoke("bench/patterns.ts");
+    expect(out).toMatch(/hostile .*RegExp\/re2js [\d.]+/);
+    expect(out).toMatch(/everyday .*RegExp\/re2js [\d.]+/);
+  }, 120_000);
   test("bench/load.ts prints mixed-load figures, zero 5xx, and the rate limit under load", async () => {
     const out = await smoke("bench/load.ts");
     expect(out).toContain("5xx             0");
