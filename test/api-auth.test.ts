@@ -68,7 +68,7 @@ describe("401 for every kind of bad credential", () => {
     const db = new Database(join(s.dataDir, "svc.sqlite"));
     db.query("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(new Date().toISOString(), k.keyId);
     db.close();
-    await Bun.sleep(2); // another process's commit is noticed at most 1 ms late (ChangeTracker)
+    await Bun.sleep(2); // another process's commit is noticed at most 1 ms late (ChangeFeed)
     await expect401(await s.call("GET", "/projects", undefined, k.key));
   });
 });

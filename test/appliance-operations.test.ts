@@ -47,7 +47,7 @@ describe("without a metrics token", () => {
     // The Engine interface is the boundary: an engine whose worker loop died reports healthy() === false.
     let alive = true;
     const engine = { name: "runs", start() {}, stop: async () => {}, healthy: () => alive };
-    const app = healthRoutes(s.server.core.fast, s.dataDir, { engines: () => [engine] })(new Elysia() as never);
+    const app = healthRoutes(s.server.core, { engines: () => [engine] })(new Elysia() as never);
     expect((await app.handle(new Request("http://localhost/readyz"))).status).toBe(200);
     alive = false;
     const r = await app.handle(new Request("http://localhost/readyz"));

@@ -1,5 +1,6 @@
 // `svc admin …`: administration acting directly on the data directory (works with the server stopped or running).
 import type { Command } from "commander";
+import type { AdminStore } from "../core/admin";
 import { UsageError } from "./usage";
 
 function parseExpiry(text: string): string {
@@ -17,16 +18,11 @@ function parseExpiry(text: string): string {
   return new Date(t).toISOString();
 }
 
-async function withDatabase<T>(o: { dataDir?: string; config?: string }, fn: (db: import("../db/database").OpenedDatabase) => Promise<T>): Promise<T> {
+async function withDatabase<T>(o: { dataDir?: string; config?: string }, fn: (d: { db: AdminStore }) => Promise<T>): Promise<T> {
   const { loadConfig } = await import("../../config/load");
-  const { openDatabase } = await import("../db/database");
+  const { withDataDir } = await import("../core/admin");
   const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
-  const db = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms });
-  try {
-    return await fn(db);
-  } finally {
-    await db.close();
-  }
+  return withDataDir(config.data_dir, config.busy_timeout_ms, (db) => fn({ db }));
 }
 
 /** Where people reach the server, for links printed to the operator: base_url, else the configured listener. */
@@ -74,12 +70,12 @@ export function registerAdmin(program: Command): void {
     .action(async (o: { email: string; workspace: string; name: string; expiresIn?: string; json?: boolean; dataDir?: string; config?: string }) => {
       const expiresAt = o.expiresIn ? parseExpiry(o.expiresIn) : null;
       const { createApiKey, findUserByEmail } = await import("../core/access/users");
+      const { findWorkspaceBySlug, isMember } = await import("../core/admin");
       const created = await withDatabase(o, async (d) => {
         const user = await findUserByEmail(d.db, o.email);
-        const ws = await d.db.selectFrom("workspaces").select("id").where("slug", "=", o.workspace).executeTakeFirst();
+        const ws = await findWorkspaceBySlug(d.db, o.workspace);
         if (!user || !ws) throw new UsageError(`no user ${o.email} in workspace ${o.workspace}`);
-        const member = await d.db.selectFrom("memberships").select("role").where("workspace_id", "=", ws.id).where("user_id", "=", user.id).executeTakeFirst();
-        if (!member) throw new UsageError(`${o.email} is not a member of workspace ${o.workspace}`);
+        if (!(await isMember(d.db, ws.id, user.id))) throw new UsageError(`${o.email} is not a member of workspace ${o.workspace}`);
         return createApiKey(d.db, { userId: user.id, workspaceId: ws.id, name: o.name, expiresAt });
       });
       process.stdout.write(o.json ? `${JSON.stringify({ id: created.id, key: created.key, prefix: created.prefix, expires_at: created.expires_at })}\n` : `${created.key}\n`);
@@ -98,9 +94,10 @@ export function registerAdmin(program: Command): void {
     .requiredOption("--email <email>").requiredOption("--workspace <slug>"))
     .action(async (o: { email: string; workspace: string; dataDir?: string; config?: string }) => {
       const { findUserByEmail, removeMembership } = await import("../core/access/users");
+      const { findWorkspaceBySlug } = await import("../core/admin");
       await withDatabase(o, async (d) => {
         const user = await findUserByEmail(d.db, o.email);
-        const ws = await d.db.selectFrom("workspaces").select("id").where("slug", "=", o.workspace).executeTakeFirst();
+        const ws = await findWorkspaceBySlug(d.db, o.workspace);
         if (!user || !ws) throw new UsageError(`no user ${o.email} in workspace ${o.workspace}`);
         await removeMembership(d.db, ws.id, user.id).catch((e: Error) => {
           throw new UsageError(e.message);
@@ -126,10 +123,10 @@ export function registerAdmin(program: Command): void {
     .option("--force", "replace an existing database; the current data is moved to DIR/replaced-<time>/")
     .action(async (o: { from: string; dataDir: string; force?: boolean }) => {
       const { restoreDataDir } = await import("./backup");
-      const { openDatabase } = await import("../db/database");
+      const { migrateDataDir } = await import("../core/admin");
       const r = restoreDataDir(o.from, o.dataDir, o.force === true);
       // Opening applies the migrations a backup from an older svc lacks.
-      await (await openDatabase(o.dataDir)).close();
+      await migrateDataDir(o.dataDir);
       if (r.movedAside) process.stdout.write(`moved the previous data to ${r.movedAside}\n`);
       process.stdout.write(`restored ${o.from} into ${r.database}${r.artifactsRestored ? " with its artifacts" : ""}; start it with: svc serve --data-dir ${o.dataDir}\n`);
     });

@@ -1,11 +1,10 @@
 // What every core operation receives: the services of the running core and the principal acting.
 import { EventEmitter } from "node:events";
 import type { Config } from "../../config/schema";
-import type { ChangeTracker } from "../db/change-tracker";
 import type { Db } from "../db/database";
-import type { FastPaths } from "../db/fast-paths";
 import type { SecretBox } from "../security/secret-box";
 import type { KeyVerifier } from "./auth/verifier";
+import type { ChangeFeed, RunQueueStore, StorageProbe } from "./storage";
 
 export type Role = "owner" | "admin" | "member";
 export type Trigger = "api" | "cli" | "mcp" | "web";
@@ -29,10 +28,12 @@ export interface CoreEvents {
 
 export interface Core {
   db: Db;
-  /** The SQLite-specific hot statements; everything else goes through `db` (Kysely). */
-  fast: FastPaths;
+  /** The hot run-queue statements of the storage dialect; everything else goes through `db` (Kysely). */
+  queue: RunQueueStore;
   /** Tells whether the database may have changed since a given moment (for in-memory read caches). */
-  changes: ChangeTracker;
+  changes: ChangeFeed;
+  /** What readiness asks of the store. */
+  probe: StorageProbe;
   config: Config;
   events: EventEmitter<CoreEvents>;
   keys: KeyVerifier;

@@ -3,13 +3,12 @@ import { EventEmitter } from "node:events";
 import type { Config } from "../../config/schema";
 import type { Database } from "bun:sqlite";
 import { openDatabase } from "../db/database";
-import { FastPaths } from "../db/fast-paths";
 import { KeyVerifier } from "./auth/verifier";
 import { openSecretsKey } from "./environments/secrets";
 import type { Core, CoreEvents } from "./context";
 
 export interface OpenedCore extends Core {
-  /** The raw connection, for administration and tests; operations use `db` and `fast`. */
+  /** The raw connection, for tests that set up or break the file directly; operations use `db` and `queue`. */
   sqlite: Database;
   close(): Promise<void>;
 }
@@ -26,8 +25,9 @@ export async function openCore(config: Config): Promise<OpenedCore> {
   return {
     db: opened.db,
     sqlite: opened.sqlite,
-    fast: new FastPaths(opened.sqlite),
+    queue: opened.queue,
     changes: opened.changes,
+    probe: opened.probe,
     config,
     events,
     keys,

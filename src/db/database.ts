@@ -1,21 +1,24 @@
-// Opens the SQLite database (WAL, foreign keys, busy timeout), wraps it in Kysely and applies migrations.
-// SQLite-specific SQL lives only in src/db/ (here, the migrations and fast-paths.ts).
-import { Database } from "bun:sqlite";
+// Opens the store: the data directory, the SQLite dialect (src/db/sqlite.ts) wrapped in Kysely, and the
+// migrations, applied at start in one transaction.
+import type { Database } from "bun:sqlite";
 import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Kysely, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase } from "kysely";
+import { Kysely } from "kysely";
 import { type Migration, Migrator } from "kysely/migration";
-import { ChangeTracker } from "./change-tracker";
+import type { StorageErrorKind } from "../core/storage";
 import { migrations } from "./migrations";
 import type { DB } from "./schema";
+import { classifySqliteError, openSqliteFile, SqliteChangeFeed, SqliteProbe, SqliteRunQueue, sqliteDialect } from "./sqlite";
 
 export type Db = Kysely<DB>;
 
 export interface OpenedDatabase {
   db: Db;
-  /** The raw connection, for the few hot-path statements that bypass the query builder. */
+  /** The raw connection, for tests that set up or break the file directly; the code uses `db`, `queue` and `probe`. */
   sqlite: Database;
-  changes: ChangeTracker;
+  changes: SqliteChangeFeed;
+  queue: SqliteRunQueue;
+  probe: SqliteProbe;
   path: string;
   close(): Promise<void>;
 }
@@ -26,12 +29,9 @@ export function databasePath(dataDir: string): string {
   return join(dataDir, "svc.sqlite");
 }
 
-/** Kysely's SQLite driver calls `prepare` for every query; bun:sqlite's `query` caches the statement. */
-function withStatementCache(sqlite: Database): SqliteDatabase {
-  return {
-    close: () => sqlite.close(),
-    prepare: (sql: string) => sqlite.query(sql),
-  } as unknown as SqliteDatabase;
+/** How the open store names a failure (busy, disk full, constraint), or null when it is not a storage failure. */
+export function storageErrorKind(e: unknown): StorageErrorKind | null {
+  return classifySqliteError(e);
 }
 
 export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: number } = {}): Promise<OpenedDatabase> {
@@ -49,41 +49,26 @@ export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: numb
   const path = databasePath(dataDir);
   let sqlite: Database;
   try {
-    sqlite = new Database(path, { create: true, strict: false });
-    sqlite.exec(`PRAGMA busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? 5000)}`);
-    sqlite.exec("PRAGMA journal_mode = WAL");
-    sqlite.exec("PRAGMA synchronous = NORMAL");
-    sqlite.exec("PRAGMA foreign_keys = ON");
+    sqlite = openSqliteFile(path, opts.busyTimeoutMs ?? 5000);
   } catch (e) {
     const reason = (e as Error).message;
-    const hint = /disk is full/i.test(reason) ? ": free space on the data directory's filesystem" : "";
+    const hint = storageErrorKind(e) === "disk_full" ? ": free space on the data directory's filesystem" : "";
     throw new DatabaseOpenError(`cannot open the database ${path}: ${reason}${hint}`);
   }
-  const changes = new ChangeTracker(sqlite);
-  const db = new Kysely<DB>({ dialect: new TransactionalSqliteDialect({ database: withStatementCache(sqlite) }), plugins: [changes] });
+  const changes = new SqliteChangeFeed(sqlite);
+  const db = new Kysely<DB>({ dialect: sqliteDialect(sqlite), plugins: [changes] });
   await migrateToLatest(db, path);
   return {
     db,
     sqlite,
     changes,
+    queue: new SqliteRunQueue(sqlite, db, changes),
+    probe: new SqliteProbe(sqlite, db, Object.keys(migrations)),
     path,
     async close() {
       await db.destroy();
     },
   };
-}
-
-/** Kysely's SQLite adapter declares no transactional DDL, so its Migrator would apply migrations one statement
- * at a time; SQLite does roll DDL back, so declaring it makes a start's pending migrations one transaction. */
-class TransactionalDdlAdapter extends SqliteAdapter {
-  override get supportsTransactionalDdl(): boolean {
-    return true;
-  }
-}
-class TransactionalSqliteDialect extends SqliteDialect {
-  override createAdapter(): DialectAdapter {
-    return new TransactionalDdlAdapter();
-  }
 }
 
 export async function migrateToLatest(db: Kysely<DB>, path: string, list: Record<string, Migration> = migrations): Promise<void> {
@@ -99,9 +84,4 @@ export async function migrateToLatest(db: Kysely<DB>, path: string, list: Record
     const failed = results?.find((r) => r.status === "Error");
     throw new DatabaseOpenError(`migration ${failed?.migrationName ?? "?"} failed on ${path}: ${msg}`);
   }
-}
-
-/** A consistent online copy of the database as a plain SQLite file. */
-export function backupDatabase(sqlite: Database, outFile: string): void {
-  sqlite.query("VACUUM INTO ?").run(outFile);
 }

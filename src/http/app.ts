@@ -40,7 +40,7 @@ function allowedMethods(pathname: string): string[] {
   return [...new Set(methodMatchers.filter((m) => m.regex.test(pathname)).map((m) => m.method))];
 }
 
-/** How late a commit by another process may be noticed (see ChangeTracker.refreshExternalIfOlderThan). */
+/** How late a commit by another process may be noticed (see ChangeFeed.refreshExternalIfOlderThan). */
 const EXTERNAL_CHANGES_MAX_AGE_MS = 1;
 
 /** Request ids only need to be unique: a random per-process prefix and a counter. */

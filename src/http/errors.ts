@@ -1,5 +1,6 @@
 // Every non-2xx response: the JSON error shape, with the request id so a 500 can be found in the log.
 import { AppError, type ErrorCode, ERROR_TABLE } from "../manifest/errors";
+import { storageErrorKind } from "../core/storage-errors";
 import { log } from "../logging";
 
 export function errorResponse(code: ErrorCode, message: string, extra: { details?: unknown[]; headers?: Record<string, string>; requestId?: string } = {}): Response {
@@ -12,24 +13,14 @@ export function errorResponse(code: ErrorCode, message: string, extra: { details
   });
 }
 
-function isBusy(e: unknown): boolean {
-  const code = (e as { code?: string })?.code ?? "";
-  const msg = (e as Error)?.message ?? "";
-  return code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED") || /database is locked/i.test(msg);
-}
-
-function isDiskFull(e: unknown): boolean {
-  const code = (e as { code?: string })?.code ?? "";
-  return code.startsWith("SQLITE_FULL") || /database or disk is full/i.test((e as Error)?.message ?? "");
-}
-
 /** Maps anything thrown by a handler to a response; unexpected errors are logged with the request id. */
 export function responseForError(e: unknown, requestId: string): Response {
   if (e instanceof AppError) return errorResponse(e.code, e.message, { details: e.details, requestId });
-  if (isBusy(e)) {
+  const storage = storageErrorKind(e);
+  if (storage === "busy") {
     return errorResponse("unavailable", "the database is busy; retry shortly", { requestId, headers: { "retry-after": "1" } });
   }
-  if (isDiskFull(e)) {
+  if (storage === "disk_full") {
     // SQLite rolled the statement back: nothing was half-written, and the operator must free space.
     log.error("the disk holding the database is full: writes are refused until space is freed", { request_id: requestId });
     return errorResponse("unavailable", "the server's disk is full, so the change was not saved; retry once the operator has freed space", { requestId, headers: { "retry-after": "60" } });

@@ -1,7 +1,7 @@
 // Serialized answers of read-only operations, per workspace and URL, kept only while the database has not
-// changed since they were computed (see ChangeTracker). A hit skips routing, validation and the handler; the
+// changed since they were computed (see ChangeFeed). A hit skips routing, validation and the handler; the
 // key is still verified and the rate limits still apply.
-import type { ChangeTracker } from "../db/change-tracker";
+import type { ChangeFeed } from "../core/storage";
 import type { Operation } from "../manifest/define";
 
 interface Entry {
@@ -23,7 +23,7 @@ export function isCacheable(op: Operation): boolean {
 export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly changes: ChangeTracker) {}
+  constructor(private readonly changes: ChangeFeed) {}
 
   static key(workspaceId: string, url: string): string {
     const i = url.indexOf("/api/");

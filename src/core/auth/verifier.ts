@@ -1,7 +1,7 @@
 // Verifies API keys on the hot path: an in-memory cache of key hashes, invalidated on any change to keys or
 // memberships (in this process directly, from other processes through SQLite's data_version, which the HTTP
 // layer refreshes at the start of every request).
-import type { ChangeTracker } from "../../db/change-tracker";
+import type { ChangeFeed } from "../storage";
 import type { Db } from "../../db/database";
 import { hashApiKey, isWellFormedApiKey, sameDigest } from "../../security/api-keys";
 import type { Role } from "../context";
@@ -28,7 +28,7 @@ export class KeyVerifier {
 
   constructor(
     private readonly db: Db,
-    private readonly changes: ChangeTracker,
+    private readonly changes: ChangeFeed,
   ) {
     this.seenVersion = changes.externalVersion();
   }

@@ -46,7 +46,7 @@ export const INTERRUPTED_GENERATION_MESSAGE = "interrupted by server restart: st
 export async function claimNextGeneration(core: Core): Promise<ClaimedGeneration | null> {
   const t = nowIso();
   const progress = JSON.stringify({ stage: "starting", done: 0, total: 0 });
-  const row = core.fast.claimNextGeneration(t, progress);
+  const row = await core.queue.claimNextGeneration(t, progress);
   if (!row) return null;
   const feature = await core.db.selectFrom("features").selectAll().where("id", "=", row.feature_id).executeTakeFirst();
   if (!feature) {

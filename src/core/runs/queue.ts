@@ -1,12 +1,12 @@
 // The database side of the run queue: claiming runs atomically, recording progress and attempts, finishing
 // many runs in one transaction, and recovering runs a dead process left `running`.
 import { sql } from "kysely";
-import type { StoredEnvironment } from "../../db/fast-paths";
 import type { Core } from "../context";
 import { protectedHosts } from "../environments/protection";
 import { openSecrets } from "../environments/secrets";
 import { parseJson } from "../shared/json";
 import { nowIso } from "../shared/time";
+import type { StoredEnvironment } from "../storage";
 import type { RunSpec } from "./operations";
 
 export type FinalRunStatus = "passed" | "failed" | "error" | "timed_out" | "cancelled";
@@ -70,14 +70,6 @@ export interface RunOutcome {
   attempts: RunAttempt[];
 }
 
-/**
- * The hot statements (src/db/fast-paths.ts) run while holding Kysely's connection, so they never interleave
- * with a Kysely transaction of another request.
- */
-function withConnection<T>(core: Core, work: () => T): Promise<T> {
-  return core.db.connection().execute(async () => work());
-}
-
 function runEnvironment(core: Core, e: StoredEnvironment): RunEnvironment {
   const variables = parseJson<Record<string, string>>(e.variables, {});
   const opened = openSecrets(core.secrets, e);
@@ -94,19 +86,10 @@ function runEnvironment(core: Core, e: StoredEnvironment): RunEnvironment {
 export async function claimQueuedRuns(core: Core, limit: number): Promise<ClaimedRun[]> {
   if (limit <= 0) return [];
   const t = nowIso();
-  const { rows, envs } = await withConnection(core, () => {
-    const claimed = core.fast.claimQueuedRuns(t, limit);
-    const found = new Map<string, RunEnvironment>();
-    for (const r of claimed) {
-      if (r.environment_id === null || found.has(r.environment_id)) continue;
-      const e = core.fast.environment(r.environment_id);
-      if (e) found.set(r.environment_id, runEnvironment(core, e));
-    }
-    return { rows: claimed, envs: found };
-  });
+  const { runs: rows, environments } = await core.queue.claimQueuedRuns(t, limit);
   if (rows.length === 0) return [];
-  // Read caches key on a change counter that only sees writes sent through Kysely.
-  core.changes.noteWrite();
+  const envs = new Map<string, RunEnvironment>();
+  for (const [id, e] of environments) envs.set(id, runEnvironment(core, e));
   rows.sort((a, b) => (a.id < b.id ? -1 : 1));
   return rows.map((r) => ({
     id: r.id, claim: r.claim, projectId: r.project_id, automationId: r.automation_id, automationName: r.automation_name,
@@ -127,8 +110,7 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
     id: o.id, claim: o.claim, automationId: o.automationId, status: o.status, finishedAt: o.finishedAt, durationMs: o.durationMs,
     error: o.error, summaryJson: JSON.stringify(o.summary), resultsJson: o.resultsJson, attemptsJson: JSON.stringify(o.attempts),
   }));
-  await withConnection(core, () => core.fast.finishRuns(t, rows));
-  core.changes.noteWrite();
+  await core.queue.finishRuns(t, rows);
 }
 
 /** Saves the steps reached so far (long runs show progress; a crash keeps what was done). */

@@ -5,7 +5,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../../db/database";
 import { runStatsReader } from "./stats";
-import { FastPaths } from "../../db/fast-paths";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-stats-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -23,7 +22,7 @@ test("counts runs per status, zero for absent statuses, and the queue depth", as
       [`run_${i}`, status, t, t],
     ),
   );
-  const stats = runStatsReader(new FastPaths(d.sqlite))();
+  const stats = await runStatsReader(d.queue)();
   expect(stats.byStatus).toEqual({ queued: 3, running: 1, passed: 2, failed: 1, error: 0, timed_out: 0, cancelled: 0 });
   expect(stats.queueDepth).toBe(3);
   await d.close();

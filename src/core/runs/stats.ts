@@ -1,6 +1,6 @@
 // Counts of runs by status for metrics: one grouped query on the runs_status index, cheap enough per scrape.
-import type { FastPaths } from "../../db/fast-paths";
 import { RunStatus } from "../../manifest/records";
+import type { RunQueueStore } from "../storage";
 
 export interface RunStats {
   /** Every status of the manifest, zero when no run has it. */
@@ -9,11 +9,11 @@ export interface RunStats {
   queueDepth: number;
 }
 
-/** Reads with a cached statement (metrics are scraped often and need no query builder). */
-export function runStatsReader(fast: FastPaths): () => RunStats {
-  return () => {
+/** Reads with the store's hot statement (metrics are scraped often and need no query builder). */
+export function runStatsReader(queue: RunQueueStore): () => Promise<RunStats> {
+  return async () => {
     const byStatus: Record<string, number> = Object.fromEntries(RunStatus.options.map((s) => [s, 0]));
-    for (const row of fast.runCountsByStatus()) byStatus[row.status] = row.n;
+    for (const row of await queue.runCountsByStatus()) byStatus[row.status] = row.n;
     return { byStatus, queueDepth: byStatus.queued ?? 0 };
   };
 }

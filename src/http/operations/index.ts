@@ -9,8 +9,8 @@ serverExtensions.http.push((core, runtime) => {
   const metrics = new MetricsRegistry();
   return {
     plugins: [
-      healthRoutes(core.fast, core.config.data_dir, runtime),
-      metricsRoute(metrics, runStatsReader(core.fast), core.config.metrics.token),
+      healthRoutes(core, runtime),
+      metricsRoute(metrics, runStatsReader(core.queue), core.config.metrics.token),
       downloadRoutes(core.config),
     ],
     onFinished: (request, response, durationMs) => metrics.observe(request, response, durationMs),

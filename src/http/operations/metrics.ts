@@ -119,14 +119,14 @@ function tokenMatches(header: string | null, token: string): boolean {
   return given.length === wanted.length && timingSafeEqual(given, wanted);
 }
 
-export function metricsRoute(registry: MetricsRegistry, readRuns: () => RunStats, token: string | undefined) {
+export function metricsRoute(registry: MetricsRegistry, readRuns: () => Promise<RunStats>, token: string | undefined) {
   return (app: Elysia) =>
-    app.get("/metrics", ({ request }) => {
+    app.get("/metrics", async ({ request }) => {
       if (token && !tokenMatches(request.headers.get("authorization"), token)) {
         return errorResponse("unauthorized", "GET /metrics needs Authorization: Bearer <metrics.token>", {
           headers: { "www-authenticate": 'Bearer realm="metrics"' },
         });
       }
-      return new Response(registry.render(readRuns()), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+      return new Response(registry.render(await readRuns()), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
     }) as unknown as Elysia;
 }

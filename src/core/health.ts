@@ -1,0 +1,75 @@
+// Readiness: the database writable, the disk not full, every migration applied, the engines alive. The HTTP
+// route (/readyz) only renders what this finds.
+import { statfsSync } from "node:fs";
+import type { Core } from "./context";
+
+export interface Check {
+  ok: boolean;
+  message?: string;
+}
+
+export interface Readiness {
+  ready: boolean;
+  checks: { database: Check; disk: Check; migrations: Check; engines: Record<string, Check> };
+  /** One line per failing check, "name: reason". */
+  failing: string[];
+}
+
+/** What readiness needs to know of an engine running in this process. */
+export interface EngineHealth {
+  name: string;
+  healthy?(): boolean;
+}
+
+/** Below this much free space the next write may fail: a load balancer should send traffic elsewhere. */
+export const MIN_FREE_BYTES = 512 * 1024;
+
+/** A write that leaves nothing behind: proves the file is writable and not locked beyond the busy timeout. */
+async function checkWritable(core: Core): Promise<Check> {
+  try {
+    await core.probe.assertWritable();
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, message: `the database is not writable: ${(e as Error).message}` };
+  }
+}
+
+/** Free space on the filesystem holding the data directory (a full disk still lets BEGIN/ROLLBACK pass). */
+function checkDisk(dataDir: string): Check {
+  try {
+    const fs = statfsSync(dataDir);
+    const free = fs.bavail * fs.bsize;
+    if (free >= MIN_FREE_BYTES) return { ok: true };
+    return { ok: false, message: `the disk holding the data directory is full (${Math.floor(free / 1024)} KiB free): free space on it` };
+  } catch (e) {
+    return { ok: false, message: `cannot read the free space of the data directory: ${(e as Error).message}` };
+  }
+}
+
+async function checkMigrations(core: Core): Promise<Check> {
+  try {
+    const missing = await core.probe.missingMigrations();
+    return missing.length === 0 ? { ok: true } : { ok: false, message: `migrations not applied: ${missing.join(", ")}` };
+  } catch (e) {
+    return { ok: false, message: `cannot read the migration table: ${(e as Error).message}` };
+  }
+}
+
+function checkEngines(engines: readonly EngineHealth[]): Record<string, Check> {
+  const out: Record<string, Check> = {};
+  for (const engine of engines) {
+    // An engine without a health signal counts as alive once started: there is nothing else to ask it.
+    const ok = engine.healthy ? engine.healthy() : true;
+    out[engine.name] = ok ? { ok } : { ok, message: `the ${engine.name} engine is not taking work` };
+  }
+  return out;
+}
+
+export async function readiness(core: Core, engines: readonly EngineHealth[]): Promise<Readiness> {
+  const engineChecks = checkEngines(engines);
+  const checks = { database: await checkWritable(core), disk: checkDisk(core.config.data_dir), migrations: await checkMigrations(core), engines: engineChecks };
+  const failing = ([["database", checks.database], ["disk", checks.disk], ["migrations", checks.migrations], ...Object.entries(engineChecks)] as [string, Check][])
+    .filter(([, c]) => !c.ok)
+    .map(([name, c]) => `${name}: ${c.message ?? "failing"}`);
+  return { ready: failing.length === 0, checks, failing };
+}

@@ -1,0 +1,82 @@
+// What the core needs from a storage dialect beyond the query builder: the hot run-queue statements, the
+// change feed read caches key on, readiness probes, error classification and backups. The core owns these
+// interfaces; src/db/sqlite.ts implements them for SQLite, and another backend is one more implementation.
+
+/** A storage failure in the core's words, whatever the backend called it. */
+export type StorageErrorKind = "busy" | "disk_full" | "constraint";
+
+/** Tells whether the database may have changed since a given moment (for in-memory read caches). */
+export interface ChangeFeed {
+  /** Changes whenever the database may have changed, in this process or (as of the last refresh) another. */
+  version(): string;
+  /** What other connections have committed, as of the last refresh. */
+  externalVersion(): number;
+  /** Reads what other connections have committed; called at the start of each request rather than per check. */
+  refreshExternal(): number;
+  /** Refreshes unless the last refresh is younger than `maxAgeMs`. */
+  refreshExternalIfOlderThan(maxAgeMs: number): void;
+}
+
+export interface ClaimedRunRow {
+  id: string;
+  claim: number;
+  project_id: string;
+  automation_id: string;
+  automation_name: string;
+  started_at: string;
+  spec: string;
+  environment_id: string | null;
+}
+
+export interface StoredEnvironment {
+  id: string;
+  name: string;
+  variables: string;
+  secrets: string;
+  secrets_sealed: number;
+  protected: number;
+  allowed_hosts: string | null;
+}
+
+export interface FinishedRunRow {
+  id: string;
+  claim: number;
+  automationId: string;
+  status: string;
+  finishedAt: string;
+  durationMs: number;
+  error: string | null;
+  summaryJson: string;
+  resultsJson: string;
+  attemptsJson: string;
+}
+
+export interface ClaimedGenerationRow {
+  id: string;
+  project_id: string;
+  feature_id: string;
+  strategy: string;
+}
+
+/**
+ * The statements too hot for the query builder. Each one is complete on its own: it never interleaves with
+ * another request's transaction, and a write is reported to the change feed, so callers add nothing.
+ */
+export interface RunQueueStore {
+  /** Marks up to `limit` of the oldest queued runs `running` (no two workers get the same run), with their environments as stored. */
+  claimQueuedRuns(now: string, limit: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }>;
+  /** Writes finished runs in one transaction; a run no longer `running` under its claim is not overwritten. */
+  finishRuns(now: string, rows: FinishedRunRow[]): Promise<void>;
+  /** Marks the oldest queued generation `running` (no two workers take the same job). */
+  claimNextGeneration(now: string, progressJson: string): Promise<ClaimedGenerationRow | null>;
+  /** Runs per status. */
+  runCountsByStatus(): Promise<{ status: string; n: number }[]>;
+}
+
+/** What readiness asks of the store. */
+export interface StorageProbe {
+  /** Throws unless a write transaction can be opened now (within the busy timeout); leaves nothing behind. */
+  assertWritable(): Promise<void>;
+  /** The migrations this binary knows that the database has not applied. */
+  missingMigrations(): Promise<string[]>;
+}

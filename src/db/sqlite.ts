@@ -1,0 +1,298 @@
+// The SQLite dialect: everything specific to SQLite lives here — the connection's pragmas, the statement cache,
+// the hot run-queue statements on the raw connection, the change feed, error classification, backups. It
+// implements the interfaces the core owns (src/core/storage.ts); a PostgreSQL dialect would be one more module.
+import { Database } from "bun:sqlite";
+import {
+  type DialectAdapter,
+  type Kysely,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  SqliteAdapter,
+  type SqliteDatabase,
+  SqliteDialect,
+  type UnknownRow,
+} from "kysely";
+import type {
+  ChangeFeed,
+  ClaimedGenerationRow,
+  ClaimedRunRow,
+  FinishedRunRow,
+  RunQueueStore,
+  StorageErrorKind,
+  StorageProbe,
+  StoredEnvironment,
+} from "../core/storage";
+import type { DB } from "./schema";
+
+/** Opens (creating if needed) the file with the pragmas svc relies on: WAL, foreign keys, a busy timeout. */
+export function openSqliteFile(path: string, busyTimeoutMs: number): Database {
+  const sqlite = new Database(path, { create: true, strict: false });
+  sqlite.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
+  sqlite.exec("PRAGMA journal_mode = WAL");
+  sqlite.exec("PRAGMA synchronous = NORMAL");
+  sqlite.exec("PRAGMA foreign_keys = ON");
+  return sqlite;
+}
+
+/** Kysely's SQLite driver calls `prepare` for every query; bun:sqlite's `query` caches the statement. */
+function withStatementCache(sqlite: Database): SqliteDatabase {
+  return {
+    close: () => sqlite.close(),
+    prepare: (sql: string) => sqlite.query(sql),
+  } as unknown as SqliteDatabase;
+}
+
+/** Kysely's SQLite adapter declares no transactional DDL, so its Migrator would apply migrations one statement
+ * at a time; SQLite does roll DDL back, so declaring it makes a start's pending migrations one transaction. */
+class TransactionalDdlAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+class TransactionalSqliteDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlAdapter();
+  }
+}
+
+/** The Kysely dialect over an open connection (one connection: Kysely serializes its use). */
+export function sqliteDialect(sqlite: Database): SqliteDialect {
+  return new TransactionalSqliteDialect({ database: withStatementCache(sqlite) });
+}
+
+const READ_KINDS = new Set(["SelectQueryNode"]);
+
+/**
+ * Knows when the database may have changed: a counter bumped by every write this process sends through Kysely
+ * (and by the hot statements below), combined with SQLite's data_version, which moves when ANOTHER connection
+ * commits.
+ */
+export class SqliteChangeFeed implements ChangeFeed, KyselyPlugin {
+  private writes = 0;
+  private external = 0;
+  private refreshedAt = Number.NEGATIVE_INFINITY;
+  private readonly dataVersion: { get(): unknown };
+
+  constructor(sqlite: Database) {
+    this.dataVersion = sqlite.query("PRAGMA data_version");
+    this.refreshExternal();
+  }
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    // Anything that is not a plain SELECT (inserts, updates, deletes, raw SQL, schema changes) counts as a write.
+    if (!READ_KINDS.has(args.node.kind)) this.writes++;
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+
+  /** Counts a write that bypassed Kysely (only the statements of this module do). */
+  noteWrite(): void {
+    this.writes++;
+  }
+
+  refreshExternal(): number {
+    this.external = (this.dataVersion.get() as { data_version: number }).data_version;
+    this.refreshedAt = performance.now();
+    return this.external;
+  }
+
+  /**
+   * The HTTP layer calls it per request with 1 ms: reading data_version costs ~2 µs, a third of a cached read,
+   * and a commit by another process (`svc admin`, a restore) becomes visible at most 1 ms late. Writes of this
+   * process are seen at once either way.
+   */
+  refreshExternalIfOlderThan(maxAgeMs: number): void {
+    if (performance.now() - this.refreshedAt >= maxAgeMs) this.refreshExternal();
+  }
+
+  externalVersion(): number {
+    return this.external;
+  }
+
+  version(): string {
+    return `${this.writes}:${this.external}`;
+  }
+}
+
+/**
+ * Runs `work` on the raw connection while holding Kysely's connection, so it never lands inside (and is never
+ * rolled back with) a transaction another request has open on the same connection.
+ */
+function holdingConnection<T>(db: Kysely<DB>, work: () => T): Promise<T> {
+  return db.connection().execute(async () => work());
+}
+
+/**
+ * The few statements too hot for the query builder (Kysely's query building was a third of the per-run cost),
+ * on the raw connection with cached prepared statements. Each takes the connection and notes its writes itself.
+ */
+export class SqliteRunQueue implements RunQueueStore {
+  constructor(
+    private readonly sqlite: Database,
+    private readonly db: Kysely<DB>,
+    private readonly changes: SqliteChangeFeed,
+  ) {}
+
+  async claimQueuedRuns(now: string, limit: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
+    const claimed = await holdingConnection(this.db, () => {
+      const runs = this.sqlite
+        .query<ClaimedRunRow, [string, string, number]>(
+          `UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?2
+           WHERE id IN (SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at LIMIT ?3)
+           RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`,
+        )
+        .all(now, now, limit);
+      const environments = new Map<string, StoredEnvironment>();
+      const read = this.sqlite.query<StoredEnvironment, [string]>(
+        "SELECT id, name, variables, secrets, secrets_sealed, protected, allowed_hosts FROM environments WHERE id = ?1",
+      );
+      for (const r of runs) {
+        if (r.environment_id === null || environments.has(r.environment_id)) continue;
+        const e = read.get(r.environment_id);
+        if (e) environments.set(r.environment_id, e);
+      }
+      return { runs, environments };
+    });
+    if (claimed.runs.length > 0) this.changes.noteWrite();
+    return claimed;
+  }
+
+  /** A cancelled run still gets the results it reached; the automation's last run moves only if it is this run. */
+  async finishRuns(now: string, rows: FinishedRunRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await holdingConnection(this.db, () => {
+      const finish = this.sqlite.query(
+        `UPDATE runs SET status = ?1, finished_at = ?2, duration_ms = ?3, summary = ?4, error = ?5, results = ?6, attempts = ?7, updated_at = ?8
+         WHERE id = ?9 AND status = 'running' AND claim = ?10`,
+      );
+      const keepCancelled = this.sqlite.query(
+        "UPDATE runs SET results = ?1, summary = ?2, attempts = ?3, updated_at = ?4 WHERE id = ?5 AND claim = ?6 AND status = 'cancelled'",
+      );
+      const lastRun = this.sqlite.query("UPDATE automations SET last_run_status = ?1, last_run_at = ?2 WHERE id = ?3 AND last_run_id = ?4");
+      this.sqlite.transaction((batch: FinishedRunRow[]) => {
+        for (const o of batch) {
+          if (o.status === "cancelled") {
+            keepCancelled.run(o.resultsJson, o.summaryJson, o.attemptsJson, now, o.id, o.claim);
+            continue;
+          }
+          const r = finish.run(o.status, o.finishedAt, o.durationMs, o.summaryJson, o.error, o.resultsJson, o.attemptsJson, now, o.id, o.claim);
+          if (r.changes > 0) lastRun.run(o.status, o.finishedAt, o.automationId, o.id);
+        }
+      })(rows);
+    });
+    this.changes.noteWrite();
+  }
+
+  async claimNextGeneration(now: string, progressJson: string): Promise<ClaimedGenerationRow | null> {
+    const row = await holdingConnection(this.db, () =>
+      this.sqlite
+        .query<ClaimedGenerationRow, [string, string]>(
+          `UPDATE generations SET status = 'running', started_at = ?1, updated_at = ?1, progress = ?2
+           WHERE id = (SELECT id FROM generations WHERE status = 'queued' ORDER BY created_at, id LIMIT 1) AND status = 'queued'
+           RETURNING id, project_id, feature_id, strategy`,
+        )
+        .get(now, progressJson),
+    );
+    if (row) this.changes.noteWrite();
+    return row;
+  }
+
+  /** One grouped query on the status index. */
+  runCountsByStatus(): Promise<{ status: string; n: number }[]> {
+    return holdingConnection(this.db, () =>
+      this.sqlite.query<{ status: string; n: number }, []>("SELECT status, COUNT(*) AS n FROM runs GROUP BY status").all(),
+    );
+  }
+}
+
+export class SqliteProbe implements StorageProbe {
+  constructor(
+    private readonly sqlite: Database,
+    private readonly db: Kysely<DB>,
+    private readonly known: string[],
+  ) {}
+
+  /** BEGIN IMMEDIATE takes the write lock (within the busy timeout) without writing anything. */
+  async assertWritable(): Promise<void> {
+    await holdingConnection(this.db, () => this.sqlite.exec("BEGIN IMMEDIATE; ROLLBACK;"));
+  }
+
+  async missingMigrations(): Promise<string[]> {
+    const applied = await holdingConnection(this.db, () =>
+      this.sqlite.query<{ name: string }, []>("SELECT name FROM kysely_migration").all().map((r) => r.name),
+    );
+    const have = new Set(applied);
+    return this.known.filter((m) => !have.has(m));
+  }
+}
+
+/** SQLite's result codes (and, for errors raised before a code is set, its messages) in the core's words. */
+export function classifySqliteError(e: unknown): StorageErrorKind | null {
+  const code = (e as { code?: unknown })?.code;
+  const text = typeof code === "string" ? code : "";
+  const msg = (e as Error)?.message ?? "";
+  if (text.startsWith("SQLITE_BUSY") || text.startsWith("SQLITE_LOCKED") || /database is locked/i.test(msg)) return "busy";
+  if (text.startsWith("SQLITE_FULL") || /database or disk is full/i.test(msg)) return "disk_full";
+  if (text.startsWith("SQLITE_CONSTRAINT")) return "constraint";
+  return null;
+}
+
+/** A consistent online copy of the database file as a plain SQLite file, without migrating the source. */
+export function backupSqliteFile(source: string, outFile: string, busyTimeoutMs: number): void {
+  const sqlite = new Database(source, { readwrite: true, create: false });
+  try {
+    sqlite.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
+    sqlite.query("VACUUM INTO ?").run(outFile);
+  } finally {
+    sqlite.close();
+  }
+}
+
+/** What a backup file holds, read without changing it. */
+export interface BackupContents {
+  /** Problems the integrity check found; empty when the file is intact. */
+  damage: string[];
+  /** The migrations applied to it (read only when intact). */
+  migrations: string[];
+}
+
+export class UnreadableBackupError extends Error {}
+
+/**
+ * Throws UnreadableBackupError when the file cannot be opened as SQLite; any other error means the file opened
+ * but is not an svc database.
+ */
+export function readSqliteBackup(file: string): BackupContents {
+  let db: Database;
+  try {
+    db = new Database(file, { readonly: true });
+  } catch (e) {
+    throw new UnreadableBackupError((e as Error).message);
+  }
+  try {
+    const integrity = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").all();
+    if (integrity.length !== 1 || integrity[0]?.integrity_check !== "ok") {
+      return { damage: integrity.map((r) => r.integrity_check), migrations: [] };
+    }
+    const migrations = db.query<{ name: string }, []>("SELECT name FROM kysely_migration").all().map((r) => r.name);
+    return { damage: [], migrations };
+  } finally {
+    db.close();
+  }
+}
+
+/** The ids of the runs in a database file. */
+export function runIdsInSqliteFile(file: string): string[] {
+  const copy = new Database(file, { readonly: true });
+  try {
+    return copy.query<{ id: string }, []>("SELECT id FROM runs").all().map((r) => r.id);
+  } finally {
+    copy.close();
+  }
+}
