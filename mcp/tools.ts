@@ -3,7 +3,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { ApiClient, ApiResponse } from "../src/client/api-client";
-import { ClientError } from "../src/client/errors";
+import { ClientError, mcpIsErrorFor } from "../src/client/errors";
 import { objectShape } from "../src/client/schema-fields";
 import { type Operation, operations } from "../src/manifest/index";
 
@@ -43,7 +43,7 @@ export function summarize(op: Operation, json: unknown): string {
 export function errorResult(e: unknown): CallToolResult {
   const err = e instanceof ClientError ? e : new ClientError(0, "internal_error", (e as Error)?.message ?? String(e));
   const body = err.toJSON();
-  return { isError: true, content: [{ type: "text", text: `${err.error}: ${err.message}${(err.details ?? []).map((d) => `\n  ${d.path}: ${d.message}`).join("")}` }], structuredContent: body };
+  return { isError: mcpIsErrorFor(err), content: [{ type: "text", text: `${err.error}: ${err.message}${(err.details ?? []).map((d) => `\n  ${d.path}: ${d.message}`).join("")}` }], structuredContent: body };
 }
 
 export function successResult(op: Operation, res: ApiResponse): CallToolResult {

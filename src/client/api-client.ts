@@ -2,6 +2,7 @@
 import type { z } from "zod";
 import { API_PREFIX, type Operation, ops, type RawResponse } from "../manifest/index";
 import type { OpKey, Ops } from "../manifest/index";
+import { codeForStatus } from "../manifest/errors";
 import { ClientError } from "./errors";
 import { splitInput } from "./schema-fields";
 
@@ -70,11 +71,6 @@ export interface SendOptions {
   signal?: AbortSignal;
 }
 
-const STATUS_CODES: Record<number, string> = {
-  400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
-  409: "conflict", 413: "payload_too_large", 415: "unsupported_media_type", 429: "rate_limited", 500: "internal_error", 503: "unavailable",
-};
-
 function headerNumber(h: Headers, name: string): number | null {
   const v = h.get(name);
   if (v === null || v.trim() === "") return null;
@@ -111,7 +107,7 @@ function errorFromBody(status: number, text: string, retryAfter: number | null):
     // not JSON: a proxy's page or a crash; fall through to a generic error
   }
   const snippet = text.trim().slice(0, 200);
-  return new ClientError(status, STATUS_CODES[status] ?? (status >= 500 ? "internal_error" : "invalid_request"), `HTTP ${status}${snippet ? `: ${snippet}` : ""}`, undefined, retryAfter ?? undefined);
+  return new ClientError(status, codeForStatus(status), `HTTP ${status}${snippet ? `: ${snippet}` : ""}`, undefined, retryAfter ?? undefined);
 }
 
 export class ApiClient {

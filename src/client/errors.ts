@@ -1,5 +1,5 @@
 // The one error the client raises: an API error body, or a network/timeout/bad-response problem in the same shape.
-import { ERROR_TABLE, type ErrorCode } from "../manifest/errors";
+import { codeForStatus, ERROR_TABLE, type ErrorCode, isErrorCode } from "../manifest/errors";
 
 /** Codes the client itself adds for problems that never reached (or never came back from) the API. */
 export type ClientSideCode = "network_error" | "timeout" | "invalid_response";
@@ -27,12 +27,14 @@ export class ClientError extends Error {
   }
 }
 
-/** The CLI exit code for an error: the manifest's table for API codes, else by status; 6 for anything that is the server's or network's fault. */
+/** The CLI exit code for an error, from the manifest's table: by its code, else by its status; no response at all is the network's fault. */
 export function exitCodeFor(e: ClientError): number {
-  if (e.error in ERROR_TABLE) return ERROR_TABLE[e.error as ErrorCode].exit;
-  if (e.status === 401 || e.status === 403) return 3;
-  if (e.status === 404) return 4;
-  if (e.status === 429) return 5;
-  if (e.status >= 400 && e.status < 500) return 2;
-  return 6;
+  if (isErrorCode(e.error)) return ERROR_TABLE[e.error].exit;
+  return ERROR_TABLE[e.status >= 400 ? codeForStatus(e.status) : "internal_error"].exit;
+}
+
+/** Whether an MCP tool result for this error is marked isError, from the manifest's table. */
+export function mcpIsErrorFor(e: ClientError): boolean {
+  if (isErrorCode(e.error)) return ERROR_TABLE[e.error].mcpIsError;
+  return ERROR_TABLE[e.status >= 400 ? codeForStatus(e.status) : "internal_error"].mcpIsError;
 }

@@ -96,7 +96,7 @@ export function createHttpService(opts: AppOptions): HttpService {
       return errorResponse("internal_error", `internal error; quote request id ${state?.id ?? "?"}`, { requestId: state?.id });
     })
     .get("/api/v1/openapi.json", () => {
-      openapi ??= JSON.stringify(buildOpenApiDocument(VERSION, core.config.base_url));
+      openapi ??= JSON.stringify(buildOpenApiDocument(VERSION, { serverUrl: core.config.base_url, rateLimits: rl.enabled }));
       return new Response(openapi, { headers: { "content-type": "application/json; charset=utf-8" } });
     });
   // Routes are added by mutation below; the plain type keeps plugins simple to write.

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { API_PREFIX, operations } from "../manifest";
 import type { Operation } from "../manifest/define";
-import { ERROR_TABLE, ErrorBody } from "../manifest/errors";
+import { ERROR_TABLE, ErrorBody, type ErrorCode } from "../manifest/errors";
 
 type Json = Record<string, unknown>;
 
@@ -63,38 +63,83 @@ function parametersOf(op: Operation, c: ComponentCollector) {
     const { description, ...s } = schema;
     params.push({ name, in: "query", required: querySchema.required?.includes(name) ?? false, schema: s, ...(description ? { description } : {}) });
   }
-  if (op.startsWork) {
-    params.push({
-      name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", maxLength: 255 },
-      description: "The same key within 24 h returns the first response instead of starting the work again",
-    });
-  }
+  if (op.startsWork) params.push({ $ref: "#/components/parameters/IdempotencyKey" });
   return params;
 }
 
 const errorRef = { $ref: "#/components/schemas/Error" };
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
-function responsesOf(op: Operation, c: ComponentCollector): Json {
+/** Headers on every response of the API; the RateLimit-* ones only while rate limits are on. */
+function commonHeaders(rateLimits: boolean): Json {
+  return {
+    "X-Request-Id": headerRef("X-Request-Id"),
+    ...(rateLimits ? { "RateLimit-Limit": headerRef("RateLimit-Limit"), "RateLimit-Remaining": headerRef("RateLimit-Remaining"), "RateLimit-Reset": headerRef("RateLimit-Reset") } : {}),
+  };
+}
+
+/**
+ * Every error code an operation can answer: the ones its handler declares, plus those the pipeline in front of
+ * every handler sends (see src/http/mount.ts and src/http/app.ts).
+ */
+export function answerableErrors(op: Operation, rateLimits: boolean): ErrorCode[] {
+  // 400: a malformed Host header is refused before routing; 413: every request's body is read within the limit;
+  // 503: the database is busy or its disk full.
+  const codes = new Set<ErrorCode>(["invalid_request", "unauthorized", "payload_too_large", "internal_error", "unavailable", ...op.errors]);
+  if (rateLimits) codes.add("rate_limited");
+  // A state change from a web session without its CSRF token, or a key calling a session-only operation.
+  if (op.method !== "GET" || op.sessionOnly) codes.add("forbidden");
+  // A path parameter that is not a valid id is simply not found.
+  if (op.path.includes("{")) codes.add("not_found");
+  if (op.body) codes.add("unsupported_media_type");
+  return [...codes].sort((a, b) => ERROR_TABLE[a].status - ERROR_TABLE[b].status);
+}
+
+function responsesOf(op: Operation, c: ComponentCollector, rateLimits: boolean): Json {
   const responses: Json = {};
-  if (op.response === null) responses["204"] = { description: "Done" };
+  const headers = commonHeaders(rateLimits);
+  const successHeaders = op.startsWork ? { ...headers, "Idempotent-Replayed": headerRef("Idempotent-Replayed") } : headers;
+  if (op.response === null) responses["204"] = { description: "Done", headers: successHeaders };
   else if ("raw" in op.response) {
-    responses[String(op.successStatus)] = { description: op.response.description, content: { [op.response.contentType]: { schema: { type: "string", format: "binary" } } } };
+    responses[String(op.successStatus)] = {
+      description: op.response.description,
+      headers: successHeaders,
+      content: { [op.response.contentType]: { schema: { type: "string", format: "binary" } } },
+    };
   } else {
-    responses[String(op.successStatus)] = { description: "Success", content: { "application/json": { schema: c.convert(op.response, "output") } } };
+    responses[String(op.successStatus)] = { description: "Success", headers: successHeaders, content: { "application/json": { schema: c.convert(op.response, "output") } } };
   }
-  const codes = new Set<keyof typeof ERROR_TABLE>(["unauthorized", "rate_limited", "internal_error", ...op.errors]);
-  if (op.body || Object.keys((op.query as z.ZodObject).shape ?? {}).length > 0) codes.add("invalid_request");
-  if (op.body) {
-    codes.add("payload_too_large");
-    codes.add("unsupported_media_type");
-  }
-  for (const code of codes) {
-    responses[String(ERROR_TABLE[code].status)] = { description: code, content: { "application/json": { schema: errorRef } } };
+  for (const code of answerableErrors(op, rateLimits)) {
+    const retry = code === "rate_limited" || code === "unavailable";
+    responses[String(ERROR_TABLE[code].status)] = {
+      description: code,
+      headers: retry ? { ...headers, "Retry-After": headerRef("Retry-After") } : headers,
+      content: { "application/json": { schema: errorRef } },
+    };
   }
   return responses;
 }
 
-export function buildOpenApiDocument(version: string, serverUrl?: string): Json {
+const integerHeader = (description: string) => ({ description, schema: { type: "integer", minimum: 0 } });
+
+const HEADERS: Json = {
+  "X-Request-Id": { description: "This request's id, also in the server log (and in an error body as request_id)", schema: { type: "string" } },
+  "RateLimit-Limit": integerHeader("Requests per hour of the bucket that applied (per IP, or per workspace)"),
+  "RateLimit-Remaining": integerHeader("Requests left in that bucket"),
+  "RateLimit-Reset": integerHeader("Seconds until the bucket is full again"),
+  "Retry-After": integerHeader("Seconds to wait before retrying"),
+  "Idempotent-Replayed": { description: "true when this is the stored answer to an earlier request with the same Idempotency-Key", schema: { type: "string", enum: ["true"] } },
+  Allow: { description: "The methods this path accepts", schema: { type: "string" } },
+};
+
+export interface OpenApiOptions {
+  serverUrl?: string;
+  /** Whether rate limits are on: then every response may carry RateLimit-* headers and every operation a 429. */
+  rateLimits?: boolean;
+}
+
+export function buildOpenApiDocument(version: string, options: OpenApiOptions = {}): Json {
+  const { serverUrl, rateLimits = true } = options;
   const c = new ComponentCollector();
   c.convert(ErrorBody, "output"); // registers components.schemas.Error
   const paths: Record<string, Json> = {};
@@ -107,7 +152,7 @@ export function buildOpenApiDocument(version: string, serverUrl?: string): Json 
       ...(op.description ? { description: op.description } : {}),
       tags: [op.cli.words[0]],
       parameters: parametersOf(op, c),
-      responses: responsesOf(op, c),
+      responses: responsesOf(op, c, rateLimits),
       security: [{ bearerAuth: [] }],
       "x-svc-cli": `svc ${op.cli.words.join(" ")}${(op.cli.args ?? []).map((a) => ` <${a}>`).join("")}`,
       "x-svc-hints": op.hints,
@@ -122,12 +167,29 @@ export function buildOpenApiDocument(version: string, serverUrl?: string): Json 
     info: {
       title: "svc operations API",
       version,
-      description: "Test management and test automation. Every operation is also a CLI command and an MCP tool of the same name.",
+      description:
+        "Test management and test automation. Every operation is also a CLI command and an MCP tool of the same name. " +
+        "A method that a path does not list is answered 405 method_not_allowed with an Allow header (components.responses.MethodNotAllowed). " +
+        "The web application's own routes under /api/v1/web (sign-in, setup, session, workspace, key creation) are described in docs/operations.md.",
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     paths,
     components: {
       schemas: c.schemas,
+      parameters: {
+        IdempotencyKey: {
+          name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", minLength: 1, maxLength: 255 },
+          description: "The same key within 24 h returns the first response instead of starting the work again",
+        },
+      },
+      headers: HEADERS,
+      responses: {
+        MethodNotAllowed: {
+          description: "method_not_allowed: the path exists, the method does not",
+          headers: { ...commonHeaders(rateLimits), Allow: headerRef("Allow") },
+          content: { "application/json": { schema: errorRef } },
+        },
+      },
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "An API key: svc_ followed by 43 base62 characters" } },
     },
     security: [{ bearerAuth: [] }],

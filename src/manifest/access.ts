@@ -56,7 +56,7 @@ export const addMember = defineOperation({
     setup_url: z.string().nullable().describe("One-time link to set a password, for a new account only"),
   }).meta({ id: "AddedMember" }),
   successStatus: 201,
-  errors: ["forbidden", "conflict"],
+  errors: ["forbidden", "conflict", "not_found"],
   cli: { words: ["members", "add"], args: ["email"] },
 });
 

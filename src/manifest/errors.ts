@@ -1,25 +1,36 @@
-// The closed set of error codes and the one table mapping each to its HTTP status and CLI exit code.
+// The closed set of error codes and the one table mapping each to its HTTP status, CLI exit code and MCP result.
 // Exit codes: 0 success, 1 a watched run or generation that did not pass, 2 usage (the request cannot be done as
 // asked: invalid input, a conflict with the current state), 3 authentication (401) or not allowed (403),
-// 4 not found, 5 rate limited after retries, 6 server or network error. The MCP server reports the code and
-// status instead (it never exits over an API error).
+// 4 not found, 5 rate limited after retries, 6 server or network error. The MCP server never exits over an API
+// error: it answers a tool result with isError set, carrying the code and status.
 import { z } from "zod";
 
 export const ERROR_TABLE = {
-  invalid_request: { status: 400, exit: 2 },
-  unauthorized: { status: 401, exit: 3 },
-  forbidden: { status: 403, exit: 3 },
-  not_found: { status: 404, exit: 4 },
-  method_not_allowed: { status: 405, exit: 2 },
-  conflict: { status: 409, exit: 2 },
-  payload_too_large: { status: 413, exit: 2 },
-  unsupported_media_type: { status: 415, exit: 2 },
-  rate_limited: { status: 429, exit: 5 },
-  internal_error: { status: 500, exit: 6 },
-  unavailable: { status: 503, exit: 6 },
-} as const;
+  invalid_request: { status: 400, exit: 2, mcpIsError: true },
+  unauthorized: { status: 401, exit: 3, mcpIsError: true },
+  forbidden: { status: 403, exit: 3, mcpIsError: true },
+  not_found: { status: 404, exit: 4, mcpIsError: true },
+  method_not_allowed: { status: 405, exit: 2, mcpIsError: true },
+  conflict: { status: 409, exit: 2, mcpIsError: true },
+  payload_too_large: { status: 413, exit: 2, mcpIsError: true },
+  unsupported_media_type: { status: 415, exit: 2, mcpIsError: true },
+  rate_limited: { status: 429, exit: 5, mcpIsError: true },
+  internal_error: { status: 500, exit: 6, mcpIsError: true },
+  unavailable: { status: 503, exit: 6, mcpIsError: true },
+} as const satisfies Record<string, { status: number; exit: number; mcpIsError: boolean }>;
 
 export type ErrorCode = keyof typeof ERROR_TABLE;
+
+export const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(ERROR_TABLE, code);
+
+/**
+ * The code for a status when a response carries none of its own (a proxy's error page): the table's code for
+ * that status, else internal_error for a 5xx and invalid_request for any other.
+ */
+export function codeForStatus(status: number): ErrorCode {
+  for (const [code, row] of Object.entries(ERROR_TABLE)) if (row.status === status) return code as ErrorCode;
+  return status >= 500 ? "internal_error" : "invalid_request";
+}
 
 export const ErrorBody = z
   .object({

@@ -80,7 +80,7 @@ export const deleteProject = defineOperation({
   summary: "Delete a project and everything in it (owners and admins only)",
   params: ProjectParams,
   response: null,
-  errors: ["not_found", "forbidden"],
+  errors: ["not_found", "forbidden", "conflict"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["projects", "delete"], args: ["project"] },
 });

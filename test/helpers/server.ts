@@ -6,6 +6,7 @@ import { loadConfig } from "../../config/load";
 import type { ConfigInput } from "../../config/schema";
 import { createApiKey, createUserInWorkspace } from "../../src/core/access/users";
 import { type RunningServer, startServer } from "../../src/server";
+import { contractChecker } from "./contract";
 
 export interface TestServer {
   url: string;
@@ -16,7 +17,7 @@ export interface TestServer {
   key: string;
   /** Creates a member of a workspace and returns a key for them. */
   userWithKey(email: string, workspace: string, role?: "owner" | "admin" | "member", expiresAt?: string | null): Promise<{ key: string; keyId: string; userId: string }>;
-  /** fetch against the API with a key (the owner's by default). */
+  /** fetch against the API with a key (the owner's by default); the response is checked against the OpenAPI document. */
   call(method: string, path: string, body?: unknown, key?: string | null, headers?: Record<string, string>): Promise<Response>;
   stop(): Promise<void>;
 }
@@ -41,8 +42,9 @@ export async function startTestServer(overrides: Overrides = {}, env: Record<str
     return { key: k.key, keyId: k.id, userId: u.userId };
   };
   const owner = await userWithKey("owner@acme.test", "acme", "owner");
-  const call: TestServer["call"] = (method, path, body, key = owner.key, headers = {}) =>
-    fetch(`${api}${path}`, {
+  const contract = contractChecker(config.rate_limit.enabled);
+  const call: TestServer["call"] = async (method, path, body, key = owner.key, headers = {}) => {
+    const res = await fetch(`${api}${path}`, {
       method,
       headers: {
         ...(key ? { authorization: `Bearer ${key}` } : {}),
@@ -51,6 +53,11 @@ export async function startTestServer(overrides: Overrides = {}, env: Record<str
       },
       body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
     });
+    // Every response a test sees must keep the published contract.
+    const problems = await contract.problems(method, path, res);
+    if (problems.length > 0) throw new Error(`the response breaks the OpenAPI contract:\n  ${problems.join("\n  ")}`);
+    return res;
+  };
   return {
     url, api, dataDir, server, key: owner.key, userWithKey, call,
     async stop() {
