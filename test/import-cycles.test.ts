@@ -1,0 +1,60 @@
+// No runtime import cycles in the source tree: a cycle makes a module's exports undefined while the cycle is
+// still loading, depending on which file happened to be imported first. Type-only imports do not count.
+import { expect, test } from "bun:test";
+import { existsSync, statSync } from "node:fs";
+import { dirname, relative, resolve } from "node:path";
+import { Glob } from "bun";
+
+const ROOT = resolve(import.meta.dir, "..");
+const FOLDERS = ["src", "cli", "mcp", "config"];
+const transpilers = { ts: new Bun.Transpiler({ loader: "ts" }), tsx: new Bun.Transpiler({ loader: "tsx" }) };
+
+function resolveImport(from: string, spec: string): string | undefined {
+  const base = resolve(dirname(from), spec);
+  return [base, `${base}.ts`, `${base}.tsx`, `${base}/index.ts`].find((p) => existsSync(p) && statSync(p).isFile());
+}
+
+/** Each source file and the files it imports at run time. */
+async function importGraph(): Promise<Map<string, string[]>> {
+  const graph = new Map<string, string[]>();
+  for (const folder of FOLDERS) {
+    for (const file of new Glob("**/*.{ts,tsx}").scanSync({ cwd: `${ROOT}/${folder}`, absolute: true })) {
+      if (file.endsWith(".d.ts")) continue;
+      const code = (await Bun.file(file).text()).replace(/^#!.*/, "");
+      const transpiler = file.endsWith(".tsx") ? transpilers.tsx : transpilers.ts;
+      const deps = transpiler
+        .scanImports(code)
+        .filter((i) => i.path.startsWith("."))
+        .map((i) => resolveImport(file, i.path))
+        .filter((p): p is string => p !== undefined);
+      graph.set(file, deps);
+    }
+  }
+  return graph;
+}
+
+function findCycles(graph: Map<string, string[]>): string[][] {
+  const state = new Map<string, "open" | "done">();
+  const stack: string[] = [];
+  const cycles: string[][] = [];
+  const visit = (node: string) => {
+    state.set(node, "open");
+    stack.push(node);
+    for (const dep of graph.get(node) ?? []) {
+      const s = state.get(dep);
+      if (s === "open") cycles.push([...stack.slice(stack.indexOf(dep)), dep]);
+      else if (s === undefined) visit(dep);
+    }
+    stack.pop();
+    state.set(node, "done");
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return cycles;
+}
+
+test("no source file imports itself at run time through a chain of other files", async () => {
+  const graph = await importGraph();
+  expect(graph.size).toBeGreaterThan(100);
+  const cycles = findCycles(graph).map((c) => c.map((f) => relative(ROOT, f)).join(" -> "));
+  expect(cycles).toEqual([]);
+});
