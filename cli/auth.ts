@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import type { OpOutput } from "../src/client/api-client";
 import { removeLogin, saveLogin } from "../src/client/settings";
-import { UsageError } from "../src/commands/usage";
+import { UsageError } from "./usage";
 import { ops } from "../src/manifest/index";
 import { KEY_PATTERN } from "../src/security/api-keys";
 import { jsonAsReceived, renderRecord, styleFor } from "./output";

@@ -2,7 +2,7 @@
 import { writeFileSync } from "node:fs";
 import { type Command, Option } from "commander";
 import { type FieldInfo, operationFields } from "../src/client/schema-fields";
-import { UsageError } from "../src/commands/usage";
+import { UsageError } from "./usage";
 import { type Operation, operations } from "../src/manifest/index";
 import { type FieldOption, optionFor } from "./field-options";
 import { jsonAsReceived, renderJson, styleFor } from "./output";

@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import type { ApiClient } from "../src/client/api-client";
 import { isSuccessfulStatus, waitForGeneration, waitForGroupRun, waitForRun } from "../src/client/wait";
 import { ops } from "../src/manifest/index";
-import { UsageError } from "../src/commands/usage";
+import { UsageError } from "./usage";
 import { jsonAsReceived, paint, renderFailures, renderJson, runStatusText, type Style, styleFor } from "./output";
 import { clientFor, EXIT, runCommand, settingsFor } from "./session";
 

@@ -5,7 +5,7 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, renameSync, rmSync, statSy
 import { join } from "node:path";
 import { backupDatabase, databasePath } from "../db/database";
 import { migrations } from "../db/migrations";
-import { UsageError } from "./usage";
+import { UsageError } from "../../cli/usage";
 
 export interface BackupResult {
   file: string;
