@@ -1,7 +1,17 @@
-// Operations on API keys and workspace members.
+// Operations on the caller's identity, API keys, workspace members and invitations.
 import { z } from "zod";
 import { defineOperation, ListQuery, Name, page, PathId } from "./define";
-import { ApiKey, Invitation, Member, Role, WorkspaceInvitation, WorkspaceRole } from "./records";
+import { ApiKey, Invitation, Me, Member, Role, WorkspaceInvitation, WorkspaceRole } from "./records";
+
+export const whoami = defineOperation({
+  name: "whoami",
+  method: "GET",
+  path: "/me",
+  summary: "Show the user, workspace and key the request acts as",
+  response: Me,
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["whoami"] },
+});
 
 export const listKeys = defineOperation({
   name: "list_keys",
