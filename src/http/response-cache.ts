@@ -1,7 +1,7 @@
 // Serialized answers of read-only operations, per workspace and URL, kept only while the database has not
 // changed since they were computed (see ChangeTracker). A hit skips routing, validation and the handler; the
 // key is still verified and the rate limits still apply.
-import type { ChangeTracker } from "../db/change-tracker";
+import type { ChangeFeed } from "../core/change-feed";
 import type { Operation } from "../manifest/define";
 
 interface Entry {
@@ -13,17 +13,15 @@ interface Entry {
 
 const MAX_ENTRIES = 2000;
 const MAX_BODY_CHARS = 256 * 1024;
-/** Answers that depend on more than the stored records (per-key data, not-yet-flushed last-used times). */
-const NOT_CACHED = new Set(["whoami", "list_keys"]);
-
+/** Only operations that declare it (`cached` in the manifest), and only their JSON answers to GETs. */
 export function isCacheable(op: Operation): boolean {
-  return op.method === "GET" && op.hints.readOnly === true && op.response !== null && !("raw" in op.response) && !NOT_CACHED.has(op.name);
+  return op.cached === true && op.method === "GET" && op.response !== null && !("raw" in op.response);
 }
 
 export class ResponseCache {
   private readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly changes: ChangeTracker) {}
+  constructor(private readonly changes: ChangeFeed) {}
 
   static key(workspaceId: string, url: string): string {
     const i = url.indexOf("/api/");

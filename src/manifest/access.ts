@@ -46,6 +46,7 @@ export const listMembers = defineOperation({
   query: ListQuery,
   response: page(Member, "MemberPage"),
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["members", "list"] },
 });
 

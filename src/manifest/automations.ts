@@ -27,6 +27,7 @@ export const listAutomations = defineOperation({
   response: page(Automation, "AutomationPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["automations", "list"] },
 });
 
@@ -65,6 +66,7 @@ export const getAutomation = defineOperation({
   response: Automation,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["automations", "show"], args: ["automationId"] },
 });
 
@@ -128,5 +130,6 @@ export const listAutomationRuns = defineOperation({
   response: page(Run, "RunPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["automations", "runs"], args: ["automationId"] },
 });

@@ -23,6 +23,7 @@ export const listFeatures = defineOperation({
   response: page(Feature, "FeaturePage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["features", "list"] },
 });
 
@@ -53,6 +54,7 @@ export const getFeature = defineOperation({
   response: Feature,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["features", "show"], args: ["feature"] },
 });
 

@@ -28,6 +28,7 @@ export const getGeneration = defineOperation({
   response: Generation,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["generation", "show"], args: ["feature"] },
 });
 

@@ -16,6 +16,7 @@ export const listGroups = defineOperation({
   response: page(Group, "GroupPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["groups", "list"] },
 });
 
@@ -41,6 +42,7 @@ export const getGroup = defineOperation({
   response: Group,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["groups", "show"], args: ["groupId"] },
 });
 

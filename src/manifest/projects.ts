@@ -13,6 +13,7 @@ export const listProjects = defineOperation({
   query: ListQuery,
   response: page(Project, "ProjectPage"),
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["projects", "list"] },
 });
 
@@ -42,6 +43,7 @@ export const getProject = defineOperation({
   response: Project,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["projects", "show"], args: ["project"] },
 });
 

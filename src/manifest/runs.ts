@@ -20,6 +20,7 @@ export const listRuns = defineOperation({
   response: page(Run, "RunPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["runs", "list"] },
 });
 
@@ -32,6 +33,7 @@ export const getRun = defineOperation({
   response: Run,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["runs", "show"], args: ["runId"] },
 });
 
@@ -81,6 +83,7 @@ export const listGroupRuns = defineOperation({
   response: page(GroupRun, "GroupRunPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["group-runs", "list"] },
 });
 
@@ -93,6 +96,7 @@ export const getGroupRun = defineOperation({
   response: GroupRun,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["group-runs", "show"], args: ["groupRunId"] },
 });
 

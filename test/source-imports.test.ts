@@ -1,5 +1,6 @@
-// No runtime import cycles in the source tree: a cycle makes a module's exports undefined while the cycle is
-// still loading, depending on which file happened to be imported first. Type-only imports do not count.
+// What the source tree's imports must not do. No runtime import cycles: a cycle makes a module's exports
+// undefined while the cycle is still loading, depending on which file happened to be imported first (type-only
+// imports do not count). And the HTTP layer's response cache knows nothing of the database.
 import { expect, test } from "bun:test";
 import { existsSync, statSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
@@ -57,4 +58,12 @@ test("no source file imports itself at run time through a chain of other files",
   expect(graph.size).toBeGreaterThan(100);
   const cycles = findCycles(graph).map((c) => c.map((f) => relative(ROOT, f)).join(" -> "));
   expect(cycles).toEqual([]);
+});
+
+test("the response cache imports nothing from src/db, not even types: it learns of changes through the core", async () => {
+  const file = `${ROOT}/src/http/response-cache.ts`;
+  const specifiers = [...(await Bun.file(file).text()).matchAll(/^\s*(?:import|export)\b[^;]*?from\s+"([^"]+)"/gm)].map((m) => m[1] ?? "");
+  expect(specifiers.length).toBeGreaterThan(0);
+  const intoDb = specifiers.filter((spec) => relative(`${ROOT}/src/db`, resolve(dirname(file), spec)).split("/")[0] !== "..");
+  expect(intoDb).toEqual([]);
 });
