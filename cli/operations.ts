@@ -1,7 +1,7 @@
 // The command tree derived from the manifest: one command per operation, from its CLI words, args and fields.
 import { writeFileSync } from "node:fs";
 import { type Command, Option } from "commander";
-import { type FieldInfo, operationFields } from "../src/client/schema-fields";
+import { operationFields } from "../src/client/schema-fields";
 import { UsageError } from "./usage";
 import { type Operation, operations } from "../src/manifest/index";
 import { type FieldOption, optionFor } from "./field-options";
@@ -9,12 +9,10 @@ import { jsonAsReceived, renderJson, styleFor } from "./output";
 import { readRequestFile } from "./request-file";
 import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
 import { resolveNames } from "./names";
-import { type WatchKind, watchToEnd } from "./watch";
+import { watchToEnd } from "./watch";
 
 /** Operations whose command is written by hand (they need more than a request and a print). */
 export const HAND_WRITTEN = new Set(["whoami"]);
-
-const WATCHABLE: Record<string, WatchKind> = { run_automation: "run", run_group: "group_run", start_generation: "generation" };
 
 const PAST: Record<string, string> = { delete: "deleted", revoke: "revoked", remove: "removed", "cancel-invitation": "cancelled" };
 
@@ -26,11 +24,6 @@ function commandAt(root: Command, words: string[]): Command {
     parent = existing ?? parent.command(w);
   }
   return parent;
-}
-
-/** Flags for a field; a run's environment is `--env`, as CI pipelines write it. */
-function flagFor(op: Operation, f: FieldInfo): string | undefined {
-  return op.startsWork && f.name === "environment" ? "env" : undefined;
 }
 
 interface Flags extends CommonFlags {
@@ -58,7 +51,7 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
   const client = clientFor(settings);
   await resolveNames(client, input);
   const res = await client.send(op, input);
-  const watchKind = WATCHABLE[op.name];
+  const watchKind = op.cli.watch;
   if ((flags.watch || flags.junit) && watchKind) {
     const target = { project: String(input.project), feature: typeof input.feature === "string" ? input.feature : undefined };
     return watchToEnd(client, watchKind, res.json as Record<string, unknown>, target, flags.json === true, flags.junit);
@@ -99,13 +92,13 @@ function register(root: Command, op: Operation): void {
   const options: FieldOption[] = [];
   for (const f of [...fields.query, ...fields.body]) {
     if (args.includes(f.name)) continue;
-    const made = optionFor(f, flagFor(op, f));
+    const made = optionFor(f, op.cli.flags?.[f.name]);
     cmd.addOption(made.option);
     options.push(made);
   }
   if (op.body) cmd.option("--file <path>", "the request body from a JSON or YAML file (- for stdin); flags override it");
-  if (WATCHABLE[op.name]) cmd.option("--watch", "follow it to the end; exit 1 unless it passed");
-  if (WATCHABLE[op.name] === "run" || WATCHABLE[op.name] === "group_run") {
+  if (op.cli.watch) cmd.option("--watch", "follow it to the end; exit 1 unless it passed");
+  if (op.cli.watch === "run" || op.cli.watch === "group_run") {
     cmd.option("--junit <file>", "follow it to the end (as --watch) and write its JUnit XML report to FILE, for the CI to read");
   }
   if (op.response !== null && "raw" in op.response) cmd.option("-o, --output <file>", "write the answer to a file");

@@ -117,7 +117,7 @@ export const runAutomation = defineOperation({
   successStatus: 202,
   errors: ["not_found", "conflict", "forbidden"],
   startsWork: true,
-  cli: { words: ["automations", "run"], args: ["automationId"] },
+  cli: { words: ["automations", "run"], args: ["automationId"], flags: { environment: "env" }, watch: "run" },
 });
 
 export const listAutomationRuns = defineOperation({

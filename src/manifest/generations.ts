@@ -16,7 +16,7 @@ export const startGeneration = defineOperation({
   successStatus: 202,
   errors: ["not_found", "conflict"],
   startsWork: true,
-  cli: { words: ["generate"], args: ["feature"] },
+  cli: { words: ["generate"], args: ["feature"], watch: "generation" },
 });
 
 export const getGeneration = defineOperation({

@@ -82,5 +82,5 @@ export const runGroup = defineOperation({
   successStatus: 202,
   errors: ["not_found", "conflict", "forbidden"],
   startsWork: true,
-  cli: { words: ["groups", "run"], args: ["groupId"] },
+  cli: { words: ["groups", "run"], args: ["groupId"], flags: { environment: "env" }, watch: "group_run" },
 });
