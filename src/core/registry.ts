@@ -18,6 +18,7 @@ type OperationKeys = { [K in keyof Ops]: Ops[K] extends Operation ? K : never }[
 const handlers: { [K in OperationKeys]: Handler<Ops[K]> } = {
   whoami: access.whoami,
   listKeys: access.listKeys,
+  createKey: access.createKey,
   revokeKey: access.revokeKey,
   listMembers: access.listMembers,
   addMember: access.addMember,

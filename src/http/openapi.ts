@@ -4,6 +4,7 @@ import { z } from "zod";
 import { API_PREFIX, operations } from "../manifest";
 import type { Operation } from "../manifest/define";
 import { ERROR_TABLE, ErrorBody } from "../manifest/errors";
+import { SESSION_COOKIE } from "./web/cookies";
 
 type Json = Record<string, unknown>;
 
@@ -108,8 +109,9 @@ export function buildOpenApiDocument(version: string, serverUrl?: string): Json 
       tags: [op.cli.words[0]],
       parameters: parametersOf(op, c),
       responses: responsesOf(op, c),
-      security: [{ bearerAuth: [] }],
-      "x-svc-cli": `svc ${op.cli.words.join(" ")}${(op.cli.args ?? []).map((a) => ` <${a}>`).join("")}`,
+      // A session-only operation is the web application's: no key, so no CLI command or MCP tool either.
+      security: op.sessionOnly ? [{ webSession: [] }] : [{ bearerAuth: [] }],
+      ...(op.sessionOnly ? {} : { "x-svc-cli": `svc ${op.cli.words.join(" ")}${(op.cli.args ?? []).map((a) => ` <${a}>`).join("")}` }),
       "x-svc-hints": op.hints,
     };
     if (op.body) {
@@ -128,7 +130,15 @@ export function buildOpenApiDocument(version: string, serverUrl?: string): Json 
     paths,
     components: {
       schemas: c.schemas,
-      securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "An API key: svc_ followed by 43 base62 characters" } },
+      securitySchemes: {
+        bearerAuth: { type: "http", scheme: "bearer", description: "An API key: svc_ followed by 43 base62 characters" },
+        webSession: {
+          type: "apiKey",
+          in: "cookie",
+          name: SESSION_COOKIE,
+          description: "A signed-in person's web session (POST /api/v1/web/login); requests that change something also send its X-CSRF-Token header",
+        },
+      },
     },
     security: [{ bearerAuth: [] }],
   };

@@ -24,6 +24,28 @@ export const listKeys = defineOperation({
   cli: { words: ["keys", "list"] },
 });
 
+const CreatedApiKey = ApiKey.pick({ id: true, name: true, prefix: true, created_at: true, expires_at: true })
+  .extend({ key: z.string().describe("The key itself (svc_…), shown this once and never again") })
+  .meta({ id: "CreatedApiKey" });
+
+export const createKey = defineOperation({
+  name: "create_key",
+  method: "POST",
+  path: "/keys",
+  summary: "Create an API key for the signed-in user in this workspace; the key is shown once",
+  description:
+    "Only a person signed in to the web application (session cookie and X-CSRF-Token header) creates keys; a request with an API key is refused (403), so a key cannot mint keys.",
+  body: z.strictObject({
+    name: Name,
+    expires_at: z.iso.datetime({ offset: true }).nullable().optional().describe("When the key stops working; none when omitted"),
+  }),
+  response: CreatedApiKey,
+  successStatus: 201,
+  errors: ["forbidden"],
+  cli: { words: ["keys", "create"] },
+  sessionOnly: true,
+});
+
 export const revokeKey = defineOperation({
   name: "revoke_key",
   method: "DELETE",
