@@ -7,12 +7,10 @@ import { type Operation, operations } from "../src/manifest/index";
 import { type FieldOption, optionFor } from "./field-options";
 import { jsonAsReceived, renderJson, styleFor } from "./output";
 import { readRequestFile } from "./request-file";
+import type { ResolvedSettings } from "../src/client/settings";
 import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
 import { resolveNames } from "./names";
 import { watchToEnd } from "./watch";
-
-/** Operations whose command is written by hand (they need more than a request and a print). */
-export const HAND_WRITTEN = new Set(["whoami"]);
 
 const PAST: Record<string, string> = { delete: "deleted", revoke: "revoked", remove: "removed", "cancel-invitation": "cancelled" };
 
@@ -32,6 +30,15 @@ interface Flags extends CommonFlags {
   junit?: string;
   output?: string;
   [attr: string]: unknown;
+}
+
+/** Where the server, key and project of a command come from, for the commands that show it. */
+function settingSources(settings: ResolvedSettings): Record<string, string> {
+  return {
+    server: `${settings.server.value} (from ${settings.server.from})`,
+    key_source: settings.key ? `${settings.key.source}: ${settings.key.from}` : "-",
+    ...(settings.project ? { project: `${settings.project.value} (from ${settings.project.from})` } : {}),
+  };
 }
 
 async function invoke(op: Operation, options: FieldOption[], positional: string[], flags: Flags): Promise<number | undefined> {
@@ -72,15 +79,19 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     if (!flags.json) process.stdout.write(`${PAST[verb] ?? "done:"} ${op.cli.words[0]} ${args.map((a) => String(input[a])).join(" ")}\n`);
     return;
   }
-  if (flags.json) process.stdout.write(jsonAsReceived(res.text, res.json));
-  else process.stdout.write(`${renderJson(res.json, op.cli.words[0] ?? "records", styleFor(process.stdout))}\n`);
+  if (flags.json) {
+    process.stdout.write(jsonAsReceived(res.text, res.json));
+    return;
+  }
+  const shown = op.cli.showsSettings && typeof res.json === "object" ? { ...res.json, ...settingSources(settings) } : res.json;
+  process.stdout.write(`${renderJson(shown, op.cli.words[0] ?? "records", styleFor(process.stdout))}\n`);
   return;
 }
 
 function register(root: Command, op: Operation): void {
   const fields = operationFields(op);
   const args = op.cli.args ?? [];
-  const cmd = commandAt(root, op.cli.words).description(op.summary);
+  const cmd = commandAt(root, op.cli.words).description(op.cli.summary ?? op.summary);
   const byName = new Map([...fields.params, ...fields.query, ...fields.body].map((f) => [f.name, f]));
   for (const a of args) {
     const f = byName.get(a);
@@ -111,10 +122,10 @@ function register(root: Command, op: Operation): void {
   });
 }
 
-/** Registers every operation of the manifest that a key may call, except the hand-written ones. */
+/** Registers every operation of the manifest that a key may call. */
 export function registerOperationCommands(root: Command): void {
   for (const op of operations) {
-    if (op.sessionOnly || HAND_WRITTEN.has(op.name)) continue;
+    if (op.sessionOnly) continue;
     register(root, op);
   }
 }

@@ -10,7 +10,7 @@ export const whoami = defineOperation({
   summary: "Show the user, workspace and key the request acts as",
   response: Me,
   hints: { readOnly: true, idempotent: true },
-  cli: { words: ["whoami"] },
+  cli: { words: ["whoami"], summary: "Show the user, workspace and key in use, and where the key and server come from", showsSettings: true },
 });
 
 export const listKeys = defineOperation({

@@ -29,6 +29,10 @@ export interface CliSpec {
   flags?: Record<string, string>;
   /** The command can follow what it started to the end (`--watch`, and `--junit` for runs and group runs). */
   watch?: WatchKind;
+  /** The command's help line, when it says more than the operation's summary. */
+  summary?: string;
+  /** Beside the answer, the command shows where its server, key and project come from (to check a setup). */
+  showsSettings?: boolean;
 }
 
 export interface Operation<
