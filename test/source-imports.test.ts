@@ -67,3 +67,32 @@ test("the response cache imports nothing from src/db, not even types: it learns 
   const intoDb = specifiers.filter((spec) => relative(`${ROOT}/src/db`, resolve(dirname(file), spec)).split("/")[0] !== "..");
   expect(intoDb).toEqual([]);
 });
+
+test("each manifest file of operations matches a core folder that handles every operation it declares", async () => {
+  const checked: string[] = [];
+  for (const file of new Glob("*.ts").scanSync({ cwd: `${ROOT}/src/manifest` })) {
+    if (file.endsWith(".test.ts")) continue;
+    const declared = Object.entries(await import(`${ROOT}/src/manifest/${file}`)).filter(([, v]) => typeof v === "object" && v !== null && "method" in v && "path" in v && "cli" in v);
+    if (declared.length === 0) continue;
+    const folder = `${ROOT}/src/core/${file.replace(/\.ts$/, "")}`;
+    expect({ file, folder: existsSync(folder) }).toEqual({ file, folder: true });
+    const handlers = new Set<string>();
+    for (const mod of new Glob("*.ts").scanSync({ cwd: folder })) {
+      if (mod.endsWith(".test.ts") || mod.endsWith(".d.ts")) continue;
+      for (const [name, value] of Object.entries(await import(`${folder}/${mod}`))) if (typeof value === "function") handlers.add(name);
+    }
+    for (const [key] of declared) expect({ file, operation: key, handled: handlers.has(key) }).toEqual({ file, operation: key, handled: true });
+    checked.push(file);
+  }
+  expect(checked.length).toBeGreaterThan(5);
+});
+
+test("the CLI imports nothing from src/commands (the admin commands): its UsageError is its own", async () => {
+  const fromCommands: string[] = [];
+  for (const file of new Glob("**/*.ts").scanSync({ cwd: `${ROOT}/cli`, absolute: true })) {
+    for (const m of (await Bun.file(file).text()).matchAll(/from\s+"([^"]+)"/g)) {
+      if (resolve(dirname(file), m[1] ?? "").startsWith(`${ROOT}/src/commands`)) fromCommands.push(`${relative(ROOT, file)}: ${m[1]}`);
+    }
+  }
+  expect(fromCommands).toEqual([]);
+});
