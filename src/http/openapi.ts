@@ -124,7 +124,7 @@ export function buildOpenApiDocument(version: string, serverUrl?: string): Json 
     info: {
       title: "svc operations API",
       version,
-      description: "Test management and test automation. Every operation is also a CLI command and an MCP tool of the same name.",
+      description: "Test management and test automation. Every operation callable with an API key is also a CLI command and an MCP tool of the same name.",
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     paths,
