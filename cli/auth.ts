@@ -1,11 +1,8 @@
-// `svc login`, `svc logout`, `svc whoami`: the CLI's credentials, saved as PRODUCT.md says.
+// `svc login`, `svc logout`: the CLI's credentials, saved as PRODUCT.md says (`svc whoami` shows them in use).
 import type { Command } from "commander";
-import type { OpOutput } from "../src/client/api-client";
 import { removeLogin, saveLogin } from "../src/client/settings";
-import { UsageError } from "../src/commands/usage";
-import { ops } from "../src/manifest/index";
+import { UsageError } from "./usage";
 import { KEY_PATTERN } from "../src/security/api-keys";
-import { jsonAsReceived, renderRecord, styleFor } from "./output";
 import { clientFor, runCommand, settingsFor } from "./session";
 
 /** Reads a line without echoing it (the key must not land on screen or in scrollback). */
@@ -74,31 +71,6 @@ export function registerAuthCommands(program: Command): void {
         const path = removeLogin();
         process.stdout.write(path ? `Removed the saved key ${path}.\n` : "No saved login.\n");
         if (process.env.SVC_API_KEY) process.stdout.write("SVC_API_KEY is still set in this environment and will be used.\n");
-        return;
-      }),
-    );
-
-  program
-    .command("whoami")
-    .description("Show the user, workspace and key in use, and where the key and server come from")
-    .option("--server <url>", "server URL")
-    .option("--json", "print the API's JSON exactly")
-    .action((o: { server?: string; json?: boolean }) =>
-      runCommand(async () => {
-        const settings = settingsFor(o);
-        const res = await clientFor(settings).send(ops.whoami, {});
-        if (o.json) {
-          process.stdout.write(jsonAsReceived(res.text, res.json));
-          return;
-        }
-        const me = res.json as OpOutput<"whoami">;
-        const style = styleFor(process.stdout);
-        const where = {
-          server: `${settings.server.value} (from ${settings.server.from})`,
-          key_source: settings.key ? `${settings.key.source}: ${settings.key.from}` : "-",
-          ...(settings.project ? { project: `${settings.project.value} (from ${settings.project.from})` } : {}),
-        };
-        process.stdout.write(`${renderRecord({ ...me, ...where }, style)}\n`);
         return;
       }),
     );

@@ -1,6 +1,6 @@
 // `svc completion bash|zsh|fish`: a completion script generated from the command tree itself.
 import type { Command } from "commander";
-import { UsageError } from "../src/commands/usage";
+import { UsageError } from "./usage";
 
 interface Node {
   path: string[];

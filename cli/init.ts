@@ -3,7 +3,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { UsageError } from "../src/commands/usage";
+import { UsageError } from "./usage";
 import { runCommand } from "./session";
 
 export function registerInit(program: Command): void {

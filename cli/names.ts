@@ -2,7 +2,7 @@
 // better in a CI script than ids that differ between installations. A positional id that is not shaped like
 // one of its kind is looked up by exact name in the project; none or several matches are usage errors.
 import type { ApiClient } from "../src/client/api-client";
-import { UsageError } from "../src/commands/usage";
+import { UsageError } from "./usage";
 import { ops } from "../src/manifest/index";
 
 const KINDS = {

@@ -1,20 +1,16 @@
 // The command tree derived from the manifest: one command per operation, from its CLI words, args and fields.
 import { writeFileSync } from "node:fs";
 import { type Command, Option } from "commander";
-import { type FieldInfo, operationFields } from "../src/client/schema-fields";
-import { UsageError } from "../src/commands/usage";
+import { operationFields } from "../src/client/schema-fields";
+import { UsageError } from "./usage";
 import { type Operation, operations } from "../src/manifest/index";
 import { type FieldOption, optionFor } from "./field-options";
 import { jsonAsReceived, renderJson, styleFor } from "./output";
 import { readRequestFile } from "./request-file";
+import type { ResolvedSettings } from "../src/client/settings";
 import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
 import { resolveNames } from "./names";
-import { type WatchKind, watchToEnd } from "./watch";
-
-/** Operations whose command is written by hand (they need more than a request and a print). */
-export const HAND_WRITTEN = new Set(["whoami"]);
-
-const WATCHABLE: Record<string, WatchKind> = { run_automation: "run", run_group: "group_run", start_generation: "generation" };
+import { watchToEnd } from "./watch";
 
 const PAST: Record<string, string> = { delete: "deleted", revoke: "revoked", remove: "removed", "cancel-invitation": "cancelled" };
 
@@ -28,17 +24,21 @@ function commandAt(root: Command, words: string[]): Command {
   return parent;
 }
 
-/** Flags for a field; a run's environment is `--env`, as CI pipelines write it. */
-function flagFor(op: Operation, f: FieldInfo): string | undefined {
-  return op.startsWork && f.name === "environment" ? "env" : undefined;
-}
-
 interface Flags extends CommonFlags {
   file?: string;
   watch?: boolean;
   junit?: string;
   output?: string;
   [attr: string]: unknown;
+}
+
+/** Where the server, key and project of a command come from, for the commands that show it. */
+function settingSources(settings: ResolvedSettings): Record<string, string> {
+  return {
+    server: `${settings.server.value} (from ${settings.server.from})`,
+    key_source: settings.key ? `${settings.key.source}: ${settings.key.from}` : "-",
+    ...(settings.project ? { project: `${settings.project.value} (from ${settings.project.from})` } : {}),
+  };
 }
 
 async function invoke(op: Operation, options: FieldOption[], positional: string[], flags: Flags): Promise<number | undefined> {
@@ -58,7 +58,7 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
   const client = clientFor(settings);
   await resolveNames(client, input);
   const res = await client.send(op, input);
-  const watchKind = WATCHABLE[op.name];
+  const watchKind = op.cli.watch;
   if ((flags.watch || flags.junit) && watchKind) {
     const target = { project: String(input.project), feature: typeof input.feature === "string" ? input.feature : undefined };
     return watchToEnd(client, watchKind, res.json as Record<string, unknown>, target, flags.json === true, flags.junit);
@@ -79,15 +79,19 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     if (!flags.json) process.stdout.write(`${PAST[verb] ?? "done:"} ${op.cli.words[0]} ${args.map((a) => String(input[a])).join(" ")}\n`);
     return;
   }
-  if (flags.json) process.stdout.write(jsonAsReceived(res.text, res.json));
-  else process.stdout.write(`${renderJson(res.json, op.cli.words[0] ?? "records", styleFor(process.stdout))}\n`);
+  if (flags.json) {
+    process.stdout.write(jsonAsReceived(res.text, res.json));
+    return;
+  }
+  const shown = op.cli.showsSettings && typeof res.json === "object" ? { ...res.json, ...settingSources(settings) } : res.json;
+  process.stdout.write(`${renderJson(shown, op.cli.words[0] ?? "records", styleFor(process.stdout))}\n`);
   return;
 }
 
 function register(root: Command, op: Operation): void {
   const fields = operationFields(op);
   const args = op.cli.args ?? [];
-  const cmd = commandAt(root, op.cli.words).description(op.summary);
+  const cmd = commandAt(root, op.cli.words).description(op.cli.summary ?? op.summary);
   const byName = new Map([...fields.params, ...fields.query, ...fields.body].map((f) => [f.name, f]));
   for (const a of args) {
     const f = byName.get(a);
@@ -99,13 +103,13 @@ function register(root: Command, op: Operation): void {
   const options: FieldOption[] = [];
   for (const f of [...fields.query, ...fields.body]) {
     if (args.includes(f.name)) continue;
-    const made = optionFor(f, flagFor(op, f));
+    const made = optionFor(f, op.cli.flags?.[f.name]);
     cmd.addOption(made.option);
     options.push(made);
   }
   if (op.body) cmd.option("--file <path>", "the request body from a JSON or YAML file (- for stdin); flags override it");
-  if (WATCHABLE[op.name]) cmd.option("--watch", "follow it to the end; exit 1 unless it passed");
-  if (WATCHABLE[op.name] === "run" || WATCHABLE[op.name] === "group_run") {
+  if (op.cli.watch) cmd.option("--watch", "follow it to the end; exit 1 unless it passed");
+  if (op.cli.watch === "run" || op.cli.watch === "group_run") {
     cmd.option("--junit <file>", "follow it to the end (as --watch) and write its JUnit XML report to FILE, for the CI to read");
   }
   if (op.response !== null && "raw" in op.response) cmd.option("-o, --output <file>", "write the answer to a file");
@@ -118,10 +122,10 @@ function register(root: Command, op: Operation): void {
   });
 }
 
-/** Registers every operation of the manifest that a key may call, except the hand-written ones. */
+/** Registers every operation of the manifest that a key may call. */
 export function registerOperationCommands(root: Command): void {
   for (const op of operations) {
-    if (op.sessionOnly || HAND_WRITTEN.has(op.name)) continue;
+    if (op.sessionOnly) continue;
     register(root, op);
   }
 }

@@ -1,6 +1,6 @@
 // `--file`: a request body from a JSON or YAML file (or stdin), such as an automation kept in the repository.
 import { readFileSync } from "node:fs";
-import { UsageError } from "../src/commands/usage";
+import { UsageError } from "./usage";
 
 /** Fields a record has but a request does not take: dropped so `show --json > f; edit; update --file f` works. */
 const RECORD_ONLY = ["id", "created_at", "updated_at", "project_id", "generation_id", "source", "last_run", "feature_id", "environment_id", "secret_names", "has_openapi"];

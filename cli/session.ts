@@ -2,7 +2,7 @@
 import { ApiClient, describeWait } from "../src/client/api-client";
 import { ClientError, exitCodeFor } from "../src/client/errors";
 import { type ResolvedSettings, resolveSettings, SettingsError } from "../src/client/settings";
-import { UsageError } from "../src/commands/usage";
+import { UsageError } from "./usage";
 import { VERSION } from "../src/version";
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, notFound: 4, rateLimited: 5, server: 6 } as const;

@@ -3,13 +3,13 @@ import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import type { ApiClient } from "../src/client/api-client";
 import { isSuccessfulStatus, waitForGeneration, waitForGroupRun, waitForRun } from "../src/client/wait";
+import type { WatchKind } from "../src/manifest/define";
 import { ops } from "../src/manifest/index";
-import { UsageError } from "../src/commands/usage";
+import { UsageError } from "./usage";
 import { jsonAsReceived, paint, renderFailures, renderJson, runStatusText, type Style, styleFor } from "./output";
 import { clientFor, EXIT, runCommand, settingsFor } from "./session";
 
 type Rec = Record<string, unknown>;
-export type WatchKind = "run" | "group_run" | "generation";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 

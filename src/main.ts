@@ -4,7 +4,7 @@ import { Command, CommanderError } from "commander";
 import { registerMcp } from "../mcp/command";
 import { registerAdmin } from "./commands/admin";
 import { registerServe } from "./commands/serve";
-import { UsageError } from "./commands/usage";
+import { UsageError } from "../cli/usage";
 import { VERSION } from "./version";
 
 export function buildProgram(): Command {

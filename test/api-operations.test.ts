@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { API_PREFIX, operations } from "../src/manifest";
+import { WebClient } from "./helpers/browser";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 let s: TestServer;
@@ -115,6 +116,13 @@ describe("every operation works end to end", () => {
     expect(keys.data.length).toBe(1);
     expect(keys.data[0].prefix).toMatch(/^svc_[0-9A-Za-z]{8}$/);
     expect(JSON.stringify(keys)).not.toContain(s.key);
+    // create_key is session-only: the signed-in owner calls it with the session cookie and CSRF token.
+    const owner = new WebClient(s.url);
+    expect((await owner.signIn("owner@acme.test", "correct horse battery")).status).toBe(200);
+    const minted = await owner.send("POST", `${API_PREFIX}/keys`, { name: "from the web" });
+    expect(minted.status).toBe(201);
+    expect((await minted.json()).key).toMatch(/^svc_[0-9A-Za-z]{43}$/);
+    exercised.add("create_key");
 
     const added = await op("add_member", {}, { email: "new@acme.test", role: "member" });
     expect(added.setup_url).toContain("/setup-password?token=");

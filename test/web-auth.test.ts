@@ -155,7 +155,7 @@ describe("signed in", () => {
   test("a signed-in person creates a key that works with the API until it is revoked", async () => {
     const c = new WebClient(s.url);
     await c.signIn(email, password);
-    const created = await c.send("POST", "/api/v1/web/keys", { name: "laptop", expires_at: new Date(Date.now() + 86400_000).toISOString() });
+    const created = await c.send("POST", "/api/v1/ops/keys", { name: "laptop", expires_at: new Date(Date.now() + 86400_000).toISOString() });
     expect(created.status).toBe(201);
     const k = await created.json();
     expect(k.key).toMatch(/^svc_[0-9A-Za-z]{43}$/);
@@ -171,16 +171,16 @@ describe("signed in", () => {
   });
 
   test("keys cannot mint keys, and key creation checks its input and the CSRF token", async () => {
-    const withKey = await fetch(`${s.url}/api/v1/web/keys`, { method: "POST", headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" }, body: JSON.stringify({ name: "x" }) });
+    const withKey = await fetch(`${s.url}/api/v1/ops/keys`, { method: "POST", headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" }, body: JSON.stringify({ name: "x" }) });
     expect(withKey.status).toBe(403);
-    const anonymous = await new WebClient(s.url).send("POST", "/api/v1/web/keys", { name: "x" });
+    const anonymous = await new WebClient(s.url).send("POST", "/api/v1/ops/keys", { name: "x" });
     expect(anonymous.status).toBe(401);
     const c = new WebClient(s.url);
     await c.signIn(email, password);
-    const past = await c.send("POST", "/api/v1/web/keys", { name: "old", expires_at: "2000-01-01T00:00:00Z" });
+    const past = await c.send("POST", "/api/v1/ops/keys", { name: "old", expires_at: "2000-01-01T00:00:00Z" });
     expect(past.status).toBe(400);
-    expect((await c.send("POST", "/api/v1/web/keys", { name: "" })).status).toBe(400);
-    const noCsrf = await fetch(`${s.url}/api/v1/web/keys`, { method: "POST", headers: { cookie: c.cookie, "content-type": "application/json" }, body: JSON.stringify({ name: "x" }) });
+    expect((await c.send("POST", "/api/v1/ops/keys", { name: "" })).status).toBe(400);
+    const noCsrf = await fetch(`${s.url}/api/v1/ops/keys`, { method: "POST", headers: { cookie: c.cookie, "content-type": "application/json" }, body: JSON.stringify({ name: "x" }) });
     expect(noCsrf.status).toBe(403);
   });
 
@@ -251,7 +251,7 @@ describe("signed in", () => {
     expect((await new WebClient(s.url).send("POST", "/api/v1/web/setup-password", { token, password: "another password" })).status).toBe(400);
     expect((await fetch(`${s.url}/api/v1/web/setup-password?token=${token}`)).status).toBe(404);
 
-    const key = await (await mia.send("POST", "/api/v1/web/keys", { name: "mia ci" })).json();
+    const key = await (await mia.send("POST", "/api/v1/ops/keys", { name: "mia ci" })).json();
     expect((await s.call("GET", "/projects", undefined, key.key)).status).toBe(200);
     expect((await mia.send("GET", "/api/v1/ops/me")).status).toBe(200);
 

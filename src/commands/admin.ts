@@ -1,7 +1,7 @@
 // `svc admin …`: administration acting directly on the data directory (works with the server stopped or running).
 import type { Command } from "commander";
 import type { AdminStore } from "../core/admin";
-import { UsageError } from "./usage";
+import { UsageError } from "../../cli/usage";
 
 function parseExpiry(text: string): string {
   const m = /^(\d+)\s*([mhdwy])$/.exec(text.trim());

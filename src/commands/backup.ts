@@ -1,7 +1,7 @@
 // `svc admin backup` and `svc admin restore`: the core's backup and restore (src/core/backup.ts), with its
 // refusals as usage errors (exit code 2, one line on stderr).
 import * as core from "../core/backup";
-import { UsageError } from "./usage";
+import { UsageError } from "../../cli/usage";
 
 export type { BackupResult, RestoreResult } from "../core/backup";
 

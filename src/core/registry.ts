@@ -7,6 +7,7 @@ import * as automations from "./automations/operations";
 import type { OpContext } from "./context";
 import * as environments from "./environments/operations";
 import * as features from "./features/operations";
+import * as generations from "./generations/operations";
 import * as groups from "./groups/operations";
 import type { Handler, OpInput } from "./handler";
 import * as projects from "./projects/operations";
@@ -17,6 +18,7 @@ type OperationKeys = { [K in keyof Ops]: Ops[K] extends Operation ? K : never }[
 const handlers: { [K in OperationKeys]: Handler<Ops[K]> } = {
   whoami: access.whoami,
   listKeys: access.listKeys,
+  createKey: access.createKey,
   revokeKey: access.revokeKey,
   listMembers: access.listMembers,
   addMember: access.addMember,
@@ -42,9 +44,9 @@ const handlers: { [K in OperationKeys]: Handler<Ops[K]> } = {
   getFeature: features.getFeature,
   updateFeature: features.updateFeature,
   deleteFeature: features.deleteFeature,
-  startGeneration: features.startGeneration,
-  getGeneration: features.getGeneration,
-  cancelGeneration: features.cancelGeneration,
+  startGeneration: generations.startGeneration,
+  getGeneration: generations.getGeneration,
+  cancelGeneration: generations.cancelGeneration,
   listAutomations: automations.listAutomations,
   createAutomation: automations.createAutomation,
   getAutomation: automations.getAutomation,

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { API_PREFIX, operations } from "../manifest";
 import type { Operation } from "../manifest/define";
 import { ERROR_TABLE, ErrorBody, type ErrorCode } from "../manifest/errors";
+import { SESSION_COOKIE } from "./web/cookies";
 
 type Json = Record<string, unknown>;
 
@@ -153,8 +154,9 @@ export function buildOpenApiDocument(version: string, options: OpenApiOptions = 
       tags: [op.cli.words[0]],
       parameters: parametersOf(op, c),
       responses: responsesOf(op, c, rateLimits),
-      security: [{ bearerAuth: [] }],
-      "x-svc-cli": `svc ${op.cli.words.join(" ")}${(op.cli.args ?? []).map((a) => ` <${a}>`).join("")}`,
+      // A session-only operation is the web application's: no key, so no CLI command or MCP tool either.
+      security: op.sessionOnly ? [{ webSession: [] }] : [{ bearerAuth: [] }],
+      ...(op.sessionOnly ? {} : { "x-svc-cli": `svc ${op.cli.words.join(" ")}${(op.cli.args ?? []).map((a) => ` <${a}>`).join("")}` }),
       "x-svc-hints": op.hints,
     };
     if (op.body) {
@@ -168,9 +170,9 @@ export function buildOpenApiDocument(version: string, options: OpenApiOptions = 
       title: "svc operations API",
       version,
       description:
-        "Test management and test automation. Every operation is also a CLI command and an MCP tool of the same name. " +
+        "Test management and test automation. Every operation callable with an API key is also a CLI command and an MCP tool of the same name. " +
         "A method that a path does not list is answered 405 method_not_allowed with an Allow header (components.responses.MethodNotAllowed). " +
-        "The web application's own routes under /api/v1/web (sign-in, setup, session, workspace, key creation) are described in docs/operations.md.",
+        "The web application's own routes under /api/v1/web (sign-in, setup, session, workspace) are described in docs/operations.md.",
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     paths,
@@ -190,7 +192,15 @@ export function buildOpenApiDocument(version: string, options: OpenApiOptions = 
           content: { "application/json": { schema: errorRef } },
         },
       },
-      securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "An API key: svc_ followed by 43 base62 characters" } },
+      securitySchemes: {
+        bearerAuth: { type: "http", scheme: "bearer", description: "An API key: svc_ followed by 43 base62 characters" },
+        webSession: {
+          type: "apiKey",
+          in: "cookie",
+          name: SESSION_COOKIE,
+          description: "A signed-in person's web session (POST /api/v1/web/login); requests that change something also send its X-CSRF-Token header",
+        },
+      },
     },
     security: [{ bearerAuth: [] }],
   };

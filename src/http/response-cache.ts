@@ -13,11 +13,9 @@ interface Entry {
 
 const MAX_ENTRIES = 2000;
 const MAX_BODY_CHARS = 256 * 1024;
-/** Answers that depend on more than the stored records (per-key data, not-yet-flushed last-used times). */
-const NOT_CACHED = new Set(["whoami", "list_keys"]);
-
+/** Only operations that declare it (`cached` in the manifest), and only their JSON answers to GETs. */
 export function isCacheable(op: Operation): boolean {
-  return op.method === "GET" && op.hints.readOnly === true && op.response !== null && !("raw" in op.response) && !NOT_CACHED.has(op.name);
+  return op.cached === true && op.method === "GET" && op.response !== null && !("raw" in op.response);
 }
 
 export class ResponseCache {

@@ -1,7 +1,17 @@
-// Operations on API keys and workspace members.
+// Operations on the caller's identity, API keys, workspace members and invitations.
 import { z } from "zod";
 import { defineOperation, ListQuery, Name, page, PathId } from "./define";
-import { ApiKey, Invitation, Member, Role, WorkspaceInvitation, WorkspaceRole } from "./records";
+import { ApiKey, Invitation, Me, Member, Role, WorkspaceInvitation, WorkspaceRole } from "./records";
+
+export const whoami = defineOperation({
+  name: "whoami",
+  method: "GET",
+  path: "/me",
+  summary: "Show the user, workspace and key the request acts as",
+  response: Me,
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["whoami"], summary: "Show the user, workspace and key in use, and where the key and server come from", showsSettings: true },
+});
 
 export const listKeys = defineOperation({
   name: "list_keys",
@@ -12,6 +22,29 @@ export const listKeys = defineOperation({
   response: page(ApiKey, "ApiKeyPage"),
   hints: { readOnly: true, idempotent: true },
   cli: { words: ["keys", "list"] },
+});
+
+const CreatedApiKey = ApiKey.pick({ id: true, name: true, prefix: true, created_at: true, expires_at: true })
+  .extend({ key: z.string().describe("The key itself (svc_…), shown this once and never again") })
+  .meta({ id: "CreatedApiKey" });
+
+export const createKey = defineOperation({
+  name: "create_key",
+  method: "POST",
+  path: "/keys",
+  summary: "Create an API key for the signed-in user in this workspace; the key is shown once",
+  description:
+    "Only a person signed in to the web application (session cookie and X-CSRF-Token header) creates keys; a request with an API key is refused (403), so a key cannot mint keys.",
+  body: z.strictObject({
+    name: Name,
+    expires_at: z.iso.datetime({ offset: true }).nullable().optional().describe("When the key stops working; none when omitted"),
+  }),
+  response: CreatedApiKey,
+  successStatus: 201,
+  // not_found: the signed-in person's membership ended while the session lasted.
+  errors: ["forbidden", "not_found"],
+  cli: { words: ["keys", "create"] },
+  sessionOnly: true,
 });
 
 export const revokeKey = defineOperation({
@@ -36,6 +69,7 @@ export const listMembers = defineOperation({
   query: ListQuery,
   response: page(Member, "MemberPage"),
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["members", "list"] },
 });
 

@@ -27,6 +27,7 @@ export const listAutomations = defineOperation({
   response: page(Automation, "AutomationPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["automations", "list"] },
 });
 
@@ -65,6 +66,7 @@ export const getAutomation = defineOperation({
   response: Automation,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["automations", "show"], args: ["automationId"] },
 });
 
@@ -115,7 +117,7 @@ export const runAutomation = defineOperation({
   successStatus: 202,
   errors: ["not_found", "conflict", "forbidden"],
   startsWork: true,
-  cli: { words: ["automations", "run"], args: ["automationId"] },
+  cli: { words: ["automations", "run"], args: ["automationId"], flags: { environment: "env" }, watch: "run" },
 });
 
 export const listAutomationRuns = defineOperation({
@@ -128,5 +130,6 @@ export const listAutomationRuns = defineOperation({
   response: page(Run, "RunPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["automations", "runs"], args: ["automationId"] },
 });

@@ -17,11 +17,22 @@ export interface RawResponse {
   description: string;
 }
 
+/** What a command's `--watch` follows to the end: the operation answers a run, a group run or a generation. */
+export type WatchKind = "run" | "group_run" | "generation";
+
 export interface CliSpec {
   /** Command words, e.g. ["automations", "show"]. */
   words: string[];
   /** Path parameters (other than `project`) and body fields taken as positional arguments, in order. */
   args?: string[];
+  /** Flags named other than their field, by field name: `{ environment: "env" }` makes `--env`. */
+  flags?: Record<string, string>;
+  /** The command can follow what it started to the end (`--watch`, and `--junit` for runs and group runs). */
+  watch?: WatchKind;
+  /** The command's help line, when it says more than the operation's summary. */
+  summary?: string;
+  /** Beside the answer, the command shows where its server, key and project come from (to check a setup). */
+  showsSettings?: boolean;
 }
 
 export interface Operation<
@@ -49,6 +60,11 @@ export interface Operation<
   startsWork?: boolean;
   /** Only a signed-in person (web session) may call it, never an API key. */
   sessionOnly?: boolean;
+  /**
+   * The answer depends only on the workspace's stored records, so a GET may be answered from the response
+   * cache until the database changes. Off unless declared: never for answers that differ by user or key.
+   */
+  cached?: boolean;
   /**
    * Never refused for the workspace's request budget (the per-IP limit still applies): stopping a key or a
    * member must keep working while that member's key spends the budget shared by the whole workspace.
@@ -82,6 +98,7 @@ export function defineOperation<
   cli: CliSpec;
   startsWork?: boolean;
   sessionOnly?: boolean;
+  cached?: boolean;
   budgetExempt?: boolean;
 }): Operation<P, Q, B, R> {
   const params = (op.params ?? EMPTY) as P;

@@ -36,6 +36,7 @@ export const listEnvironments = defineOperation({
   response: page(Environment, "EnvironmentPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["environments", "list"] },
 });
 
@@ -67,6 +68,7 @@ export const getEnvironment = defineOperation({
   response: Environment,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["environments", "show"], args: ["environmentId"] },
 });
 

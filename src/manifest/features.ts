@@ -1,8 +1,8 @@
-// Operations on features and on their test generation.
+// Operations on features.
 import { z } from "zod";
 import { pageUrlProblem } from "./browser-urls";
 import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectParams } from "./define";
-import { Feature, FeatureTarget, Generation, Strategy } from "./records";
+import { Feature, FeatureTarget } from "./records";
 
 const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…)") });
 const Criteria = z.string().max(200_000);
@@ -23,6 +23,7 @@ export const listFeatures = defineOperation({
   response: page(Feature, "FeaturePage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["features", "list"] },
 });
 
@@ -53,6 +54,7 @@ export const getFeature = defineOperation({
   response: Feature,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["features", "show"], args: ["feature"] },
 });
 
@@ -84,42 +86,4 @@ export const deleteFeature = defineOperation({
   errors: ["not_found"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["features", "delete"], args: ["feature"] },
-});
-
-export const startGeneration = defineOperation({
-  name: "start_generation",
-  method: "POST",
-  path: "/projects/{project}/features/{feature}/generation",
-  summary: "Start generating draft automations for a feature",
-  params: Params,
-  body: z.strictObject({ strategy: Strategy.default("auto") }).default({ strategy: "auto" }),
-  response: Generation,
-  successStatus: 202,
-  errors: ["not_found", "conflict"],
-  startsWork: true,
-  cli: { words: ["generate"], args: ["feature"] },
-});
-
-export const getGeneration = defineOperation({
-  name: "get_generation",
-  method: "GET",
-  path: "/projects/{project}/features/{feature}/generation",
-  summary: "Read the feature's latest generation (the polling route for generation)",
-  params: Params,
-  response: Generation,
-  errors: ["not_found"],
-  hints: { readOnly: true, idempotent: true },
-  cli: { words: ["generation", "show"], args: ["feature"] },
-});
-
-export const cancelGeneration = defineOperation({
-  name: "cancel_generation",
-  method: "DELETE",
-  path: "/projects/{project}/features/{feature}/generation",
-  summary: "Cancel the feature's queued or running generation",
-  params: Params,
-  response: Generation,
-  errors: ["not_found", "conflict"],
-  hints: { destructive: true },
-  cli: { words: ["generation", "cancel"], args: ["feature"] },
 });

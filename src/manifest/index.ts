@@ -4,16 +4,28 @@ import * as automations from "./automations";
 import type { Operation } from "./define";
 import * as environments from "./environments";
 import * as features from "./features";
+import * as generations from "./generations";
+import * as groups from "./groups";
 import * as projects from "./projects";
 import * as runs from "./runs";
 
+const { whoami, ...accessOps } = access;
+
+/** The operations of several files by export name, the order a single module namespace lists them in. */
+function byExportName<T extends Record<string, unknown>>(merged: T): T {
+  // Sorting reorders the same keys, so the object keeps its type.
+  return Object.fromEntries(Object.entries(merged).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) as T;
+}
+
+// The order of every listing (OpenAPI paths, MCP tools, CLI help, docs/cli.md) stays the one from before
+// identity, generations and groups had files of their own.
 export const ops = {
-  ...projects,
+  ...byExportName({ ...projects, whoami }),
   ...environments,
-  ...features,
+  ...byExportName({ ...features, ...generations }),
   ...automations,
-  ...runs,
-  ...access,
+  ...byExportName({ ...runs, ...groups }),
+  ...accessOps,
 };
 
 export type Ops = typeof ops;

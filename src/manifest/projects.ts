@@ -1,19 +1,9 @@
-// Operations on the caller's identity and on projects.
+// Operations on projects.
 import { z } from "zod";
 import { defineOperation, Description, ListQuery, Name, page, ProjectParams, Slug } from "./define";
-import { Me, Project } from "./records";
+import { Project } from "./records";
 
 const OpenApiDocument = z.record(z.string(), z.unknown()).describe("An OpenAPI 3.x document of the system under test");
-
-export const whoami = defineOperation({
-  name: "whoami",
-  method: "GET",
-  path: "/me",
-  summary: "Show the user, workspace and key the request acts as",
-  response: Me,
-  hints: { readOnly: true, idempotent: true },
-  cli: { words: ["whoami"] },
-});
 
 export const listProjects = defineOperation({
   name: "list_projects",
@@ -23,6 +13,7 @@ export const listProjects = defineOperation({
   query: ListQuery,
   response: page(Project, "ProjectPage"),
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["projects", "list"] },
 });
 
@@ -52,6 +43,7 @@ export const getProject = defineOperation({
   response: Project,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["projects", "show"], args: ["project"] },
 });
 

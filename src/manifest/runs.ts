@@ -1,12 +1,10 @@
-// Operations on runs, groups and group runs.
+// Operations on runs and group runs.
 import { z } from "zod";
-import { defineOperation, Description, FilterId, ListQuery, Name, page, PathId, ProjectParams, raw, RunRequest } from "./define";
-import { Group, GroupRun, Run, RunStatus } from "./records";
+import { defineOperation, FilterId, ListQuery, page, PathId, ProjectParams, raw } from "./define";
+import { GroupRun, Run, RunStatus } from "./records";
 
 const RunParams = ProjectParams.extend({ runId: PathId.describe("Run id (run_…)") });
-const GroupParams = ProjectParams.extend({ groupId: PathId.describe("Group id (grp_…)") });
 const GroupRunParams = ProjectParams.extend({ groupRunId: PathId.describe("Group run id (grn_…)") });
-const AutomationIds = z.array(z.string().min(1).max(200)).max(1000);
 
 export const listRuns = defineOperation({
   name: "list_runs",
@@ -22,6 +20,7 @@ export const listRuns = defineOperation({
   response: page(Run, "RunPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["runs", "list"] },
 });
 
@@ -34,6 +33,7 @@ export const getRun = defineOperation({
   response: Run,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["runs", "show"], args: ["runId"] },
 });
 
@@ -73,83 +73,6 @@ export const getRunArtifact = defineOperation({
   cli: { words: ["runs", "artifact"], args: ["runId", "name"] },
 });
 
-export const listGroups = defineOperation({
-  name: "list_groups",
-  method: "GET",
-  path: "/projects/{project}/groups",
-  summary: "List a project's groups",
-  params: ProjectParams,
-  query: ListQuery,
-  response: page(Group, "GroupPage"),
-  errors: ["not_found"],
-  hints: { readOnly: true, idempotent: true },
-  cli: { words: ["groups", "list"] },
-});
-
-export const createGroup = defineOperation({
-  name: "create_group",
-  method: "POST",
-  path: "/projects/{project}/groups",
-  summary: "Create a group: an ordered set of automations run together",
-  params: ProjectParams,
-  body: z.strictObject({ name: Name, description: Description.optional(), automation_ids: AutomationIds.default([]) }),
-  response: Group,
-  successStatus: 201,
-  errors: ["not_found"],
-  cli: { words: ["groups", "create"], args: ["name"] },
-});
-
-export const getGroup = defineOperation({
-  name: "get_group",
-  method: "GET",
-  path: "/projects/{project}/groups/{groupId}",
-  summary: "Read one group",
-  params: GroupParams,
-  response: Group,
-  errors: ["not_found"],
-  hints: { readOnly: true, idempotent: true },
-  cli: { words: ["groups", "show"], args: ["groupId"] },
-});
-
-export const updateGroup = defineOperation({
-  name: "update_group",
-  method: "PATCH",
-  path: "/projects/{project}/groups/{groupId}",
-  summary: "Update a group (automation_ids replaces the ordered list)",
-  params: GroupParams,
-  body: z.strictObject({ name: Name.optional(), description: Description.optional(), automation_ids: AutomationIds.optional() }),
-  response: Group,
-  errors: ["not_found"],
-  hints: { idempotent: true },
-  cli: { words: ["groups", "update"], args: ["groupId"] },
-});
-
-export const deleteGroup = defineOperation({
-  name: "delete_group",
-  method: "DELETE",
-  path: "/projects/{project}/groups/{groupId}",
-  summary: "Delete a group (its automations and past group runs stay)",
-  params: GroupParams,
-  response: null,
-  errors: ["not_found"],
-  hints: { destructive: true, idempotent: true },
-  cli: { words: ["groups", "delete"], args: ["groupId"] },
-});
-
-export const runGroup = defineOperation({
-  name: "run_group",
-  method: "POST",
-  path: "/projects/{project}/groups/{groupId}/run",
-  summary: "Run every automation of the group under one group run",
-  params: GroupParams,
-  body: RunRequest,
-  response: GroupRun,
-  successStatus: 202,
-  errors: ["not_found", "conflict", "forbidden"],
-  startsWork: true,
-  cli: { words: ["groups", "run"], args: ["groupId"] },
-});
-
 export const listGroupRuns = defineOperation({
   name: "list_group_runs",
   method: "GET",
@@ -160,6 +83,7 @@ export const listGroupRuns = defineOperation({
   response: page(GroupRun, "GroupRunPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["group-runs", "list"] },
 });
 
@@ -172,6 +96,7 @@ export const getGroupRun = defineOperation({
   response: GroupRun,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
+  cached: true,
   cli: { words: ["group-runs", "show"], args: ["groupRunId"] },
 });
 

@@ -1,7 +1,7 @@
 // The run engine: a bounded pool that claims queued runs, executes them with timeout, cancel and retries,
 // and hands the outcomes to the batch writer.
 import type { OpenedCore } from "../core";
-import { artifactDir } from "../core/runs/operations";
+import { artifactDir } from "../core/runs/artifacts";
 import {
   claimQueuedRuns, recordRunProgress, recoverInterruptedRuns,
   type ClaimedRun, type FinalRunStatus, type RunAttempt, type RunOutcome, type RunSummaryCounts,

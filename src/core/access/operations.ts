@@ -1,12 +1,13 @@
 // whoami, the caller's keys, and workspace members.
 import type { ops } from "../../manifest";
-import { conflict, forbidden, notFound } from "../../manifest/errors";
+import { log } from "../../logging";
+import { conflict, forbidden, invalid, notFound } from "../../manifest/errors";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
 import { afterCursor, fetchPage, toPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { inviteUser } from "./invitations";
-import { addToWorkspace, findUserByEmail, issueSetupToken, prepareMember, removeMembership, revokeKeyById } from "./users";
+import { addToWorkspace, createApiKey, findUserByEmail, issueSetupToken, prepareMember, removeMembership, revokeKeyById } from "./users";
 
 type O = typeof ops;
 
@@ -26,6 +27,18 @@ export const listKeys: Handler<O["listKeys"]> = async ({ core, principal }, { qu
     .where("workspace_id", "=", principal.workspaceId)
     .where("user_id", "=", principal.userId);
   return fetchPage(q, "api_keys", query, (r) => ({ ...r, last_used_at: core.keys.pendingLastUsedAt(r.id) ?? r.last_used_at }));
+};
+
+/** Session-only (the manifest says so): the HTTP layer refuses it to a key before it gets here. */
+export const createKey: Handler<O["createKey"]> = async ({ core, principal }, { body }) => {
+  const expiresAt = body.expires_at ? new Date(body.expires_at).toISOString() : null;
+  if (expiresAt !== null && expiresAt <= nowIso()) {
+    throw invalid("expires_at must be in the future", [{ path: "body.expires_at", message: "must be in the future" }]);
+  }
+  const created = await createApiKey(core.db, { userId: principal.userId, workspaceId: principal.workspaceId, name: body.name, expiresAt });
+  core.keys.invalidate();
+  log.info("key created", { key_id: created.id, prefix: created.prefix, user_id: principal.userId });
+  return created;
 };
 
 export const revokeKey: Handler<O["revokeKey"]> = async ({ core, principal }, { params }) => {

@@ -12,7 +12,7 @@ import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { slugify } from "../access/users";
 import { checkOpenApiDocument } from "./openapi-document";
-import { artifactDir } from "../runs/operations";
+import { artifactDir } from "../runs/artifacts";
 
 type O = typeof ops;
 type ProjectRow = Selectable<ProjectTable>;

@@ -14,6 +14,7 @@ import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveProject } from "../projects/operations";
 import { assertMayRunIn } from "../environments/protection";
+import { artifactDir } from "./artifacts";
 import { groupRunJunit, runJunit } from "./junit";
 
 type O = typeof ops;
@@ -181,10 +182,6 @@ const CONTENT_TYPES: Record<string, string> = {
   png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", txt: "text/plain; charset=utf-8", json: "application/json",
   html: "text/plain; charset=utf-8", xml: "application/xml", log: "text/plain; charset=utf-8",
 };
-
-export function artifactDir(dataDir: string, runId: string): string {
-  return join(dataDir, "artifacts", runId);
-}
 
 export const getRunArtifact: Handler<O["getRunArtifact"]> = async (ctx, { params }) => {
   const { run } = await resolveRun(ctx, params.project, params.runId);

@@ -1,6 +1,6 @@
 // Settings → CLI & API keys: create (shown once), list, revoke; install commands and an MCP configuration.
 import { useState } from "preact/hooks";
-import { op, web } from "../api";
+import { op } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { useSession } from "../session";
 import type { ApiKey, CreatedKey, Page } from "../types";
@@ -23,7 +23,7 @@ export function KeysPage() {
     e.preventDefault();
     const expires_at = expiry ? new Date(`${expiry}T23:59:59`).toISOString() : null;
     await a.run(async () => {
-      setCreated(await web<CreatedKey>("POST", "/keys", { name, expires_at }));
+      setCreated(await op<CreatedKey>("POST", "/keys", { name, expires_at }));
       setName("");
       setExpiry("");
       await keys.reload();

@@ -1,0 +1,71 @@
+// Operations on a feature's test generation: start one, read the latest, cancel it. The job itself runs in
+// src/generation; its database side is queue.ts.
+import type { Selectable } from "kysely";
+import type { GenerationTable } from "../../db/schema";
+import { newId } from "../../security/ids";
+import type { ops } from "../../manifest";
+import { conflict, notFound } from "../../manifest/errors";
+import type { OpContext } from "../context";
+import { resolveFeature } from "../features/operations";
+import type { Handler } from "../handler";
+import { parseJson } from "../shared/json";
+import { nowIso } from "../shared/time";
+
+type O = typeof ops;
+type GenerationRow = Selectable<GenerationTable>;
+
+export function toGeneration(row: GenerationRow) {
+  return {
+    ...row,
+    status: row.status as "queued",
+    strategy: row.strategy as "auto",
+    progress: parseJson(row.progress, { stage: "queued", done: 0, total: 0 }),
+    warnings: parseJson(row.warnings, []),
+    automation_ids: parseJson<string[]>(row.automation_ids, []),
+  };
+}
+
+async function latestGeneration(ctx: OpContext, featureId: string) {
+  return ctx.core.db.selectFrom("generations").selectAll().where("feature_id", "=", featureId)
+    .orderBy("created_at", "desc").orderBy("id", "desc").limit(1).executeTakeFirst();
+}
+
+export const startGeneration: Handler<O["startGeneration"]> = async (ctx, { params, body }) => {
+  const { project, feature } = await resolveFeature(ctx, params.project, params.feature);
+  const row = await ctx.core.db.transaction().execute(async (trx) => {
+    const active = await trx.selectFrom("generations").select("id").where("feature_id", "=", feature.id).where("status", "in", ["queued", "running"]).executeTakeFirst();
+    if (active) throw conflict(`a generation for this feature is already in progress (${active.id}); cancel it or wait for it`);
+    const t = nowIso();
+    const g: GenerationRow = {
+      id: newId("gen"), project_id: project.id, feature_id: feature.id, status: "queued", strategy: body.strategy,
+      progress: JSON.stringify({ stage: "queued", done: 0, total: 0 }), warnings: "[]", automation_ids: "[]",
+      result: null, error: null, started_at: null, finished_at: null, created_at: t, updated_at: t,
+    };
+    await trx.insertInto("generations").values(g).execute();
+    return g;
+  });
+  ctx.core.events.emit("generationQueued");
+  return toGeneration(row);
+};
+
+export const getGeneration: Handler<O["getGeneration"]> = async (ctx, { params }) => {
+  const { feature } = await resolveFeature(ctx, params.project, params.feature);
+  const g = await latestGeneration(ctx, feature.id);
+  if (!g) throw notFound("generation (none was started for this feature)");
+  return toGeneration(g);
+};
+
+export const cancelGeneration: Handler<O["cancelGeneration"]> = async (ctx, { params }) => {
+  const { feature } = await resolveFeature(ctx, params.project, params.feature);
+  const g = await latestGeneration(ctx, feature.id);
+  if (!g) throw notFound("generation (none was started for this feature)");
+  if (g.status !== "queued" && g.status !== "running") throw conflict(`the generation is already ${g.status}`);
+  const t = nowIso();
+  const res = await ctx.core.db.updateTable("generations")
+    .set({ status: "cancelled", finished_at: t, updated_at: t, result: "cancelled by request" })
+    .where("id", "=", g.id).where("status", "in", ["queued", "running"]).executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) throw conflict("the generation finished before it could be cancelled");
+  ctx.core.events.emit("generationCancelled", g.id);
+  const next = await ctx.core.db.selectFrom("generations").selectAll().where("id", "=", g.id).executeTakeFirstOrThrow();
+  return toGeneration(next);
+};

@@ -1,0 +1,45 @@
+// Operations on a feature's test generation (drafts of automations made from its target and criteria).
+import { z } from "zod";
+import { defineOperation, PathId, ProjectParams } from "./define";
+import { Generation, Strategy } from "./records";
+
+const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…)") });
+
+export const startGeneration = defineOperation({
+  name: "start_generation",
+  method: "POST",
+  path: "/projects/{project}/features/{feature}/generation",
+  summary: "Start generating draft automations for a feature",
+  params: Params,
+  body: z.strictObject({ strategy: Strategy.default("auto") }).default({ strategy: "auto" }),
+  response: Generation,
+  successStatus: 202,
+  errors: ["not_found", "conflict"],
+  startsWork: true,
+  cli: { words: ["generate"], args: ["feature"], watch: "generation" },
+});
+
+export const getGeneration = defineOperation({
+  name: "get_generation",
+  method: "GET",
+  path: "/projects/{project}/features/{feature}/generation",
+  summary: "Read the feature's latest generation (the polling route for generation)",
+  params: Params,
+  response: Generation,
+  errors: ["not_found"],
+  hints: { readOnly: true, idempotent: true },
+  cached: true,
+  cli: { words: ["generation", "show"], args: ["feature"] },
+});
+
+export const cancelGeneration = defineOperation({
+  name: "cancel_generation",
+  method: "DELETE",
+  path: "/projects/{project}/features/{feature}/generation",
+  summary: "Cancel the feature's queued or running generation",
+  params: Params,
+  response: Generation,
+  errors: ["not_found", "conflict"],
+  hints: { destructive: true },
+  cli: { words: ["generation", "cancel"], args: ["feature"] },
+});
