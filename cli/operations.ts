@@ -8,7 +8,6 @@ import { type FieldOption, optionFor } from "./field-options";
 import { jsonAsReceived, renderJson, styleFor } from "./output";
 import { readRequestFile } from "./request-file";
 import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
-import { resolveNames } from "./names";
 import { type WatchKind, watchToEnd } from "./watch";
 
 /** Operations whose command is written by hand (they need more than a request and a print). */
@@ -56,7 +55,6 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     input.project = settings.project.value;
   }
   const client = clientFor(settings);
-  await resolveNames(client, input);
   const res = await client.send(op, input);
   const watchKind = WATCHABLE[op.name];
   if ((flags.watch || flags.junit) && watchKind) {

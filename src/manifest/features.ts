@@ -4,7 +4,7 @@ import { pageUrlProblem } from "./browser-urls";
 import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectParams } from "./define";
 import { Feature, FeatureTarget, Generation, Strategy } from "./records";
 
-const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…)") });
+const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…) or exact name") });
 const Criteria = z.string().max(200_000);
 
 /** A web feature's page is crawled, and opened by the browser steps made from it: never a file:, data:, … URL. */
@@ -51,7 +51,7 @@ export const getFeature = defineOperation({
   summary: "Read one feature",
   params: Params,
   response: Feature,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
   cli: { words: ["features", "show"], args: ["feature"] },
 });
@@ -69,7 +69,7 @@ export const updateFeature = defineOperation({
     target: Target.nullable().optional(),
   }),
   response: Feature,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { idempotent: true },
   cli: { words: ["features", "update"], args: ["feature"] },
 });
@@ -81,7 +81,7 @@ export const deleteFeature = defineOperation({
   summary: "Delete a feature (its automations stay, unlinked)",
   params: Params,
   response: null,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["features", "delete"], args: ["feature"] },
 });
@@ -107,7 +107,7 @@ export const getGeneration = defineOperation({
   summary: "Read the feature's latest generation (the polling route for generation)",
   params: Params,
   response: Generation,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
   cli: { words: ["generation", "show"], args: ["feature"] },
 });

@@ -4,7 +4,7 @@ import { defineOperation, Description, FilterId, ListQuery, Name, page, PathId, 
 import { Group, GroupRun, Run, RunStatus } from "./records";
 
 const RunParams = ProjectParams.extend({ runId: PathId.describe("Run id (run_…)") });
-const GroupParams = ProjectParams.extend({ groupId: PathId.describe("Group id (grp_…)") });
+const GroupParams = ProjectParams.extend({ groupId: PathId.describe("Group id (grp_…) or exact name") });
 const GroupRunParams = ProjectParams.extend({ groupRunId: PathId.describe("Group run id (grn_…)") });
 const AutomationIds = z.array(z.string().min(1).max(200)).max(1000);
 
@@ -16,7 +16,7 @@ export const listRuns = defineOperation({
   params: ProjectParams,
   query: ListQuery.extend({
     status: RunStatus.optional(),
-    automation: FilterId.optional(),
+    automation: FilterId.optional().describe("Automation id (aut_…) or exact name"),
     group_run: FilterId.optional(),
   }),
   response: page(Run, "RunPage"),
@@ -106,7 +106,7 @@ export const getGroup = defineOperation({
   summary: "Read one group",
   params: GroupParams,
   response: Group,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
   cli: { words: ["groups", "show"], args: ["groupId"] },
 });
@@ -119,7 +119,7 @@ export const updateGroup = defineOperation({
   params: GroupParams,
   body: z.strictObject({ name: Name.optional(), description: Description.optional(), automation_ids: AutomationIds.optional() }),
   response: Group,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { idempotent: true },
   cli: { words: ["groups", "update"], args: ["groupId"] },
 });
@@ -131,7 +131,7 @@ export const deleteGroup = defineOperation({
   summary: "Delete a group (its automations and past group runs stay)",
   params: GroupParams,
   response: null,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["groups", "delete"], args: ["groupId"] },
 });
@@ -156,7 +156,7 @@ export const listGroupRuns = defineOperation({
   path: "/projects/{project}/group-runs",
   summary: "List a project's group runs, newest first",
   params: ProjectParams,
-  query: ListQuery.extend({ group: FilterId.optional() }),
+  query: ListQuery.extend({ group: FilterId.optional().describe("Group id (grp_…) or exact name") }),
   response: page(GroupRun, "GroupRunPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },

@@ -9,7 +9,7 @@ import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
-import { resolveProject } from "../projects/operations";
+import { resolveFeature, resolveProject } from "../scope";
 
 type O = typeof ops;
 type FeatureRow = Selectable<FeatureTable>;
@@ -28,13 +28,6 @@ export function toGeneration(row: GenerationRow) {
     warnings: parseJson(row.warnings, []),
     automation_ids: parseJson<string[]>(row.automation_ids, []),
   };
-}
-
-export async function resolveFeature(ctx: OpContext, projectRef: string, featureId: string) {
-  const project = await resolveProject(ctx, projectRef);
-  const feature = await ctx.core.db.selectFrom("features").selectAll().where("project_id", "=", project.id).where("id", "=", featureId).executeTakeFirst();
-  if (!feature) throw notFound("feature");
-  return { project, feature };
 }
 
 export const listFeatures: Handler<O["listFeatures"]> = async (ctx, { params, query }) => {

@@ -12,7 +12,7 @@ import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
-import { resolveProject } from "../projects/operations";
+import { filterId, resolveProject } from "../scope";
 import { assertMayRunIn } from "../environments/protection";
 import { groupRunJunit, runJunit } from "./junit";
 
@@ -157,7 +157,8 @@ async function resolveRun(ctx: OpContext, projectRef: string, runId: string) {
 
 export const listRuns: Handler<O["listRuns"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  return listRunsPage(ctx, project.id, query);
+  const automation = query.automation && (await filterId(ctx, "automation", project.id, query.automation, "automation", params.project));
+  return listRunsPage(ctx, project.id, { ...query, automation });
 };
 
 export const getRun: Handler<O["getRun"]> = async (ctx, { params }) => toRun((await resolveRun(ctx, params.project, params.runId)).run, true);
@@ -242,7 +243,7 @@ export async function loadGroupRun(ctx: OpContext, projectId: string, groupRunId
 export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
   let q = ctx.core.db.selectFrom("group_runs").selectAll().where("project_id", "=", project.id);
-  if (query.group) q = q.where("group_id", "=", query.group);
+  if (query.group) q = q.where("group_id", "=", await filterId(ctx, "group", project.id, query.group, "group", params.project));
   const page = await fetchPage(q, "group_runs", query, (r) => r);
   const ids = page.data.map((r) => r.id);
   const statuses = ids.length
