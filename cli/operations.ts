@@ -13,7 +13,7 @@ import { type WatchKind, watchToEnd } from "./watch";
 /** Operations whose command is written by hand (they need more than a request and a print). */
 export const HAND_WRITTEN = new Set(["whoami"]);
 
-const WATCHABLE: Record<string, WatchKind> = { run_automation: "run", run_group: "group_run", start_generation: "generation" };
+const WATCHABLE: Record<string, WatchKind> = { run_automation: "run", run_group: "group_run", run_feature: "group_run", start_generation: "generation" };
 
 const PAST: Record<string, string> = { delete: "deleted", revoke: "revoked", remove: "removed", "cancel-invitation": "cancelled" };
 

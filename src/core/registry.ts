@@ -6,6 +6,7 @@ import * as access from "./access/operations";
 import * as automations from "./automations/operations";
 import type { OpContext } from "./context";
 import * as environments from "./environments/operations";
+import * as bulk from "./features/bulk";
 import * as features from "./features/operations";
 import * as groups from "./groups/operations";
 import type { Handler, OpInput } from "./handler";
@@ -45,6 +46,8 @@ const handlers: { [K in OperationKeys]: Handler<Ops[K]> } = {
   startGeneration: features.startGeneration,
   getGeneration: features.getGeneration,
   cancelGeneration: features.cancelGeneration,
+  activateFeatureDrafts: bulk.activateFeatureDrafts,
+  runFeature: bulk.runFeature,
   listAutomations: automations.listAutomations,
   createAutomation: automations.createAutomation,
   getAutomation: automations.getAutomation,

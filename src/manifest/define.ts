@@ -139,6 +139,9 @@ export const Email = z.email().max(320);
  * `svc admin create-user --password-stdin`. */
 export const Password = z.string().min(10, "the password needs at least 10 characters").max(1000);
 
+/** The most automations one run of a feature starts (as many as a group holds); more belong in groups. */
+export const FEATURE_RUN_MAX = 1000;
+
 export const RunRequest = z
   .strictObject({ environment: z.string().min(1).max(200).optional().describe("Environment name or id") })
   .default({});

@@ -1,8 +1,8 @@
-// Operations on features and on their test generation.
+// Operations on features, on their test generation, and on all of a feature's automations at once.
 import { z } from "zod";
 import { pageUrlProblem } from "./browser-urls";
-import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectParams } from "./define";
-import { Feature, FeatureTarget, Generation, Strategy } from "./records";
+import { defineOperation, Description, FEATURE_RUN_MAX, ListQuery, Name, page, PathId, ProjectParams, RunRequest } from "./define";
+import { Automation, Feature, FeatureTarget, Generation, GroupRun, Strategy } from "./records";
 
 const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…) or exact name") });
 const Criteria = z.string().max(200_000);
@@ -122,4 +122,33 @@ export const cancelGeneration = defineOperation({
   errors: ["not_found", "conflict"],
   hints: { destructive: true },
   cli: { words: ["generation", "cancel"], args: ["feature"] },
+});
+
+export const activateFeatureDrafts = defineOperation({
+  name: "activate_feature_drafts",
+  method: "POST",
+  path: "/projects/{project}/features/{feature}/activate",
+  summary: "Activate every draft automation of the feature (a fresh batch of generated drafts) at once",
+  params: Params,
+  response: z
+    .object({ feature_id: z.string(), activated: z.array(Automation).describe("The drafts made active, oldest first; empty when there were none") })
+    .meta({ id: "FeatureActivation" }),
+  errors: ["not_found", "conflict"],
+  hints: { idempotent: true },
+  cli: { words: ["features", "activate"], args: ["feature"] },
+});
+
+export const runFeature = defineOperation({
+  name: "run_feature",
+  method: "POST",
+  path: "/projects/{project}/features/{feature}/runs",
+  summary: "Run every automation of the feature that can run (not disabled) under one group run, oldest first",
+  description: `Answers like run_group: a group run (group_id null, group_name "feature: <name>") followed through get_group_run. At most ${FEATURE_RUN_MAX} automations.`,
+  params: Params,
+  body: RunRequest,
+  response: GroupRun,
+  successStatus: 202,
+  errors: ["not_found", "conflict", "forbidden"],
+  startsWork: true,
+  cli: { words: ["features", "run"], args: ["feature"] },
 });

@@ -272,7 +272,8 @@ export const getGroupRunJunit: Handler<O["getGroupRunJunit"]> = async (ctx, { pa
   return { body: groupRunJunit(toGroupRun(row, runs, true)), contentType: "application/xml; charset=utf-8", filename: `${row.id}.xml` };
 };
 
-export function newGroupRunRow(ctx: OpContext, projectId: string, group: { id: string; name: string }): GroupRunRow {
+/** A group run of a group, or of a batch that is not one (a feature's automations: no group id). */
+export function newGroupRunRow(ctx: OpContext, projectId: string, group: { id: string | null; name: string }): GroupRunRow {
   const t = nowIso();
   return { id: newId("grn"), project_id: projectId, group_id: group.id, group_name: group.name, trigger: ctx.principal.trigger, created_at: t, updated_at: t };
 }
