@@ -9,7 +9,6 @@ import { jsonAsReceived, renderJson, styleFor } from "./output";
 import { readRequestFile } from "./request-file";
 import type { ResolvedSettings } from "../src/client/settings";
 import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
-import { resolveNames } from "./names";
 import { watchToEnd } from "./watch";
 
 const PAST: Record<string, string> = { delete: "deleted", revoke: "revoked", remove: "removed", "cancel-invitation": "cancelled" };
@@ -56,7 +55,6 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     input.project = settings.project.value;
   }
   const client = clientFor(settings);
-  await resolveNames(client, input);
   const res = await client.send(op, input);
   const watchKind = op.cli.watch;
   if ((flags.watch || flags.junit) && watchKind) {

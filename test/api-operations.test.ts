@@ -112,6 +112,12 @@ describe("every operation works end to end", () => {
     const gj = await op("get_group_run_junit", { project: "web-shop", groupRunId: gr.id });
     expect(gj.text.match(/<testcase /g)?.length).toBe(2);
 
+    // A feature's automations at once (the generation started above may add drafts of its own).
+    expect((await op("activate_feature_drafts", { project: "web-shop", feature: "Login" })).feature_id).toBe(feature.id);
+    const fr = await op("run_feature", { project: "web-shop", feature: feature.id }, { environment: "staging" });
+    expect(fr.group_id).toBeNull();
+    expect(fr.runs.map((r: { automation_id: string }) => r.automation_id)).toContain(aut.id);
+
     const keys = await op("list_keys", {});
     expect(keys.data.length).toBe(1);
     expect(keys.data[0].prefix).toMatch(/^svc_[0-9A-Za-z]{8}$/);

@@ -116,6 +116,14 @@ test("every operation's command works end to end, and every operation has one", 
   expect(await plain("get_group_run_junit", ["group-runs", "junit", groupRun.id, ...P])).toContain("<testsuite");
   expect(await plain("delete_group", ["groups", "delete", group.id, ...P])).toContain("deleted groups");
 
+  // a feature's automations at once, the feature named (its generation above may have added drafts of its own)
+  const draft = await op("create_automation", ["automations", "create", ...P, "--name", "draft item", "--kind", "http", "--status", "draft", "--feature", feature.id, "--steps", '[{"request":{"url":"/items/1"}}]']);
+  const activated = await op<{ activated: Rec[] }>("activate_feature_drafts", ["features", "activate", "Login", ...P]);
+  expect(activated.activated.map((a) => a.id)).toContain(draft.id);
+  const featureRun = await op<Rec & { runs: { automation_id: string }[] }>("run_feature", ["features", "run", "Login", ...P, "--env", "ci"]);
+  expect(featureRun).toMatchObject({ group_id: null, group_name: "feature: Login", trigger: "cli" });
+  expect(featureRun.runs.map((r) => r.automation_id)).toContain(draft.id);
+
   // keys and members
   const second = await s.userWithKey("owner@acme.test", "acme", "owner");
   const keys = await op<{ data: Rec[] }>("list_keys", ["keys", "list"]);

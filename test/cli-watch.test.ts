@@ -165,7 +165,7 @@ test("--junit FILE follows the run or group run to its end and writes its JUnit 
   expect(xml).toContain("expected 200, got 500");
 });
 
-test("automations and groups can be named instead of given by id; no match or several are usage errors", async () => {
+test("automations and groups can be named instead of given by id; no match is not found, several a usage error", async () => {
   const byName = await cli.run(["automations", "run", "passing", "--env", "staging", "--watch", "--json"]);
   expect(byName.code).toBe(0);
   expect(JSON.parse(byName.stdout)).toMatchObject({ automation_id: ids.passing, status: "passed" });
@@ -177,7 +177,7 @@ test("automations and groups can be named instead of given by id; no match or se
   expect(JSON.parse(groupRun.stdout)).toMatchObject({ group_id: ((await g.json()) as { id: string }).id, status: "passed" });
 
   const unknown = await cli.run(["automations", "run", "no such test", "--env", "staging"]);
-  expect(unknown.code).toBe(2);
+  expect(unknown.code).toBe(4); // a name that matches nothing is a 404 from the server, exit 4
   expect(unknown.stderr).toContain('no automation named "no such test" in project ci');
 
   const twin = await s.call("POST", "/projects/ci/automations", { name: "failing", kind: "http", steps: [{ request: { url: "/ok" } }] });

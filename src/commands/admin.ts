@@ -1,6 +1,7 @@
 // `svc admin …`: administration acting directly on the data directory (works with the server stopped or running).
 import type { Command } from "commander";
 import type { AdminStore } from "../core/admin";
+import type { AppError } from "../manifest/errors";
 import { UsageError } from "../../cli/usage";
 
 function parseExpiry(text: string): string {
@@ -40,6 +41,16 @@ async function readStdin(): Promise<string> {
 
 const ROLES = ["owner", "admin", "member"] as const;
 
+/** A core rule's refusal (a 400 over HTTP), told as a usage error (exit 2) naming the flag. */
+function asUsage<T>(flag: string, check: () => T): T {
+  try {
+    return check();
+  } catch (e) {
+    if ((e as Partial<AppError>).code === "invalid_request") throw new UsageError(`${flag}: ${(e as AppError).message}`);
+    throw e;
+  }
+}
+
 export function registerAdmin(program: Command): void {
   const admin = program.command("admin").description("Server-side administration on the data directory");
   const common = (c: Command) => c.option("--data-dir <dir>", "data directory (default ./svc-data)").option("--config <file>", "config file");
@@ -50,14 +61,16 @@ export function registerAdmin(program: Command): void {
     .option("--password-stdin", "read a password for the web application from standard input"))
     .action(async (o: { email: string; name: string; workspace: string; role: string; passwordStdin?: boolean; dataDir?: string; config?: string }) => {
       if (!ROLES.includes(o.role as "owner")) throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
-      if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(o.workspace)) throw new UsageError("--workspace must be a slug: lowercase letters, digits and dashes");
       const password = o.passwordStdin ? await readStdin() : undefined;
-      if (password !== undefined && password.length < 8) throw new UsageError("the password must have at least 8 characters");
-      const { createUserWithSetupToken } = await import("../core/access/users");
+      const { checkEmail, checkNewPassword, checkWorkspaceSlug, createUserWithSetupToken } = await import("../core/access/users");
+      // The core's rules for an email, a workspace slug and a password, checked before the database is opened.
+      const workspace = asUsage("--workspace", () => checkWorkspaceSlug(o.workspace));
+      asUsage("--email", () => checkEmail(o.email));
+      if (password !== undefined) asUsage("--password-stdin", () => checkNewPassword(password));
       const { loadConfig } = await import("../../config/load");
       const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
-      const r = await withDatabase(o, (d) => createUserWithSetupToken(d.db, { email: o.email, name: o.name, workspace: o.workspace, role: o.role as "owner", password }));
-      process.stdout.write(`${r.createdUser ? "created" : "updated"} user ${o.email} (${r.userId}) as ${o.role} of workspace ${o.workspace}\n`);
+      const r = await withDatabase(o, (d) => createUserWithSetupToken(d.db, { email: o.email, name: o.name, workspace, role: o.role as "owner", password }));
+      process.stdout.write(`${r.createdUser ? "created" : "updated"} user ${o.email} (${r.userId}) as ${o.role} of workspace ${workspace}\n`);
       if (r.setupToken) process.stdout.write(`password-setup link (one-time, valid 7 days): ${serverAddress(config)}/setup-password?token=${r.setupToken}\n`);
       else if (r.pendingLink) process.stdout.write(`${o.email} has an unused password-setup link already; it stays valid until it is used or expires\n`);
     });

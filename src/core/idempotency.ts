@@ -1,8 +1,11 @@
 // Idempotency records: the first answer to a start (a run, a group run, a generation), kept for 24 h under the
 // workspace, the operation with the resource it acts on, and the client's Idempotency-Key.
 import type { OpContext } from "./context";
-import { resolveProject } from "./projects/operations";
+import { type NamedKind, pathParamId, resolveProject } from "./scope";
 import { nowIso } from "./shared/time";
+
+/** Path parameters that may name their resource instead of giving its id. */
+const NAMED_PARAMS: Record<string, NamedKind | undefined> = { feature: "feature", automationId: "automation", groupId: "group" };
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
@@ -14,14 +17,18 @@ export interface IdempotentAnswer {
 
 /**
  * The operation and the resource it acts on, as the same text however the request spelled it: a project is
- * named by id or by slug, so it is resolved to its id (an unknown project is the operation's own 404); every
- * other path parameter is an id already. Path spelling (a trailing slash, percent-encoding) plays no part.
+ * named by id or by slug, so it is resolved to its id (an unknown project is the operation's own 404); a feature,
+ * automation or group may be named, so it is resolved to its id too. Path spelling (a trailing slash,
+ * percent-encoding) plays no part.
  */
 export async function idempotencyScope(ctx: OpContext, operation: string, params: Record<string, unknown>): Promise<string> {
   const parts = [operation];
+  const project = typeof params.project === "string" ? await resolveProject(ctx, params.project) : null;
   for (const name of Object.keys(params).sort()) {
     const value = String(params[name]);
-    parts.push(`${name}=${name === "project" ? (await resolveProject(ctx, value)).id : value}`);
+    const kind = NAMED_PARAMS[name];
+    const id = name === "project" && project ? project.id : kind && project ? await pathParamId(ctx, kind, project.id, value) : value;
+    parts.push(`${name}=${id}`);
   }
   return parts.join(" ");
 }

@@ -6,6 +6,7 @@ import * as access from "./access/operations";
 import * as automations from "./automations/operations";
 import type { OpContext } from "./context";
 import * as environments from "./environments/operations";
+import * as bulk from "./features/bulk";
 import * as features from "./features/operations";
 import * as generations from "./generations/operations";
 import * as groups from "./groups/operations";
@@ -47,6 +48,8 @@ const handlers: { [K in OperationKeys]: Handler<Ops[K]> } = {
   startGeneration: generations.startGeneration,
   getGeneration: generations.getGeneration,
   cancelGeneration: generations.cancelGeneration,
+  activateFeatureDrafts: bulk.activateFeatureDrafts,
+  runFeature: bulk.runFeature,
   listAutomations: automations.listAutomations,
   createAutomation: automations.createAutomation,
   getAutomation: automations.getAutomation,

@@ -1,6 +1,6 @@
 // Operations on the caller's identity, API keys, workspace members and invitations.
 import { z } from "zod";
-import { defineOperation, ListQuery, Name, page, PathId } from "./define";
+import { defineOperation, Email, ListQuery, Name, page, PathId } from "./define";
 import { ApiKey, Invitation, Me, Member, Role, WorkspaceInvitation, WorkspaceRole } from "./records";
 
 export const whoami = defineOperation({
@@ -81,7 +81,7 @@ export const addMember = defineOperation({
   description:
     "Answers the same fields for every address. For an address that already has an account, nothing about that account is shown or changed: " +
     "user_id and setup_url are null, status is \"invited\", and the person joins only by accepting the invitation (accept_invitation).",
-  body: z.strictObject({ email: z.email().max(320), name: Name.optional(), role: Role.default("member") }),
+  body: z.strictObject({ email: Email, name: Name.optional(), role: Role.default("member") }),
   response: Member.extend({
     user_id: z.string().nullable().describe("The new member's id; null while an invitation is pending"),
     name: z.string().describe("The name as given (else the address's local part)"),

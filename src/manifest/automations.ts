@@ -4,7 +4,7 @@ import { AutomationKind, checkStepsForKind, Step } from "./automation-format";
 import { defineOperation, Description, FilterId, ListQuery, Name, page, PathId, ProjectParams, RunRequest } from "./define";
 import { Automation, AutomationStatus, Run } from "./records";
 
-const Params = ProjectParams.extend({ automationId: PathId.describe("Automation id (aut_…)") });
+const Params = ProjectParams.extend({ automationId: PathId.describe("Automation id (aut_…) or exact name") });
 const Tags = z.array(z.string().trim().min(1).max(100)).max(50);
 const Steps = z.array(Step).min(1).max(500);
 const TimeoutMs = z.number().int().min(1000).max(3_600_000);
@@ -18,8 +18,8 @@ export const listAutomations = defineOperation({
   summary: "List a project's automations, filtered by feature, group, status, kind or text",
   params: ProjectParams,
   query: ListQuery.extend({
-    feature: FilterId.optional(),
-    group: FilterId.optional(),
+    feature: FilterId.optional().describe("Feature id (fea_…) or exact name"),
+    group: FilterId.optional().describe("Group id (grp_…) or exact name"),
     status: AutomationStatus.optional(),
     kind: AutomationKind.optional(),
     q: z.string().max(200).optional().describe("Text in the name or description"),
@@ -64,7 +64,7 @@ export const getAutomation = defineOperation({
   summary: "Read one automation",
   params: Params,
   response: Automation,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
   cached: true,
   cli: { words: ["automations", "show"], args: ["automationId"] },
@@ -101,7 +101,7 @@ export const deleteAutomation = defineOperation({
   summary: "Delete one automation (its queued or running runs are cancelled; finished runs stay readable)",
   params: Params,
   response: null,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["automations", "delete"], args: ["automationId"] },
 });
@@ -128,7 +128,7 @@ export const listAutomationRuns = defineOperation({
   params: Params,
   query: ListQuery,
   response: page(Run, "RunPage"),
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
   cached: true,
   cli: { words: ["automations", "runs"], args: ["automationId"] },

@@ -150,6 +150,15 @@ export const Slug = z
   .max(64)
   .regex(/^[a-z0-9][a-z0-9-]*$/, "lowercase letters, digits and dashes, starting with a letter or digit");
 
+/** A person's email address, checked the same wherever it is given: the web setup, members, `svc admin`. */
+export const Email = z.email().max(320);
+/** A password for the web application, checked the same wherever it is set: the web setup, a password-setup link,
+ * `svc admin create-user --password-stdin`. */
+export const Password = z.string().min(10, "the password needs at least 10 characters").max(1000);
+
+/** The most automations one run of a feature starts (as many as a group holds); more belong in groups. */
+export const FEATURE_RUN_MAX = 1000;
+
 export const RunRequest = z
   .strictObject({ environment: z.string().min(1).max(200).optional().describe("Environment name or id") })
   .default({});

@@ -1,10 +1,10 @@
-// Operations on features.
+// Operations on features, and on all of a feature's automations at once.
 import { z } from "zod";
 import { pageUrlProblem } from "./browser-urls";
-import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectParams } from "./define";
-import { Feature, FeatureTarget } from "./records";
+import { defineOperation, Description, FEATURE_RUN_MAX, ListQuery, Name, page, PathId, ProjectParams, RunRequest } from "./define";
+import { Automation, Feature, FeatureTarget, GroupRun } from "./records";
 
-const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…)") });
+const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…) or exact name") });
 const Criteria = z.string().max(200_000);
 
 /** A web feature's page is crawled, and opened by the browser steps made from it: never a file:, data:, … URL. */
@@ -52,7 +52,7 @@ export const getFeature = defineOperation({
   summary: "Read one feature",
   params: Params,
   response: Feature,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
   cached: true,
   cli: { words: ["features", "show"], args: ["feature"] },
@@ -71,7 +71,7 @@ export const updateFeature = defineOperation({
     target: Target.nullable().optional(),
   }),
   response: Feature,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { idempotent: true },
   cli: { words: ["features", "update"], args: ["feature"] },
 });
@@ -83,7 +83,36 @@ export const deleteFeature = defineOperation({
   summary: "Delete a feature (its automations stay, unlinked)",
   params: Params,
   response: null,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["features", "delete"], args: ["feature"] },
+});
+
+export const activateFeatureDrafts = defineOperation({
+  name: "activate_feature_drafts",
+  method: "POST",
+  path: "/projects/{project}/features/{feature}/activate",
+  summary: "Activate every draft automation of the feature (a fresh batch of generated drafts) at once",
+  params: Params,
+  response: z
+    .object({ feature_id: z.string(), activated: z.array(Automation).describe("The drafts made active, oldest first; empty when there were none") })
+    .meta({ id: "FeatureActivation" }),
+  errors: ["not_found", "conflict"],
+  hints: { idempotent: true },
+  cli: { words: ["features", "activate"], args: ["feature"] },
+});
+
+export const runFeature = defineOperation({
+  name: "run_feature",
+  method: "POST",
+  path: "/projects/{project}/features/{feature}/runs",
+  summary: "Run every automation of the feature that can run (not disabled) under one group run, oldest first",
+  description: `Answers like run_group: a group run (group_id null, group_name "feature: <name>") followed through get_group_run. At most ${FEATURE_RUN_MAX} automations.`,
+  params: Params,
+  body: RunRequest,
+  response: GroupRun,
+  successStatus: 202,
+  errors: ["not_found", "conflict", "forbidden"],
+  startsWork: true,
+  cli: { words: ["features", "run"], args: ["feature"], flags: { environment: "env" }, watch: "group_run" },
 });

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { defineOperation, PathId, ProjectParams } from "./define";
 import { Generation, Strategy } from "./records";
 
-const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…)") });
+const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…) or exact name") });
 
 export const startGeneration = defineOperation({
   name: "start_generation",
@@ -26,7 +26,7 @@ export const getGeneration = defineOperation({
   summary: "Read the feature's latest generation (the polling route for generation)",
   params: Params,
   response: Generation,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
   cached: true,
   cli: { words: ["generation", "show"], args: ["feature"] },

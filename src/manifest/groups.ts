@@ -3,7 +3,7 @@ import { z } from "zod";
 import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectParams, RunRequest } from "./define";
 import { Group, GroupRun } from "./records";
 
-const GroupParams = ProjectParams.extend({ groupId: PathId.describe("Group id (grp_…)") });
+const GroupParams = ProjectParams.extend({ groupId: PathId.describe("Group id (grp_…) or exact name") });
 const AutomationIds = z.array(z.string().min(1).max(200)).max(1000);
 
 export const listGroups = defineOperation({
@@ -40,7 +40,7 @@ export const getGroup = defineOperation({
   summary: "Read one group",
   params: GroupParams,
   response: Group,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
   cached: true,
   cli: { words: ["groups", "show"], args: ["groupId"] },
@@ -54,7 +54,7 @@ export const updateGroup = defineOperation({
   params: GroupParams,
   body: z.strictObject({ name: Name.optional(), description: Description.optional(), automation_ids: AutomationIds.optional() }),
   response: Group,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { idempotent: true },
   cli: { words: ["groups", "update"], args: ["groupId"] },
 });
@@ -66,7 +66,7 @@ export const deleteGroup = defineOperation({
   summary: "Delete a group (its automations and past group runs stay)",
   params: GroupParams,
   response: null,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["groups", "delete"], args: ["groupId"] },
 });

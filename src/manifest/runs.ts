@@ -14,7 +14,7 @@ export const listRuns = defineOperation({
   params: ProjectParams,
   query: ListQuery.extend({
     status: RunStatus.optional(),
-    automation: FilterId.optional(),
+    automation: FilterId.optional().describe("Automation id (aut_…) or exact name"),
     group_run: FilterId.optional(),
   }),
   response: page(Run, "RunPage"),
@@ -79,7 +79,7 @@ export const listGroupRuns = defineOperation({
   path: "/projects/{project}/group-runs",
   summary: "List a project's group runs, newest first",
   params: ProjectParams,
-  query: ListQuery.extend({ group: FilterId.optional() }),
+  query: ListQuery.extend({ group: FilterId.optional().describe("Group id (grp_…) or exact name") }),
   response: page(GroupRun, "GroupRunPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },

@@ -5,6 +5,8 @@ import type { DB } from "../../db/schema";
 import { generateApiKey, hashApiKey } from "../../security/api-keys";
 import { newId, randomBase62 } from "../../security/ids";
 import { hashPassword } from "../../security/passwords";
+import type { z } from "zod";
+import { Email, Password, Slug } from "../../manifest/define";
 import { AppError, conflict, invalid, notFound } from "../../manifest/errors";
 import type { Role } from "../context";
 import { nowIso } from "../shared/time";
@@ -36,10 +38,32 @@ export interface PreparedMember {
   passwordHash: string | null;
 }
 
+/** A value checked with the manifest's schema for it: the same rule on every surface, a 400 naming the field. */
+function checked<S extends z.ZodType>(schema: S, value: unknown, field: string, problem = (message: string) => message): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const message = parsed.error.issues[0]?.message ?? "invalid";
+  throw invalid(problem(message), [{ path: field, message }]);
+}
+
+/** A workspace slug as the administration commands give it, checked as a project's slug is. */
+export function checkWorkspaceSlug(slug: string): string {
+  return checked(Slug, slug, "workspace", (m) => `"${slug}" is not a workspace slug: ${m}`);
+}
+
+/** A password as any surface sets it: at least 10 characters. */
+export function checkNewPassword(password: string): string {
+  return checked(Password, password, "password");
+}
+
+/** An email address as any surface gives it, in the form it is stored (trimmed, lower case). */
+export function checkEmail(email: string): string {
+  return checked(Email, email.trim().toLowerCase(), "email", () => `"${email}" is not an email address`);
+}
+
 export async function prepareMember(input: { email: string; name: string; role: Role; password?: string }): Promise<PreparedMember> {
-  const email = input.email.trim().toLowerCase();
-  if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw invalid(`"${input.email}" is not an email address`);
-  const passwordHash = input.password ? await hashPassword(input.password) : null;
+  const email = checkEmail(input.email);
+  const passwordHash = input.password === undefined ? null : await hashPassword(checkNewPassword(input.password));
   return { email, name: input.name, role: input.role, passwordHash };
 }
 
@@ -49,8 +73,9 @@ export async function createUserInWorkspace(
   input: { email: string; name: string; workspace: string; role: Role; password?: string },
 ): Promise<{ userId: string; workspaceId: string; createdUser: boolean }> {
   const member = await prepareMember(input);
+  const workspace = checkWorkspaceSlug(input.workspace);
   return db.transaction().execute(async (trx) => {
-    const ws = await ensureWorkspace(trx, input.workspace);
+    const ws = await ensureWorkspace(trx, workspace);
     return addToWorkspace(trx, ws.id, member);
   });
 }
@@ -111,8 +136,9 @@ export async function createUserWithSetupToken(
   input: { email: string; name: string; workspace: string; role: Role; password?: string },
 ): Promise<{ userId: string; workspaceId: string; createdUser: boolean; setupToken: string | null; pendingLink: boolean }> {
   const member = await prepareMember(input);
+  const workspace = checkWorkspaceSlug(input.workspace);
   return db.transaction().execute(async (trx) => {
-    const ws = await ensureWorkspace(trx, input.workspace);
+    const ws = await ensureWorkspace(trx, workspace);
     const added = await addToWorkspace(trx, ws.id, member);
     const user = await trx.selectFrom("users").select(["password_hash", "setup_token_expires_at"]).where("id", "=", added.userId).executeTakeFirstOrThrow();
     if (user.password_hash !== null) return { ...added, setupToken: null, pendingLink: false };

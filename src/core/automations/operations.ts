@@ -5,14 +5,14 @@ import type { AutomationTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import { stepKindProblems, type Step } from "../../manifest/automation-format";
-import { conflict, invalid, notFound } from "../../manifest/errors";
+import { conflict, invalid } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { findEnvironment } from "../environments/operations";
-import { resolveProject } from "../projects/operations";
+import { filterId, resolveAutomation, resolveProject } from "../scope";
 import { cancelRunsWhere, enqueueRuns, listRunsPage, toRun } from "../runs/operations";
 
 type O = typeof ops;
@@ -40,14 +40,6 @@ export function toAutomation(row: AutomationRow) {
   };
 }
 
-export async function resolveAutomation(ctx: OpContext, projectRef: string, automationId: string) {
-  const project = await resolveProject(ctx, projectRef);
-  const automation = await ctx.core.db.selectFrom("automations").selectAll()
-    .where("project_id", "=", project.id).where("id", "=", automationId).executeTakeFirst();
-  if (!automation) throw notFound("automation");
-  return { project, automation };
-}
-
 async function environmentId(ctx: OpContext, projectId: string, ref: string | null | undefined, field = "environment") {
   if (ref === undefined || ref === null) return ref ?? null;
   const env = await findEnvironment(ctx, projectId, ref);
@@ -65,7 +57,7 @@ async function featureId(ctx: OpContext, projectId: string, ref: string | null |
 export const listAutomations: Handler<O["listAutomations"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
   let q = ctx.core.db.selectFrom("automations").selectAll().where("project_id", "=", project.id);
-  if (query.feature) q = q.where("feature_id", "=", query.feature);
+  if (query.feature) q = q.where("feature_id", "=", await filterId(ctx, "feature", project.id, query.feature, "feature", params.project));
   if (query.status) q = q.where("status", "=", query.status);
   if (query.kind) q = q.where("kind", "=", query.kind);
   if (query.q) {
@@ -76,7 +68,7 @@ export const listAutomations: Handler<O["listAutomations"]> = async (ctx, { para
     ]));
   }
   if (query.group) {
-    const group = await ctx.core.db.selectFrom("groups").select("automation_ids").where("project_id", "=", project.id).where("id", "=", query.group).executeTakeFirst();
+    const group = await ctx.core.db.selectFrom("groups").select("automation_ids").where("project_id", "=", project.id).where("id", "=", await filterId(ctx, "group", project.id, query.group, "group", params.project)).executeTakeFirst();
     const ids = group ? parseJson<string[]>(group.automation_ids, []) : [];
     if (ids.length === 0) return { data: [], next_cursor: null };
     q = q.where("id", "in", ids);

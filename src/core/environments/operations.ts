@@ -10,7 +10,7 @@ import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
-import { resolveProject } from "../projects/operations";
+import { resolveProject } from "../scope";
 import { sealSecrets, storedSecrets } from "./secrets";
 
 type O = typeof ops;

@@ -3,26 +3,17 @@ import type { Selectable } from "kysely";
 import type { FeatureTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
-import { notFound } from "../../manifest/errors";
-import type { OpContext } from "../context";
 import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
-import { resolveProject } from "../projects/operations";
+import { resolveFeature, resolveProject } from "../scope";
 
 type O = typeof ops;
 type FeatureRow = Selectable<FeatureTable>;
 
 function toFeature(row: FeatureRow) {
   return { ...row, target: parseJson(row.target, null) };
-}
-
-export async function resolveFeature(ctx: OpContext, projectRef: string, featureId: string) {
-  const project = await resolveProject(ctx, projectRef);
-  const feature = await ctx.core.db.selectFrom("features").selectAll().where("project_id", "=", project.id).where("id", "=", featureId).executeTakeFirst();
-  if (!feature) throw notFound("feature");
-  return { project, feature };
 }
 
 export const listFeatures: Handler<O["listFeatures"]> = async (ctx, { params, query }) => {

@@ -6,7 +6,7 @@ import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import { conflict, notFound } from "../../manifest/errors";
 import type { OpContext } from "../context";
-import { resolveFeature } from "../features/operations";
+import { resolveFeature } from "../scope";
 import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
 import { nowIso } from "../shared/time";

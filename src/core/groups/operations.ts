@@ -3,13 +3,13 @@ import type { Selectable } from "kysely";
 import type { GroupTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
-import { conflict, invalid, notFound } from "../../manifest/errors";
+import { conflict, invalid } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
-import { resolveProject } from "../projects/operations";
+import { resolveGroup, resolveProject } from "../scope";
 import { resolveEnvironmentId } from "../automations/operations";
 import { enqueueRuns, loadGroupRun, newGroupRunRow, toGroupRun } from "../runs/operations";
 
@@ -17,13 +17,6 @@ type O = typeof ops;
 type GroupRow = Selectable<GroupTable>;
 
 const toGroup = (row: GroupRow) => ({ ...row, automation_ids: parseJson<string[]>(row.automation_ids, []) });
-
-async function resolveGroup(ctx: OpContext, projectRef: string, groupId: string) {
-  const project = await resolveProject(ctx, projectRef);
-  const group = await ctx.core.db.selectFrom("groups").selectAll().where("project_id", "=", project.id).where("id", "=", groupId).executeTakeFirst();
-  if (!group) throw notFound("group");
-  return { project, group };
-}
 
 /** Every id must name an automation of the project; duplicates are refused so order stays meaningful. */
 async function checkAutomationIds(ctx: OpContext, projectId: string, ids: string[]): Promise<string[]> {

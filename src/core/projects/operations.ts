@@ -4,7 +4,7 @@ import { rmSync } from "node:fs";
 import type { ProjectTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
-import { AppError, conflict, forbidden, notFound } from "../../manifest/errors";
+import { AppError, conflict, forbidden } from "../../manifest/errors";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
@@ -13,21 +13,10 @@ import { nowIso } from "../shared/time";
 import { slugify } from "../access/users";
 import { checkOpenApiDocument } from "./openapi-document";
 import { artifactDir } from "../runs/artifacts";
+import { resolveProject } from "../scope";
 
 type O = typeof ops;
 type ProjectRow = Selectable<ProjectTable>;
-
-/** The project named by id or slug in the caller's workspace; another workspace's project is not found. */
-export async function resolveProject(ctx: OpContext, ref: string): Promise<ProjectRow> {
-  const row = await ctx.core.db
-    .selectFrom("projects")
-    .selectAll()
-    .where("workspace_id", "=", ctx.principal.workspaceId)
-    .where((eb) => (ref.startsWith("prj_") ? eb("id", "=", ref) : eb("slug", "=", ref)))
-    .executeTakeFirst();
-  if (!row) throw notFound("project");
-  return row;
-}
 
 function toProject(row: ProjectRow, withDocument: boolean) {
   const { workspace_id: _w, openapi, ...rest } = row;

@@ -12,7 +12,7 @@ import type { Handler } from "../handler";
 import { parseJson } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
-import { resolveProject } from "../projects/operations";
+import { filterId, resolveProject } from "../scope";
 import { assertMayRunIn } from "../environments/protection";
 import { artifactDir } from "./artifacts";
 import { groupRunJunit, runJunit } from "./junit";
@@ -158,7 +158,8 @@ async function resolveRun(ctx: OpContext, projectRef: string, runId: string) {
 
 export const listRuns: Handler<O["listRuns"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  return listRunsPage(ctx, project.id, query);
+  const automation = query.automation && (await filterId(ctx, "automation", project.id, query.automation, "automation", params.project));
+  return listRunsPage(ctx, project.id, { ...query, automation });
 };
 
 export const getRun: Handler<O["getRun"]> = async (ctx, { params }) => toRun((await resolveRun(ctx, params.project, params.runId)).run, true);
@@ -239,7 +240,7 @@ export async function loadGroupRun(ctx: OpContext, projectId: string, groupRunId
 export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
   let q = ctx.core.db.selectFrom("group_runs").selectAll().where("project_id", "=", project.id);
-  if (query.group) q = q.where("group_id", "=", query.group);
+  if (query.group) q = q.where("group_id", "=", await filterId(ctx, "group", project.id, query.group, "group", params.project));
   const page = await fetchPage(q, "group_runs", query, (r) => r);
   const ids = page.data.map((r) => r.id);
   const statuses = ids.length
@@ -268,7 +269,8 @@ export const getGroupRunJunit: Handler<O["getGroupRunJunit"]> = async (ctx, { pa
   return { body: groupRunJunit(toGroupRun(row, runs, true)), contentType: "application/xml; charset=utf-8", filename: `${row.id}.xml` };
 };
 
-export function newGroupRunRow(ctx: OpContext, projectId: string, group: { id: string; name: string }): GroupRunRow {
+/** A group run of a group, or of a batch that is not one (a feature's automations: no group id). */
+export function newGroupRunRow(ctx: OpContext, projectId: string, group: { id: string | null; name: string }): GroupRunRow {
   const t = nowIso();
   return { id: newId("grn"), project_id: projectId, group_id: group.id, group_name: group.name, trigger: ctx.principal.trigger, created_at: t, updated_at: t };
 }

@@ -5,7 +5,7 @@ import { hashApiKey, sameDigest } from "../../security/api-keys";
 import { newId } from "../../security/ids";
 import { hashPassword } from "../../security/passwords";
 import { conflict } from "../../manifest/errors";
-import { slugify } from "../access/users";
+import { checkEmail, checkNewPassword, slugify } from "../access/users";
 import { nowIso } from "../shared/time";
 import { firstMembership } from "./sessions";
 
@@ -18,8 +18,8 @@ export async function firstRunSetup(
   db: Db,
   input: { workspaceName: string; name: string; email: string; password: string },
 ): Promise<{ userId: string; workspaceId: string }> {
-  const email = input.email.trim().toLowerCase();
-  const passwordHash = await hashPassword(input.password);
+  const email = checkEmail(input.email);
+  const passwordHash = await hashPassword(checkNewPassword(input.password));
   return db.transaction().execute(async (trx) => {
     // Inside the write transaction, so two setups racing cannot both create an owner.
     if (await anyUserExists(trx)) throw conflict("this installation is already set up; sign in instead");
@@ -57,7 +57,7 @@ export async function completePasswordSetup(db: Db, token: string, password: str
   if (!user) throw invalid("this password-setup link is unknown, already used or expired; ask an admin for a new one");
   const membership = await firstMembership(db, user.id);
   if (!membership) throw invalid("this account is no longer a member of any workspace");
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await hashPassword(checkNewPassword(password));
   const res = await db.updateTable("users")
     .set({ password_hash: passwordHash, setup_token_hash: null, setup_token_expires_at: null, updated_at: nowIso() })
     .where("id", "=", user.id).where("setup_token_hash", "=", hashApiKey(token)).executeTakeFirst();

@@ -4,6 +4,7 @@ import type { Core } from "../../core/context";
 import { createSession, deleteSession, findSession, sessionProfile, switchSessionWorkspace } from "../../core/sessions/sessions";
 import { anyUserExists, completePasswordSetup, describeSetupToken, firstRunSetup } from "../../core/sessions/setup";
 import { checkPassword } from "../../core/sessions/sign-in";
+import { Email, Password } from "../../manifest/define";
 import { AppError } from "../../manifest/errors";
 import { log } from "../../logging";
 import { errorResponse, responseForError } from "../errors";
@@ -18,8 +19,6 @@ import { SETUP_ELSEWHERE, setupAllowedHere } from "./setup-host";
 
 export const WEB_PREFIX = "/api/v1/web";
 
-const Password = z.string().min(10, "the password needs at least 10 characters").max(1000);
-const Email = z.email().max(320);
 const SetupBody = z.strictObject({ workspace: z.string().trim().min(1).max(200), name: z.string().trim().min(1).max(200), email: Email, password: Password });
 const LoginBody = z.strictObject({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1000) });
 const PasswordSetupBody = z.strictObject({ token: z.string().min(1).max(200), password: Password });

@@ -112,7 +112,7 @@ function GenerationPanel({ project, feature }: { project: string; feature: strin
           )}
         </div>
       )}
-      <FeatureAutomations project={project} list={drafts.data?.data ?? null} made={made} onChanged={drafts.reload} />
+      <FeatureAutomations project={project} feature={feature} list={drafts.data?.data ?? null} made={made} onChanged={drafts.reload} />
     </Card>
   );
 }
@@ -120,17 +120,17 @@ function GenerationPanel({ project, feature }: { project: string; feature: strin
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** The feature's automations, with the two things done to a fresh batch of drafts: activate them all, run them all. */
-function FeatureAutomations({ project, list, made, onChanged }: { project: string; list: Automation[] | null; made: Set<string>; onChanged: () => Promise<void> }) {
+function FeatureAutomations({ project, feature, list, made, onChanged }: { project: string; feature: string; list: Automation[] | null; made: Set<string>; onChanged: () => Promise<void> }) {
   const bulk = useAction();
   const drafts = (list ?? []).filter((d) => d.status === "draft");
   const runnable = (list ?? []).filter((d) => d.status !== "disabled");
-  const path = (id: string) => `/projects/${enc(project)}/automations/${enc(id)}`;
+  const path = `/projects/${enc(project)}/features/${enc(feature)}`;
   const activateAll = () => bulk.run(async () => {
-    for (const d of drafts) await op("PATCH", path(d.id), { status: "active" });
+    await op("POST", `${path}/activate`);
     await onChanged();
   });
   const runAll = () => bulk.run(async () => {
-    for (const d of runnable) await op("POST", `${path(d.id)}/run`, {});
+    await op("POST", `${path}/runs`, {});
     navigate(`/p/${enc(project)}/runs`);
   });
   return (

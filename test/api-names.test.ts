@@ -1,0 +1,133 @@
+// Names resolve in the core, the same on every surface: a project by id or slug, a feature, automation or group
+// by id or exact name, in path segments and in list filters; a name shared by several is refused with their ids,
+// one that names nothing is a 404, and another workspace's names are never reached. Over REST and the CLI.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { type SourceCli, sourceCli } from "./helpers/cli-source";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+// The CLI is started from source a few times; on a busy machine that outgrows the 5 s default.
+setDefaultTimeout(60_000);
+
+let s: TestServer;
+let cli: SourceCli;
+let projectId = "";
+const ids = { feature: "", login: "", group: "", twinA: "", twinB: "", run: "", groupRun: "" };
+
+async function create(path: string, body: unknown, key?: string): Promise<string> {
+  const res = await s.call("POST", path, body, key);
+  if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { id: string }).id;
+}
+
+async function get(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await s.call("GET", path);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+const listed = (body: Record<string, unknown>) => (body.data as { id: string }[]).map((r) => r.id).sort();
+
+beforeAll(async () => {
+  s = await startTestServer({ rate_limit: { enabled: false } });
+  projectId = await create("/projects", { name: "Names", slug: "names" });
+  const steps = [{ request: { url: "http://127.0.0.1:9/" }, expect: [{ status: 200 }] }];
+  ids.feature = await create("/projects/names/features", { name: "Checkout" });
+  ids.login = await create("/projects/names/automations", { name: "login works", kind: "http", steps, feature: ids.feature });
+  ids.twinA = await create("/projects/names/automations", { name: "twin", kind: "http", steps });
+  ids.twinB = await create("/projects/names/automations", { name: "twin", kind: "http", steps });
+  ids.group = await create("/projects/names/groups", { name: "smoke suite", automation_ids: [ids.login] });
+  const run = await s.call("POST", "/projects/names/automations/login%20works/run", {});
+  expect(run.status).toBe(202);
+  ids.run = ((await run.json()) as { id: string }).id;
+  const groupRun = await s.call("POST", "/projects/names/groups/smoke%20suite/run", {});
+  expect(groupRun.status).toBe(202);
+  ids.groupRun = ((await groupRun.json()) as { id: string }).id;
+
+  // Another workspace with a project of the same slug and a feature of its own.
+  const other = await s.userWithKey("owner@other.test", "other");
+  await create("/projects", { name: "Names", slug: "names" }, other.key);
+  await create("/projects/names/features", { name: "Their secret" }, other.key);
+
+  cli = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: "names" });
+});
+
+afterAll(async () => {
+  cli.remove();
+  await s.stop();
+});
+
+test("a project by id or slug; a feature, automation and group by id or by exact name", async () => {
+  expect((await get(`/projects/${projectId}`)).body.id).toBe(projectId);
+  expect((await get("/projects/names")).body.id).toBe(projectId);
+  for (const [path, id] of [
+    [`/projects/names/features/${ids.feature}`, ids.feature],
+    ["/projects/names/features/Checkout", ids.feature],
+    [`/projects/${projectId}/features/Checkout/generation`, null],
+    [`/projects/names/automations/${ids.login}`, ids.login],
+    ["/projects/names/automations/login%20works", ids.login],
+    [`/projects/names/groups/${ids.group}`, ids.group],
+    ["/projects/names/groups/smoke%20suite", ids.group],
+  ] as const) {
+    const r = await get(path);
+    if (id === null) expect({ path, status: r.status, message: r.body.message }).toEqual({ path, status: 404, message: "generation (none was started for this feature) not found" });
+    else expect({ path, status: r.status, id: r.body.id }).toEqual({ path, status: 200, id });
+  }
+  expect(listed((await get("/projects/names/automations/login%20works/runs")).body)).toContain(ids.run);
+});
+
+test("list filters take the exact name too: ?feature=, ?group=, ?automation=", async () => {
+  expect(listed((await get("/projects/names/automations?feature=Checkout")).body)).toEqual([ids.login]);
+  expect(listed((await get("/projects/names/automations?group=smoke%20suite")).body)).toEqual([ids.login]);
+  expect(listed((await get("/projects/names/group-runs?group=smoke%20suite")).body)).toEqual([ids.groupRun]);
+  const runs = listed((await get("/projects/names/runs?automation=login%20works")).body);
+  expect(runs).toContain(ids.run);
+  expect(runs).toHaveLength(2); // its own run and its run in the group run
+  // A filter that names nothing still matches nothing, never a 400.
+  expect(await get("/projects/names/automations?feature=No%20such%20feature")).toEqual({ status: 200, body: { data: [], next_cursor: null } });
+});
+
+test("a name shared by several is refused with their ids: 409 in the path, 400 naming the filter", async () => {
+  const path = await get("/projects/names/automations/twin");
+  expect(path.status).toBe(409);
+  const message = String(path.body.message);
+  expect(path.body.error).toBe("conflict");
+  expect(message).toStartWith('2 automations are named "twin" in project names: give the id (');
+  expect(message).toContain(ids.twinA);
+  expect(message).toContain(ids.twinB);
+
+  const filter = await get("/projects/names/runs?automation=twin");
+  expect(filter.status).toBe(400);
+  expect(filter.body.error).toBe("invalid_request");
+  expect(filter.body.message).toContain('2 automations are named "twin"');
+  expect(filter.body.details).toEqual([{ path: "automation", message: "names 2 automations" }]);
+});
+
+test("a name that matches nothing is a 404, and another workspace's names are never reached", async () => {
+  expect(await get("/projects/names/groups/nightly")).toMatchObject({
+    status: 404,
+    body: { error: "not_found", message: 'no group named "nightly" in project names (give its name exactly, or its id grp_…)' },
+  });
+  expect((await get("/projects/names/features/Their%20secret")).status).toBe(404);
+  expect((await get("/projects/names/automations?feature=Their%20secret")).body).toEqual({ data: [], next_cursor: null });
+});
+
+test("through the CLI: names in arguments and filters; several or none are refused with the server's message", async () => {
+  const show = await cli.run(["features", "show", "Checkout", "--json"]);
+  expect(show.code).toBe(0);
+  expect(JSON.parse(show.stdout)).toMatchObject({ id: ids.feature, name: "Checkout" });
+
+  const runs = await cli.run(["runs", "list", "--automation", "login works", "--json"]);
+  expect(runs.code).toBe(0);
+  expect((JSON.parse(runs.stdout) as { data: { id: string }[] }).data.map((r) => r.id)).toContain(ids.run);
+
+  const twin = await cli.run(["automations", "show", "twin"]);
+  expect(twin.code).toBe(2);
+  expect(twin.stderr).toContain('2 automations are named "twin"');
+  expect(twin.stderr).toContain(ids.twinA);
+
+  const none = await cli.run(["groups", "show", "nightly"]);
+  expect(none.code).toBe(4);
+  expect(none.stderr).toContain('no group named "nightly" in project names');
+
+  const help = await cli.run(["automations", "show", "--help"]);
+  expect(help.stdout).toContain("Automation id (aut_…) or exact name");
+});
