@@ -4,6 +4,7 @@ import { API_PREFIX, type Operation, ops, type RawResponse } from "../manifest/i
 import type { OpKey, Ops } from "../manifest/index";
 import { codeForStatus } from "../manifest/errors";
 import { ClientError } from "./errors";
+import { operationPath } from "./operation-url";
 import { splitInput } from "./schema-fields";
 
 // An empty z.object({}) has the input type Record<string, never>, which would poison the intersection.
@@ -127,16 +128,7 @@ export class ApiClient {
   }
 
   urlFor(op: Operation, input: Record<string, unknown>): string {
-    const { params, query } = splitInput(op, input);
-    const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
-      const v = params[name];
-      if (v === undefined || v === "") throw new ClientError(0, "invalid_request", `${name} is required`);
-      return encodeURIComponent(v);
-    });
-    const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) qs.set(k, String(v));
-    const q = qs.toString();
-    return `${this.base}${path}${q ? `?${q}` : ""}`;
+    return `${this.base}${operationPath(op, input)}`;
   }
 
   /** Sends one operation, retrying 429 (after Retry-After) and 503 (with backoff) a bounded number of times. */

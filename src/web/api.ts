@@ -1,5 +1,11 @@
-// The web application's HTTP client: the same /api/v1/ops operations as every client, with the session cookie
-// and the CSRF token instead of a key, plus the few /api/v1/web routes of a signed-in person.
+// The web application's HTTP client: the manifest's operations, called by name with typed input and parsed by
+// their response schemas (as the CLI and the MCP server call them), with the session cookie and the CSRF token
+// instead of a key; plus the few /api/v1/web routes of a signed-in person.
+import type { OpInput, OpOutput } from "../client/api-client";
+import { operationPath } from "../client/operation-url";
+import { splitInput } from "../client/schema-fields";
+import { API_PREFIX, type OpKey, type Operation, ops } from "../manifest/index";
+
 export class ApiError extends Error {
   constructor(readonly status: number, readonly code: string, message: string, readonly details: { path: string; message: string }[] = []) {
     super(message);
@@ -17,12 +23,12 @@ export function whenSignedOut(handler: () => void): void {
   onSignedOut = handler;
 }
 
-async function send<T>(method: string, url: string, body?: unknown): Promise<T> {
+async function send(method: string, url: string, body?: unknown): Promise<unknown> {
   const headers: Record<string, string> = { accept: "application/json" };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (method !== "GET") headers["x-csrf-token"] = csrfToken;
   const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "same-origin" });
-  if (res.status === 204) return undefined as T;
+  if (res.status === 204) return undefined;
   const text = await res.text();
   let parsed: unknown = null;
   try {
@@ -32,24 +38,40 @@ async function send<T>(method: string, url: string, body?: unknown): Promise<T> 
   }
   if (!res.ok) {
     const e = (parsed ?? {}) as { error?: string; message?: string; details?: { path: string; message: string }[] };
-    if (res.status === 401 && url.startsWith("/api/v1/ops")) onSignedOut();
+    if (res.status === 401 && url.startsWith(API_PREFIX)) onSignedOut();
     throw new ApiError(res.status, e.error ?? "error", e.message ?? `request failed (${res.status})`, e.details ?? []);
   }
-  return parsed as T;
+  return parsed;
 }
 
-/** Calls an operation; `path` is below /api/v1/ops. */
-export const op = <T>(method: "GET" | "POST" | "PATCH" | "DELETE", path: string, body?: unknown) => send<T>(method, `/api/v1/ops${path}`, body);
+/** The operation declared under `key` in the manifest (an export name such as "getRun"). */
+function operation(key: OpKey): Operation {
+  return ops[key];
+}
+
+/** Calls an operation by its manifest name with one flat input (path, query and body fields); returns its parsed answer. */
+export async function call<K extends OpKey>(key: K, input: OpInput<K>): Promise<OpOutput<K>> {
+  const op = operation(key);
+  const fields = input as Record<string, unknown>;
+  const answer = await send(op.method, `${API_PREFIX}${operationPath(op, fields)}`, splitInput(op, fields).body);
+  if (op.response === null || "raw" in op.response) return null as OpOutput<K>;
+  const checked = op.response.safeParse(answer);
+  if (!checked.success) {
+    const first = checked.error.issues[0];
+    throw new ApiError(200, "invalid_response", `the server's answer to ${op.name} does not match the API contract (${first?.path.join(".") || "body"}: ${first?.message ?? "invalid"})`);
+  }
+  return checked.data as OpOutput<K>;
+}
+
+/** The address of an operation's answer, for a link or an image (a JUnit report, a screenshot). */
+export function operationHref<K extends OpKey>(key: K, input: OpInput<K>): string {
+  return `${API_PREFIX}${operationPath(operation(key), input as Record<string, unknown>)}`;
+}
 
 /** Calls a route of the web application itself; `path` is below /api/v1/web. */
-export const web = <T>(method: "GET" | "POST", path: string, body?: unknown) => send<T>(method, `/api/v1/web${path}`, body);
+export const web = <T>(method: "GET" | "POST", path: string, body?: unknown) => send(method, `/api/v1/web${path}`, body) as Promise<T>;
 
 export const enc = encodeURIComponent;
 
-/** A query string from the set values of an object. */
-export function qs(params: Record<string, string | number | undefined | null>): string {
-  const u = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") u.set(k, String(v));
-  const s = u.toString();
-  return s ? `?${s}` : "";
-}
+/** A form's "any" choice (the empty string) as an unset field: a filter left open is not sent at all. */
+export const chosen = <T extends string>(value: T | ""): T | undefined => (value === "" ? undefined : value);

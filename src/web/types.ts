@@ -18,10 +18,6 @@ export type Invitation = z.output<typeof R.Invitation>;
 export type WorkspaceInvitation = z.output<typeof R.WorkspaceInvitation>;
 export type Role = z.output<typeof R.Role>;
 export type Step = z.output<typeof StepSchema>;
-export interface Page<T> {
-  data: T[];
-  next_cursor: string | null;
-}
 
 export interface SessionState {
   setup_required: boolean;

@@ -1,10 +1,10 @@
 // One automation: its settings and steps (validated editor), activate/disable, run (in an environment), delete,
 // and its recent runs.
 import { useState } from "preact/hooks";
-import { enc, op } from "../api";
+import { call, enc } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
-import type { Automation, Environment, Feature, Page, Run } from "../types";
+import type { Automation, Environment, Feature } from "../types";
 import { Badge, Card, ConfirmButton, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { ProjectFrame } from "./project-frame";
 import { RecentRuns } from "./runs";
@@ -28,7 +28,8 @@ function AutomationEditor({ project, automation, environments, features, onSaved
     e.preventDefault();
     if (!steps) return;
     await a.run(async () => {
-      await op("PATCH", `/projects/${enc(project)}/automations/${automation.id}`, {
+      await call("updateAutomation", {
+        project, automationId: automation.id,
         name: f.name, description: f.description, steps,
         tags: f.tags.split(",").map((t) => t.trim()).filter(Boolean),
         timeout_ms: Number(f.timeout_ms), retries: Number(f.retries),
@@ -68,18 +69,18 @@ function AutomationEditor({ project, automation, environments, features, onSaved
 }
 
 export function AutomationPage({ project, automationId }: { project: string; automationId: string }) {
-  const au = useLoad(() => op<Automation>("GET", `/projects/${enc(project)}/automations/${enc(automationId)}`), `aut:${project}:${automationId}`);
-  const envs = useLoad(() => op<Page<Environment>>("GET", `/projects/${enc(project)}/environments?limit=200`), `envs:${project}`);
-  const features = useLoad(() => op<Page<Feature>>("GET", `/projects/${enc(project)}/features?limit=200`), `features:${project}`);
+  const au = useLoad(() => call("getAutomation", { project, automationId }), `aut:${project}:${automationId}`);
+  const envs = useLoad(() => call("listEnvironments", { project, limit: 200 }), `envs:${project}`);
+  const features = useLoad(() => call("listFeatures", { project, limit: 200 }), `features:${project}`);
   const [env, setEnv] = useState("");
   const a = useAction();
   const x = au.data;
-  const setStatus = (status: string) => a.run(async () => {
-    await op("PATCH", `/projects/${enc(project)}/automations/${automationId}`, { status });
+  const setStatus = (status: Automation["status"]) => a.run(async () => {
+    await call("updateAutomation", { project, automationId, status });
     await au.reload();
   });
   const run = () => a.run(async () => {
-    const r = await op<Run>("POST", `/projects/${enc(project)}/automations/${automationId}/run`, env ? { environment: env } : {});
+    const r = await call("runAutomation", { project, automationId, environment: env || undefined });
     navigate(`/p/${enc(project)}/runs/${r.id}`);
   });
   return (
@@ -94,7 +95,7 @@ export function AutomationPage({ project, automationId }: { project: string; aut
               <>
                 {x.status !== "active" && <button type="button" class="btn" onClick={() => void setStatus("active")}>Activate</button>}
                 {x.status === "active" && <button type="button" class="btn" onClick={() => void setStatus("disabled")}>Disable</button>}
-                <ConfirmButton label="Delete" question="Delete this automation?" onConfirm={() => void a.run(async () => { await op("DELETE", `/projects/${enc(project)}/automations/${automationId}`); navigate(`/p/${enc(project)}/automations`); })} />
+                <ConfirmButton label="Delete" question="Delete this automation?" onConfirm={() => void a.run(async () => { await call("deleteAutomation", { project, automationId }); navigate(`/p/${enc(project)}/automations`); })} />
               </>
             }
           >

@@ -1,9 +1,10 @@
 // A project's automations: filtered by feature, group, status, kind and text; and a form to create one.
 import { useState } from "preact/hooks";
-import { enc, op, qs } from "../api";
+import { AutomationKind, AutomationStatus } from "../../manifest/index";
+import { call, chosen, enc } from "../api";
+import type { Automation } from "../types";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
-import type { Automation, Feature, Group, Page } from "../types";
 import { Badge, Card, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { ProjectFrame } from "./project-frame";
 import { checkSteps, StepsEditor } from "./steps-editor";
@@ -13,7 +14,7 @@ const EXAMPLE_BROWSER = JSON.stringify([{ goto: "/" }, { expect: { title: "Home"
 
 function CreateAutomation({ project, onCancel }: { project: string; onCancel: () => void }) {
   const [name, setName] = useState("");
-  const [kind, setKind] = useState<"http" | "browser">("http");
+  const [kind, setKind] = useState<Automation["kind"]>("http");
   const [text, setText] = useState(EXAMPLE_HTTP);
   const a = useAction();
   const create = async (e: Event) => {
@@ -21,7 +22,7 @@ function CreateAutomation({ project, onCancel }: { project: string; onCancel: ()
     const { steps } = checkSteps(text, kind);
     if (!steps) return;
     await a.run(async () => {
-      const created = await op<Automation>("POST", `/projects/${enc(project)}/automations`, { name, kind, steps });
+      const created = await call("createAutomation", { project, name, kind, steps });
       navigate(`/p/${enc(project)}/automations/${created.id}`);
     });
   };
@@ -31,9 +32,8 @@ function CreateAutomation({ project, onCancel }: { project: string; onCancel: ()
         <div class="form-row">
           <Field label="Name"><input required value={name} onInput={(e) => setName(inputValue(e))} /></Field>
           <Field label="Kind">
-            <select value={kind} onChange={(e) => { const k = inputValue(e) as "http" | "browser"; setKind(k); setText(k === "http" ? EXAMPLE_HTTP : EXAMPLE_BROWSER); }}>
-              <option value="http">http</option>
-              <option value="browser">browser</option>
+            <select value={kind} onChange={(e) => { const k = inputValue(e) as Automation["kind"]; setKind(k); setText(k === "http" ? EXAMPLE_HTTP : EXAMPLE_BROWSER); }}>
+              {AutomationKind.options.map((k) => <option key={k} value={k}>{k}</option>)}
             </select>
           </Field>
         </div>
@@ -48,15 +48,23 @@ function CreateAutomation({ project, onCancel }: { project: string; onCancel: ()
   );
 }
 
+interface Filters {
+  feature: string;
+  group: string;
+  status: Automation["status"] | "";
+  kind: Automation["kind"] | "";
+  q: string;
+}
+
 export function AutomationsPage({ project }: { project: string }) {
-  const [filters, setFilters] = useState({ feature: "", group: "", status: "", kind: "", q: "" });
+  const [filters, setFilters] = useState<Filters>({ feature: "", group: "", status: "", kind: "", q: "" });
   const [creating, setCreating] = useState(false);
   const list = useLoad(
-    () => op<Page<Automation>>("GET", `/projects/${enc(project)}/automations${qs({ limit: 200, ...filters })}`),
+    () => call("listAutomations", { project, limit: 200, feature: chosen(filters.feature), group: chosen(filters.group), status: chosen(filters.status), kind: chosen(filters.kind), q: chosen(filters.q) }),
     `automations:${project}:${JSON.stringify(filters)}`,
   );
-  const features = useLoad(() => op<Page<Feature>>("GET", `/projects/${enc(project)}/features?limit=200`), `f:${project}`);
-  const groups = useLoad(() => op<Page<Group>>("GET", `/projects/${enc(project)}/groups?limit=200`), `g:${project}`);
+  const features = useLoad(() => call("listFeatures", { project, limit: 200 }), `f:${project}`);
+  const groups = useLoad(() => call("listGroups", { project, limit: 200 }), `g:${project}`);
   const set = (k: keyof typeof filters) => (e: Event) => setFilters({ ...filters, [k]: (e.currentTarget as HTMLInputElement).value });
   return (
     <ProjectFrame project={project} section="automations">
@@ -79,12 +87,12 @@ export function AutomationsPage({ project }: { project: string }) {
         </Field>
         <Field label="Status">
           <select value={filters.status} onChange={set("status")}>
-            <option value="">any</option><option>draft</option><option>active</option><option>disabled</option>
+            <option value="">any</option>{AutomationStatus.options.map((s) => <option key={s}>{s}</option>)}
           </select>
         </Field>
         <Field label="Kind">
           <select value={filters.kind} onChange={set("kind")}>
-            <option value="">any</option><option>http</option><option>browser</option>
+            <option value="">any</option>{AutomationKind.options.map((k) => <option key={k}>{k}</option>)}
           </select>
         </Field>
       </div>

@@ -1,12 +1,14 @@
 // The dashboard: per project, the pass rate of its recent runs with a strip chart, and the latest runs.
-import { enc, op } from "../api";
+import { TERMINAL_RUN_STATUSES } from "../../manifest/records";
+import { call, enc } from "../api";
 import { useLoad } from "../hooks";
-import type { Page, Project, Run } from "../types";
+import type { Project, Run } from "../types";
 import { Card, Empty, ErrorNote, Loading, duration, when } from "../ui";
 import { RunStatusBadges } from "./runs";
 
 const RECENT = 30;
-const FINISHED = new Set(["passed", "failed", "error", "timed_out"]);
+/** Runs that reached a verdict: every terminal status but cancelled. */
+const FINISHED = new Set<Run["status"]>(TERMINAL_RUN_STATUSES.filter((s) => s !== "cancelled"));
 
 interface ProjectRuns {
   project: Project;
@@ -14,10 +16,10 @@ interface ProjectRuns {
 }
 
 async function loadDashboard(): Promise<ProjectRuns[]> {
-  const projects = await op<Page<Project>>("GET", "/projects?limit=50");
+  const projects = await call("listProjects", { limit: 50 });
   return Promise.all(projects.data.map(async (project) => ({
     project,
-    runs: (await op<Page<Run>>("GET", `/projects/${enc(project.slug)}/runs?limit=${RECENT}`)).data,
+    runs: (await call("listRuns", { project: project.slug, limit: RECENT })).data,
   })));
 }
 

@@ -1,10 +1,10 @@
 // A project's environments: variables shown and edited as text, secrets write-only (only names come back), and
 // protection (owners and admins only): who may change an environment or run in it, and where its secrets may go.
 import { useState } from "preact/hooks";
-import { enc, op } from "../api";
+import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { canAdminister, useSession } from "../session";
-import type { Environment, Page } from "../types";
+import type { Environment } from "../types";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading } from "../ui";
 import { ProjectFrame } from "./project-frame";
 
@@ -118,7 +118,8 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
     e.preventDefault();
     await a.run(async () => {
       const newSecrets = parseLines(secrets);
-      await op("PATCH", `/projects/${enc(project)}/environments/${env.id}`, {
+      await call("updateEnvironment", {
+        project, environmentId: env.id,
         variables: parseLines(vars),
         ...(Object.keys(newSecrets).length > 0 ? { secrets: newSecrets } : {}),
         // Only owners and admins may send these at all: a member's save leaves protection as it is.
@@ -131,7 +132,7 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
   return (
     <Card
       title={<>{env.name}{env.protected && <> <Badge status="protected" /></>}</>}
-      actions={<ConfirmButton label="Delete" question={`Delete environment ${env.name}?`} onConfirm={() => void a.run(async () => { await op("DELETE", `/projects/${enc(project)}/environments/${env.id}`); await onSaved(); })} />}
+      actions={<ConfirmButton label="Delete" question={`Delete environment ${env.name}?`} onConfirm={() => void a.run(async () => { await call("deleteEnvironment", { project, environmentId: env.id }); await onSaved(); })} />}
     >
       <form class="stack" onSubmit={save}>
         <Field label="Variables" hint="One NAME=value per line, e.g. BASE_URL=https://staging.example.com">
@@ -155,7 +156,7 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
 export function EnvironmentsPage({ project }: { project: string }) {
   const { session } = useSession();
   const mayProtect = canAdminister(session);
-  const list = useLoad(() => op<Page<Environment>>("GET", `/projects/${enc(project)}/environments?limit=200`), `envs:${project}`);
+  const list = useLoad(() => call("listEnvironments", { project, limit: 200 }), `envs:${project}`);
   const [name, setName] = useState("");
   const [protect, setProtect] = useState(false);
   const [hosts, setHosts] = useState("");
@@ -164,7 +165,8 @@ export function EnvironmentsPage({ project }: { project: string }) {
     e.preventDefault();
     await a.run(async () => {
       const allowed = parseHosts(hosts);
-      await op("POST", `/projects/${enc(project)}/environments`, {
+      await call("createEnvironment", {
+        project,
         name,
         ...(mayProtect && protect ? { protected: true } : {}),
         ...(mayProtect && allowed ? { allowed_hosts: allowed } : {}),

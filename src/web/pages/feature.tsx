@@ -1,10 +1,11 @@
 // One feature: edit its description, acceptance criteria and target; start generation and watch it live;
 // see its warnings and the drafts it made.
 import { useState } from "preact/hooks";
-import { ApiError, enc, op } from "../api";
+import { Strategy } from "../../manifest/records";
+import { ApiError, call, enc } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
-import type { Automation, Feature, Generation, Page } from "../types";
+import type { Automation, Feature, Generation } from "../types";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { GherkinPreview } from "./gherkin";
 import { ProjectFrame } from "./project-frame";
@@ -22,9 +23,9 @@ function FeatureForm({ project, feature, onSaved }: { project: string; feature: 
   const a = useAction();
   const save = async (e: Event) => {
     e.preventDefault();
-    const target = f.kind === "web" ? { kind: "web", url: f.url } : f.kind === "api" ? { kind: "api", tags: list(f.tags), paths: list(f.paths) } : null;
+    const target = f.kind === "web" ? { kind: "web" as const, url: f.url } : f.kind === "api" ? { kind: "api" as const, tags: list(f.tags), paths: list(f.paths) } : null;
     await a.run(async () => {
-      await op("PATCH", `/projects/${enc(project)}/features/${feature.id}`, { name: f.name, description: f.description, acceptance_criteria: f.acceptance_criteria, target });
+      await call("updateFeature", { project, feature: feature.id, name: f.name, description: f.description, acceptance_criteria: f.acceptance_criteria, target });
       await onSaved();
     });
   };
@@ -58,7 +59,7 @@ function FeatureForm({ project, feature, onSaved }: { project: string; feature: 
 
 async function latestGeneration(project: string, feature: string): Promise<Generation | null> {
   try {
-    return await op<Generation>("GET", `/projects/${enc(project)}/features/${enc(feature)}/generation`);
+    return await call("getGeneration", { project, feature });
   } catch (e) {
     if (e instanceof ApiError && e.status === 404) return null;
     throw e;
@@ -67,26 +68,26 @@ async function latestGeneration(project: string, feature: string): Promise<Gener
 
 function GenerationPanel({ project, feature }: { project: string; feature: string }) {
   const gen = useLoad(() => latestGeneration(project, feature), `gen:${project}:${feature}`, (g) => (g && (g.status === "queued" || g.status === "running") ? 1000 : 0));
-  const drafts = useLoad(() => op<Page<Automation>>("GET", `/projects/${enc(project)}/automations?limit=200&feature=${enc(feature)}`), `drafts:${feature}:${gen.data?.status ?? ""}`);
-  const [strategy, setStrategy] = useState("auto");
+  const drafts = useLoad(() => call("listAutomations", { project, limit: 200, feature }), `drafts:${feature}:${gen.data?.status ?? ""}`);
+  const [strategy, setStrategy] = useState<Generation["strategy"]>("auto");
   const a = useAction();
   const g = gen.data;
   const live = g && (g.status === "queued" || g.status === "running");
   const made = new Set(g?.automation_ids ?? []);
   const start = () => a.run(async () => {
-    await op("POST", `/projects/${enc(project)}/features/${enc(feature)}/generation`, { strategy });
+    await call("startGeneration", { project, feature, strategy });
     await gen.reload();
   });
   return (
     <Card title="Generation">
       <div class="form-row">
         <Field label="Strategy">
-          <select value={strategy} onChange={(e) => setStrategy(inputValue(e))}>
-            {["auto", "gherkin", "openapi", "crawl", "llm"].map((s) => <option key={s} value={s}>{s}</option>)}
+          <select value={strategy} onChange={(e) => setStrategy(inputValue(e) as Generation["strategy"])}>
+            {Strategy.options.map((s) => <option key={s} value={s}>{s}</option>)}
           </select>
         </Field>
         <button type="button" class="btn btn-primary" disabled={a.busy || !!live} onClick={() => void start()}>Generate automations</button>
-        {live && <button type="button" class="btn" onClick={() => void a.run(async () => { await op("DELETE", `/projects/${enc(project)}/features/${enc(feature)}/generation`); await gen.reload(); })}>Cancel</button>}
+        {live && <button type="button" class="btn" onClick={() => void a.run(async () => { await call("cancelGeneration", { project, feature }); await gen.reload(); })}>Cancel</button>}
       </div>
       <ErrorNote message={a.error ?? gen.error} details={a.details} />
       {g && (
@@ -124,13 +125,12 @@ function FeatureAutomations({ project, feature, list, made, onChanged }: { proje
   const bulk = useAction();
   const drafts = (list ?? []).filter((d) => d.status === "draft");
   const runnable = (list ?? []).filter((d) => d.status !== "disabled");
-  const path = `/projects/${enc(project)}/features/${enc(feature)}`;
   const activateAll = () => bulk.run(async () => {
-    await op("POST", `${path}/activate`);
+    await call("activateFeatureDrafts", { project, feature });
     await onChanged();
   });
   const runAll = () => bulk.run(async () => {
-    await op("POST", `${path}/runs`, {});
+    await call("runFeature", { project, feature });
     navigate(`/p/${enc(project)}/runs`);
   });
   return (
@@ -156,7 +156,7 @@ function FeatureAutomations({ project, feature, list, made, onChanged }: { proje
 }
 
 export function FeaturePage({ project, feature }: { project: string; feature: string }) {
-  const f = useLoad(() => op<Feature>("GET", `/projects/${enc(project)}/features/${enc(feature)}`), `feature:${project}:${feature}`);
+  const f = useLoad(() => call("getFeature", { project, feature }), `feature:${project}:${feature}`);
   const a = useAction();
   return (
     <ProjectFrame project={project} section="features">
@@ -164,7 +164,7 @@ export function FeaturePage({ project, feature }: { project: string; feature: st
       <ErrorNote message={f.error ?? a.error} />
       {f.data && (
         <div class="two-col">
-          <Card title={f.data.name} actions={<ConfirmButton label="Delete" question="Delete this feature?" onConfirm={() => void a.run(async () => { await op("DELETE", `/projects/${enc(project)}/features/${enc(feature)}`); navigate(`/p/${enc(project)}/features`); })} />}>
+          <Card title={f.data.name} actions={<ConfirmButton label="Delete" question="Delete this feature?" onConfirm={() => void a.run(async () => { await call("deleteFeature", { project, feature }); navigate(`/p/${enc(project)}/features`); })} />}>
             <FeatureForm key={f.data.updated_at} project={project} feature={f.data} onSaved={f.reload} />
           </Card>
           <GenerationPanel project={project} feature={f.data.id} />

@@ -1,20 +1,19 @@
 // A project's features: the list and the form that describes a new one.
 import { useState } from "preact/hooks";
-import { enc, op } from "../api";
+import { call, enc } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
-import type { Feature, Page } from "../types";
 import { Card, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { ProjectFrame } from "./project-frame";
 
 export function FeaturesPage({ project }: { project: string }) {
-  const list = useLoad(() => op<Page<Feature>>("GET", `/projects/${enc(project)}/features?limit=200`), `features:${project}`);
+  const list = useLoad(() => call("listFeatures", { project, limit: 200 }), `features:${project}`);
   const [name, setName] = useState("");
   const a = useAction();
   const create = async (e: Event) => {
     e.preventDefault();
     await a.run(async () => {
-      const f = await op<Feature>("POST", `/projects/${enc(project)}/features`, { name });
+      const f = await call("createFeature", { project, name });
       navigate(`/p/${enc(project)}/features/${f.id}`);
     });
   };

@@ -1,15 +1,14 @@
 // One group run: its derived status and the results of all its runs together, live while any is active.
-import { enc, op } from "../api";
+import { call, enc, operationHref } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
-import type { GroupRun } from "../types";
 import { Badge, Card, ErrorNote, Loading, duration, when } from "../ui";
 import { ProjectFrame } from "./project-frame";
 import { RunTable } from "./runs";
 
 export function GroupRunPage({ project, groupRunId }: { project: string; groupRunId: string }) {
   const gr = useLoad(
-    () => op<GroupRun>("GET", `/projects/${enc(project)}/group-runs/${enc(groupRunId)}`),
+    () => call("getGroupRun", { project, groupRunId }),
     `grn:${groupRunId}`,
     (d) => (d.status === "queued" || d.status === "running" ? 1000 : 0),
   );
@@ -27,11 +26,11 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
                 <button type="button" class="btn" disabled={a.busy} onClick={() => void a.run(async () => {
                   // The same group in the environment its runs used.
                   const env = r.runs?.[0]?.environment_id;
-                  const next = await op<GroupRun>("POST", `/projects/${enc(project)}/groups/${r.group_id}/run`, env ? { environment: env } : {});
+                  const next = await call("runGroup", { project, groupId: r.group_id ?? "", environment: env || undefined });
                   navigate(`/p/${enc(project)}/group-runs/${next.id}`);
                 })}>Run again</button>
               )}
-              <a class="btn" href={`/api/v1/ops/projects/${enc(project)}/group-runs/${r.id}/junit`} download={`${r.id}.xml`}>JUnit XML</a>
+              <a class="btn" href={operationHref("getGroupRunJunit", { project, groupRunId: r.id })} download={`${r.id}.xml`}>JUnit XML</a>
             </>
           }>
           <ErrorNote message={a.error} />

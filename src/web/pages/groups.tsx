@@ -1,20 +1,19 @@
 // Groups: the list, a form to create one, and one group's page (order its automations, run it, its runs).
 import { useState } from "preact/hooks";
-import { enc, op, qs } from "../api";
+import { call, enc } from "../api";
 import { useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
-import type { Automation, Group, GroupRun, Page } from "../types";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, duration, when } from "../ui";
 import { ProjectFrame } from "./project-frame";
 
 export function GroupsPage({ project }: { project: string }) {
-  const list = useLoad(() => op<Page<Group>>("GET", `/projects/${enc(project)}/groups?limit=200`), `groups:${project}`);
+  const list = useLoad(() => call("listGroups", { project, limit: 200 }), `groups:${project}`);
   const [name, setName] = useState("");
   const a = useAction();
   const create = async (e: Event) => {
     e.preventDefault();
     await a.run(async () => {
-      const g = await op<Group>("POST", `/projects/${enc(project)}/groups`, { name });
+      const g = await call("createGroup", { project, name });
       navigate(`/p/${enc(project)}/groups/${g.id}`);
     });
   };
@@ -44,7 +43,7 @@ export function GroupsPage({ project }: { project: string }) {
 
 export function GroupRunList({ project, group }: { project: string; group?: string }) {
   const runs = useLoad(
-    () => op<Page<GroupRun>>("GET", `/projects/${enc(project)}/group-runs${qs({ limit: 20, group })}`),
+    () => call("listGroupRuns", { project, limit: 20, group: group || undefined }),
     `group-runs:${project}:${group ?? ""}`,
     (d) => (d.data.some((r) => r.status === "queued" || r.status === "running") ? 1500 : 0),
   );
@@ -72,8 +71,8 @@ export function GroupRunList({ project, group }: { project: string; group?: stri
 }
 
 export function GroupPage({ project, groupId }: { project: string; groupId: string }) {
-  const g = useLoad(() => op<Group>("GET", `/projects/${enc(project)}/groups/${enc(groupId)}`), `group:${groupId}`);
-  const all = useLoad(() => op<Page<Automation>>("GET", `/projects/${enc(project)}/automations?limit=200`), `all-aut:${project}`);
+  const g = useLoad(() => call("getGroup", { project, groupId }), `group:${groupId}`);
+  const all = useLoad(() => call("listAutomations", { project, limit: 200 }), `all-aut:${project}`);
   const form = useEdits({ name: g.data?.name ?? "", description: g.data?.description ?? "", automation_ids: g.data?.automation_ids ?? [] });
   const f = form.value;
   const ids = f.automation_ids;
@@ -89,12 +88,12 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
     setOrder(next);
   };
   const save = () => a.run(async () => {
-    await op("PATCH", `/projects/${enc(project)}/groups/${groupId}`, f);
+    await call("updateGroup", { project, groupId, ...f });
     await g.reload();
     form.reset();
   });
   const run = () => a.run(async () => {
-    const gr = await op<GroupRun>("POST", `/projects/${enc(project)}/groups/${groupId}/run`, {});
+    const gr = await call("runGroup", { project, groupId });
     navigate(`/p/${enc(project)}/group-runs/${gr.id}`);
   });
   const dirty = g.data ? JSON.stringify(ids) !== JSON.stringify(g.data.automation_ids) || f.name !== g.data.name || f.description !== g.data.description : false;
@@ -109,7 +108,7 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
             actions={
               <>
                 <button type="button" class="btn btn-primary" disabled={a.busy || dirty || ids.length === 0} onClick={() => void run()} title={dirty ? "Save first" : undefined}>Run group</button>
-                <ConfirmButton label="Delete" question="Delete this group?" onConfirm={() => void a.run(async () => { await op("DELETE", `/projects/${enc(project)}/groups/${groupId}`); navigate(`/p/${enc(project)}/groups`); })} />
+                <ConfirmButton label="Delete" question="Delete this group?" onConfirm={() => void a.run(async () => { await call("deleteGroup", { project, groupId }); navigate(`/p/${enc(project)}/groups`); })} />
               </>
             }
           >

@@ -1,19 +1,19 @@
 // Pending invitations of the signed-in person to other workspaces, with Accept and Decline, above every page.
-import { op } from "../api";
+import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { useSession } from "../session";
-import type { Invitation, Page } from "../types";
+import type { Invitation } from "../types";
 import { Card, ErrorNote } from "../ui";
 
 export function PendingInvitations() {
   const { refresh } = useSession();
-  const list = useLoad(() => op<Page<Invitation>>("GET", "/invitations?limit=200"), "invitations");
+  const list = useLoad(() => call("listInvitations", { limit: 200 }), "invitations");
   const a = useAction();
   const pending = list.data?.data ?? [];
   if (pending.length === 0 && !a.error) return null;
   const answer = (inv: Invitation, accept: boolean) => a.run(async () => {
-    if (accept) await op("POST", `/invitations/${inv.id}/accept`);
-    else await op("DELETE", `/invitations/${inv.id}`);
+    if (accept) await call("acceptInvitation", { invitationId: inv.id });
+    else await call("declineInvitation", { invitationId: inv.id });
     await list.reload();
     await refresh();
   });

@@ -1,9 +1,9 @@
 // Settings → CLI & API keys: create (shown once), list, revoke; install commands and an MCP configuration.
 import { useState } from "preact/hooks";
-import { op } from "../api";
+import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { useSession } from "../session";
-import type { ApiKey, CreatedKey, Page } from "../types";
+import type { ApiKey, CreatedKey } from "../types";
 import { Badge, Card, ConfirmButton, CopyBlock, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 
 function keyState(k: ApiKey): string {
@@ -14,7 +14,7 @@ function keyState(k: ApiKey): string {
 
 export function KeysPage() {
   const { session } = useSession();
-  const keys = useLoad(() => op<Page<ApiKey>>("GET", "/keys?limit=200"), "keys");
+  const keys = useLoad(() => call("listKeys", { limit: 200 }), "keys");
   const [name, setName] = useState("");
   const [expiry, setExpiry] = useState("");
   const [created, setCreated] = useState<CreatedKey | null>(null);
@@ -23,7 +23,7 @@ export function KeysPage() {
     e.preventDefault();
     const expires_at = expiry ? new Date(`${expiry}T23:59:59`).toISOString() : null;
     await a.run(async () => {
-      setCreated(await op<CreatedKey>("POST", "/keys", { name, expires_at }));
+      setCreated(await call("createKey", { name, expires_at }));
       setName("");
       setExpiry("");
       await keys.reload();
@@ -31,7 +31,7 @@ export function KeysPage() {
   };
   const revoke = async (id: string) => {
     await a.run(async () => {
-      await op("DELETE", `/keys/${id}`);
+      await call("revokeKey", { keyId: id });
       await keys.reload();
     });
   };

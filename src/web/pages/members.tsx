@@ -1,20 +1,22 @@
 // Members (owners and admins): add by email (a new person gets a password-setup link, someone with an account an
 // invitation), change role, remove; the invitations still pending, with Cancel.
 import { useState } from "preact/hooks";
-import { op } from "../api";
+import { Role as Roles } from "../../manifest/records";
+import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { canAdminister, useSession } from "../session";
-import type { Member, Page, Role, WorkspaceInvitation } from "../types";
+import type { Role } from "../types";
 import { Card, ConfirmButton, CopyBlock, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 
-const ROLES: Role[] = ["member", "admin", "owner"];
+/** Least privileged first (the manifest lists them from the owner down). */
+const ROLES: Role[] = [...Roles.options].reverse();
 
 export function MembersPage() {
   const { session } = useSession();
-  const members = useLoad(() => op<Page<Member>>("GET", "/members?limit=200"), "members");
+  const members = useLoad(() => call("listMembers", { limit: 200 }), "members");
   const admin = canAdminister(session);
   const invitations = useLoad(
-    () => (admin ? op<Page<WorkspaceInvitation>>("GET", "/members/invitations?limit=200") : Promise.resolve({ data: [], next_cursor: null })),
+    () => (admin ? call("listWorkspaceInvitations", { limit: 200 }) : Promise.resolve({ data: [], next_cursor: null })),
     `invitations-${admin}`,
   );
   const [email, setEmail] = useState("");
@@ -26,7 +28,7 @@ export function MembersPage() {
   const add = async (e: Event) => {
     e.preventDefault();
     await a.run(async () => {
-      const m = await op<{ email: string; status: "member" | "invited"; setup_url: string | null }>("POST", "/members", { email, role, ...(name ? { name } : {}) });
+      const m = await call("addMember", { email, role, name: name || undefined });
       setSetupUrl(m.setup_url);
       setInvited(m.status === "invited" ? m.email : null);
       setEmail("");
@@ -35,16 +37,16 @@ export function MembersPage() {
     });
   };
   const change = (userId: string, r: Role) => a.run(async () => {
-    await op("PATCH", `/members/${userId}`, { role: r });
+    await call("updateMember", { userId, role: r });
     await members.reload();
   });
   const remove = (userId: string) => a.run(async () => {
-    await op("DELETE", `/members/${userId}`);
+    await call("removeMember", { userId });
     await members.reload();
   });
   const cancelling = useAction();
   const cancel = (invitationId: string) => cancelling.run(async () => {
-    await op("DELETE", `/members/invitations/${invitationId}`);
+    await call("cancelInvitation", { invitationId });
     await invitations.reload();
   });
   const pending = invitations.data?.data ?? [];

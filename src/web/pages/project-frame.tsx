@@ -1,14 +1,13 @@
 // The header and section tabs shared by every page inside a project.
 import type { ComponentChildren } from "preact";
-import { enc, op } from "../api";
+import { call, enc } from "../api";
 import { useLoad } from "../hooks";
-import type { Project } from "../types";
 import { ErrorNote, Tabs } from "../ui";
 
 export type Section = "overview" | "features" | "automations" | "runs" | "groups" | "environments";
 
 export function ProjectFrame({ project, section, children }: { project: string; section: Section; children: ComponentChildren }) {
-  const p = useLoad(() => op<Project>("GET", `/projects/${enc(project)}`), `frame:${project}`);
+  const p = useLoad(() => call("getProject", { project }), `frame:${project}`);
   const base = `#/p/${enc(project)}`;
   return (
     <div class="stack-lg">

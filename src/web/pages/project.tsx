@@ -1,8 +1,7 @@
 // A project's overview: edit its name, slug and description, attach or remove its OpenAPI document, delete it.
-import { enc, op } from "../api";
+import { call } from "../api";
 import { useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
-import type { Project } from "../types";
 import { Card, ConfirmButton, ErrorNote, Field, inputValue, Loading } from "../ui";
 import { ProjectFrame } from "./project-frame";
 import { RecentRuns } from "./runs";
@@ -18,7 +17,7 @@ async function readOpenApiFile(file: File): Promise<Record<string, unknown>> {
 }
 
 export function ProjectPage({ project }: { project: string }) {
-  const p = useLoad(() => op<Project>("GET", `/projects/${enc(project)}`), `project:${project}`);
+  const p = useLoad(() => call("getProject", { project }), `project:${project}`);
   const form = useEdits({ name: p.data?.name ?? "", slug: p.data?.slug ?? "", description: p.data?.description ?? "" });
   const f = form.value;
   const a = useAction();
@@ -26,7 +25,7 @@ export function ProjectPage({ project }: { project: string }) {
   const save = async (e: Event) => {
     e.preventDefault();
     await a.run(async () => {
-      const updated = await op<Project>("PATCH", `/projects/${enc(project)}`, f);
+      const updated = await call("updateProject", { project, ...f });
       if (updated.slug !== project) navigate(`/p/${updated.slug}`);
       else await p.reload();
       form.reset();
@@ -36,7 +35,7 @@ export function ProjectPage({ project }: { project: string }) {
     const file = (e.currentTarget as HTMLInputElement).files?.[0];
     if (!file) return;
     await doc.run(async () => {
-      await op("PATCH", `/projects/${enc(project)}`, { openapi: await readOpenApiFile(file) });
+      await call("updateProject", { project, openapi: await readOpenApiFile(file) });
       await p.reload();
     });
   };
@@ -69,7 +68,7 @@ export function ProjectPage({ project }: { project: string }) {
                   <input type="file" accept=".json,.yaml,.yml,application/json" class="visually-hidden" onChange={upload} aria-label="OpenAPI file" />
                 </label>
                 {p.data.has_openapi && (
-                  <ConfirmButton label="Remove" question="Remove the OpenAPI document?" onConfirm={() => void doc.run(async () => { await op("PATCH", `/projects/${enc(project)}`, { openapi: null }); await p.reload(); })} />
+                  <ConfirmButton label="Remove" question="Remove the OpenAPI document?" onConfirm={() => void doc.run(async () => { await call("updateProject", { project, openapi: null }); await p.reload(); })} />
                 )}
               </div>
               <ErrorNote message={doc.error} details={doc.details} />
@@ -77,7 +76,7 @@ export function ProjectPage({ project }: { project: string }) {
             <Card title="Recent runs"><RecentRuns project={project} limit={5} compact /></Card>
             <Card title="Danger zone">
               <p class="muted">Deleting the project deletes its features, automations, runs and environments.</p>
-              <ConfirmButton label="Delete project" question={`Delete ${p.data.name} and everything in it?`} onConfirm={() => void a.run(async () => { await op("DELETE", `/projects/${enc(project)}`); navigate("/projects"); })} />
+              <ConfirmButton label="Delete project" question={`Delete ${p.data.name} and everything in it?`} onConfirm={() => void a.run(async () => { await call("deleteProject", { project }); navigate("/projects"); })} />
             </Card>
           </div>
         </div>

@@ -1,20 +1,19 @@
 // The project list and the form that creates a project.
 import { useState } from "preact/hooks";
-import { op } from "../api";
+import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
-import type { Page, Project } from "../types";
 import { Card, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 
 export function ProjectsPage() {
-  const list = useLoad(() => op<Page<Project>>("GET", "/projects?limit=200"), "projects");
+  const list = useLoad(() => call("listProjects", { limit: 200 }), "projects");
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
   const a = useAction();
   const create = async (e: Event) => {
     e.preventDefault();
     await a.run(async () => {
-      const p = await op<Project>("POST", "/projects", { name, description });
+      const p = await call("createProject", { name, description });
       navigate(`/p/${p.slug}`);
     });
   };

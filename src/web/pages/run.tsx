@@ -1,6 +1,6 @@
 // One run: per-step results with expected and actual values, request/response excerpts, inline screenshots,
 // live while it runs, cancel, and the JUnit download.
-import { enc, op } from "../api";
+import { call, enc, operationHref } from "../api";
 import { useAction, useLoad } from "../hooks";
 import type { Run, StepResult } from "../types";
 import { Badge, Card, ErrorNote, Loading, duration, when } from "../ui";
@@ -16,7 +16,7 @@ function show(v: unknown): string {
 }
 
 function artifactUrl(project: string, runId: string, name: string): string {
-  return `/api/v1/ops/projects/${enc(project)}/runs/${enc(runId)}/artifacts/${enc(name)}`;
+  return operationHref("getRunArtifact", { project, runId, name });
 }
 
 function StepCard({ project, run, step }: { project: string; run: Run; step: StepResult }) {
@@ -74,7 +74,7 @@ function readableBody(r: { headers: Record<string, string>; body: string; trunca
 
 export function RunPage({ project, runId }: { project: string; runId: string }) {
   const run = useLoad(
-    () => op<Run>("GET", `/projects/${enc(project)}/runs/${enc(runId)}`),
+    () => call("getRun", { project, runId }),
     `run:${project}:${runId}`,
     (r) => (r.status === "queued" || r.status === "running" ? 1000 : 0),
   );
@@ -93,16 +93,16 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
             actions={
               <>
                 {(r.status === "queued" || r.status === "running") && (
-                  <button type="button" class="btn" disabled={a.busy} onClick={() => void a.run(async () => { await op("POST", `/projects/${enc(project)}/runs/${r.id}/cancel`); await run.reload(); })}>Cancel run</button>
+                  <button type="button" class="btn" disabled={a.busy} onClick={() => void a.run(async () => { await call("cancelRun", { project, runId: r.id }); await run.reload(); })}>Cancel run</button>
                 )}
                 {r.status !== "queued" && r.status !== "running" && (
                   <button type="button" class="btn" disabled={a.busy} onClick={() => void a.run(async () => {
                     // The same automation in the same environment; its page follows the new run.
-                    const next = await op<Run>("POST", `/projects/${enc(project)}/automations/${r.automation_id}/run`, r.environment_id ? { environment: r.environment_id } : {});
+                    const next = await call("runAutomation", { project, automationId: r.automation_id, environment: r.environment_id ?? undefined });
                     navigate(`/p/${enc(project)}/runs/${next.id}`);
                   })}>Run again</button>
                 )}
-                <a class="btn" href={`/api/v1/ops/projects/${enc(project)}/runs/${r.id}/junit`} download={`${r.id}.xml`}>JUnit XML</a>
+                <a class="btn" href={operationHref("getRunJunit", { project, runId: r.id })} download={`${r.id}.xml`}>JUnit XML</a>
               </>
             }
           >

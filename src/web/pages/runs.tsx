@@ -1,12 +1,12 @@
 // Run lists: a project's runs with status badges and durations, filtered by status, live while any is active.
 import { useState } from "preact/hooks";
-import { enc, op, qs } from "../api";
+import { RunStatus } from "../../manifest/records";
+import { call, chosen, enc } from "../api";
 import { useLoad } from "../hooks";
-import type { Automation, Page, Run } from "../types";
+import type { Run } from "../types";
 import { ago, Badge, duration, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { ProjectFrame } from "./project-frame";
 
-const STATUSES = ["queued", "running", "passed", "failed", "error", "timed_out", "cancelled"];
 const active = (r: Run) => r.status === "queued" || r.status === "running";
 
 type Attempted = Pick<Run, "status" | "flaky" | "attempts" | "max_attempts">;
@@ -54,7 +54,7 @@ export function RunTable({ project, runs, compact = false }: { project: string; 
 
 export function RecentRuns({ project, limit, automation, compact = false }: { project: string; limit: number; automation?: string; compact?: boolean }) {
   const runs = useLoad(
-    () => op<Page<Run>>("GET", `/projects/${enc(project)}/runs${qs({ limit, automation })}`),
+    () => call("listRuns", { project, limit, automation: automation || undefined }),
     `recent:${project}:${automation ?? ""}`,
     (d) => (d.data.some(active) ? 1500 : 0),
   );
@@ -64,12 +64,12 @@ export function RecentRuns({ project, limit, automation, compact = false }: { pr
 }
 
 export function RunsPage({ project }: { project: string }) {
-  const [status, setStatus] = useState("");
+  const [status, setStatus] = useState<Run["status"] | "">("");
   const [automation, setAutomation] = useState("");
   const [cursor, setCursor] = useState<string | null>(null);
-  const automations = useLoad(() => op<Page<Automation>>("GET", `/projects/${enc(project)}/automations?limit=200`), `run-filter:${project}`);
+  const automations = useLoad(() => call("listAutomations", { project, limit: 200 }), `run-filter:${project}`);
   const runs = useLoad(
-    () => op<Page<Run>>("GET", `/projects/${enc(project)}/runs${qs({ limit: 50, status, automation, cursor })}`),
+    () => call("listRuns", { project, limit: 50, status: chosen(status), automation: chosen(automation), cursor: cursor ?? undefined }),
     `runs:${project}:${status}:${automation}:${cursor ?? ""}`,
     (d) => (d.data.some(active) ? 1500 : 0),
   );
@@ -77,9 +77,9 @@ export function RunsPage({ project }: { project: string }) {
     <ProjectFrame project={project} section="runs">
       <div class="filters">
         <Field label="Status">
-          <select value={status} onChange={(e) => { setCursor(null); setStatus(inputValue(e)); }}>
+          <select value={status} onChange={(e) => { setCursor(null); setStatus(inputValue(e) as Run["status"] | ""); }}>
             <option value="">any</option>
-            {STATUSES.map((s) => <option key={s} value={s}>{s.replace("_", " ")}</option>)}
+            {RunStatus.options.map((s) => <option key={s} value={s}>{s.replace("_", " ")}</option>)}
           </select>
         </Field>
         <Field label="Automation">

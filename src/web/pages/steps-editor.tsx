@@ -3,6 +3,7 @@
 import { useMemo } from "preact/hooks";
 import { z } from "zod";
 import { Step, stepKindProblems } from "../../manifest/automation-format";
+import type { Automation } from "../types";
 import { inputValue } from "../ui";
 
 const Steps = z.array(Step).min(1, "an automation needs at least one step").max(500);
@@ -12,7 +13,7 @@ export interface StepsCheck {
   problems: { path: string; message: string }[];
 }
 
-export function checkSteps(text: string, kind: "http" | "browser"): StepsCheck {
+export function checkSteps(text: string, kind: Automation["kind"]): StepsCheck {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -27,7 +28,7 @@ export function checkSteps(text: string, kind: "http" | "browser"): StepsCheck {
   return { steps: kindProblems.length ? null : parsed.data, problems: kindProblems };
 }
 
-export function StepsEditor({ text, kind, onChange }: { text: string; kind: "http" | "browser"; onChange: (text: string) => void }) {
+export function StepsEditor({ text, kind, onChange }: { text: string; kind: Automation["kind"]; onChange: (text: string) => void }) {
   const check = useMemo(() => checkSteps(text, kind), [text, kind]);
   return (
     <div class="stack">
