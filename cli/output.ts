@@ -31,7 +31,7 @@ export function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ""))));
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat(widths[i] - width(c))))
+      .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat((widths[i] ?? 0) - width(c))))
       .join("  ")
       .trimEnd();
   return [line(headers.map((h) => h.toUpperCase())), ...rows.map(line)].join("\n");

@@ -47,7 +47,7 @@ test("run_automation: one key by id, by slug and with a trailing slash starts on
   expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
   expect(answers.map((a) => a.replayed)).toEqual([null, "true", "true", "true"]);
   expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
-  expect(await listed(`/projects/shop/automations/${ids.automation}/runs`)).toEqual([answers[0]?.body.id]);
+  expect(await listed(`/projects/shop/automations/${ids.automation}/runs`)).toEqual([String(answers[0]?.body.id)]);
 
   // The same key on another automation is another start.
   const other = await start(`/projects/shop/automations/${ids.other}/run`, "deploy-42");
@@ -67,7 +67,7 @@ test("run_group: one key by id, by slug and with a trailing slash starts one gro
   for (const path of spellings(`/groups/${ids.group}/run`)) answers.push(await start(path, "nightly"));
   expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
   expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
-  expect(await listed(`/projects/shop/group-runs?group=${ids.group}`)).toEqual([answers[0]?.body.id]);
+  expect(await listed(`/projects/shop/group-runs?group=${ids.group}`)).toEqual([String(answers[0]?.body.id)]);
 });
 
 test("start_generation: one key by id, by slug and with a trailing slash starts one generation", async () => {

@@ -87,7 +87,7 @@ describe("a secret echoed back", () => {
   });
 
   test("cut in the middle of a JSON escape (s3cr\\u00…), the partial secret and escape are masked", async () => {
-    const php = jsonForms(SECRET).php;
+    const php = jsonForms(SECRET).php ?? "";
     const upTo = php.indexOf("\\u") + 4; // "s3cr&t\/\u00" of "s3cr&t\/\u00e9…"
     const run = await echoed(`/cut-json?pad=${EXCERPT - upTo}`);
     expect(run.steps[0]?.response?.body).toBe(`${"x".repeat(EXCERPT - upTo)}***`);

@@ -58,14 +58,16 @@ export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: numb
   const changes = new SqliteChangeFeed(sqlite);
   const db = new Kysely<DB>({ dialect: sqliteDialect(sqlite), plugins: [changes] });
   await migrateToLatest(db, path);
+  const probe = new SqliteProbe(sqlite, db, path, Object.keys(migrations));
   return {
     db,
     sqlite,
     changes,
     queue: new SqliteRunQueue(sqlite, db, changes),
-    probe: new SqliteProbe(sqlite, db, Object.keys(migrations)),
+    probe,
     path,
     async close() {
+      probe.close();
       await db.destroy();
     },
   };

@@ -211,24 +211,59 @@ export class SqliteRunQueue implements RunQueueStore {
   }
 }
 
+/** How long readiness waits for the server's own connection before it looks at the file through its own. */
+const PROBE_LOCK_WAIT_MS = 3_000;
+
 export class SqliteProbe implements StorageProbe {
+  private side: Database | null = null;
+
   constructor(
     private readonly sqlite: Database,
     private readonly db: Kysely<DB>,
+    private readonly path: string,
     private readonly known: string[],
   ) {}
 
   /** BEGIN IMMEDIATE takes the write lock (within the busy timeout) without writing anything. */
   async assertWritable(): Promise<void> {
-    await holdingConnection(this.db, () => this.sqlite.exec("BEGIN IMMEDIATE; ROLLBACK;"));
+    await this.probe((c) => c.exec("BEGIN IMMEDIATE; ROLLBACK;"));
   }
 
   async missingMigrations(): Promise<string[]> {
-    const applied = await holdingConnection(this.db, () =>
-      this.sqlite.query<{ name: string }, []>("SELECT name FROM kysely_migration").all().map((r) => r.name),
-    );
+    const applied = await this.probe((c) => c.query<{ name: string }, []>("SELECT name FROM kysely_migration").all().map((r) => r.name));
     const have = new Set(applied);
     return this.known.filter((m) => !have.has(m));
+  }
+
+  /**
+   * On the server's connection once its current work is done (a transaction in progress is waited for, never
+   * broken into). Work stuck on that connection must not hang readiness, though: past PROBE_LOCK_WAIT_MS the
+   * file is asked through a connection of the probe's own, which does not wait for locks (busy_timeout 0).
+   */
+  private async probe<T>(work: (c: Database) => T): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = Symbol("late");
+    const onMain = holdingConnection(this.db, () => work(this.sqlite));
+    const waited = new Promise<typeof late>((resolve) => {
+      timer = setTimeout(() => resolve(late), PROBE_LOCK_WAIT_MS);
+    });
+    try {
+      const first = await Promise.race([onMain, waited]);
+      if (first !== late) return first;
+    } finally {
+      clearTimeout(timer);
+    }
+    onMain.catch(() => undefined); // it runs once the connection frees; its answer is no longer wanted
+    if (this.side === null) {
+      this.side = new Database(this.path, { readwrite: true, create: false });
+      this.side.exec("PRAGMA busy_timeout = 0");
+    }
+    return work(this.side);
+  }
+
+  close(): void {
+    this.side?.close();
+    this.side = null;
   }
 }
 
