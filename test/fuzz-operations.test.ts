@@ -96,7 +96,8 @@ async function expectClientError(res: Response, allowed: number[]) {
 }
 
 describe("every operation refuses bad input without a 5xx and without changing anything", () => {
-  for (const op of operations) {
+  // Session-only operations refuse an API key before reading input (security-auth-matrix checks that 403).
+  for (const op of operations.filter((o) => !o.sessionOnly)) {
     test(op.name, async () => {
       const before = dump();
       const paramNames = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
