@@ -46,6 +46,19 @@ export interface OpContext {
   principal: Principal;
   /** The address people reach this server at (for links handed out, such as password-setup links). */
   publicUrl(): string;
+  /** The request's Idempotency-Key, on an operation that honours it (see core/idempotency.ts). */
+  idempotency?: IdempotentStart;
+}
+
+/** A start under an Idempotency-Key: its answer is kept in the same transaction as its work. */
+export interface IdempotentStart {
+  /** The operation and the resource it acts on (`idempotencyScope`). */
+  scope: string;
+  key: string;
+  /** The status the operation answers a start with. */
+  status: number;
+  /** Set when the key already had an answer (kept by a request that committed first): that answer is the response. */
+  replayed: { status: number; body: string } | null;
 }
 
 export function canAdminister(p: Principal): boolean {

@@ -1,5 +1,8 @@
 // Idempotency records: the first answer to a start (a run, a group run, a generation), kept for 24 h under the
-// workspace, the operation with the resource it acts on, and the client's Idempotency-Key.
+// workspace, the operation with the resource it acts on, and the client's Idempotency-Key; kept in the start's own
+// transaction.
+import type { Kysely, Transaction } from "kysely";
+import type { DB } from "../db/schema";
 import type { OpContext } from "./context";
 import { type NamedKind, pathParamId, resolveProject } from "./scope";
 import { nowIso } from "./shared/time";
@@ -35,21 +38,47 @@ export async function idempotencyScope(ctx: OpContext, operation: string, params
 
 /** The answer kept for this key, unless it is older than the TTL. */
 export async function findIdempotentAnswer(ctx: OpContext, scope: string, key: string): Promise<IdempotentAnswer | null> {
+  return keptAnswer(ctx.core.db, ctx.principal.workspaceId, scope, key);
+}
+
+async function keptAnswer(db: Kysely<DB>, workspaceId: string, scope: string, key: string): Promise<IdempotentAnswer | null> {
   const since = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
-  const stored = await ctx.core.db.selectFrom("idempotency_keys").select(["status", "response", "created_at"])
-    .where("workspace_id", "=", ctx.principal.workspaceId).where("operation", "=", scope).where("key", "=", key).executeTakeFirst();
+  const stored = await db.selectFrom("idempotency_keys").select(["status", "response", "created_at"])
+    .where("workspace_id", "=", workspaceId).where("operation", "=", scope).where("key", "=", key).executeTakeFirst();
   return stored && stored.created_at >= since ? { status: stored.status, body: stored.response } : null;
 }
 
-/** Keeps the answer for this key; now and then drops the expired ones. */
-export async function keepIdempotentAnswer(ctx: OpContext, scope: string, key: string, answer: IdempotentAnswer): Promise<void> {
-  const db = ctx.core.db;
-  const row = { status: answer.status, response: answer.body, created_at: nowIso() };
-  await db.insertInto("idempotency_keys")
-    .values({ workspace_id: ctx.principal.workspaceId, operation: scope, key, ...row })
-    .onConflict((oc) => oc.columns(["workspace_id", "operation", "key"]).doUpdateSet(row))
-    .execute();
-  if (Math.random() < 0.01) {
-    await db.deleteFrom("idempotency_keys").where("created_at", "<", new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString()).execute();
-  }
+/**
+ * Runs a start (a run, a group run, a generation) in one transaction: `work` does the work and builds the answer.
+ * Under an Idempotency-Key the answer is kept in that same transaction, so the work and its record commit
+ * together or not at all: a failure between them cannot leave work started that a retry would start again.
+ *
+ * The transaction claims the key before the work: its first statement writes the key's row (an insert that
+ * yields to an existing row), so concurrent requests with one key — at once, or on another node sharing the
+ * store — wait for each other there, and every one but the first finds the first one's answer. That answer is
+ * then `ctx.idempotency.replayed`, and `started` is false.
+ */
+export async function startOnce<T>(ctx: OpContext, work: (trx: Transaction<DB>) => Promise<T>): Promise<{ answer: T; started: boolean }> {
+  const start = ctx.idempotency;
+  if (!start) return { answer: await ctx.core.db.transaction().execute(work), started: true };
+  const where = { workspace_id: ctx.principal.workspaceId, operation: start.scope, key: start.key };
+  return ctx.core.db.transaction().execute(async (trx) => {
+    const claimed = await trx.insertInto("idempotency_keys").values({ ...where, status: start.status, response: "", created_at: nowIso() })
+      .onConflict((oc) => oc.columns(["workspace_id", "operation", "key"]).doNothing()).executeTakeFirst();
+    if (Number(claimed.numInsertedOrUpdatedRows ?? 0) === 0) {
+      const kept = await keptAnswer(trx, where.workspace_id, where.operation, where.key);
+      if (kept) {
+        start.replayed = kept;
+        // The body this operation answered first, checked against its schema when it was sent.
+        return { answer: JSON.parse(kept.body) as T, started: false };
+      }
+    }
+    const answer = await work(trx);
+    await trx.updateTable("idempotency_keys").set({ status: start.status, response: JSON.stringify(answer), created_at: nowIso() })
+      .where("workspace_id", "=", where.workspace_id).where("operation", "=", where.operation).where("key", "=", where.key).execute();
+    if (Math.random() < 0.01) {
+      await trx.deleteFrom("idempotency_keys").where("created_at", "<", new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString()).execute();
+    }
+    return { answer, started: true };
+  });
 }

@@ -2,10 +2,10 @@
 // workspace rate limit, validation with the operation's zod schemas, idempotency, the handler, the response.
 import type { Elysia } from "elysia";
 import type { z } from "zod";
-import type { Core, OpContext } from "../core/context";
+import type { Core, IdempotentStart, OpContext } from "../core/context";
 import type { OpInput, RawBody } from "../core/handler";
 import type { UntypedHandler } from "../core/registry";
-import { findIdempotentAnswer, idempotencyScope, keepIdempotentAnswer } from "../core/idempotency";
+import { findIdempotentAnswer, type IdempotentAnswer, idempotencyScope } from "../core/idempotency";
 import { API_PREFIX } from "../manifest";
 import type { Operation } from "../manifest/define";
 import { UNAUTHORIZED_MESSAGE, zodDetails } from "../manifest/errors";
@@ -64,9 +64,16 @@ function queryObject(url: string): Record<string, string> {
   return Object.fromEntries(new URLSearchParams(url.slice(q + 1)));
 }
 
-/** One in-flight promise per idempotency key in this process, so concurrent replays do not start work twice. */
-const inflight = new Map<string, Promise<Response>>();
+function replayResponse(answer: IdempotentAnswer): Response {
+  return new Response(answer.body, { status: answer.status, headers: { "content-type": "application/json; charset=utf-8", "idempotent-replayed": "true" } });
+}
 
+/**
+ * An Idempotency-Key on an operation that starts work: a key already answered is answered again before any rule
+ * runs (a replay is not refused because, say, the generation it started is still in progress); otherwise the
+ * handler keeps its answer under the key inside its own transaction (core/idempotency.ts `startOnce`), which also
+ * settles concurrent requests with one key. The response says whether it was a replay.
+ */
 async function withIdempotency(ctx: OpContext, op: Operation, request: Request, params: Record<string, unknown>, run: () => Promise<Response>): Promise<Response> {
   const key = request.headers.get("idempotency-key");
   if (!op.startsWork || key === null) return run();
@@ -76,26 +83,12 @@ async function withIdempotency(ctx: OpContext, op: Operation, request: Request, 
   // Scoped to the operation and the resource it resolves to, not the URL: by project id or slug, with or without a
   // trailing slash, the same key is the same start.
   const scope = await idempotencyScope(ctx, op.name, params);
-  const cacheKey = `${ctx.principal.workspaceId}\u0000${scope}\u0000${key}`;
-  const pending = inflight.get(cacheKey);
-  if (pending) return (await pending).clone();
-  const promise = (async () => {
-    const stored = await findIdempotentAnswer(ctx, scope, key);
-    if (stored) {
-      const res = jsonResponse(stored.status, JSON.parse(stored.body));
-      res.headers.set("idempotent-replayed", "true");
-      return res;
-    }
-    const res = await run();
-    if (res.status < 300) await keepIdempotentAnswer(ctx, scope, key, { status: res.status, body: await res.clone().text() });
-    return res;
-  })();
-  inflight.set(cacheKey, promise);
-  try {
-    return (await promise).clone();
-  } finally {
-    inflight.delete(cacheKey);
-  }
+  const stored = await findIdempotentAnswer(ctx, scope, key);
+  if (stored) return replayResponse(stored);
+  const start: IdempotentStart = { scope, key, status: op.successStatus, replayed: null };
+  ctx.idempotency = start;
+  const res = await run();
+  return start.replayed ? replayResponse(start.replayed) : res;
 }
 
 function setRateLimit(request: Request, opts: MountOptions, workspaceId: string, op: Operation): Response | null {

@@ -8,6 +8,7 @@ import { stepKindProblems, type Step } from "../../manifest/automation-format";
 import { conflict, invalid } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
+import { startOnce } from "../idempotency";
 import { parseJson } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
@@ -143,12 +144,13 @@ export const runAutomation: Handler<O["runAutomation"]> = async (ctx, { params, 
   const { project, automation } = await resolveAutomation(ctx, params.project, params.automationId);
   if (automation.status === "disabled") throw conflict("the automation is disabled; activate it before running it");
   const env = body.environment === undefined ? automation.environment_id : await environmentId(ctx, project.id, body.environment);
-  const [run] = await ctx.core.db.transaction().execute((trx) =>
-    enqueueRuns(ctx, trx, { projectId: project.id, groupRunId: null, environmentId: env, automations: [automation] }),
-  );
-  if (!run) throw conflict("the run could not be queued");
-  ctx.core.events.emit("runQueued");
-  return toRun(run, false);
+  const { answer, started } = await startOnce(ctx, async (trx) => {
+    const [run] = await enqueueRuns(ctx, trx, { projectId: project.id, groupRunId: null, environmentId: env, automations: [automation] });
+    if (!run) throw conflict("the run could not be queued");
+    return toRun(run, false);
+  });
+  if (started) ctx.core.events.emit("runQueued");
+  return answer;
 };
 
 export const listAutomationRuns: Handler<O["listAutomationRuns"]> = async (ctx, { params, query }) => {

@@ -4,6 +4,7 @@ import { FEATURE_RUN_MAX } from "../../manifest/define";
 import { conflict } from "../../manifest/errors";
 import { resolveEnvironmentId, toAutomation } from "../automations/operations";
 import type { Handler } from "../handler";
+import { startOnce } from "../idempotency";
 import { enqueueRuns, loadGroupRun, newGroupRunRow, toGroupRun } from "../runs/operations";
 import { resolveFeature } from "../scope";
 import { nowIso } from "../shared/time";
@@ -24,7 +25,7 @@ export const activateFeatureDrafts: Handler<O["activateFeatureDrafts"]> = async 
 export const runFeature: Handler<O["runFeature"]> = async (ctx, { params, body }) => {
   const { project, feature } = await resolveFeature(ctx, params.project, params.feature);
   const env = body.environment === undefined ? null : await resolveEnvironmentId(ctx, project.id, body.environment);
-  const groupRun = await ctx.core.db.transaction().execute(async (trx) => {
+  const { answer, started } = await startOnce(ctx, async (trx) => {
     const runnable = await trx.selectFrom("automations").selectAll()
       .where("project_id", "=", project.id).where("feature_id", "=", feature.id).where("status", "!=", "disabled")
       .orderBy("created_at").orderBy("id").limit(FEATURE_RUN_MAX + 1).execute();
@@ -35,9 +36,9 @@ export const runFeature: Handler<O["runFeature"]> = async (ctx, { params, body }
     const gr = newGroupRunRow(ctx, project.id, { id: null, name: `feature: ${feature.name}` });
     await trx.insertInto("group_runs").values(gr).execute();
     await enqueueRuns(ctx, trx, { projectId: project.id, groupRunId: gr.id, environmentId: env, automations: runnable });
-    return gr;
+    const { row, runs } = await loadGroupRun(ctx, project.id, gr.id, false, trx);
+    return toGroupRun(row, runs, true);
   });
-  ctx.core.events.emit("runQueued");
-  const { row, runs } = await loadGroupRun(ctx, project.id, groupRun.id);
-  return toGroupRun(row, runs, true);
+  if (started) ctx.core.events.emit("runQueued");
+  return answer;
 };

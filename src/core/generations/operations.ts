@@ -8,6 +8,7 @@ import { conflict, notFound } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import { resolveFeature } from "../scope";
 import type { Handler } from "../handler";
+import { startOnce } from "../idempotency";
 import { parseJson } from "../shared/json";
 import { nowIso } from "../shared/time";
 
@@ -32,7 +33,7 @@ async function latestGeneration(ctx: OpContext, featureId: string) {
 
 export const startGeneration: Handler<O["startGeneration"]> = async (ctx, { params, body }) => {
   const { project, feature } = await resolveFeature(ctx, params.project, params.feature);
-  const row = await ctx.core.db.transaction().execute(async (trx) => {
+  const { answer, started } = await startOnce(ctx, async (trx) => {
     const active = await trx.selectFrom("generations").select("id").where("feature_id", "=", feature.id).where("status", "in", ["queued", "running"]).executeTakeFirst();
     if (active) throw conflict(`a generation for this feature is already in progress (${active.id}); cancel it or wait for it`);
     const t = nowIso();
@@ -42,10 +43,10 @@ export const startGeneration: Handler<O["startGeneration"]> = async (ctx, { para
       result: null, error: null, started_at: null, finished_at: null, created_at: t, updated_at: t,
     };
     await trx.insertInto("generations").values(g).execute();
-    return g;
+    return toGeneration(g);
   });
-  ctx.core.events.emit("generationQueued");
-  return toGeneration(row);
+  if (started) ctx.core.events.emit("generationQueued");
+  return answer;
 };
 
 export const getGeneration: Handler<O["getGeneration"]> = async (ctx, { params }) => {

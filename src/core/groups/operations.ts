@@ -6,6 +6,7 @@ import type { ops } from "../../manifest";
 import { conflict, invalid } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
+import { startOnce } from "../idempotency";
 import { parseJson } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
@@ -75,16 +76,16 @@ export const runGroup: Handler<O["runGroup"]> = async (ctx, { params, body }) =>
   const { project, group } = await resolveGroup(ctx, params.project, params.groupId);
   const ids = parseJson<string[]>(group.automation_ids, []);
   const env = body.environment === undefined ? null : await resolveEnvironmentId(ctx, project.id, body.environment);
-  const groupRun = await ctx.core.db.transaction().execute(async (trx) => {
+  const { answer, started } = await startOnce(ctx, async (trx) => {
     const rows = ids.length ? await trx.selectFrom("automations").selectAll().where("project_id", "=", project.id).where("id", "in", ids).execute() : [];
     const runnable = ids.map((id) => rows.find((r) => r.id === id)).filter((r) => r !== undefined && r.status !== "disabled");
     if (runnable.length === 0) throw conflict("the group has no automations that can run (none, or all disabled)");
     const gr = newGroupRunRow(ctx, project.id, group);
     await trx.insertInto("group_runs").values(gr).execute();
     await enqueueRuns(ctx, trx, { projectId: project.id, groupRunId: gr.id, environmentId: env, automations: runnable as NonNullable<(typeof runnable)[number]>[] });
-    return gr;
+    const { row, runs } = await loadGroupRun(ctx, project.id, gr.id, false, trx);
+    return toGroupRun(row, runs, true);
   });
-  ctx.core.events.emit("runQueued");
-  const { row, runs } = await loadGroupRun(ctx, project.id, groupRun.id);
-  return toGroupRun(row, runs, true);
+  if (started) ctx.core.events.emit("runQueued");
+  return answer;
 };

@@ -1,5 +1,5 @@
 // Runs and group runs: queueing, reading, cancelling, JUnit export and artifacts.
-import { sql, type Selectable, type Transaction } from "kysely";
+import { type Kysely, sql, type Selectable, type Transaction } from "kysely";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { DB, GroupRunTable, RunTable } from "../../db/schema";
@@ -228,12 +228,13 @@ export function toGroupRun(row: GroupRunRow, runs: RunLike[], withRuns: boolean)
   };
 }
 
-export async function loadGroupRun(ctx: OpContext, projectId: string, groupRunId: string, withSteps = false) {
-  const row = await ctx.core.db.selectFrom("group_runs").selectAll().where("project_id", "=", projectId).where("id", "=", groupRunId).executeTakeFirst();
+/** A group run with its runs; `db` is the caller's transaction when it reads what that transaction wrote. */
+export async function loadGroupRun(ctx: OpContext, projectId: string, groupRunId: string, withSteps = false, db: Kysely<DB> = ctx.core.db) {
+  const row = await db.selectFrom("group_runs").selectAll().where("project_id", "=", projectId).where("id", "=", groupRunId).executeTakeFirst();
   if (!row) throw notFound("group run");
   const runs = withSteps
-    ? await ctx.core.db.selectFrom("runs").selectAll().where("group_run_id", "=", row.id).orderBy("position").execute()
-    : await ctx.core.db.selectFrom("runs").select([...LIST_COLUMNS, RETRIES]).where("group_run_id", "=", row.id).orderBy("position").execute();
+    ? await db.selectFrom("runs").selectAll().where("group_run_id", "=", row.id).orderBy("position").execute()
+    : await db.selectFrom("runs").select([...LIST_COLUMNS, RETRIES]).where("group_run_id", "=", row.id).orderBy("position").execute();
   return { row, runs: runs.map((r) => toRun(r, withSteps)) };
 }
 
