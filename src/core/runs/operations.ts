@@ -5,7 +5,6 @@ import { join } from "node:path";
 import type { DB, GroupRunTable, RunTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
-import { TERMINAL_RUN_STATUSES } from "../../manifest/records";
 import { conflict, notFound } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
@@ -153,7 +152,7 @@ export const getRun: Handler<O["getRun"]> = async (ctx, { params }) => toRun((aw
 
 export const cancelRun: Handler<O["cancelRun"]> = async (ctx, { params }) => {
   const { run } = await resolveRun(ctx, params.project, params.runId);
-  if ((TERMINAL_RUN_STATUSES as readonly string[]).includes(run.status)) throw conflict(`the run has already finished (${run.status})`);
+  if (run.status !== "queued" && run.status !== "running") throw conflict(`the run has already finished (${run.status})`);
   const n = await ctx.core.db.transaction().execute((trx) => cancelRunsWhere(ctx, trx, { runId: run.id }, "cancelled by request"));
   if (n === 0) throw conflict("the run finished before it could be cancelled");
   const next = await ctx.core.db.selectFrom("runs").selectAll().where("id", "=", run.id).executeTakeFirstOrThrow();
