@@ -1,13 +1,15 @@
 // What every core operation receives: the services of the running core and the principal acting.
 import { EventEmitter } from "node:events";
+import type { z } from "zod";
 import type { Config } from "../../config/schema";
+import type { Role as RoleEnum, RunTrigger } from "../manifest/records";
 import type { Db } from "../db/database";
 import type { SecretBox } from "../security/secret-box";
 import type { KeyVerifier } from "./auth/verifier";
 import type { ChangeFeed, RunQueueStore, StorageProbe } from "./storage";
 
-export type Role = "owner" | "admin" | "member";
-export type Trigger = "api" | "cli" | "mcp" | "web";
+export type Role = z.infer<typeof RoleEnum>;
+export type Trigger = z.infer<typeof RunTrigger>;
 
 export interface Principal {
   userId: string;

@@ -1,6 +1,7 @@
 // What the core needs from a storage dialect beyond the query builder: the hot run-queue statements, the
 // change feed read caches key on, readiness probes, error classification and backups. The core owns these
 // interfaces; src/db/sqlite.ts implements them for SQLite, and another backend is one more implementation.
+import type { GenerationTable, RunTable } from "../db/schema";
 
 /** A storage failure in the core's words, whatever the backend called it. */
 export type StorageErrorKind = "busy" | "disk_full" | "constraint";
@@ -42,7 +43,7 @@ export interface FinishedRunRow {
   id: string;
   claim: number;
   automationId: string;
-  status: string;
+  status: RunTable["status"];
   finishedAt: string;
   durationMs: number;
   error: string | null;
@@ -55,7 +56,7 @@ export interface ClaimedGenerationRow {
   id: string;
   project_id: string;
   feature_id: string;
-  strategy: string;
+  strategy: GenerationTable["strategy"];
 }
 
 /**

@@ -1,5 +1,11 @@
-// Table types for Kysely. JSON columns are stored as TEXT and (de)serialised in the core.
+// Table types for Kysely. Enum columns carry the manifest's enum types; JSON columns are stored as TEXT and read
+// in the core through the schema of what they hold (src/core/shared/json.ts).
 import type { Generated } from "kysely";
+import type { z } from "zod";
+import type { AutomationKind } from "../manifest/automation-format";
+import type { AutomationSource, AutomationStatus, GenerationStatus, Role, RunStatus, RunTrigger, Strategy } from "../manifest/records";
+
+type RoleName = z.infer<typeof Role>;
 
 interface Stamped {
   id: string;
@@ -18,7 +24,7 @@ export interface UserTable extends Stamped {
 export interface MembershipTable {
   workspace_id: string;
   user_id: string;
-  role: "owner" | "admin" | "member";
+  role: RoleName;
   created_at: string;
   updated_at: string;
 }
@@ -36,7 +42,7 @@ export interface ApiKeyTable extends Stamped {
 export interface InvitationTable extends Stamped {
   workspace_id: string;
   user_id: string;
-  role: "owner" | "admin" | "member";
+  role: RoleName;
   /** The name the inviting admin gave, shown to that workspace instead of the account's own. */
   name: string;
   invited_by: string | null;
@@ -80,8 +86,8 @@ export interface FeatureTable extends Stamped {
 export interface GenerationTable extends Stamped {
   project_id: string;
   feature_id: string;
-  status: string;
-  strategy: string;
+  status: z.infer<typeof GenerationStatus>;
+  strategy: z.infer<typeof Strategy>;
   progress: string;
   warnings: string;
   automation_ids: string;
@@ -96,17 +102,17 @@ export interface AutomationTable extends Stamped {
   generation_id: string | null;
   name: string;
   description: string;
-  kind: "http" | "browser";
+  kind: z.infer<typeof AutomationKind>;
   steps: string;
   environment_id: string | null;
   tags: string;
-  status: "draft" | "active" | "disabled";
-  source: "manual" | "generated";
+  status: z.infer<typeof AutomationStatus>;
+  source: z.infer<typeof AutomationSource>;
   edited: number;
   timeout_ms: number;
   retries: number;
   last_run_id: string | null;
-  last_run_status: string | null;
+  last_run_status: z.infer<typeof RunStatus> | null;
   last_run_at: string | null;
 }
 export interface GroupTable extends Stamped {
@@ -119,7 +125,7 @@ export interface GroupRunTable extends Stamped {
   project_id: string;
   group_id: string | null;
   group_name: string;
-  trigger: string;
+  trigger: z.infer<typeof RunTrigger>;
 }
 export interface RunTable extends Stamped {
   project_id: string;
@@ -127,8 +133,8 @@ export interface RunTable extends Stamped {
   automation_name: string;
   group_run_id: string | null;
   environment_id: string | null;
-  trigger: string;
-  status: string;
+  trigger: z.infer<typeof RunTrigger>;
+  status: z.infer<typeof RunStatus>;
   /** Snapshot of the automation (kind, steps, timeout, retries) taken when the run was queued. */
   spec: string;
   attempts: string;

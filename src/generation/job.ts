@@ -4,21 +4,22 @@ import {
   type ClaimedGeneration, completeGeneration, failGeneration, type GeneratedDraft, type GenerationWarningRecord,
   recordGenerationProgress,
 } from "../core/generations/queue";
-import { parseJson } from "../core/shared/json";
+import { OpenApiColumn, TargetColumn } from "../core/shared/columns";
+import { readJsonColumn } from "../core/shared/json";
 import { log } from "../logging";
 import { draftTooBig, GENERATION_FULL, OutputMeter, yieldToEventLoop } from "./bounds";
 import { checkDraft, describeProblems } from "./draft-check";
 import { chooseGenerators } from "./generators";
-import { GenerationFailure, type FeatureTarget, type GenerationInput } from "./types";
+import { GenerationFailure, type GenerationInput } from "./types";
 
 function inputOf(core: Core, job: ClaimedGeneration): GenerationInput {
   const f = job.feature;
   return {
     feature: {
       id: f.id, name: f.name, description: f.description, acceptance_criteria: f.acceptance_criteria,
-      target: parseJson<FeatureTarget | null>(f.target, null),
+      target: f.target === null ? null : readJsonColumn(TargetColumn, f.target, `target of feature ${f.id}`),
     },
-    openapi: job.openapi,
+    openapi: job.openapiText === null ? null : readJsonColumn(OpenApiColumn, job.openapiText, `OpenAPI document of project ${job.projectId}`),
     config: core.config.generation,
   };
 }

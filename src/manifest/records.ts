@@ -87,6 +87,9 @@ export const Generation = z
 
 export const AutomationStatus = z.enum(["draft", "active", "disabled"]);
 export const RunStatus = z.enum(["queued", "running", "passed", "failed", "error", "timed_out", "cancelled"]);
+/** Where a run was started from. */
+export const RunTrigger = z.enum(["api", "cli", "mcp", "web"]);
+export const AutomationSource = z.enum(["manual", "generated"]);
 export const TERMINAL_RUN_STATUSES = ["passed", "failed", "error", "timed_out", "cancelled"] as const;
 export const TERMINAL_GENERATION_STATUSES = ["succeeded", "failed", "cancelled"] as const;
 
@@ -103,7 +106,7 @@ export const Automation = z
     environment_id: z.string().nullable(),
     tags: z.array(z.string()),
     status: AutomationStatus,
-    source: z.enum(["manual", "generated"]),
+    source: AutomationSource,
     timeout_ms: z.number().int(),
     retries: z.number().int(),
     last_run: z.object({ id: z.string(), status: RunStatus, at: Timestamp }).nullable(),
@@ -161,7 +164,7 @@ export const Run = z
     automation_name: z.string(),
     group_run_id: z.string().nullable(),
     environment_id: z.string().nullable(),
-    trigger: z.enum(["api", "cli", "mcp", "web"]),
+    trigger: RunTrigger,
     status: RunStatus,
     started_at: NullableTimestamp,
     finished_at: NullableTimestamp,
@@ -194,7 +197,7 @@ export const GroupRun = z
     project_id: z.string(),
     group_id: z.string().nullable(),
     group_name: z.string(),
-    trigger: z.enum(["api", "cli", "mcp", "web"]),
+    trigger: RunTrigger,
     status: RunStatus.describe("Derived from its runs"),
     started_at: NullableTimestamp,
     finished_at: NullableTimestamp,

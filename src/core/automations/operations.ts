@@ -4,12 +4,13 @@ import { sql } from "kysely";
 import type { AutomationTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
-import { stepKindProblems, type Step } from "../../manifest/automation-format";
+import { stepKindProblems } from "../../manifest/automation-format";
 import { conflict, invalid } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
 import { startOnce } from "../idempotency";
-import { parseJson } from "../shared/json";
+import { StepsColumn, StringList } from "../shared/columns";
+import { readJsonColumn } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { findEnvironment } from "../environments/operations";
@@ -27,15 +28,17 @@ const TRANSITIONS: Record<Status, Status[]> = {
   disabled: ["active"],
 };
 
+const stepsOf = (row: AutomationRow) => readJsonColumn(StepsColumn, row.steps, `steps of automation ${row.id}`);
+
 export function toAutomation(row: AutomationRow) {
   return {
     id: row.id, project_id: row.project_id, feature_id: row.feature_id, generation_id: row.generation_id,
     name: row.name, description: row.description, kind: row.kind,
-    steps: parseJson<Step[]>(row.steps, []),
-    environment_id: row.environment_id, tags: parseJson<string[]>(row.tags, []),
+    steps: stepsOf(row),
+    environment_id: row.environment_id, tags: readJsonColumn(StringList, row.tags, `tags of automation ${row.id}`),
     status: row.status, source: row.source, timeout_ms: row.timeout_ms, retries: row.retries,
     last_run: row.last_run_id && row.last_run_status && row.last_run_at
-      ? { id: row.last_run_id, status: row.last_run_status as "passed", at: row.last_run_at }
+      ? { id: row.last_run_id, status: row.last_run_status, at: row.last_run_at }
       : null,
     created_at: row.created_at, updated_at: row.updated_at,
   };
@@ -69,8 +72,8 @@ export const listAutomations: Handler<O["listAutomations"]> = async (ctx, { para
     ]));
   }
   if (query.group) {
-    const group = await ctx.core.db.selectFrom("groups").select("automation_ids").where("project_id", "=", project.id).where("id", "=", await filterId(ctx, "group", project.id, query.group, "group", params.project)).executeTakeFirst();
-    const ids = group ? parseJson<string[]>(group.automation_ids, []) : [];
+    const group = await ctx.core.db.selectFrom("groups").select(["id", "automation_ids"]).where("project_id", "=", project.id).where("id", "=", await filterId(ctx, "group", project.id, query.group, "group", params.project)).executeTakeFirst();
+    const ids = group ? readJsonColumn(StringList, group.automation_ids, `automation_ids of group ${group.id}`) : [];
     if (ids.length === 0) return { data: [], next_cursor: null };
     q = q.where("id", "in", ids);
   }
@@ -98,7 +101,7 @@ export const getAutomation: Handler<O["getAutomation"]> = async (ctx, { params }
 export const updateAutomation: Handler<O["updateAutomation"]> = async (ctx, { params, body }) => {
   const { project, automation } = await resolveAutomation(ctx, params.project, params.automationId);
   const kind = body.kind ?? automation.kind;
-  const steps = body.steps ?? parseJson<Step[]>(automation.steps, []);
+  const steps = body.steps ?? stepsOf(automation);
   const problems = stepKindProblems(kind, steps);
   if (problems.length > 0) throw invalid("steps do not suit the automation's kind", problems);
   if (body.status && body.status !== automation.status && !TRANSITIONS[automation.status].includes(body.status)) {
@@ -131,7 +134,7 @@ export const deleteAutomation: Handler<O["deleteAutomation"]> = async (ctx, { pa
     await trx.deleteFrom("automations").where("id", "=", automation.id).execute();
     const groups = await trx.selectFrom("groups").select(["id", "automation_ids"]).where("project_id", "=", project.id).execute();
     for (const g of groups) {
-      const ids = parseJson<string[]>(g.automation_ids, []);
+      const ids = readJsonColumn(StringList, g.automation_ids, `automation_ids of group ${g.id}`);
       if (ids.includes(automation.id)) {
         await trx.updateTable("groups").set({ automation_ids: JSON.stringify(ids.filter((i) => i !== automation.id)), updated_at: nowIso() })
           .where("id", "=", g.id).execute();

@@ -7,24 +7,28 @@ import type { ops } from "../../manifest";
 import { conflict, forbidden, notFound } from "../../manifest/errors";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
-import { parseJson } from "../shared/json";
+import { StringList, StringMap } from "../shared/columns";
+import { readJsonColumn } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveProject } from "../scope";
-import { sealSecrets, storedSecrets } from "./secrets";
+import { sealSecrets, sealValues } from "./secrets";
 
 type O = typeof ops;
 type EnvRow = Selectable<EnvironmentTable>;
+
+/** The stored values by name (sealed, or plain text in a row not sealed yet). */
+const secretsOf = (row: EnvRow) => readJsonColumn(StringMap, row.secrets, `secrets of environment ${row.id}`);
 
 export function toEnvironment(row: EnvRow) {
   return {
     id: row.id,
     project_id: row.project_id,
     name: row.name,
-    variables: parseJson<Record<string, string>>(row.variables, {}),
-    secret_names: Object.keys(storedSecrets(row)).sort(),
+    variables: readJsonColumn(StringMap, row.variables, `variables of environment ${row.id}`),
+    secret_names: Object.keys(secretsOf(row)).sort(),
     protected: row.protected === 1,
-    allowed_hosts: row.allowed_hosts === null ? null : parseJson<string[]>(row.allowed_hosts, []),
+    allowed_hosts: row.allowed_hosts === null ? null : readJsonColumn(StringList, row.allowed_hosts, `allowed_hosts of environment ${row.id}`),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -93,10 +97,10 @@ export const updateEnvironment: Handler<O["updateEnvironment"]> = async (ctx, { 
     throw conflict(`an environment named "${body.name}" already exists`);
   }
   // Values kept as they are stored (sealed); a row an older svc left in plain text is sealed now.
-  const secrets = env.secrets_sealed === 1 ? storedSecrets(env) : JSON.parse(sealSecrets(ctx.core.secrets, env.id, storedSecrets(env)));
+  const secrets = env.secrets_sealed === 1 ? secretsOf(env) : sealValues(ctx.core.secrets, env.id, secretsOf(env));
   for (const [k, v] of Object.entries(body.secrets ?? {})) {
     if (v === null) delete secrets[k];
-    else secrets[k] = JSON.parse(sealSecrets(ctx.core.secrets, env.id, { [k]: v }))[k];
+    else Object.assign(secrets, sealValues(ctx.core.secrets, env.id, { [k]: v }));
   }
   const next: EnvRow = {
     ...env,

@@ -3,11 +3,13 @@ import type { Transaction } from "kysely";
 import type { DB } from "../../db/schema";
 import { forbidden } from "../../manifest/errors";
 import { canAdminister, type OpContext } from "../context";
-import { parseJson } from "../shared/json";
+import { StringList } from "../shared/columns";
+import { readJsonColumnOr } from "../shared/json";
 
 /** The hosts a protected environment's secrets may go to: its allowed_hosts, else the host of its BASE_URL. */
 export function protectedHosts(allowedHosts: string | null, baseUrl: string | undefined): string[] {
-  if (allowedHosts !== null) return parseJson<string[]>(allowedHosts, []);
+  // Damaged, it allows no host: the secrets go nowhere rather than anywhere.
+  if (allowedHosts !== null) return readJsonColumnOr(StringList, allowedHosts, []);
   try {
     return baseUrl ? [new URL(baseUrl).hostname] : [];
   } catch {

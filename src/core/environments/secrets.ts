@@ -5,21 +5,31 @@ import type { Config } from "../../../config/schema";
 import type { Db } from "../../db/database";
 import { log } from "../../logging";
 import { loadSecretsKey, type SecretBox, SecretsKeyError, secretsKeyPath } from "../../security/secret-box";
-import { parseJson } from "../shared/json";
+import { StringMap } from "../shared/columns";
+import { readJsonColumnOr } from "../shared/json";
 
 /** What binds a sealed value to its environment and name. */
 const placeOf = (environmentId: string, name: string) => `${environmentId}\u0000${name}`;
 
-/** The stored JSON of an environment's secrets, every value sealed. */
-export function sealSecrets(box: SecretBox, environmentId: string, values: Record<string, string>): string {
+/** An environment's secrets by name, every value sealed. */
+export function sealValues(box: SecretBox, environmentId: string, values: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, v] of Object.entries(values)) out[name] = box.seal(v, placeOf(environmentId, name));
-  return JSON.stringify(out);
+  return out;
 }
 
-/** The stored values by name (sealed, or plain text in a row not sealed yet): names are never secret. */
+/** The stored JSON of an environment's secrets, every value sealed. */
+export function sealSecrets(box: SecretBox, environmentId: string, values: Record<string, string>): string {
+  return JSON.stringify(sealValues(box, environmentId, values));
+}
+
+/**
+ * The stored values by name (sealed, or plain text in a row not sealed yet): names are never secret. For the run
+ * queue's claim and the sealing at start, a damaged value reads as no secrets; operations read the column
+ * checked (environments/operations.ts).
+ */
 export function storedSecrets(row: { secrets: string }): Record<string, string> {
-  return parseJson<Record<string, string>>(row.secrets, {});
+  return readJsonColumnOr(StringMap, row.secrets, {});
 }
 
 export interface OpenedSecrets {

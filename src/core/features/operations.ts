@@ -4,7 +4,8 @@ import type { FeatureTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import type { Handler } from "../handler";
-import { parseJson } from "../shared/json";
+import { TargetColumn } from "../shared/columns";
+import { readJsonColumn } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveFeature, resolveProject } from "../scope";
@@ -13,7 +14,7 @@ type O = typeof ops;
 type FeatureRow = Selectable<FeatureTable>;
 
 function toFeature(row: FeatureRow) {
-  return { ...row, target: parseJson(row.target, null) };
+  return { ...row, target: row.target === null ? null : readJsonColumn(TargetColumn, row.target, `target of feature ${row.id}`) };
 }
 
 export const listFeatures: Handler<O["listFeatures"]> = async (ctx, { params, query }) => {

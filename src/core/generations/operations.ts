@@ -9,7 +9,8 @@ import type { OpContext } from "../context";
 import { resolveFeature } from "../scope";
 import type { Handler } from "../handler";
 import { startOnce } from "../idempotency";
-import { parseJson } from "../shared/json";
+import { ProgressColumn, StringList, WarningsColumn } from "../shared/columns";
+import { readJsonColumn } from "../shared/json";
 import { nowIso } from "../shared/time";
 
 type O = typeof ops;
@@ -18,11 +19,9 @@ type GenerationRow = Selectable<GenerationTable>;
 export function toGeneration(row: GenerationRow) {
   return {
     ...row,
-    status: row.status as "queued",
-    strategy: row.strategy as "auto",
-    progress: parseJson(row.progress, { stage: "queued", done: 0, total: 0 }),
-    warnings: parseJson(row.warnings, []),
-    automation_ids: parseJson<string[]>(row.automation_ids, []),
+    progress: readJsonColumn(ProgressColumn, row.progress, `progress of generation ${row.id}`),
+    warnings: readJsonColumn(WarningsColumn, row.warnings, `warnings of generation ${row.id}`),
+    automation_ids: readJsonColumn(StringList, row.automation_ids, `automation_ids of generation ${row.id}`),
   };
 }
 

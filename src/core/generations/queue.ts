@@ -1,11 +1,12 @@
 // The database side of test generation: claiming a queued job, progress, writing its drafts in one transaction
 // (replacing the unedited drafts of earlier generations), failing it, and recovering jobs a dead process left.
 import type { Selectable, Transaction } from "kysely";
-import type { AutomationTable, DB, FeatureTable } from "../../db/schema";
+import type { AutomationTable, DB, FeatureTable, GenerationTable } from "../../db/schema";
 import type { Step } from "../../manifest/automation-format";
 import { newId } from "../../security/ids";
 import type { Core } from "../context";
-import { parseJson } from "../shared/json";
+import { StringList } from "../shared/columns";
+import { readJsonColumn } from "../shared/json";
 import { nowIso } from "../shared/time";
 
 export interface GenerationProgress {
@@ -26,10 +27,10 @@ export interface GenerationWarningRecord {
 export interface ClaimedGeneration {
   id: string;
   projectId: string;
-  strategy: string;
+  strategy: Selectable<GenerationTable>["strategy"];
   feature: Selectable<FeatureTable>;
-  /** The project's OpenAPI document of the system under test, when it has one. */
-  openapi: Record<string, unknown> | null;
+  /** The project's OpenAPI document of the system under test as stored (JSON), when it has one; read by the job. */
+  openapiText: string | null;
 }
 
 export interface GeneratedDraft {
@@ -56,7 +57,7 @@ export async function claimNextGeneration(core: Core): Promise<ClaimedGeneration
   const project = await core.db.selectFrom("projects").select("openapi").where("id", "=", row.project_id).executeTakeFirst();
   return {
     id: row.id, projectId: row.project_id, strategy: row.strategy, feature,
-    openapi: parseJson<Record<string, unknown> | null>(project?.openapi, null),
+    openapiText: project?.openapi ?? null,
   };
 }
 
@@ -93,7 +94,7 @@ async function removeReplaceableDrafts(trx: Transaction<DB>, core: Core, feature
   const projectId = earlier[0]?.project_id ?? "";
   const groups = await trx.selectFrom("groups").select(["id", "automation_ids"]).where("project_id", "=", projectId).execute();
   for (const g of groups) {
-    const ids = parseJson<string[]>(g.automation_ids, []);
+    const ids = readJsonColumn(StringList, g.automation_ids, `automation_ids of group ${g.id}`);
     const left = ids.filter((id) => !replace.includes(id));
     if (left.length !== ids.length) {
       await trx.updateTable("groups").set({ automation_ids: JSON.stringify(left), updated_at: t }).where("id", "=", g.id).execute();

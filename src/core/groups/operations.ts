@@ -7,7 +7,8 @@ import { conflict, invalid } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
 import { startOnce } from "../idempotency";
-import { parseJson } from "../shared/json";
+import { StringList } from "../shared/columns";
+import { readJsonColumn } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveGroup, resolveProject } from "../scope";
@@ -17,7 +18,8 @@ import { enqueueRuns, loadGroupRun, newGroupRunRow, toGroupRun } from "../runs/o
 type O = typeof ops;
 type GroupRow = Selectable<GroupTable>;
 
-const toGroup = (row: GroupRow) => ({ ...row, automation_ids: parseJson<string[]>(row.automation_ids, []) });
+const automationIdsOf = (row: Pick<GroupRow, "id" | "automation_ids">) => readJsonColumn(StringList, row.automation_ids, `automation_ids of group ${row.id}`);
+const toGroup = (row: GroupRow) => ({ ...row, automation_ids: automationIdsOf(row) });
 
 /** Every id must name an automation of the project; duplicates are refused so order stays meaningful. */
 async function checkAutomationIds(ctx: OpContext, projectId: string, ids: string[]): Promise<string[]> {
@@ -74,15 +76,15 @@ export const deleteGroup: Handler<O["deleteGroup"]> = async (ctx, { params }) =>
 
 export const runGroup: Handler<O["runGroup"]> = async (ctx, { params, body }) => {
   const { project, group } = await resolveGroup(ctx, params.project, params.groupId);
-  const ids = parseJson<string[]>(group.automation_ids, []);
+  const ids = automationIdsOf(group);
   const env = body.environment === undefined ? null : await resolveEnvironmentId(ctx, project.id, body.environment);
   const { answer, started } = await startOnce(ctx, async (trx) => {
     const rows = ids.length ? await trx.selectFrom("automations").selectAll().where("project_id", "=", project.id).where("id", "in", ids).execute() : [];
-    const runnable = ids.map((id) => rows.find((r) => r.id === id)).filter((r) => r !== undefined && r.status !== "disabled");
+    const runnable = ids.map((id) => rows.find((r) => r.id === id)).filter((r): r is (typeof rows)[number] => r !== undefined && r.status !== "disabled");
     if (runnable.length === 0) throw conflict("the group has no automations that can run (none, or all disabled)");
     const gr = newGroupRunRow(ctx, project.id, group);
     await trx.insertInto("group_runs").values(gr).execute();
-    await enqueueRuns(ctx, trx, { projectId: project.id, groupRunId: gr.id, environmentId: env, automations: runnable as NonNullable<(typeof runnable)[number]>[] });
+    await enqueueRuns(ctx, trx, { projectId: project.id, groupRunId: gr.id, environmentId: env, automations: runnable });
     const { row, runs } = await loadGroupRun(ctx, project.id, gr.id, false, trx);
     return toGroupRun(row, runs, true);
   });

@@ -7,7 +7,8 @@ import type { ops } from "../../manifest";
 import { AppError, conflict, forbidden } from "../../manifest/errors";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
-import { parseJson } from "../shared/json";
+import { OpenApiColumn } from "../shared/columns";
+import { readJsonColumn } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { slugify } from "../access/users";
@@ -23,7 +24,7 @@ function toProject(row: ProjectRow, withDocument: boolean) {
   return {
     ...rest,
     has_openapi: openapi !== null,
-    ...(withDocument ? { openapi: parseJson<Record<string, unknown> | null>(openapi, null) } : {}),
+    ...(withDocument ? { openapi: openapi === null ? null : readJsonColumn(OpenApiColumn, openapi, `OpenAPI document of project ${rest.id}`) } : {}),
   };
 }
 

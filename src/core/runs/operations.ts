@@ -5,11 +5,11 @@ import { join } from "node:path";
 import type { DB, GroupRunTable, RunTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
-import { TERMINAL_RUN_STATUSES } from "../../manifest/records";
 import { conflict, notFound } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
-import { parseJson } from "../shared/json";
+import { AttemptsColumn, ResultsColumn, type RunSpec, RunSpecColumn, StepsColumn, SummaryColumn } from "../shared/columns";
+import { readJsonColumn, readJsonColumnOr } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { filterId, resolveProject } from "../scope";
@@ -20,15 +20,8 @@ import { groupRunJunit, runJunit } from "./junit";
 type O = typeof ops;
 export type RunRow = Selectable<RunTable>;
 type GroupRunRow = Selectable<GroupRunTable>;
-type RunStatus = "queued" | "running" | "passed" | "failed" | "error" | "timed_out" | "cancelled";
-
-/** What a run executes: a snapshot of the automation taken when it was queued. */
-export interface RunSpec {
-  kind: "http" | "browser";
-  steps: unknown[];
-  timeout_ms: number;
-  retries: number;
-}
+type RunStatus = RunRow["status"];
+export type { RunSpec };
 
 const LIST_COLUMNS = [
   "id", "project_id", "automation_id", "automation_name", "group_run_id", "environment_id", "trigger", "status",
@@ -38,39 +31,32 @@ const LIST_COLUMNS = [
 const RETRIES = sql<number | null>`json_extract(runs.spec, '$.retries')`.as("retries");
 type ListedRun = Pick<RunRow, (typeof LIST_COLUMNS)[number]> & Partial<Pick<RunRow, "results" | "spec">> & { retries?: number | null };
 
-interface StoredAttempt {
-  attempt: number;
-  status: RunStatus;
-  error: string | null;
-  message?: string | null;
-  duration_ms: number;
-}
-
 /** Passed, but only after a failed attempt: a result to trust less than a first-time pass. */
 export function isFlaky(status: string, attempts: { status: string }[]): boolean {
   return status === "passed" && attempts.some((a) => a.status !== "passed");
 }
 
 function maxAttempts(row: ListedRun): number {
-  const retries = row.retries !== undefined ? row.retries : parseJson<Partial<RunSpec> | null>(row.spec ?? null, null)?.retries;
+  // A damaged snapshot still leaves the run readable: the run engine ends such a run as error and says why.
+  const retries = row.retries !== undefined ? row.retries : row.spec === undefined ? null : readJsonColumnOr(RunSpecColumn, row.spec, null)?.retries;
   return Math.max(1, (typeof retries === "number" ? retries : 0) + 1);
 }
 
 export function toRun(row: ListedRun, withSteps: boolean) {
-  const results = withSteps ? parseJson<{ steps?: unknown[]; artifacts?: string[] }>(row.results ?? null, {}) : {};
+  const results = withSteps && row.results !== undefined ? readJsonColumn(ResultsColumn, row.results, `results of run ${row.id}`) : {};
   // Runs recorded before attempts carried a message still say what went wrong when they errored.
-  const attempts = parseJson<StoredAttempt[]>(row.attempts, []).map((a) => ({
+  const attempts = readJsonColumn(AttemptsColumn, row.attempts, `attempts of run ${row.id}`).map((a) => ({
     attempt: a.attempt, status: a.status, error: a.error, message: a.message ?? a.error, duration_ms: a.duration_ms,
   }));
   return {
     id: row.id, project_id: row.project_id, automation_id: row.automation_id, automation_name: row.automation_name,
     group_run_id: row.group_run_id, environment_id: row.environment_id,
-    trigger: row.trigger as "api", status: row.status as RunStatus,
+    trigger: row.trigger, status: row.status,
     started_at: row.started_at, finished_at: row.finished_at, duration_ms: row.duration_ms,
-    summary: parseJson(row.summary, { steps: 0, passed: 0, failed: 0, skipped: 0 }),
+    summary: readJsonColumn(SummaryColumn, row.summary, `summary of run ${row.id}`),
     error: row.error,
     attempts, max_attempts: maxAttempts(row), flaky: isFlaky(row.status, attempts),
-    ...(withSteps ? { steps: (results.steps ?? []) as never[], artifacts: results.artifacts ?? [] } : {}),
+    ...(withSteps ? { steps: results.steps ?? [], artifacts: results.artifacts ?? [] } : {}),
     created_at: row.created_at, updated_at: row.updated_at,
   };
 }
@@ -85,7 +71,7 @@ export async function enqueueRuns(
     projectId: string;
     groupRunId: string | null;
     environmentId: string | null;
-    automations: { id: string; name: string; kind: string; steps: string; timeout_ms: number; retries: number; environment_id: string | null }[];
+    automations: { id: string; name: string; kind: RunSpec["kind"]; steps: string; timeout_ms: number; retries: number; environment_id: string | null }[];
   },
 ): Promise<RunRow[]> {
   await assertMayRunIn(ctx, trx, input.automations.map((a) => input.environmentId ?? a.environment_id));
@@ -93,7 +79,7 @@ export async function enqueueRuns(
   const rows: RunRow[] = input.automations.map((a, position) => ({
     id: newId("run"), project_id: input.projectId, automation_id: a.id, automation_name: a.name, group_run_id: input.groupRunId,
     environment_id: input.environmentId ?? a.environment_id, trigger: ctx.principal.trigger, status: "queued",
-    spec: JSON.stringify({ kind: a.kind as RunSpec["kind"], steps: parseJson(a.steps, []), timeout_ms: a.timeout_ms, retries: a.retries } satisfies RunSpec),
+    spec: JSON.stringify({ kind: a.kind, steps: readJsonColumn(StepsColumn, a.steps, `steps of automation ${a.id}`), timeout_ms: a.timeout_ms, retries: a.retries } satisfies RunSpec),
     attempts: "[]", started_at: null, finished_at: null, duration_ms: null, summary: EMPTY_SUMMARY, error: null, results: "{}",
     claim: 0, position, created_at: t, updated_at: t,
   }));
@@ -140,7 +126,7 @@ export async function cancelRunsWhere(
 export async function listRunsPage(
   ctx: OpContext,
   projectId: string,
-  query: { limit: number; cursor?: string; status?: string; automation?: string; group_run?: string },
+  query: { limit: number; cursor?: string; status?: RunStatus; automation?: string; group_run?: string },
 ) {
   let q = ctx.core.db.selectFrom("runs").select([...LIST_COLUMNS, RETRIES]).where("project_id", "=", projectId);
   if (query.status) q = q.where("status", "=", query.status);
@@ -166,7 +152,7 @@ export const getRun: Handler<O["getRun"]> = async (ctx, { params }) => toRun((aw
 
 export const cancelRun: Handler<O["cancelRun"]> = async (ctx, { params }) => {
   const { run } = await resolveRun(ctx, params.project, params.runId);
-  if ((TERMINAL_RUN_STATUSES as readonly string[]).includes(run.status)) throw conflict(`the run has already finished (${run.status})`);
+  if (run.status !== "queued" && run.status !== "running") throw conflict(`the run has already finished (${run.status})`);
   const n = await ctx.core.db.transaction().execute((trx) => cancelRunsWhere(ctx, trx, { runId: run.id }, "cancelled by request"));
   if (n === 0) throw conflict("the run finished before it could be cancelled");
   const next = await ctx.core.db.selectFrom("runs").selectAll().where("id", "=", run.id).executeTakeFirstOrThrow();
@@ -206,7 +192,16 @@ export function deriveGroupStatus(statuses: string[]): RunStatus {
   return "passed";
 }
 
-export function toGroupRun(row: GroupRunRow, runs: RunLike[], withRuns: boolean) {
+/** What a group run is derived from: its runs' status and times (a listing reads no more). */
+type GroupMember = Pick<RunLike, "status" | "started_at" | "finished_at" | "flaky">;
+
+export function toGroupRun(row: GroupRunRow, runs: RunLike[], withRuns: true): ReturnType<typeof groupRun<RunLike>>;
+export function toGroupRun(row: GroupRunRow, runs: GroupMember[], withRuns: false): Omit<ReturnType<typeof groupRun<GroupMember>>, "runs">;
+export function toGroupRun(row: GroupRunRow, runs: GroupMember[], withRuns: boolean) {
+  return groupRun(row, runs, withRuns);
+}
+
+function groupRun<R extends GroupMember>(row: GroupRunRow, runs: R[], withRuns: boolean) {
   const count = (s: string) => runs.filter((r) => r.status === s).length;
   const status = deriveGroupStatus(runs.map((r) => r.status));
   const starts = runs.map((r) => r.started_at).filter((x): x is string => x !== null).sort();
@@ -215,7 +210,7 @@ export function toGroupRun(row: GroupRunRow, runs: RunLike[], withRuns: boolean)
   const startedAt = starts[0] ?? null;
   const finishedAt = finished ? (ends[ends.length - 1] ?? null) : null;
   return {
-    id: row.id, project_id: row.project_id, group_id: row.group_id, group_name: row.group_name, trigger: row.trigger as "api",
+    id: row.id, project_id: row.project_id, group_id: row.group_id, group_name: row.group_name, trigger: row.trigger,
     status, started_at: startedAt, finished_at: finishedAt,
     duration_ms: startedAt && finishedAt ? Date.parse(finishedAt) - Date.parse(startedAt) : null,
     summary: {
@@ -245,15 +240,15 @@ export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, 
   const page = await fetchPage(q, "group_runs", query, (r) => r);
   const ids = page.data.map((r) => r.id);
   const statuses = ids.length
-    ? await ctx.core.db.selectFrom("runs").select(["group_run_id", "status", "started_at", "finished_at", "attempts"]).where("group_run_id", "in", ids).execute()
+    ? await ctx.core.db.selectFrom("runs").select(["id", "group_run_id", "status", "started_at", "finished_at", "attempts"]).where("group_run_id", "in", ids).execute()
     : [];
   const runs = statuses.map((r) => ({
-    group_run_id: r.group_run_id, status: r.status as RunStatus, started_at: r.started_at, finished_at: r.finished_at,
-    flaky: isFlaky(r.status, parseJson<{ status: string }[]>(r.attempts, [])),
+    group_run_id: r.group_run_id, status: r.status, started_at: r.started_at, finished_at: r.finished_at,
+    flaky: isFlaky(r.status, readJsonColumn(AttemptsColumn, r.attempts, `attempts of run ${r.id}`)),
   }));
   return {
     // Without its runs, a group run is derived from these fields alone.
-    data: page.data.map((g) => toGroupRun(g, runs.filter((s) => s.group_run_id === g.id) as unknown as RunLike[], false)),
+    data: page.data.map((g) => toGroupRun(g, runs.filter((s) => s.group_run_id === g.id), false)),
     next_cursor: page.next_cursor,
   };
 };

@@ -4,10 +4,11 @@ import { sql } from "kysely";
 import type { Core } from "../context";
 import { protectedHosts } from "../environments/protection";
 import { openSecrets } from "../environments/secrets";
-import { parseJson } from "../shared/json";
+import { RunSpecColumn, StringMap } from "../shared/columns";
+import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
 import type { StoredEnvironment } from "../storage";
-import type { RunSpec } from "./operations";
+import type { RunSpec } from "../shared/columns";
 
 export type FinalRunStatus = "passed" | "failed" | "error" | "timed_out" | "cancelled";
 
@@ -71,7 +72,8 @@ export interface RunOutcome {
 }
 
 function runEnvironment(core: Core, e: StoredEnvironment): RunEnvironment {
-  const variables = parseJson<Record<string, string>>(e.variables, {});
+  // Claimed runs are already marked running: a damaged environment must not fail the claim of the others.
+  const variables = readJsonColumnOr(StringMap, e.variables, {});
   const opened = openSecrets(core.secrets, e);
   return {
     name: e.name, variables, secrets: opened.values, unreadableSecrets: opened.unreadable,
@@ -93,7 +95,7 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
   rows.sort((a, b) => (a.id < b.id ? -1 : 1));
   return rows.map((r) => ({
     id: r.id, claim: r.claim, projectId: r.project_id, automationId: r.automation_id, automationName: r.automation_name,
-    startedAt: r.started_at, spec: parseJson<RunSpec | null>(r.spec, null), specText: r.spec, environmentId: r.environment_id,
+    startedAt: r.started_at, spec: readJsonColumnOr(RunSpecColumn, r.spec, null), specText: r.spec, environmentId: r.environment_id,
     environment: r.environment_id ? (envs.get(r.environment_id) ?? null) : null,
   }));
 }

@@ -39,7 +39,7 @@ export async function findSession(db: Db, token: string): Promise<SessionRecord 
     .where("s.token_hash", "=", hashApiKey(token))
     .executeTakeFirst();
   if (!row || row.expires_at <= nowIso()) return null;
-  return { sessionId: row.id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role as Role, csrfToken: row.csrf_token };
+  return { sessionId: row.id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, csrfToken: row.csrf_token };
 }
 
 export function csrfMatches(session: SessionRecord, presented: string | null): boolean {
@@ -54,7 +54,7 @@ export async function deleteSession(db: Db, sessionId: string): Promise<void> {
 export async function firstMembership(db: Db, userId: string): Promise<{ workspaceId: string; role: Role } | null> {
   const m = await db.selectFrom("memberships").select(["workspace_id", "role"]).where("user_id", "=", userId)
     .orderBy("created_at", "asc").executeTakeFirst();
-  return m ? { workspaceId: m.workspace_id, role: m.role as Role } : null;
+  return m ? { workspaceId: m.workspace_id, role: m.role } : null;
 }
 
 /** What the web application shows about the signed-in person, with every workspace they can switch to. */
@@ -88,5 +88,5 @@ export async function switchSessionWorkspace(db: Db, s: SessionRecord, workspace
     .executeTakeFirst();
   if (!target) return null;
   await db.updateTable("sessions").set({ workspace_id: target.id }).where("id", "=", s.sessionId).execute();
-  return { ...s, workspaceId: target.id, role: target.role as Role };
+  return { ...s, workspaceId: target.id, role: target.role };
 }
