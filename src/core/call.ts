@@ -2,10 +2,10 @@
 // codes and `details` paths), then the core handler, then the answer parsed with the operation's response schema.
 // `svc admin` and the fast tests call operations this way, so a rule cannot differ by surface.
 import type { z } from "zod";
-import type { Config } from "../../config/schema";
 import { ops, type Ops } from "../manifest";
 import type { Operation, RawResponse } from "../manifest/define";
 import { AppError, forbidden, invalid, zodDetails } from "../manifest/errors";
+import { configuredAddress } from "./address";
 import type { Core, OpContext, Principal } from "./context";
 import type { OpInput, RawBody } from "./handler";
 import { handlerMap, type OperationKey } from "./registry";
@@ -54,14 +54,6 @@ export function parseBody(op: Operation, body: unknown): unknown {
   if (parsed.success) return parsed.data;
   const details = zodDetails(parsed.error, "body");
   throw invalid(`the request body is not valid: ${details[0] ? `${details[0].path}: ${details[0].message}` : ""}`, details);
-}
-
-/** Where people reach the server as configured: base_url, else the listener (a wildcard host as 127.0.0.1). */
-export function configuredAddress(config: Config): string {
-  if (config.base_url) return config.base_url.replace(/\/+$/, "");
-  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
-  const scheme = config.tls.cert && config.tls.key ? "https" : "http";
-  return `${scheme}://${host.includes(":") ? `[${host}]` : host}:${config.port}`;
 }
 
 const handlers = handlerMap(ops);
