@@ -4,6 +4,7 @@
 import type { Command } from "commander";
 import type { Core } from "../core/context";
 import { AppError } from "../manifest/errors";
+import { setLogLevel } from "../logging";
 import { UsageError } from "../../cli/usage";
 
 function parseExpiry(text: string): string {
@@ -24,6 +25,8 @@ function parseExpiry(text: string): string {
 async function withCore<T>(o: { dataDir?: string; config?: string }, fn: (core: Core) => Promise<T>): Promise<T> {
   const { loadConfig } = await import("../../config/load");
   const { withAdminCore } = await import("../core/admin");
+  // A command prints what it did itself; the operations' info-level events (a key created) are the server's log.
+  setLogLevel("warn");
   return withAdminCore(loadConfig({ file: o.config, flags: { data_dir: o.dataDir } }), fn);
 }
 
