@@ -1,8 +1,9 @@
 // One rule in the core for what people type, whichever surface they type it on: a password of at least 10
 // characters, an email address and a slug are checked the same by the web routes, the operations API and
-// `svc admin create-user`.
+// `svc admin create-user`; a key's name and expiry by the web application and `svc admin create-key` alike.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
+import { WebClient } from "./helpers/browser";
 import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 // `svc admin` is started from source several times; on a busy machine that outgrows the 5 s default.
@@ -12,8 +13,8 @@ const MAIN = join(import.meta.dir, "..", "src", "main.ts");
 const dataDir = tempDir("svc-rules-");
 let s: TestServer;
 
-async function admin(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const p = Bun.spawn([process.execPath, MAIN, "admin", "create-user", "--data-dir", dataDir, ...args], {
+async function admin(args: string[], stdin?: string, command = "create-user"): Promise<{ code: number; stdout: string; stderr: string }> {
+  const p = Bun.spawn([process.execPath, MAIN, "admin", command, "--data-dir", dataDir, ...args], {
     stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
     stdout: "pipe",
     stderr: "pipe",
@@ -72,4 +73,24 @@ test("a workspace slug in svc admin follows the rule of a project's slug over th
   const spaced = await admin(["--email", "space@acme.test", "--name", "Space", "--workspace", " spaced "]);
   expect(spaced.code).toBe(0);
   expect(spaced.stdout).toContain("of workspace spaced");
+});
+
+test("a key's name follows create_key's rule in svc admin create-key as on the web", async () => {
+  await s.userWithKey("keys@acme.test", "acme", "member");
+  const web = new WebClient(s.url);
+  expect((await web.signIn("keys@acme.test", "correct horse battery")).status).toBe(200);
+  const long = "k".repeat(201);
+  const refused = await web.send("POST", "/api/v1/ops/keys", { name: long });
+  expect(refused.status).toBe(400);
+  const message = ((await refused.json()) as { details: { path: string; message: string }[] }).details[0];
+  expect(message?.path).toBe("body.name");
+
+  const cli = await admin(["--email", "keys@acme.test", "--workspace", "acme", "--name", long], undefined, "create-key");
+  expect({ code: cli.code, stdout: cli.stdout, stderr: cli.stderr }).toEqual({ code: 2, stdout: "", stderr: `svc: --name: ${message?.message}\n` });
+  const blank = await admin(["--email", "keys@acme.test", "--workspace", "acme", "--name", "   "], undefined, "create-key");
+  expect({ code: blank.code, stdout: blank.stdout }).toEqual({ code: 2, stdout: "" });
+  expect(blank.stderr).toStartWith("svc: --name: ");
+  const fine = await admin(["--email", "keys@acme.test", "--workspace", "acme", "--name", "laptop"], undefined, "create-key");
+  expect(fine.code).toBe(0);
+  expect(fine.stdout).toMatch(/^svc_[0-9A-Za-z]{43}\n$/);
 });

@@ -1,7 +1,10 @@
 // `svc admin …`: administration acting directly on the data directory (works with the server stopped or running).
+// Where an operation exists for what a command does, the command calls it in-process (core/call.ts), so its
+// rules are the API's; creating a user (and a new workspace), backup and restore have no operation.
 import type { Command } from "commander";
-import type { AdminStore } from "../core/admin";
-import type { AppError } from "../manifest/errors";
+import type { Core } from "../core/context";
+import { AppError } from "../manifest/errors";
+import { setLogLevel } from "../logging";
 import { UsageError } from "../../cli/usage";
 
 function parseExpiry(text: string): string {
@@ -19,19 +22,12 @@ function parseExpiry(text: string): string {
   return new Date(t).toISOString();
 }
 
-async function withDatabase<T>(o: { dataDir?: string; config?: string }, fn: (d: { db: AdminStore }) => Promise<T>): Promise<T> {
+async function withCore<T>(o: { dataDir?: string; config?: string }, fn: (core: Core) => Promise<T>): Promise<T> {
   const { loadConfig } = await import("../../config/load");
-  const { withDataDir } = await import("../core/admin");
-  const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
-  return withDataDir(config.data_dir, config.busy_timeout_ms, (db) => fn({ db }));
-}
-
-/** Where people reach the server, for links printed to the operator: base_url, else the configured listener. */
-function serverAddress(config: import("../../config/schema").Config): string {
-  if (config.base_url) return config.base_url.replace(/\/+$/, "");
-  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
-  const scheme = config.tls.cert && config.tls.key ? "https" : "http";
-  return `${scheme}://${host.includes(":") ? `[${host}]` : host}:${config.port}`;
+  const { withAdminCore } = await import("../core/admin");
+  // A command prints what it did itself; the operations' info-level events (a key created) are the server's log.
+  setLogLevel("warn");
+  return withAdminCore(loadConfig({ file: o.config, flags: { data_dir: o.dataDir } }), fn);
 }
 
 async function readStdin(): Promise<string> {
@@ -51,6 +47,14 @@ function asUsage<T>(flag: string, check: () => T): T {
   }
 }
 
+/** An operation's 400, told as a usage error (exit 2) naming the flag its first detail is about. */
+function flagRefusal(e: unknown, flags: Record<string, string>): unknown {
+  if (!(e instanceof AppError) || e.code !== "invalid_request") return e;
+  const detail = e.details?.[0];
+  const flag = detail ? flags[detail.path] : undefined;
+  return new UsageError(flag && detail ? `${flag}: ${detail.message}` : e.message);
+}
+
 export function registerAdmin(program: Command): void {
   const admin = program.command("admin").description("Server-side administration on the data directory");
   const common = (c: Command) => c.option("--data-dir <dir>", "data directory (default ./svc-data)").option("--config <file>", "config file");
@@ -63,15 +67,17 @@ export function registerAdmin(program: Command): void {
       if (!ROLES.includes(o.role as "owner")) throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
       const password = o.passwordStdin ? await readStdin() : undefined;
       const { checkEmail, checkNewPassword, checkWorkspaceSlug, createUserWithSetupToken } = await import("../core/access/users");
+      const { configuredAddress } = await import("../core/address");
       // The core's rules for an email, a workspace slug and a password, checked before the database is opened.
       const workspace = asUsage("--workspace", () => checkWorkspaceSlug(o.workspace));
       asUsage("--email", () => checkEmail(o.email));
       if (password !== undefined) asUsage("--password-stdin", () => checkNewPassword(password));
       const { loadConfig } = await import("../../config/load");
       const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
-      const r = await withDatabase(o, (d) => createUserWithSetupToken(d.db, { email: o.email, name: o.name, workspace, role: o.role as "owner", password }));
+      // No operation creates a user together with a new workspace: this stays a core function of its own.
+      const r = await withCore(o, (core) => createUserWithSetupToken(core.db, { email: o.email, name: o.name, workspace, role: o.role as "owner", password }));
       process.stdout.write(`${r.createdUser ? "created" : "updated"} user ${o.email} (${r.userId}) as ${o.role} of workspace ${workspace}\n`);
-      if (r.setupToken) process.stdout.write(`password-setup link (one-time, valid 7 days): ${serverAddress(config)}/setup-password?token=${r.setupToken}\n`);
+      if (r.setupToken) process.stdout.write(`password-setup link (one-time, valid 7 days): ${configuredAddress(config)}/setup-password?token=${r.setupToken}\n`);
       else if (r.pendingLink) process.stdout.write(`${o.email} has an unused password-setup link already; it stays valid until it is used or expires\n`);
     });
 
@@ -82,22 +88,30 @@ export function registerAdmin(program: Command): void {
     .option("--json", "print {id, key, prefix} as JSON"))
     .action(async (o: { email: string; workspace: string; name: string; expiresIn?: string; json?: boolean; dataDir?: string; config?: string }) => {
       const expiresAt = o.expiresIn ? parseExpiry(o.expiresIn) : null;
-      const { createApiKey, findUserByEmail } = await import("../core/access/users");
-      const { findWorkspaceBySlug, isMember } = await import("../core/admin");
-      const created = await withDatabase(o, async (d) => {
-        const user = await findUserByEmail(d.db, o.email);
-        const ws = await findWorkspaceBySlug(d.db, o.workspace);
-        if (!user || !ws) throw new UsageError(`no user ${o.email} in workspace ${o.workspace}`);
-        if (!(await isMember(d.db, ws.id, user.id))) throw new UsageError(`${o.email} is not a member of workspace ${o.workspace}`);
-        return createApiKey(d.db, { userId: user.id, workspaceId: ws.id, name: o.name, expiresAt });
+      const { callOperation } = await import("../core/call");
+      const { findMembership, onBehalfOf } = await import("../core/admin");
+      const created = await withCore(o, async (core) => {
+        const member = await findMembership(core, o.email, o.workspace);
+        if (!member) throw new UsageError(`no user ${o.email} in workspace ${o.workspace}`);
+        if (member.role === null) throw new UsageError(`${o.email} is not a member of workspace ${o.workspace}`);
+        // create_key as the member would through the web application: the same rules for a key's name and expiry.
+        return callOperation(core, onBehalfOf(member), "createKey", { body: { name: o.name, expires_at: expiresAt } }).catch((e: unknown) => {
+          throw flagRefusal(e, { "body.name": "--name", "body.expires_at": "--expires-in" });
+        });
       });
       process.stdout.write(o.json ? `${JSON.stringify({ id: created.id, key: created.key, prefix: created.prefix, expires_at: created.expires_at })}\n` : `${created.key}\n`);
     });
 
   common(admin.command("revoke-key").description("Revoke an API key by id").requiredOption("--id <keyId>"))
     .action(async (o: { id: string; dataDir?: string; config?: string }) => {
-      const { revokeKeyById } = await import("../core/access/users");
-      await withDatabase(o, (d) => revokeKeyById(d.db, o.id)).catch((e: Error) => {
+      const { callOperation } = await import("../core/call");
+      const { keyHolder } = await import("../core/admin");
+      await withCore(o, async (core) => {
+        const holder = await keyHolder(core, o.id);
+        if (!holder) throw new UsageError(`no key ${o.id}`);
+        // revoke_key as the key's holder would: a key is revoked by the one who holds it.
+        await callOperation(core, holder, "revokeKey", { params: { keyId: o.id } });
+      }).catch((e: Error) => {
         throw new UsageError(/not found/.test(e.message) ? `no key ${o.id}` : e.message);
       });
       process.stdout.write(`revoked ${o.id}\n`);
@@ -106,13 +120,13 @@ export function registerAdmin(program: Command): void {
   common(admin.command("remove-member").description("Remove a user from a workspace; their keys stop working at once")
     .requiredOption("--email <email>").requiredOption("--workspace <slug>"))
     .action(async (o: { email: string; workspace: string; dataDir?: string; config?: string }) => {
-      const { findUserByEmail, removeMembership } = await import("../core/access/users");
-      const { findWorkspaceBySlug } = await import("../core/admin");
-      await withDatabase(o, async (d) => {
-        const user = await findUserByEmail(d.db, o.email);
-        const ws = await findWorkspaceBySlug(d.db, o.workspace);
-        if (!user || !ws) throw new UsageError(`no user ${o.email} in workspace ${o.workspace}`);
-        await removeMembership(d.db, ws.id, user.id).catch((e: Error) => {
+      const { callOperation } = await import("../core/call");
+      const { findMembership, operatorIn } = await import("../core/admin");
+      await withCore(o, async (core) => {
+        const member = await findMembership(core, o.email, o.workspace);
+        if (!member) throw new UsageError(`no user ${o.email} in workspace ${o.workspace}`);
+        // remove_member with an owner's rights: the last owner still cannot be removed.
+        await callOperation(core, operatorIn(member.workspaceId), "removeMember", { params: { userId: member.userId } }).catch((e: Error) => {
           throw new UsageError(e.message);
         });
       });

@@ -1,17 +1,37 @@
-// `svc admin` on a data directory: opens the store for one command (the server may be running or stopped) and
-// looks up what the commands name by email and workspace slug.
-import type { Db } from "../db/database";
+// `svc admin` on a data directory: opens the core for one command (the server may be running or stopped), finds
+// what the commands name by email, workspace slug or key id, and says whom an operation is called as.
+import { EventEmitter } from "node:events";
+import type { Config } from "../../config/schema";
 import { openDatabase } from "../db/database";
+import { AppError } from "../manifest/errors";
+import type { SecretBox } from "../security/secret-box";
+import { KeyVerifier } from "./auth/verifier";
+import type { Core, CoreEvents, Principal, Role } from "./context";
 
-/** The store handle the core's functions take. */
-export type AdminStore = Db;
-
-/** Opens the data directory's store (applying pending migrations), runs `work`, and closes it. */
-export async function withDataDir<T>(dataDir: string, busyTimeoutMs: number | undefined, work: (db: Db) => Promise<T>): Promise<T> {
-  const opened = await openDatabase(dataDir, { busyTimeoutMs });
+/**
+ * Opens the data directory's store (applying pending migrations) as a core, runs `work`, and closes it. The
+ * secrets key is not opened: no administration command reads environment secrets, and a command must not fail
+ * (or create a key file) because of where the server keeps its key.
+ */
+export async function withAdminCore<T>(config: Config, work: (core: Core) => Promise<T>): Promise<T> {
+  const opened = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms });
+  const keys = new KeyVerifier(opened.db, opened.changes);
+  const core: Core = {
+    db: opened.db,
+    queue: opened.queue,
+    changes: opened.changes,
+    probe: opened.probe,
+    config,
+    events: new EventEmitter<CoreEvents>(),
+    keys,
+    get secrets(): SecretBox {
+      throw new AppError("internal_error", "svc admin does not open environment secrets");
+    },
+  };
   try {
-    return await work(opened.db);
+    return await work(core);
   } finally {
+    await keys.stop();
     await opened.close();
   }
 }
@@ -21,12 +41,33 @@ export async function migrateDataDir(dataDir: string): Promise<void> {
   await (await openDatabase(dataDir)).close();
 }
 
-/** The workspace named by its slug, or null. */
-export async function findWorkspaceBySlug(db: Db, slug: string): Promise<{ id: string } | null> {
-  return (await db.selectFrom("workspaces").select("id").where("slug", "=", slug).executeTakeFirst()) ?? null;
+/** The user named by email and the workspace named by slug, with the user's role there (null: not a member); null when either does not exist. */
+export async function findMembership(core: Core, email: string, workspaceSlug: string): Promise<{ userId: string; workspaceId: string; role: Role | null } | null> {
+  const user = await core.db.selectFrom("users").select("id").where("email", "=", email.trim().toLowerCase()).executeTakeFirst();
+  const ws = await core.db.selectFrom("workspaces").select("id").where("slug", "=", workspaceSlug).executeTakeFirst();
+  if (!user || !ws) return null;
+  const member = await core.db.selectFrom("memberships").select("role").where("workspace_id", "=", ws.id).where("user_id", "=", user.id).executeTakeFirst();
+  return { userId: user.id, workspaceId: ws.id, role: (member?.role as Role | undefined) ?? null };
 }
 
-export async function isMember(db: Db, workspaceId: string, userId: string): Promise<boolean> {
-  const member = await db.selectFrom("memberships").select("role").where("workspace_id", "=", workspaceId).where("user_id", "=", userId).executeTakeFirst();
-  return member !== undefined;
+/** The operator acting on a user's behalf: operations answer as they would to that user (their keys are theirs). */
+export function onBehalfOf(user: { userId: string; workspaceId: string; role: Role | null }): Principal {
+  // A user whose membership ended still owns their keys; no rule the operator reaches by this depends on the role.
+  return { userId: user.userId, workspaceId: user.workspaceId, role: user.role ?? "member", via: "operator", keyId: null, trigger: "cli" };
+}
+
+/** Stands for the operator, not any user: never written where a user id is kept. */
+export const OPERATOR_USER_ID = "usr_operator";
+
+/** The operator with an owner's rights in a workspace (the rules that keep a workspace an owner still hold). */
+export function operatorIn(workspaceId: string): Principal {
+  return { userId: OPERATOR_USER_ID, workspaceId, role: "owner", via: "operator", keyId: null, trigger: "cli" };
+}
+
+/** Whoever holds the key, in the key's workspace, or null when there is no such key. */
+export async function keyHolder(core: Core, keyId: string): Promise<Principal | null> {
+  const key = await core.db.selectFrom("api_keys").select(["user_id", "workspace_id"]).where("id", "=", keyId).executeTakeFirst();
+  if (!key) return null;
+  const member = await core.db.selectFrom("memberships").select("role").where("workspace_id", "=", key.workspace_id).where("user_id", "=", key.user_id).executeTakeFirst();
+  return onBehalfOf({ userId: key.user_id, workspaceId: key.workspace_id, role: (member?.role as Role | undefined) ?? null });
 }

@@ -15,7 +15,8 @@ export interface Principal {
   userId: string;
   workspaceId: string;
   role: Role;
-  via: "key" | "session";
+  /** How the principal was established: an API key, a web session, or the operator running `svc admin` on the data directory. */
+  via: "key" | "session" | "operator";
   keyId: string | null;
   trigger: Trigger;
 }

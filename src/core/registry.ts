@@ -14,9 +14,10 @@ import type { Handler, OpInput } from "./handler";
 import * as projects from "./projects/operations";
 import * as runs from "./runs/operations";
 
-type OperationKeys = { [K in keyof Ops]: Ops[K] extends Operation ? K : never }[keyof Ops];
+/** The manifest's keys that name an operation (as in `ops.createProject`). */
+export type OperationKey = { [K in keyof Ops]: Ops[K] extends Operation ? K : never }[keyof Ops];
 
-const handlers: { [K in OperationKeys]: Handler<Ops[K]> } = {
+const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   whoami: access.whoami,
   listKeys: access.listKeys,
   createKey: access.createKey,

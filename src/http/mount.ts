@@ -5,10 +5,11 @@ import type { z } from "zod";
 import type { Core, IdempotentStart, OpContext } from "../core/context";
 import type { OpInput, RawBody } from "../core/handler";
 import type { UntypedHandler } from "../core/registry";
+import { checkCaller, parseBody, parsePathAndQuery } from "../core/call";
 import { findIdempotentAnswer, type IdempotentAnswer, idempotencyScope } from "../core/idempotency";
 import { API_PREFIX } from "../manifest";
 import type { Operation } from "../manifest/define";
-import { UNAUTHORIZED_MESSAGE, zodDetails } from "../manifest/errors";
+import { AppError, UNAUTHORIZED_MESSAGE, zodDetails } from "../manifest/errors";
 import { log } from "../logging";
 import type { TokenBuckets } from "../security/token-bucket";
 import { authenticate, type SessionResolver } from "./auth";
@@ -103,6 +104,16 @@ function setRateLimit(request: Request, opts: MountOptions, workspaceId: string,
   });
 }
 
+/** What `check` returns, or its refusal as the edge answers it (no request id: nothing went wrong on the server). */
+function atEdge<T>(check: () => T): { ok: true; value: T } | { ok: false; response: Response } {
+  try {
+    return { ok: true, value: check() };
+  } catch (e) {
+    if (e instanceof AppError) return { ok: false, response: errorResponse(e.code, e.message, e.details ? { details: e.details } : {}) };
+    throw e;
+  }
+}
+
 /** Serves one operation: the whole pipeline from an authenticated request to a JSON (or raw) response. */
 export function operationHandler(op: Operation, opts: MountOptions) {
   const handler = opts.handlers.get(op.name);
@@ -119,9 +130,8 @@ export function operationHandler(op: Operation, opts: MountOptions) {
         return errorResponse("forbidden", CSRF_REFUSED);
       }
       if (!principal) return errorResponse("unauthorized", UNAUTHORIZED_MESSAGE, { headers: { "www-authenticate": 'Bearer realm="svc"' } });
-      if (op.sessionOnly && principal.via !== "session") {
-        return errorResponse("forbidden", `${op.name} is only available to a signed-in user in the web application`);
-      }
+      const caller = atEdge(() => checkCaller(op, principal));
+      if (!caller.ok) return caller.response;
       const limited = setRateLimit(request, opts, principal.workspaceId, op);
       if (limited) return limited;
 
@@ -133,27 +143,20 @@ export function operationHandler(op: Operation, opts: MountOptions) {
           return errorResponse("not_found", "not found");
         }
       }
-      const params = op.params.safeParse(decoded);
-      if (!params.success) return errorResponse("not_found", "not found");
-      const query = op.query.safeParse(queryObject(request.url));
-      if (!query.success) return errorResponse("invalid_request", "the query string is not valid", { details: zodDetails(query.error, "query") });
+      // The same validation as an in-process call (core/call.ts), with the body read in between: a bad query
+      // string is told before anything about the body.
+      const location = atEdge(() => parsePathAndQuery(op, decoded, queryObject(request.url)));
+      if (!location.ok) return location.response;
       const body = await readBody(request, op, maxBytes);
       if (!body.ok) return body.response;
-      let bodyValue: unknown;
-      if (op.body) {
-        const parsed = (op.body as z.ZodType).safeParse(body.value);
-        if (!parsed.success) {
-          const details = zodDetails(parsed.error, "body");
-          return errorResponse("invalid_request", `the request body is not valid: ${details[0] ? `${details[0].path}: ${details[0].message}` : ""}`, { details });
-        }
-        bodyValue = parsed.data;
-      }
+      const bodyValue = atEdge(() => parseBody(op, body.value));
+      if (!bodyValue.ok) return bodyValue.response;
       const ctx: OpContext = { core: opts.core, principal, publicUrl: () => publicBaseUrl(opts.core.config, request) };
-      const input: OpInput = { params: params.data, query: query.data, body: bodyValue };
+      const input: OpInput = { ...location.value, body: bodyValue.value };
       const cacheKey = cacheable ? ResponseCache.key(principal.workspaceId, request.url) : null;
       const version = cacheKey ? opts.responses.version() : "";
       // Every params schema is an object of path parameters.
-      return await withIdempotency(ctx, op, request, params.data as Record<string, unknown>, async () => {
+      return await withIdempotency(ctx, op, request, input.params as Record<string, unknown>, async () => {
         const result = await handler(ctx, input);
         if (op.response === null) return new Response(null, { status: 204 });
         if ("raw" in op.response) return rawResponse(op.successStatus, result as RawBody);
