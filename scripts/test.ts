@@ -24,7 +24,16 @@ if (!extra.includes("--no-typecheck")) {
     process.exit(1);
   }
 }
-const args = extra.filter((a) => a !== "--no-build" && a !== "--no-typecheck");
+if (!extra.includes("--no-lint")) {
+  // Biome's linter (biome.json); the tree is not machine-formatted yet, so only lint rules are enforced.
+  const lint = Bun.spawnSync(["bun", "x", "biome", "lint", "."], { stdout: "inherit", stderr: "inherit" });
+  if (lint.exitCode !== 0) {
+    console.error("lint failed");
+    console.log("0 passed, 1 failed");
+    process.exit(1);
+  }
+}
+const args = extra.filter((a) => a !== "--no-build" && a !== "--no-typecheck" && a !== "--no-lint");
 // Everything the tests put in temp dirs (databases, browser profiles, copied binaries) lives under one directory
 // that goes when the run ends. Like /tmp it is open to every user: some tests run commands as an unprivileged one.
 const runTmp = mkdtempSync(join(tmpdir(), "svc-test-run-"));

@@ -47,7 +47,7 @@ test("automations run --watch, not on a terminal: the failed check's actual valu
   const run = await json<{ steps: { message: string }[] }>(await s.call("GET", `/projects/${project}/runs/${runId}`));
   expect(r.stdout).toMatch(new RegExp(`^1  echo a long note  failed  \\d+ ms +${RegExp.escape(run.steps[0]?.message ?? "?")}$`, "m"));
   const tail = r.stdout.trimEnd().split("\n").slice(-6).join("\n");
-  expect(tail).toMatch(/^1 failure:\n1\) long value \(run_\w+\) failed\n   step 1 \(echo a long note\) failed: \$\.query\.note: expected "short", got "word0-/m);
+  expect(tail).toMatch(/^1 failure:\n1\) long value \(run_\w+\) failed\n {3}step 1 \(echo a long note\) failed: \$\.query\.note: expected "short", got "word0-/m);
   expect(tail).toContain(`     ✗ $.query.note == "short"\n       expected: "short"\n       actual:   ${JSON.stringify(LONG)}`);
 
   // The same in `runs show`, and the --json output stays the API's JSON alone, the failure list on stderr.
@@ -68,8 +68,8 @@ test("groups run --watch ends with a numbered list of every run that did not pas
   const list = r.stdout.slice(r.stdout.lastIndexOf("3 failures:"));
   expect(list).toMatch(/^3 failures:\n1\) long value \(run_\w+\) failed\n/);
   expect(list).toContain(`       actual:   ${JSON.stringify(LONG)}`);
-  expect(list).toMatch(/\n2\) missing item \(run_\w+\) failed\n   step 1 \(get item 9\) failed: status: expected 200, got 404\n     ✗ status == 200\n       expected: 200\n       actual:   404\n/);
-  expect(list).toMatch(/\n3\) unset variable \(run_\w+\) error\n   step 1 \(uses a missing variable\) error: .*ITEM/);
+  expect(list).toMatch(/\n2\) missing item \(run_\w+\) failed\n {3}step 1 \(get item 9\) failed: status: expected 200, got 404\n {5}✗ status == 200\n {7}expected: 200\n {7}actual: {3}404\n/);
+  expect(list).toMatch(/\n3\) unset variable \(run_\w+\) error\n {3}step 1 \(uses a missing variable\) error: .*ITEM/);
   expect(list).not.toContain("health");
   expect(r.stdout.trimEnd().endsWith(list.trimEnd())).toBe(true);
 });

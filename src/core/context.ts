@@ -1,5 +1,5 @@
 // What every core operation receives: the services of the running core and the principal acting.
-import { EventEmitter } from "node:events";
+import type { EventEmitter } from "node:events";
 import type { z } from "zod";
 import type { Config } from "../../config/schema";
 import type { Role as RoleEnum, RunTrigger } from "../manifest/records";

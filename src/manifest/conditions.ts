@@ -20,7 +20,7 @@ export const CONDITION_HELP =
   'write [SUBJECT] OPERATOR VALUE: [STATUS], [BODY], [BODY].json.path, [HEADER].name or [RESPONSE_TIME], then ==, !=, <, <=, >, >=, contains, matches, exists or !exists, e.g. "[STATUS] == 200" or "[BODY].id == 1"';
 
 /** A JSON value when the text is one ("1", "\"a b\"", "true", "[1,2]"), else the text itself. */
-function valueOf(text: string): unknown {
+function conditionValue(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -44,7 +44,7 @@ export function parseCondition(input: string): { assertion: ConditionAssertion }
     if (raw === undefined) return { problem: `"${input}": ${word} needs a value after it` };
     const op = SYMBOLS[word] ?? (word as Op);
     // A regular expression or a substring is text, unless quoted JSON says otherwise.
-    let value = op === "matches" ? (raw.startsWith('"') ? valueOf(raw) : raw) : valueOf(raw);
+    let value = op === "matches" ? (raw.startsWith('"') ? conditionValue(raw) : raw) : conditionValue(raw);
     if (NUMERIC.includes(op) && typeof value !== "number") return { problem: `"${input}": ${word} compares numbers, not ${JSON.stringify(value)}` };
     if (op === "matches" && typeof value !== "string") value = String(value);
     if (op === "contains" && typeof value === "object") return { problem: `"${input}": contains takes a text, number or boolean` };

@@ -51,13 +51,13 @@ export function targetOpenApi(): Record<string, unknown> {
     required: ["id", "name", "price"],
     properties: { id: { type: "integer", example: 1 }, name: { type: "string", example: "Widget" }, price: { type: "number", example: 2.5 } },
   };
-  const Error = { type: "object", required: ["error"], properties: { error: { type: "string" } } };
+  const ErrorSchema = { type: "object", required: ["error"], properties: { error: { type: "string" } } };
   return {
     openapi: "3.0.3",
     info: { title: "Acme Shop API", version: "1.0.0" },
     servers: [{ url: "/api" }],
     components: {
-      schemas: { Item, NewItem: { type: "object", required: ["name", "price"], properties: { name: { type: "string", example: "Gadget" }, price: { type: "number", minimum: 0, example: 3 } } }, Error },
+      schemas: { Item, NewItem: { type: "object", required: ["name", "price"], properties: { name: { type: "string", example: "Gadget" }, price: { type: "number", minimum: 0, example: 3 } } }, Error: ErrorSchema },
       securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
     },
     paths: {

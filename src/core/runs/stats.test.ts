@@ -15,13 +15,12 @@ test("counts runs per status, zero for absent statuses, and the queue depth", as
   d.sqlite.run("INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ('wsp_1', 'W', 'w', ?, ?)", [t, t]);
   d.sqlite.run("INSERT INTO projects (id, workspace_id, slug, name, description, created_at, updated_at) VALUES ('prj_1', 'wsp_1', 'p', 'P', '', ?, ?)", [t, t]);
   const statuses = ["queued", "queued", "queued", "running", "passed", "passed", "failed"];
-  statuses.forEach((status, i) =>
+  for (const [i, status] of statuses.entries())
     d.sqlite.run(
       `INSERT INTO runs (id, project_id, automation_id, automation_name, trigger, status, spec, attempts, summary, results, created_at, updated_at)
        VALUES (?, 'prj_1', 'aut_1', 'a', 'api', ?, '{}', '[]', '{}', '{}', ?, ?)`,
       [`run_${i}`, status, t, t],
-    ),
-  );
+    );
   const stats = await runStatsReader(d.queue)();
   expect(stats.byStatus).toEqual({ queued: 3, running: 1, passed: 2, failed: 1, error: 0, timed_out: 0, cancelled: 0 });
   expect(stats.queueDepth).toBe(3);

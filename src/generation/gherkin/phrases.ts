@@ -16,7 +16,7 @@ export interface Phrase {
 }
 
 const Q = String.raw`"((?:[^"\\]|\\.)*)"`;
-const unescape = (s: string | undefined) => (s ?? "").replace(/\\(.)/g, "$1");
+const unescapeQuoted = (s: string | undefined) => (s ?? "").replace(/\\(.)/g, "$1");
 const quoteLocator = (s: string) => JSON.stringify(s);
 
 /** A literal in a phrase: a number, a "quoted string", true, false or null. */
@@ -27,7 +27,7 @@ export function parseLiteral(raw: string): { value: unknown } | null {
   if (t === "false") return { value: false };
   if (t === "null") return { value: null };
   const m = /^"((?:[^"\\]|\\.)*)"$/.exec(t);
-  return m ? { value: unescape(m[1]) } : null;
+  return m ? { value: unescapeQuoted(m[1]) } : null;
 }
 
 /** `user.name`, `items.0.id` → `$.user.name`, `$.items[0].id`. */
@@ -59,41 +59,41 @@ function requestBody(docString: string | undefined): { json: unknown } | { text:
 }
 
 export const PHRASES: Phrase[] = [
-  { example: 'I open "/login"', pattern: new RegExp(`^I open ${Q}$`), build: (m) => ({ kind: "page", step: { goto: unescape(m[1]) } }) },
+  { example: 'I open "/login"', pattern: new RegExp(`^I open ${Q}$`), build: (m) => ({ kind: "page", step: { goto: unescapeQuoted(m[1]) } }) },
   {
     example: 'I fill "Email" with "a@b.c"',
     pattern: new RegExp(`^I fill ${Q} with ${Q}$`),
-    build: (m) => ({ kind: "page", step: { fill: { locator: `label=${quoteLocator(unescape(m[1]))}`, value: unescape(m[2]) } } }),
+    build: (m) => ({ kind: "page", step: { fill: { locator: `label=${quoteLocator(unescapeQuoted(m[1]))}`, value: unescapeQuoted(m[2]) } } }),
   },
   {
     example: 'I click the text "Read more"',
     pattern: new RegExp(`^I click the text ${Q}$`),
-    build: (m) => ({ kind: "page", step: { click: `text=${quoteLocator(unescape(m[1]))}` } }),
+    build: (m) => ({ kind: "page", step: { click: `text=${quoteLocator(unescapeQuoted(m[1]))}` } }),
   },
-  { example: 'I click "Sign in"', pattern: new RegExp(`^I click ${Q}$`), build: (m) => ({ kind: "page", step: { click: clickTarget(unescape(m[1])) } }) },
-  { example: 'I should see "Welcome"', pattern: new RegExp(`^I should see ${Q}$`), build: (m) => ({ kind: "page", step: { expect: { text: unescape(m[1]) } } }) },
+  { example: 'I click "Sign in"', pattern: new RegExp(`^I click ${Q}$`), build: (m) => ({ kind: "page", step: { click: clickTarget(unescapeQuoted(m[1])) } }) },
+  { example: 'I should see "Welcome"', pattern: new RegExp(`^I should see ${Q}$`), build: (m) => ({ kind: "page", step: { expect: { text: unescapeQuoted(m[1]) } } }) },
   {
     example: 'the URL should be "/dashboard"',
     pattern: new RegExp(`^the URL should be ${Q}$`, "i"),
-    build: (m) => ({ kind: "page", step: { expect: { url: unescape(m[1]) } } }),
+    build: (m) => ({ kind: "page", step: { expect: { url: unescapeQuoted(m[1]) } } }),
   },
   {
     example: 'the title should be "Sign in"',
     pattern: new RegExp(`^the (?:page )?title should be ${Q}$`),
-    build: (m) => ({ kind: "page", step: { expect: { title: unescape(m[1]) } } }),
+    build: (m) => ({ kind: "page", step: { expect: { title: unescapeQuoted(m[1]) } } }),
   },
   {
     example: 'I send POST "/items" with body:',
     pattern: new RegExp(`^I send ([A-Za-z]+) ${Q} with body:?$`),
     build: (m, doc) => {
       const body = requestBody(doc);
-      return "error" in body ? body : { kind: "request", method: (m[1] ?? "GET").toUpperCase(), url: unescape(m[2]), body };
+      return "error" in body ? body : { kind: "request", method: (m[1] ?? "GET").toUpperCase(), url: unescapeQuoted(m[2]), body };
     },
   },
   {
     example: 'I send GET "/items/1"',
     pattern: new RegExp(`^I send ([A-Za-z]+) ${Q}$`),
-    build: (m) => ({ kind: "request", method: (m[1] ?? "GET").toUpperCase(), url: unescape(m[2]) }),
+    build: (m) => ({ kind: "request", method: (m[1] ?? "GET").toUpperCase(), url: unescapeQuoted(m[2]) }),
   },
   {
     example: "the response status should be 200",
@@ -106,28 +106,28 @@ export const PHRASES: Phrase[] = [
     build: (m) => {
       const lit = parseLiteral(m[2] ?? "");
       if (!lit) return { error: `the expected value ${m[2]} is not a number, a "quoted string", true, false or null` };
-      return { kind: "assert", assertion: { json: jsonPath(unescape(m[1])), equals: lit.value } };
+      return { kind: "assert", assertion: { json: jsonPath(unescapeQuoted(m[1])), equals: lit.value } };
     },
   },
   {
     example: 'the response field "name" should contain "copy"',
     pattern: new RegExp(`^the response field ${Q} should contain ${Q}$`),
-    build: (m) => ({ kind: "assert", assertion: { json: jsonPath(unescape(m[1])), contains: unescape(m[2]) } }),
+    build: (m) => ({ kind: "assert", assertion: { json: jsonPath(unescapeQuoted(m[1])), contains: unescapeQuoted(m[2]) } }),
   },
   {
     example: 'the response header "content-type" should contain "json"',
     pattern: new RegExp(`^the response header ${Q} should contain ${Q}$`),
-    build: (m) => ({ kind: "assert", assertion: { header: unescape(m[1]), contains: unescape(m[2]) } }),
+    build: (m) => ({ kind: "assert", assertion: { header: unescapeQuoted(m[1]), contains: unescapeQuoted(m[2]) } }),
   },
   {
     example: 'the response header "cache-control" should be "no-store"',
     pattern: new RegExp(`^the response header ${Q} should be ${Q}$`),
-    build: (m) => ({ kind: "assert", assertion: { header: unescape(m[1]), equals: unescape(m[2]) } }),
+    build: (m) => ({ kind: "assert", assertion: { header: unescapeQuoted(m[1]), equals: unescapeQuoted(m[2]) } }),
   },
   {
     example: 'the response body should contain "ok"',
     pattern: new RegExp(`^the response body should contain ${Q}$`),
-    build: (m) => ({ kind: "assert", assertion: { body: { contains: unescape(m[1]) } } }),
+    build: (m) => ({ kind: "assert", assertion: { body: { contains: unescapeQuoted(m[1]) } } }),
   },
 ];
 
