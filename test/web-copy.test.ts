@@ -53,6 +53,13 @@ async function pageWithSession(init?: () => void): Promise<{ context: BrowserCon
 
 async function createKey(page: Page, base: string, name: string): Promise<string> {
   await page.goto(`${base}/#/settings/keys`);
+  try {
+    await page.getByLabel("Key name").waitFor();
+  } catch (e) {
+    // Say what the page showed instead of the form (it has been seen once on a loaded machine).
+    const shown = (await page.locator("body").innerText().catch(() => "")).slice(0, 500);
+    throw new Error(`the keys page did not show its form at ${page.url()}; the page showed: ${JSON.stringify(shown)} (${(e as Error).message.split("\n")[0]})`);
+  }
   await page.getByLabel("Key name").fill(name);
   await page.getByRole("button", { name: "Create key" }).click();
   // The list shows the key once it is created, and the box above it shows the new key by then (not an earlier one).
