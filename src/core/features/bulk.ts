@@ -5,7 +5,7 @@ import { conflict } from "../../manifest/errors";
 import { resolveEnvironmentId, toAutomation } from "../automations/operations";
 import type { Handler } from "../handler";
 import { startOnce } from "../idempotency";
-import { enqueueRuns, loadGroupRun, newGroupRunRow, toGroupRun } from "../runs/operations";
+import { startGroupRun } from "../runs/operations";
 import { resolveFeature } from "../scope";
 import { nowIso } from "../shared/time";
 
@@ -33,11 +33,7 @@ export const runFeature: Handler<O["runFeature"]> = async (ctx, { params, body }
     if (runnable.length > FEATURE_RUN_MAX) {
       throw conflict(`the feature has more than ${FEATURE_RUN_MAX} automations that can run; put them in groups and run those`);
     }
-    const gr = newGroupRunRow(ctx, project.id, { id: null, name: `feature: ${feature.name}` });
-    await trx.insertInto("group_runs").values(gr).execute();
-    await enqueueRuns(ctx, trx, { projectId: project.id, groupRunId: gr.id, environmentId: env, automations: runnable });
-    const { row, runs } = await loadGroupRun(ctx, project.id, gr.id, false, trx);
-    return toGroupRun(row, runs, true);
+    return startGroupRun(ctx, trx, { projectId: project.id, group: { id: null, name: `feature: ${feature.name}` }, environmentId: env, automations: runnable });
   });
   if (started) ctx.core.events.emit("runQueued");
   return answer;

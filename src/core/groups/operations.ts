@@ -13,7 +13,7 @@ import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveGroup, resolveProject } from "../scope";
 import { resolveEnvironmentId } from "../automations/operations";
-import { enqueueRuns, loadGroupRun, newGroupRunRow, toGroupRun } from "../runs/operations";
+import { startGroupRun } from "../runs/operations";
 
 type O = typeof ops;
 type GroupRow = Selectable<GroupTable>;
@@ -82,11 +82,7 @@ export const runGroup: Handler<O["runGroup"]> = async (ctx, { params, body }) =>
     const rows = ids.length ? await trx.selectFrom("automations").selectAll().where("project_id", "=", project.id).where("id", "in", ids).execute() : [];
     const runnable = ids.map((id) => rows.find((r) => r.id === id)).filter((r): r is (typeof rows)[number] => r !== undefined && r.status !== "disabled");
     if (runnable.length === 0) throw conflict("the group has no automations that can run (none, or all disabled)");
-    const gr = newGroupRunRow(ctx, project.id, group);
-    await trx.insertInto("group_runs").values(gr).execute();
-    await enqueueRuns(ctx, trx, { projectId: project.id, groupRunId: gr.id, environmentId: env, automations: runnable });
-    const { row, runs } = await loadGroupRun(ctx, project.id, gr.id, false, trx);
-    return toGroupRun(row, runs, true);
+    return startGroupRun(ctx, trx, { projectId: project.id, group, environmentId: env, automations: runnable });
   });
   if (started) ctx.core.events.emit("runQueued");
   return answer;

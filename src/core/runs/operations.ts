@@ -270,3 +270,19 @@ export function newGroupRunRow(ctx: OpContext, projectId: string, group: { id: s
   const t = nowIso();
   return { id: newId("grn"), project_id: projectId, group_id: group.id, group_name: group.name, trigger: ctx.principal.trigger, created_at: t, updated_at: t };
 }
+
+/**
+ * Starts a group run of `automations` inside the caller's transaction (a group's, or a batch such as a feature's)
+ * and answers it as get_group_run would, its runs queued.
+ */
+export async function startGroupRun(
+  ctx: OpContext,
+  trx: Transaction<DB>,
+  input: { projectId: string; group: { id: string | null; name: string }; environmentId: string | null; automations: Parameters<typeof enqueueRuns>[2]["automations"] },
+) {
+  const gr = newGroupRunRow(ctx, input.projectId, input.group);
+  await trx.insertInto("group_runs").values(gr).execute();
+  await enqueueRuns(ctx, trx, { projectId: input.projectId, groupRunId: gr.id, environmentId: input.environmentId, automations: input.automations });
+  const { row, runs } = await loadGroupRun(ctx, input.projectId, gr.id, false, trx);
+  return toGroupRun(row, runs, true);
+}
