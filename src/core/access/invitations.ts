@@ -6,7 +6,7 @@ import { conflict, forbidden, notFound } from "../../manifest/errors";
 import { newId } from "../../security/ids";
 import { canAdminister, type Role } from "../context";
 import type { Handler } from "../handler";
-import { afterCursor, toPage } from "../shared/pagination";
+import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 
 type O = typeof ops;
@@ -32,18 +32,13 @@ function inviter(r: { inviter_name: string | null; inviter_email: string | null 
 }
 
 export const listInvitations: Handler<O["listInvitations"]> = async ({ core, principal }, { query }) => {
-  const rows = await core.db
+  const listed = core.db
     .selectFrom("invitations as i")
     .innerJoin("workspaces as w", "w.id", "i.workspace_id")
     .leftJoin("users as u", "u.id", "i.invited_by")
     .select(["i.id", "i.role", "i.created_at", "w.id as workspace_id", "w.name as workspace_name", "w.slug as workspace_slug", "u.name as inviter_name", "u.email as inviter_email"])
-    .where("i.user_id", "=", principal.userId)
-    .where(afterCursor("i", query.cursor))
-    .orderBy("i.created_at", "desc")
-    .orderBy("i.id", "desc")
-    .limit(query.limit + 1)
-    .execute();
-  return toPage(rows, query.limit, (r) => ({
+    .where("i.user_id", "=", principal.userId);
+  return fetchPage(listed, "i", query, (r) => ({
     id: r.id,
     workspace: { id: r.workspace_id, name: r.workspace_name, slug: r.workspace_slug },
     role: r.role,
@@ -80,18 +75,13 @@ export const declineInvitation: Handler<O["declineInvitation"]> = async ({ core,
 // what the inviter gave (the address and the name), never anything of the invited account.
 export const listWorkspaceInvitations: Handler<O["listWorkspaceInvitations"]> = async ({ core, principal }, { query }) => {
   if (!canAdminister(principal)) throw forbidden("only owners and admins can see the workspace's invitations");
-  const rows = await core.db
+  const listed = core.db
     .selectFrom("invitations as i")
     .innerJoin("users as invitee", "invitee.id", "i.user_id")
     .leftJoin("users as u", "u.id", "i.invited_by")
     .select(["i.id", "invitee.email", "i.name", "i.role", "i.created_at", "u.name as inviter_name", "u.email as inviter_email"])
-    .where("i.workspace_id", "=", principal.workspaceId)
-    .where(afterCursor("i", query.cursor))
-    .orderBy("i.created_at", "desc")
-    .orderBy("i.id", "desc")
-    .limit(query.limit + 1)
-    .execute();
-  return toPage(rows, query.limit, (r) => ({
+    .where("i.workspace_id", "=", principal.workspaceId);
+  return fetchPage(listed, "i", query, (r) => ({
     id: r.id,
     email: r.email,
     name: r.name,

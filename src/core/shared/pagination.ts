@@ -46,8 +46,8 @@ export function toPage<R extends { created_at: string; id: string }, T>(rows: R[
 }
 
 /** Fetches one page of a listing, newest first, and returns it with its next cursor. */
-export async function fetchPage<TB extends keyof DB, O extends { created_at: string; id: string }, T>(
-  qb: SelectQueryBuilder<DB, TB, O>,
+export async function fetchPage<D extends DB, TB extends keyof D, O extends { created_at: string; id: string }, T>(
+  qb: SelectQueryBuilder<D, TB, O>,
   table: string,
   query: { limit: number; cursor?: string },
   map: (row: O) => T,
