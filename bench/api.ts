@@ -20,7 +20,12 @@ if (!Bun.which("wrk")) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "svc-bench-"));
-const env = { ...process.env, SVC_LOG_LEVEL: process.env.SVC_LOG_LEVEL ?? "info", SVC_RATE_LIMIT_PER_IP_PER_HOUR: "100000000", SVC_RATE_LIMIT_PER_WORKSPACE_PER_HOUR: "100000000" };
+const env = {
+  ...process.env,
+  SVC_LOG_LEVEL: process.env.SVC_LOG_LEVEL ?? "info",
+  SVC_RATE_LIMIT_PER_IP_PER_HOUR: "100000000",
+  SVC_RATE_LIMIT_PER_WORKSPACE_PER_HOUR: "100000000",
+};
 
 async function run(cmd: string[]): Promise<string> {
   const p = Bun.spawn(cmd, { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
@@ -45,7 +50,12 @@ async function startServer(cmd: string[], pattern: RegExp): Promise<{ url: strin
   throw new Error(`${cmd.join(" ")} did not start within 15 s`);
 }
 
-interface WrkResult { rps: number; p50: number; p99: number; errors: number }
+interface WrkResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
 
 function toMs(v: string): number {
   const m = /([\d.]+)(us|ms|s)/.exec(v);
@@ -65,7 +75,14 @@ async function wrk(url: string, key?: string): Promise<WrkResult> {
   const p99 = toMs(/\s99%\s+(\S+)/.exec(out)?.[1] ?? "");
   const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
   const sockErr = /Socket errors:.*?(\d+).*?(\d+).*?(\d+).*?(\d+)/.exec(out);
-  const errors = non2xx + (sockErr ? sockErr.slice(1).map(Number).reduce((a, b) => a + b, 0) : 0);
+  const errors =
+    non2xx +
+    (sockErr
+      ? sockErr
+          .slice(1)
+          .map(Number)
+          .reduce((a, b) => a + b, 0)
+      : 0);
   return { rps, p50, p99, errors };
 }
 
@@ -76,10 +93,17 @@ try {
   const api = `${svc.url}/api/v1/ops`;
   const h = { authorization: `Bearer ${key}`, "content-type": "application/json" };
   await fetch(`${api}/projects`, { method: "POST", headers: h, body: JSON.stringify({ name: "Bench", slug: "bench" }) });
-  const aut = await (await fetch(`${api}/projects/bench/automations`, {
-    method: "POST", headers: h,
-    body: JSON.stringify({ name: "item", kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/items/1" }, expect: [{ status: 200 }, { json: "$.id", equals: 1 }] }] }),
-  })).json() as { id: string };
+  const aut = (await (
+    await fetch(`${api}/projects/bench/automations`, {
+      method: "POST",
+      headers: h,
+      body: JSON.stringify({
+        name: "item",
+        kind: "http",
+        steps: [{ request: { url: "http://127.0.0.1:9/items/1" }, expect: [{ status: 200 }, { json: "$.id", equals: 1 }] }],
+      }),
+    })
+  ).json()) as { id: string };
   const projectsJson = await (await fetch(`${api}/projects`, { headers: h })).text();
   const automationJson = await (await fetch(`${api}/projects/bench/automations/${aut.id}`, { headers: h })).text();
   const limited = await fetch(`${api}/projects`, { headers: h });
@@ -87,10 +111,13 @@ try {
 
   // The bare server: the same bodies from a plain Bun.serve in its own process.
   const bareSrc = join(dir, "bare.ts");
-  await Bun.write(bareSrc, `
+  await Bun.write(
+    bareSrc,
+    `
     const a = ${JSON.stringify(projectsJson)}; const b = ${JSON.stringify(automationJson)};
     const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r) => new Response(r.url.includes("/automations/") ? b : a, { headers: { "content-type": "application/json" } }) });
-    console.error("bare listening on http://127.0.0.1:" + s.port);`);
+    console.error("bare listening on http://127.0.0.1:" + s.port);`,
+  );
   const bare = await startServer(["bun", bareSrc], /bare listening on (\S+)/);
 
   const rows: [string, WrkResult][] = [];
@@ -101,7 +128,9 @@ try {
   svc.proc.kill();
   bare.proc.kill();
 
-  console.log(`\nwrk -t2 -c${connections} -d${duration}s on ${navigator.hardwareConcurrency} cores, svc log level ${env.SVC_LOG_LEVEL}${smoke ? " (smoke run)" : ""}`);
+  console.log(
+    `\nwrk -t2 -c${connections} -d${duration}s on ${navigator.hardwareConcurrency} cores, svc log level ${env.SVC_LOG_LEVEL}${smoke ? " (smoke run)" : ""}`,
+  );
   console.log("endpoint".padEnd(48), "req/s".padStart(10), "p50 ms".padStart(8), "p99 ms".padStart(8), "errors".padStart(7));
   for (const [name, r] of rows) {
     console.log(name.padEnd(48), r.rps.toFixed(0).padStart(10), r.p50.toFixed(2).padStart(8), r.p99.toFixed(2).padStart(8), String(r.errors).padStart(7));

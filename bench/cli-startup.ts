@@ -33,7 +33,11 @@ const server = await startServe([...admin], { env: { SVC_LOG_LEVEL: "error" } })
 try {
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent", SVC_SERVER: server.url, SVC_API_KEY: key };
   await timed(["projects", "create", "Bench"], env);
-  for (const [label, argv] of [["svc --version", ["--version"]], ["svc --help", ["--help"]], ["svc projects list", ["projects", "list"]]] as const) {
+  for (const [label, argv] of [
+    ["svc --version", ["--version"]],
+    ["svc --help", ["--help"]],
+    ["svc projects list", ["projects", "list"]],
+  ] as const) {
     await timed([...argv], env); // warm the page cache
     const xs: number[] = [];
     for (let i = 0; i < runs; i++) xs.push(await timed([...argv], env));

@@ -33,7 +33,9 @@ async function startSvc(env: Record<string, string | undefined>) {
     text += new TextDecoder().decode(value);
     url = /svc listening on (\S+)/.exec(text)?.[1] ?? "";
   }
-  void (async () => { for (;;) if ((await reader.read()).done) break; })();
+  void (async () => {
+    for (;;) if ((await reader.read()).done) break;
+  })();
   return { dir, key, url, proc, api: `${url}/api/v1/ops` };
 }
 
@@ -51,10 +53,17 @@ const baseEnv = { ...process.env, SVC_LOG_LEVEL: "error" };
 const svc = await startSvc({ ...baseEnv, SVC_RATE_LIMIT_PER_IP_PER_HOUR: "100000000", SVC_RATE_LIMIT_PER_WORKSPACE_PER_HOUR: "100000000" });
 const h = { authorization: `Bearer ${svc.key}`, "content-type": "application/json" };
 await fetch(`${svc.api}/projects`, { method: "POST", headers: h, body: '{"name":"Load","slug":"load"}' });
-const aut = (await (await fetch(`${svc.api}/projects/load/automations`, {
-  method: "POST", headers: h,
-  body: JSON.stringify({ name: "ping", kind: "http", steps: [{ request: { url: `http://127.0.0.1:${target.port}/` }, expect: [{ status: 200 }, { json: "$.ok", equals: true }] }] }),
-})).json()) as { id: string };
+const aut = (await (
+  await fetch(`${svc.api}/projects/load/automations`, {
+    method: "POST",
+    headers: h,
+    body: JSON.stringify({
+      name: "ping",
+      kind: "http",
+      steps: [{ request: { url: `http://127.0.0.1:${target.port}/` }, expect: [{ status: 200 }, { json: "$.ok", equals: true }] }],
+    }),
+  })
+).json()) as { id: string };
 const feature = (await (await fetch(`${svc.api}/projects/load/features`, { method: "POST", headers: h, body: '{"name":"F"}' })).json()) as { id: string };
 
 const mix: [number, () => Promise<Response>][] = [
@@ -62,7 +71,11 @@ const mix: [number, () => Promise<Response>][] = [
   [20, () => fetch(`${svc.api}/projects/load/automations/${aut.id}`, { headers: h })],
   [15, () => fetch(`${svc.api}/projects/load/runs?limit=20`, { headers: h })],
   [15, () => fetch(`${svc.api}/projects/load/features`, { method: "POST", headers: h, body: '{"name":"f"}' })],
-  [5, () => fetch(`${svc.api}/projects/load/features/${feature.id}`, { method: "PATCH", headers: h, body: JSON.stringify({ description: String(Math.random()) }) })],
+  [
+    5,
+    () =>
+      fetch(`${svc.api}/projects/load/features/${feature.id}`, { method: "PATCH", headers: h, body: JSON.stringify({ description: String(Math.random()) }) }),
+  ],
   [10, () => fetch(`${svc.api}/projects/load/automations/${aut.id}/run`, { method: "POST", headers: h })],
 ];
 const pick = () => {
@@ -80,19 +93,21 @@ const rss: [number, number][] = [[0, rssMb(svc.proc.pid)]];
 const started = performance.now();
 const deadline = started + durationS * 1000;
 const sampler = setInterval(() => rss.push([Math.round((performance.now() - started) / 1000), rssMb(svc.proc.pid)]), Math.max(1000, (durationS * 1000) / 6));
-await Promise.all(Array.from({ length: connections }, async () => {
-  while (performance.now() < deadline) {
-    const t0 = performance.now();
-    try {
-      const res = await pick()();
-      await res.arrayBuffer();
-      latencies.push(performance.now() - t0);
-      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-    } catch {
-      networkErrors++;
+await Promise.all(
+  Array.from({ length: connections }, async () => {
+    while (performance.now() < deadline) {
+      const t0 = performance.now();
+      try {
+        const res = await pick()();
+        await res.arrayBuffer();
+        latencies.push(performance.now() - t0);
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      } catch {
+        networkErrors++;
+      }
     }
-  }
-}));
+  }),
+);
 clearInterval(sampler);
 const elapsed = (performance.now() - started) / 1000;
 rss.push([Math.round(elapsed), rssMb(svc.proc.pid)]);
@@ -101,8 +116,15 @@ const fiveXX = [...statuses].filter(([s]) => s >= 500).reduce((a, [, n]) => a + 
 
 console.log(`\nmixed load: ${connections} connections for ${elapsed.toFixed(1)} s${smoke ? " (smoke run)" : ""}`);
 console.log(`  requests        ${latencies.length}  (${(latencies.length / elapsed).toFixed(0)} req/s)`);
-console.log(`  latency ms      p50 ${pct(latencies, 50).toFixed(2)}  p99 ${pct(latencies, 99).toFixed(2)}  max ${(latencies[latencies.length - 1] ?? 0).toFixed(2)}`);
-console.log(`  statuses        ${[...statuses].sort().map(([s, n]) => `${s}:${n}`).join("  ")}  network errors: ${networkErrors}`);
+console.log(
+  `  latency ms      p50 ${pct(latencies, 50).toFixed(2)}  p99 ${pct(latencies, 99).toFixed(2)}  max ${(latencies[latencies.length - 1] ?? 0).toFixed(2)}`,
+);
+console.log(
+  `  statuses        ${[...statuses]
+    .sort()
+    .map(([s, n]) => `${s}:${n}`)
+    .join("  ")}  network errors: ${networkErrors}`,
+);
 console.log(`  5xx             ${fiveXX}  (target 0)`);
 console.log(`  server RSS MB   ${rss.map(([t, m]) => `${t}s:${m}`).join("  ")}`);
 svc.proc.kill("SIGTERM");
@@ -119,18 +141,20 @@ const retryAfters = new Set<string>();
 const total = budget * 2;
 let sent = 0;
 const t1 = performance.now();
-await Promise.all(Array.from({ length: 32 }, async () => {
-  while (sent < total) {
-    sent++;
-    const res = await fetch(`${limited.api}/projects`, { headers: lh });
-    await res.arrayBuffer();
-    if (res.status === 200) ok++;
-    else if (res.status === 429) {
-      refused++;
-      retryAfters.add(res.headers.get("retry-after") ?? "missing");
+await Promise.all(
+  Array.from({ length: 32 }, async () => {
+    while (sent < total) {
+      sent++;
+      const res = await fetch(`${limited.api}/projects`, { headers: lh });
+      await res.arrayBuffer();
+      if (res.status === 200) ok++;
+      else if (res.status === 429) {
+        refused++;
+        retryAfters.add(res.headers.get("retry-after") ?? "missing");
+      }
     }
-  }
-}));
+  }),
+);
 const secs = (performance.now() - t1) / 1000;
 const refill = (budget / 3600) * secs;
 console.log(`\nrate limit under load: budget ${budget}/h, ${total} requests at 32 connections in ${secs.toFixed(2)} s`);

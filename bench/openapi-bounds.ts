@@ -37,14 +37,19 @@ async function startServer(): Promise<{ url: string; proc: ReturnType<typeof Bun
 /** Polls /healthz back to back until `done` settles or the timeout passes; returns the worst latency seen. */
 async function worstHealthz(url: string, done: Promise<unknown>): Promise<{ worstMs: number; settled: boolean }> {
   let settled = false;
-  void done.then(() => (settled = true), () => (settled = true));
+  void done.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
   let worst = 0;
   const until = Date.now() + timeoutMs;
   while (!settled && Date.now() < until) {
     const t = performance.now();
     const ctl = new AbortController();
     const timer = setTimeout(() => ctl.abort(), Math.max(1, until - Date.now()));
-    await fetch(`${url}/healthz`, { signal: ctl.signal }).then((r) => r.arrayBuffer()).catch(() => undefined);
+    await fetch(`${url}/healthz`, { signal: ctl.signal })
+      .then((r) => r.arrayBuffer())
+      .catch(() => undefined);
     clearTimeout(timer);
     worst = Math.max(worst, performance.now() - t);
     await Bun.sleep(10);
@@ -60,18 +65,26 @@ try {
   const svc = await startServer();
   const api = `${svc.url}/api/v1/ops`;
   const h = { authorization: `Bearer ${key}`, "content-type": "application/json" };
-  const call = (method: string, path: string, body?: unknown) => fetch(`${api}${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+  const call = (method: string, path: string, body?: unknown) =>
+    fetch(`${api}${path}`, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
   await call("POST", "/projects", { name: "Bench", slug: "bench" });
 
   const exploding = explodingOutputDocument();
   await call("POST", "/projects", { name: "Exploding", slug: "exploding", openapi: exploding });
-  const feature = (await (await call("POST", "/projects/exploding/features", { name: "All", target: { kind: "api", tags: [], paths: [] } })).json()) as { id: string };
+  const feature = (await (await call("POST", "/projects/exploding/features", { name: "All", target: { kind: "api", tags: [], paths: [] } })).json()) as {
+    id: string;
+  };
   const genPath = `/projects/exploding/features/${feature.id}/generation`;
   let t = performance.now();
   await call("POST", genPath, { strategy: "openapi" });
   const finished = (async () => {
     for (;;) {
-      const g = (await (await call("GET", genPath)).json()) as { status: string; automation_ids: string[]; warnings: { message: string }[]; error: string | null };
+      const g = (await (await call("GET", genPath)).json()) as {
+        status: string;
+        automation_ids: string[];
+        warnings: { message: string }[];
+        error: string | null;
+      };
       if (!["queued", "running"].includes(g.status)) return g;
       await Bun.sleep(50);
     }
@@ -95,7 +108,9 @@ try {
   const during = await worstHealthz(svc.url, upload);
   const answered = during.settled ? await upload : null;
   console.log(`upload of the fan-out document (${kb(JSON.stringify(fanOut).length)})`);
-  console.log(`  answer          ${answered ? `${answered.status} after ${(performance.now() - t).toFixed(0)} ms: ${answered.body.slice(0, 160)}` : `none within ${timeoutMs / 1000} s`}`);
+  console.log(
+    `  answer          ${answered ? `${answered.status} after ${(performance.now() - t).toFixed(0)} ms: ${answered.body.slice(0, 160)}` : `none within ${timeoutMs / 1000} s`}`,
+  );
   console.log(`  /healthz worst  ${during.worstMs.toFixed(0)} ms${during.settled ? "" : " (still blocked when given up)"}`);
   if (!answered) svc.proc.kill("SIGKILL");
 

@@ -7,7 +7,7 @@ const smoke = process.argv.includes("--smoke");
 // ^(a?){n}a{n}$ against n+ "a"s and a "!" backtracks 2^n ways in a backtracking engine.
 const n = smoke ? 18 : 24;
 const hostile = { source: `^(a?){${n}}a{${n}}$`, subject: `${"a".repeat(smoke ? 200 : 1000)}!` };
-const everyday = { source: "\"id\":\\s*\\d+", subject: `${JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i}` })) })}` };
+const everyday = { source: '"id":\\s*\\d+', subject: `${JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i}` })) })}` };
 
 function time(fn: () => boolean, rounds: number): number {
   const t0 = performance.now();
@@ -15,10 +15,15 @@ function time(fn: () => boolean, rounds: number): number {
   return (performance.now() - t0) / rounds;
 }
 
-for (const [label, c, rounds] of [["hostile", hostile, 1], ["everyday", everyday, smoke ? 50 : 500]] as const) {
+for (const [label, c, rounds] of [
+  ["hostile", hostile, 1],
+  ["everyday", everyday, smoke ? 50 : 500],
+] as const) {
   const js = new RegExp(c.source);
   const linear = linearPattern(c.source);
   const native = time(() => js.test(c.subject), rounds);
   const re2 = time(() => linear.test(c.subject), rounds);
-  console.log(`${label.padEnd(9)} ${c.source.slice(0, 28).padEnd(28)}  RegExp ${native.toFixed(3).padStart(10)} ms  re2js ${re2.toFixed(3).padStart(8)} ms  RegExp/re2js ${(native / re2).toFixed(2)}`);
+  console.log(
+    `${label.padEnd(9)} ${c.source.slice(0, 28).padEnd(28)}  RegExp ${native.toFixed(3).padStart(10)} ms  re2js ${re2.toFixed(3).padStart(8)} ms  RegExp/re2js ${(native / re2).toFixed(2)}`,
+  );
 }

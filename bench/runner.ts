@@ -60,7 +60,8 @@ async function svcRun(concurrency: number): Promise<{ rounds: Round[]; rssMb: nu
   await admin(dataDir, ["create-user", "--email", "bench@acme.test", "--name", "Bench", "--workspace", "acme"]);
   const key = await admin(dataDir, ["create-key", "--email", "bench@acme.test", "--workspace", "acme"]);
   const proc = Bun.spawn([...serverCommand(), "serve", "--port", "0", "--data-dir", dataDir], {
-    stdout: "ignore", stderr: "pipe",
+    stdout: "ignore",
+    stderr: "pipe",
     env: { ...process.env, SVC_RATE_LIMIT_ENABLED: "false", SVC_RUNNER_CONCURRENCY: String(concurrency), SVC_LOG_LEVEL: "warn" },
   });
   const reader = proc.stderr.getReader();
@@ -77,7 +78,9 @@ async function svcRun(concurrency: number): Promise<{ rounds: Round[]; rssMb: nu
   })();
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const res = await fetch(`${url}/api/v1/ops${path}`, {
-      method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) }, body: body ? JSON.stringify(body) : undefined,
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
     });
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
     return (await res.json()) as T;
@@ -89,8 +92,12 @@ async function svcRun(concurrency: number): Promise<{ rounds: Round[]; rssMb: nu
     for (let n = 0; n < CHECKS; n++) {
       const c = checkOf(n);
       const a = await call<{ id: string }>("POST", "/projects/bench/automations", {
-        name: `check ${n}`, kind: "http", environment: "local",
-        steps: [{ request: { url: c.path }, expect: [{ status: 200 }, { json: "$.id", equals: c.id }, { header: "content-type", contains: "application/json" }] }],
+        name: `check ${n}`,
+        kind: "http",
+        environment: "local",
+        steps: [
+          { request: { url: c.path }, expect: [{ status: 200 }, { json: "$.id", equals: c.id }, { header: "content-type", contains: "application/json" }] },
+        ],
       });
       ids.push(a.id);
     }
@@ -132,7 +139,10 @@ async function newman(parallel: number): Promise<{ wallMs: number; perSec: numbe
   const prefix = join(work, "newman");
   const bin = join(prefix, "node_modules/.bin/newman");
   if (!existsSync(bin)) {
-    const install = Bun.spawnSync(["npm", "install", "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel=error", "newman@6"], { stdout: "ignore", stderr: "inherit" });
+    const install = Bun.spawnSync(["npm", "install", "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel=error", "newman@6"], {
+      stdout: "ignore",
+      stderr: "inherit",
+    });
     if (install.exitCode !== 0) throw new Error("npm install newman failed");
   }
   const per = Math.ceil(CHECKS / parallel);
@@ -144,28 +154,38 @@ async function newman(parallel: number): Promise<{ wallMs: number; perSec: numbe
       items.push({
         name: `check ${n}`,
         request: { method: "GET", url: `${target.url}${c.path}` },
-        event: [{
-          listen: "test",
-          script: { type: "text/javascript", exec: [
-            "pm.test('status', () => pm.response.to.have.status(200));",
-            `pm.test('id', () => pm.expect(pm.response.json().id).to.eql(${c.id}));`,
-            "pm.test('content-type', () => pm.expect(pm.response.headers.get('content-type')).to.include('application/json'));",
-          ] },
-        }],
+        event: [
+          {
+            listen: "test",
+            script: {
+              type: "text/javascript",
+              exec: [
+                "pm.test('status', () => pm.response.to.have.status(200));",
+                `pm.test('id', () => pm.expect(pm.response.json().id).to.eql(${c.id}));`,
+                "pm.test('content-type', () => pm.expect(pm.response.headers.get('content-type')).to.include('application/json'));",
+              ],
+            },
+          },
+        ],
       });
     }
     const file = join(work, `collection-${parallel}-${p}.json`);
-    writeFileSync(file, JSON.stringify({ info: { name: "bench", schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" }, item: items }));
+    writeFileSync(
+      file,
+      JSON.stringify({ info: { name: "bench", schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" }, item: items }),
+    );
     files.push(file);
   }
   const t0 = performance.now();
-  const results = await Promise.all(files.map(async (file, i) => {
-    const report = join(work, `newman-${parallel}-${i}.json`);
-    const proc = Bun.spawn(["node", bin, "run", file, "--reporters", "json", "--reporter-json-export", report], { stdout: "ignore", stderr: "inherit" });
-    await proc.exited;
-    const r = JSON.parse(readFileSync(report, "utf8")) as { run: { stats: { assertions: { failed: number } } } };
-    return r.run.stats.assertions.failed;
-  }));
+  const results = await Promise.all(
+    files.map(async (file, i) => {
+      const report = join(work, `newman-${parallel}-${i}.json`);
+      const proc = Bun.spawn(["node", bin, "run", file, "--reporters", "json", "--reporter-json-export", report], { stdout: "ignore", stderr: "inherit" });
+      await proc.exited;
+      const r = JSON.parse(readFileSync(report, "utf8")) as { run: { stats: { assertions: { failed: number } } } };
+      return r.run.stats.assertions.failed;
+    }),
+  );
   const wallMs = performance.now() - t0;
   return { wallMs, perSec: (CHECKS / wallMs) * 1000, failures: results.reduce((a, b) => a + b, 0) };
 }
@@ -179,19 +199,25 @@ let bestMedian = 0;
 for (const c of CONCURRENCIES) {
   const r = await svcRun(c);
   r.rounds.forEach((x, i) => {
-    console.log(`svc    concurrency ${String(c).padStart(3)}, round ${i + 1} (${i === 0 ? "cold" : "warm"}): ${fmt(x.wallMs)} ms wall, ${fmt(x.perSec)} checks/s, server CPU ${fmt(x.serverCpuMs)} ms (${fmt((x.serverCpuMs * 1000) / CHECKS)} µs/check), ${x.passed}/${CHECKS} runs passed, ${x.recordedSteps}/${CHECKS} step results with 3 assertions recorded`);
+    console.log(
+      `svc    concurrency ${String(c).padStart(3)}, round ${i + 1} (${i === 0 ? "cold" : "warm"}): ${fmt(x.wallMs)} ms wall, ${fmt(x.perSec)} checks/s, server CPU ${fmt(x.serverCpuMs)} ms (${fmt((x.serverCpuMs * 1000) / CHECKS)} µs/check), ${x.passed}/${CHECKS} runs passed, ${x.recordedSteps}/${CHECKS} step results with 3 assertions recorded`,
+    );
   });
   const rates = r.rounds.map((x) => x.perSec);
   best = Math.max(best, ...rates);
   bestMedian = Math.max(bestMedian, median(rates));
-  console.log(`svc    concurrency ${String(c).padStart(3)}: median ${fmt(median(rates))} checks/s, best ${fmt(Math.max(...rates))}; peak server RSS ${fmt(r.rssMb)} MB`);
+  console.log(
+    `svc    concurrency ${String(c).padStart(3)}: median ${fmt(median(rates))} checks/s, best ${fmt(Math.max(...rates))}; peak server RSS ${fmt(r.rssMb)} MB`,
+  );
 }
 if (!process.argv.includes("--no-newman")) {
   const one = await newman(1);
   console.log(`newman one at a time : ${fmt(one.wallMs)} ms wall, ${fmt(one.perSec, 1)} checks/s, ${one.failures} failed assertions`);
   const ten = await newman(10);
   console.log(`newman 10 at once    : ${fmt(ten.wallMs)} ms wall, ${fmt(ten.perSec, 1)} checks/s, ${ten.failures} failed assertions`);
-  console.log(`ratio: svc (median of the best setting) is ${fmt(bestMedian / one.perSec, 1)}x newman one at a time, ${fmt(bestMedian / ten.perSec, 1)}x newman 10 at once (best round: ${fmt(best / one.perSec, 1)}x and ${fmt(best / ten.perSec, 1)}x)`);
+  console.log(
+    `ratio: svc (median of the best setting) is ${fmt(bestMedian / one.perSec, 1)}x newman one at a time, ${fmt(bestMedian / ten.perSec, 1)}x newman 10 at once (best round: ${fmt(best / one.perSec, 1)}x and ${fmt(best / ten.perSec, 1)}x)`,
+  );
 }
 await target.stop();
 rmSync(work, { recursive: true, force: true });

@@ -33,7 +33,8 @@ const svcCmd = existsSync(join(root, "dist/svc")) ? [join(root, "dist/svc")] : [
 // The target: one path per automation, counted (when the request arrives, before any delay).
 const hits = new Map<string, number>();
 const target = Bun.serve({
-  port: 0, hostname: "127.0.0.1",
+  port: 0,
+  hostname: "127.0.0.1",
   async fetch(req) {
     const path = new URL(req.url).pathname;
     hits.set(path, (hits.get(path) ?? 0) + 1);
@@ -49,7 +50,8 @@ async function run(cmd: string[], cwd: string, env: Record<string, string | unde
   return out.trim();
 }
 
-const procStatus = (pid: number, field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "0") / 1024;
+const procStatus = (pid: number, field: string) =>
+  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "0") / 1024;
 
 const dir = mkdtempSync(join(tmpdir(), "svc-soak-"));
 const dbPath = join(dir, "svc-data", "svc.sqlite");
@@ -83,7 +85,9 @@ let svc = await startSvc();
 
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${svc.url}/api/v1/ops${path}`, {
-    method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) }, body: body ? JSON.stringify(body) : undefined,
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
@@ -111,26 +115,33 @@ try {
   const ids: string[] = [];
   for (let i = 0; i < AUTOMATIONS; i++) {
     const a = await call<{ id: string }>("POST", "/projects/soak/automations", {
-      name: `soak ${i}`, kind: "http", environment: "local", steps: [{ request: { url: `/hit/${i}` }, expect: [{ status: 200 }, { json: "$.ok", equals: true }] }],
+      name: `soak ${i}`,
+      kind: "http",
+      environment: "local",
+      steps: [{ request: { url: `/hit/${i}` }, expect: [{ status: 200 }, { json: "$.ok", equals: true }] }],
     });
     ids.push(a.id);
   }
   const group = await call<{ id: string }>("POST", "/projects/soak/groups", { name: "soak", automation_ids: ids });
   const rssStart = procStatus(svc.proc.pid, "VmRSS");
 
-  console.log(`runner soak: ${EXPECTED} runs (${GROUP_ROUNDS} group runs of ${AUTOMATIONS} automations + ${SINGLES_PER_AUTOMATION} single runs each), runner concurrency ${CONCURRENCY}${kill ? ", SIGKILL and restart at 30%" : ""}`);
+  console.log(
+    `runner soak: ${EXPECTED} runs (${GROUP_ROUNDS} group runs of ${AUTOMATIONS} automations + ${SINGLES_PER_AUTOMATION} single runs each), runner concurrency ${CONCURRENCY}${kill ? ", SIGKILL and restart at 30%" : ""}`,
+  );
   const t0 = performance.now();
   // Submitters run while the engine drains the queue: the queue grows and shrinks under both at once.
   const jobs: (() => Promise<unknown>)[] = [];
   for (let r = 0; r < GROUP_ROUNDS; r++) jobs.push(() => call("POST", `/projects/soak/groups/${group.id}/run`, {}));
   for (let s = 0; s < SINGLES_PER_AUTOMATION; s++) for (const id of ids) jobs.push(() => call("POST", `/projects/soak/automations/${id}/run`, {}));
   let next = 0;
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    while (next < jobs.length) {
-      const job = jobs[next++];
-      if (job) await job();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < jobs.length) {
+        const job = jobs[next++];
+        if (job) await job();
+      }
+    }),
+  );
   const submittedMs = performance.now() - t0;
 
   let counts = countByStatus();
@@ -161,21 +172,30 @@ try {
   // The checks, from the database and the target's counters.
   const db = new Database(dbPath, { readonly: true });
   const total = db.query<{ n: number }, []>("SELECT count(*) AS n FROM runs").get()?.n ?? 0;
-  const nonTerminal = db.query<{ n: number }, []>("SELECT count(*) AS n FROM runs WHERE status NOT IN ('passed','failed','error','timed_out','cancelled')").get()?.n ?? 0;
-  const unexpected = db.query<{ status: string; error: string | null }, [string]>("SELECT status, error FROM runs WHERE status != 'passed' AND NOT (status = 'error' AND error = ?1) LIMIT 5").all(INTERRUPTED);
+  const nonTerminal =
+    db.query<{ n: number }, []>("SELECT count(*) AS n FROM runs WHERE status NOT IN ('passed','failed','error','timed_out','cancelled')").get()?.n ?? 0;
+  const unexpected = db
+    .query<{ status: string; error: string | null }, [string]>(
+      "SELECT status, error FROM runs WHERE status != 'passed' AND NOT (status = 'error' AND error = ?1) LIMIT 5",
+    )
+    .all(INTERRUPTED);
   const multiClaim = db.query<{ n: number }, []>("SELECT count(*) AS n FROM runs WHERE claim != 1").get()?.n ?? 0;
   const multiAttempt = db.query<{ n: number }, []>("SELECT count(*) AS n FROM runs WHERE status = 'passed' AND json_array_length(attempts) != 1").get()?.n ?? 0;
-  const perAutomation = db.query<{ automation_id: string; n: number; passed: number; interrupted: number }, [string]>(
-    "SELECT automation_id, count(*) AS n, sum(status = 'passed') AS passed, sum(status = 'error' AND error = ?1) AS interrupted FROM runs GROUP BY automation_id",
-  ).all(INTERRUPTED);
+  const perAutomation = db
+    .query<{ automation_id: string; n: number; passed: number; interrupted: number }, [string]>(
+      "SELECT automation_id, count(*) AS n, sum(status = 'passed') AS passed, sum(status = 'error' AND error = ?1) AS interrupted FROM runs GROUP BY automation_id",
+    )
+    .all(INTERRUPTED);
   db.close();
   const interrupted = perAutomation.reduce((a, p) => a + p.interrupted, 0);
   const totalHits = [...hits.values()].reduce((a, b) => a + b, 0);
   // A passed run hit the target exactly once; an interrupted one at most once.
-  const wrongHits = ids.map((id, i) => {
-    const p = perAutomation.find((x) => x.automation_id === id);
-    return { i, runs: p?.n ?? 0, passed: p?.passed ?? 0, interrupted: p?.interrupted ?? 0, hits: hits.get(`/hit/${i}`) ?? 0 };
-  }).filter((x) => x.runs !== EXPECTED_PER_AUTOMATION || x.hits < x.passed || x.hits > x.passed + x.interrupted);
+  const wrongHits = ids
+    .map((id, i) => {
+      const p = perAutomation.find((x) => x.automation_id === id);
+      return { i, runs: p?.n ?? 0, passed: p?.passed ?? 0, interrupted: p?.interrupted ?? 0, hits: hits.get(`/hit/${i}`) ?? 0 };
+    })
+    .filter((x) => x.runs !== EXPECTED_PER_AUTOMATION || x.hits < x.passed || x.hits > x.passed + x.interrupted);
 
   if (total !== EXPECTED) failures.push(`${total} runs in the database, expected ${EXPECTED}`);
   if (nonTerminal > 0) failures.push(`${nonTerminal} runs not in a terminal state`);
@@ -187,13 +207,18 @@ try {
   if (wrongHits.length > 0) failures.push(`automations whose runs and hits disagree: ${JSON.stringify(wrongHits.slice(0, 5))}`);
 
   console.log(`  submitted       ${jobs.length} requests in ${fmt(submittedMs)} ms; peak queued seen ${peakQueued}`);
-  if (killedAt) console.log(`  killed          SIGKILL with ${JSON.stringify(killedAt)}; restarted on the same data; ${interrupted} runs ended "${INTERRUPTED}"`);
+  if (killedAt)
+    console.log(`  killed          SIGKILL with ${JSON.stringify(killedAt)}; restarted on the same data; ${interrupted} runs ended "${INTERRUPTED}"`);
   console.log(`  runs            ${total} in the database: ${JSON.stringify(countByStatus())}`);
   console.log(`  wall time       ${fmt(wallMs)} ms  (${fmt((total / wallMs) * 1000, 1)} runs/s, from the first submit to the last terminal run)`);
-  console.log(`  target hits     ${totalHits} (expected ${kill ? `${EXPECTED - interrupted}..${EXPECTED}` : EXPECTED}); automations with hits != runs: ${wrongHits.length}`);
+  console.log(
+    `  target hits     ${totalHits} (expected ${kill ? `${EXPECTED - interrupted}..${EXPECTED}` : EXPECTED}); automations with hits != runs: ${wrongHits.length}`,
+  );
   console.log(`  claims/attempts runs claimed more than once: ${multiClaim}; passed runs without exactly one attempt: ${multiAttempt}`);
   console.log(`  server RSS MB   before ${fmt(rssStart)}  after ${fmt(rssEnd)}  peak ${fmt(peakRss)}`);
-  console.log(failures.length === 0 ? "  result          every run terminal, none twice, none left queued/running" : `  FAILED\n    ${failures.join("\n    ")}`);
+  console.log(
+    failures.length === 0 ? "  result          every run terminal, none twice, none left queued/running" : `  FAILED\n    ${failures.join("\n    ")}`,
+  );
   if (failures.length > 0) {
     console.error(logText.slice(-4000));
     exitCode = 1;

@@ -90,16 +90,18 @@ try {
   let sent = 0;
   let failed = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (sent < requests) {
-      sent++;
-      // Alternates a listing and a single read, the CLI's usual pattern.
-      const path = sent % 2 ? "/projects" : "/projects/bench";
-      const r = await fetch(`${s.url}/api/v1/ops${path}`, { headers });
-      await r.arrayBuffer();
-      if (r.status !== 200) failed++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (sent < requests) {
+        sent++;
+        // Alternates a listing and a single read, the CLI's usual pattern.
+        const path = sent % 2 ? "/projects" : "/projects/bench";
+        const r = await fetch(`${s.url}/api/v1/ops${path}`, { headers });
+        await r.arrayBuffer();
+        if (r.status !== 200) failed++;
+      }
+    }),
+  );
   const seconds = (performance.now() - t0) / 1000;
   const loaded = rssBytes(s.proc.pid);
   s.proc.kill("SIGTERM");
@@ -107,13 +109,27 @@ try {
 
   const rows: [string, string][] = [
     ["binary", `${binary} (${mb(size)})`],
-    [`cold start to first 200 on /healthz (median of ${runs})`, `${median(cold).toFixed(0)} ms (min ${Math.min(...cold).toFixed(0)}, max ${Math.max(...cold).toFixed(0)})`],
+    [
+      `cold start to first 200 on /healthz (median of ${runs})`,
+      `${median(cold).toFixed(0)} ms (min ${Math.min(...cold).toFixed(0)}, max ${Math.max(...cold).toFixed(0)})`,
+    ],
     [`start on an existing data dir to first 200 (median of ${runs})`, `${median(warm).toFixed(0)} ms`],
     ["idle RSS after start", mb(idle)],
     [`RSS after ${requests} API requests`, `${mb(loaded)} (${(requests / seconds).toFixed(0)} req/s at concurrency ${concurrency}, ${failed} non-200)`],
   ];
   for (const [k, v] of rows) console.log(`${k.padEnd(60)} ${v}`);
-  console.log(JSON.stringify({ binary_bytes: size, cold_start_ms_median: Math.round(median(cold)), cold_start_ms: cold.map(Math.round), warm_start_ms_median: Math.round(median(warm)), idle_rss_bytes: idle, rss_after_requests_bytes: loaded, requests, failed }));
+  console.log(
+    JSON.stringify({
+      binary_bytes: size,
+      cold_start_ms_median: Math.round(median(cold)),
+      cold_start_ms: cold.map(Math.round),
+      warm_start_ms_median: Math.round(median(warm)),
+      idle_rss_bytes: idle,
+      rss_after_requests_bytes: loaded,
+      requests,
+      failed,
+    }),
+  );
   if (failed > 0) process.exitCode = 1;
 } finally {
   rmSync(work, { recursive: true, force: true });

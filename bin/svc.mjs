@@ -20,9 +20,11 @@ function findBun() {
 const child = spawn(findBun(), [main, ...process.argv.slice(2)], { stdio: "inherit" });
 child.on("error", (e) => {
   if (e.code === "ENOENT") {
-    process.stderr.write("svc: the npm package runs on Bun (1.4 or later), which was not found.\n" +
-      "     Install it with `npm install -g bun` (or see https://bun.sh), or use the single executable instead:\n" +
-      "     curl -fsSL <your svc server>/install.sh | sh\n");
+    process.stderr.write(
+      "svc: the npm package runs on Bun (1.4 or later), which was not found.\n" +
+        "     Install it with `npm install -g bun` (or see https://bun.sh), or use the single executable instead:\n" +
+        "     curl -fsSL <your svc server>/install.sh | sh\n",
+    );
     process.exit(127);
   }
   process.stderr.write(`svc: cannot start bun: ${e.message}\n`);

@@ -58,7 +58,9 @@ export function registerAuthCommands(program: Command): void {
         if (!KEY_PATTERN.test(key)) throw new UsageError("that is not an API key: keys look like svc_ followed by 43 letters and digits");
         const me = await clientFor(settings, { key }).call("whoami", {});
         const path = saveLogin(settings.server.value, key);
-        process.stdout.write(`Logged in to ${settings.server.value} as ${me.user.email} in workspace ${me.workspace.slug}.\nKey ${me.key?.prefix ?? ""}… saved to ${path} (mode 0600).\n`);
+        process.stdout.write(
+          `Logged in to ${settings.server.value} as ${me.user.email} in workspace ${me.workspace.slug}.\nKey ${me.key?.prefix ?? ""}… saved to ${path} (mode 0600).\n`,
+        );
         return;
       }),
     );

@@ -21,7 +21,13 @@ function parseNumber(v: string): number {
 }
 
 function collectList(v: string, prev: string[] | undefined): string[] {
-  return [...(prev ?? []), ...v.split(",").map((x) => x.trim()).filter(Boolean)];
+  return [
+    ...(prev ?? []),
+    ...v
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean),
+  ];
 }
 
 function collectMap(v: string, prev: Record<string, string> | undefined): Record<string, string> {

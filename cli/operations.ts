@@ -43,7 +43,12 @@ function settingSources(settings: ResolvedSettings): Record<string, string> {
 async function invoke(op: Operation, options: FieldOption[], positional: string[], flags: Flags): Promise<number | undefined> {
   const fields = operationFields(op);
   const args = op.cli.args ?? [];
-  const input: Record<string, unknown> = flags.file ? await readRequestFile(flags.file, fields.body.map((f) => f.name)) : {};
+  const input: Record<string, unknown> = flags.file
+    ? await readRequestFile(
+        flags.file,
+        fields.body.map((f) => f.name),
+      )
+    : {};
   for (const o of options) if (flags[o.attr] !== undefined) input[o.field.name] = flags[o.attr];
   args.forEach((name, i) => {
     input[name] = positional[i];
@@ -51,7 +56,7 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
   const settings = settingsFor(flags);
   const needsProject = fields.params.some((p) => p.name === "project") && !args.includes("project");
   if (needsProject) {
-    if (!settings.project) throw new UsageError("no project: pass --project, set SVC_PROJECT, or add \"project\" to .svc.json");
+    if (!settings.project) throw new UsageError('no project: pass --project, set SVC_PROJECT, or add "project" to .svc.json');
     input.project = settings.project.value;
   }
   const client = clientFor(settings);

@@ -82,8 +82,25 @@ export function formatValue(key: string, v: unknown, style: Style, max = 60): st
 
 /** Columns worth a table, in this order, when the records have them. */
 const COLUMNS = [
-  "id", "user_id", "slug", "name", "automation_name", "group_name", "email", "role", "prefix", "kind", "status", "trigger",
-  "summary", "last_run", "duration_ms", "expires_at", "last_used_at", "revoked_at", "created_at",
+  "id",
+  "user_id",
+  "slug",
+  "name",
+  "automation_name",
+  "group_name",
+  "email",
+  "role",
+  "prefix",
+  "kind",
+  "status",
+  "trigger",
+  "summary",
+  "last_run",
+  "duration_ms",
+  "expires_at",
+  "last_used_at",
+  "revoked_at",
+  "created_at",
 ];
 
 export function renderList(items: Rec[], noun: string, style: Style): string {
@@ -91,7 +108,10 @@ export function renderList(items: Rec[], noun: string, style: Style): string {
   const first = items[0] ?? {};
   const cols = COLUMNS.filter((c) => c in first).slice(0, 8);
   const cell = (it: Rec, c: string) => (c === "status" && "flaky" in it ? runStatusText(it, style) : formatValue(c, it[c], style, 48));
-  return table(cols.map((c) => c.replace(/_/g, " ")), items.map((it) => cols.map((c) => cell(it, c))));
+  return table(
+    cols.map((c) => c.replace(/_/g, " ")),
+    items.map((it) => cols.map((c) => cell(it, c))),
+  );
 }
 
 const duration = (ms: unknown) => (typeof ms === "number" ? `${Math.round(ms)} ms` : "-");
@@ -157,15 +177,34 @@ export function renderRecord(rec: Rec, style: Style): string {
   const stepResults = steps.filter((s): s is Rec => isRec(s) && "status" in s && "index" in s);
   const attempts = isRun ? (rec.attempts as unknown[]).filter(isRec) : [];
   if (attempts.length > 1) {
-    lines.push("", table(["attempt", "status", "duration", "message"], attempts.map((a) => [
-      `${a.attempt} of ${rec.max_attempts ?? attempts.length}`, formatValue("status", a.status, style), duration(a.duration_ms), a.message ? fit(String(a.message), 80, style) : "",
-    ])));
+    lines.push(
+      "",
+      table(
+        ["attempt", "status", "duration", "message"],
+        attempts.map((a) => [
+          `${a.attempt} of ${rec.max_attempts ?? attempts.length}`,
+          formatValue("status", a.status, style),
+          duration(a.duration_ms),
+          a.message ? fit(String(a.message), 80, style) : "",
+        ]),
+      ),
+    );
   }
   if (stepResults.length) {
-    lines.push("", table(["#", "step", "status", "duration", "message"], stepResults.map((s) => [
-      // Shown from 1, as run errors name them ("step 1 (GET /items/1)").
-      String(Number(s.index) + 1), fit(String(s.name), 40, style), formatValue("status", s.status, style), formatValue("duration_ms", s.duration_ms, style), s.message ? fit(String(s.message), 80, style) : "",
-    ])));
+    lines.push(
+      "",
+      table(
+        ["#", "step", "status", "duration", "message"],
+        stepResults.map((s) => [
+          // Shown from 1, as run errors name them ("step 1 (GET /items/1)").
+          String(Number(s.index) + 1),
+          fit(String(s.name), 40, style),
+          formatValue("status", s.status, style),
+          formatValue("duration_ms", s.duration_ms, style),
+          s.message ? fit(String(s.message), 80, style) : "",
+        ]),
+      ),
+    );
   } else if (steps.length) {
     lines.push(`${"steps".padEnd(pad)}  ${formatValue("steps", steps, style)}`);
   }

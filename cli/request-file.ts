@@ -3,7 +3,19 @@ import { readFileSync } from "node:fs";
 import { UsageError } from "./usage";
 
 /** Fields a record has but a request does not take: dropped so `show --json > f; edit; update --file f` works. */
-const RECORD_ONLY = ["id", "created_at", "updated_at", "project_id", "generation_id", "source", "last_run", "feature_id", "environment_id", "secret_names", "has_openapi"];
+const RECORD_ONLY = [
+  "id",
+  "created_at",
+  "updated_at",
+  "project_id",
+  "generation_id",
+  "source",
+  "last_run",
+  "feature_id",
+  "environment_id",
+  "secret_names",
+  "has_openapi",
+];
 
 export async function readRequestFile(path: string, bodyFields: string[]): Promise<Record<string, unknown>> {
   let text: string;

@@ -37,7 +37,10 @@ class ProgressView {
   private lastPrinted = "";
   private timer: ReturnType<typeof setInterval> | null = null;
 
-  constructor(private readonly kind: WatchKind, private readonly style: Style) {
+  constructor(
+    private readonly kind: WatchKind,
+    private readonly style: Style,
+  ) {
     if (style.tty) this.timer = setInterval(() => this.draw(), 100);
   }
 
@@ -75,11 +78,12 @@ class ProgressView {
 
 /** Writes the JUnit XML report of a finished run or group run to `file` (also when it failed: that is the point). */
 async function writeJunit(client: ApiClient, kind: WatchKind, project: string, id: string, file: string): Promise<void> {
-  const res = kind === "run"
-    ? await client.send(ops.getRunJunit, { project, runId: id })
-    : kind === "group_run"
-      ? await client.send(ops.getGroupRunJunit, { project, groupRunId: id })
-      : null;
+  const res =
+    kind === "run"
+      ? await client.send(ops.getRunJunit, { project, runId: id })
+      : kind === "group_run"
+        ? await client.send(ops.getGroupRunJunit, { project, groupRunId: id })
+        : null;
   if (!res?.raw) throw new UsageError("--junit goes with a run or a group run");
   writeFileSync(file, res.raw.bytes);
   process.stderr.write(`wrote the JUnit report to ${file}\n`);
@@ -87,7 +91,12 @@ async function writeJunit(client: ApiClient, kind: WatchKind, project: string, i
 
 /** Follows a started run, group run or generation to its end; prints the final record; 0 when it passed. */
 export async function watchToEnd(
-  client: ApiClient, kind: WatchKind, started: Rec, target: { project: string; feature?: string }, asJson: boolean, junitFile?: string,
+  client: ApiClient,
+  kind: WatchKind,
+  started: Rec,
+  target: { project: string; feature?: string },
+  asJson: boolean,
+  junitFile?: string,
 ): Promise<number> {
   const view = new ProgressView(kind, styleFor(process.stderr));
   const onUpdate = (r: Rec) => view.update(r);
@@ -145,7 +154,7 @@ export function registerRunsWatch(runs: Command): void {
     .action((runId: string, o: { project?: string; server?: string; json?: boolean }) =>
       runCommand(async () => {
         const settings = settingsFor(o);
-        if (!settings.project) throw new UsageError("no project: pass --project, set SVC_PROJECT, or add \"project\" to .svc.json");
+        if (!settings.project) throw new UsageError('no project: pass --project, set SVC_PROJECT, or add "project" to .svc.json');
         const client = clientFor(settings);
         const run = await client.call("getRun", { project: settings.project.value, runId });
         return watchToEnd(client, "run", run, { project: settings.project.value }, o.json === true);

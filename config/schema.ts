@@ -1,9 +1,9 @@
 // The server's configuration: every key, its type and default. Validated at start.
 import { z } from "zod";
 
-const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no", "on", "off"])]).transform((v) =>
-  typeof v === "boolean" ? v : ["true", "1", "yes", "on"].includes(v),
-);
+const bool = z
+  .union([z.boolean(), z.enum(["true", "false", "1", "0", "yes", "no", "on", "off"])])
+  .transform((v) => (typeof v === "boolean" ? v : ["true", "1", "yes", "on"].includes(v)));
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 export const ConfigSchema = z.strictObject({

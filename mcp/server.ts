@@ -47,6 +47,8 @@ export async function startMcp(flags: { server?: string; project?: string }): Pr
   });
   const server = buildMcpServer({ client, defaultProject: settings.project?.value ?? null });
   await server.connect(new StdioServerTransport());
-  process.stderr.write(`svc mcp: serving ${settings.server.value} (key from ${settings.key.source})${settings.project ? `, default project ${settings.project.value}` : ""}\n`);
+  process.stderr.write(
+    `svc mcp: serving ${settings.server.value} (key from ${settings.key.source})${settings.project ? `, default project ${settings.project.value}` : ""}\n`,
+  );
   return 0;
 }

@@ -43,7 +43,11 @@ export function summarize(op: Operation, json: unknown): string {
 export function errorResult(e: unknown): CallToolResult {
   const err = e instanceof ClientError ? e : new ClientError(0, "internal_error", (e as Error)?.message ?? String(e));
   const body = err.toJSON();
-  return { isError: mcpIsErrorFor(err), content: [{ type: "text", text: `${err.error}: ${err.message}${(err.details ?? []).map((d) => `\n  ${d.path}: ${d.message}`).join("")}` }], structuredContent: body };
+  return {
+    isError: mcpIsErrorFor(err),
+    content: [{ type: "text", text: `${err.error}: ${err.message}${(err.details ?? []).map((d) => `\n  ${d.path}: ${d.message}`).join("")}` }],
+    structuredContent: body,
+  };
 }
 
 export function successResult(op: Operation, res: ApiResponse): CallToolResult {
@@ -53,7 +57,10 @@ export function successResult(op: Operation, res: ApiResponse): CallToolResult {
       return { content: [{ type: "image", data: Buffer.from(bytes).toString("base64"), mimeType: contentType.split(";")[0] ?? contentType }] };
     }
     const text = /xml|json|text/.test(contentType) ? new TextDecoder().decode(bytes) : Buffer.from(bytes).toString("base64");
-    return { content: [{ type: "text", text }], structuredContent: { content_type: contentType, [/xml|json|text/.test(contentType) ? "text" : "base64"]: text } };
+    return {
+      content: [{ type: "text", text }],
+      structuredContent: { content_type: contentType, [/xml|json|text/.test(contentType) ? "text" : "base64"]: text },
+    };
   }
   const structured = res.json === null ? { ok: true } : (res.json as Record<string, unknown>);
   return { content: [{ type: "text", text: `${summarize(op, res.json)}\n${JSON.stringify(structured)}` }], structuredContent: structured };

@@ -19,13 +19,18 @@ const TimeoutSeconds = z
 
 function projectField(ctx: ToolContext): z.ZodType {
   const base = z.string().min(1).max(200);
-  return ctx.defaultProject ? base.optional().describe(`Project id (prj_…) or slug; default "${ctx.defaultProject}"`) : base.describe("Project id (prj_…) or slug");
+  return ctx.defaultProject
+    ? base.optional().describe(`Project id (prj_…) or slug; default "${ctx.defaultProject}"`)
+    : base.describe("Project id (prj_…) or slug");
 }
 
 interface Extra {
   _meta?: { progressToken?: string | number };
   signal: AbortSignal;
-  sendNotification: (n: { method: "notifications/progress"; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void>;
+  sendNotification: (n: {
+    method: "notifications/progress";
+    params: { progressToken: string | number; progress: number; total?: number; message?: string };
+  }) => Promise<void>;
 }
 
 function progressSender(extra: Extra, describe: (r: Record<string, unknown>) => string): (r: Record<string, unknown>) => Promise<void> {
@@ -50,14 +55,22 @@ export function registerWaitTools(server: McpServer, ctx: ToolContext): void {
     "wait_for_run",
     {
       description: "Wait until a run ends (passed, failed, error, timed_out or cancelled) and return it. Polls get_run on the caller's behalf.",
-      inputSchema: z.strictObject({ project: projectField(ctx), runId: z.string().min(1).max(200).describe("Run id (run_…)"), timeout_seconds: TimeoutSeconds }),
+      inputSchema: z.strictObject({
+        project: projectField(ctx),
+        runId: z.string().min(1).max(200).describe("Run id (run_…)"),
+        timeout_seconds: TimeoutSeconds,
+      }),
       annotations: { readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
     },
     async (args: { project?: unknown; runId: string; timeout_seconds?: number }, extra: Extra) => {
       try {
         const project = typeof args.project === "string" ? args.project : (ctx.defaultProject ?? "");
         const onUpdate = progressSender(extra, (r) => `run ${r.status}`);
-        const res = await waitForRun(ctx.client, { project, runId: args.runId }, { timeoutMs: (args.timeout_seconds ?? DEFAULT_WAIT_SECONDS) * 1000, onUpdate, signal: extra.signal });
+        const res = await waitForRun(
+          ctx.client,
+          { project, runId: args.runId },
+          { timeoutMs: (args.timeout_seconds ?? DEFAULT_WAIT_SECONDS) * 1000, onUpdate, signal: extra.signal },
+        );
         return waitResult("run", res, `Call wait_for_run again with runId "${args.runId}" to keep waiting.`);
       } catch (e) {
         return errorResult(e);
@@ -69,7 +82,11 @@ export function registerWaitTools(server: McpServer, ctx: ToolContext): void {
     "wait_for_generation",
     {
       description: "Wait until a feature's generation ends (succeeded, failed or cancelled) and return it. Polls get_generation on the caller's behalf.",
-      inputSchema: z.strictObject({ project: projectField(ctx), feature: z.string().min(1).max(200).describe("Feature id (fea_…)"), timeout_seconds: TimeoutSeconds }),
+      inputSchema: z.strictObject({
+        project: projectField(ctx),
+        feature: z.string().min(1).max(200).describe("Feature id (fea_…)"),
+        timeout_seconds: TimeoutSeconds,
+      }),
       annotations: { readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
     },
     async (args: { project?: unknown; feature: string; timeout_seconds?: number }, extra: Extra) => {
@@ -79,7 +96,11 @@ export function registerWaitTools(server: McpServer, ctx: ToolContext): void {
           const p = g.progress as { stage?: string; done?: number; total?: number } | undefined;
           return `generation ${g.status}${p ? ` ${p.stage} ${p.done}/${p.total}` : ""}`;
         });
-        const res = await waitForGeneration(ctx.client, { project, feature: args.feature }, { timeoutMs: (args.timeout_seconds ?? DEFAULT_WAIT_SECONDS) * 1000, onUpdate, signal: extra.signal });
+        const res = await waitForGeneration(
+          ctx.client,
+          { project, feature: args.feature },
+          { timeoutMs: (args.timeout_seconds ?? DEFAULT_WAIT_SECONDS) * 1000, onUpdate, signal: extra.signal },
+        );
         return waitResult("generation", res, `Call wait_for_generation again with feature "${args.feature}" to keep waiting.`);
       } catch (e) {
         return errorResult(e);

@@ -13,8 +13,14 @@ const playwrightStaticRequires: BunPlugin = {
       const before = text;
       text = text
         .replace(/require\(\s*path\.join\(\s*__dirname\s*,\s*["']\.\.["']\s*,\s*["']package\.json["']\s*\)\s*\)/g, 'require("../package.json")')
-        .replace(/require\(\s*path\.join\(\s*__dirname\s*,\s*["']\.\.["']\s*,\s*["']\.\.["']\s*,\s*["']package\.json["']\s*\)\s*\)/g, 'require("../../package.json")')
-        .replace(/require\(\s*path\.join\(\s*__dirname\s*,\s*["']\.\.["']\s*,\s*["']\.\.["']\s*,\s*["']browsers\.json["']\s*\)\s*\)/g, 'require("../../browsers.json")')
+        .replace(
+          /require\(\s*path\.join\(\s*__dirname\s*,\s*["']\.\.["']\s*,\s*["']\.\.["']\s*,\s*["']package\.json["']\s*\)\s*\)/g,
+          'require("../../package.json")',
+        )
+        .replace(
+          /require\(\s*path\.join\(\s*__dirname\s*,\s*["']\.\.["']\s*,\s*["']\.\.["']\s*,\s*["']browsers\.json["']\s*\)\s*\)/g,
+          'require("../../browsers.json")',
+        )
         .replace(/require\(\s*path\.join\(\s*__dirname\s*,\s*["']\.\.["']\s*,\s*["']browsers\.json["']\s*\)\s*\)/g, 'require("../browsers.json")');
       return text === before ? undefined : { contents: text, loader: "js" };
     });
@@ -46,7 +52,11 @@ if (import.meta.main) {
   await buildExecutable("dist/svc");
   console.log(`built dist/svc in ${Math.round(performance.now() - started)} ms`);
   if (process.argv.includes("--cross")) {
-    const targets: [Target, string][] = [["bun-linux-x64", "svc-linux-x64"], ["bun-linux-arm64", "svc-linux-arm64"], ["bun-darwin-arm64", "svc-darwin-arm64"]];
+    const targets: [Target, string][] = [
+      ["bun-linux-x64", "svc-linux-x64"],
+      ["bun-linux-arm64", "svc-linux-arm64"],
+      ["bun-darwin-arm64", "svc-darwin-arm64"],
+    ];
     for (const [t, name] of targets) {
       try {
         await buildExecutable(`dist/${name}`, t);

@@ -25,10 +25,10 @@ if (!extra.includes("--no-typecheck")) {
   }
 }
 if (!extra.includes("--no-lint")) {
-  // Biome's linter (biome.json); the tree is not machine-formatted yet, so only lint rules are enforced.
-  const lint = Bun.spawnSync(["bun", "x", "biome", "lint", "."], { stdout: "inherit", stderr: "inherit" });
+  // Biome (biome.json): lint rules and the formatter; `bun x biome check --write .` fixes what it can.
+  const lint = Bun.spawnSync(["bun", "x", "biome", "check", "."], { stdout: "inherit", stderr: "inherit" });
   if (lint.exitCode !== 0) {
-    console.error("lint failed");
+    console.error("lint or format check failed: run `bun x biome check --write .`");
     console.log("0 passed, 1 failed");
     process.exit(1);
   }
@@ -78,7 +78,9 @@ process.exit(code === 0 && failed === 0 ? 0 : 1);
 
 function describeFailure(attributes: string, body: string): string {
   const attr = (name: string) => unescapeXml(new RegExp(`\\b${name}="([^"]*)"`).exec(attributes)?.[1] ?? "");
-  const lines = unescapeXml(body).split("\n").filter((l) => l.trim() !== "");
+  const lines = unescapeXml(body)
+    .split("\n")
+    .filter((l) => l.trim() !== "");
   const shown = lines.slice(0, 25).map((l) => `    ${l.slice(0, 300)}`);
   if (lines.length > 25) shown.push(`    … ${lines.length - 25} more lines`);
   return [`  ${attr("file")}:${attr("line")} ${attr("name")}`, ...shown].join("\n");

@@ -20,6 +20,9 @@ export interface ServerRuntime {
 }
 /** Routes Bun.serve answers itself before the HTTP service: the web application's bundled pages. */
 export type StaticRoutes = Record<string, HTMLBundle | ((request: Request, server: Server<undefined>) => Promise<Response>)>;
-export type ExtensionFactory = (core: OpenedCore, runtime: ServerRuntime) => Pick<AppOptions, "plugins" | "sessions" | "onFinished"> & { routes?: StaticRoutes };
+export type ExtensionFactory = (
+  core: OpenedCore,
+  runtime: ServerRuntime,
+) => Pick<AppOptions, "plugins" | "sessions" | "onFinished"> & { routes?: StaticRoutes };
 
 export const serverExtensions: { engines: EngineFactory[]; http: ExtensionFactory[] } = { engines: [], http: [] };

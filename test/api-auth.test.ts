@@ -14,9 +14,20 @@ beforeAll(async () => {
   s = await startTestServer({ rate_limit: { enabled: false } });
   other = await s.userWithKey("eve@globex.test", "globex", "owner");
   otherProject = (await (await s.call("POST", "/projects", { name: "Secret", slug: "secret" }, other.key)).json()).id;
-  otherAutomation = (await (await s.call("POST", "/projects/secret/automations", {
-    name: "hidden", kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/x" } }],
-  }, other.key)).json()).id;
+  otherAutomation = (
+    await (
+      await s.call(
+        "POST",
+        "/projects/secret/automations",
+        {
+          name: "hidden",
+          kind: "http",
+          steps: [{ request: { url: "http://127.0.0.1:9/x" } }],
+        },
+        other.key,
+      )
+    ).json()
+  ).id;
   await s.call("POST", "/projects", { name: "Shop", slug: "shop" });
 });
 afterAll(() => s.stop());
@@ -74,18 +85,19 @@ describe("401 for every kind of bad credential", () => {
 });
 
 describe("another workspace's resources are not found", () => {
-  const paths = () => [
-    ["GET", `/projects/${otherProject}`],
-    ["GET", "/projects/secret"],
-    ["PATCH", `/projects/${otherProject}`],
-    ["DELETE", "/projects/secret"],
-    ["GET", `/projects/secret/automations/${otherAutomation}`],
-    ["GET", `/projects/shop/automations/${otherAutomation}`],
-    ["POST", `/projects/shop/automations/${otherAutomation}/run`],
-    ["DELETE", `/projects/shop/automations/${otherAutomation}`],
-    ["GET", "/projects/secret/features"],
-    ["GET", "/projects/secret/runs"],
-  ] as const;
+  const paths = () =>
+    [
+      ["GET", `/projects/${otherProject}`],
+      ["GET", "/projects/secret"],
+      ["PATCH", `/projects/${otherProject}`],
+      ["DELETE", "/projects/secret"],
+      ["GET", `/projects/secret/automations/${otherAutomation}`],
+      ["GET", `/projects/shop/automations/${otherAutomation}`],
+      ["POST", `/projects/shop/automations/${otherAutomation}/run`],
+      ["DELETE", `/projects/shop/automations/${otherAutomation}`],
+      ["GET", "/projects/secret/features"],
+      ["GET", "/projects/secret/runs"],
+    ] as const;
   test("each route answers 404 and reveals nothing", async () => {
     for (const [method, path] of paths()) {
       const res = await s.call(method, path, method === "PATCH" ? { name: "x" } : undefined);

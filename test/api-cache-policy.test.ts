@@ -15,13 +15,40 @@ beforeAll(async () => {
 afterAll(() => s.stop());
 
 test("a read-only GET is answered from the cache only when its operation declares it", () => {
-  const read = { name: "read_thing", method: "GET" as const, path: "/things", summary: "Read a thing", response: z.object({}), hints: { readOnly: true }, cli: { words: ["things"] } };
+  const read = {
+    name: "read_thing",
+    method: "GET" as const,
+    path: "/things",
+    summary: "Read a thing",
+    response: z.object({}),
+    hints: { readOnly: true },
+    cli: { words: ["things"] },
+  };
   expect(isCacheable(defineOperation(read))).toBe(false);
   expect(isCacheable(defineOperation({ ...read, cached: true }))).toBe(true);
-  expect(operations.filter(isCacheable).map((o) => o.name).sort()).toEqual([
-    "get_automation", "get_environment", "get_feature", "get_generation", "get_group", "get_group_run", "get_project", "get_run",
-    "list_automation_runs", "list_automations", "list_environments", "list_features", "list_group_runs", "list_groups", "list_members",
-    "list_projects", "list_runs",
+  expect(
+    operations
+      .filter(isCacheable)
+      .map((o) => o.name)
+      .sort(),
+  ).toEqual([
+    "get_automation",
+    "get_environment",
+    "get_feature",
+    "get_generation",
+    "get_group",
+    "get_group_run",
+    "get_project",
+    "get_run",
+    "list_automation_runs",
+    "list_automations",
+    "list_environments",
+    "list_features",
+    "list_group_runs",
+    "list_groups",
+    "list_members",
+    "list_projects",
+    "list_runs",
   ]);
 });
 

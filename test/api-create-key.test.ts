@@ -56,7 +56,11 @@ test("create_key refuses a key (403), no credentials (401), a missing CSRF token
   expect(anonymous.status).toBe(401);
   const c = new WebClient(s.url);
   await c.signIn(email, "correct horse battery");
-  const noCsrf = await fetch(`${s.api}/keys`, { method: "POST", headers: { cookie: c.cookie, "content-type": "application/json" }, body: JSON.stringify({ name: "minted" }) });
+  const noCsrf = await fetch(`${s.api}/keys`, {
+    method: "POST",
+    headers: { cookie: c.cookie, "content-type": "application/json" },
+    body: JSON.stringify({ name: "minted" }),
+  });
   expect(noCsrf.status).toBe(403);
   const past = await c.send("POST", "/api/v1/ops/keys", { name: "minted", expires_at: "2000-01-01T00:00:00Z" });
   expect(past.status).toBe(400);

@@ -20,9 +20,17 @@ beforeAll(async () => {
   expect(env.status).toBe(201);
   environment = (await env.json()).id;
   const db = s.server.core.db;
-  await db.updateTable("automations").set({ steps: "[{\"request\": " }).where("id", "=", automation).execute();
-  await db.updateTable("environments").set({ variables: JSON.stringify({ BASE_URL: 7 }) }).where("id", "=", environment).execute();
-  await db.updateTable("runs").set({ attempts: JSON.stringify([{ attempt: "one" }]) }).where("id", "=", run).execute();
+  await db.updateTable("automations").set({ steps: '[{"request": ' }).where("id", "=", automation).execute();
+  await db
+    .updateTable("environments")
+    .set({ variables: JSON.stringify({ BASE_URL: 7 }) })
+    .where("id", "=", environment)
+    .execute();
+  await db
+    .updateTable("runs")
+    .set({ attempts: JSON.stringify([{ attempt: "one" }]) })
+    .where("id", "=", run)
+    .execute();
 });
 afterAll(() => s.stop());
 

@@ -15,11 +15,28 @@ let cli: SourceCli;
 let project = "";
 let envId = "";
 
-interface Automation { id: string; status: string }
-interface GroupRun { id: string; group_id: string | null; group_name: string; status: string; trigger: string; runs: { automation_id: string; environment_id: string | null }[] }
+interface Automation {
+  id: string;
+  status: string;
+}
+interface GroupRun {
+  id: string;
+  group_id: string | null;
+  group_name: string;
+  status: string;
+  trigger: string;
+  runs: { automation_id: string; environment_id: string | null }[];
+}
 
 async function automation(name: string, status: string, feature: string | null): Promise<string> {
-  const body = { name, kind: "http", status, environment: envId, steps: [{ request: { url: "/ok" }, expect: [{ status: 200 }] }], ...(feature ? { feature } : {}) };
+  const body = {
+    name,
+    kind: "http",
+    status,
+    environment: envId,
+    steps: [{ request: { url: "/ok" }, expect: [{ status: 200 }] }],
+    ...(feature ? { feature } : {}),
+  };
   return (await json<{ id: string }>(await s.call("POST", `/projects/${project}/automations`, body), 201)).id;
 }
 

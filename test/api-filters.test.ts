@@ -41,7 +41,10 @@ beforeAll(async () => {
   g.rest = await create("/projects/shop/groups", { name: "rest", automation_ids: [a.other] });
   g.empty = await create("/projects/shop/groups", { name: "empty", automation_ids: [] });
   g.elsewhere = await create("/projects/other/groups", { name: "elsewhere", automation_ids: [a.outside] });
-  for (const [group, times] of [[g.mixed, 2], [g.rest, 1]] as const) {
+  for (const [group, times] of [
+    [g.mixed, 2],
+    [g.rest, 1],
+  ] as const) {
     groupRuns[group] = [];
     for (let i = 0; i < times; i++) {
       const res = await s.call("POST", `/projects/shop/groups/${group}/run`, {});

@@ -47,7 +47,11 @@ async function start(path: string, key: string, body: unknown = {}) {
 }
 
 const starts = [
-  { operation: "run_automation", path: () => `/projects/shop/automations/${ids.automation}/run`, work: "SELECT COUNT(*) AS n FROM runs WHERE group_run_id IS NULL" },
+  {
+    operation: "run_automation",
+    path: () => `/projects/shop/automations/${ids.automation}/run`,
+    work: "SELECT COUNT(*) AS n FROM runs WHERE group_run_id IS NULL",
+  },
   { operation: "run_group", path: () => `/projects/shop/groups/${ids.group}/run`, work: "SELECT COUNT(*) AS n FROM group_runs WHERE group_id IS NOT NULL" },
   { operation: "run_feature", path: () => `/projects/shop/features/${ids.feature}/runs`, work: "SELECT COUNT(*) AS n FROM group_runs WHERE group_id IS NULL" },
   { operation: "start_generation", path: () => `/projects/shop/features/${ids.feature}/generation`, work: "SELECT COUNT(*) AS n FROM generations" },

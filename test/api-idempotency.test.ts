@@ -23,7 +23,7 @@ beforeAll(async () => {
   ids.a2 = await post("/projects/shop/automations", { name: "two", kind: "http", steps });
   ids.g1 = await post("/projects/shop/groups", { name: "both", automation_ids: [ids.a1, ids.a2] });
   ids.g2 = await post("/projects/shop/groups", { name: "first", automation_ids: [ids.a1] });
-  const feature = { acceptance_criteria: "Scenario: opens\n  Given I open \"/login\"", target: { kind: "web", url: "http://127.0.0.1:9/login" } };
+  const feature = { acceptance_criteria: 'Scenario: opens\n  Given I open "/login"', target: { kind: "web", url: "http://127.0.0.1:9/login" } };
   ids.f1 = await post("/projects/shop/features", { name: "Login", ...feature });
   ids.f2 = await post("/projects/shop/features", { name: "Logout", ...feature });
 });

@@ -37,8 +37,12 @@ describe("list_workspace_invitations", () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as { data: Record<string, unknown>[]; next_cursor: string | null };
     expect(body.data.find((i) => i.id === id)).toEqual({
-      id, email: "pat@initech.test", name: "Pat Given", role: "admin",
-      invited_by: { name: "owner", email: "owner@acme.test" }, created_at: expect.any(String),
+      id,
+      email: "pat@initech.test",
+      name: "Pat Given",
+      role: "admin",
+      invited_by: { name: "owner", email: "owner@acme.test" },
+      created_at: expect.any(String),
     });
     // Nothing of the invited account: not its id, not the name it goes by.
     expect(JSON.stringify(body)).not.toContain(person.userId);
@@ -64,7 +68,10 @@ describe("list_workspace_invitations", () => {
     for (const email of ["p1@a.test", "p2@a.test", "p3@a.test"]) ids.push((await invite(email, {}, other.key)).id);
     const first = (await (await s.call("GET", "/members/invitations?limit=2", undefined, other.key)).json()) as { data: { id: string }[]; next_cursor: string };
     expect(first.data.map((i) => i.id)).toEqual(ids.slice(1, 3).reverse());
-    const second = (await (await s.call("GET", `/members/invitations?limit=2&cursor=${first.next_cursor}`, undefined, other.key)).json()) as { data: { id: string }[]; next_cursor: string | null };
+    const second = (await (await s.call("GET", `/members/invitations?limit=2&cursor=${first.next_cursor}`, undefined, other.key)).json()) as {
+      data: { id: string }[];
+      next_cursor: string | null;
+    };
     expect(second).toEqual({ data: [expect.objectContaining({ id: ids[0] })], next_cursor: null });
   });
 });

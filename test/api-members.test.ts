@@ -22,7 +22,12 @@ function openDb(): Database {
   return db;
 }
 
-interface UserRow { id: string; password_hash: string | null; setup_token_hash: string | null; setup_token_expires_at: string | null }
+interface UserRow {
+  id: string;
+  password_hash: string | null;
+  setup_token_hash: string | null;
+  setup_token_expires_at: string | null;
+}
 
 function userRow(email: string): UserRow | null {
   const db = openDb();
@@ -52,12 +57,16 @@ function tokenOf(setupUrl: string): string {
 /** Spends a setup link as the invited person would, then signs in with the new password. */
 async function useSetupLink(token: string, email: string, password: string) {
   const set = await fetch(`${s.url}/api/v1/web/setup-password`, {
-    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token, password }),
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ token, password }),
   });
   expect(set.status).toBe(200);
   expect((await set.json()).user.email).toBe(email);
   const login = await fetch(`${s.url}/api/v1/web/login`, {
-    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password }),
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password }),
   });
   expect(login.status).toBe(200);
 }

@@ -68,7 +68,12 @@ test("a project by id or slug; a feature, automation and group by id or by exact
     ["/projects/names/groups/smoke%20suite", ids.group],
   ] as const) {
     const r = await get(path);
-    if (id === null) expect({ path, status: r.status, message: r.body.message }).toEqual({ path, status: 404, message: "generation (none was started for this feature) not found" });
+    if (id === null)
+      expect({ path, status: r.status, message: r.body.message }).toEqual({
+        path,
+        status: 404,
+        message: "generation (none was started for this feature) not found",
+      });
     else expect({ path, status: r.status, id: r.body.id }).toEqual({ path, status: 200, id });
   }
   expect(listed((await get("/projects/names/automations/login%20works/runs")).body)).toContain(ids.run);

@@ -43,7 +43,11 @@ describe("every operation works end to end", () => {
     expect(updated.has_openapi).toBe(true);
     expect(updated.openapi.openapi).toBe("3.0.3");
 
-    const env = await op("create_environment", { project: "web-shop" }, { name: "staging", variables: { BASE_URL: "http://127.0.0.1:9" }, secrets: { TOKEN: "s3cr3t-value" } });
+    const env = await op(
+      "create_environment",
+      { project: "web-shop" },
+      { name: "staging", variables: { BASE_URL: "http://127.0.0.1:9" }, secrets: { TOKEN: "s3cr3t-value" } },
+    );
     expect(env.secret_names).toEqual(["TOKEN"]);
     expect(JSON.stringify(env)).not.toContain("s3cr3t-value");
     expect((await op("list_environments", { project: "web-shop" })).data.length).toBe(1);
@@ -51,9 +55,15 @@ describe("every operation works end to end", () => {
     const env2 = await op("update_environment", { project: "web-shop", environmentId: env.id }, { secrets: { TOKEN: null, OTHER: "other-value" } });
     expect(env2.secret_names).toEqual(["OTHER"]);
 
-    const feature = await op("create_feature", { project: "web-shop" }, {
-      name: "Login", acceptance_criteria: "Scenario: ok\n  Given I open \"/login\"", target: { kind: "web", url: "http://127.0.0.1:9/login" },
-    });
+    const feature = await op(
+      "create_feature",
+      { project: "web-shop" },
+      {
+        name: "Login",
+        acceptance_criteria: 'Scenario: ok\n  Given I open "/login"',
+        target: { kind: "web", url: "http://127.0.0.1:9/login" },
+      },
+    );
     expect(feature.target.kind).toBe("web");
     expect((await op("list_features", { project: "web-shop" })).data[0].id).toBe(feature.id);
     expect((await op("get_feature", { project: "web-shop", feature: feature.id })).name).toBe("Login");
@@ -67,14 +77,32 @@ describe("every operation works end to end", () => {
     expect([cancelOp?.successStatus, 409]).toContain(cancel.status);
     exercised.add("cancel_generation");
 
-    const steps = [{ name: "get", request: { method: "GET", url: "/items/1" }, expect: [{ status: 200 }, { json: "$.id", equals: 1 }], capture: { item: "$.name" } }];
-    const aut = await op("create_automation", { project: "web-shop" }, { name: "zebra item", kind: "http", steps, feature: feature.id, environment: "staging", tags: ["smoke"], retries: 1 });
+    const steps = [
+      { name: "get", request: { method: "GET", url: "/items/1" }, expect: [{ status: 200 }, { json: "$.id", equals: 1 }], capture: { item: "$.name" } },
+    ];
+    const aut = await op(
+      "create_automation",
+      { project: "web-shop" },
+      { name: "zebra item", kind: "http", steps, feature: feature.id, environment: "staging", tags: ["smoke"], retries: 1 },
+    );
     expect(aut.environment_id).toBe(env.id);
     expect(aut.status).toBe("active");
-    const browser = await op("create_automation", { project: "web-shop" }, {
-      name: "sign in", kind: "browser", status: "draft",
-      steps: [{ goto: "/login" }, { fill: { locator: "label=Email", value: "a@b.c" } }, { click: "role=button[name=\"Sign in\"]" }, { expect: { text: "Welcome" } }, { screenshot: "after" }],
-    });
+    const browser = await op(
+      "create_automation",
+      { project: "web-shop" },
+      {
+        name: "sign in",
+        kind: "browser",
+        status: "draft",
+        steps: [
+          { goto: "/login" },
+          { fill: { locator: "label=Email", value: "a@b.c" } },
+          { click: 'role=button[name="Sign in"]' },
+          { expect: { text: "Welcome" } },
+          { screenshot: "after" },
+        ],
+      },
+    );
     expect(browser.status).toBe("draft");
     // The generation started above may add drafts of its own; the filter must still hold.
     const list = await op("list_automations", { project: "web-shop" }, undefined, undefined, "?kind=browser");
@@ -103,7 +131,10 @@ describe("every operation works end to end", () => {
     expect(group.automation_ids).toEqual([browser.id, aut.id]);
     expect((await op("list_groups", { project: "web-shop" })).data[0].id).toBe(group.id);
     expect((await op("get_group", { project: "web-shop", groupId: group.id })).name).toBe("smoke");
-    expect((await op("update_group", { project: "web-shop", groupId: group.id }, { automation_ids: [aut.id, browser.id] })).automation_ids).toEqual([aut.id, browser.id]);
+    expect((await op("update_group", { project: "web-shop", groupId: group.id }, { automation_ids: [aut.id, browser.id] })).automation_ids).toEqual([
+      aut.id,
+      browser.id,
+    ]);
     const gr = await op("run_group", { project: "web-shop", groupId: group.id }, {});
     expect(gr.id).toStartWith("grn_");
     expect(gr.runs.map((r: { automation_id: string }) => r.automation_id)).toEqual([aut.id, browser.id]);
@@ -140,7 +171,10 @@ describe("every operation works end to end", () => {
     await op("revoke_key", { keyId: second.keyId }, undefined, second.key);
 
     // Someone who already has an account is invited, and accepts or declines.
-    for (const [email, answer] of [["joins@globex.test", "accept_invitation"], ["stays@globex.test", "decline_invitation"]] as const) {
+    for (const [email, answer] of [
+      ["joins@globex.test", "accept_invitation"],
+      ["stays@globex.test", "decline_invitation"],
+    ] as const) {
       const invitee = await s.userWithKey(email, "globex", "owner");
       const inv = await op("add_member", {}, { email, role: "member" });
       expect((await op("list_invitations", {}, undefined, invitee.key)).data[0].id).toBe(inv.invitation_id);
@@ -179,7 +213,9 @@ describe("the OpenAPI document", () => {
   test("is valid OpenAPI 3.1 for a real parser and covers every operation", async () => {
     const doc = (await (await fetch(`${s.url}/api/v1/openapi.json`)).json()) as Record<string, unknown>;
     expect(doc.openapi).toBe("3.1.0");
-    const validated = (await SwaggerParser.validate(structuredClone(doc) as never)) as unknown as { paths: Record<string, Record<string, { operationId: string }>> };
+    const validated = (await SwaggerParser.validate(structuredClone(doc) as never)) as unknown as {
+      paths: Record<string, Record<string, { operationId: string }>>;
+    };
     const ids: string[] = [];
     for (const [path, item] of Object.entries(validated.paths)) {
       expect(path.startsWith(API_PREFIX)).toBe(true);

@@ -13,7 +13,9 @@ test("an owner creates a project, an automation, and queues a run", async () => 
   expect(p.status).toBe(201);
   expect((await p.json()).slug).toBe("shop");
   const a = await s.call("POST", "/projects/shop/automations", {
-    name: "item exists", kind: "http", steps: [{ request: { url: "/items/1" }, expect: [{ status: 200 }] }],
+    name: "item exists",
+    kind: "http",
+    steps: [{ request: { url: "/items/1" }, expect: [{ status: 200 }] }],
   });
   expect(a.status).toBe(201);
   const aut = await a.json();

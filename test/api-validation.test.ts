@@ -17,7 +17,15 @@ async function snapshot() {
   const db = s.server.core.db;
   const tables = ["projects", "automations", "features", "environments", "groups", "runs"] as const;
   const out: Record<string, number> = {};
-  for (const t of tables) out[t] = Number((await db.selectFrom(t).select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow()).n);
+  for (const t of tables)
+    out[t] = Number(
+      (
+        await db
+          .selectFrom(t)
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   return out;
 }
 
@@ -30,7 +38,13 @@ describe("400 invalid_request with details, nothing changed", () => {
     ["an empty step list", "POST", "/projects/shop/automations", { name: "a", kind: "http", steps: [] }, "body.steps"],
     ["an unknown kind", "POST", "/projects/shop/automations", { name: "a", kind: "ftp", steps: httpSteps }, "body.kind"],
     ["a browser step in an http automation", "POST", "/projects/shop/automations", { name: "a", kind: "http", steps: [{ goto: "/" }] }, "body.steps.0"],
-    ["an assertion without operator", "POST", "/projects/shop/automations", { name: "a", kind: "http", steps: [{ request: { url: "/x" }, expect: [{ json: "$.id" }] }] }, "body.steps.0"],
+    [
+      "an assertion without operator",
+      "POST",
+      "/projects/shop/automations",
+      { name: "a", kind: "http", steps: [{ request: { url: "/x" }, expect: [{ json: "$.id" }] }] },
+      "body.steps.0",
+    ],
     ["a negative retry count", "PATCH", `/projects/shop/automations/AUT`, { retries: -1 }, "body.retries"],
     ["an unknown environment", "POST", `/projects/shop/automations/AUT/run`, { environment: "nope" }, "environment"],
     ["a feature target of unknown kind", "POST", "/projects/shop/features", { name: "f", target: { kind: "ftp" } }, "body.target"],
@@ -68,7 +82,11 @@ describe("400 invalid_request with details, nothing changed", () => {
 
 describe("transport errors", () => {
   test("415 for a body that is not JSON", async () => {
-    const res = await fetch(`${s.api}/projects`, { method: "POST", headers: { authorization: `Bearer ${s.key}`, "content-type": "text/plain" }, body: "name=x" });
+    const res = await fetch(`${s.api}/projects`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.key}`, "content-type": "text/plain" },
+      body: "name=x",
+    });
     expect(res.status).toBe(415);
     expect((await res.json()).error).toBe("unsupported_media_type");
   });
@@ -94,9 +112,13 @@ describe("409 conflict for illegal state changes", () => {
   test("cancelling a run twice: the second is a conflict", async () => {
     // A target that never answers keeps the run queued or running whether or not the run engine is active.
     const hanging = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Promise<Response>(() => {}) });
-    const slow = await (await s.call("POST", "/projects/shop/automations", {
-      name: "slow", kind: "http", steps: [{ request: { url: `http://127.0.0.1:${hanging.port}/` } }],
-    })).json();
+    const slow = await (
+      await s.call("POST", "/projects/shop/automations", {
+        name: "slow",
+        kind: "http",
+        steps: [{ request: { url: `http://127.0.0.1:${hanging.port}/` } }],
+      })
+    ).json();
     const run = await (await s.call("POST", `/projects/shop/automations/${slow.id}/run`)).json();
     const first = await s.call("POST", `/projects/shop/runs/${run.id}/cancel`);
     expect(first.status).toBe(200);
@@ -124,7 +146,9 @@ describe("409 conflict for illegal state changes", () => {
   test("a second generation while one is in progress", async () => {
     // A crawl of a page that never answers keeps the first generation in progress.
     const hanging = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Promise<Response>(() => {}) });
-    const f = await (await s.call("POST", "/projects/shop/features", { name: "Login", target: { kind: "web", url: `http://127.0.0.1:${hanging.port}/` } })).json();
+    const f = await (
+      await s.call("POST", "/projects/shop/features", { name: "Login", target: { kind: "web", url: `http://127.0.0.1:${hanging.port}/` } })
+    ).json();
     expect((await s.call("POST", `/projects/shop/features/${f.id}/generation`, { strategy: "crawl" })).status).toBe(202);
     const second = await s.call("POST", `/projects/shop/features/${f.id}/generation`, {});
     expect(second.status).toBe(409);

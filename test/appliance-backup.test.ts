@@ -45,14 +45,21 @@ afterAll(async () => {
 test("a backup taken during write load restores into a new data dir with every row and artifact intact", async () => {
   // Some runs with artifact files, as the run engine leaves them.
   expect((await s.call("POST", "/projects", { name: "Base" })).status).toBe(201);
-  const aut = await (await s.call("POST", "/projects/base/automations", {
-    name: "probe", kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/" }, expect: [{ status: 200 }] }],
-  })).json();
+  const aut = await (
+    await s.call("POST", "/projects/base/automations", {
+      name: "probe",
+      kind: "http",
+      steps: [{ request: { url: "http://127.0.0.1:9/" }, expect: [{ status: 200 }] }],
+    })
+  ).json();
   const runIds: string[] = [];
   for (let i = 0; i < 3; i++) runIds.push((await (await s.call("POST", `/projects/base/automations/${aut.id}/run`)).json()).id);
   for (const id of runIds) {
     mkdirSync(join(s.dataDir, "artifacts", id), { recursive: true });
-    writeFileSync(join(s.dataDir, "artifacts", id, "evidence.bin"), new Uint8Array(50_000).map((_, i) => (i + id.length) % 256));
+    writeFileSync(
+      join(s.dataDir, "artifacts", id, "evidence.bin"),
+      new Uint8Array(50_000).map((_, i) => (i + id.length) % 256),
+    );
   }
 
   // Writers keep inserting while the backup runs.
@@ -81,7 +88,12 @@ test("a backup taken during write load restores into a new data dir with every r
   // The copy is a plain, intact SQLite file holding everything acknowledged before it began.
   const copy = new Database(out, { readonly: true });
   expect(copy.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
-  const inCopy = new Set(copy.query<{ id: string }, []>("SELECT id FROM projects").all().map((r) => r.id));
+  const inCopy = new Set(
+    copy
+      .query<{ id: string }, []>("SELECT id FROM projects")
+      .all()
+      .map((r) => r.id),
+  );
   copy.close();
   for (const id of beforeBackup) expect(inCopy.has(id)).toBe(true);
 
@@ -102,10 +114,9 @@ test("a backup taken during write load restores into a new data dir with every r
     const ids: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { data: { id: string }[]; next_cursor: string | null } = await (await fetch(
-        `${server.url}/api/v1/ops/projects?limit=100${cursor ? `&cursor=${cursor}` : ""}`,
-        { headers: { authorization: `Bearer ${s.key}` } },
-      )).json();
+      const page: { data: { id: string }[]; next_cursor: string | null } = await (
+        await fetch(`${server.url}/api/v1/ops/projects?limit=100${cursor ? `&cursor=${cursor}` : ""}`, { headers: { authorization: `Bearer ${s.key}` } })
+      ).json();
       ids.push(...page.data.map((p) => p.id));
       cursor = page.next_cursor;
     } while (cursor);

@@ -33,7 +33,10 @@ test("started from an empty directory with no config, it serves /healthz and /re
     expect(await s.stop()).toBe(0);
   }
   // Logs are JSON lines; the request log carries a request id.
-  const lines = s.logs().split("\n").filter((l) => l.startsWith("{"));
+  const lines = s
+    .logs()
+    .split("\n")
+    .filter((l) => l.startsWith("{"));
   const requests = lines.map((l) => JSON.parse(l)).filter((e) => e.msg === "request");
   expect(requests.length).toBeGreaterThanOrEqual(2);
   for (const r of requests) expect(r.request_id).toStartWith("req_");
@@ -52,8 +55,24 @@ test("log_level=warn silences the request log", async () => {
 test("with tls.cert and tls.key it serves HTTPS that a client trusting the certificate accepts", async () => {
   const cert = join(work, "tls.crt");
   const key = join(work, "tls.key");
-  const made = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert]);
+  const made = Bun.spawnSync([
+    "openssl",
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=127.0.0.1",
+    "-addext",
+    "subjectAltName=IP:127.0.0.1",
+    "-keyout",
+    key,
+    "-out",
+    cert,
+  ]);
   expect(made.exitCode).toBe(0);
   const config = join(work, "tls.toml");
   writeFileSync(config, `[tls]\ncert = "${cert}"\nkey = "${key}"\n`);
@@ -68,8 +87,22 @@ test("with tls.cert and tls.key it serves HTTPS that a client trusting the certi
     const plain = Bun.spawnSync(["curl", "-sS", "--max-time", "5", s.url.replace("https:", "http:") + "/healthz"]);
     expect(plain.stdout.toString()).not.toBe('{"status":"ok"}');
     // Over HTTPS the session cookie is Secure (first-run setup signs the owner in).
-    const setup = Bun.spawnSync(["curl", "-sS", "-i", "--cacert", cert, "-X", "POST", "-H", "content-type: application/json", "-H", `origin: ${s.url}`,
-      "--data", JSON.stringify({ workspace: "TLS QA", name: "Tess", email: "tess@tls.test", password: "tls password 123" }), `${s.url}/api/v1/web/setup`]);
+    const setup = Bun.spawnSync([
+      "curl",
+      "-sS",
+      "-i",
+      "--cacert",
+      cert,
+      "-X",
+      "POST",
+      "-H",
+      "content-type: application/json",
+      "-H",
+      `origin: ${s.url}`,
+      "--data",
+      JSON.stringify({ workspace: "TLS QA", name: "Tess", email: "tess@tls.test", password: "tls password 123" }),
+      `${s.url}/api/v1/web/setup`,
+    ]);
     const head = setup.stdout.toString().split("\r\n\r\n")[0] ?? "";
     expect(head).toStartWith("HTTP/1.1 201");
     const cookie = /^set-cookie: (.*)$/im.exec(head)?.[1] ?? "";

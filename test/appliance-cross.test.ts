@@ -33,7 +33,10 @@ test("the cross-built executables are an ARM64 ELF and an ARM64 Mach-O", () => {
 test("a running server hands them out by os and arch, each with its SHA-256", async () => {
   const s: ServeProcess = await startServe(["--data-dir", join(work, "data")], { cwd: work, env: { SVC_LOG_LEVEL: "warn" } });
   try {
-    for (const [os, arch] of [["linux", "arm64"], ["darwin", "arm64"]] as const) {
+    for (const [os, arch] of [
+      ["linux", "arm64"],
+      ["darwin", "arm64"],
+    ] as const) {
       const file = join(downloads, `svc-${os}-${arch}`);
       const r = await fetch(`${s.url}/download/svc?os=${os}&arch=${arch}`);
       expect(r.status).toBe(200);

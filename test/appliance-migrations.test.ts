@@ -16,7 +16,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const tables = (file: string) => {
   const db = new Database(file, { readonly: true });
   try {
-    return db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all().map((r) => r.name);
+    return db
+      .query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .all()
+      .map((r) => r.name);
   } finally {
     db.close();
   }
@@ -46,7 +49,11 @@ test("a failing migration rolls back every migration of that start, and the data
   await opened.close();
   expect(tables(opened.path)).toEqual(before);
   const applied = new Database(opened.path, { readonly: true });
-  expect(applied.query("SELECT name FROM kysely_migration ORDER BY name").all()).toEqual(Object.keys(migrations).sort().map((name) => ({ name })));
+  expect(applied.query("SELECT name FROM kysely_migration ORDER BY name").all()).toEqual(
+    Object.keys(migrations)
+      .sort()
+      .map((name) => ({ name })),
+  );
   applied.close();
   // The same binary still opens it: nothing half-applied is left behind.
   await (await openDatabase(dir)).close();

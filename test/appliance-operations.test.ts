@@ -224,7 +224,9 @@ describe("run gauges with real runs", () => {
 
   async function automation(name: string, path: string, status: number): Promise<string> {
     const res = await s.call("POST", "/projects/gauges/automations", {
-      name, kind: "http", steps: [{ request: { url: `${target.url.origin}${path}` }, expect: [{ status }] }],
+      name,
+      kind: "http",
+      steps: [{ request: { url: `${target.url.origin}${path}` }, expect: [{ status }] }],
     });
     expect(res.status).toBe(201);
     return (await res.json()).id;
@@ -247,10 +249,11 @@ describe("run gauges with real runs", () => {
     const waiting = [await run(passing), await run(passing), await run(failing)];
 
     // The queue depth and the runs per status, as /metrics reports them.
-    const gauges = (text: string) => Object.fromEntries([
-      ["queue_depth", sample(text, "svc_run_queue_depth")],
-      ...RunStatus.options.map((st) => [st, sample(text, `svc_runs{status="${st}"}`)]),
-    ]);
+    const gauges = (text: string) =>
+      Object.fromEntries([
+        ["queue_depth", sample(text, "svc_run_queue_depth")],
+        ...RunStatus.options.map((st) => [st, sample(text, `svc_runs{status="${st}"}`)]),
+      ]);
     expect(gauges(await metrics())).toMatchObject({ queue_depth: 3, queued: 3, running: 1, passed: 0, failed: 0 });
 
     release();

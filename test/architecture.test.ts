@@ -23,7 +23,11 @@ function sourceFiles(dir: string): string[] {
 /** Every module a file names: static imports and re-exports, side-effect imports, import() and require(). */
 function specifiers(text: string): string[] {
   const found: string[] = [];
-  const patterns = [/\b(?:import|export)\s[^;]*?\bfrom\s*["']([^"']+)["']/g, /\bimport\s*["']([^"']+)["']/g, /\b(?:import|require)\s*\(\s*["']([^"']+)["']\s*\)/g];
+  const patterns = [
+    /\b(?:import|export)\s[^;]*?\bfrom\s*["']([^"']+)["']/g,
+    /\bimport\s*["']([^"']+)["']/g,
+    /\b(?:import|require)\s*\(\s*["']([^"']+)["']\s*\)/g,
+  ];
   for (const p of patterns) for (const m of text.matchAll(p)) if (m[1]) found.push(m[1]);
   return found;
 }

@@ -13,7 +13,10 @@ let key: string;
 
 beforeAll(async () => {
   dir = tempDir("svc-bin-");
-  const user = await runBinary(["admin", "create-user", "--email", "ops@acme.test", "--name", "Ops", "--workspace", "acme", "--password-stdin"], { cwd: dir, stdin: "a long password\n" });
+  const user = await runBinary(["admin", "create-user", "--email", "ops@acme.test", "--name", "Ops", "--workspace", "acme", "--password-stdin"], {
+    cwd: dir,
+    stdin: "a long password\n",
+  });
   expect(user.code).toBe(0);
   expect(user.stdout).toContain("ops@acme.test");
   const created = await runBinary(["admin", "create-key", "--email", "ops@acme.test", "--workspace", "acme", "--name", "ci", "--json"], { cwd: dir });
@@ -76,14 +79,22 @@ describe("svc serve and svc admin", () => {
     const db = new Database(join(dir, "svc-data", "svc.sqlite"));
     db.exec("DROP TABLE idempotency_keys");
     db.close();
-    await (await fetch(`${serve.url}/api/v1/ops/projects`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: '{"name":"P"}' })).text();
+    await (
+      await fetch(`${serve.url}/api/v1/ops/projects`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: '{"name":"P"}',
+      })
+    ).text();
     const aut = await fetch(`${serve.url}/api/v1/ops/projects/p/automations`, {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
       body: JSON.stringify({ name: "a", kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/" } }] }),
     });
     const a = await aut.json();
     const res = await fetch(`${serve.url}/api/v1/ops/projects/p/automations/${a.id}/run`, {
-      method: "POST", headers: { authorization: `Bearer ${key}`, "idempotency-key": "k1" },
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "idempotency-key": "k1" },
     });
     expect(res.status).toBe(500);
     const body = await res.json();
@@ -105,7 +116,12 @@ describe("bad arguments and configuration", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("--email");
     expect(r.stderr.trim().split("\n")).toEqual([`svc: required option '--email <email>' not specified (add --help for usage)`]);
-    for (const args of [["admin", "bogus"], ["admin", "create-user", "--email", "a@b.c"], ["serve", "--port"], ["projects", "list", "--no-such-flag"]]) {
+    for (const args of [
+      ["admin", "bogus"],
+      ["admin", "create-user", "--email", "a@b.c"],
+      ["serve", "--port"],
+      ["projects", "list", "--no-such-flag"],
+    ]) {
       const bad = await runBinary(args, { cwd: dir });
       expect({ args, code: bad.code }).toEqual({ args, code: 2 });
       expect({ args, lines: bad.stderr.trim().split("\n").length }).toEqual({ args, lines: 1 });

@@ -27,10 +27,14 @@ beforeAll(async () => {
   cli = cliSandbox({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: "web" });
   expect((await s.call("POST", "/projects", { name: "Web" })).status).toBe(201);
   expect((await s.call("POST", "/projects/web/environments", { name: "local", variables: { BASE_URL: `http://127.0.0.1:${target.port}` } })).status).toBe(201);
-  const aut = await (await s.call("POST", "/projects/web/automations", {
-    name: "home page", kind: "browser", environment: "local",
-    steps: [{ goto: "/" }, { expect: { text: "Welcome" } }, { screenshot: "home" }],
-  })).json();
+  const aut = await (
+    await s.call("POST", "/projects/web/automations", {
+      name: "home page",
+      kind: "browser",
+      environment: "local",
+      steps: [{ goto: "/" }, { expect: { text: "Welcome" } }, { screenshot: "home" }],
+    })
+  ).json();
   const r = await cli.run(["automations", "run", aut.id, "--watch", "--json"]);
   expect({ code: r.code, err: r.code === 0 ? "" : r.stderr + r.stdout }).toEqual({ code: 0, err: "" });
   run = JSON.parse(r.stdout);
@@ -56,7 +60,14 @@ test("runs show lists the artifacts; runs artifact -o writes the PNG", async () 
 
 test("get_run_artifact over MCP is an image result", async () => {
   const client = new Client({ name: "svc-test", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command: BINARY, args: ["mcp", "--project", "web"], env: { PATH: "/usr/bin:/bin", HOME: cli.root, XDG_CONFIG_HOME: `${cli.root}/c`, SVC_SERVER: s.url, SVC_API_KEY: s.key }, stderr: "pipe" }));
+  await client.connect(
+    new StdioClientTransport({
+      command: BINARY,
+      args: ["mcp", "--project", "web"],
+      env: { PATH: "/usr/bin:/bin", HOME: cli.root, XDG_CONFIG_HOME: `${cli.root}/c`, SVC_SERVER: s.url, SVC_API_KEY: s.key },
+      stderr: "pipe",
+    }),
+  );
   try {
     const r = await client.callTool({ name: "get_run_artifact", arguments: { runId: run.id, name: run.artifacts[0] } });
     const [content] = r.content as { type: string; data: string; mimeType: string }[];

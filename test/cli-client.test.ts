@@ -17,11 +17,16 @@ const clientFor = (server: string, extra: Partial<ConstructorParameters<typeof A
 test("polling starts at 1 s and backs off to 5 s", async () => {
   const sleeps: number[] = [];
   let n = 0;
-  const res = await pollUntil(clientFor(s.url), async () => ({ status: ++n < 8 ? "running" : "passed" }), (r) => r.status === "passed", {
-    sleep: async (ms) => {
-      sleeps.push(ms);
+  const res = await pollUntil(
+    clientFor(s.url),
+    async () => ({ status: ++n < 8 ? "running" : "passed" }),
+    (r) => r.status === "passed",
+    {
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
     },
-  });
+  );
   expect(res).toMatchObject({ timedOut: false, polls: 8, record: { status: "passed" } });
   expect(sleeps).toEqual([1000, 1500, 2250, 3375, 5000, 5000, 5000]);
 });
@@ -33,18 +38,28 @@ test("with RateLimit-Remaining low, polling slows to the refill rate", async () 
   expect(client.lastRateLimit).toMatchObject({ limit: 12, remaining: 3 });
   const sleeps: number[] = [];
   let n = 0;
-  await pollUntil(client, async () => ({ status: ++n < 3 ? "running" : "passed" }), (r) => r.status === "passed", {
-    sleep: async (ms) => {
-      sleeps.push(ms);
+  await pollUntil(
+    client,
+    async () => ({ status: ++n < 3 ? "running" : "passed" }),
+    (r) => r.status === "passed",
+    {
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
     },
-  });
+  );
   expect(sleeps).toHaveLength(2);
   for (const ms of sleeps) expect(ms).toBeGreaterThanOrEqual(60_000);
 });
 
 test("an overall timeout returns the current record with timedOut", async () => {
   const started = performance.now();
-  const res = await pollUntil(clientFor(s.url), async () => ({ status: "running" }), () => false, { timeoutMs: 1200 });
+  const res = await pollUntil(
+    clientFor(s.url),
+    async () => ({ status: "running" }),
+    () => false,
+    { timeoutMs: 1200 },
+  );
   const took = performance.now() - started;
   expect(res).toMatchObject({ timedOut: true, record: { status: "running" } });
   expect(res.polls).toBe(3);

@@ -58,38 +58,64 @@ test("every operation's command works end to end, and every operation has one", 
   const spare = await op("create_project", ["projects", "create", "Spare"]);
   expect((await op<{ data: Rec[] }>("list_projects", ["projects", "list"])).data.map((p) => p.slug)).toEqual(expect.arrayContaining(["shop", "spare"]));
   expect((await op("get_project", ["projects", "show", "shop"])).id).toBe(project.id);
-  await Bun.write(`${cli.cwd}/openapi.yaml`, 'openapi: 3.0.3\ninfo: { title: shop, version: "1" }\npaths:\n  /items:\n    get:\n      responses: { "200": { description: ok } }\n');
-  expect(await op("update_project", ["projects", "update", "shop", "--description", "changed", "--openapi", "@openapi.yaml"])).toMatchObject({ description: "changed", has_openapi: true });
+  await Bun.write(
+    `${cli.cwd}/openapi.yaml`,
+    'openapi: 3.0.3\ninfo: { title: shop, version: "1" }\npaths:\n  /items:\n    get:\n      responses: { "200": { description: ok } }\n',
+  );
+  expect(await op("update_project", ["projects", "update", "shop", "--description", "changed", "--openapi", "@openapi.yaml"])).toMatchObject({
+    description: "changed",
+    has_openapi: true,
+  });
   expect(await plain("delete_project", ["projects", "delete", spare.id])).toContain("deleted projects");
 
   // environments (a secret is write-only: only its name comes back)
-  const env = await op("create_environment", ["environments", "create", "ci", ...P, "--variables", "BASE_URL=http://127.0.0.1:9", "--secrets", "TOKEN=s3cret-token"]);
+  const env = await op("create_environment", [
+    "environments",
+    "create",
+    "ci",
+    ...P,
+    "--variables",
+    "BASE_URL=http://127.0.0.1:9",
+    "--secrets",
+    "TOKEN=s3cret-token",
+  ]);
   expect(env).toMatchObject({ name: "ci", variables: { BASE_URL: "http://127.0.0.1:9" }, secret_names: ["TOKEN"] });
   expect(JSON.stringify(env)).not.toContain("s3cret-token");
   expect((await op<{ data: Rec[] }>("list_environments", ["environments", "list", ...P])).data).toHaveLength(1);
   expect((await op("get_environment", ["environments", "show", "ci", ...P])).id).toBe(env.id);
-  expect((await op("update_environment", ["environments", "update", env.id, ...P, "--variables", "BASE_URL=http://127.0.0.1:8"])).variables).toEqual({ BASE_URL: "http://127.0.0.1:8" });
+  expect((await op("update_environment", ["environments", "update", env.id, ...P, "--variables", "BASE_URL=http://127.0.0.1:8"])).variables).toEqual({
+    BASE_URL: "http://127.0.0.1:8",
+  });
 
   // features and generation
   const feature = await op("create_feature", ["features", "create", "Login", ...P, "--acceptance-criteria", "Scenario: x\n  Given the user is signed in"]);
   expect(feature.id).toStartWith("fea_");
   expect((await op<{ data: Rec[] }>("list_features", ["features", "list", ...P])).data.map((f) => f.id)).toEqual([feature.id]);
   expect((await op("get_feature", ["features", "show", feature.id, ...P])).name).toBe("Login");
-  expect((await op("update_feature", ["features", "update", feature.id, ...P, "--target", '{"kind":"web","url":"http://127.0.0.1:9/login"}'])).target).toEqual({ kind: "web", url: "http://127.0.0.1:9/login" });
+  expect((await op("update_feature", ["features", "update", feature.id, ...P, "--target", '{"kind":"web","url":"http://127.0.0.1:9/login"}'])).target).toEqual({
+    kind: "web",
+    url: "http://127.0.0.1:9/login",
+  });
   const generation = await op("start_generation", ["generate", feature.id, ...P, "--strategy", "gherkin"]);
   expect(generation).toMatchObject({ feature_id: feature.id, strategy: "gherkin" });
   expect((await op("get_generation", ["generation", "show", feature.id, ...P])).id).toBe(generation.id);
   await cancelOrFinished("cancel_generation", ["generation", "cancel", feature.id, ...P]);
 
   // automations, from a YAML file plus flags
-  await Bun.write(`${cli.cwd}/aut.yaml`, 'name: item exists\nkind: http\nsteps:\n  - request: { url: /items/1 }\n    expect: [ { status: 200 }, "[BODY].id == 1" ]\n');
+  await Bun.write(
+    `${cli.cwd}/aut.yaml`,
+    'name: item exists\nkind: http\nsteps:\n  - request: { url: /items/1 }\n    expect: [ { status: 200 }, "[BODY].id == 1" ]\n',
+  );
   const aut = await op("create_automation", ["automations", "create", ...P, "--file", "aut.yaml", "--tags", "smoke,api"]);
   expect(aut).toMatchObject({ name: "item exists", kind: "http", tags: ["smoke", "api"], status: "active" });
   // The condition shorthand in a YAML file is stored in the object form.
   expect((aut.steps as { expect: unknown[] }[])[0]?.expect).toEqual([{ status: 200 }, { json: "$.id", equals: 1 }]);
   expect((await op<{ data: Rec[] }>("list_automations", ["automations", "list", ...P, "--q", "item"])).data.map((a) => a.id)).toEqual([aut.id]);
   expect((await op("get_automation", ["automations", "show", aut.id, ...P])).steps).toHaveLength(1);
-  expect((await op("update_automation", ["automations", "update", aut.id, ...P, "--description", "checks item 1", "--retries", "1"]))).toMatchObject({ description: "checks item 1", retries: 1 });
+  expect(await op("update_automation", ["automations", "update", aut.id, ...P, "--description", "checks item 1", "--retries", "1"])).toMatchObject({
+    description: "checks item 1",
+    retries: 1,
+  });
   const run = await op("run_automation", ["automations", "run", aut.id, ...P, "--env", "ci"]);
   expect(run).toMatchObject({ automation_id: aut.id, environment_id: env.id, trigger: "cli" });
   expect((await op<{ data: Rec[] }>("list_automation_runs", ["automations", "runs", aut.id, ...P])).data.map((r) => r.id)).toContain(run.id);
@@ -117,7 +143,21 @@ test("every operation's command works end to end, and every operation has one", 
   expect(await plain("delete_group", ["groups", "delete", group.id, ...P])).toContain("deleted groups");
 
   // a feature's automations at once, the feature named (its generation above may have added drafts of its own)
-  const draft = await op("create_automation", ["automations", "create", ...P, "--name", "draft item", "--kind", "http", "--status", "draft", "--feature", feature.id, "--steps", '[{"request":{"url":"/items/1"}}]']);
+  const draft = await op("create_automation", [
+    "automations",
+    "create",
+    ...P,
+    "--name",
+    "draft item",
+    "--kind",
+    "http",
+    "--status",
+    "draft",
+    "--feature",
+    feature.id,
+    "--steps",
+    '[{"request":{"url":"/items/1"}}]',
+  ]);
   const activated = await op<{ activated: Rec[] }>("activate_feature_drafts", ["features", "activate", "Login", ...P]);
   expect(activated.activated.map((a) => a.id)).toContain(draft.id);
   const featureRun = await op<Rec & { runs: { automation_id: string }[] }>("run_feature", ["features", "run", "Login", ...P, "--env", "ci"]);
@@ -136,7 +176,10 @@ test("every operation's command works end to end, and every operation has one", 
   expect((await op("update_member", ["members", "update", added.user_id, "--role", "admin"])).role).toBe("admin");
   expect(await plain("remove_member", ["members", "remove", added.user_id])).toContain("removed members");
   // someone who already has an account is invited, and accepts or declines with their own key
-  for (const [email, words] of [["joins@globex.test", ["invitations", "accept"]], ["stays@globex.test", ["invitations", "decline"]]] as const) {
+  for (const [email, words] of [
+    ["joins@globex.test", ["invitations", "accept"]],
+    ["stays@globex.test", ["invitations", "decline"]],
+  ] as const) {
     const invitee = await s.userWithKey(email, "globex", "owner");
     const inv = await op<Rec & { invitation_id: string }>("add_member", ["members", "add", email]);
     const as = { env: { SVC_API_KEY: invitee.key } };
@@ -159,7 +202,10 @@ test("every operation's command works end to end, and every operation has one", 
   expect(await plain("delete_environment", ["environments", "delete", env.id, ...P])).toContain("deleted environments");
   expect((await cli.run(["automations", "show", aut.id, ...P])).code).toBe(4);
 
-  const callable = operations.filter((o) => !o.sessionOnly).map((o) => o.name).sort();
+  const callable = operations
+    .filter((o) => !o.sessionOnly)
+    .map((o) => o.name)
+    .sort();
   expect([...covered].sort()).toEqual(callable);
 }, 60_000);
 
@@ -171,7 +217,11 @@ test("tables are aligned, lists say when they are empty, and --json is the API's
   expect(header?.indexOf("SLUG")).toBe(row?.indexOf("shop"));
   expect(table.stdout).not.toContain("\x1b[");
   // Byte for byte: stdout is the body of the same GET plus one newline (not re-indented, not re-ordered).
-  const project = await s.call("POST", "/projects", { name: "Bytes ünïcode", description: "a \"quoted\" line\nand a second", openapi: { openapi: "3.0.3", info: { title: "t", version: "1" }, paths: {} } });
+  const project = await s.call("POST", "/projects", {
+    name: "Bytes ünïcode",
+    description: 'a "quoted" line\nand a second',
+    openapi: { openapi: "3.0.3", info: { title: "t", version: "1" }, paths: {} },
+  });
   expect(project.status).toBe(201);
   const slug = ((await project.json()) as { slug: string }).slug;
   for (const [args, path] of [
@@ -210,7 +260,8 @@ test("status colours appear on a terminal only, and NO_COLOR turns them off", as
 test("svc --help documents the exit codes; usage errors exit 2", async () => {
   const help = await cli.run(["--help"]);
   expect(help.code).toBe(0);
-  for (const line of ["0  success", "2  usage error", "3  authentication", "4  not found", "5  rate limited", "6  server or network error"]) expect(help.stdout).toContain(line);
+  for (const line of ["0  success", "2  usage error", "3  authentication", "4  not found", "5  rate limited", "6  server or network error"])
+    expect(help.stdout).toContain(line);
   const codeLine = (n: number) => help.stdout.split("\n").find((l) => l.trimStart().startsWith(`${n}  `)) ?? "";
   expect(codeLine(1)).toBe("  1  the watched run or generation ended failed, error, timed_out or cancelled");
   expect(codeLine(2)).toContain("a conflict (409)");
@@ -224,31 +275,48 @@ test("svc --help documents the exit codes; usage errors exit 2", async () => {
 
 test("automations create --file x.json and automations update <id> --file x.yaml both work", async () => {
   const P = ["--project", "shop"];
-  await Bun.write(`${cli.cwd}/new.json`, JSON.stringify({
-    name: "from json", description: "made from a JSON file", kind: "http", tags: ["file"], timeout_ms: 5000,
-    steps: [{ name: "read item", request: { method: "GET", url: "/items/7" }, expect: [{ status: 200 }, { json: "$.id", equals: 7 }] }],
-  }));
+  await Bun.write(
+    `${cli.cwd}/new.json`,
+    JSON.stringify({
+      name: "from json",
+      description: "made from a JSON file",
+      kind: "http",
+      tags: ["file"],
+      timeout_ms: 5000,
+      steps: [{ name: "read item", request: { method: "GET", url: "/items/7" }, expect: [{ status: 200 }, { json: "$.id", equals: 7 }] }],
+    }),
+  );
   const created = await cli.json<Rec>(["automations", "create", ...P, "--file", "new.json"]);
   const stored = await (await s.call("GET", `/projects/shop/automations/${created.id}`)).json();
   expect(stored).toMatchObject({
-    name: "from json", description: "made from a JSON file", kind: "http", tags: ["file"], timeout_ms: 5000,
+    name: "from json",
+    description: "made from a JSON file",
+    kind: "http",
+    tags: ["file"],
+    timeout_ms: 5000,
     steps: [{ name: "read item", request: { method: "GET", url: "/items/7" }, expect: [{ status: 200 }, { json: "$.id", equals: 7 }] }],
   });
 
   // The documented round trip: show --json, edit (here: as YAML), update --file. Record-only fields are dropped.
   const shown = await cli.json<Rec>(["automations", "show", created.id, ...P]);
   const { stringify } = await import("yaml");
-  await Bun.write(`${cli.cwd}/edit.yaml`, stringify({
-    ...shown,
-    name: "from yaml",
-    retries: 2,
-    steps: [{ name: "read item 8", request: { method: "GET", url: "/items/8" }, expect: [{ status: 404 }] }],
-  }));
+  await Bun.write(
+    `${cli.cwd}/edit.yaml`,
+    stringify({
+      ...shown,
+      name: "from yaml",
+      retries: 2,
+      steps: [{ name: "read item 8", request: { method: "GET", url: "/items/8" }, expect: [{ status: 404 }] }],
+    }),
+  );
   const updated = await cli.json<Rec>(["automations", "update", created.id, ...P, "--file", "edit.yaml"]);
   expect(updated.id).toBe(created.id);
   const after = await (await s.call("GET", `/projects/shop/automations/${created.id}`)).json();
   expect(after).toMatchObject({
-    name: "from yaml", description: "made from a JSON file", retries: 2, tags: ["file"],
+    name: "from yaml",
+    description: "made from a JSON file",
+    retries: 2,
+    tags: ["file"],
     steps: [{ name: "read item 8", request: { method: "GET", url: "/items/8" }, expect: [{ status: 404 }] }],
   });
   expect(after.steps).toHaveLength(1);

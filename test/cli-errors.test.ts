@@ -54,7 +54,13 @@ test.each([
   ["an invalid body is 400: exit 2 with the details", ["automations", "create", "--name", "x", "--kind", "http", "--steps", "[]"], {}, 2, "steps"],
   ["another workspace's project is 404", ["automations", "list", "--project", "globex-secret"], {}, 4, "not_found"],
   ["no project anywhere: exit 2", ["runs", "list"], { SVC_PROJECT: "" }, 2, "no project"],
-  ["a taken slug is a 409 conflict: exit 2 (a usage error, not a failed run)", ["projects", "create", "Again", "--slug", "shop"], {}, 2, "conflict: a project with slug \"shop\" already exists"],
+  [
+    "a taken slug is a 409 conflict: exit 2 (a usage error, not a failed run)",
+    ["projects", "create", "Again", "--slug", "shop"],
+    {},
+    2,
+    'conflict: a project with slug "shop" already exists',
+  ],
 ] as const)("%s", async (_name, args, env, code, text) => {
   const r = await cli.run([...args], { env: { ...env } });
   expect({ code: r.code, stdout: r.stdout }).toEqual({ code, stdout: "" });

@@ -34,7 +34,12 @@ test("every operation a key may call gets its command from the manifest alone, w
 test("exactly the operations the manifest declares watchable get --watch, and runs and group runs --junit", () => {
   const watchable = operations.filter((o) => o.cli.watch);
   expect(byKey(watchable)).toEqual(["run_automation", "run_feature", "run_group", "start_generation"]);
-  expect(Object.fromEntries(watchable.map((o) => [o.name, o.cli.watch]))).toEqual({ run_automation: "run", run_feature: "group_run", run_group: "group_run", start_generation: "generation" });
+  expect(Object.fromEntries(watchable.map((o) => [o.name, o.cli.watch]))).toEqual({
+    run_automation: "run",
+    run_feature: "group_run",
+    run_group: "group_run",
+    start_generation: "generation",
+  });
   for (const op of operations.filter((o) => !o.sessionOnly)) {
     const flags = longFlags(commandFor(op));
     expect({ op: op.name, watch: flags.includes("--watch") }).toEqual({ op: op.name, watch: op.cli.watch !== undefined });

@@ -34,8 +34,14 @@ beforeAll(async () => {
   };
   await post("/projects", { name: "CI" });
   await post("/projects/ci/environments", { name: "staging", variables: { BASE_URL: `http://127.0.0.1:${target.port}` } });
-  for (const [name, url] of [["passing", "/ok"], ["failing", "/fail"], ["slow", "/slow-ok"]] as const) {
-    ids[name] = (await post("/projects/ci/automations", { name, kind: "http", steps: [{ name: `get ${url}`, request: { url }, expect: [{ status: 200 }] }] })).id;
+  for (const [name, url] of [
+    ["passing", "/ok"],
+    ["failing", "/fail"],
+    ["slow", "/slow-ok"],
+  ] as const) {
+    ids[name] = (
+      await post("/projects/ci/automations", { name, kind: "http", steps: [{ name: `get ${url}`, request: { url }, expect: [{ status: 200 }] }] })
+    ).id;
   }
 });
 afterAll(async () => {
@@ -46,7 +52,10 @@ afterAll(async () => {
 
 test("automations run --watch on a passing automation: exit 0, progress lines, the final run printed", async () => {
   const r = await cli.run(["automations", "run", ids.passing ?? "", "--env", "staging", "--watch"]);
-  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: expect.stringMatching(/run run_\w+ passed \(1\/1 steps, 0 failed\) in [\d.]+ m?s\n$/) });
+  expect({ code: r.code, stderr: r.stderr }).toEqual({
+    code: 0,
+    stderr: expect.stringMatching(/run run_\w+ passed \(1\/1 steps, 0 failed\) in [\d.]+ m?s\n$/),
+  });
   expect(r.stderr).not.toContain("\x1b[");
   expect(r.stdout).toContain("status");
   expect(r.stdout).toContain("passed");
@@ -85,10 +94,12 @@ test("runs watch follows an existing run; groups run --watch follows a group run
 });
 
 test("generate --watch follows the generation to its end and prints what it made", async () => {
-  const feature = await (await s.call("POST", "/projects/ci/features", {
-    name: "Health",
-    acceptance_criteria: 'Feature: Health\n  Scenario: ok answers\n    When I send GET "/ok"\n    Then the response status should be 200\n',
-  })).json();
+  const feature = await (
+    await s.call("POST", "/projects/ci/features", {
+      name: "Health",
+      acceptance_criteria: 'Feature: Health\n  Scenario: ok answers\n    When I send GET "/ok"\n    Then the response status should be 200\n',
+    })
+  ).json();
   const r = await cli.run(["generate", feature.id, "--strategy", "gherkin", "--watch", "--json"]);
   expect(r.code).toBe(0);
   expect(r.stderr).toMatch(/generation gen_\w+ succeeded/);
@@ -99,7 +110,9 @@ test("generate --watch follows the generation to its end and prints what it made
 
 test("generate --watch on a generation that fails: exit 1, the failure on stderr and the record with its error on stdout", async () => {
   // Criteria that are not Gherkin: the gherkin strategy cannot run, so the job ends failed.
-  const feature = await (await s.call("POST", "/projects/ci/features", { name: "Prose", acceptance_criteria: "- users can sign in\n- users can sign out" })).json();
+  const feature = await (
+    await s.call("POST", "/projects/ci/features", { name: "Prose", acceptance_criteria: "- users can sign in\n- users can sign out" })
+  ).json();
   const r = await cli.run(["generate", feature.id, "--strategy", "gherkin", "--watch"]);
   expect(r.code).toBe(1);
   expect(r.stderr).toMatch(/generation gen_\w+ failed/);
@@ -107,7 +120,12 @@ test("generate --watch on a generation that fails: exit 1, the failure on stderr
   expect(r.stdout).toContain("the gherkin strategy cannot run");
   const asJson = await cli.run(["generate", feature.id, "--strategy", "gherkin", "--watch", "--json"]);
   expect(asJson.code).toBe(1);
-  expect(JSON.parse(asJson.stdout)).toMatchObject({ feature_id: feature.id, status: "failed", automation_ids: [], error: expect.stringContaining("no Gherkin scenario") });
+  expect(JSON.parse(asJson.stdout)).toMatchObject({
+    feature_id: feature.id,
+    status: "failed",
+    automation_ids: [],
+    error: expect.stringContaining("no Gherkin scenario"),
+  });
 });
 
 test("on a terminal, --watch draws a spinner line in place and ends with a mark", async () => {

@@ -8,7 +8,14 @@ import { buildProgram } from "../src/main";
 /** The full `--help` text of a command, as `svc <words> --help` prints it, at a fixed width and without colour. */
 function helpOf(cmd: Command): string {
   let out = "";
-  cmd.configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (out += s), getOutHelpWidth: () => 100, getErrHelpWidth: () => 100, getOutHasColors: () => false, getErrHasColors: () => false });
+  cmd.configureOutput({
+    writeOut: (s) => (out += s),
+    writeErr: (s) => (out += s),
+    getOutHelpWidth: () => 100,
+    getErrHelpWidth: () => 100,
+    getOutHasColors: () => false,
+    getErrHasColors: () => false,
+  });
   cmd.outputHelp();
   return out;
 }

@@ -43,7 +43,11 @@ describe("the error table", () => {
   test("the CLI exits with the table's code, and MCP marks the result as the table says", () => {
     for (const code of codes) {
       const e = new ClientError(ERROR_TABLE[code].status, code, "x");
-      expect({ code, exit: exitCodeFor(e), isError: errorResult(e).isError }).toEqual({ code, exit: ERROR_TABLE[code].exit, isError: ERROR_TABLE[code].mcpIsError });
+      expect({ code, exit: exitCodeFor(e), isError: errorResult(e).isError }).toEqual({
+        code,
+        exit: ERROR_TABLE[code].exit,
+        isError: ERROR_TABLE[code].mcpIsError,
+      });
     }
   });
 
@@ -60,11 +64,18 @@ describe("the error table", () => {
       const seen: { status: number; code: string; exit: number }[] = [];
       for (const status of [...codes.map((c) => ERROR_TABLE[c].status), 418, 502]) {
         nextStatus = status;
-        const err = await client.send(ops.listProjects, {}).then(() => null, (e: unknown) => e as ClientError);
+        const err = await client.send(ops.listProjects, {}).then(
+          () => null,
+          (e: unknown) => e as ClientError,
+        );
         if (!err) throw new Error(`status ${status} did not fail`);
         seen.push({ status, code: err.error, exit: exitCodeFor(err) });
       }
-      const expected: { status: number; code: string; exit: number }[] = codes.map((c) => ({ status: ERROR_TABLE[c].status, code: c, exit: ERROR_TABLE[c].exit }));
+      const expected: { status: number; code: string; exit: number }[] = codes.map((c) => ({
+        status: ERROR_TABLE[c].status,
+        code: c,
+        exit: ERROR_TABLE[c].exit,
+      }));
       expected.push({ status: 418, code: "invalid_request", exit: 2 }, { status: 502, code: "internal_error", exit: 6 });
       expect(seen).toEqual(expected);
     });

@@ -20,9 +20,12 @@ describe("the OpenAPI document", () => {
 
   test("every operation declares 400, 401, 413, 429, 500 and 503, with X-Request-Id on every response", () => {
     for (const e of entries) {
-      for (const status of ["400", "401", "413", "429", "500", "503"]) expect({ op: e.operationId, status, declared: status in e.responses }).toEqual({ op: e.operationId, status, declared: true });
+      for (const status of ["400", "401", "413", "429", "500", "503"])
+        expect({ op: e.operationId, status, declared: status in e.responses }).toEqual({ op: e.operationId, status, declared: true });
       for (const [status, r] of Object.entries(e.responses)) {
-        expect({ op: e.operationId, status, headers: Object.keys(r.headers ?? {}) }).toMatchObject({ headers: expect.arrayContaining(["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) });
+        expect({ op: e.operationId, status, headers: Object.keys(r.headers ?? {}) }).toMatchObject({
+          headers: expect.arrayContaining(["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]),
+        });
       }
       for (const status of ["429", "503"]) expect(Object.keys(e.responses[status]?.headers ?? {})).toContain("Retry-After");
     }
@@ -45,8 +48,16 @@ describe("the OpenAPI document", () => {
   });
 
   test("Idempotency-Key is a request header of exactly the operations that honour it", () => {
-    const honouring = entries.filter((e) => JSON.stringify(e.parameters).includes("IdempotencyKey")).map((e) => e.operationId).sort();
-    expect(honouring).toEqual(operations.filter((o) => o.startsWork).map((o) => o.name).sort());
+    const honouring = entries
+      .filter((e) => JSON.stringify(e.parameters).includes("IdempotencyKey"))
+      .map((e) => e.operationId)
+      .sort();
+    expect(honouring).toEqual(
+      operations
+        .filter((o) => o.startsWork)
+        .map((o) => o.name)
+        .sort(),
+    );
     expect(honouring.length).toBeGreaterThan(0);
     const param = (doc.components as { parameters: Record<string, Json> }).parameters.IdempotencyKey;
     expect(param).toMatchObject({ name: "Idempotency-Key", in: "header" });
@@ -88,7 +99,9 @@ describe("real responses keep the document", () => {
     const checker = contractChecker(true);
     const headers = { "content-type": "application/json", "x-request-id": "req_1" };
     expect(await checker.problems("GET", "/projects", new Response("{}", { status: 409, headers }))).toEqual([expect.stringContaining("status not declared")]);
-    expect(await checker.problems("GET", "/projects", new Response(JSON.stringify({ data: "no" }), { status: 200, headers }))).toEqual([expect.stringContaining("does not match")]);
+    expect(await checker.problems("GET", "/projects", new Response(JSON.stringify({ data: "no" }), { status: 200, headers }))).toEqual([
+      expect.stringContaining("does not match"),
+    ]);
     expect(await checker.problems("GET", "/projects", new Response(JSON.stringify({ data: [], next_cursor: null }), { status: 200, headers }))).toEqual([]);
   });
 });

@@ -25,7 +25,12 @@ const cases: { name: string; op: OperationKey; http: [string, string, unknown?];
   { name: "a missing field", op: "createProject", http: ["POST", "/projects", {}], input: { body: {} } },
   { name: "an unknown field", op: "createProject", http: ["POST", "/projects", { name: "X", colour: "red" }], input: { body: { name: "X", colour: "red" } } },
   { name: "a bad query field", op: "listProjects", http: ["GET", "/projects?limit=0"], input: { query: { limit: "0" } } },
-  { name: "a nested bad field", op: "createEnvironment", http: ["POST", "/projects/shop/environments", { name: "qa", variables: { "1X": "v" } }], input: { params: { project: "shop" }, body: { name: "qa", variables: { "1X": "v" } } } },
+  {
+    name: "a nested bad field",
+    op: "createEnvironment",
+    http: ["POST", "/projects/shop/environments", { name: "qa", variables: { "1X": "v" } }],
+    input: { params: { project: "shop" }, body: { name: "qa", variables: { "1X": "v" } } },
+  },
   { name: "an unknown project", op: "getProject", http: ["GET", "/projects/nowhere"], input: { params: { project: "nowhere" } } },
   { name: "a member deleting a project", op: "deleteProject", http: ["DELETE", "/projects/shop"], input: { params: { project: "shop" } } },
   { name: "a key calling a session-only operation", op: "createKey", http: ["POST", "/keys", { name: "k" }], input: { body: { name: "k" } } },

@@ -34,7 +34,9 @@ async function inMountNamespace(script: string): Promise<{ code: number; stdout:
   requireBinary();
   const proc = Bun.spawn([...UNSHARE, "sh", "-ec", script], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", SVC: BINARY, SVC_LOG_LEVEL: "error" },
-    stdin: "ignore", stdout: "pipe", stderr: "pipe",
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
   });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
@@ -112,7 +114,9 @@ describe("disk faults (compiled binary)", () => {
     ].join("; ");
     const proc = Bun.spawn([...UNSHARE, "sh", "-ec", script], {
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", SVC: BINARY, SVC_LOG_LEVEL: "error", SVC_RATE_LIMIT_ENABLED: "false" },
-      stdin: "ignore", stdout: "pipe", stderr: "pipe",
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
     });
     let stdout = "";
     let stderr = "";
@@ -182,7 +186,11 @@ describe("disk faults (compiled binary)", () => {
       const ballastInNs = `/proc/${proc.pid}/root${ballast}`;
       expect(existsSync(ballastInNs)).toBe(true);
       rmSync(ballastInNs);
-      const after = await fetch(`${api}/projects/full/features`, { method: "POST", headers, body: JSON.stringify({ name: "after", description: "space again" }) });
+      const after = await fetch(`${api}/projects/full/features`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ name: "after", description: "space again" }),
+      });
       expect(after.status).toBe(201);
       expect((await fetch(`${url}/readyz`)).status).toBe(200);
 

@@ -41,7 +41,7 @@ function rawTarget(socket: Socket): void {
       return;
     }
     // Headers promise 1 MB, a few bytes follow, then the connection goes away.
-    socket.write("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1048576\r\n\r\n{\"partial\": ");
+    socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1048576\r\n\r\n{"partial": ');
     setTimeout(() => (path === "/reset-mid" ? socket.resetAndDestroy() : socket.end()), 50);
   });
 }
@@ -98,13 +98,16 @@ const INVALID_UTF8 = new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0x80, 0
 beforeAll(async () => {
   GZIP_BOMB = await gzipBomb();
   http = Bun.serve({
-    port: 0, hostname: "127.0.0.1", idleTimeout: 0,
+    port: 0,
+    hostname: "127.0.0.1",
+    idleTimeout: 0,
     fetch(req) {
       const path = new URL(req.url).pathname;
       if (path === "/big-json") return new Response(BIG_JSON, { headers: { "content-type": "application/json" } });
       if (path === "/big") return new Response("x".repeat(TEN_MB), { headers: { "content-type": "text/plain" } });
       if (path === "/bad-utf8") return new Response(INVALID_UTF8, { headers: { "content-type": "text/plain; charset=utf-8" } });
-      if (path === "/garbage-json") return new Response(new Uint8Array([0xff, 0xfe, 0x80, 0x7b, 0xc3, 0x28]), { headers: { "content-type": "application/json" } });
+      if (path === "/garbage-json")
+        return new Response(new Uint8Array([0xff, 0xfe, 0x80, 0x7b, 0xc3, 0x28]), { headers: { "content-type": "application/json" } });
       if (path === "/bad-utf8-json") return new Response(INVALID_UTF8, { headers: { "content-type": "application/json" } });
       if (path === "/gzip-bomb") return new Response(GZIP_BOMB, { headers: { "content-type": "text/plain", "content-encoding": "gzip" } });
       if (path === "/redirect-loop") return new Response(null, { status: 302, headers: { location: "/redirect-loop" } });
@@ -118,7 +121,10 @@ beforeAll(async () => {
   const addr = raw.address();
   if (!addr || typeof addr === "string") throw new Error("the raw target has no port");
   rawUrl = `http://127.0.0.1:${addr.port}`;
-  s = await startTestServer({ rate_limit: { enabled: false }, runner: { concurrency: 8, response_excerpt_bytes: EXCERPT_BYTES, max_response_bytes: 16 * 1024 * 1024 } });
+  s = await startTestServer({
+    rate_limit: { enabled: false },
+    runner: { concurrency: 8, response_excerpt_bytes: EXCERPT_BYTES, max_response_bytes: 16 * 1024 * 1024 },
+  });
   ({ project } = await projectWithEnv(s, "bad targets", { BASE_URL: `http://127.0.0.1:${http.port}`, RAW: rawUrl }));
 });
 
@@ -129,8 +135,13 @@ afterAll(async () => {
   await http.stop(true);
 });
 
-const automation = (steps: unknown[], timeoutMs = 10_000) =>
-  ({ name: `t-${crypto.randomUUID().slice(0, 8)}`, kind: "http", environment: "test", timeout_ms: timeoutMs, steps });
+const automation = (steps: unknown[], timeoutMs = 10_000) => ({
+  name: `t-${crypto.randomUUID().slice(0, 8)}`,
+  kind: "http",
+  environment: "test",
+  timeout_ms: timeoutMs,
+  steps,
+});
 
 /** The run's row as stored: its size proves the excerpts are capped in the database, not only in the API. */
 function storedResultsBytes(runId: string): number {
@@ -207,7 +218,16 @@ const cases: Case[] = [
   },
   {
     name: "a 10 MB JSON body: assertions on the whole document record a capped actual value",
-    steps: [{ request: { url: "/big-json" }, expect: [{ json: "$", exists: true }, { json: "$.items", type: "array" }, { json: "$.items[159999].id", equals: 159_999 }] }],
+    steps: [
+      {
+        request: { url: "/big-json" },
+        expect: [
+          { json: "$", exists: true },
+          { json: "$.items", type: "array" },
+          { json: "$.items[159999].id", equals: 159_999 },
+        ],
+      },
+    ],
     check(run) {
       expect(run.status).toBe("passed");
       expect(run.steps[0]?.response?.truncated).toBe(true);
@@ -324,7 +344,9 @@ describe("runs against misbehaving targets", () => {
     }
     latencies.sort((a, b) => a - b);
     const pct = (p: number) => (latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0).toFixed(1);
-    console.log(`GET /projects/${project} while ${inProgressCounts[0]}..${inProgressCounts.at(-1)} bad-target runs were in progress: ${latencies.length} reads, median ${pct(0.5)} ms, p99 ${pct(0.99)} ms, max ${pct(1)} ms`);
+    console.log(
+      `GET /projects/${project} while ${inProgressCounts[0]}..${inProgressCounts.at(-1)} bad-target runs were in progress: ${latencies.length} reads, median ${pct(0.5)} ms, p99 ${pct(0.99)} ms, max ${pct(1)} ms`,
+    );
     expect(latencies.length).toBeGreaterThan(0);
 
     for (const { c, runId } of started) {

@@ -21,7 +21,9 @@ beforeAll(async () => {
   valid.environmentId = (await j(s.call("POST", "/projects/shop/environments", { name: "staging", secrets: { T: "staging-secret" } }))).id;
   valid.feature = (await j(s.call("POST", "/projects/shop/features", { name: "F" }))).id;
   // A target that never answers keeps the queued run from finishing while the fuzzer runs.
-  valid.automationId = (await j(s.call("POST", "/projects/shop/automations", { name: "A", kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/" } }] }))).id;
+  valid.automationId = (
+    await j(s.call("POST", "/projects/shop/automations", { name: "A", kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/" } }] }))
+  ).id;
   valid.groupId = (await j(s.call("POST", "/projects/shop/groups", { name: "G", automation_ids: [valid.automationId] }))).id;
   const me = await j(s.call("GET", "/me"));
   valid.userId = me.user.id;
@@ -35,7 +37,9 @@ afterAll(() => s.stop());
 /** Every table's rows, for before/after comparison (last-used times and idempotency records excluded). */
 function dump(): string {
   const db = new Database(join(s.dataDir, "svc.sqlite"), { readonly: true });
-  const tables = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'kysely_%' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[];
+  const tables = db
+    .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'kysely_%' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+    .all() as { name: string }[];
   const out: Record<string, unknown[]> = {};
   for (const { name } of tables) {
     if (name === "idempotency_keys") continue;
@@ -50,12 +54,19 @@ function dump(): string {
 
 const junkString = fc.oneof(
   fc.string({ maxLength: 40 }),
-  fc.constantFrom("../../etc/passwd", "' OR 1=1 --", "\"; DROP TABLE projects; --", "%00", "\u0000", "💥".repeat(10), "a".repeat(5000), "{{x}}", "<script>"),
+  fc.constantFrom("../../etc/passwd", "' OR 1=1 --", '"; DROP TABLE projects; --', "%00", "\u0000", "💥".repeat(10), "a".repeat(5000), "{{x}}", "<script>"),
 );
 const wrongValue = fc.oneof(
-  fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant(Number.NaN), fc.constant(-1),
-  fc.array(fc.anything(), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.anything(), { maxKeys: 3 }),
-  junkString, fc.constant("x".repeat(100_000)),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(Number.NaN),
+  fc.constant(-1),
+  fc.array(fc.anything(), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 5 }), fc.anything(), { maxKeys: 3 }),
+  junkString,
+  fc.constant("x".repeat(100_000)),
 );
 function deep(n: number): unknown {
   let v: unknown = 1;
@@ -116,13 +127,16 @@ describe("every operation refuses bad input without a 5xx and without changing a
       // Bad query strings on reads: 400 or a normal answer, never a 5xx.
       if (op.method === "GET") {
         await fc.assert(
-          fc.asyncProperty(fc.dictionary(fc.constantFrom("limit", "cursor", "status", "kind", "q", "feature", "group", "automation"), junkString, { maxKeys: 3 }), async (q) => {
-            const qs = new URLSearchParams(q).toString();
-            const res = await s.call("GET", `${pathFor(op, valid)}?${qs}`);
-            if (res.status >= 500) throw new Error(`${res.status} for ?${qs}: ${await res.text()}`);
-            if (res.status !== 200) await expectClientError(res, [400, 404]);
-            else await res.arrayBuffer();
-          }),
+          fc.asyncProperty(
+            fc.dictionary(fc.constantFrom("limit", "cursor", "status", "kind", "q", "feature", "group", "automation"), junkString, { maxKeys: 3 }),
+            async (q) => {
+              const qs = new URLSearchParams(q).toString();
+              const res = await s.call("GET", `${pathFor(op, valid)}?${qs}`);
+              if (res.status >= 500) throw new Error(`${res.status} for ?${qs}: ${await res.text()}`);
+              if (res.status !== 200) await expectClientError(res, [400, 404]);
+              else await res.arrayBuffer();
+            },
+          ),
           { numRuns: 60 },
         );
       }
@@ -135,10 +149,17 @@ describe("every operation refuses bad input without a 5xx and without changing a
           { numRuns: 150 },
         );
         for (const [raw, type, status] of [
-          ['{"name": ', "application/json", 400], ["\u00ff\u00fe{", "application/json", 400], ["name=x", "application/x-www-form-urlencoded", 415],
-          ["{}", "text/plain", 415], [`{"name":"${"x".repeat(70_000)}"}`, "application/json", 413],
+          ['{"name": ', "application/json", 400],
+          ["\u00ff\u00fe{", "application/json", 400],
+          ["name=x", "application/x-www-form-urlencoded", 415],
+          ["{}", "text/plain", 415],
+          [`{"name":"${"x".repeat(70_000)}"}`, "application/json", 413],
         ] as const) {
-          const res = await fetch(`${s.api}${pathFor(op, valid)}`, { method: op.method, headers: { authorization: `Bearer ${s.key}`, "content-type": type }, body: raw });
+          const res = await fetch(`${s.api}${pathFor(op, valid)}`, {
+            method: op.method,
+            headers: { authorization: `Bearer ${s.key}`, "content-type": type },
+            body: raw,
+          });
           await expectClientError(res, [status]);
         }
       }

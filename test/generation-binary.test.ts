@@ -34,9 +34,23 @@ async function pollGeneration(base: string, path: string, until: (g: Record<stri
 beforeAll(async () => {
   app = startTargetApp();
   // An LLM endpoint that never answers: the job stays running until the process is killed.
-  llm = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => { llmCalls++; return new Promise<Response>(() => undefined); } });
+  llm = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: () => {
+      llmCalls++;
+      return new Promise<Response>(() => undefined);
+    },
+  });
   dir = tempDir("svc-gen-bin-");
-  expect((await runBinary(["admin", "create-user", "--email", "ops@acme.test", "--name", "Ops", "--workspace", "acme", "--password-stdin"], { cwd: dir, stdin: "a long password\n" })).code).toBe(0);
+  expect(
+    (
+      await runBinary(["admin", "create-user", "--email", "ops@acme.test", "--name", "Ops", "--workspace", "acme", "--password-stdin"], {
+        cwd: dir,
+        stdin: "a long password\n",
+      })
+    ).code,
+  ).toBe(0);
   key = JSON.parse((await runBinary(["admin", "create-key", "--email", "ops@acme.test", "--workspace", "acme", "--json"], { cwd: dir })).stdout).key;
 });
 afterAll(async () => {
@@ -45,7 +59,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const llmEnv = () => ({ SVC_GENERATION_LLM_BASE_URL: `http://127.0.0.1:${llm.port}/v1`, SVC_GENERATION_LLM_MODEL: "m", SVC_GENERATION_LLM_TIMEOUT_MS: "600000" });
+const llmEnv = () => ({
+  SVC_GENERATION_LLM_BASE_URL: `http://127.0.0.1:${llm.port}/v1`,
+  SVC_GENERATION_LLM_MODEL: "m",
+  SVC_GENERATION_LLM_TIMEOUT_MS: "600000",
+});
 
 describe("generation in the compiled executable", () => {
   let serve: ServeProcess;
@@ -69,7 +87,12 @@ describe("generation in the compiled executable", () => {
       const path = `/projects/${project}/features/${id}/generation`;
       expect((await call(serve.url, "POST", path, { strategy })).status).toBe(202);
       const g = await pollGeneration(serve.url, path, (x) => x.status !== "queued" && x.status !== "running");
-      expect({ strategy, status: g.status, error: g.error, made: (g.automation_ids as string[]).length }).toEqual({ strategy, status: "succeeded", error: null, made: count });
+      expect({ strategy, status: g.status, error: g.error, made: (g.automation_ids as string[]).length }).toEqual({
+        strategy,
+        status: "succeeded",
+        error: null,
+        made: count,
+      });
     }
     expect(await serve.stop()).toBe(0);
   }, 60_000);

@@ -84,19 +84,28 @@ describe("gherkin values and methods", () => {
     const autos = await automationsOf(t, project, g);
     const byName = Object.fromEntries(autos.map((a) => [a.name, a]));
     expect(autos.map((a) => a.kind)).toEqual(autos.map(() => "http"));
-    expect(byName["Put a thing"]?.steps).toEqual([{
-      name: "PUT /things/7", request: { method: "PUT", url: "/things/7" },
-      expect: [{ status: 200 }, { json: "$.a.b", equals: true }, { json: "$.method", equals: "PUT" }],
-    }]);
-    expect(byName["Patch a thing"]?.steps).toEqual([{
-      name: "PATCH /things/7", request: { method: "PATCH", url: "/things/7" },
-      expect: [{ status: 200 }, { json: "$.a.c", equals: false }, { json: "$.a.d", equals: null }],
-    }]);
+    expect(byName["Put a thing"]?.steps).toEqual([
+      {
+        name: "PUT /things/7",
+        request: { method: "PUT", url: "/things/7" },
+        expect: [{ status: 200 }, { json: "$.a.b", equals: true }, { json: "$.method", equals: "PUT" }],
+      },
+    ]);
+    expect(byName["Patch a thing"]?.steps).toEqual([
+      {
+        name: "PATCH /things/7",
+        request: { method: "PATCH", url: "/things/7" },
+        expect: [{ status: 200 }, { json: "$.a.c", equals: false }, { json: "$.a.d", equals: null }],
+      },
+    ]);
     // The method is upper-cased whatever its case in the criteria.
-    expect(byName["Delete a thing"]?.steps).toEqual([{
-      name: "DELETE /things/7", request: { method: "DELETE", url: "/things/7" },
-      expect: [{ status: 200 }, { json: "$.a.e", equals: -2.75 }],
-    }]);
+    expect(byName["Delete a thing"]?.steps).toEqual([
+      {
+        name: "DELETE /things/7",
+        request: { method: "DELETE", url: "/things/7" },
+        expect: [{ status: 200 }, { json: "$.a.e", equals: -2.75 }],
+      },
+    ]);
     expect(byName["the sign counts"]?.steps[0]?.expect).toEqual([{ json: "$.a.e", equals: 2.75 }]);
 
     methodsSeen.length = 0;

@@ -9,7 +9,6 @@ import { SHOP_CRITERIA } from "./helpers/gen-target-app";
 import { clickTarget } from "../src/generation/gherkin/phrases";
 import { startTestServer, type TestServer } from "./helpers/server";
 
-
 let t: TestServer;
 let project: string;
 
@@ -49,14 +48,20 @@ describe("gherkin generation", () => {
     expect(signIn?.steps.slice(-3)).toEqual([{ expect: { url: "/dashboard" } }, { click: clickTarget("Show details") }, { expect: { text: "Order history" } }]);
     expect(clickTarget("Sign in")).toStartWith('internal:role=button[name="Sign in"s] >> internal:or="internal:role=link[name=\\"Sign in\\"s]"');
     expect(read?.kind).toBe("http");
-    expect(read?.steps).toEqual([{
-      name: "GET /api/items/1", request: { method: "GET", url: "/api/items/1" },
-      expect: [{ status: 200 }, { json: "$.id", equals: 1 }, { json: "$.name", equals: "Widget" }, { header: "content-type", contains: "json" }],
-    }]);
-    expect(create?.steps).toEqual([{
-      name: "POST /api/items", request: { method: "POST", url: "/api/items", json: { name: "Gadget", price: 3 } },
-      expect: [{ status: 201 }, { json: "$.name", equals: "Gadget" }],
-    }]);
+    expect(read?.steps).toEqual([
+      {
+        name: "GET /api/items/1",
+        request: { method: "GET", url: "/api/items/1" },
+        expect: [{ status: 200 }, { json: "$.id", equals: 1 }, { json: "$.name", equals: "Widget" }, { header: "content-type", contains: "json" }],
+      },
+    ]);
+    expect(create?.steps).toEqual([
+      {
+        name: "POST /api/items",
+        request: { method: "POST", url: "/api/items", json: { name: "Gadget", price: 3 } },
+        expect: [{ status: 201 }, { json: "$.name", equals: "Gadget" }],
+      },
+    ]);
     expect(create?.description).toContain('line 28 "But I frobnicate the response "x""');
     expect(row1?.steps[0]).toMatchObject({ request: { url: "/api/items/1" }, expect: [{ status: 200 }] });
     expect(row2?.steps[0]).toMatchObject({ request: { url: "/api/items/999" }, expect: [{ status: 404 }] });
@@ -100,14 +105,20 @@ describe("gherkin generation", () => {
   });
 
   test("invalid Gherkin is a warning quoting the parser, not a crash", async () => {
-    const feature = await createFeature(t, project, { name: "Broken", acceptance_criteria: `Feature: X\n  Scenario: A\n    Given I open "/"\n  Scenario B\n    | a |\n` });
+    const feature = await createFeature(t, project, {
+      name: "Broken",
+      acceptance_criteria: `Feature: X\n  Scenario: A\n    Given I open "/"\n  Scenario B\n    | a |\n`,
+    });
     const g = await generate(t, project, feature, "gherkin");
     expect(g.status).toBe("succeeded");
     expect(g.automation_ids).toEqual([]);
     expect(g.warnings[0]?.message).toContain("not valid Gherkin");
     expect(g.warnings[0]?.message).toContain("(line 4, column 3)");
     expect(g.warnings[0]?.message).toContain("got 'Scenario B'");
-    const empty = await createFeature(t, project, { name: "No rows", acceptance_criteria: `Feature: X\n  Scenario Outline: A <a>\n    Given I open "<a>"\n  Examples:\n    | a |\n` });
+    const empty = await createFeature(t, project, {
+      name: "No rows",
+      acceptance_criteria: `Feature: X\n  Scenario Outline: A <a>\n    Given I open "<a>"\n  Examples:\n    | a |\n`,
+    });
     const g2 = await generate(t, project, empty, "gherkin");
     expect(g2.automation_ids).toEqual([]);
     expect(g2.warnings).toEqual([expect.objectContaining({ line: 2, message: 'No automation for scenario "A <a>": its Examples table has no rows' })]);

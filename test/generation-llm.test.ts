@@ -10,12 +10,21 @@ type Behaviour = "valid" | "invalid" | "hang" | "error";
 
 const VALID = {
   automations: [
-    { name: "item 1 exists", kind: "http", steps: [{ name: "get item", request: { method: "GET", url: "/api/items/1" }, expect: [{ status: 200 }, { json: "$.id", equals: 1 }] }] },
+    {
+      name: "item 1 exists",
+      kind: "http",
+      steps: [{ name: "get item", request: { method: "GET", url: "/api/items/1" }, expect: [{ status: 200 }, { json: "$.id", equals: 1 }] }],
+    },
     { name: "home shows the shop", kind: "browser", tags: ["smoke"], steps: [{ goto: "/" }, { expect: { text: "Acme Shop" } }] },
   ],
 };
 // Wrong on purpose: an unknown kind, and an http automation with a browser step.
-const INVALID = { automations: [{ name: "bad", kind: "soap", steps: [] }, { name: "mixed", kind: "http", steps: [{ goto: "/" }] }] };
+const INVALID = {
+  automations: [
+    { name: "bad", kind: "soap", steps: [] },
+    { name: "mixed", kind: "http", steps: [{ goto: "/" }] },
+  ],
+};
 
 interface Received {
   authorization: string | null;
@@ -31,7 +40,11 @@ let app: TargetApp;
 const TIMEOUT_MS = 1500;
 
 function answer(content: unknown): Response {
-  return Response.json({ id: "cmpl-1", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: JSON.stringify(content) }, finish_reason: "stop" }] });
+  return Response.json({
+    id: "cmpl-1",
+    object: "chat.completion",
+    choices: [{ index: 0, message: { role: "assistant", content: JSON.stringify(content) }, finish_reason: "stop" }],
+  });
 }
 
 beforeAll(async () => {
@@ -49,7 +62,9 @@ beforeAll(async () => {
     },
   });
   process.env.SVC_TEST_LLM_KEY = "sk-local-test-key";
-  t = await startTestServer({ generation: { llm: { base_url: `http://127.0.0.1:${llm.port}/v1`, model: "test-model", api_key_env: "SVC_TEST_LLM_KEY", timeout_ms: TIMEOUT_MS } } });
+  t = await startTestServer({
+    generation: { llm: { base_url: `http://127.0.0.1:${llm.port}/v1`, model: "test-model", api_key_env: "SVC_TEST_LLM_KEY", timeout_ms: TIMEOUT_MS } },
+  });
   project = await createProject(t, "llm-shop");
   app = startTargetApp();
 });

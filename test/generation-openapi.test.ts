@@ -19,7 +19,17 @@ afterAll(async () => {
 describe("OpenAPI documents on upload", () => {
   test.each([
     ["a missing required field", { openapi: "3.0.3", info: { title: "x" }, paths: {} }, "#/info must have required property 'version'"],
-    ["a dangling $ref", { openapi: "3.1.0", info: { title: "x", version: "1" }, paths: { "/a": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema: { $ref: "#/components/schemas/Nope" } } } } } } } } }, 'Missing $ref pointer "#/components/schemas/Nope"'],
+    [
+      "a dangling $ref",
+      {
+        openapi: "3.1.0",
+        info: { title: "x", version: "1" },
+        paths: {
+          "/a": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema: { $ref: "#/components/schemas/Nope" } } } } } } },
+        },
+      },
+      'Missing $ref pointer "#/components/schemas/Nope"',
+    ],
     ["Swagger 2.0", { swagger: "2.0", info: { title: "x", version: "1" }, paths: {} }, "OpenAPI 3.x"],
   ])("%s → 400 with the parser's message, and nothing changes", async (_name, doc, message) => {
     const res = await t.call("PATCH", `/projects/${project}`, { openapi: doc });
@@ -57,14 +67,26 @@ describe("openapi generation", () => {
     expect(missing?.steps.map((s) => (s.request as { json: unknown }).json)).toEqual([{ price: 3 }, { name: "Gadget" }]);
     expect(missing?.steps[0]?.expect).toEqual([{ status: { gte: 400, lt: 500 } }]);
     expect(byName.get("getItem: GET /items/{id} answers 200")?.steps[0]).toMatchObject({ request: { url: "/items/1" } });
-    expect(byName.get("getItem: GET /items/{id} with an unknown id answers 404")?.steps[0]).toMatchObject({ request: { url: "/items/987654321" }, expect: [{ status: 404 }] });
+    expect(byName.get("getItem: GET /items/{id} with an unknown id answers 404")?.steps[0]).toMatchObject({
+      request: { url: "/items/987654321" },
+      expect: [{ status: 404 }],
+    });
     const chain = byName.get("createItem then getItem: what is created can be read");
     expect(chain?.steps[0]).toMatchObject({ capture: { created_id: "$.id" } });
     expect(chain?.steps[1]).toMatchObject({ request: { url: "/items/{{created_id}}" } });
     // The list response is an array of $ref'd items: dereferenced into plain JSON Schema.
     expect(byName.get("listItems: GET /items answers 200")?.steps[0]?.expect).toEqual([
       { status: 200 },
-      { schema: { type: "array", items: { type: "object", required: ["id", "name", "price"], properties: { id: { type: "integer" }, name: { type: "string" }, price: { type: "number" } } } } },
+      {
+        schema: {
+          type: "array",
+          items: {
+            type: "object",
+            required: ["id", "name", "price"],
+            properties: { id: { type: "integer" }, name: { type: "string" }, price: { type: "number" } },
+          },
+        },
+      },
     ]);
   });
 

@@ -46,7 +46,11 @@ describe("generated automations run", () => {
     expect(autos.length).toBe(8);
     for (const a of autos) {
       const run = await runToEnd(t, project, a.id, "api");
-      expect({ name: a.name, status: run.status, steps: run.steps?.filter((s) => s.status !== "passed") }).toEqual({ name: a.name, status: "passed", steps: [] });
+      expect({ name: a.name, status: run.status, steps: run.steps?.filter((s) => s.status !== "passed") }).toEqual({
+        name: a.name,
+        status: "passed",
+        steps: [],
+      });
     }
     const readItem = autos.find((a) => a.name === "getItem: GET /items/{id} answers 200");
     expect(readItem).toBeDefined();

@@ -31,7 +31,9 @@ describe("with trust_proxy", () => {
     const state = await (await fetch(`${s.url}/api/v1/web/session`, { headers })).json();
     expect(state.base_url).toBe("https://svc.example.com");
     // A port named by the proxy is kept; the scheme alone keeps the Host header the proxy passed on.
-    const withPort = await (await fetch(`${s.url}/install.sh`, { headers: { "x-forwarded-proto": "https", "x-forwarded-host": "svc.example.com:8443" } })).text();
+    const withPort = await (
+      await fetch(`${s.url}/install.sh`, { headers: { "x-forwarded-proto": "https", "x-forwarded-host": "svc.example.com:8443" } })
+    ).text();
     expect(withPort).toContain("SERVER='https://svc.example.com:8443'");
     const protoOnly = await (await fetch(`${s.url}/install.sh`, { headers: { "x-forwarded-proto": "https", host: "svc.internal" } })).text();
     expect(protoOnly).toContain("SERVER='https://svc.internal'");

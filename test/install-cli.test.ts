@@ -29,7 +29,9 @@ async function installFrom(server: string, home: string, extraEnv: Record<string
   const asUser = process.getuid?.() === 0 && !extraEnv.SVC_INSTALL_DIR;
   if (asUser) Bun.spawnSync(["chown", "-R", "nobody:nogroup", home]);
   const script = `curl -fsSL '${server}/install.sh' | sh`;
-  const cmd = asUser ? ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "bash", "-o", "pipefail", "-c", script] : ["bash", "-o", "pipefail", "-c", script];
+  const cmd = asUser
+    ? ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "bash", "-o", "pipefail", "-c", script]
+    : ["bash", "-o", "pipefail", "-c", script];
   const p = Bun.spawn(cmd, { cwd: home, env: { PATH: path, HOME: home, ...extraEnv }, stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return { code, out, err };

@@ -51,7 +51,12 @@ test("the globally installed svc administers a data directory and serves it", as
   const user = run([svcBin, "admin", "create-user", "--email", "a@b.test", "--name", "A", "--workspace", "main", "--data-dir", data]);
   expect(user.err).toBe("");
   expect(user.code).toBe(0);
-  const proc = Bun.spawn([svcBin, "serve", "--port", "0", "--data-dir", data], { cwd: work, stdout: "pipe", stderr: "pipe", env: { ...process.env, NODE_ENV: "" } });
+  const proc = Bun.spawn([svcBin, "serve", "--port", "0", "--data-dir", data], {
+    cwd: work,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, NODE_ENV: "" },
+  });
   let err = "";
   const decoder = new TextDecoder();
   // Read stderr to the end: closing the pipe early would make svc's own shutdown message fail.

@@ -112,8 +112,16 @@ describe("as root with systemd", () => {
     expect(data.mode & 0o777).toBe(0o750);
 
     const unit = readFileSync(join(h.root, "etc", "systemd", "system", "svc.service"), "utf8");
-    for (const line of ["User=svc", "ExecStart=/usr/local/bin/svc serve --config /etc/svc/svc.toml", "Restart=on-failure", "NoNewPrivileges=true",
-      "ProtectSystem=strict", "ReadWritePaths=/var/lib/svc", "PrivateTmp=true", "WantedBy=multi-user.target"]) {
+    for (const line of [
+      "User=svc",
+      "ExecStart=/usr/local/bin/svc serve --config /etc/svc/svc.toml",
+      "Restart=on-failure",
+      "NoNewPrivileges=true",
+      "ProtectSystem=strict",
+      "ReadWritePaths=/var/lib/svc",
+      "PrivateTmp=true",
+      "WantedBy=multi-user.target",
+    ]) {
       expect(unit.split("\n")).toContain(line);
     }
     expect(systemctlCalls(h)).toEqual(["daemon-reload", "enable svc", "restart svc"]);
@@ -126,10 +134,13 @@ describe("as root with systemd", () => {
     const configFile = join(h.root, "etc", "svc", "svc.toml");
     // The operator moved the port, turned on TLS and set the LLM endpoint's base_url (a key of another section,
     // which must not be taken for the service's own base_url).
-    writeFileSync(configFile, readFileSync(configFile, "utf8")
-      .replace(/^port = 8080$/m, "port = 9090   # edited by the operator")
-      .replace('# base_url = "http://127.0.0.1:11434/v1"', 'base_url = "http://127.0.0.1:11434/v1"')
-      .replace('# cert = "/etc/svc/tls.crt"', 'cert = "/etc/svc/tls.crt"'));
+    writeFileSync(
+      configFile,
+      readFileSync(configFile, "utf8")
+        .replace(/^port = 8080$/m, "port = 9090   # edited by the operator")
+        .replace('# base_url = "http://127.0.0.1:11434/v1"', 'base_url = "http://127.0.0.1:11434/v1"')
+        .replace('# cert = "/etc/svc/tls.crt"', 'cert = "/etc/svc/tls.crt"'),
+    );
     writeFileSync(join(h.root, "var", "lib", "svc", "svc.sqlite"), "precious data");
     const before = readFileSync(configFile, "utf8");
     const r = runInstall(h, [], { SVC_BINARY: fakeSvc(work, "9.9.9") });
@@ -140,7 +151,11 @@ describe("as root with systemd", () => {
     expect(r.out).toContain("svc is running at https://127.0.0.1:9090 ");
     expect(readFileSync(configFile, "utf8")).toBe(before);
     expect(readFileSync(join(h.root, "var", "lib", "svc", "svc.sqlite"), "utf8")).toBe("precious data");
-    expect(Bun.spawnSync([join(h.root, "usr", "local", "bin", "svc")]).stdout.toString().trim()).toBe("9.9.9");
+    expect(
+      Bun.spawnSync([join(h.root, "usr", "local", "bin", "svc")])
+        .stdout.toString()
+        .trim(),
+    ).toBe("9.9.9");
     expect(readFileSync(join(h.root, "etc", "passwd"), "utf8").match(/^svc:/gm)?.length).toBe(1);
     expect(systemctlCalls(h).slice(3)).toEqual(["daemon-reload", "enable svc", "restart svc"]);
   });

@@ -16,7 +16,14 @@ let home: string;
 async function connect(args: string[], env: Record<string, string>): Promise<Client> {
   requireBinary();
   const c = new Client({ name: "svc-test", version: "1.0.0" });
-  await c.connect(new StdioClientTransport({ command: BINARY, args: ["mcp", ...args], env: { PATH: "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: `${home}/config`, ...env }, stderr: "pipe" }));
+  await c.connect(
+    new StdioClientTransport({
+      command: BINARY,
+      args: ["mcp", ...args],
+      env: { PATH: "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: `${home}/config`, ...env },
+      stderr: "pipe",
+    }),
+  );
   return c;
 }
 
@@ -65,7 +72,11 @@ test("tools read and change real data, with the API's JSON as structured content
   expect(project.isError).toBe(false);
   expect(project.data).toMatchObject({ slug: "shop" });
   expect(project.text).toStartWith("create_project: ");
-  const aut = await call(client, "create_automation", { name: "item exists", kind: "http", steps: [{ request: { url: "/items/1" }, expect: [{ status: 200 }] }] });
+  const aut = await call(client, "create_automation", {
+    name: "item exists",
+    kind: "http",
+    steps: [{ request: { url: "/items/1" }, expect: [{ status: 200 }] }],
+  });
   expect(aut.isError).toBe(false);
   const viaApi = await (await s.call("GET", `/projects/shop/automations/${aut.data.id}`)).json();
   expect(aut.data).toEqual(viaApi);
@@ -176,12 +187,23 @@ test("resources: the automation format, the generation guide and the automation 
       return null;
     }
   };
-  const examples = [...format.text.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => parse(m[1] as string))
+  const examples = [...format.text.matchAll(/```json\n([\s\S]*?)```/g)]
+    .map((m) => parse(m[1] as string))
     .filter((e): e is Record<string, unknown> => e !== null && typeof e === "object" && "steps" in e && "kind" in e);
   expect(examples.length).toBeGreaterThanOrEqual(1);
   // The canonical browser form (PRODUCT.md) too.
-  examples.push({ name: "sign in works", kind: "browser", steps: [{ goto: "/login" }, { fill: { locator: "label=Email", value: "{{USER_EMAIL}}" } },
-    { click: 'role=button[name="Sign in"]' }, { expect: { text: "Welcome" } }, { expect: { url: "/dashboard" } }, { screenshot: "after-sign-in" }] });
+  examples.push({
+    name: "sign in works",
+    kind: "browser",
+    steps: [
+      { goto: "/login" },
+      { fill: { locator: "label=Email", value: "{{USER_EMAIL}}" } },
+      { click: 'role=button[name="Sign in"]' },
+      { expect: { text: "Welcome" } },
+      { expect: { url: "/dashboard" } },
+      { screenshot: "after-sign-in" },
+    ],
+  });
   for (const e of examples) expect({ name: e.name, valid: validate(e), errors: validate.errors }).toEqual({ name: e.name, valid: true, errors: null });
   const broken = { name: "x", kind: "http", steps: [{ request: { url: "/a" }, expect: [{ status: "two hundred" }] }] };
   expect(validate(broken)).toBe(false);
@@ -198,7 +220,11 @@ test("prompts: automate a feature, explain a failed run, report failures; every 
   const { tools } = await client.listTools();
   const toolNames = new Set(tools.map((t) => t.name));
   const texts: Record<string, string> = {};
-  for (const [name, args] of [["automate_feature", { project: "shop", feature: "fea_123" }], ["triage_run", { project: "shop", run: "run_456" }], ["failure_report", { project: "shop" }]] as const) {
+  for (const [name, args] of [
+    ["automate_feature", { project: "shop", feature: "fea_123" }],
+    ["triage_run", { project: "shop", run: "run_456" }],
+    ["failure_report", { project: "shop" }],
+  ] as const) {
     const got = await client.getPrompt({ name, arguments: { ...args } });
     expect(got.messages).toHaveLength(1);
     const text = (got.messages[0]?.content as { type: string; text: string }).text;
@@ -208,7 +234,8 @@ test("prompts: automate a feature, explain a failed run, report failures; every 
     const named = [...text.matchAll(/\b(?:get|list|create|update|start|run|wait|cancel|delete)_[a-z_]+\b/g)].map((m) => m[0]);
     expect(named.length).toBeGreaterThan(2);
     expect(named.filter((n) => !toolNames.has(n))).toEqual([]);
-    for (const uri of text.match(/svc:\/\/[a-z/]+/g) ?? []) expect(["svc://docs/automations", "svc://docs/generation", "svc://schema/automation"]).toContain(uri);
+    for (const uri of text.match(/svc:\/\/[a-z/]+/g) ?? [])
+      expect(["svc://docs/automations", "svc://docs/generation", "svc://schema/automation"]).toContain(uri);
   }
   expect(texts.triage_run).toContain("get_run");
   expect(texts.automate_feature).toContain("wait_for_run");

@@ -27,7 +27,9 @@ beforeAll(async () => {
       if (path === "/slow-page") {
         // The crawl generator reads this page: its generation stays running for a while.
         await Bun.sleep(2500);
-        return new Response("<!doctype html><html><head><title>Slow page</title></head><body><h1>Slow</h1></body></html>", { headers: { "content-type": "text/html" } });
+        return new Response("<!doctype html><html><head><title>Slow page</title></head><body><h1>Slow</h1></body></html>", {
+          headers: { "content-type": "text/html" },
+        });
       }
       return Response.json({ ok: false }, { status: 500 });
     },
@@ -36,14 +38,32 @@ beforeAll(async () => {
   const post = async (path: string, body: unknown) => (await (await s.call("POST", path, body)).json()) as { id: string };
   await post("/projects", { name: "Waits" });
   await post("/projects/waits/environments", { name: "local", variables: { BASE_URL: `http://127.0.0.1:${target.port}` } });
-  for (const [name, url] of [["ok", "/ok"], ["fail", "/fail"], ["slow", "/slow"]] as const) {
-    ids[name] = (await post("/projects/waits/automations", { name, kind: "http", environment: "local", steps: [{ request: { url }, expect: [{ status: 200 }] }] })).id;
+  for (const [name, url] of [
+    ["ok", "/ok"],
+    ["fail", "/fail"],
+    ["slow", "/slow"],
+  ] as const) {
+    ids[name] = (
+      await post("/projects/waits/automations", { name, kind: "http", environment: "local", steps: [{ request: { url }, expect: [{ status: 200 }] }] })
+    ).id;
   }
-  ids.feature = (await post("/projects/waits/features", { name: "Items", acceptance_criteria: 'Feature: Items\n  Scenario: item\n    When I send GET "/ok"\n    Then the response status should be 200\n' })).id;
+  ids.feature = (
+    await post("/projects/waits/features", {
+      name: "Items",
+      acceptance_criteria: 'Feature: Items\n  Scenario: item\n    When I send GET "/ok"\n    Then the response status should be 200\n',
+    })
+  ).id;
   requireBinary();
   const home = tempDir("svc-mcp-wait-");
   client = new Client({ name: "svc-test", version: "1.0.0" });
-  await client.connect(new StdioClientTransport({ command: BINARY, args: ["mcp", "--project", "waits"], env: { PATH: "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: `${home}/c`, SVC_SERVER: s.url, SVC_API_KEY: s.key }, stderr: "pipe" }));
+  await client.connect(
+    new StdioClientTransport({
+      command: BINARY,
+      args: ["mcp", "--project", "waits"],
+      env: { PATH: "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: `${home}/c`, SVC_SERVER: s.url, SVC_API_KEY: s.key },
+      stderr: "pipe",
+    }),
+  );
 });
 afterAll(async () => {
   await client.close();
@@ -70,7 +90,9 @@ test("wait_for_run returns the finished run: passed, and failed with its step re
 test("a short timeout returns the current run with timed_out and a hint; calling again gets the end; progress is sent", async () => {
   const runId = await startRun(ids.slow ?? "");
   const progress: { progress: number; message?: string }[] = [];
-  const first = (await client.callTool({ name: "wait_for_run", arguments: { runId, timeout_seconds: 1 } }, undefined, { onprogress: (p) => progress.push(p) })) as Result;
+  const first = (await client.callTool({ name: "wait_for_run", arguments: { runId, timeout_seconds: 1 } }, undefined, {
+    onprogress: (p) => progress.push(p),
+  })) as Result;
   expect(first.structuredContent).toMatchObject({ timed_out: true, run: { id: runId }, hint: expect.stringContaining("wait_for_run again") });
   expect(["queued", "running"]).toContain((first.structuredContent?.run as { status: string }).status);
   expect(progress.length).toBeGreaterThanOrEqual(1);
@@ -100,17 +122,24 @@ test("both wait tools advertise timeout_seconds with its default of 45 (at most 
   const { tools } = await client.listTools();
   for (const name of ["wait_for_run", "wait_for_generation"]) {
     const schema = tools.find((t) => t.name === name)?.inputSchema;
-    expect({ name, timeout: schema?.properties?.timeout_seconds }).toEqual({ name, timeout: expect.objectContaining({ type: "integer", default: 45, minimum: 1, maximum: 50 }) });
+    expect({ name, timeout: schema?.properties?.timeout_seconds }).toEqual({
+      name,
+      timeout: expect.objectContaining({ type: "integer", default: 45, minimum: 1, maximum: 50 }),
+    });
     expect(schema?.required ?? []).not.toContain("timeout_seconds");
   }
 });
 
 test("wait_for_generation without timeout_seconds follows a running generation to its end, with progress notifications", async () => {
-  const feature = (await (await s.call("POST", "/projects/waits/features", { name: "Slow site", target: { kind: "web", url: `http://127.0.0.1:${target.port}/slow-page` } })).json()) as { id: string };
+  const feature = (await (
+    await s.call("POST", "/projects/waits/features", { name: "Slow site", target: { kind: "web", url: `http://127.0.0.1:${target.port}/slow-page` } })
+  ).json()) as { id: string };
   const started = (await client.callTool({ name: "start_generation", arguments: { feature: feature.id, strategy: "crawl" } })) as Result;
   expect(started.isError).not.toBe(true);
   const progress: { progress: number; message?: string }[] = [];
-  const done = (await client.callTool({ name: "wait_for_generation", arguments: { feature: feature.id } }, undefined, { onprogress: (p) => progress.push(p) })) as Result;
+  const done = (await client.callTool({ name: "wait_for_generation", arguments: { feature: feature.id } }, undefined, {
+    onprogress: (p) => progress.push(p),
+  })) as Result;
   expect(done.structuredContent).toMatchObject({ timed_out: false, generation: { id: String(started.structuredContent?.id), status: "succeeded" } });
   // One notification per poll, counted up from 1: polls at 0 s and 1 s find it running (the page takes 2.5 s).
   // (The SDK's client handles notifications a microtask late and drops those that arrive with the response, so the

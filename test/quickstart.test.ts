@@ -65,7 +65,11 @@ test("npm start: first user and key printed once, both work, and a restart keeps
   const projects = await fetch(`${base}/api/v1/ops/projects`, { headers: { authorization: `Bearer ${key}` } });
   expect(projects.status).toBe(200);
   expect(await projects.json()).toMatchObject({ data: [] });
-  const signIn = await fetch(`${base}/api/v1/web/login`, { method: "POST", headers: { "content-type": "application/json", origin: base }, body: JSON.stringify({ email, password }) });
+  const signIn = await fetch(`${base}/api/v1/web/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin: base },
+    body: JSON.stringify({ email, password }),
+  });
   expect(signIn.status).toBe(200);
 
   first.proc.kill("SIGTERM");

@@ -37,10 +37,15 @@ let setupToken = "";
 
 test("a password needs 10 characters on the web and in svc admin alike", async () => {
   const web = await fetch(`${s.url}/api/v1/web/setup-password`, {
-    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: setupToken, password: "ninechars" }),
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ token: setupToken, password: "ninechars" }),
   });
   expect(web.status).toBe(400);
-  expect(await web.json()).toMatchObject({ error: "invalid_request", details: [{ path: "body.password", message: "the password needs at least 10 characters" }] });
+  expect(await web.json()).toMatchObject({
+    error: "invalid_request",
+    details: [{ path: "body.password", message: "the password needs at least 10 characters" }],
+  });
 
   const short = await admin(["--email", "nine@acme.test", "--name", "Nine", "--workspace", "acme", "--password-stdin"], "ninechars\n");
   expect({ code: short.code, stderr: short.stderr }).toEqual({ code: 2, stderr: "svc: --password-stdin: the password needs at least 10 characters\n" });

@@ -22,8 +22,11 @@ interface Serve {
 /** `svc serve` from a copy of the binary in a directory with no node_modules anywhere above it. */
 async function serve(): Promise<Serve> {
   const proc = Bun.spawn([binary, "serve", "--port", "0", "--data-dir", join(dir, "data")], {
-    cwd: dir, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, SVC_RATE_LIMIT_ENABLED: "false" },
-    stdin: "ignore", stdout: "pipe", stderr: "pipe",
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, SVC_RATE_LIMIT_ENABLED: "false" },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
   });
   let buffer = "";
   const reader = proc.stderr.getReader();
@@ -48,7 +51,11 @@ async function serve(): Promise<Serve> {
 
 async function admin(args: string[], stdin?: string): Promise<string> {
   const p = Bun.spawn([binary, "admin", ...args, "--data-dir", join(dir, "data")], {
-    cwd: dir, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir }, stdin: stdin ? new TextEncoder().encode(stdin) : "ignore", stdout: "pipe", stderr: "pipe",
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir },
+    stdin: stdin ? new TextEncoder().encode(stdin) : "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
   });
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   if (code !== 0) throw new Error(`svc admin ${args[0]} failed: ${err}`);
@@ -91,10 +98,17 @@ test("a browser run through the compiled binary drives Chromium and serves its s
     const call = api(s);
     await call("POST", "/projects", { name: "bin", slug: "bin" }, 201);
     await call("POST", "/projects/bin/environments", { name: "local", variables: { BASE_URL: target.url } }, 201);
-    const a = await call<{ id: string }>("POST", "/projects/bin/automations", {
-      name: "list page", kind: "browser", environment: "local",
-      steps: [{ goto: "/items-page" }, { expect: { count: { locator: "testid=item", equals: 3 } } }, { screenshot: "list" }],
-    }, 201);
+    const a = await call<{ id: string }>(
+      "POST",
+      "/projects/bin/automations",
+      {
+        name: "list page",
+        kind: "browser",
+        environment: "local",
+        steps: [{ goto: "/items-page" }, { expect: { count: { locator: "testid=item", equals: 3 } } }, { screenshot: "list" }],
+      },
+      201,
+    );
     const queued = await call<{ id: string }>("POST", `/projects/bin/automations/${a.id}/run`, {}, 202);
     const run = await waitFor(call, `/projects/bin/runs/${queued.id}`, done, 60_000);
     expect(run.steps.map((x) => x.message).filter((m) => m && !m.startsWith("HTTP "))).toEqual([]);
@@ -111,10 +125,18 @@ test("a browser run through the compiled binary drives Chromium and serves its s
 test("after kill -9, the next start finishes the interrupted run as error and nothing stays running", async () => {
   const first = await serve();
   const call = api(first);
-  const a = await call<{ id: string }>("POST", "/projects/bin/automations", {
-    name: "long", kind: "http", environment: "local", timeout_ms: 120_000,
-    steps: [{ request: { url: "/items/1" } }, { request: { url: "/slow?ms=60000", timeout_ms: 90_000 } }],
-  }, 201);
+  const a = await call<{ id: string }>(
+    "POST",
+    "/projects/bin/automations",
+    {
+      name: "long",
+      kind: "http",
+      environment: "local",
+      timeout_ms: 120_000,
+      steps: [{ request: { url: "/items/1" } }, { request: { url: "/slow?ms=60000", timeout_ms: 90_000 } }],
+    },
+    201,
+  );
   const queued = await call<{ id: string }>("POST", `/projects/bin/automations/${a.id}/run`, {}, 202);
   // A long run shows the steps it has done while it runs.
   const midway = await waitFor(call, `/projects/bin/runs/${queued.id}`, (r) => r.steps.length > 0, 10_000);
@@ -142,9 +164,17 @@ test("after kill -9, the next start finishes the interrupted run as error and no
 test("SIGTERM lets a running run finish before the process exits", async () => {
   const s = await serve();
   const call = api(s);
-  const a = await call<{ id: string }>("POST", "/projects/bin/automations", {
-    name: "short", kind: "http", environment: "local", steps: [{ request: { url: "/slow?ms=1500" }, expect: [{ json: "$.slow", equals: true }, { schema: { type: "object", required: ["slow"] } }] }],
-  }, 201);
+  const a = await call<{ id: string }>(
+    "POST",
+    "/projects/bin/automations",
+    {
+      name: "short",
+      kind: "http",
+      environment: "local",
+      steps: [{ request: { url: "/slow?ms=1500" }, expect: [{ json: "$.slow", equals: true }, { schema: { type: "object", required: ["slow"] } }] }],
+    },
+    201,
+  );
   const queued = await call<{ id: string }>("POST", `/projects/bin/automations/${a.id}/run`, {}, 202);
   await waitFor(call, `/projects/bin/runs/${queued.id}`, (r) => r.status === "running");
   const t0 = Date.now();

@@ -59,22 +59,26 @@ const browser = (steps: unknown[]) => ({ name: `b-${crypto.randomUUID().slice(0,
 describe("browser runs", () => {
   test("a run does not see the cookie or localStorage an earlier run set on the same site", async () => {
     const value = `v${crypto.randomUUID().slice(0, 8)}`;
-    const a = await runToEnd(s, project, browser([
-      { goto: `/session/set?v=${value}` },
-      { wait_for: { text: "Session set" } },
-      { goto: "/session/show" },
-      // Within one run the cookie and the storage are there: what run B must not see is real.
-      { expect: { text: `cookie: svc_test=${value}` } },
-      { expect: { text: `storage: ${value}` } },
-    ]));
+    const a = await runToEnd(
+      s,
+      project,
+      browser([
+        { goto: `/session/set?v=${value}` },
+        { wait_for: { text: "Session set" } },
+        { goto: "/session/show" },
+        // Within one run the cookie and the storage are there: what run B must not see is real.
+        { expect: { text: `cookie: svc_test=${value}` } },
+        { expect: { text: `storage: ${value}` } },
+      ]),
+    );
     expect(a.steps.filter((x) => x.status !== "passed").map((x) => `${x.name}: ${x.message}`)).toEqual([]);
     expect(a.status).toBe("passed");
 
-    const b = await runToEnd(s, project, browser([
-      { goto: "/session/show" },
-      { expect: { text: "cookie: none" }, timeout_ms: 2000 },
-      { expect: { text: "storage: none" }, timeout_ms: 2000 },
-    ]));
+    const b = await runToEnd(
+      s,
+      project,
+      browser([{ goto: "/session/show" }, { expect: { text: "cookie: none" }, timeout_ms: 2000 }, { expect: { text: "storage: none" }, timeout_ms: 2000 }]),
+    );
     expect(b.steps.filter((x) => x.status !== "passed").map((x) => `${x.name}: ${x.message}`)).toEqual([]);
     expect(b.status).toBe("passed");
     // What the site received: A's second page came with the cookie, B's without any.

@@ -19,21 +19,32 @@ afterAll(async () => {
   await target.stop();
 });
 
-const browser = (steps: unknown[], extra: Record<string, unknown> = {}) => ({ name: `b-${crypto.randomUUID().slice(0, 8)}`, kind: "browser", environment: "test", steps, ...extra });
+const browser = (steps: unknown[], extra: Record<string, unknown> = {}) => ({
+  name: `b-${crypto.randomUUID().slice(0, 8)}`,
+  kind: "browser",
+  environment: "test",
+  steps,
+  ...extra,
+});
 
 const PNG = [0x89, 0x50, 0x4e, 0x47];
 
 describe("browser steps", () => {
   test("the canonical sign-in automation passes, with a screenshot served as an artifact and the secret masked", async () => {
-    const run = await runToEnd(s, project, browser([
-      { goto: "/login" },
-      { fill: { locator: "label=Email", value: "{{USER_EMAIL}}" } },
-      { fill: { locator: "label=Password", value: "{{USER_PASSWORD}}" } },
-      { click: 'role=button[name="Sign in"]' },
-      { expect: { text: "Welcome" } },
-      { expect: { url: "/dashboard" } },
-      { screenshot: "after-sign-in" },
-    ]), {});
+    const run = await runToEnd(
+      s,
+      project,
+      browser([
+        { goto: "/login" },
+        { fill: { locator: "label=Email", value: "{{USER_EMAIL}}" } },
+        { fill: { locator: "label=Password", value: "{{USER_PASSWORD}}" } },
+        { click: 'role=button[name="Sign in"]' },
+        { expect: { text: "Welcome" } },
+        { expect: { url: "/dashboard" } },
+        { screenshot: "after-sign-in" },
+      ]),
+      {},
+    );
     expect(run.steps.filter((x) => x.status !== "passed")).toEqual([]);
     expect(run.status).toBe("passed");
     expect(run.artifacts).toEqual(["07-after-sign-in.png"]);
@@ -48,44 +59,52 @@ describe("browser steps", () => {
   }, 60_000);
 
   test("every other step kind and locator passes on the list page and the form", async () => {
-    const run = await runToEnd(s, project, browser([
-      { goto: "{{BASE_URL}}/login" },
-      { expect: { title: "Sign in" } },
-      { check: "#remember" },
-      { uncheck: "css=#remember" },
-      { check: "label=Remember me" },
-      { select: { locator: "label=Team", value: "dev" } },
-      { fill: { locator: "#email", value: "x@y.z" } },
-      { press: { locator: "#email", key: "End" } },
-      { expect: { hidden: "#hint", count: { locator: "css=option", equals: 2 } } },
-      { goto: "/items-page" },
-      { expect: { visible: "testid=filter", count: { locator: "testid=item", equals: 3 } } },
-      { fill: { locator: "testid=filter", value: "bre" } },
-      { expect: { count: { locator: "css=li:visible", equals: 1 } } },
-      { click: "text=Load more" },
-      { wait_for: { text: "Loaded later" } },
-      { wait_for: { locator: "#later", state: "visible" } },
-      { hover: "text=hover me" },
-      { expect: { visible: "#tip" } },
-      { press: "Tab" },
-      { click: "role=link[name=\"hover me\"]" },
-      { wait_for: { url: "/items-page" } },
-      { expect: { url: { matches: "^http:\\/\\/127\\.0\\.0\\.1:\\d+\\/items-page$" } } },
-      { name: "an http check inside a browser automation", request: { url: "/items/1" }, expect: [{ status: 200 }] },
-    ]));
+    const run = await runToEnd(
+      s,
+      project,
+      browser([
+        { goto: "{{BASE_URL}}/login" },
+        { expect: { title: "Sign in" } },
+        { check: "#remember" },
+        { uncheck: "css=#remember" },
+        { check: "label=Remember me" },
+        { select: { locator: "label=Team", value: "dev" } },
+        { fill: { locator: "#email", value: "x@y.z" } },
+        { press: { locator: "#email", key: "End" } },
+        { expect: { hidden: "#hint", count: { locator: "css=option", equals: 2 } } },
+        { goto: "/items-page" },
+        { expect: { visible: "testid=filter", count: { locator: "testid=item", equals: 3 } } },
+        { fill: { locator: "testid=filter", value: "bre" } },
+        { expect: { count: { locator: "css=li:visible", equals: 1 } } },
+        { click: "text=Load more" },
+        { wait_for: { text: "Loaded later" } },
+        { wait_for: { locator: "#later", state: "visible" } },
+        { hover: "text=hover me" },
+        { expect: { visible: "#tip" } },
+        { press: "Tab" },
+        { click: 'role=link[name="hover me"]' },
+        { wait_for: { url: "/items-page" } },
+        { expect: { url: { matches: "^http:\\/\\/127\\.0\\.0\\.1:\\d+\\/items-page$" } } },
+        { name: "an http check inside a browser automation", request: { url: "/items/1" }, expect: [{ status: 200 }] },
+      ]),
+    );
     expect(run.steps.filter((x) => x.status !== "passed").map((x) => `${x.name}: ${x.message}`)).toEqual([]);
     expect(run.status).toBe("passed");
   }, 60_000);
 
   test("a failing expectation says expected and actual, skips the rest and stores a failure screenshot", async () => {
-    const run = await runToEnd(s, project, browser([
-      { goto: "/login" },
-      { fill: { locator: "label=Email", value: "{{USER_EMAIL}}" } },
-      { fill: { locator: "label=Password", value: "wrong" } },
-      { click: "role=button[name=\"Sign in\"]" },
-      { expect: { text: "Welcome" }, timeout_ms: 500 },
-      { screenshot: "never" },
-    ]));
+    const run = await runToEnd(
+      s,
+      project,
+      browser([
+        { goto: "/login" },
+        { fill: { locator: "label=Email", value: "{{USER_EMAIL}}" } },
+        { fill: { locator: "label=Password", value: "wrong" } },
+        { click: 'role=button[name="Sign in"]' },
+        { expect: { text: "Welcome" }, timeout_ms: 500 },
+        { screenshot: "never" },
+      ]),
+    );
     expect(run.status).toBe("failed");
     expect(run.steps.map((x) => x.status)).toEqual(["passed", "passed", "passed", "passed", "failed", "skipped"]);
     expect(run.steps[4]?.message).toContain('text: expected "Welcome" to be visible, it was not');
@@ -117,24 +136,43 @@ describe("browser steps", () => {
       [{ fill: { locator: "#nickname", value: "ada" } }, "fill #nickname: no element matches #nickname (waited 300 ms)"],
       [{ fill: { locator: "#hint", value: "ada" } }, "fill #hint: #hint matched 1 element, but the first was not ready within 300 ms (it is not visible)"],
       [{ select: { locator: "label=Team", value: "ops" } }, 'select in label=Team: expected an option "ops", got options "qa" (QA), "dev" (Dev)'],
-      [{ select: { locator: "label=Team", value: ["dev", "ops", "sales"] } }, 'select in label=Team: expected options "ops", "sales", got options "qa" (QA), "dev" (Dev)'],
+      [
+        { select: { locator: "label=Team", value: ["dev", "ops", "sales"] } },
+        'select in label=Team: expected options "ops", "sales", got options "qa" (QA), "dev" (Dev)',
+      ],
       [{ select: { locator: "#country", value: "fr" } }, "select in #country: no element matches #country (waited 300 ms)"],
       [{ check: "label=Subscribe" }, "check label=Subscribe: no element matches label=Subscribe (waited 300 ms)"],
       [{ uncheck: "#newsletter" }, "uncheck #newsletter: no element matches #newsletter (waited 300 ms)"],
       [{ hover: "text=Help menu" }, "hover text=Help menu: no element matches text=Help menu (waited 300 ms)"],
       [{ press: { locator: "#search", key: "Enter" } }, "press Enter in #search: no element matches #search (waited 300 ms)"],
       [{ wait_for: { locator: "#done" } }, "wait for #done: expected it to be visible within 300 ms, got no matching element"],
-      [{ wait_for: { locator: "#hint", state: "visible" } }, "wait for #hint: expected it to be visible within 300 ms, got 1 matching element, the first not visible"],
+      [
+        { wait_for: { locator: "#hint", state: "visible" } },
+        "wait for #hint: expected it to be visible within 300 ms, got 1 matching element, the first not visible",
+      ],
       [{ wait_for: { text: "Saved" } }, 'wait for text "Saved": expected it to be visible within 300 ms, got no matching element (page {target}/login)'],
       [{ wait_for: { url: "/dashboard" } }, "url: expected /dashboard within 300 ms, got {target}/login"],
       [{ expect: { hidden: "#email" } }, "hidden: expected #email to be hidden, it is still visible"],
     ];
-    const runs = await Promise.all(cases.map(([step]) => runToEnd(s, project, browser([{ goto: "/login" }, { ...step, timeout_ms: 300 }, { screenshot: "never" }]))));
+    const runs = await Promise.all(
+      cases.map(([step]) => runToEnd(s, project, browser([{ goto: "/login" }, { ...step, timeout_ms: 300 }, { screenshot: "never" }]))),
+    );
     // Compared as one list, so a mismatch shows every case at once.
-    expect(runs.map((run) => ({ status: run.status, steps: run.steps.map((x) => x.status), message: run.steps[1]?.message, artifacts: [run.steps[1]?.artifacts, run.artifacts] })))
-      .toEqual(cases.map(([, message]) => ({
-        status: "failed", steps: ["passed", "failed", "skipped"], message: message.replaceAll("{target}", target.url), artifacts: [["02-failure.png"], ["02-failure.png"]],
-      })));
+    expect(
+      runs.map((run) => ({
+        status: run.status,
+        steps: run.steps.map((x) => x.status),
+        message: run.steps[1]?.message,
+        artifacts: [run.steps[1]?.artifacts, run.artifacts],
+      })),
+    ).toEqual(
+      cases.map(([, message]) => ({
+        status: "failed",
+        steps: ["passed", "failed", "skipped"],
+        message: message.replaceAll("{target}", target.url),
+        artifacts: [["02-failure.png"], ["02-failure.png"]],
+      })),
+    );
     for (const run of runs) {
       const shot = await s.call("GET", `/projects/${project}/runs/${run.id}/artifacts/02-failure.png`);
       expect(shot.status).toBe(200);

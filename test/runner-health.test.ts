@@ -60,7 +60,12 @@ describe("run engine health", () => {
     expect(up.status).toBe(200);
     expect(up.runs?.ok).toBe(true);
     // Taking work again: a run against the server's own /healthz passes.
-    const run = await runToEnd(s, project, { name: "after the lock", kind: "http", environment: "test", steps: [{ request: { url: "/healthz" }, expect: [{ status: 200 }] }] });
+    const run = await runToEnd(s, project, {
+      name: "after the lock",
+      kind: "http",
+      environment: "test",
+      steps: [{ request: { url: "/healthz" }, expect: [{ status: 200 }] }],
+    });
     expect(run.status).toBe("passed");
   }, 30_000);
 

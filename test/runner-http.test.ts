@@ -18,19 +18,33 @@ afterAll(async () => {
   await target.stop();
 });
 
-const http = (steps: unknown[], extra: Record<string, unknown> = {}) => ({ name: `a-${crypto.randomUUID().slice(0, 8)}`, kind: "http", environment: "test", steps, ...extra });
+const http = (steps: unknown[], extra: Record<string, unknown> = {}) => ({
+  name: `a-${crypto.randomUUID().slice(0, 8)}`,
+  kind: "http",
+  environment: "test",
+  steps,
+  ...extra,
+});
 
 describe("http steps", () => {
   test("the canonical example passes: status, json, header, duration, capture into the next request", async () => {
-    const run = await runToEnd(s, project, http([
-      {
-        name: "get item",
-        request: { method: "GET", url: "/items/{{ITEM}}", headers: { accept: "application/json" } },
-        expect: [{ status: 200 }, { json: "$.id", equals: 1 }, { header: "content-type", contains: "application/json" }, { duration_ms: { lt: 1000 } }],
-        capture: { item_name: "$.name" },
-      },
-      { name: "create item", request: { method: "POST", url: "/items", json: { name: "{{item_name}} copy" } }, expect: [{ status: 201 }, { json: "$.name", matches: "copy$" }] },
-    ]));
+    const run = await runToEnd(
+      s,
+      project,
+      http([
+        {
+          name: "get item",
+          request: { method: "GET", url: "/items/{{ITEM}}", headers: { accept: "application/json" } },
+          expect: [{ status: 200 }, { json: "$.id", equals: 1 }, { header: "content-type", contains: "application/json" }, { duration_ms: { lt: 1000 } }],
+          capture: { item_name: "$.name" },
+        },
+        {
+          name: "create item",
+          request: { method: "POST", url: "/items", json: { name: "{{item_name}} copy" } },
+          expect: [{ status: 201 }, { json: "$.name", matches: "copy$" }],
+        },
+      ]),
+    );
     expect(run.status).toBe("passed");
     expect(run.summary).toEqual({ steps: 2, passed: 2, failed: 0, skipped: 0 });
     expect(run.steps[1]?.request?.body).toBe('{"name":"apple copy"}');
@@ -42,17 +56,33 @@ describe("http steps", () => {
   });
 
   test("every json operator passes on matching values", async () => {
-    const run = await runToEnd(s, project, http([{
-      request: { url: "/items" },
-      expect: [
-        { json: "$.items[0].name", equals: "apple" }, { json: "$.items[1].id", not_equals: 1 }, { json: "$.items[0].tags", contains: "red" },
-        { json: "$.items[2].name", contains: "hee" }, { json: "$.items[-1].name", matches: "^ch" }, { json: "$.total", exists: true },
-        { json: "$.missing", exists: false }, { json: "$.items", type: "array" }, { json: "$.items[0].price", gt: 2, gte: 3, lt: 4, lte: 3 },
-        { json: "$.items[*].id", equals: [1, 2, 3] }, { json: "$.items.length", equals: 3 }, { body: { contains: "bread" } },
-        { header: "x-total", equals: "3" }, { header: "x-total", gt: 2 }, { status: { gte: 200, lt: 300 } },
-        { schema: { type: "object", required: ["items", "total"], properties: { total: { type: "integer" } } } },
-      ],
-    }]));
+    const run = await runToEnd(
+      s,
+      project,
+      http([
+        {
+          request: { url: "/items" },
+          expect: [
+            { json: "$.items[0].name", equals: "apple" },
+            { json: "$.items[1].id", not_equals: 1 },
+            { json: "$.items[0].tags", contains: "red" },
+            { json: "$.items[2].name", contains: "hee" },
+            { json: "$.items[-1].name", matches: "^ch" },
+            { json: "$.total", exists: true },
+            { json: "$.missing", exists: false },
+            { json: "$.items", type: "array" },
+            { json: "$.items[0].price", gt: 2, gte: 3, lt: 4, lte: 3 },
+            { json: "$.items[*].id", equals: [1, 2, 3] },
+            { json: "$.items.length", equals: 3 },
+            { body: { contains: "bread" } },
+            { header: "x-total", equals: "3" },
+            { header: "x-total", gt: 2 },
+            { status: { gte: 200, lt: 300 } },
+            { schema: { type: "object", required: ["items", "total"], properties: { total: { type: "integer" } } } },
+          ],
+        },
+      ]),
+    );
     expect(run.steps[0]?.message).toBeNull();
     expect(run.status).toBe("passed");
     expect(run.steps[0]?.assertions?.length).toBe(20);
@@ -70,7 +100,7 @@ describe("http steps", () => {
       [{ json: "$.price", gt: 10 }, "$.price: expected > 10, got 3"],
       [{ json: "$.price", lt: 1 }, "$.price: expected < 1, got 3"],
       [{ header: "content-type", contains: "text/html" }, 'header content-type: expected to contain "text/html", got "application/json;charset=utf-8"'],
-      [{ body: { contains: "banana" } }, "body: expected to contain \"banana\""],
+      [{ body: { contains: "banana" } }, 'body: expected to contain "banana"'],
       [{ duration_ms: { lt: 0 } }, "duration_ms: expected < 0, got"],
       [{ schema: { type: "object", required: ["sku"] } }, "schema: expected the body to match the JSON Schema, got $ must have required property 'sku'"],
     ];
@@ -86,10 +116,16 @@ describe("http steps", () => {
   });
 
   test("a body regular expression passes when the text matches and fails with expected and actual in one line", async () => {
-    const passes = await runToEnd(s, project, http([{
-      request: { url: "/lines" },
-      expect: [{ body: { matches: "order \\d+ shipped" } }, { body: { matches: "^first line\\nsecond" } }, { body: { matches: "third line\\n$" } }],
-    }]));
+    const passes = await runToEnd(
+      s,
+      project,
+      http([
+        {
+          request: { url: "/lines" },
+          expect: [{ body: { matches: "order \\d+ shipped" } }, { body: { matches: "^first line\\nsecond" } }, { body: { matches: "third line\\n$" } }],
+        },
+      ]),
+    );
     expect(passes.steps[0]?.message).toBeNull();
     expect(passes.status).toBe("passed");
     expect(passes.steps[0]?.assertions?.map((a) => a.passed)).toEqual([true, true, true]);
@@ -99,35 +135,58 @@ describe("http steps", () => {
     // The multi-line body is shown JSON-escaped, so the whole message stays on one line.
     expect(fails.steps[0]?.message).toBe('body: expected to match /order \\d+ cancelled/, got "first line\\nsecond line: order 42 shipped\\nthird line\\n"');
     expect(fails.steps[0]?.assertions?.[0]).toMatchObject({
-      passed: false, expected: "order \\d+ cancelled", actual: "first line\nsecond line: order 42 shipped\nthird line\n",
+      passed: false,
+      expected: "order \\d+ cancelled",
+      actual: "first line\nsecond line: order 42 shipped\nthird line\n",
     });
 
     // A pattern that is not a regular expression is refused when saved, naming the field.
-    const invalid = await s.call("POST", `/projects/${project}/automations`, http([{ request: { url: "/lines" }, expect: [{ body: { matches: "order (" } }] }]));
+    const invalid = await s.call(
+      "POST",
+      `/projects/${project}/automations`,
+      http([{ request: { url: "/lines" }, expect: [{ body: { matches: "order (" } }] }]),
+    );
     expect(invalid.status).toBe(400);
     const refused = await invalid.json();
-    expect(refused.details).toEqual([{ path: "body.steps.0.expect.0.body.matches", message: expect.stringContaining("/order (/ is not a pattern svc can run") }]);
+    expect(refused.details).toEqual([
+      { path: "body.steps.0.expect.0.body.matches", message: expect.stringContaining("/order (/ is not a pattern svc can run") },
+    ]);
   });
 
   test("gte and lte pass on the bound itself and fail just past it, on json values, numeric headers and the status", async () => {
-    const passes = await runToEnd(s, project, http([{
-      request: { url: "/items/3" },
-      expect: [
-        { json: "$.price", gte: 12 }, { json: "$.price", lte: 12 }, { json: "$.price", gte: 11.5, lte: 12.5 },
-        { status: { gte: 200, lte: 200 } }, { header: "content-length", gte: 10 },
-      ],
-    }]));
+    const passes = await runToEnd(
+      s,
+      project,
+      http([
+        {
+          request: { url: "/items/3" },
+          expect: [
+            { json: "$.price", gte: 12 },
+            { json: "$.price", lte: 12 },
+            { json: "$.price", gte: 11.5, lte: 12.5 },
+            { status: { gte: 200, lte: 200 } },
+            { header: "content-length", gte: 10 },
+          ],
+        },
+      ]),
+    );
     expect(passes.steps[0]?.message).toBeNull();
     expect(passes.status).toBe("passed");
     expect(passes.steps[0]?.assertions?.map((a) => a.assertion)).toEqual([
-      "$.price >= 12", "$.price <= 12", "$.price >= 11.5", "$.price <= 12.5", "status >= 200", "status <= 200", "header content-length >= 10",
+      "$.price >= 12",
+      "$.price <= 12",
+      "$.price >= 11.5",
+      "$.price <= 12.5",
+      "status >= 200",
+      "status <= 200",
+      "header content-length >= 10",
     ]);
 
     const cases: [unknown, string, unknown, unknown][] = [
       [{ json: "$.price", gte: 13 }, "$.price: expected >= 13, got 12", 13, 12],
       [{ json: "$.price", lte: 11 }, "$.price: expected <= 11, got 12", 11, 12],
       [{ status: { lte: 199 } }, "status: expected <= 199, got 200", 199, 200],
-      [{ header: "content-length", gte: 100000 }, "header content-length: expected >= 100000, got \"", 100000, undefined],
+      [{ header: "content-length", gte: 100000 }, 'header content-length: expected >= 100000, got "', 100000, undefined],
       [{ json: "$.name", gte: 1 }, '$.name: expected >= 1, got "cheese"', 1, "cheese"],
       [{ json: "$.missing", lte: 1 }, "$.missing: expected <= 1, got nothing", 1, undefined],
     ];
@@ -144,11 +203,15 @@ describe("http steps", () => {
   });
 
   test("a failure skips the later steps and the run is failed", async () => {
-    const run = await runToEnd(s, project, http([
-      { name: "first", request: { url: "/items/9" }, expect: [{ status: 200 }] },
-      { name: "second", request: { url: "/items/1" } },
-      { name: "third", request: { url: "/items/2" } },
-    ]));
+    const run = await runToEnd(
+      s,
+      project,
+      http([
+        { name: "first", request: { url: "/items/9" }, expect: [{ status: 200 }] },
+        { name: "second", request: { url: "/items/1" } },
+        { name: "third", request: { url: "/items/2" } },
+      ]),
+    );
     expect(run.status).toBe("failed");
     expect(run.steps.map((x) => x.status)).toEqual(["failed", "skipped", "skipped"]);
     expect(run.summary).toEqual({ steps: 3, passed: 0, failed: 1, skipped: 2 });
@@ -156,13 +219,27 @@ describe("http steps", () => {
   });
 
   test("query, headers, text body and header captures are sent as written, with interpolation", async () => {
-    const run = await runToEnd(s, project, http([
-      { request: { method: "POST", url: "/items", json: { name: "n", id: "{{ITEM}}" } }, expect: [{ status: 201 }], capture: { loc: "header:location", new_id: { json: "$.id" } } },
-      {
-        request: { method: "PUT", url: "{{BASE_URL}}/echo", query: { from: "{{loc}}", n: 5 }, headers: { "x-id": "{{new_id}}" }, body: "plain {{ITEM}}" },
-        expect: [{ json: "$.method", equals: "PUT" }, { json: "$.query.from", matches: "^/items/\\d+$" }, { json: "$.query.n", equals: "5" }, { json: "$.headers['x-id']", matches: "^\\d+$" }, { json: "$.body", equals: "plain 1" }],
-      },
-    ]));
+    const run = await runToEnd(
+      s,
+      project,
+      http([
+        {
+          request: { method: "POST", url: "/items", json: { name: "n", id: "{{ITEM}}" } },
+          expect: [{ status: 201 }],
+          capture: { loc: "header:location", new_id: { json: "$.id" } },
+        },
+        {
+          request: { method: "PUT", url: "{{BASE_URL}}/echo", query: { from: "{{loc}}", n: 5 }, headers: { "x-id": "{{new_id}}" }, body: "plain {{ITEM}}" },
+          expect: [
+            { json: "$.method", equals: "PUT" },
+            { json: "$.query.from", matches: "^/items/\\d+$" },
+            { json: "$.query.n", equals: "5" },
+            { json: "$.headers['x-id']", matches: "^\\d+$" },
+            { json: "$.body", equals: "plain 1" },
+          ],
+        },
+      ]),
+    );
     expect(run.steps[1]?.message ?? null).toBeNull();
     expect(run.status).toBe("passed");
     // A whole-string placeholder keeps the variable's own type; ITEM is a string variable.
@@ -170,24 +247,29 @@ describe("http steps", () => {
   });
 
   test("secrets are sent for real but appear as *** everywhere in the results", async () => {
-    const run = await runToEnd(s, project, http([
-      { request: { url: "/echo?t={{API_TOKEN}}", headers: { authorization: "Bearer {{API_TOKEN}}" } }, expect: [{ json: "$.headers.authorization", equals: "Bearer nope" }] },
-    ]));
+    const run = await runToEnd(
+      s,
+      project,
+      http([
+        {
+          request: { url: "/echo?t={{API_TOKEN}}", headers: { authorization: "Bearer {{API_TOKEN}}" } },
+          expect: [{ json: "$.headers.authorization", equals: "Bearer nope" }],
+        },
+      ]),
+    );
     expect(run.status).toBe("failed");
     const seen = target.seen.find((r) => r.path.startsWith("/echo?t="));
     expect(seen?.headers.authorization).toBe("Bearer tok-9f8e7d6c5b");
     const text = JSON.stringify(run);
     expect(text).not.toContain("tok-9f8e7d6c5b");
     expect(run.steps[0]?.request?.headers?.authorization).toBe("Bearer ***");
-    expect(run.steps[0]?.message).toContain("got \"Bearer ***\"");
+    expect(run.steps[0]?.message).toContain('got "Bearer ***"');
   });
 
   test("a secret a URL encodes its own way (form-encoded query, normalised path) is still masked", async () => {
     const secret = "p@ss word!~'x";
     const { project: enc } = await projectWithEnv(s, "encoded secret", { BASE_URL: target.url }, { PASS: secret });
-    const run = await runToEnd(s, enc, http([
-      { request: { url: "/echo", query: { pass: "{{PASS}}" } }, expect: [{ json: "$.query.pass", equals: "nope" }] },
-    ]));
+    const run = await runToEnd(s, enc, http([{ request: { url: "/echo", query: { pass: "{{PASS}}" } }, expect: [{ json: "$.query.pass", equals: "nope" }] }]));
     // Sent for real: the target decoded the very secret from the query.
     expect(target.seen.some((r) => r.path.startsWith("/echo?pass=") && new URL(`http://x${r.path}`).searchParams.get("pass") === secret)).toBe(true);
     expect(run.status).toBe("failed");
@@ -262,12 +344,31 @@ describe("runs that cannot execute end error with what to do", () => {
     const id = `aut_${crypto.randomUUID().replaceAll("-", "").slice(0, 20)}`;
     const proj = await s.server.core.db.selectFrom("projects").select("id").where("slug", "=", project).executeTakeFirstOrThrow();
     const t = new Date().toISOString();
-    await s.server.core.db.insertInto("automations").values({
-      id, project_id: proj.id, feature_id: null, generation_id: null, name: "broken", description: "", kind: "http",
-      steps: JSON.stringify([{ request: { url: "/items/1" }, expect: [{ status: "two hundred" }] }]), environment_id: null, tags: "[]",
-      status: "active", source: "manual", edited: 0, timeout_ms: 10_000, retries: 0, last_run_id: null, last_run_status: null, last_run_at: null,
-      created_at: t, updated_at: t,
-    }).execute();
+    await s.server.core.db
+      .insertInto("automations")
+      .values({
+        id,
+        project_id: proj.id,
+        feature_id: null,
+        generation_id: null,
+        name: "broken",
+        description: "",
+        kind: "http",
+        steps: JSON.stringify([{ request: { url: "/items/1" }, expect: [{ status: "two hundred" }] }]),
+        environment_id: null,
+        tags: "[]",
+        status: "active",
+        source: "manual",
+        edited: 0,
+        timeout_ms: 10_000,
+        retries: 0,
+        last_run_id: null,
+        last_run_status: null,
+        last_run_at: null,
+        created_at: t,
+        updated_at: t,
+      })
+      .execute();
     const res = await s.call("POST", `/projects/${project}/automations/${id}/run`, { environment: "test" });
     expect(res.status).toBe(202);
     const { waitForRun } = await import("./helpers/runs");
@@ -281,17 +382,35 @@ describe("runs that cannot execute end error with what to do", () => {
 describe("the condition shorthand", () => {
   test("conditions run like the assertions they stand for, and are stored in the canonical form", async () => {
     const conditions = [
-      "[STATUS] == 200", "[STATUS] < 300", "[BODY].items[0].name == \"apple\"", "[BODY].items[1].id != 1", "[BODY].total >= 3",
-      "[BODY].items[0].tags contains red", "[BODY].missing !exists", "[BODY].total exists", "[BODY] contains bread",
-      "[BODY] matches \"total\":3", "[HEADER].content-type contains json", "[RESPONSE_TIME] < 5000",
+      "[STATUS] == 200",
+      "[STATUS] < 300",
+      '[BODY].items[0].name == "apple"',
+      "[BODY].items[1].id != 1",
+      "[BODY].total >= 3",
+      "[BODY].items[0].tags contains red",
+      "[BODY].missing !exists",
+      "[BODY].total exists",
+      "[BODY] contains bread",
+      '[BODY] matches "total":3',
+      "[HEADER].content-type contains json",
+      "[RESPONSE_TIME] < 5000",
     ];
     const made = await s.call("POST", `/projects/${project}/automations`, http([{ request: { url: "/items" }, expect: conditions }]));
     expect(made.status).toBe(201);
     const automation = await made.json();
     expect(automation.steps[0].expect).toEqual([
-      { status: 200 }, { status: { lt: 300 } }, { json: "$.items[0].name", equals: "apple" }, { json: "$.items[1].id", not_equals: 1 },
-      { json: "$.total", gte: 3 }, { json: "$.items[0].tags", contains: "red" }, { json: "$.missing", exists: false }, { json: "$.total", exists: true },
-      { body: { contains: "bread" } }, { body: { matches: '"total":3' } }, { header: "content-type", contains: "json" }, { duration_ms: { lt: 5000 } },
+      { status: 200 },
+      { status: { lt: 300 } },
+      { json: "$.items[0].name", equals: "apple" },
+      { json: "$.items[1].id", not_equals: 1 },
+      { json: "$.total", gte: 3 },
+      { json: "$.items[0].tags", contains: "red" },
+      { json: "$.missing", exists: false },
+      { json: "$.total", exists: true },
+      { body: { contains: "bread" } },
+      { body: { matches: '"total":3' } },
+      { header: "content-type", contains: "json" },
+      { duration_ms: { lt: 5000 } },
     ]);
     const passing = await runToEnd(s, project, http([{ request: { url: "/items" }, expect: conditions }]));
     expect(passing.steps[0]?.message).toBeNull();

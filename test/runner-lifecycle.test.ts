@@ -19,7 +19,13 @@ afterAll(async () => {
   await target.stop();
 });
 
-const http = (steps: unknown[], extra: Record<string, unknown> = {}) => ({ name: `a-${crypto.randomUUID().slice(0, 8)}`, kind: "http", environment: "test", steps, ...extra });
+const http = (steps: unknown[], extra: Record<string, unknown> = {}) => ({
+  name: `a-${crypto.randomUUID().slice(0, 8)}`,
+  kind: "http",
+  environment: "test",
+  steps,
+  ...extra,
+});
 
 test("a run longer than timeout_ms ends timed_out, and the step says it was stopped", async () => {
   const started = Date.now();
@@ -108,7 +114,10 @@ describe("group runs", () => {
   type GroupRun = { id: string; status: string; summary: Record<string, number>; runs: { id: string; status: string; automation_name: string }[] };
 
   async function runGroup(ids: string[], body: Record<string, unknown> = {}) {
-    const group = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups`, { name: `g-${crypto.randomUUID().slice(0, 6)}`, automation_ids: ids }), 201);
+    const group = await json<{ id: string }>(
+      await s.call("POST", `/projects/${project}/groups`, { name: `g-${crypto.randomUUID().slice(0, 6)}`, automation_ids: ids }),
+      201,
+    );
     const gr = await json<GroupRun>(await s.call("POST", `/projects/${project}/groups/${group.id}/run`, body), 202);
     for (let i = 0; ; i++) {
       const now = await json<GroupRun>(await s.call("GET", `/projects/${project}/group-runs/${gr.id}`));
@@ -120,8 +129,14 @@ describe("group runs", () => {
 
   test("a group with a failing automation is failed; its JUnit XML parses back with the right counts", async () => {
     const ok1 = await createAutomation(s, project, { ...http([{ request: { url: "/items/1" }, expect: [{ status: 200 }] }]), name: "item one" });
-    const ok2 = await createAutomation(s, project, { ...http([{ request: { url: "/items/2" }, expect: [{ json: "$.name", equals: "bread" }] }]), name: "item two" });
-    const bad = await createAutomation(s, project, { ...http([{ request: { url: "/items/3" }, expect: [{ json: "$.price", lt: 10 }] }]), name: "cheap cheese" });
+    const ok2 = await createAutomation(s, project, {
+      ...http([{ request: { url: "/items/2" }, expect: [{ json: "$.name", equals: "bread" }] }]),
+      name: "item two",
+    });
+    const bad = await createAutomation(s, project, {
+      ...http([{ request: { url: "/items/3" }, expect: [{ json: "$.price", lt: 10 }] }]),
+      name: "cheap cheese",
+    });
     const broken = await createAutomation(s, project, { ...http([{ request: { url: "/items/{{UNSET}}" } }]), name: "broken one" });
     const gr = await runGroup([ok1, ok2, bad, broken]);
     expect(gr.status).toBe("failed");
@@ -152,7 +167,9 @@ describe("group runs", () => {
     const gr = await runGroup(ids, { environment: "test" });
     expect(gr.status).toBe("passed");
     expect(gr.runs.map((r) => r.status)).toEqual(["passed", "passed", "passed"]);
-    const listed = await json<{ data: { group_run_id: string; environment_id: string | null }[] }>(await s.call("GET", `/projects/${project}/runs?group_run=${gr.id}`));
+    const listed = await json<{ data: { group_run_id: string; environment_id: string | null }[] }>(
+      await s.call("GET", `/projects/${project}/runs?group_run=${gr.id}`),
+    );
     expect(listed.data.length).toBe(3);
     expect(listed.data.every((r) => r.group_run_id === gr.id && r.environment_id !== null)).toBe(true);
   });

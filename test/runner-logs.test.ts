@@ -22,7 +22,16 @@ function forms(secret: string): string[] {
   u.pathname = `/${secret}`;
   const path = u.pathname.slice(1);
   u.search = `?${secret}`;
-  return [...new Set([secret, encodeURIComponent(secret), new URLSearchParams({ q: secret }).toString().slice(2), path, u.search.slice(1), JSON.stringify(secret).slice(1, -1)])];
+  return [
+    ...new Set([
+      secret,
+      encodeURIComponent(secret),
+      new URLSearchParams({ q: secret }).toString().slice(2),
+      path,
+      u.search.slice(1),
+      JSON.stringify(secret).slice(1, -1),
+    ]),
+  ];
 }
 
 const call = <T>(method: string, path: string, body?: unknown, status = 200): Promise<T> => apiClient(serve.url, key)<T>(method, path, body, status);
@@ -30,7 +39,12 @@ const call = <T>(method: string, path: string, body?: unknown, status = 200): Pr
 type Run = { id: string; status: string; error: string | null; steps: { request?: { url: string } }[] };
 
 async function runToEnd(steps: unknown[]): Promise<Run> {
-  const a = await call<{ id: string }>("POST", "/projects/logs/automations", { name: `a-${crypto.randomUUID().slice(0, 8)}`, kind: "http", environment: "local", steps }, 201);
+  const a = await call<{ id: string }>(
+    "POST",
+    "/projects/logs/automations",
+    { name: `a-${crypto.randomUUID().slice(0, 8)}`, kind: "http", environment: "local", steps },
+    201,
+  );
   const queued = await call<{ id: string }>("POST", `/projects/logs/automations/${a.id}/run`, {}, 202);
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -47,7 +61,12 @@ type LogLine = { msg: string; level: string; run_id?: string; status?: string; e
 async function runLines(runId: string): Promise<LogLine[]> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const lines = serve.logs().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as LogLine).filter((l) => l.run_id === runId);
+    const lines = serve
+      .logs()
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l) as LogLine)
+      .filter((l) => l.run_id === runId);
     if (lines.some((l) => l.msg === "run finished") || Date.now() > deadline) return lines;
     await Bun.sleep(25);
   }
@@ -109,7 +128,11 @@ test("a failed run is logged with its first failed step, secrets masked there to
   const target = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => Response.json({ ok: false }, { status: 500 }) });
   try {
     const run = await runToEnd([
-      { name: "health", request: { url: `http://127.0.0.1:${target.port}/health?token={{TOKEN}}` }, expect: [{ status: 200 }, { json: "$.ok", equals: "{{TOKEN}}" }] },
+      {
+        name: "health",
+        request: { url: `http://127.0.0.1:${target.port}/health?token={{TOKEN}}` },
+        expect: [{ status: 200 }, { json: "$.ok", equals: "{{TOKEN}}" }],
+      },
     ]);
     expect(run.status).toBe("failed");
     expect(run.error).toBeNull();

@@ -16,7 +16,9 @@ afterAll(async () => {
 });
 
 const holding = (key: string) => ({
-  name: `hold-${crypto.randomUUID().slice(0, 8)}`, kind: "http", environment: "test",
+  name: `hold-${crypto.randomUUID().slice(0, 8)}`,
+  kind: "http",
+  environment: "test",
   steps: [{ request: { url: `/hold/${key}?ms=300`, timeout_ms: 60_000 }, expect: [{ status: 200 }] }],
 });
 

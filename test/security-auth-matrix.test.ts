@@ -18,7 +18,9 @@ beforeAll(async () => {
   ids.project = "shop";
   ids.environmentId = (await j(s.call("POST", "/projects/shop/environments", { name: "staging", variables: { V: MARKER } }))).id;
   ids.feature = (await j(s.call("POST", "/projects/shop/features", { name: MARKER }))).id;
-  ids.automationId = (await j(s.call("POST", "/projects/shop/automations", { name: MARKER, kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/" } }] }))).id;
+  ids.automationId = (
+    await j(s.call("POST", "/projects/shop/automations", { name: MARKER, kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/" } }] }))
+  ).id;
   ids.groupId = (await j(s.call("POST", "/projects/shop/groups", { name: MARKER, automation_ids: [ids.automationId] }))).id;
   ids.runId = (await j(s.call("POST", `/projects/shop/automations/${ids.automationId}/run`))).id;
   ids.groupRunId = (await j(s.call("POST", `/projects/shop/groups/${ids.groupId}/run`))).id;
@@ -66,7 +68,16 @@ describe("every operation with every bad credential is 401 and changes nothing",
 describe("another workspace's key", () => {
   test("gets 404 for every resource of this workspace and never sees its data", async () => {
     const other = await s.userWithKey("o@globex.test", "globex", "owner");
-    const allowedOwn = new Set(["whoami", "list_projects", "create_project", "list_keys", "list_members", "add_member", "list_invitations", "list_workspace_invitations"]);
+    const allowedOwn = new Set([
+      "whoami",
+      "list_projects",
+      "create_project",
+      "list_keys",
+      "list_members",
+      "add_member",
+      "list_invitations",
+      "list_workspace_invitations",
+    ]);
     for (const op of operations) {
       if (allowedOwn.has(op.name)) continue;
       const res = await s.call(op.method, path(op.path), op.body ? bodyFor(op.name) : undefined, other.key);

@@ -40,7 +40,9 @@ test("a wrong key sharing the real key's prefix is refused no faster than an unr
     farTimes.push(await send(far));
   }
   const ratio = median(nearTimes) / median(farTimes);
-  console.log(`median refusal: near-prefix ${(median(nearTimes) * 1000).toFixed(1)} µs, unrelated ${(median(farTimes) * 1000).toFixed(1)} µs, ratio ${ratio.toFixed(3)}`);
+  console.log(
+    `median refusal: near-prefix ${(median(nearTimes) * 1000).toFixed(1)} µs, unrelated ${(median(farTimes) * 1000).toFixed(1)} µs, ratio ${ratio.toFixed(3)}`,
+  );
   expect(ratio).toBeGreaterThan(0.75);
   expect(ratio).toBeLessThan(1.33);
 });

@@ -72,7 +72,9 @@ test("each manifest file of operations matches a core folder that handles every 
   const checked: string[] = [];
   for (const file of new Glob("*.ts").scanSync({ cwd: `${ROOT}/src/manifest` })) {
     if (file.endsWith(".test.ts")) continue;
-    const declared = Object.entries(await import(`${ROOT}/src/manifest/${file}`)).filter(([, v]) => typeof v === "object" && v !== null && "method" in v && "path" in v && "cli" in v);
+    const declared = Object.entries(await import(`${ROOT}/src/manifest/${file}`)).filter(
+      ([, v]) => typeof v === "object" && v !== null && "method" in v && "path" in v && "cli" in v,
+    );
     if (declared.length === 0) continue;
     const folder = `${ROOT}/src/core/${file.replace(/\.ts$/, "")}`;
     expect({ file, folder: existsSync(folder) }).toEqual({ file, folder: true });

@@ -21,7 +21,10 @@ async function coreWithQueuedGeneration() {
   const core = await openCore(loadConfig({ flags: { data_dir: dir, log_level: "warn" } }));
   const t = "2026-01-01T00:00:00.000Z";
   core.sqlite.run("INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ('wsp_1', 'W', 'w', ?, ?)", [t, t]);
-  core.sqlite.run("INSERT INTO projects (id, workspace_id, slug, name, description, created_at, updated_at) VALUES ('prj_1', 'wsp_1', 'p', 'P', '', ?, ?)", [t, t]);
+  core.sqlite.run("INSERT INTO projects (id, workspace_id, slug, name, description, created_at, updated_at) VALUES ('prj_1', 'wsp_1', 'p', 'P', '', ?, ?)", [
+    t,
+    t,
+  ]);
   core.sqlite.run(
     "INSERT INTO features (id, project_id, name, description, acceptance_criteria, target, created_at, updated_at) VALUES ('fea_1', 'prj_1', 'F', '', '', NULL, ?, ?)",
     [t, t],

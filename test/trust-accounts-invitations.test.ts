@@ -58,10 +58,15 @@ describe("add_member for an address that already has an account", () => {
 
     // Once signed in, the person sees the invitation and accepts it; then they are globex's owner as invited.
     const list = await (await vic.send("GET", "/api/v1/ops/invitations")).json();
-    expect(list.data).toEqual([{
-      id: invited.invitation_id, workspace: { id: expect.any(String), name: "globex", slug: "globex" }, role: "owner",
-      invited_by: { name: "boss", email: "boss@globex.test" }, created_at: expect.any(String),
-    }]);
+    expect(list.data).toEqual([
+      {
+        id: invited.invitation_id,
+        workspace: { id: expect.any(String), name: "globex", slug: "globex" },
+        role: "owner",
+        invited_by: { name: "boss", email: "boss@globex.test" },
+        created_at: expect.any(String),
+      },
+    ]);
     const accepted = await vic.send("POST", `/api/v1/ops/invitations/${invited.invitation_id}/accept`);
     expect(accepted.status).toBe(200);
     expect(await accepted.json()).toMatchObject({ workspace: { slug: "globex" }, role: "owner" });
@@ -95,7 +100,9 @@ test("svc admin create-user without a password prints a setup link, and never re
   const root = join(import.meta.dir, "..");
   const run = async (...args: string[]) => {
     const p = Bun.spawn(["bun", join(root, "src/main.ts"), "admin", "create-user", "--data-dir", dataDir, ...args], {
-      stdout: "pipe", stderr: "pipe", env: { ...process.env, SVC_BASE_URL: "https://svc.example.test" },
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, SVC_BASE_URL: "https://svc.example.test" },
     });
     const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
     expect({ code, err }).toEqual({ code: 0, err: "" });
@@ -112,7 +119,9 @@ test("svc admin create-user without a password prints a setup link, and never re
   const server = await start({ data_dir: dataDir });
   try {
     const res = await fetch(`${server.url}/api/v1/web/setup-password`, {
-      method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: tokenOf(link), password: "operator's password" }),
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token: tokenOf(link), password: "operator's password" }),
     });
     expect(res.status).toBe(200);
   } finally {

@@ -19,10 +19,11 @@ describe("framing", () => {
     framer = Bun.serve({
       port: 0,
       hostname: "127.0.0.1",
-      fetch: () => new Response(
-        `<!doctype html><title>framer</title><iframe id="f" src="${server.url}/" onload="window.framedLoaded = true" width="800" height="600"></iframe>`,
-        { headers: { "content-type": "text/html" } },
-      ),
+      fetch: () =>
+        new Response(
+          `<!doctype html><title>framer</title><iframe id="f" src="${server.url}/" onload="window.framedLoaded = true" width="800" height="600"></iframe>`,
+          { headers: { "content-type": "text/html" } },
+        ),
     });
     browser = await launchBrowser();
   });

@@ -35,10 +35,12 @@ const outcomes = (run: RunRecord) => run.steps.map((x) => `${x.status} ${x.name}
 /** Runs one expectation per automation on the page `path`, all at once; the status of each. */
 async function expectOn(path: string, urls: unknown[]): Promise<string[]> {
   const ids = await Promise.all(urls.map((url) => createAutomation(s, project, browser([{ goto: path }, { expect: { url }, timeout_ms: 300 }]))));
-  const runs = await Promise.all(ids.map(async (id) => {
-    const r = await json<{ id: string }>(await s.call("POST", `/projects/${project}/automations/${id}/run`, {}), 202);
-    return waitForRun(s, project, r.id, 60_000);
-  }));
+  const runs = await Promise.all(
+    ids.map(async (id) => {
+      const r = await json<{ id: string }>(await s.call("POST", `/projects/${project}/automations/${id}/run`, {}), 202);
+      return waitForRun(s, project, r.id, 60_000);
+    }),
+  );
   return runs.map((r) => r.steps[1]?.status ?? "none");
 }
 
@@ -52,20 +54,34 @@ describe("expected URLs", () => {
   test("a path ignores the query unless it has ?, and the #fragment unless it has #; an absolute URL is exact", async () => {
     const on = "/dashboard?tab=2#top";
     const got = await expectOn(on, [
-      "/dashboard", "/dashboard?tab=2", "/dashboard#top", "/dashboard?tab=2#top", `${base}/dashboard?tab=2#top`,
-      "/dashboard/", "/dashboard?tab=3", "/dashboard?tab=2&x=1", "/dashboard#bottom", "/dash", `${base}/dashboard?tab=2`, `${base}/dashboard`,
+      "/dashboard",
+      "/dashboard?tab=2",
+      "/dashboard#top",
+      "/dashboard?tab=2#top",
+      `${base}/dashboard?tab=2#top`,
+      "/dashboard/",
+      "/dashboard?tab=3",
+      "/dashboard?tab=2&x=1",
+      "/dashboard#bottom",
+      "/dash",
+      `${base}/dashboard?tab=2`,
+      `${base}/dashboard`,
     ]);
     expect(got).toEqual(["passed", "passed", "passed", "passed", "passed", "failed", "failed", "failed", "failed", "failed", "failed", "failed"]);
   }, 60_000);
 
   test('a regular expression is written {"matches": …} and runs on the linear engine; wait_for.url follows the same rules', async () => {
-    const run = await runToEnd(s, project, browser([
-      { goto: "/items/42?sort=asc" },
-      { expect: { url: { matches: "^http://127\\.0\\.0\\.1:\\d+/items/\\d+\\?sort=asc$" } } },
-      { wait_for: { url: "/items/42" } },
-      { wait_for: { url: { matches: "/items/\\d+" } } },
-      { expect: { url: { matches: "/users/\\d+" } }, timeout_ms: 300 },
-    ]));
+    const run = await runToEnd(
+      s,
+      project,
+      browser([
+        { goto: "/items/42?sort=asc" },
+        { expect: { url: { matches: "^http://127\\.0\\.0\\.1:\\d+/items/\\d+\\?sort=asc$" } } },
+        { wait_for: { url: "/items/42" } },
+        { wait_for: { url: { matches: "/items/\\d+" } } },
+        { expect: { url: { matches: "/users/\\d+" } }, timeout_ms: 300 },
+      ]),
+    );
     expect(outcomes(run)).toEqual([
       `passed goto /items/42?sort=asc`,
       `passed expect url {"matches":"^http://127\\\\.0\\\\.0\\\\.1:\\\\d+/items/\\\\d+\\\\?sort=asc$"}`,
@@ -97,7 +113,10 @@ describe("migration 0003_url_expectations", () => {
       const sqlite = new Database(`${dir}/svc.sqlite`);
       const now = new Date().toISOString();
       sqlite.run("INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ('wsp_1', 'w', 'w', ?, ?)", [now, now]);
-      sqlite.run("INSERT INTO projects (id, workspace_id, name, slug, description, openapi, created_at, updated_at) VALUES ('prj_1', 'wsp_1', 'p', 'p', '', NULL, ?, ?)", [now, now]);
+      sqlite.run(
+        "INSERT INTO projects (id, workspace_id, name, slug, description, openapi, created_at, updated_at) VALUES ('prj_1', 'wsp_1', 'p', 'p', '', NULL, ?, ?)",
+        [now, now],
+      );
       const oldSteps = [
         { goto: "/login" },
         { expect: { url: "/dashboard/" } },
@@ -111,7 +130,10 @@ describe("migration 0003_url_expectations", () => {
         [JSON.stringify(oldSteps), now, now],
       );
       const spec = (steps: unknown) => JSON.stringify({ kind: "browser", steps, timeout_ms: 1000, retries: 0 });
-      for (const [id, status] of [["run_queued", "queued"], ["run_done", "passed"]]) {
+      for (const [id, status] of [
+        ["run_queued", "queued"],
+        ["run_done", "passed"],
+      ]) {
         sqlite.run(
           "INSERT INTO runs (id, project_id, automation_id, automation_name, trigger, status, spec, attempts, summary, results, created_at, updated_at) VALUES (?, 'prj_1', 'aut_1', 'a', 'api', ?, ?, '[]', '{}', '[]', ?, ?)",
           [id as string, status as string, spec(oldSteps), now, now],

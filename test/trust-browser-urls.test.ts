@@ -22,7 +22,10 @@ const TRICKS: Record<string, { html: string; click?: boolean; headers?: Record<s
   popup: { html: `<button id="go" onclick="window.open('${FILE_DIR}')">go</button>`, click: true },
   "popup-then-navigate": { html: `<button id="go" onclick="window.open('about:blank').location = '${FILE_DIR}'">go</button>`, click: true },
   iframe: { html: `<iframe src="${FILE_DIR}"></iframe>` },
-  data: { html: `<button id="go" onclick="location.href = 'data:text/html,' + ['${marker.slice(0, 6)}', '${marker.slice(6)}'].join('')">go</button>`, click: true },
+  data: {
+    html: `<button id="go" onclick="location.href = 'data:text/html,' + ['${marker.slice(0, 6)}', '${marker.slice(6)}'].join('')">go</button>`,
+    click: true,
+  },
   "view-source": { html: `<button id="go" onclick="location.href='view-source:${FILE_DIR}'">go</button>`, click: true },
   chrome: { html: `<button id="go" onclick="location.href='chrome://version'">go</button>`, click: true },
 };
@@ -77,8 +80,21 @@ const shown = (run: RunRecord) => JSON.stringify([run.error, run.steps.map((x) =
 describe("refused when saved", () => {
   test("a goto to file:, data:, chrome:, view-source:, javascript:, about: or blob: is a 400 naming the step, and nothing is saved", async () => {
     const before = await json<{ data: unknown[] }>(await s.call("GET", `/projects/${project}/automations?limit=100`));
-    for (const bad of ["file:///etc/passwd", "FILE:///etc/", " file:///etc/", "fi\tle:///etc/", "file:/etc/passwd", "data:text/html,hi", "chrome://version", "view-source:https://example.com",
-      "javascript:alert(1)", "about:config", "about:blank", "blob:https://example.com/1", "file:///{{X}}"]) {
+    for (const bad of [
+      "file:///etc/passwd",
+      "FILE:///etc/",
+      " file:///etc/",
+      "fi\tle:///etc/",
+      "file:/etc/passwd",
+      "data:text/html,hi",
+      "chrome://version",
+      "view-source:https://example.com",
+      "javascript:alert(1)",
+      "about:config",
+      "about:blank",
+      "blob:https://example.com/1",
+      "file:///{{X}}",
+    ]) {
       const res = await s.call("POST", `/projects/${project}/automations`, browser([{ goto: "/ok" }, { goto: bad }]));
       const body = await json<{ error: string; message: string; details: { path: string; message: string }[] }>(res, 400);
       expect(body.error).toBe("invalid_request");
@@ -97,7 +113,11 @@ describe("refused when saved", () => {
 
 describe("checked at run time", () => {
   test("a URL that becomes file: after {{…}} or by joining a file: BASE_URL stops the run, and no file is shown", async () => {
-    for (const [proj, goto] of [[project, "{{FILE_URL}}"], [project, "{{SCHEME}}://{{FILE_URL}}"], [fileBaseProject, "/"]] as const) {
+    for (const [proj, goto] of [
+      [project, "{{FILE_URL}}"],
+      [project, "{{SCHEME}}://{{FILE_URL}}"],
+      [fileBaseProject, "/"],
+    ] as const) {
       const run = await runToEnd(s, proj, browser([{ goto }, { expect: { text: marker }, timeout_ms: 500 }, { screenshot: "after" }]));
       expect(run.status).toBe("error");
       expect(run.steps[0]?.status).toBe("error");
@@ -117,15 +137,21 @@ describe("checked at run time", () => {
   }, 60_000);
 
   test("a page that opens file:, data:, view-source: or chrome: by itself (link, location, refresh, popup, iframe) is blocked and the step says so", async () => {
-    const started = await Promise.all(Object.entries(TRICKS).map(async ([name, trick]) => {
-      const id = await createAutomation(s, project, browser([
-        { goto: `/trick/${name}` },
-        ...(trick.click ? [{ click: "#go" }] : []),
-        { expect: { text: marker }, timeout_ms: 3_000 },
-        { screenshot: "after" },
-      ]));
-      return { name, runId: await startRun(s, project, id) };
-    }));
+    const started = await Promise.all(
+      Object.entries(TRICKS).map(async ([name, trick]) => {
+        const id = await createAutomation(
+          s,
+          project,
+          browser([
+            { goto: `/trick/${name}` },
+            ...(trick.click ? [{ click: "#go" }] : []),
+            { expect: { text: marker }, timeout_ms: 3_000 },
+            { screenshot: "after" },
+          ]),
+        );
+        return { name, runId: await startRun(s, project, id) };
+      }),
+    );
     for (const { name, runId } of started) {
       const run = await waitForRun(s, project, runId, 60_000);
       const blocked = run.steps.find((x) => x.message?.includes("which was blocked: browser steps open only http and https pages"));
@@ -149,7 +175,10 @@ describe("blocked in the browser itself", () => {
   test("told directly to open a file: URL, a guarded Chromium refuses and shows nothing of the directory", async () => {
     const { context, page } = await openGuardedPage(chromium);
     try {
-      const err = await page.goto(FILE_DIR).then(() => null, (e: Error) => e.message);
+      const err = await page.goto(FILE_DIR).then(
+        () => null,
+        (e: Error) => e.message,
+      );
       expect(err).toContain("ERR_BLOCKED_BY_CLIENT");
       expect(await settledContent(page)).not.toContain(marker);
       expect(page.url()).not.toStartWith("file:");

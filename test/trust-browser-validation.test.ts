@@ -14,7 +14,12 @@ beforeAll(async () => {
     fetch: () => new Response('<!doctype html><title>form</title><button id="save">Save</button>', { headers: { "content-type": "text/html" } }),
   });
   s = await startTestServer({ rate_limit: { enabled: false } });
-  ({ project } = await projectWithEnv(s, "browser validation", { BASE_URL: `http://127.0.0.1:${target.port}`, BAD_CSS: "div[", BAD_PATTERN: "(a", GOOD: "#save" }));
+  ({ project } = await projectWithEnv(s, "browser validation", {
+    BASE_URL: `http://127.0.0.1:${target.port}`,
+    BAD_CSS: "div[",
+    BAD_PATTERN: "(a",
+    GOOD: "#save",
+  }));
 }, 30_000);
 
 afterAll(async () => {
@@ -54,8 +59,13 @@ describe("refused when saved", () => {
   });
 
   test("the same on update, and the automation keeps its steps", async () => {
-    const created = await json<{ id: string; steps: unknown[] }>(await s.call("POST", `/projects/${project}/automations`, browser([{ goto: "/" }, { click: "#save" }])), 201);
-    const res = await s.call("PATCH", `/projects/${project}/automations/${created.id}`, { steps: [{ goto: "/" }, { click: "#save" }, { click: "role=buton" }] });
+    const created = await json<{ id: string; steps: unknown[] }>(
+      await s.call("POST", `/projects/${project}/automations`, browser([{ goto: "/" }, { click: "#save" }])),
+      201,
+    );
+    const res = await s.call("PATCH", `/projects/${project}/automations/${created.id}`, {
+      steps: [{ goto: "/" }, { click: "#save" }, { click: "role=buton" }],
+    });
     expect((await json<ErrorBody>(res, 400)).details).toEqual([{ path: "body.steps.2.click", message: expect.stringContaining("not an ARIA role") }]);
     const now = await json<{ steps: unknown[] }>(await s.call("GET", `/projects/${project}/automations/${created.id}`));
     expect(now.steps).toEqual(created.steps);
@@ -63,12 +73,29 @@ describe("refused when saved", () => {
 
   test("every documented locator form, Playwright chains and the generators' own locators are accepted", async () => {
     const locators = [
-      "#save", "css=#save", "css=li:visible", "button.primary[type=submit]", "text=Save", 'text="Save"', "label=Email", 'label="Email"',
-      "role=button", 'role=button[name="Save"]', "role=heading[name='A \\'quoted\\' title']", "testid=row", "xpath=//button[@id='save']",
-      "#list >> nth=0", "article:has(h2) >> text=More", 'css=select[name="team"]',
+      "#save",
+      "css=#save",
+      "css=li:visible",
+      "button.primary[type=submit]",
+      "text=Save",
+      'text="Save"',
+      "label=Email",
+      'label="Email"',
+      "role=button",
+      'role=button[name="Save"]',
+      "role=heading[name='A \\'quoted\\' title']",
+      "testid=row",
+      "xpath=//button[@id='save']",
+      "#list >> nth=0",
+      "article:has(h2) >> text=More",
+      'css=select[name="team"]',
       'internal:role=button[name="Sign in"s] >> internal:or="internal:role=link[name=\\"Sign in\\"s]"',
     ];
-    const res = await s.call("POST", `/projects/${project}/automations`, browser([{ goto: "/" }, ...locators.map((l) => ({ expect: { count: { locator: l, equals: 0 } } }))]));
+    const res = await s.call(
+      "POST",
+      `/projects/${project}/automations`,
+      browser([{ goto: "/" }, ...locators.map((l) => ({ expect: { count: { locator: l, equals: 0 } } }))]),
+    );
     expect(res.status).toBe(201);
   });
 });

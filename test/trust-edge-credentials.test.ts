@@ -58,10 +58,13 @@ const put = (path: string, value: unknown) => {
 const pointers: [string, (extraEnv: Record<string, string>) => { args: string[]; env: Record<string, string> }][] = [
   ["SVC_SERVER", (env) => ({ args: [], env: { SVC_SERVER: otherUrl, ...env } })],
   ["--server", (env) => ({ args: ["--server", otherUrl], env })],
-  [".svc.json", (env) => {
-    put(join(cli.cwd, ".svc.json"), { server: otherUrl });
-    return { args: [], env };
-  }],
+  [
+    ".svc.json",
+    (env) => {
+      put(join(cli.cwd, ".svc.json"), { server: otherUrl });
+      return { args: [], env };
+    },
+  ],
 ];
 
 test.each(pointers)("with %s naming another server and no SVC_API_KEY, the CLI refuses and sends the saved key nowhere", async (_via, point) => {
@@ -104,7 +107,9 @@ test("a key in the machine config goes only to the machine config's server", asy
 
 async function mcpClient(env: Record<string, string>): Promise<Client> {
   const c = new Client({ name: "svc-test", version: "1.0.0" });
-  await c.connect(new StdioClientTransport({ command: BINARY, args: ["mcp"], cwd: cli.cwd, env: { PATH: "/usr/bin:/bin", ...cli.env, ...env }, stderr: "pipe" }));
+  await c.connect(
+    new StdioClientTransport({ command: BINARY, args: ["mcp"], cwd: cli.cwd, env: { PATH: "/usr/bin:/bin", ...cli.env, ...env }, stderr: "pipe" }),
+  );
   return c;
 }
 
@@ -121,7 +126,13 @@ test("svc mcp pointed at another server sends SVC_API_KEY there, never the saved
 });
 
 test("svc mcp pointed at another server without SVC_API_KEY refuses to start, and says why", async () => {
-  const proc = Bun.spawn([BINARY, "mcp"], { cwd: cli.cwd, env: { PATH: "/usr/bin:/bin", ...cli.env, SVC_SERVER: otherUrl }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([BINARY, "mcp"], {
+    cwd: cli.cwd,
+    env: { PATH: "/usr/bin:/bin", ...cli.env, SVC_SERVER: otherUrl },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
   expect(code).toBe(3);
   expect(stderr).toContain(`the key saved by \`svc login\` is for ${s.url}, so it is not sent to ${otherUrl}`);

@@ -48,7 +48,10 @@ test.each(["svc", "ab", "a", "svc:8080", "10.0.0.1"])("Host: %s reaches every ki
 
   const name = `Via ${host}`;
   const json = JSON.stringify({ name });
-  const created = await rawRequest(http11("POST", "/api/v1/ops/projects", host, [auth(), "Content-Type: application/json", `Content-Length: ${Buffer.byteLength(json)}`]), json);
+  const created = await rawRequest(
+    http11("POST", "/api/v1/ops/projects", host, [auth(), "Content-Type: application/json", `Content-Length: ${Buffer.byteLength(json)}`]),
+    json,
+  );
   expect(created.status).toBe(201);
   const listed = await rawRequest(http11("GET", "/api/v1/ops/projects?limit=200", host, [auth()]));
   expect(listed.status).toBe(200);
@@ -72,8 +75,11 @@ test("HTTP/1.0 without a Host header is served", async () => {
   expect(listed.status).toBe(200);
   expect(JSON.parse(listed.body)).toHaveProperty("data");
   const unknown = await rawRequest(["GET /api/v1/ops/no-such-route HTTP/1.0", auth()].join("\r\n"));
-  expect({ status: unknown.status, type: unknown.headers["content-type"], error: JSON.parse(unknown.body).error })
-    .toEqual({ status: 404, type: "application/json; charset=utf-8", error: "not_found" });
+  expect({ status: unknown.status, type: unknown.headers["content-type"], error: JSON.parse(unknown.body).error }).toEqual({
+    status: 404,
+    type: "application/json; charset=utf-8",
+    error: "not_found",
+  });
 });
 
 test.each(["a b", "[::1", "x:99999", "", "a@b", "a, b", "[zz::1]"])("a malformed Host (%j) is a JSON 400 naming it, and changes nothing", async (host) => {

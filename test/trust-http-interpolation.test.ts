@@ -20,7 +20,12 @@ beforeAll(async () => {
     },
   });
   s = await startTestServer({ rate_limit: { enabled: false } });
-  ({ project } = await projectWithEnv(s, "interpolated assertions", { BASE_URL: `http://127.0.0.1:${target.port}`, FRUIT: "apple", PART: "ppl", SEVEN: "7" }, { TOKEN: "tok-5e3c1a" }));
+  ({ project } = await projectWithEnv(
+    s,
+    "interpolated assertions",
+    { BASE_URL: `http://127.0.0.1:${target.port}`, FRUIT: "apple", PART: "ppl", SEVEN: "7" },
+    { TOKEN: "tok-5e3c1a" },
+  ));
 });
 afterAll(async () => {
   await s.stop();
@@ -32,27 +37,34 @@ const capture = { request: { url: "/item" }, capture: { item_id: "$.id", item_na
 
 describe("assertion values with {{…}}", () => {
   test("captures, variables and secrets fill equals, contains, matches, header values and conditions", async () => {
-    const run = await runToEnd(s, project, http([capture, {
-      request: { url: "/item" },
-      expect: [
-        { json: "$.id", equals: "{{item_id}}" },
-        { json: "$.name", equals: "{{FRUIT}}" },
-        { json: "$.name", not_equals: "{{PART}}" },
-        { json: "$.name", contains: "{{PART}}" },
-        { json: "$.name", matches: "^{{FRUIT}}$" },
-        { json: "$.tags", equals: "{{tags}}" },
-        { json: "$.token", equals: "{{TOKEN}}" },
-        { json: "$.name", equals: "{{item_name}}" },
-        { header: "x-id", equals: "{{item_id}}" },
-        { header: "x-name", matches: "^a{{PART}}e$" },
-        { body: { contains: "\"name\":\"{{item_name}}\"" } },
-        { status: { equals: 200 } },
-        "[BODY].id == {{item_id}}",
-        "[BODY].name == {{item_name}}",
-        "[HEADER].x-name contains {{PART}}",
-        "[BODY].name matches ^a{{PART}}",
-      ],
-    }]));
+    const run = await runToEnd(
+      s,
+      project,
+      http([
+        capture,
+        {
+          request: { url: "/item" },
+          expect: [
+            { json: "$.id", equals: "{{item_id}}" },
+            { json: "$.name", equals: "{{FRUIT}}" },
+            { json: "$.name", not_equals: "{{PART}}" },
+            { json: "$.name", contains: "{{PART}}" },
+            { json: "$.name", matches: "^{{FRUIT}}$" },
+            { json: "$.tags", equals: "{{tags}}" },
+            { json: "$.token", equals: "{{TOKEN}}" },
+            { json: "$.name", equals: "{{item_name}}" },
+            { header: "x-id", equals: "{{item_id}}" },
+            { header: "x-name", matches: "^a{{PART}}e$" },
+            { body: { contains: '"name":"{{item_name}}"' } },
+            { status: { equals: 200 } },
+            "[BODY].id == {{item_id}}",
+            "[BODY].name == {{item_name}}",
+            "[HEADER].x-name contains {{PART}}",
+            "[BODY].name matches ^a{{PART}}",
+          ],
+        },
+      ]),
+    );
     expect(run.steps[1]?.message).toBeNull();
     expect(run.status).toBe("passed");
     // The results show the value compared, with the secret masked.

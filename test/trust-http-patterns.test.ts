@@ -38,17 +38,26 @@ const http = (steps: unknown[]) => ({ name: `p-${crypto.randomUUID().slice(0, 8)
 
 describe("catastrophic patterns", () => {
   test("the API stays responsive while five of them run against a 1 KB body, and the verdict is right", async () => {
-    const id = await createAutomation(s, project, http([
-      {
-        request: { url: "/text" },
-        expect: [
-          { body: { matches: EVIL } }, { body: { not_equals: "" } }, { header: "content-type", matches: "^text/" }, `[BODY] matches ${EVIL}`,
-          { body: { matches: EVIL } }, { body: { matches: EVIL } }, { body: { matches: "^a{1000}$" } },
-        ],
-      },
-      { request: { url: "/string" }, expect: [{ schema: { type: "string", pattern: EVIL } }] },
-      { request: { url: "/keys" }, expect: [{ schema: { type: "object", patternProperties: { [EVIL]: { type: "string" } } } }] },
-    ]));
+    const id = await createAutomation(
+      s,
+      project,
+      http([
+        {
+          request: { url: "/text" },
+          expect: [
+            { body: { matches: EVIL } },
+            { body: { not_equals: "" } },
+            { header: "content-type", matches: "^text/" },
+            `[BODY] matches ${EVIL}`,
+            { body: { matches: EVIL } },
+            { body: { matches: EVIL } },
+            { body: { matches: "^a{1000}$" } },
+          ],
+        },
+        { request: { url: "/string" }, expect: [{ schema: { type: "string", pattern: EVIL } }] },
+        { request: { url: "/keys" }, expect: [{ schema: { type: "object", patternProperties: { [EVIL]: { type: "string" } } } }] },
+      ]),
+    );
     // Every API call from the start of the run to its end is timed: the server runs in this process, so a
     // stalled event loop shows in whichever call was waiting at the time.
     let slowest = 0;
@@ -71,28 +80,40 @@ describe("catastrophic patterns", () => {
     expect(first?.assertions?.map((a) => a.passed)).toEqual([false, true, true, false, false, false, true]);
     expect(first?.message).toStartWith(`body: expected to match /${EVIL}/, got "aaaa`);
     // The later steps were skipped after the failure: run them on their own for their verdicts.
-    const schema = await runToEnd(s, project, http([
-      { request: { url: "/string" }, expect: [{ schema: { type: "string", pattern: EVIL } }] },
-    ]));
+    const schema = await runToEnd(s, project, http([{ request: { url: "/string" }, expect: [{ schema: { type: "string", pattern: EVIL } }] }]));
     expect(schema.steps[0]?.message).toStartWith("schema: expected the body to match the JSON Schema, got $ must match pattern");
-    const keys = await runToEnd(s, project, http([
-      { request: { url: "/keys" }, expect: [{ schema: { type: "object", patternProperties: { [EVIL]: { type: "string" } } } }] },
-    ]));
+    const keys = await runToEnd(
+      s,
+      project,
+      http([{ request: { url: "/keys" }, expect: [{ schema: { type: "object", patternProperties: { [EVIL]: { type: "string" } } } }] }]),
+    );
     expect(keys.steps[0]?.message).toBeNull();
     expect(keys.status).toBe("passed");
   }, 120_000);
 
   test("each pattern of one JSON Schema is checked as written (two patterns do not share one)", async () => {
-    const run = await runToEnd(s, project, http([{
-      request: { url: "/pair" },
-      expect: [{ schema: { type: "object", properties: { a: { type: "string", pattern: "^x$" }, b: { type: "string", pattern: "^y$" } } } }],
-    }]));
+    const run = await runToEnd(
+      s,
+      project,
+      http([
+        {
+          request: { url: "/pair" },
+          expect: [{ schema: { type: "object", properties: { a: { type: "string", pattern: "^x$" }, b: { type: "string", pattern: "^y$" } } } }],
+        },
+      ]),
+    );
     expect(run.steps[0]?.message).toBeNull();
     expect(run.status).toBe("passed");
-    const failing = await runToEnd(s, project, http([{
-      request: { url: "/pair" },
-      expect: [{ schema: { type: "object", properties: { a: { type: "string", pattern: "^x$" }, b: { type: "string", pattern: "^z$" } } } }],
-    }]));
+    const failing = await runToEnd(
+      s,
+      project,
+      http([
+        {
+          request: { url: "/pair" },
+          expect: [{ schema: { type: "object", properties: { a: { type: "string", pattern: "^x$" }, b: { type: "string", pattern: "^z$" } } } }],
+        },
+      ]),
+    );
     expect(failing.steps[0]?.message).toBe('schema: expected the body to match the JSON Schema, got /b must match pattern "^z$"');
   });
 });

@@ -40,7 +40,17 @@ const http = (steps: unknown[]) => ({ name: `u-${crypto.randomUUID().slice(0, 8)
 
 describe("a step's own URL", () => {
   test("file:, FILE:, data: and other schemes are refused when saved, naming the step's url", async () => {
-    for (const url of ["file:///etc/passwd", "FILE:///etc/passwd", " file:///etc/passwd", "fi\tle:///etc/passwd", "\nfile:///etc/passwd", "data:text/plain,hi", "chrome://settings", "view-source:http://x.test/", "ftp://x.test/"]) {
+    for (const url of [
+      "file:///etc/passwd",
+      "FILE:///etc/passwd",
+      " file:///etc/passwd",
+      "fi\tle:///etc/passwd",
+      "\nfile:///etc/passwd",
+      "data:text/plain,hi",
+      "chrome://settings",
+      "view-source:http://x.test/",
+      "ftp://x.test/",
+    ]) {
       const res = await s.call("POST", `/projects/${project}/automations`, http([{ request: { url: "/ok" } }, { request: { url } }]));
       expect({ url, status: res.status }).toEqual({ url, status: 400 });
       const body = await res.json();
@@ -54,7 +64,10 @@ describe("a step's own URL", () => {
   });
 
   test("a refused update changes nothing", async () => {
-    const made = await json<{ id: string; steps: unknown[] }>(await s.call("POST", `/projects/${project}/automations`, http([{ request: { url: "/ok" } }])), 201);
+    const made = await json<{ id: string; steps: unknown[] }>(
+      await s.call("POST", `/projects/${project}/automations`, http([{ request: { url: "/ok" } }])),
+      201,
+    );
     const res = await s.call("PATCH", `/projects/${project}/automations/${made.id}`, { steps: [{ request: { url: "file:///etc/passwd" } }] });
     expect(res.status).toBe(400);
     expect((await res.json()).details[0].path).toBe("body.steps.0.request.url");
@@ -93,14 +106,25 @@ describe("redirects", () => {
 
   test("http redirects are followed: 303 becomes GET, 301/302 turn a POST into a GET, 307/308 keep method and body", async () => {
     const cases: [number, string, string, string][] = [
-      [303, "POST", "GET", ""], [303, "PUT", "GET", ""], [301, "POST", "GET", ""], [302, "POST", "GET", ""],
-      [302, "PUT", "PUT", "{\"n\":1}"], [307, "POST", "POST", "{\"n\":1}"], [308, "PATCH", "PATCH", "{\"n\":1}"],
+      [303, "POST", "GET", ""],
+      [303, "PUT", "GET", ""],
+      [301, "POST", "GET", ""],
+      [302, "POST", "GET", ""],
+      [302, "PUT", "PUT", '{"n":1}'],
+      [307, "POST", "POST", '{"n":1}'],
+      [308, "PATCH", "PATCH", '{"n":1}'],
     ];
     for (const [code, method, after, body] of cases) {
-      const run = await runToEnd(s, project, http([{
-        request: { method, url: `/to?code=${code}&location=${encodeURIComponent("/landed")}`, json: { n: 1 } },
-        expect: [{ status: 200 }, { json: "$.path", equals: "/landed" }, { json: "$.method", equals: after }, { json: "$.body", equals: body }],
-      }]));
+      const run = await runToEnd(
+        s,
+        project,
+        http([
+          {
+            request: { method, url: `/to?code=${code}&location=${encodeURIComponent("/landed")}`, json: { n: 1 } },
+            expect: [{ status: 200 }, { json: "$.path", equals: "/landed" }, { json: "$.method", equals: after }, { json: "$.body", equals: body }],
+          },
+        ]),
+      );
       expect({ code, method, message: run.steps[0]?.message }).toEqual({ code, method, message: null });
       // The body's content-type goes with the body.
       const landed = seen.filter((r) => r.path === "/landed").at(-1);
@@ -110,10 +134,20 @@ describe("redirects", () => {
 
   test("the Authorization header is not carried to another origin", async () => {
     const other = `http://localhost:${target.port}/landed`;
-    const run = await runToEnd(s, project, http([
-      { request: { url: `/to?location=${encodeURIComponent("/landed")}`, headers: { authorization: "Bearer same" } }, expect: [{ json: "$.auth", equals: "Bearer same" }] },
-      { request: { url: `/to?location=${encodeURIComponent(other)}`, headers: { authorization: "Bearer same" } }, expect: [{ json: "$.auth", equals: null }] },
-    ]));
+    const run = await runToEnd(
+      s,
+      project,
+      http([
+        {
+          request: { url: `/to?location=${encodeURIComponent("/landed")}`, headers: { authorization: "Bearer same" } },
+          expect: [{ json: "$.auth", equals: "Bearer same" }],
+        },
+        {
+          request: { url: `/to?location=${encodeURIComponent(other)}`, headers: { authorization: "Bearer same" } },
+          expect: [{ json: "$.auth", equals: null }],
+        },
+      ]),
+    );
     expect(run.steps.map((x) => x.message)).toEqual([null, null]);
     expect(run.status).toBe("passed");
   });

@@ -33,14 +33,29 @@ const http = (steps: unknown[]) => ({ name: `v-${crypto.randomUUID().slice(0, 8)
 
 describe("refused when saved, naming the step and field", () => {
   const cases: [string, Record<string, unknown>, string, string][] = [
-    ["an invalid regular expression", { expect: [{ status: 200 }, { json: "$.name", matches: "app(" }] }, "body.steps.0.expect.1.matches", "/app(/ is not a pattern svc can run"],
+    [
+      "an invalid regular expression",
+      { expect: [{ status: 200 }, { json: "$.name", matches: "app(" }] },
+      "body.steps.0.expect.1.matches",
+      "/app(/ is not a pattern svc can run",
+    ],
     ["an invalid regular expression in a condition", { expect: ["[BODY].name matches [a-"] }, "body.steps.0.expect.0", "/[a-/ is not a pattern svc can run"],
-    ["an invalid JSON path in an assertion", { expect: [{ json: "$.items[", equals: 1 }] }, "body.steps.0.expect.0.json", 'invalid JSON path "$.items[": "[" is not closed'],
-    ["an invalid JSON path in a condition", { expect: ["[BODY].items[x] == 1"] }, "body.steps.0.expect.0", "invalid JSON path \"$.items[x]\""],
+    [
+      "an invalid JSON path in an assertion",
+      { expect: [{ json: "$.items[", equals: 1 }] },
+      "body.steps.0.expect.0.json",
+      'invalid JSON path "$.items[": "[" is not closed',
+    ],
+    ["an invalid JSON path in a condition", { expect: ["[BODY].items[x] == 1"] }, "body.steps.0.expect.0", 'invalid JSON path "$.items[x]"'],
     ["an invalid JSON path in a capture", { capture: { id: "$.a..b" } }, "body.steps.0.capture.id", 'invalid JSON path "$.a..b"'],
     ["an invalid JSON path in a capture object", { capture: { id: { json: "$[nope]" } } }, "body.steps.0.capture.id.json", 'invalid JSON path "$[nope]"'],
     ["an invalid JSON Schema type", { expect: [{ schema: { type: "thing" } }] }, "body.steps.0.expect.0.schema", "the JSON Schema is invalid: "],
-    ["a JSON Schema with a reference to nowhere", { expect: [{ schema: { $ref: "#/definitions/missing" } }] }, "body.steps.0.expect.0.schema", "the JSON Schema is invalid: "],
+    [
+      "a JSON Schema with a reference to nowhere",
+      { expect: [{ schema: { $ref: "#/definitions/missing" } }] },
+      "body.steps.0.expect.0.schema",
+      "the JSON Schema is invalid: ",
+    ],
   ];
   for (const [what, step, path, message] of cases) {
     test(what, async () => {
@@ -54,11 +69,22 @@ describe("refused when saved, naming the step and field", () => {
   }
 
   test("the same steps written correctly are saved", async () => {
-    const res = await s.call("POST", `/projects/${project}/automations`, http([{
-      request: { url: "/item" },
-      expect: [{ json: "$.name", matches: "app" }, "[BODY].name matches [a-z]", { json: "$['id']", equals: 1 }, { schema: { type: "object", definitions: { n: { type: "string" } }, properties: { name: { $ref: "#/definitions/n" } } } }],
-      capture: { id: "$.id", also: { json: "id" }, loc: "header:location" },
-    }]));
+    const res = await s.call(
+      "POST",
+      `/projects/${project}/automations`,
+      http([
+        {
+          request: { url: "/item" },
+          expect: [
+            { json: "$.name", matches: "app" },
+            "[BODY].name matches [a-z]",
+            { json: "$['id']", equals: 1 },
+            { schema: { type: "object", definitions: { n: { type: "string" } }, properties: { name: { $ref: "#/definitions/n" } } } },
+          ],
+          capture: { id: "$.id", also: { json: "id" }, loc: "header:location" },
+        },
+      ]),
+    );
     expect(res.status).toBe(201);
   });
 });

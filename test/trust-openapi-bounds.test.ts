@@ -31,12 +31,18 @@ beforeAll(async () => {
   const setup = await startTestServer({ data_dir: dataDir });
   key = setup.key;
   await setup.call("POST", "/projects", { name: "legacy", slug: "legacy" });
-  await setup.server.core.db.updateTable("projects").set({ openapi: JSON.stringify(fanOutDocument()) }).where("slug", "=", "legacy").execute();
+  await setup.server.core.db
+    .updateTable("projects")
+    .set({ openapi: JSON.stringify(fanOutDocument()) })
+    .where("slug", "=", "legacy")
+    .execute();
   await setup.stop();
 
   proc = Bun.spawn(["bun", MAIN, "serve", "--port", "0", "--data-dir", dataDir], {
     env: { ...process.env, SVC_LOG_LEVEL: "info", SVC_RATE_LIMIT_ENABLED: "false" },
-    stdin: "ignore", stdout: "ignore", stderr: "pipe",
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
   });
   const reader = proc.stderr.getReader();
   let logs = "";
@@ -83,13 +89,15 @@ async function startGeneration(project: string, target: Record<string, unknown>)
   const feature = await json<{ id: string }>(await call("POST", `/projects/${project}/features`, { name: "All operations", target }), 201);
   const path = `/projects/${project}/features/${feature.id}/generation`;
   await json(await call("POST", path, { strategy: "openapi" }), 202);
-  return whileWorking((async () => {
-    for (;;) {
-      const g = await json<GenerationRecord>(await call("GET", path), 200);
-      if (!["queued", "running"].includes(g.status)) return g;
-      await Bun.sleep(50);
-    }
-  })());
+  return whileWorking(
+    (async () => {
+      for (;;) {
+        const g = await json<GenerationRecord>(await call("GET", path), 200);
+        if (!["queued", "running"].includes(g.status)) return g;
+        await Bun.sleep(50);
+      }
+    })(),
+  );
 }
 
 async function draftsOf(project: string, g: GenerationRecord): Promise<{ drafts: AutomationRecord[]; bytes: number }> {
@@ -132,17 +140,27 @@ describe("uploaded OpenAPI documents are bounded", () => {
     const schemas: Record<string, unknown> = { S60: { type: "string" } };
     for (let i = 0; i < 60; i++) schemas[`S${i}`] = { type: "object", properties: { inner: { $ref: `#/components/schemas/S${i + 1}` } } };
     const doc = {
-      openapi: "3.0.3", info: { title: "Deep", version: "1" },
-      paths: { "/deep": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema: { $ref: "#/components/schemas/S0" } } } } } } } },
+      openapi: "3.0.3",
+      info: { title: "Deep", version: "1" },
+      paths: {
+        "/deep": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema: { $ref: "#/components/schemas/S0" } } } } } } },
+      },
       components: { schemas },
     };
-    const err = await json<{ error: string; message: string; details: { path: string }[] }>(await call("POST", "/projects", { name: "deep", slug: "deep", openapi: doc }), 400);
+    const err = await json<{ error: string; message: string; details: { path: string }[] }>(
+      await call("POST", "/projects", { name: "deep", slug: "deep", openapi: doc }),
+      400,
+    );
     expect(err.message).toContain("the document nests deeper than 100 levels");
     expect(err.details[0]?.path).toStartWith("openapi.");
     // Nested that deep as written, the request body itself is refused first (bodies nest at most 64 levels).
     let schema: Record<string, unknown> = { type: "string" };
     for (let i = 0; i < 60; i++) schema = { type: "object", properties: { inner: schema } };
-    const literal = { ...doc, paths: { "/deep": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema } } } } } } }, components: {} };
+    const literal = {
+      ...doc,
+      paths: { "/deep": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema } } } } } } },
+      components: {},
+    };
     const refused = await json<{ error: string; message: string }>(await call("POST", "/projects", { name: "deep", slug: "deep", openapi: literal }), 400);
     expect(refused.message).toContain("nested deeper than 64 levels");
     expect((await call("GET", "/projects/deep")).status).toBe(404);
@@ -157,13 +175,17 @@ describe("openapi generation is bounded", () => {
     const g = await startGeneration("exploding", allOperations);
     expect(g.status).toBe("succeeded");
     const messages = g.warnings.map((w) => w.message);
-    expect(messages).toEqual([0, 1, 2, 3].flatMap((i) => [
-      `The request body schema of POST /op${i} expands past 10000 nodes with its $refs followed (the limit for one schema): its sample body is built from the part within the limit`,
-      `The sample request body of POST /op${i} was cut at 1000 values (the limit for one sample body)`,
-      `The 200 response schema of POST /op${i} expands past 10000 nodes with its $refs followed (the limit for one schema): the positive test checks the status only`,
-    ]));
+    expect(messages).toEqual(
+      [0, 1, 2, 3].flatMap((i) => [
+        `The request body schema of POST /op${i} expands past 10000 nodes with its $refs followed (the limit for one schema): its sample body is built from the part within the limit`,
+        `The sample request body of POST /op${i} was cut at 1000 values (the limit for one sample body)`,
+        `The 200 response schema of POST /op${i} expands past 10000 nodes with its $refs followed (the limit for one schema): the positive test checks the status only`,
+      ]),
+    );
     const { drafts, bytes } = await draftsOf("exploding", g);
-    expect(drafts.map((d) => d.name).sort()).toEqual([0, 1, 2, 3].flatMap((i) => [`op${i}: POST /op${i} answers 200`, `op${i}: POST /op${i} rejects a body missing a required field`]));
+    expect(drafts.map((d) => d.name).sort()).toEqual(
+      [0, 1, 2, 3].flatMap((i) => [`op${i}: POST /op${i} answers 200`, `op${i}: POST /op${i} rejects a body missing a required field`]),
+    );
     for (const d of drafts) expect(JSON.stringify(d.steps).length).toBeLessThanOrEqual(256 * KB);
     expect(bytes).toBeLessThan(2 * MB);
   }, 60_000);
@@ -171,18 +193,37 @@ describe("openapi generation is bounded", () => {
   test("a draft whose steps pass 256 KB is left out, and the drafts of one generation stop at 8 MB in all, with warnings saying so", async () => {
     // One operation posting a 300 KB example, then 150 each posting a 60 KB one: 9 MB of drafts without the limit.
     const paths: Record<string, unknown> = {
-      "/huge": { post: { operationId: "huge", requestBody: { content: { "application/json": { schema: { type: "string", example: "h".repeat(300 * KB) } } } }, responses: { "201": { description: "created" } } } },
+      "/huge": {
+        post: {
+          operationId: "huge",
+          requestBody: { content: { "application/json": { schema: { type: "string", example: "h".repeat(300 * KB) } } } },
+          responses: { "201": { description: "created" } },
+        },
+      },
     };
     for (let i = 0; i < 150; i++) {
-      paths[`/notes${i}`] = { post: { operationId: `note${i}`, requestBody: { content: { "application/json": { schema: { $ref: "#/components/schemas/Note" } } } }, responses: { "201": { description: "created" } } } };
+      paths[`/notes${i}`] = {
+        post: {
+          operationId: `note${i}`,
+          requestBody: { content: { "application/json": { schema: { $ref: "#/components/schemas/Note" } } } },
+          responses: { "201": { description: "created" } },
+        },
+      };
     }
-    const doc = { openapi: "3.0.3", info: { title: "Notes", version: "1" }, components: { schemas: { Note: { type: "string", example: "n".repeat(60 * KB) } } }, paths };
+    const doc = {
+      openapi: "3.0.3",
+      info: { title: "Notes", version: "1" },
+      components: { schemas: { Note: { type: "string", example: "n".repeat(60 * KB) } } },
+      paths,
+    };
     await json(await call("POST", "/projects", { name: "notes", slug: "notes", openapi: doc }), 201);
     const g = await startGeneration("notes", allOperations);
     expect(g.status).toBe("succeeded");
     const messages = g.warnings.map((w) => w.message);
     expect(messages[0]).toBe('Left out "huge: POST /huge answers 201": its steps take more than 256 KB as JSON (the limit for one draft)');
-    expect(messages[1]).toMatch(/^Stopped after operation \d+ of 151: the drafts of one generation take at most 8 MB as JSON \(the limit for one generation\)$/);
+    expect(messages[1]).toMatch(
+      /^Stopped after operation \d+ of 151: the drafts of one generation take at most 8 MB as JSON \(the limit for one generation\)$/,
+    );
     expect(messages).toHaveLength(2);
     const { drafts, bytes } = await draftsOf("notes", g);
     expect(drafts.length).toBeGreaterThan(100);

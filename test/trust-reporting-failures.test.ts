@@ -23,12 +23,21 @@ beforeAll(async () => {
   ({ project } = await projectWithEnv(s, "Failures", { BASE_URL: target.url }));
   cli = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: project });
   ids.long = await createAutomation(s, project, {
-    name: "long value", kind: "http",
+    name: "long value",
+    kind: "http",
     steps: [{ name: "echo a long note", request: { url: `/echo?note=${LONG}` }, expect: [{ status: 200 }, { json: "$.query.note", equals: "short" }] }],
   });
-  ids.status = await createAutomation(s, project, { name: "missing item", kind: "http", steps: [{ name: "get item 9", request: { url: "/items/9" }, expect: [{ status: 200 }] }] });
+  ids.status = await createAutomation(s, project, {
+    name: "missing item",
+    kind: "http",
+    steps: [{ name: "get item 9", request: { url: "/items/9" }, expect: [{ status: 200 }] }],
+  });
   ids.passing = await createAutomation(s, project, { name: "health", kind: "http", steps: [{ request: { url: "/health" }, expect: [{ status: 200 }] }] });
-  ids.error = await createAutomation(s, project, { name: "unset variable", kind: "http", steps: [{ name: "uses a missing variable", request: { url: "/items/{{ITEM}}" } }] });
+  ids.error = await createAutomation(s, project, {
+    name: "unset variable",
+    kind: "http",
+    steps: [{ name: "uses a missing variable", request: { url: "/items/{{ITEM}}" } }],
+  });
 });
 afterAll(async () => {
   cli.remove();
@@ -47,7 +56,9 @@ test("automations run --watch, not on a terminal: the failed check's actual valu
   const run = await json<{ steps: { message: string }[] }>(await s.call("GET", `/projects/${project}/runs/${runId}`));
   expect(r.stdout).toMatch(new RegExp(`^1  echo a long note  failed  \\d+ ms +${RegExp.escape(run.steps[0]?.message ?? "?")}$`, "m"));
   const tail = r.stdout.trimEnd().split("\n").slice(-6).join("\n");
-  expect(tail).toMatch(/^1 failure:\n1\) long value \(run_\w+\) failed\n {3}step 1 \(echo a long note\) failed: \$\.query\.note: expected "short", got "word0-/m);
+  expect(tail).toMatch(
+    /^1 failure:\n1\) long value \(run_\w+\) failed\n {3}step 1 \(echo a long note\) failed: \$\.query\.note: expected "short", got "word0-/m,
+  );
   expect(tail).toContain(`     ✗ $.query.note == "short"\n       expected: "short"\n       actual:   ${JSON.stringify(LONG)}`);
 
   // The same in `runs show`, and the --json output stays the API's JSON alone, the failure list on stderr.
@@ -68,7 +79,9 @@ test("groups run --watch ends with a numbered list of every run that did not pas
   const list = r.stdout.slice(r.stdout.lastIndexOf("3 failures:"));
   expect(list).toMatch(/^3 failures:\n1\) long value \(run_\w+\) failed\n/);
   expect(list).toContain(`       actual:   ${JSON.stringify(LONG)}`);
-  expect(list).toMatch(/\n2\) missing item \(run_\w+\) failed\n {3}step 1 \(get item 9\) failed: status: expected 200, got 404\n {5}✗ status == 200\n {7}expected: 200\n {7}actual: {3}404\n/);
+  expect(list).toMatch(
+    /\n2\) missing item \(run_\w+\) failed\n {3}step 1 \(get item 9\) failed: status: expected 200, got 404\n {5}✗ status == 200\n {7}expected: 200\n {7}actual: {3}404\n/,
+  );
   expect(list).toMatch(/\n3\) unset variable \(run_\w+\) error\n {3}step 1 \(uses a missing variable\) error: .*ITEM/);
   expect(list).not.toContain("health");
   expect(r.stdout.trimEnd().endsWith(list.trimEnd())).toBe(true);

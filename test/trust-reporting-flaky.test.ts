@@ -22,7 +22,11 @@ let envId: string;
 async function flakyAutomation(name: string, retries = 2): Promise<string> {
   const key = crypto.randomUUID();
   return createAutomation(s, project, {
-    name, kind: "http", retries, environment: envId, steps: [{ name: "get flaky", request: { url: `/flaky/${key}?fail=1` }, expect: [{ status: 200 }] }],
+    name,
+    kind: "http",
+    retries,
+    environment: envId,
+    steps: [{ name: "get flaky", request: { url: `/flaky/${key}?fail=1` }, expect: [{ status: 200 }] }],
   });
 }
 
@@ -54,14 +58,28 @@ test("a run that passed on its second attempt is passed and flaky in its record 
   expect(list.data).toEqual([expect.objectContaining({ id: run.id, flaky: true, max_attempts: 3 })]);
 
   // A first-time pass is not flaky.
-  const steady = await createAutomation(s, project, { name: "steady", kind: "http", retries: 2, environment: envId, steps: [{ request: { url: "/health" }, expect: [{ status: 200 }] }] });
-  expect(await waitForRun(s, project, await startRun(s, project, steady))).toMatchObject({ status: "passed", flaky: false, max_attempts: 3, attempts: [{ attempt: 1, message: null }] });
+  const steady = await createAutomation(s, project, {
+    name: "steady",
+    kind: "http",
+    retries: 2,
+    environment: envId,
+    steps: [{ request: { url: "/health" }, expect: [{ status: 200 }] }],
+  });
+  expect(await waitForRun(s, project, await startRun(s, project, steady))).toMatchObject({
+    status: "passed",
+    flaky: false,
+    max_attempts: 3,
+    attempts: [{ attempt: 1, message: null }],
+  });
 });
 
 test("the CLI says which attempt passed: progress line, record view, runs list table, and JUnit's flakyFailure per failed attempt", async () => {
   const id = await flakyAutomation("checkout");
   const r = await cli.run(["automations", "run", id, "--env", "test", "--junit", "flaky.xml"]);
-  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: expect.stringMatching(/run run_\w+ passed \(flaky: attempt 2 of 3\) \(1\/1 steps, 0 failed\) in /) });
+  expect({ code: r.code, stderr: r.stderr }).toEqual({
+    code: 0,
+    stderr: expect.stringMatching(/run run_\w+ passed \(flaky: attempt 2 of 3\) \(1\/1 steps, 0 failed\) in /),
+  });
   expect(r.stdout).toMatch(/^status +passed \(flaky: attempt 2 of 3\)$/m);
   expect(r.stdout).toMatch(/^1 of 3 +failed +\d+ ms +step 1 \(get flaky\): status: expected 200, got 500$/m);
   expect(r.stdout).toMatch(/^2 of 3 +passed/m);
@@ -85,7 +103,13 @@ test("the CLI says which attempt passed: progress line, record view, runs list t
 
 test("a run that failed on every attempt keeps its failure and lists the earlier attempts as Surefire's rerunFailure", async () => {
   const key = crypto.randomUUID();
-  const id = await createAutomation(s, project, { name: "broken", kind: "http", retries: 1, environment: envId, steps: [{ name: "get broken", request: { url: `/flaky/${key}?fail=9` }, expect: [{ status: 200 }] }] });
+  const id = await createAutomation(s, project, {
+    name: "broken",
+    kind: "http",
+    retries: 1,
+    environment: envId,
+    steps: [{ name: "get broken", request: { url: `/flaky/${key}?fail=9` }, expect: [{ status: 200 }] }],
+  });
   const run = await waitForRun(s, project, await startRun(s, project, id));
   expect(run).toMatchObject({ status: "failed", flaky: false });
   const xml = await (await s.call("GET", `/projects/${project}/runs/${run.id}/junit`)).text();
@@ -97,7 +121,11 @@ test("a run that failed on every attempt keeps its failure and lists the earlier
 
 test("a group run counts its flaky runs, and the group's JUnit report carries the flakyFailure", async () => {
   const flaky = await flakyAutomation("group flaky");
-  const steady = await createAutomation(s, project, { name: "group steady", kind: "http", steps: [{ request: { url: "/health" }, expect: [{ status: 200 }] }] });
+  const steady = await createAutomation(s, project, {
+    name: "group steady",
+    kind: "http",
+    steps: [{ request: { url: "/health" }, expect: [{ status: 200 }] }],
+  });
   const group = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups`, { name: "nightly", automation_ids: [flaky, steady] }), 201);
   const r = await cli.run(["groups", "run", group.id, "--env", "test", "--watch"]);
   expect(r.code).toBe(0);

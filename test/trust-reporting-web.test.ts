@@ -32,7 +32,10 @@ afterAll(async () => {
 
 const flaky = () =>
   createAutomation(s, project, {
-    name: "checkout", kind: "http", retries: 2, environment: envId,
+    name: "checkout",
+    kind: "http",
+    retries: 2,
+    environment: envId,
     steps: [{ name: "get cart", request: { url: `/flaky/${crypto.randomUUID()}?fail=1` }, expect: [{ status: 200 }] }],
   });
 

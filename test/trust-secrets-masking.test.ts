@@ -38,8 +38,18 @@ beforeAll(async () => {
       const v = await req.text();
       const path = new URL(req.url).pathname;
       // Each form is already JSON string content: written into the document as it is.
-      if (path === "/json") return new Response(`{"forms":{${Object.entries(jsonForms(v)).map(([k, f]) => `"${k}":"${f}"`).join(",")}}}`);
-      if (path === "/url") return new Response(Object.entries(urlForms(v)).map(([k, f]) => `${k}=${f}`).join("\n"));
+      if (path === "/json")
+        return new Response(
+          `{"forms":{${Object.entries(jsonForms(v))
+            .map(([k, f]) => `"${k}":"${f}"`)
+            .join(",")}}}`,
+        );
+      if (path === "/url")
+        return new Response(
+          Object.entries(urlForms(v))
+            .map(([k, f]) => `${k}=${f}`)
+            .join("\n"),
+        );
       const pad = Number(new URL(req.url).searchParams.get("pad") ?? "0");
       if (path === "/cut") return new Response(`${"x".repeat(pad)}${v}${"y".repeat(EXCERPT)}`);
       if (path === "/cut-json") return new Response(`${"x".repeat(pad)}${jsonForms(v).php}${"y".repeat(EXCERPT)}`);
@@ -56,7 +66,9 @@ afterAll(async () => {
 
 const echoed = (path: string) =>
   runToEnd(s, project, {
-    name: `echo ${path} ${crypto.randomUUID().slice(0, 6)}`, kind: "http", environment: "test",
+    name: `echo ${path} ${crypto.randomUUID().slice(0, 6)}`,
+    kind: "http",
+    environment: "test",
     steps: [{ request: { method: "POST", url: path, body: "{{SECRET}}" }, expect: [{ status: 200 }] }],
   });
 

@@ -22,8 +22,14 @@ beforeAll(async () => {
   member = (await s.userWithKey("member@acme.test", "acme", "member")).key;
   admin = (await s.userWithKey("admin@acme.test", "acme", "admin")).key;
   await json(await s.call("POST", "/projects", { name: "shop" }), 201);
-  await json(await s.call("POST", "/projects/shop/environments", { name: "prod", variables: { BASE_URL: target.url }, secrets: { TOKEN: SECRET }, protected: true }), 201);
-  await json(await s.call("POST", "/projects/shop/environments", { name: "staging", variables: { BASE_URL: target.url }, secrets: { TOKEN: "staging-token-1" } }), 201);
+  await json(
+    await s.call("POST", "/projects/shop/environments", { name: "prod", variables: { BASE_URL: target.url }, secrets: { TOKEN: SECRET }, protected: true }),
+    201,
+  );
+  await json(
+    await s.call("POST", "/projects/shop/environments", { name: "staging", variables: { BASE_URL: target.url }, secrets: { TOKEN: "staging-token-1" } }),
+    201,
+  );
 });
 afterAll(async () => {
   await s.stop();
@@ -31,7 +37,9 @@ afterAll(async () => {
 });
 
 const env = async (name: string) =>
-  json<{ protected: boolean; allowed_hosts: string[] | null; variables: Record<string, string>; secret_names: string[] }>(await s.call("GET", `/projects/shop/environments/${name}`));
+  json<{ protected: boolean; allowed_hosts: string[] | null; variables: Record<string, string>; secret_names: string[] }>(
+    await s.call("GET", `/projects/shop/environments/${name}`),
+  );
 const sentSecret = () => target.seen.filter((r) => JSON.stringify(r).includes(SECRET)).length;
 
 describe("who may change a protected environment", () => {
@@ -64,7 +72,9 @@ describe("who may change a protected environment", () => {
     expect((await s.call("POST", "/projects/shop/environments", { name: "mine", protected: true }, member)).status).toBe(403);
     // Changes to an unprotected environment stay open to members.
     await json(await s.call("PATCH", "/projects/shop/environments/staging", { variables: { BASE_URL: target.url, X: "1" } }, member));
-    const changed = await json<{ variables: Record<string, string> }>(await s.call("PATCH", "/projects/shop/environments/prod", { variables: { BASE_URL: target.url, REGION: "eu" } }, admin));
+    const changed = await json<{ variables: Record<string, string> }>(
+      await s.call("PATCH", "/projects/shop/environments/prod", { variables: { BASE_URL: target.url, REGION: "eu" } }, admin),
+    );
     expect(changed.variables.REGION).toBe("eu");
   });
 
@@ -78,14 +88,19 @@ describe("who may change a protected environment", () => {
 
 describe("runs in a protected environment", () => {
   const sendsToken = (url: string, name: string) => ({
-    name, kind: "http", environment: "prod",
+    name,
+    kind: "http",
+    environment: "prod",
     steps: [{ request: { url, headers: { authorization: "Bearer {{TOKEN}}" } }, expect: [{ status: 200 }] }],
   });
 
   test("a member gets 403 starting one, alone or as a group, and nothing is queued", async () => {
     const id = await createAutomation(s, "shop", sendsToken("/echo", "member-run"));
     const single = await s.call("POST", `/projects/shop/automations/${id}/run`, {}, member);
-    expect(await json(single, 403)).toMatchObject({ error: "forbidden", message: 'the environment "prod" is protected: only owners and admins can start runs in it' });
+    expect(await json(single, 403)).toMatchObject({
+      error: "forbidden",
+      message: 'the environment "prod" is protected: only owners and admins can start runs in it',
+    });
     // Named explicitly, for an automation whose own environment is another one.
     const other = await createAutomation(s, "shop", { ...sendsToken("/echo", "staging-run"), environment: "staging" });
     expect((await s.call("POST", `/projects/shop/automations/${other}/run`, { environment: "prod" }, member)).status).toBe(403);
@@ -102,16 +117,30 @@ describe("runs in a protected environment", () => {
     const before = sentSecret();
     const away = await runToEnd(s, "shop", sendsToken(`${elsewhere}/echo`, "to-elsewhere"));
     expect(away.status).toBe("error");
-    expect(away.steps[0]?.message).toBe(`the secret TOKEN was not sent to localhost: the protected environment "prod" sends its secrets only to its allowed_hosts (127.0.0.1)`);
+    expect(away.steps[0]?.message).toBe(
+      `the secret TOKEN was not sent to localhost: the protected environment "prod" sends its secrets only to its allowed_hosts (127.0.0.1)`,
+    );
     expect(sentSecret()).toBe(before);
     // In the body or the query too, whatever the encoding.
-    for (const request of [{ method: "POST", url: `${elsewhere}/echo`, json: { t: "{{TOKEN}}" } }, { url: `${elsewhere}/echo`, query: { t: "{{TOKEN}}" } }]) {
+    for (const request of [
+      { method: "POST", url: `${elsewhere}/echo`, json: { t: "{{TOKEN}}" } },
+      { url: `${elsewhere}/echo`, query: { t: "{{TOKEN}}" } },
+    ]) {
       const run = await runToEnd(s, "shop", { name: `away-${crypto.randomUUID().slice(0, 6)}`, kind: "http", environment: "prod", steps: [{ request }] });
       expect(run.status).toBe("error");
     }
     expect(sentSecret()).toBe(before);
     // Without a secret, any host is fine.
-    expect((await runToEnd(s, "shop", { name: "plain", kind: "http", environment: "prod", steps: [{ request: { url: `${elsewhere}/echo` }, expect: [{ status: 200 }] }] })).status).toBe("passed");
+    expect(
+      (
+        await runToEnd(s, "shop", {
+          name: "plain",
+          kind: "http",
+          environment: "prod",
+          steps: [{ request: { url: `${elsewhere}/echo` }, expect: [{ status: 200 }] }],
+        })
+      ).status,
+    ).toBe("passed");
     const home = await runToEnd(s, "shop", sendsToken("/echo", "to-base-url"));
     expect(home.status).toBe("passed");
     expect(sentSecret()).toBe(before + 1);
@@ -121,8 +150,12 @@ describe("runs in a protected environment", () => {
   test("a redirect from the allowed host to another host does not carry the secret there", async () => {
     const before = sentSecret();
     const run = await runToEnd(s, "shop", {
-      name: "redirected-away", kind: "http", environment: "prod",
-      steps: [{ request: { url: `/redirect-to?to=${encodeURIComponent(`${elsewhere}/echo`)}`, headers: { "x-token": "{{TOKEN}}" } }, expect: [{ status: 200 }] }],
+      name: "redirected-away",
+      kind: "http",
+      environment: "prod",
+      steps: [
+        { request: { url: `/redirect-to?to=${encodeURIComponent(`${elsewhere}/echo`)}`, headers: { "x-token": "{{TOKEN}}" } }, expect: [{ status: 200 }] },
+      ],
     });
     expect(run.status).toBe("error");
     expect(run.steps[0]?.message).toContain("the secret TOKEN was not sent to localhost");
@@ -149,14 +182,18 @@ describe("runs in a protected environment", () => {
     expect(goto.status).toBe("error");
     expect(goto.steps[0]?.message).toContain("the secret TOKEN was not sent to localhost");
     const fill = await runToEnd(s, "shop", {
-      name: "fill-away", kind: "browser", environment: "prod",
+      name: "fill-away",
+      kind: "browser",
+      environment: "prod",
       steps: [{ goto: `${elsewhere}/login` }, { fill: { locator: "label=Password", value: "{{TOKEN}}" } }],
     });
     expect(fill.status).toBe("error");
     expect(fill.steps[1]?.message).toContain("the secret TOKEN was not sent to localhost");
     expect(sentSecret()).toBe(before);
     const home = await runToEnd(s, "shop", {
-      name: "fill-home", kind: "browser", environment: "prod",
+      name: "fill-home",
+      kind: "browser",
+      environment: "prod",
       steps: [{ goto: "/login" }, { fill: { locator: "label=Password", value: "{{TOKEN}}" } }],
     });
     expect(home.status).toBe("passed");
@@ -164,7 +201,14 @@ describe("runs in a protected environment", () => {
 
   test("an owner's run of an automation a member edited cannot carry the secret to the member's URL", async () => {
     const id = await createAutomation(s, "shop", sendsToken("/echo", "owned"));
-    await json(await s.call("PATCH", `/projects/shop/automations/${id}`, { steps: [{ request: { url: `${elsewhere}/collect`, headers: { "x-t": "{{TOKEN}}" } } }] }, member));
+    await json(
+      await s.call(
+        "PATCH",
+        `/projects/shop/automations/${id}`,
+        { steps: [{ request: { url: `${elsewhere}/collect`, headers: { "x-t": "{{TOKEN}}" } } }] },
+        member,
+      ),
+    );
     const before = sentSecret();
     const run = await waitForRun(s, "shop", await startRun(s, "shop", id));
     expect(run.status).toBe("error");

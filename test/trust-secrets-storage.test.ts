@@ -32,7 +32,9 @@ const filesText = (dir: string): string =>
 
 /** An http automation that sends the secret; the target app records what arrived. */
 const sendsSecret = (name: string) => ({
-  name, kind: "http", environment: "test",
+  name,
+  kind: "http",
+  environment: "test",
   steps: [{ request: { url: "/echo", headers: { authorization: "Bearer {{TOKEN}}" } }, expect: [{ status: 200 }] }],
 });
 const arrived = () => target.seen.filter((r) => r.headers.authorization === `Bearer ${SECRET}`).length;
@@ -91,7 +93,10 @@ describe("secrets at rest", () => {
       restoreDataDir(join(backups, "svc.sqlite"), restored, false);
       const config = loadConfig({ env: {}, flags: { port: 0, data_dir: restored, log_level: "silent" } });
       let refused: Error | null = null;
-      await startServer(config).then((r) => r.stop(), (e: Error) => (refused = e));
+      await startServer(config).then(
+        (r) => r.stop(),
+        (e: Error) => (refused = e),
+      );
       expect(refused).not.toBeNull();
       expect(String(refused)).toContain(`the secrets key ${join(restored, "secrets.key")} does not exist: restore the key file`);
       expect(existsSync(join(restored, "secrets.key"))).toBe(false);
@@ -121,7 +126,10 @@ describe("secrets at rest", () => {
       copyFileSync(join(elsewhere, "secrets.key"), join(other, "secrets.key"));
       const config = loadConfig({ env: {}, flags: { port: 0, data_dir: other, log_level: "silent" } });
       let refused: Error | null = null;
-      await startServer(config).then((r) => r.stop(), (e: Error) => (refused = e));
+      await startServer(config).then(
+        (r) => r.stop(),
+        (e: Error) => (refused = e),
+      );
       expect(String(refused)).toContain("does not open the secrets in this database");
     } finally {
       rmSync(other, { recursive: true, force: true });
@@ -153,10 +161,14 @@ test("secrets an older svc stored in plain text are encrypted at the first start
     const raw = new Database(file);
     const t = new Date().toISOString();
     raw.run("INSERT INTO workspaces (id, slug, name, created_at, updated_at) VALUES ('ws_legacy', 'acme', 'acme', ?1, ?1)", [t]);
-    raw.run("INSERT INTO projects (id, workspace_id, slug, name, description, openapi, created_at, updated_at) VALUES ('prj_legacy', 'ws_legacy', 'legacy', 'legacy', '', NULL, ?1, ?1)", [t]);
-    raw.run("INSERT INTO environments (id, project_id, name, variables, secrets, created_at, updated_at) VALUES ('env_legacy', 'prj_legacy', 'test', ?1, ?2, ?3, ?3)", [
-      JSON.stringify({ BASE_URL: target.url }), JSON.stringify({ TOKEN: SECRET }), t,
-    ]);
+    raw.run(
+      "INSERT INTO projects (id, workspace_id, slug, name, description, openapi, created_at, updated_at) VALUES ('prj_legacy', 'ws_legacy', 'legacy', 'legacy', '', NULL, ?1, ?1)",
+      [t],
+    );
+    raw.run(
+      "INSERT INTO environments (id, project_id, name, variables, secrets, created_at, updated_at) VALUES ('env_legacy', 'prj_legacy', 'test', ?1, ?2, ?3, ?3)",
+      [JSON.stringify({ BASE_URL: target.url }), JSON.stringify({ TOKEN: SECRET }), t],
+    );
     raw.close();
 
     const s = await startTestServer({ data_dir: dataDir, rate_limit: { enabled: false } });

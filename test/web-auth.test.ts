@@ -58,8 +58,9 @@ describe("first run", () => {
 test("two setups racing create exactly one owner", async () => {
   const server = await startEmptyServer();
   try {
-    const statuses = await Promise.all(["a@race.test", "b@race.test"].map(async (email) =>
-      (await new WebClient(server.url).send("POST", "/api/v1/web/setup", { ...OWNER, email })).status));
+    const statuses = await Promise.all(
+      ["a@race.test", "b@race.test"].map(async (email) => (await new WebClient(server.url).send("POST", "/api/v1/web/setup", { ...OWNER, email })).status),
+    );
     expect(statuses.sort()).toEqual([201, 409]);
     const users = await server.core.db.selectFrom("users").select("email").execute();
     expect(users.length).toBe(1);
@@ -136,10 +137,18 @@ describe("signed in", () => {
   test("state-changing operations need the CSRF token and a same-site origin", async () => {
     const c = new WebClient(s.url);
     expect((await c.signIn(email, password)).status).toBe(200);
-    const withoutToken = await fetch(`${s.api}/projects`, { method: "POST", headers: { cookie: c.cookie, "content-type": "application/json" }, body: JSON.stringify({ name: "Forged" }) });
+    const withoutToken = await fetch(`${s.api}/projects`, {
+      method: "POST",
+      headers: { cookie: c.cookie, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Forged" }),
+    });
     expect(withoutToken.status).toBe(403);
     expect(await withoutToken.json()).toMatchObject({ error: "forbidden" });
-    const wrongToken = await fetch(`${s.api}/projects`, { method: "POST", headers: { cookie: c.cookie, "x-csrf-token": "x".repeat(32), "content-type": "application/json" }, body: JSON.stringify({ name: "Forged" }) });
+    const wrongToken = await fetch(`${s.api}/projects`, {
+      method: "POST",
+      headers: { cookie: c.cookie, "x-csrf-token": "x".repeat(32), "content-type": "application/json" },
+      body: JSON.stringify({ name: "Forged" }),
+    });
     expect(wrongToken.status).toBe(403);
     const otherOrigin = await c.send("POST", "/api/v1/ops/projects", { name: "Forged" }, { origin: "http://evil.test" });
     expect(otherOrigin.status).toBe(403);
@@ -171,7 +180,11 @@ describe("signed in", () => {
   });
 
   test("keys cannot mint keys, and key creation checks its input and the CSRF token", async () => {
-    const withKey = await fetch(`${s.url}/api/v1/ops/keys`, { method: "POST", headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" }, body: JSON.stringify({ name: "x" }) });
+    const withKey = await fetch(`${s.url}/api/v1/ops/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "x" }),
+    });
     expect(withKey.status).toBe(403);
     const anonymous = await new WebClient(s.url).send("POST", "/api/v1/ops/keys", { name: "x" });
     expect(anonymous.status).toBe(401);
@@ -180,7 +193,11 @@ describe("signed in", () => {
     const past = await c.send("POST", "/api/v1/ops/keys", { name: "old", expires_at: "2000-01-01T00:00:00Z" });
     expect(past.status).toBe(400);
     expect((await c.send("POST", "/api/v1/ops/keys", { name: "" })).status).toBe(400);
-    const noCsrf = await fetch(`${s.url}/api/v1/ops/keys`, { method: "POST", headers: { cookie: c.cookie, "content-type": "application/json" }, body: JSON.stringify({ name: "x" }) });
+    const noCsrf = await fetch(`${s.url}/api/v1/ops/keys`, {
+      method: "POST",
+      headers: { cookie: c.cookie, "content-type": "application/json" },
+      body: JSON.stringify({ name: "x" }),
+    });
     expect(noCsrf.status).toBe(403);
   });
 
@@ -197,7 +214,11 @@ describe("signed in", () => {
     expect((await c.send("POST", "/api/v1/ops/projects", { name: "Acme only" })).status).toBe(201);
 
     // Refused without the CSRF token, for a workspace of someone else (404, as any other workspace's resource), and for bad input.
-    const noCsrf = await fetch(`${s.url}/api/v1/web/workspace`, { method: "POST", headers: { cookie: c.cookie, "content-type": "application/json" }, body: '{"workspace":"globex"}' });
+    const noCsrf = await fetch(`${s.url}/api/v1/web/workspace`, {
+      method: "POST",
+      headers: { cookie: c.cookie, "content-type": "application/json" },
+      body: '{"workspace":"globex"}',
+    });
     expect(noCsrf.status).toBe(403);
     const foreign = await c.send("POST", "/api/v1/web/workspace", { workspace: "initech" });
     expect(foreign.status).toBe(404);

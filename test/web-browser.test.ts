@@ -129,7 +129,11 @@ test("an invited member sets a password, and removing them stops their key at on
 test("forged state-changing requests are refused: without the CSRF token, and from another site", async () => {
   await owner.goto(`${server.url}/#/`);
   const sameOriginNoToken = await owner.evaluate(async () => {
-    const r = await fetch("/api/v1/ops/projects", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "Forged 1" }) });
+    const r = await fetch("/api/v1/ops/projects", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "Forged 1" }),
+    });
     return { status: r.status, body: await r.json() };
   });
   expect(sameOriginNoToken.status).toBe(403);
@@ -140,8 +144,12 @@ test("forged state-changing requests are refused: without the CSRF token, and fr
   const evil = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",
-    fetch: () => new Response(`<!doctype html><form id="f" method="POST" action="${target}" enctype="text/plain"><input name='{"name":"Forged 2","x":"' value='"}'></form>
-<script>fetch(${JSON.stringify(target)}, {method: "POST", mode: "no-cors", credentials: "include", headers: {"content-type": "application/json"}, body: JSON.stringify({name: "Forged 3"})}).finally(() => { document.title = "sent"; document.getElementById("f").submit(); });</script>`, { headers: { "content-type": "text/html" } }),
+    fetch: () =>
+      new Response(
+        `<!doctype html><form id="f" method="POST" action="${target}" enctype="text/plain"><input name='{"name":"Forged 2","x":"' value='"}'></form>
+<script>fetch(${JSON.stringify(target)}, {method: "POST", mode: "no-cors", credentials: "include", headers: {"content-type": "application/json"}, body: JSON.stringify({name: "Forged 3"})}).finally(() => { document.title = "sent"; document.getElementById("f").submit(); });</script>`,
+        { headers: { "content-type": "text/html" } },
+      ),
   });
   try {
     const attacker = await owner.context().newPage();
@@ -157,7 +165,9 @@ test("forged state-changing requests are refused: without the CSRF token, and fr
   } finally {
     evil.stop(true);
   }
-  const names = await owner.evaluate(async () => ((await (await fetch("/api/v1/ops/projects")).json()) as { data: { name: string }[] }).data.map((p) => p.name));
+  const names = await owner.evaluate(async () =>
+    ((await (await fetch("/api/v1/ops/projects")).json()) as { data: { name: string }[] }).data.map((p) => p.name),
+  );
   expect(names.filter((n) => n.startsWith("Forged"))).toEqual([]);
 });
 
@@ -178,7 +188,9 @@ test("a person in two workspaces switches between them from the top bar", async 
   await owner.waitForFunction(async () => ((await (await fetch("/api/v1/ops/me")).json()) as { workspace: { slug: string } }).workspace.slug === "globex");
   // A member in globex: no Members link, and none of Acme's projects.
   expect(await owner.getByRole("link", { name: "Members" }).count()).toBe(0);
-  const names = await owner.evaluate(async () => ((await (await fetch("/api/v1/ops/projects")).json()) as { data: { name: string }[] }).data.map((p) => p.name));
+  const names = await owner.evaluate(async () =>
+    ((await (await fetch("/api/v1/ops/projects")).json()) as { data: { name: string }[] }).data.map((p) => p.name),
+  );
   expect(names).toEqual([]);
   await owner.getByLabel("Workspace").selectOption({ label: "Acme QA" });
   await owner.getByRole("link", { name: "Members" }).waitFor();

@@ -13,7 +13,15 @@ setDefaultTimeout(30_000);
 // Not the shared launchBrowser(): this browser also resolves svc.lan to the loopback address, so the service can be
 // opened as http://svc.lan:PORT, a plain-HTTP origin that is not localhost (not a secure context).
 const LAN_HOST = "svc.lan";
-const LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", `--host-resolver-rules=MAP ${LAN_HOST} 127.0.0.1`];
+const LAUNCH_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--no-first-run",
+  "--disable-sync",
+  `--host-resolver-rules=MAP ${LAN_HOST} 127.0.0.1`,
+];
 
 let s: TestServer;
 let browser: Browser;
@@ -57,7 +65,12 @@ async function createKey(page: Page, base: string, name: string): Promise<string
     await page.getByLabel("Key name").waitFor();
   } catch (e) {
     // Say what the page showed instead of the form (it has been seen once on a loaded machine).
-    const shown = (await page.locator("body").innerText().catch(() => "")).slice(0, 500);
+    const shown = (
+      await page
+        .locator("body")
+        .innerText()
+        .catch(() => "")
+    ).slice(0, 500);
     throw new Error(`the keys page did not show its form at ${page.url()}; the page showed: ${JSON.stringify(shown)} (${(e as Error).message.split("\n")[0]})`);
   }
   await page.getByLabel("Key name").fill(name);

@@ -38,7 +38,9 @@ async function api<T>(method: string, path: string, body?: unknown, status = 200
 const spaces = (t: string) => t.replace(/\s+/g, " ").trim();
 function shown(iso: string | number): string {
   const d = new Date(iso);
-  return spaces(`${d.toLocaleDateString("en-US", { timeZone: "UTC", year: "numeric", month: "short", day: "numeric" })} ${d.toLocaleTimeString("en-US", { timeZone: "UTC", hour: "2-digit", minute: "2-digit" })}`);
+  return spaces(
+    `${d.toLocaleDateString("en-US", { timeZone: "UTC", year: "numeric", month: "short", day: "numeric" })} ${d.toLocaleTimeString("en-US", { timeZone: "UTC", hour: "2-digit", minute: "2-digit" })}`,
+  );
 }
 
 beforeAll(async () => {
@@ -73,288 +75,335 @@ afterAll(async () => {
   site?.stop(true);
 });
 
-test("a failing http step shows expected and actual per assertion, and its request and response excerpt", () => explained(page, "a-failing-http-step-shows-expected-and-a", async () => {
-  const { project, envId } = await projectWithEnv(s, "Store", { BASE_URL: target.url });
-  const automation = await createAutomation(s, project, {
-    name: "items are counted", kind: "http", environment: envId,
-    steps: [{
-      name: "list items",
-      request: { method: "GET", url: "/items", headers: { accept: "application/json" } },
-      expect: [{ status: 201 }, { json: "$.total", equals: 4 }, { json: "$.items[0]", equals: { id: 1, name: "pear" } }, { header: "x-total", equals: "3" }],
-    }],
-  });
-  const runId = await startRun(s, project, automation);
-  expect((await waitForRun(s, project, runId)).status).toBe("failed");
+test("a failing http step shows expected and actual per assertion, and its request and response excerpt", () =>
+  explained(page, "a-failing-http-step-shows-expected-and-a", async () => {
+    const { project, envId } = await projectWithEnv(s, "Store", { BASE_URL: target.url });
+    const automation = await createAutomation(s, project, {
+      name: "items are counted",
+      kind: "http",
+      environment: envId,
+      steps: [
+        {
+          name: "list items",
+          request: { method: "GET", url: "/items", headers: { accept: "application/json" } },
+          expect: [
+            { status: 201 },
+            { json: "$.total", equals: 4 },
+            { json: "$.items[0]", equals: { id: 1, name: "pear" } },
+            { header: "x-total", equals: "3" },
+          ],
+        },
+      ],
+    });
+    const runId = await startRun(s, project, automation);
+    expect((await waitForRun(s, project, runId)).status).toBe("failed");
 
-  await page.goto(`${s.url}/#/p/${project}/runs/${runId}`);
-  await page.getByTestId("run-status").getByText("failed").waitFor();
-  const step = page.locator("li.step[data-step='0']");
-  expect(await step.getAttribute("class")).toContain("step-failed");
-  expect(await step.locator(".step-message").innerText()).toContain("status: expected 201, got 200");
-  const table = step.locator("table");
-  expect(await table.isVisible()).toBe(true);
-  expect(await table.locator("thead th").allTextContents()).toEqual(["Result", "Assertion", "Expected", "Actual"]);
-  const rows = await table.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => ({
-    failed: tr.classList.contains("row-failed"),
-    cells: [...tr.querySelectorAll("td")].map((td) => (td as HTMLElement).innerText.trim()),
-  })));
-  expect(rows).toEqual([
-    { failed: true, cells: ["✗", "status == 201", "201", "200"] },
-    { failed: true, cells: ["✗", "$.total == 4", "4", "3"] },
-    { failed: true, cells: ["✗", '$.items[0] == {"id":1,"name":"pear"}', '{"id":1,"name":"pear"}', '{"id":1,"name":"apple","price":3,"tags":["fruit","red"]}'] },
-    { failed: false, cells: ["✓", 'header x-total == "3"', "3", "3"] },
-  ]);
+    await page.goto(`${s.url}/#/p/${project}/runs/${runId}`);
+    await page.getByTestId("run-status").getByText("failed").waitFor();
+    const step = page.locator("li.step[data-step='0']");
+    expect(await step.getAttribute("class")).toContain("step-failed");
+    expect(await step.locator(".step-message").innerText()).toContain("status: expected 201, got 200");
+    const table = step.locator("table");
+    expect(await table.isVisible()).toBe(true);
+    expect(await table.locator("thead th").allTextContents()).toEqual(["Result", "Assertion", "Expected", "Actual"]);
+    const rows = await table.locator("tbody tr").evaluateAll((trs) =>
+      trs.map((tr) => ({
+        failed: tr.classList.contains("row-failed"),
+        cells: [...tr.querySelectorAll("td")].map((td) => (td as HTMLElement).innerText.trim()),
+      })),
+    );
+    expect(rows).toEqual([
+      { failed: true, cells: ["✗", "status == 201", "201", "200"] },
+      { failed: true, cells: ["✗", "$.total == 4", "4", "3"] },
+      {
+        failed: true,
+        cells: ["✗", '$.items[0] == {"id":1,"name":"pear"}', '{"id":1,"name":"pear"}', '{"id":1,"name":"apple","price":3,"tags":["fruit","red"]}'],
+      },
+      { failed: false, cells: ["✓", 'header x-total == "3"', "3", "3"] },
+    ]);
 
-  // The excerpt is folded away until asked for.
-  const details = step.locator("details");
-  const excerpts = details.locator("pre.excerpt");
-  expect(await excerpts.count()).toBe(2);
-  expect(await excerpts.first().isVisible()).toBe(false);
-  await details.getByText("Request and response").click();
-  await excerpts.nth(1).waitFor({ state: "visible" });
-  const request = (await excerpts.nth(0).innerText()).split("\n");
-  expect(request[0]).toBe(`GET ${target.url}/items`);
-  expect(request).toContain("accept: application/json");
-  const response = await excerpts.nth(1).innerText();
-  expect(response.split("\n")[0]).toBe("200");
-  expect(response).toContain("x-total: 3");
-  // A JSON body is shown indented for reading.
-  expect(response).toContain('{\n  "items": [\n    {\n      "id": 1,\n      "name": "apple",');
-  await shot(page, "run-failed-assertions");
-  await page.setViewportSize({ width: 390, height: 844 });
-  const box = await table.locator("tbody tr").first().boundingBox();
-  expect(box && box.x >= 0 && box.x + box.width <= 390).toBe(true);
-  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
-  await shot(page, "run-failed-assertions");
-  await page.setViewportSize({ width: 1280, height: 900 });
-}));
+    // The excerpt is folded away until asked for.
+    const details = step.locator("details");
+    const excerpts = details.locator("pre.excerpt");
+    expect(await excerpts.count()).toBe(2);
+    expect(await excerpts.first().isVisible()).toBe(false);
+    await details.getByText("Request and response").click();
+    await excerpts.nth(1).waitFor({ state: "visible" });
+    const request = (await excerpts.nth(0).innerText()).split("\n");
+    expect(request[0]).toBe(`GET ${target.url}/items`);
+    expect(request).toContain("accept: application/json");
+    const response = await excerpts.nth(1).innerText();
+    expect(response.split("\n")[0]).toBe("200");
+    expect(response).toContain("x-total: 3");
+    // A JSON body is shown indented for reading.
+    expect(response).toContain('{\n  "items": [\n    {\n      "id": 1,\n      "name": "apple",');
+    await shot(page, "run-failed-assertions");
+    await page.setViewportSize({ width: 390, height: 844 });
+    const box = await table.locator("tbody tr").first().boundingBox();
+    expect(box && box.x >= 0 && box.x + box.width <= 390).toBe(true);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    await shot(page, "run-failed-assertions");
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }));
 
-test("a generation started from the feature page shows its progress live, then its drafts", () => explained(page, "a-generation-started-from-the-feature-pa", async () => {
-  const home = `http://127.0.0.1:${site.port}/`;
-  const feature = await api<{ id: string }>("POST", "/projects/store/features", { name: "Catalogue pages", target: { kind: "web", url: home } }, 201);
-  await page.goto(`${s.url}/#/p/store/features/${feature.id}`);
-  await page.getByLabel("Strategy").selectOption("crawl");
-  await page.getByRole("button", { name: "Generate automations" }).click();
+test("a generation started from the feature page shows its progress live, then its drafts", () =>
+  explained(page, "a-generation-started-from-the-feature-pa", async () => {
+    const home = `http://127.0.0.1:${site.port}/`;
+    const feature = await api<{ id: string }>("POST", "/projects/store/features", { name: "Catalogue pages", target: { kind: "web", url: home } }, 201);
+    await page.goto(`${s.url}/#/p/store/features/${feature.id}`);
+    await page.getByLabel("Strategy").selectOption("crawl");
+    await page.getByRole("button", { name: "Generate automations" }).click();
 
-  // The home page is read, its three links are waiting at the gate: 1 of 4 pages done.
-  const panel = page.getByTestId("generation");
-  const bar = panel.getByRole("progressbar");
-  await panel.locator("[role=progressbar][aria-valuenow='1'][aria-valuemax='4']").waitFor();
-  expect(await bar.innerText()).toBe("crawl 1/4");
-  await panel.getByText("running").waitFor();
-  expect(await page.getByRole("button", { name: "Generate automations" }).isDisabled()).toBe(true);
-  expect(await page.getByRole("button", { name: "Cancel", exact: true }).isVisible()).toBe(true);
-  await shot(page, "feature-generating");
+    // The home page is read, its three links are waiting at the gate: 1 of 4 pages done.
+    const panel = page.getByTestId("generation");
+    const bar = panel.getByRole("progressbar");
+    await panel.locator("[role=progressbar][aria-valuenow='1'][aria-valuemax='4']").waitFor();
+    expect(await bar.innerText()).toBe("crawl 1/4");
+    await panel.getByText("running").waitFor();
+    expect(await page.getByRole("button", { name: "Generate automations" }).isDisabled()).toBe(true);
+    expect(await page.getByRole("button", { name: "Cancel", exact: true }).isVisible()).toBe(true);
+    await shot(page, "feature-generating");
 
-  openGate();
-  await panel.getByText("succeeded").waitFor({ timeout: 30_000 });
-  await bar.waitFor({ state: "detached" });
-  expect(await page.getByRole("button", { name: "Generate automations" }).isDisabled()).toBe(false);
-  const generation = await api<{ status: string; automation_ids: string[] }>("GET", `/projects/store/features/${feature.id}/generation`);
-  expect(generation.status).toBe("succeeded");
-  const made = await Promise.all(generation.automation_ids.map((id) => api<{ name: string; status: string }>("GET", `/projects/store/automations/${id}`)));
-  expect(made.length).toBeGreaterThanOrEqual(4);
-  expect(made.map((a) => a.status)).toEqual(made.map(() => "draft"));
-  expect(made.map((a) => a.name)).toContain('Page / loads with its title "Gadget shop"');
-  for (const path of SUBPAGES) expect(made.map((a) => a.name)).toContain(`Page ${path} loads with its title "All ${path.slice(1)}"`);
+    openGate();
+    await panel.getByText("succeeded").waitFor({ timeout: 30_000 });
+    await bar.waitFor({ state: "detached" });
+    expect(await page.getByRole("button", { name: "Generate automations" }).isDisabled()).toBe(false);
+    const generation = await api<{ status: string; automation_ids: string[] }>("GET", `/projects/store/features/${feature.id}/generation`);
+    expect(generation.status).toBe("succeeded");
+    const made = await Promise.all(generation.automation_ids.map((id) => api<{ name: string; status: string }>("GET", `/projects/store/automations/${id}`)));
+    expect(made.length).toBeGreaterThanOrEqual(4);
+    expect(made.map((a) => a.status)).toEqual(made.map(() => "draft"));
+    expect(made.map((a) => a.name)).toContain('Page / loads with its title "Gadget shop"');
+    for (const path of SUBPAGES) expect(made.map((a) => a.name)).toContain(`Page ${path} loads with its title "All ${path.slice(1)}"`);
 
-  const drafts = page.locator("ul.links li");
-  await drafts.nth(made.length - 1).waitFor();
-  const listed = await drafts.allInnerTexts();
-  expect(listed.length).toBe(made.length);
-  for (const a of made) {
-    const item = listed.find((t) => t.startsWith(a.name)) ?? `(no list item for ${a.name})`;
-    expect(item).toContain("from the latest generation");
-    expect(item.toLowerCase()).toContain("draft");
-  }
-  await shot(page, "feature-generated");
-}));
+    const drafts = page.locator("ul.links li");
+    await drafts.nth(made.length - 1).waitFor();
+    const listed = await drafts.allInnerTexts();
+    expect(listed.length).toBe(made.length);
+    for (const a of made) {
+      const item = listed.find((t) => t.startsWith(a.name)) ?? `(no list item for ${a.name})`;
+      expect(item).toContain("from the latest generation");
+      expect(item.toLowerCase()).toContain("draft");
+    }
+    await shot(page, "feature-generated");
+  }));
 
-test("an automation is deleted from its page after confirming, and the API then answers 404", () => explained(page, "an-automation-is-deleted-from-its-page-a", async () => {
-  const doomed = await createAutomation(s, "store", { name: "to be deleted", kind: "http", steps: [{ request: { method: "GET", url: "/health" } }] });
-  await page.goto(`${s.url}/#/p/store/automations/${doomed}`);
-  const del = page.getByRole("button", { name: "Delete", exact: true });
-  await del.click();
-  const confirm = page.getByRole("group", { name: "Delete this automation?" });
-  await confirm.waitFor();
-  await confirm.getByRole("button", { name: "Cancel" }).click();
-  await confirm.waitFor({ state: "detached" });
-  expect((await s.call("GET", `/projects/store/automations/${doomed}`)).status).toBe(200);
+test("an automation is deleted from its page after confirming, and the API then answers 404", () =>
+  explained(page, "an-automation-is-deleted-from-its-page-a", async () => {
+    const doomed = await createAutomation(s, "store", { name: "to be deleted", kind: "http", steps: [{ request: { method: "GET", url: "/health" } }] });
+    await page.goto(`${s.url}/#/p/store/automations/${doomed}`);
+    const del = page.getByRole("button", { name: "Delete", exact: true });
+    await del.click();
+    const confirm = page.getByRole("group", { name: "Delete this automation?" });
+    await confirm.waitFor();
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    await confirm.waitFor({ state: "detached" });
+    expect((await s.call("GET", `/projects/store/automations/${doomed}`)).status).toBe(200);
 
-  await del.click();
-  await confirm.getByRole("button", { name: "Yes, delete" }).click();
-  await page.waitForURL(/#\/p\/store\/automations$/);
-  await page.locator("tr[data-automation='items are counted']").waitFor();
-  expect(await page.locator("tr[data-automation='to be deleted']").count()).toBe(0);
-  const gone = await s.call("GET", `/projects/store/automations/${doomed}`);
-  expect(gone.status).toBe(404);
-  expect((await gone.json()).error).toBe("not_found");
-}));
+    await del.click();
+    await confirm.getByRole("button", { name: "Yes, delete" }).click();
+    await page.waitForURL(/#\/p\/store\/automations$/);
+    await page.locator("tr[data-automation='items are counted']").waitFor();
+    expect(await page.locator("tr[data-automation='to be deleted']").count()).toBe(0);
+    const gone = await s.call("GET", `/projects/store/automations/${doomed}`);
+    expect(gone.status).toBe(404);
+    expect((await gone.json()).error).toBe("not_found");
+  }));
 
-test("the automation list's feature, group and kind filters each narrow the list", () => explained(page, "the-automation-list-s-feature-group-and-", async () => {
-  await api("POST", "/projects", { name: "Filters" }, 201);
-  const checkout = await api<{ id: string }>("POST", "/projects/filters/features", { name: "Checkout" }, 201);
-  await api("POST", "/projects/filters/features", { name: "Search" }, 201);
-  const httpStep = [{ request: { method: "GET", url: "/health" } }];
-  const browserStep = [{ goto: "/" }];
-  const alpha = await createAutomation(s, "filters", { name: "alpha http", kind: "http", steps: httpStep, feature: checkout.id });
-  await createAutomation(s, "filters", { name: "beta browser", kind: "browser", steps: browserStep, feature: checkout.id });
-  const gamma = await createAutomation(s, "filters", { name: "gamma http", kind: "http", steps: httpStep });
-  await createAutomation(s, "filters", { name: "delta browser", kind: "browser", steps: browserStep });
-  await api("POST", "/projects/filters/groups", { name: "nightly", automation_ids: [alpha, gamma] }, 201);
-  await api("POST", "/projects/filters/groups", { name: "empty group" }, 201);
+test("the automation list's feature, group and kind filters each narrow the list", () =>
+  explained(page, "the-automation-list-s-feature-group-and-", async () => {
+    await api("POST", "/projects", { name: "Filters" }, 201);
+    const checkout = await api<{ id: string }>("POST", "/projects/filters/features", { name: "Checkout" }, 201);
+    await api("POST", "/projects/filters/features", { name: "Search" }, 201);
+    const httpStep = [{ request: { method: "GET", url: "/health" } }];
+    const browserStep = [{ goto: "/" }];
+    const alpha = await createAutomation(s, "filters", { name: "alpha http", kind: "http", steps: httpStep, feature: checkout.id });
+    await createAutomation(s, "filters", { name: "beta browser", kind: "browser", steps: browserStep, feature: checkout.id });
+    const gamma = await createAutomation(s, "filters", { name: "gamma http", kind: "http", steps: httpStep });
+    await createAutomation(s, "filters", { name: "delta browser", kind: "browser", steps: browserStep });
+    await api("POST", "/projects/filters/groups", { name: "nightly", automation_ids: [alpha, gamma] }, 201);
+    await api("POST", "/projects/filters/groups", { name: "empty group" }, 201);
 
-  // Waits for the list to show exactly these rows (every step below changes what is shown, so an earlier list
-  // cannot pass for the expected one), then asserts it for a readable failure.
-  const rowsShow = async (expected: string[]) => {
-    const want = [...expected].sort();
-    await page.waitForFunction((w) => JSON.stringify([...document.querySelectorAll("tr[data-automation]")].map((r) => r.getAttribute("data-automation") ?? "").sort()) === JSON.stringify(w), want).catch(() => {});
-    expect((await page.locator("tr[data-automation]").evaluateAll((rs) => rs.map((r) => r.getAttribute("data-automation") ?? ""))).sort()).toEqual(want);
-  };
-  // An empty result: the "none" message appears only once a list has loaded (rows are also absent while loading).
-  const noneShown = async () => {
-    await page.getByText("No automations match.").waitFor();
-    expect(await page.locator("tr[data-automation]").count()).toBe(0);
-  };
-  const all = ["alpha http", "beta browser", "gamma http", "delta browser"];
-  await page.goto(`${s.url}/#/p/filters/automations`);
-  await rowsShow(all);
-  const feature = page.getByLabel(/^Feature/);
-  const group = page.getByLabel(/^Group/);
-  const kind = page.getByLabel(/^Kind/);
-  await feature.locator("option", { hasText: "Checkout" }).waitFor({ state: "attached" });
-  await group.locator("option", { hasText: "nightly" }).waitFor({ state: "attached" });
-
-  // Each of feature and group: one that matches some, one that matches none, then "any" shows all again.
-  const narrowing = [[feature, "Checkout", ["alpha http", "beta browser"], "Search"], [group, "nightly", ["alpha http", "gamma http"], "empty group"]] as const;
-  for (const [filter, some, shownBySome, none] of narrowing) {
-    await filter.selectOption({ label: some });
-    await rowsShow([...shownBySome]);
-    await filter.selectOption({ label: none });
-    await noneShown();
-    await filter.selectOption({ label: "any" });
+    // Waits for the list to show exactly these rows (every step below changes what is shown, so an earlier list
+    // cannot pass for the expected one), then asserts it for a readable failure.
+    const rowsShow = async (expected: string[]) => {
+      const want = [...expected].sort();
+      await page
+        .waitForFunction(
+          (w) =>
+            JSON.stringify([...document.querySelectorAll("tr[data-automation]")].map((r) => r.getAttribute("data-automation") ?? "").sort()) ===
+            JSON.stringify(w),
+          want,
+        )
+        .catch(() => {});
+      expect((await page.locator("tr[data-automation]").evaluateAll((rs) => rs.map((r) => r.getAttribute("data-automation") ?? ""))).sort()).toEqual(want);
+    };
+    // An empty result: the "none" message appears only once a list has loaded (rows are also absent while loading).
+    const noneShown = async () => {
+      await page.getByText("No automations match.").waitFor();
+      expect(await page.locator("tr[data-automation]").count()).toBe(0);
+    };
+    const all = ["alpha http", "beta browser", "gamma http", "delta browser"];
+    await page.goto(`${s.url}/#/p/filters/automations`);
     await rowsShow(all);
-  }
+    const feature = page.getByLabel(/^Feature/);
+    const group = page.getByLabel(/^Group/);
+    const kind = page.getByLabel(/^Kind/);
+    await feature.locator("option", { hasText: "Checkout" }).waitFor({ state: "attached" });
+    await group.locator("option", { hasText: "nightly" }).waitFor({ state: "attached" });
 
-  await kind.selectOption("http");
-  await rowsShow(["alpha http", "gamma http"]);
-  await kind.selectOption("browser");
-  await rowsShow(["beta browser", "delta browser"]);
+    // Each of feature and group: one that matches some, one that matches none, then "any" shows all again.
+    const narrowing = [
+      [feature, "Checkout", ["alpha http", "beta browser"], "Search"],
+      [group, "nightly", ["alpha http", "gamma http"], "empty group"],
+    ] as const;
+    for (const [filter, some, shownBySome, none] of narrowing) {
+      await filter.selectOption({ label: some });
+      await rowsShow([...shownBySome]);
+      await filter.selectOption({ label: none });
+      await noneShown();
+      await filter.selectOption({ label: "any" });
+      await rowsShow(all);
+    }
 
-  // Filters combine.
-  await feature.selectOption({ label: "Checkout" });
-  await rowsShow(["beta browser"]);
-  await group.selectOption({ label: "nightly" });
-  await noneShown();
-  await kind.selectOption("http");
-  await rowsShow(["alpha http"]);
-  await shot(page, "automations-filtered");
-}));
+    await kind.selectOption("http");
+    await rowsShow(["alpha http", "gamma http"]);
+    await kind.selectOption("browser");
+    await rowsShow(["beta browser", "delta browser"]);
 
-test("the keys panel shows a key's expiry and, once the key is used, when it was last used; at 390 px too", () => explained(page, "the-keys-panel-shows-a-key-s-expiry-and-", async () => {
-  await page.goto(`${s.url}/#/settings/keys`);
-  await page.getByLabel("Key name").fill("ci with expiry");
-  await page.getByLabel("Expires (optional)").fill("2031-05-17");
-  await page.getByRole("button", { name: "Create key" }).click();
-  const key = (await page.getByTestId("new-key").locator("code").innerText()).trim();
-  const row = page.locator("tr", { hasText: "ci with expiry" });
-  await row.waitFor();
-  const cell = async (label: string) => spaces(await row.locator(`td[data-label='${label}']`).innerText());
-  expect(await cell("Expires")).toBe("May 17, 2031 11:59 PM");
-  expect(await cell("Last used")).toBe("never");
-  expect(await cell("State")).toBe("ACTIVE");
-  const listed = await api<{ data: { name: string; expires_at: string | null; last_used_at: string | null }[] }>("GET", "/keys");
-  expect(listed.data.find((k) => k.name === "ci with expiry")).toMatchObject({ expires_at: "2031-05-17T23:59:59.000Z", last_used_at: null });
+    // Filters combine.
+    await feature.selectOption({ label: "Checkout" });
+    await rowsShow(["beta browser"]);
+    await group.selectOption({ label: "nightly" });
+    await noneShown();
+    await kind.selectOption("http");
+    await rowsShow(["alpha http"]);
+    await shot(page, "automations-filtered");
+  }));
 
-  const before = Date.now();
-  expect((await s.call("GET", "/me", undefined, key)).status).toBe(200);
-  const after = Date.now();
-  await page.reload();
-  await row.waitFor();
-  const lastUsed = await cell("Last used");
-  expect([shown(before), shown(after)]).toContain(lastUsed);
-  const used = (await api<{ data: { name: string; last_used_at: string | null }[] }>("GET", "/keys")).data.find((k) => k.name === "ci with expiry");
-  const at = Date.parse(used?.last_used_at ?? "");
-  expect(at >= before - 1 && at <= after + 1).toBe(true);
-  expect(lastUsed).toBe(shown(at));
+test("the keys panel shows a key's expiry and, once the key is used, when it was last used; at 390 px too", () =>
+  explained(page, "the-keys-panel-shows-a-key-s-expiry-and-", async () => {
+    await page.goto(`${s.url}/#/settings/keys`);
+    await page.getByLabel("Key name").fill("ci with expiry");
+    await page.getByLabel("Expires (optional)").fill("2031-05-17");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const key = (await page.getByTestId("new-key").locator("code").innerText()).trim();
+    const row = page.locator("tr", { hasText: "ci with expiry" });
+    await row.waitFor();
+    const cell = async (label: string) => spaces(await row.locator(`td[data-label='${label}']`).innerText());
+    expect(await cell("Expires")).toBe("May 17, 2031 11:59 PM");
+    expect(await cell("Last used")).toBe("never");
+    expect(await cell("State")).toBe("ACTIVE");
+    const listed = await api<{ data: { name: string; expires_at: string | null; last_used_at: string | null }[] }>("GET", "/keys");
+    expect(listed.data.find((k) => k.name === "ci with expiry")).toMatchObject({ expires_at: "2031-05-17T23:59:59.000Z", last_used_at: null });
 
-  // At 390 px the row is a card: every value and the Revoke button are on screen, and Revoke works.
-  await page.setViewportSize({ width: 390, height: 844 });
-  const revoke = row.getByRole("button", { name: "Revoke" });
-  await revoke.scrollIntoViewIfNeeded();
-  const box = await revoke.boundingBox();
-  expect(box).not.toBeNull();
-  expect(box && box.x >= 0 && box.x + box.width <= 390).toBe(true);
-  for (const label of ["Name", "Key", "Created", "Last used", "Expires", "State"]) {
-    const b = await row.locator(`td[data-label='${label}']`).boundingBox();
-    expect({ label, inside: !!b && b.x >= 0 && b.x + b.width <= 390 }).toEqual({ label, inside: true });
-  }
-  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
-  await shot(page, "keys-expiry-last-used");
-  await revoke.click();
-  const yes = row.getByRole("button", { name: "Yes, revoke" });
-  const yesBox = await yes.boundingBox();
-  expect(yesBox && yesBox.x >= 0 && yesBox.x + yesBox.width <= 390).toBe(true);
-  await yes.click();
-  await row.getByText("revoked").waitFor();
-  expect((await s.call("GET", "/me", undefined, key)).status).toBe(401);
-  await page.setViewportSize({ width: 1280, height: 900 });
-}));
+    const before = Date.now();
+    expect((await s.call("GET", "/me", undefined, key)).status).toBe(200);
+    const after = Date.now();
+    await page.reload();
+    await row.waitFor();
+    const lastUsed = await cell("Last used");
+    expect([shown(before), shown(after)]).toContain(lastUsed);
+    const used = (await api<{ data: { name: string; last_used_at: string | null }[] }>("GET", "/keys")).data.find((k) => k.name === "ci with expiry");
+    const at = Date.parse(used?.last_used_at ?? "");
+    expect(at >= before - 1 && at <= after + 1).toBe(true);
+    expect(lastUsed).toBe(shown(at));
 
-test("a finished run and a finished group run can be run again from their pages, in the same environment", () => explained(page, "a-finished-run-and-a-finished-group-run-", async () => {
-  const { project, envId } = await projectWithEnv(s, "Again", { BASE_URL: target.url });
-  const automation = await createAutomation(s, project, {
-    name: "items answer", kind: "http", environment: envId, steps: [{ request: { url: "/items" }, expect: [{ status: 200 }] }],
-  });
-  const first = await startRun(s, project, automation);
-  expect((await waitForRun(s, project, first)).status).toBe("passed");
+    // At 390 px the row is a card: every value and the Revoke button are on screen, and Revoke works.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const revoke = row.getByRole("button", { name: "Revoke" });
+    await revoke.scrollIntoViewIfNeeded();
+    const box = await revoke.boundingBox();
+    expect(box).not.toBeNull();
+    expect(box && box.x >= 0 && box.x + box.width <= 390).toBe(true);
+    for (const label of ["Name", "Key", "Created", "Last used", "Expires", "State"]) {
+      const b = await row.locator(`td[data-label='${label}']`).boundingBox();
+      expect({ label, inside: !!b && b.x >= 0 && b.x + b.width <= 390 }).toEqual({ label, inside: true });
+    }
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    await shot(page, "keys-expiry-last-used");
+    await revoke.click();
+    const yes = row.getByRole("button", { name: "Yes, revoke" });
+    const yesBox = await yes.boundingBox();
+    expect(yesBox && yesBox.x >= 0 && yesBox.x + yesBox.width <= 390).toBe(true);
+    await yes.click();
+    await row.getByText("revoked").waitFor();
+    expect((await s.call("GET", "/me", undefined, key)).status).toBe(401);
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }));
 
-  await page.goto(`${s.url}/#/p/${project}/runs/${first}`);
-  await page.getByTestId("run-status").getByText("passed").waitFor();
-  await page.getByRole("button", { name: "Run again" }).click();
-  await page.waitForURL((u) => /#\/p\/[^/]+\/runs\/run_/.test(u.hash) && !u.hash.endsWith(first));
-  const second = page.url().split("/runs/")[1] ?? "";
-  const again = await waitForRun(s, project, second);
-  expect(again).toMatchObject({ automation_id: automation, environment_id: envId, trigger: "web", status: "passed" });
-  await page.getByTestId("run-status").getByText("passed").waitFor();
+test("a finished run and a finished group run can be run again from their pages, in the same environment", () =>
+  explained(page, "a-finished-run-and-a-finished-group-run-", async () => {
+    const { project, envId } = await projectWithEnv(s, "Again", { BASE_URL: target.url });
+    const automation = await createAutomation(s, project, {
+      name: "items answer",
+      kind: "http",
+      environment: envId,
+      steps: [{ request: { url: "/items" }, expect: [{ status: 200 }] }],
+    });
+    const first = await startRun(s, project, automation);
+    expect((await waitForRun(s, project, first)).status).toBe("passed");
 
-  const group = await api<{ id: string }>("POST", `/projects/${project}/groups`, { name: "again", automation_ids: [automation] }, 201);
-  const groupRun = await api<{ id: string }>("POST", `/projects/${project}/groups/${group.id}/run`, { environment: envId }, 202);
-  await page.goto(`${s.url}/#/p/${project}/group-runs/${groupRun.id}`);
-  await page.getByTestId("group-run-status").getByText("passed").waitFor();
-  await page.getByRole("button", { name: "Run again" }).click();
-  await page.waitForURL((u) => u.hash.includes("/group-runs/grn_") && !u.hash.endsWith(groupRun.id));
-  const nextId = page.url().split("/group-runs/")[1] ?? "";
-  await page.getByTestId("group-run-status").getByText("passed").waitFor();
-  const next = await api<{ group_id: string; trigger: string; runs: { environment_id: string }[] }>("GET", `/projects/${project}/group-runs/${nextId}`);
-  expect(next).toMatchObject({ group_id: group.id, trigger: "web" });
-  expect(next.runs.map((r) => r.environment_id)).toEqual([envId]);
-}));
+    await page.goto(`${s.url}/#/p/${project}/runs/${first}`);
+    await page.getByTestId("run-status").getByText("passed").waitFor();
+    await page.getByRole("button", { name: "Run again" }).click();
+    await page.waitForURL((u) => /#\/p\/[^/]+\/runs\/run_/.test(u.hash) && !u.hash.endsWith(first));
+    const second = page.url().split("/runs/")[1] ?? "";
+    const again = await waitForRun(s, project, second);
+    expect(again).toMatchObject({ automation_id: automation, environment_id: envId, trigger: "web", status: "passed" });
+    await page.getByTestId("run-status").getByText("passed").waitFor();
 
-test("a feature's drafts are activated all at once and run all at once from the feature page", () => explained(page, "feature-drafts-activate-and-run-all", async () => {
-  const { project, envId } = await projectWithEnv(s, "Bulk", { BASE_URL: target.url });
-  const feature = await api<{ id: string }>("POST", `/projects/${project}/features`, { name: "Items" }, 201);
-  const ids = await Promise.all(["items answer", "item 1 answers"].map((name, i) => createAutomation(s, project, {
-    name, kind: "http", status: "draft", feature: feature.id, environment: envId,
-    steps: [{ request: { url: i === 0 ? "/items" : "/items/1" }, expect: [{ status: 200 }] }],
-  })));
-  const disabled = await createAutomation(s, project, {
-    name: "retired check", kind: "http", status: "disabled", feature: feature.id, environment: envId, steps: [{ request: { url: "/items" } }],
-  });
+    const group = await api<{ id: string }>("POST", `/projects/${project}/groups`, { name: "again", automation_ids: [automation] }, 201);
+    const groupRun = await api<{ id: string }>("POST", `/projects/${project}/groups/${group.id}/run`, { environment: envId }, 202);
+    await page.goto(`${s.url}/#/p/${project}/group-runs/${groupRun.id}`);
+    await page.getByTestId("group-run-status").getByText("passed").waitFor();
+    await page.getByRole("button", { name: "Run again" }).click();
+    await page.waitForURL((u) => u.hash.includes("/group-runs/grn_") && !u.hash.endsWith(groupRun.id));
+    const nextId = page.url().split("/group-runs/")[1] ?? "";
+    await page.getByTestId("group-run-status").getByText("passed").waitFor();
+    const next = await api<{ group_id: string; trigger: string; runs: { environment_id: string }[] }>("GET", `/projects/${project}/group-runs/${nextId}`);
+    expect(next).toMatchObject({ group_id: group.id, trigger: "web" });
+    expect(next.runs.map((r) => r.environment_id)).toEqual([envId]);
+  }));
 
-  await page.goto(`${s.url}/#/p/${project}/features/${feature.id}`);
-  await page.getByRole("button", { name: "Activate 2 drafts" }).waitFor();
-  await shot(page, "feature-drafts");
-  await page.getByRole("button", { name: "Activate 2 drafts" }).click();
-  await page.getByRole("button", { name: /^Activate/ }).waitFor({ state: "detached" });
-  for (const id of ids) expect((await api<{ status: string }>("GET", `/projects/${project}/automations/${id}`)).status).toBe("active");
-  expect((await api<{ status: string }>("GET", `/projects/${project}/automations/${disabled}`)).status).toBe("disabled");
+test("a feature's drafts are activated all at once and run all at once from the feature page", () =>
+  explained(page, "feature-drafts-activate-and-run-all", async () => {
+    const { project, envId } = await projectWithEnv(s, "Bulk", { BASE_URL: target.url });
+    const feature = await api<{ id: string }>("POST", `/projects/${project}/features`, { name: "Items" }, 201);
+    const ids = await Promise.all(
+      ["items answer", "item 1 answers"].map((name, i) =>
+        createAutomation(s, project, {
+          name,
+          kind: "http",
+          status: "draft",
+          feature: feature.id,
+          environment: envId,
+          steps: [{ request: { url: i === 0 ? "/items" : "/items/1" }, expect: [{ status: 200 }] }],
+        }),
+      ),
+    );
+    const disabled = await createAutomation(s, project, {
+      name: "retired check",
+      kind: "http",
+      status: "disabled",
+      feature: feature.id,
+      environment: envId,
+      steps: [{ request: { url: "/items" } }],
+    });
 
-  await page.getByRole("button", { name: "Run all 2" }).click();
-  await page.waitForURL((u) => u.hash === `#/p/${project}/runs`);
-  const runs = await api<{ data: { id: string; automation_id: string; trigger: string }[] }>("GET", `/projects/${project}/runs`);
-  expect(runs.data.map((r) => r.automation_id).sort()).toEqual([...ids].sort());
-  expect(runs.data.map((r) => r.trigger)).toEqual(["web", "web"]);
-  for (const r of runs.data) expect((await waitForRun(s, project, r.id)).status).toBe("passed");
-  await page.locator("tr[data-run-id]").nth(1).waitFor();
-}));
+    await page.goto(`${s.url}/#/p/${project}/features/${feature.id}`);
+    await page.getByRole("button", { name: "Activate 2 drafts" }).waitFor();
+    await shot(page, "feature-drafts");
+    await page.getByRole("button", { name: "Activate 2 drafts" }).click();
+    await page.getByRole("button", { name: /^Activate/ }).waitFor({ state: "detached" });
+    for (const id of ids) expect((await api<{ status: string }>("GET", `/projects/${project}/automations/${id}`)).status).toBe("active");
+    expect((await api<{ status: string }>("GET", `/projects/${project}/automations/${disabled}`)).status).toBe("disabled");
+
+    await page.getByRole("button", { name: "Run all 2" }).click();
+    await page.waitForURL((u) => u.hash === `#/p/${project}/runs`);
+    const runs = await api<{ data: { id: string; automation_id: string; trigger: string }[] }>("GET", `/projects/${project}/runs`);
+    expect(runs.data.map((r) => r.automation_id).sort()).toEqual([...ids].sort());
+    expect(runs.data.map((r) => r.trigger)).toEqual(["web", "web"]);
+    for (const r of runs.data) expect((await waitForRun(s, project, r.id)).status).toBe("passed");
+    await page.locator("tr[data-run-id]").nth(1).waitFor();
+  }));

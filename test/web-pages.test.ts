@@ -53,8 +53,15 @@ scenario("projects: create, edit, attach an OpenAPI document, delete with confir
   await page.getByLabel("Description").fill("The shop's public API");
   await page.getByRole("button", { name: "Save" }).click();
   await page.getByLabel("OpenAPI file").setInputFiles({
-    name: "shop.json", mimeType: "application/json",
-    buffer: Buffer.from(JSON.stringify({ openapi: "3.0.3", info: { title: "Shop", version: "1.2" }, paths: { "/items": { get: { responses: { "200": { description: "ok" } } } } } })),
+    name: "shop.json",
+    mimeType: "application/json",
+    buffer: Buffer.from(
+      JSON.stringify({
+        openapi: "3.0.3",
+        info: { title: "Shop", version: "1.2" },
+        paths: { "/items": { get: { responses: { "200": { description: "ok" } } } } },
+      }),
+    ),
   });
   await page.getByText("Attached: Shop 1.2").waitFor();
   const p = await (await s.call("GET", "/projects/shop-api")).json();
@@ -137,7 +144,10 @@ scenario("automations: the steps editor shows schema errors inline; create, acti
   await page.goto(`${s.url}/#/p/shop-api/automations/${autId}`);
   await page.getByLabel("Default environment").locator("option", { hasText: "staging" }).waitFor({ state: "attached" });
   await page.getByLabel("Default environment").selectOption({ label: "staging" });
-  await page.getByLabel(/^Feature/).locator("option", { hasText: "Items" }).waitFor({ state: "attached" });
+  await page
+    .getByLabel(/^Feature/)
+    .locator("option", { hasText: "Items" })
+    .waitFor({ state: "attached" });
   await page.getByLabel(/^Feature/).selectOption({ label: "Items" });
   const saved = page.waitForResponse((r) => r.request().method() === "PATCH" && r.url().includes(`/automations/${autId}`));
   await page.getByRole("button", { name: "Save automation" }).click();
@@ -172,7 +182,9 @@ scenario("groups: create, order automations, run the group and see its runs toge
   expect((await saved).status()).toBe(200);
   await page.locator("button:not([disabled])", { hasText: "Run group" }).waitFor();
   const g = await (await s.call("GET", `/projects/shop-api/groups/${groupId}`)).json();
-  const names = await Promise.all(g.automation_ids.map(async (id: string) => (await (await s.call("GET", `/projects/shop-api/automations/${id}`)).json()).name));
+  const names = await Promise.all(
+    g.automation_ids.map(async (id: string) => (await (await s.call("GET", `/projects/shop-api/automations/${id}`)).json()).name),
+  );
   expect(names).toEqual(["home page", "items list"]);
   visited.push([`/p/shop-api/groups/${groupId}`, "group"]);
 
@@ -187,17 +199,27 @@ scenario("groups: create, order automations, run the group and see its runs toge
 /** At 390 px table rows are stacked cards: every cell is labelled with its column's heading (data-label), and no
  * link, button or field of a table lies outside the viewport (on the keys page: the Revoke button). */
 async function narrowTablesReadable(p: Page, name: string): Promise<void> {
-  const unlabelled = await p.locator(".table-wrap table").evaluateAll((tables) => tables.flatMap((t) => {
-    const heads = [...t.querySelectorAll("thead th")].map((th) => th.textContent?.trim() ?? "");
-    return [...t.querySelectorAll("tbody tr")].flatMap((tr) => [...tr.children].map((td, i) => ({
-      heading: heads[i] ?? "",
-      label: td.getAttribute("data-label") ?? (td.classList.contains("actions") ? "Actions" : "(none)"),
-    }))).filter((c) => c.heading !== c.label);
-  }));
+  const unlabelled = await p.locator(".table-wrap table").evaluateAll((tables) =>
+    tables.flatMap((t) => {
+      const heads = [...t.querySelectorAll("thead th")].map((th) => th.textContent?.trim() ?? "");
+      return [...t.querySelectorAll("tbody tr")]
+        .flatMap((tr) =>
+          [...tr.children].map((td, i) => ({
+            heading: heads[i] ?? "",
+            label: td.getAttribute("data-label") ?? (td.classList.contains("actions") ? "Actions" : "(none)"),
+          })),
+        )
+        .filter((c) => c.heading !== c.label);
+    }),
+  );
   expect({ name, unlabelled }).toEqual({ name, unlabelled: [] });
-  const outside = await p.locator(".table-wrap :is(a, button, select, input)").evaluateAll((els) => els
-    .map((e) => ({ control: e.outerHTML.slice(0, 80), left: e.getBoundingClientRect().left, right: e.getBoundingClientRect().right }))
-    .filter((c) => c.left < 0 || c.right > document.documentElement.clientWidth));
+  const outside = await p
+    .locator(".table-wrap :is(a, button, select, input)")
+    .evaluateAll((els) =>
+      els
+        .map((e) => ({ control: e.outerHTML.slice(0, 80), left: e.getBoundingClientRect().left, right: e.getBoundingClientRect().right }))
+        .filter((c) => c.left < 0 || c.right > document.documentElement.clientWidth),
+    );
   expect({ name, outside }).toEqual({ name, outside: [] });
   if (name === "keys") {
     const revoke = p.locator("tr[data-key-id]").first().getByRole("button", { name: "Revoke" });
@@ -218,10 +240,12 @@ test("screenshots of the main pages at 1280 and 390 px", async () => {
       if (seen.has(`${name}-${width}`)) continue;
       seen.add(`${name}-${width}`);
       await p.goto(`${s.url}/#${hash}`);
-      await p.waitForFunction(() => (document.querySelector(".content")?.children.length ?? 0) > 0 && !document.body.innerText.includes("Loading")).catch(async (e: Error) => {
-        await shot(p, `failed-${name}`);
-        throw new Error(`${name} at ${width}px: ${e.message}`);
-      });
+      await p
+        .waitForFunction(() => (document.querySelector(".content")?.children.length ?? 0) > 0 && !document.body.innerText.includes("Loading"))
+        .catch(async (e: Error) => {
+          await shot(p, `failed-${name}`);
+          throw new Error(`${name} at ${width}px: ${e.message}`);
+        });
       await p.waitForLoadState("networkidle");
       const file = await shot(p, name);
       expect(await Bun.file(file).exists()).toBe(true);

@@ -124,7 +124,7 @@ export class ApiClient {
   async call<K extends OpKey>(key: K, input: OpInput<K>, opts: SendOptions = {}): Promise<OpOutput<K>> {
     const op: Operation = ops[key];
     const res = await this.send(op, input as Record<string, unknown>, opts);
-    return (op.response === null ? null : res.raw ?? res.json) as OpOutput<K>;
+    return (op.response === null ? null : (res.raw ?? res.json)) as OpOutput<K>;
   }
 
   urlFor(op: Operation, input: Record<string, unknown>): string {
@@ -216,7 +216,11 @@ export class ApiClient {
     const checked = op.response.safeParse(json);
     if (!checked.success) {
       const first = checked.error.issues[0];
-      throw new ClientError(res.status, "invalid_response", `the server's answer to ${op.name} does not match the API contract (${first?.path.join(".") || "body"}: ${first?.message ?? "invalid"}); are the CLI and server versions the same?`);
+      throw new ClientError(
+        res.status,
+        "invalid_response",
+        `the server's answer to ${op.name} does not match the API contract (${first?.path.join(".") || "body"}: ${first?.message ?? "invalid"}); are the CLI and server versions the same?`,
+      );
     }
     return { status: res.status, json, text, raw: null, rateLimit };
   }

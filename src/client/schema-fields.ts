@@ -80,7 +80,10 @@ export function operationFields(op: Operation): OperationFields {
 }
 
 /** Splits one flat input object into path parameters, query and body, by the operation's schemas. */
-export function splitInput(op: Operation, input: Record<string, unknown>): { params: Record<string, string>; query: Record<string, unknown>; body: Record<string, unknown> | undefined } {
+export function splitInput(
+  op: Operation,
+  input: Record<string, unknown>,
+): { params: Record<string, string>; query: Record<string, unknown>; body: Record<string, unknown> | undefined } {
   const paramNames = Object.keys(objectShape(op.params));
   const queryNames = new Set(Object.keys(objectShape(op.query)));
   const params: Record<string, string> = {};

@@ -158,13 +158,12 @@ export function resolveSettings(opts: { flags?: { server?: string; project?: str
     for (const [value, source, from] of candidates) if (value !== undefined) return { value, source, from };
     return null;
   };
-  const server =
-    pick([
-      [nonEmpty(opts.flags?.server), "flag", "--server"],
-      [nonEmpty(env.SVC_SERVER), "env", "SVC_SERVER"],
-      [projectFile.server, "project-file", projectPath ?? ".svc.json"],
-      [stringField(cfg, "server", cfgPath), "machine-config", cfgPath],
-    ]) ?? { value: DEFAULT_SERVER, source: "default", from: "built-in default" };
+  const server = pick([
+    [nonEmpty(opts.flags?.server), "flag", "--server"],
+    [nonEmpty(env.SVC_SERVER), "env", "SVC_SERVER"],
+    [projectFile.server, "project-file", projectPath ?? ".svc.json"],
+    [stringField(cfg, "server", cfgPath), "machine-config", cfgPath],
+  ]) ?? { value: DEFAULT_SERVER, source: "default", from: "built-in default" };
   if (!/^https?:\/\/[^\s/]+/i.test(server.value) || !URL.canParse(server.value)) {
     throw new SettingsError(`the server "${server.value}" (from ${server.from}) must be an http:// or https:// URL`);
   }

@@ -34,7 +34,12 @@ export function politeInterval(intervalMs: number, maxIntervalMs: number, rl: Ra
   return Math.max(maxIntervalMs, Math.min(Math.ceil(perTokenMs * 2), 60_000));
 }
 
-export async function pollUntil<T>(client: ApiClient, read: () => Promise<T>, isDone: (record: T) => boolean, opts: WaitOptions<T> = {}): Promise<WaitResult<T>> {
+export async function pollUntil<T>(
+  client: ApiClient,
+  read: () => Promise<T>,
+  isDone: (record: T) => boolean,
+  opts: WaitOptions<T> = {},
+): Promise<WaitResult<T>> {
   const sleep = opts.sleep ?? ((ms: number) => Bun.sleep(ms));
   const maxInterval = opts.maxIntervalMs ?? 5000;
   let interval = opts.firstIntervalMs ?? 1000;
@@ -60,7 +65,13 @@ export interface RecordWaitResult<T> extends WaitResult<T> {
   body: string;
 }
 
-async function waitForRecord<T extends { status: string }>(client: ApiClient, op: Operation, target: Record<string, unknown>, isDone: (r: T) => boolean, opts: WaitOptions<T>): Promise<RecordWaitResult<T>> {
+async function waitForRecord<T extends { status: string }>(
+  client: ApiClient,
+  op: Operation,
+  target: Record<string, unknown>,
+  isDone: (r: T) => boolean,
+  opts: WaitOptions<T>,
+): Promise<RecordWaitResult<T>> {
   let body = "";
   const read = async () => {
     const res = await client.send(op, target, { signal: opts.signal });
@@ -71,15 +82,27 @@ async function waitForRecord<T extends { status: string }>(client: ApiClient, op
   return { ...result, body };
 }
 
-export function waitForRun(client: ApiClient, target: { project: string; runId: string }, opts: WaitOptions<RunRecord> = {}): Promise<RecordWaitResult<RunRecord>> {
+export function waitForRun(
+  client: ApiClient,
+  target: { project: string; runId: string },
+  opts: WaitOptions<RunRecord> = {},
+): Promise<RecordWaitResult<RunRecord>> {
   return waitForRecord(client, ops.getRun, target, runDone, opts);
 }
 
-export function waitForGeneration(client: ApiClient, target: { project: string; feature: string }, opts: WaitOptions<GenerationRecord> = {}): Promise<RecordWaitResult<GenerationRecord>> {
+export function waitForGeneration(
+  client: ApiClient,
+  target: { project: string; feature: string },
+  opts: WaitOptions<GenerationRecord> = {},
+): Promise<RecordWaitResult<GenerationRecord>> {
   return waitForRecord(client, ops.getGeneration, target, generationDone, opts);
 }
 
-export function waitForGroupRun(client: ApiClient, target: { project: string; groupRunId: string }, opts: WaitOptions<GroupRunRecord> = {}): Promise<RecordWaitResult<GroupRunRecord>> {
+export function waitForGroupRun(
+  client: ApiClient,
+  target: { project: string; groupRunId: string },
+  opts: WaitOptions<GroupRunRecord> = {},
+): Promise<RecordWaitResult<GroupRunRecord>> {
   return waitForRecord(client, ops.getGroupRun, target, runDone, opts);
 }
 

@@ -59,51 +59,62 @@ export function registerAdmin(program: Command): void {
   const admin = program.command("admin").description("Server-side administration on the data directory");
   const common = (c: Command) => c.option("--data-dir <dir>", "data directory (default ./svc-data)").option("--config <file>", "config file");
 
-  common(admin.command("create-user").description("Create a user (and the workspace if needed) and make them a member")
-    .requiredOption("--email <email>").requiredOption("--name <name>").requiredOption("--workspace <slug>")
-    .option("--role <role>", "owner | admin | member", "owner")
-    .option("--password-stdin", "read a password for the web application from standard input"))
-    .action(async (o: { email: string; name: string; workspace: string; role: string; passwordStdin?: boolean; dataDir?: string; config?: string }) => {
-      if (!ROLES.includes(o.role as "owner")) throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
-      const password = o.passwordStdin ? await readStdin() : undefined;
-      const { checkEmail, checkNewPassword, checkWorkspaceSlug, createUserWithSetupToken } = await import("../core/access/users");
-      const { configuredAddress } = await import("../core/address");
-      // The core's rules for an email, a workspace slug and a password, checked before the database is opened.
-      const workspace = asUsage("--workspace", () => checkWorkspaceSlug(o.workspace));
-      asUsage("--email", () => checkEmail(o.email));
-      if (password !== undefined) asUsage("--password-stdin", () => checkNewPassword(password));
-      const { loadConfig } = await import("../../config/load");
-      const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
-      // No operation creates a user together with a new workspace: this stays a core function of its own.
-      const r = await withCore(o, (core) => createUserWithSetupToken(core.db, { email: o.email, name: o.name, workspace, role: o.role as "owner", password }));
-      process.stdout.write(`${r.createdUser ? "created" : "updated"} user ${o.email} (${r.userId}) as ${o.role} of workspace ${workspace}\n`);
-      if (r.setupToken) process.stdout.write(`password-setup link (one-time, valid 7 days): ${configuredAddress(config)}/setup-password?token=${r.setupToken}\n`);
-      else if (r.pendingLink) process.stdout.write(`${o.email} has an unused password-setup link already; it stays valid until it is used or expires\n`);
-    });
+  common(
+    admin
+      .command("create-user")
+      .description("Create a user (and the workspace if needed) and make them a member")
+      .requiredOption("--email <email>")
+      .requiredOption("--name <name>")
+      .requiredOption("--workspace <slug>")
+      .option("--role <role>", "owner | admin | member", "owner")
+      .option("--password-stdin", "read a password for the web application from standard input"),
+  ).action(async (o: { email: string; name: string; workspace: string; role: string; passwordStdin?: boolean; dataDir?: string; config?: string }) => {
+    if (!ROLES.includes(o.role as "owner")) throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
+    const password = o.passwordStdin ? await readStdin() : undefined;
+    const { checkEmail, checkNewPassword, checkWorkspaceSlug, createUserWithSetupToken } = await import("../core/access/users");
+    const { configuredAddress } = await import("../core/address");
+    // The core's rules for an email, a workspace slug and a password, checked before the database is opened.
+    const workspace = asUsage("--workspace", () => checkWorkspaceSlug(o.workspace));
+    asUsage("--email", () => checkEmail(o.email));
+    if (password !== undefined) asUsage("--password-stdin", () => checkNewPassword(password));
+    const { loadConfig } = await import("../../config/load");
+    const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
+    // No operation creates a user together with a new workspace: this stays a core function of its own.
+    const r = await withCore(o, (core) => createUserWithSetupToken(core.db, { email: o.email, name: o.name, workspace, role: o.role as "owner", password }));
+    process.stdout.write(`${r.createdUser ? "created" : "updated"} user ${o.email} (${r.userId}) as ${o.role} of workspace ${workspace}\n`);
+    if (r.setupToken) process.stdout.write(`password-setup link (one-time, valid 7 days): ${configuredAddress(config)}/setup-password?token=${r.setupToken}\n`);
+    else if (r.pendingLink) process.stdout.write(`${o.email} has an unused password-setup link already; it stays valid until it is used or expires\n`);
+  });
 
-  common(admin.command("create-key").description("Create an API key for a member; prints the full key once")
-    .requiredOption("--email <email>").requiredOption("--workspace <slug>")
-    .option("--name <name>", "a name for the key", "admin-created key")
-    .option("--expires-in <duration>", "e.g. 30d, 12h, 1y, or a date")
-    .option("--json", "print {id, key, prefix} as JSON"))
-    .action(async (o: { email: string; workspace: string; name: string; expiresIn?: string; json?: boolean; dataDir?: string; config?: string }) => {
-      const expiresAt = o.expiresIn ? parseExpiry(o.expiresIn) : null;
-      const { callOperation } = await import("../core/call");
-      const { findMembership, onBehalfOf } = await import("../core/admin");
-      const created = await withCore(o, async (core) => {
-        const member = await findMembership(core, o.email, o.workspace);
-        if (!member) throw new UsageError(`no user ${o.email} in workspace ${o.workspace}`);
-        if (member.role === null) throw new UsageError(`${o.email} is not a member of workspace ${o.workspace}`);
-        // create_key as the member would through the web application: the same rules for a key's name and expiry.
-        return callOperation(core, onBehalfOf(member), "createKey", { body: { name: o.name, expires_at: expiresAt } }).catch((e: unknown) => {
-          throw flagRefusal(e, { "body.name": "--name", "body.expires_at": "--expires-in" });
-        });
+  common(
+    admin
+      .command("create-key")
+      .description("Create an API key for a member; prints the full key once")
+      .requiredOption("--email <email>")
+      .requiredOption("--workspace <slug>")
+      .option("--name <name>", "a name for the key", "admin-created key")
+      .option("--expires-in <duration>", "e.g. 30d, 12h, 1y, or a date")
+      .option("--json", "print {id, key, prefix} as JSON"),
+  ).action(async (o: { email: string; workspace: string; name: string; expiresIn?: string; json?: boolean; dataDir?: string; config?: string }) => {
+    const expiresAt = o.expiresIn ? parseExpiry(o.expiresIn) : null;
+    const { callOperation } = await import("../core/call");
+    const { findMembership, onBehalfOf } = await import("../core/admin");
+    const created = await withCore(o, async (core) => {
+      const member = await findMembership(core, o.email, o.workspace);
+      if (!member) throw new UsageError(`no user ${o.email} in workspace ${o.workspace}`);
+      if (member.role === null) throw new UsageError(`${o.email} is not a member of workspace ${o.workspace}`);
+      // create_key as the member would through the web application: the same rules for a key's name and expiry.
+      return callOperation(core, onBehalfOf(member), "createKey", { body: { name: o.name, expires_at: expiresAt } }).catch((e: unknown) => {
+        throw flagRefusal(e, { "body.name": "--name", "body.expires_at": "--expires-in" });
       });
-      process.stdout.write(o.json ? `${JSON.stringify({ id: created.id, key: created.key, prefix: created.prefix, expires_at: created.expires_at })}\n` : `${created.key}\n`);
     });
+    process.stdout.write(
+      o.json ? `${JSON.stringify({ id: created.id, key: created.key, prefix: created.prefix, expires_at: created.expires_at })}\n` : `${created.key}\n`,
+    );
+  });
 
-  common(admin.command("revoke-key").description("Revoke an API key by id").requiredOption("--id <keyId>"))
-    .action(async (o: { id: string; dataDir?: string; config?: string }) => {
+  common(admin.command("revoke-key").description("Revoke an API key by id").requiredOption("--id <keyId>")).action(
+    async (o: { id: string; dataDir?: string; config?: string }) => {
       const { callOperation } = await import("../core/call");
       const { keyHolder } = await import("../core/admin");
       await withCore(o, async (core) => {
@@ -115,36 +126,46 @@ export function registerAdmin(program: Command): void {
         throw new UsageError(/not found/.test(e.message) ? `no key ${o.id}` : e.message);
       });
       process.stdout.write(`revoked ${o.id}\n`);
-    });
+    },
+  );
 
-  common(admin.command("remove-member").description("Remove a user from a workspace; their keys stop working at once")
-    .requiredOption("--email <email>").requiredOption("--workspace <slug>"))
-    .action(async (o: { email: string; workspace: string; dataDir?: string; config?: string }) => {
-      const { callOperation } = await import("../core/call");
-      const { findMembership, operatorIn } = await import("../core/admin");
-      await withCore(o, async (core) => {
-        const member = await findMembership(core, o.email, o.workspace);
-        if (!member) throw new UsageError(`no user ${o.email} in workspace ${o.workspace}`);
-        // remove_member with an owner's rights: the last owner still cannot be removed.
-        await callOperation(core, operatorIn(member.workspaceId), "removeMember", { params: { userId: member.userId } }).catch((e: Error) => {
-          throw new UsageError(e.message);
-        });
+  common(
+    admin
+      .command("remove-member")
+      .description("Remove a user from a workspace; their keys stop working at once")
+      .requiredOption("--email <email>")
+      .requiredOption("--workspace <slug>"),
+  ).action(async (o: { email: string; workspace: string; dataDir?: string; config?: string }) => {
+    const { callOperation } = await import("../core/call");
+    const { findMembership, operatorIn } = await import("../core/admin");
+    await withCore(o, async (core) => {
+      const member = await findMembership(core, o.email, o.workspace);
+      if (!member) throw new UsageError(`no user ${o.email} in workspace ${o.workspace}`);
+      // remove_member with an owner's rights: the last owner still cannot be removed.
+      await callOperation(core, operatorIn(member.workspaceId), "removeMember", { params: { userId: member.userId } }).catch((e: Error) => {
+        throw new UsageError(e.message);
       });
-      process.stdout.write(`removed ${o.email} from ${o.workspace}\n`);
     });
+    process.stdout.write(`removed ${o.email} from ${o.workspace}\n`);
+  });
 
-  common(admin.command("backup").description("Write a consistent copy of the database (and beside it FILE.artifacts/) while the server runs")
-    .requiredOption("--out <file>", "the backup file to create (a plain SQLite database)"))
-    .action(async (o: { out: string; dataDir?: string; config?: string }) => {
-      const { loadConfig } = await import("../../config/load");
-      const { backupDataDir } = await import("./backup");
-      const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
-      const r = backupDataDir(config.data_dir, o.out, config.busy_timeout_ms);
-      const artifacts = r.runsWithArtifacts > 0 ? `artifacts of ${r.runsWithArtifacts} runs in ${r.file}.artifacts/` : "no run artifacts";
-      process.stdout.write(`backed up ${config.data_dir} to ${r.file} (${r.bytes} bytes; ${artifacts})\n`);
-    });
+  common(
+    admin
+      .command("backup")
+      .description("Write a consistent copy of the database (and beside it FILE.artifacts/) while the server runs")
+      .requiredOption("--out <file>", "the backup file to create (a plain SQLite database)"),
+  ).action(async (o: { out: string; dataDir?: string; config?: string }) => {
+    const { loadConfig } = await import("../../config/load");
+    const { backupDataDir } = await import("./backup");
+    const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
+    const r = backupDataDir(config.data_dir, o.out, config.busy_timeout_ms);
+    const artifacts = r.runsWithArtifacts > 0 ? `artifacts of ${r.runsWithArtifacts} runs in ${r.file}.artifacts/` : "no run artifacts";
+    process.stdout.write(`backed up ${config.data_dir} to ${r.file} (${r.bytes} bytes; ${artifacts})\n`);
+  });
 
-  admin.command("restore").description("Restore a backup into a data directory (stop the server that uses it first)")
+  admin
+    .command("restore")
+    .description("Restore a backup into a data directory (stop the server that uses it first)")
     .requiredOption("--from <file>", "a file written by svc admin backup")
     .requiredOption("--data-dir <dir>", "the data directory to restore into")
     .option("--force", "replace an existing database; the current data is moved to DIR/replaced-<time>/")
@@ -155,6 +176,8 @@ export function registerAdmin(program: Command): void {
       // Opening applies the migrations a backup from an older svc lacks.
       await migrateDataDir(o.dataDir);
       if (r.movedAside) process.stdout.write(`moved the previous data to ${r.movedAside}\n`);
-      process.stdout.write(`restored ${o.from} into ${r.database}${r.artifactsRestored ? " with its artifacts" : ""}; start it with: svc serve --data-dir ${o.dataDir}\n`);
+      process.stdout.write(
+        `restored ${o.from} into ${r.database}${r.artifactsRestored ? " with its artifacts" : ""}; start it with: svc serve --data-dir ${o.dataDir}\n`,
+      );
     });
 }

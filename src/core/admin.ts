@@ -42,7 +42,11 @@ export async function migrateDataDir(dataDir: string): Promise<void> {
 }
 
 /** The user named by email and the workspace named by slug, with the user's role there (null: not a member); null when either does not exist. */
-export async function findMembership(core: Core, email: string, workspaceSlug: string): Promise<{ userId: string; workspaceId: string; role: Role | null } | null> {
+export async function findMembership(
+  core: Core,
+  email: string,
+  workspaceSlug: string,
+): Promise<{ userId: string; workspaceId: string; role: Role | null } | null> {
   const user = await core.db.selectFrom("users").select("id").where("email", "=", email.trim().toLowerCase()).executeTakeFirst();
   const ws = await core.db.selectFrom("workspaces").select("id").where("slug", "=", workspaceSlug).executeTakeFirst();
   if (!user || !ws) return null;
@@ -68,6 +72,11 @@ export function operatorIn(workspaceId: string): Principal {
 export async function keyHolder(core: Core, keyId: string): Promise<Principal | null> {
   const key = await core.db.selectFrom("api_keys").select(["user_id", "workspace_id"]).where("id", "=", keyId).executeTakeFirst();
   if (!key) return null;
-  const member = await core.db.selectFrom("memberships").select("role").where("workspace_id", "=", key.workspace_id).where("user_id", "=", key.user_id).executeTakeFirst();
+  const member = await core.db
+    .selectFrom("memberships")
+    .select("role")
+    .where("workspace_id", "=", key.workspace_id)
+    .where("user_id", "=", key.user_id)
+    .executeTakeFirst();
   return onBehalfOf({ userId: key.user_id, workspaceId: key.workspace_id, role: (member?.role as Role | undefined) ?? null });
 }

@@ -55,7 +55,8 @@ function checkBackup(file: string): void {
   }
   if (contents.damage.length > 0) throw new BackupError(`${file} is damaged: ${contents.damage.join("; ")}`);
   const unknown = contents.migrations.filter((n) => !(n in migrations));
-  if (unknown.length > 0) throw new BackupError(`${file} was written by a newer version of svc (migrations ${unknown.join(", ")}); restore it with that version or newer`);
+  if (unknown.length > 0)
+    throw new BackupError(`${file} was written by a newer version of svc (migrations ${unknown.join(", ")}); restore it with that version or newer`);
 }
 
 export interface RestoreResult {
@@ -72,7 +73,9 @@ export function restoreDataDir(fromFile: string, dataDir: string, force: boolean
   const artifacts = join(dataDir, "artifacts");
   const present = [target, `${target}-wal`, `${target}-shm`, artifacts].filter((p) => existsSync(p));
   if (present.includes(target) && !force) {
-    throw new BackupError(`${dataDir} already holds a database; stop the server and add --force to replace it (the current data is kept in ${dataDir}/replaced-<time>/)`);
+    throw new BackupError(
+      `${dataDir} already holds a database; stop the server and add --force to replace it (the current data is kept in ${dataDir}/replaced-<time>/)`,
+    );
   }
   mkdirSync(dataDir, { recursive: true });
   let movedAside: string | null = null;

@@ -18,13 +18,8 @@ export interface RawInput {
 }
 
 /** What an operation answers once parsed with its response schema: the JSON value, raw bytes, or nothing. */
-export type CallOutput<O> = O extends Operation<infer _P, infer _Q, infer _B, infer R>
-  ? R extends z.ZodType
-    ? z.output<R>
-    : R extends RawResponse
-      ? RawBody
-      : undefined
-  : never;
+export type CallOutput<O> =
+  O extends Operation<infer _P, infer _Q, infer _B, infer R> ? (R extends z.ZodType ? z.output<R> : R extends RawResponse ? RawBody : undefined) : never;
 
 export interface CallOptions {
   /** The address people reach this server at, for links an operation hands out; by default the configured one. */

@@ -18,16 +18,9 @@ export interface RawBody {
 
 type Out<S> = S extends z.ZodType ? z.output<S> : never;
 
-export type InputOf<O> = O extends Operation<infer P, infer Q, infer B, infer _R>
-  ? OpInput<Out<P>, Out<Q>, B extends z.ZodNever ? undefined : Out<B>>
-  : never;
+export type InputOf<O> = O extends Operation<infer P, infer Q, infer B, infer _R> ? OpInput<Out<P>, Out<Q>, B extends z.ZodNever ? undefined : Out<B>> : never;
 
-export type OutputOf<O> = O extends Operation<infer _P, infer _Q, infer _B, infer R>
-  ? R extends z.ZodType
-    ? z.input<R>
-    : R extends RawResponse
-      ? RawBody
-      : void
-  : never;
+export type OutputOf<O> =
+  O extends Operation<infer _P, infer _Q, infer _B, infer R> ? (R extends z.ZodType ? z.input<R> : R extends RawResponse ? RawBody : void) : never;
 
 export type Handler<O> = (ctx: OpContext, input: InputOf<O>) => Promise<OutputOf<O>>;

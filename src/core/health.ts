@@ -68,7 +68,9 @@ function checkEngines(engines: readonly EngineHealth[]): Record<string, Check> {
 export async function readiness(core: Core, engines: readonly EngineHealth[]): Promise<Readiness> {
   const engineChecks = checkEngines(engines);
   const checks = { database: await checkWritable(core), disk: checkDisk(core.config.data_dir), migrations: await checkMigrations(core), engines: engineChecks };
-  const failing = ([["database", checks.database], ["disk", checks.disk], ["migrations", checks.migrations], ...Object.entries(engineChecks)] as [string, Check][])
+  const failing = (
+    [["database", checks.database], ["disk", checks.disk], ["migrations", checks.migrations], ...Object.entries(engineChecks)] as [string, Check][]
+  )
     .filter(([, c]) => !c.ok)
     .map(([name, c]) => `${name}: ${c.message ?? "failing"}`);
   return { ready: failing.length === 0, checks, failing };

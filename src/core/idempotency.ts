@@ -43,8 +43,13 @@ export async function findIdempotentAnswer(ctx: OpContext, scope: string, key: s
 
 async function keptAnswer(db: Kysely<DB>, workspaceId: string, scope: string, key: string): Promise<IdempotentAnswer | null> {
   const since = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
-  const stored = await db.selectFrom("idempotency_keys").select(["status", "response", "created_at"])
-    .where("workspace_id", "=", workspaceId).where("operation", "=", scope).where("key", "=", key).executeTakeFirst();
+  const stored = await db
+    .selectFrom("idempotency_keys")
+    .select(["status", "response", "created_at"])
+    .where("workspace_id", "=", workspaceId)
+    .where("operation", "=", scope)
+    .where("key", "=", key)
+    .executeTakeFirst();
   return stored && stored.created_at >= since ? { status: stored.status, body: stored.response } : null;
 }
 
@@ -63,8 +68,11 @@ export async function startOnce<T>(ctx: OpContext, work: (trx: Transaction<DB>) 
   if (!start) return { answer: await ctx.core.db.transaction().execute(work), started: true };
   const where = { workspace_id: ctx.principal.workspaceId, operation: start.scope, key: start.key };
   return ctx.core.db.transaction().execute(async (trx) => {
-    const claimed = await trx.insertInto("idempotency_keys").values({ ...where, status: start.status, response: "", created_at: nowIso() })
-      .onConflict((oc) => oc.columns(["workspace_id", "operation", "key"]).doNothing()).executeTakeFirst();
+    const claimed = await trx
+      .insertInto("idempotency_keys")
+      .values({ ...where, status: start.status, response: "", created_at: nowIso() })
+      .onConflict((oc) => oc.columns(["workspace_id", "operation", "key"]).doNothing())
+      .executeTakeFirst();
     if (Number(claimed.numInsertedOrUpdatedRows ?? 0) === 0) {
       const kept = await keptAnswer(trx, where.workspace_id, where.operation, where.key);
       if (kept) {
@@ -74,10 +82,18 @@ export async function startOnce<T>(ctx: OpContext, work: (trx: Transaction<DB>) 
       }
     }
     const answer = await work(trx);
-    await trx.updateTable("idempotency_keys").set({ status: start.status, response: JSON.stringify(answer), created_at: nowIso() })
-      .where("workspace_id", "=", where.workspace_id).where("operation", "=", where.operation).where("key", "=", where.key).execute();
+    await trx
+      .updateTable("idempotency_keys")
+      .set({ status: start.status, response: JSON.stringify(answer), created_at: nowIso() })
+      .where("workspace_id", "=", where.workspace_id)
+      .where("operation", "=", where.operation)
+      .where("key", "=", where.key)
+      .execute();
     if (Math.random() < 0.01) {
-      await trx.deleteFrom("idempotency_keys").where("created_at", "<", new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString()).execute();
+      await trx
+        .deleteFrom("idempotency_keys")
+        .where("created_at", "<", new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString())
+        .execute();
     }
     return { answer, started: true };
   });

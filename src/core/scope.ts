@@ -38,7 +38,12 @@ async function rowsNamed(ctx: OpContext, kind: NamedKind, projectId: string, ref
   const base = () => ctx.core.db.selectFrom(KINDS[kind].table).selectAll().where("project_id", "=", projectId);
   const byId = await base().where("id", "=", ref).executeTakeFirst();
   if (byId) return [byId];
-  return base().where("name", "=", ref).orderBy("created_at").orderBy("id").limit(LISTED_TWINS + 1).execute();
+  return base()
+    .where("name", "=", ref)
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(LISTED_TWINS + 1)
+    .execute();
 }
 
 function twinsMessage(kind: NamedKind, ref: string, projectRef: string, ids: string[]): string {
@@ -57,7 +62,15 @@ async function resolveNamed(ctx: OpContext, kind: NamedKind, projectRef: string,
     if (ref.startsWith(prefix)) throw notFound(noun);
     throw new AppError("not_found", `no ${noun} named "${ref}" in project ${projectRef} (give its name exactly, or its id ${prefix}…)`);
   }
-  if (rows.length > 1) throw conflict(twinsMessage(kind, ref, projectRef, rows.map((r) => r.id)));
+  if (rows.length > 1)
+    throw conflict(
+      twinsMessage(
+        kind,
+        ref,
+        projectRef,
+        rows.map((r) => r.id),
+      ),
+    );
   return { project, row };
 }
 
@@ -84,7 +97,12 @@ export async function resolveGroup(ctx: OpContext, projectRef: string, ref: stri
 export async function filterId(ctx: OpContext, kind: NamedKind, projectId: string, ref: string, field: string, projectRef: string): Promise<string> {
   const rows = await rowsNamed(ctx, kind, projectId, ref);
   if (rows.length > 1) {
-    const message = twinsMessage(kind, ref, projectRef, rows.map((r) => r.id));
+    const message = twinsMessage(
+      kind,
+      ref,
+      projectRef,
+      rows.map((r) => r.id),
+    );
     throw invalid(message, [{ path: field, message: `names ${rows.length > LISTED_TWINS ? "many" : rows.length} ${KINDS[kind].noun}s` }]);
   }
   return rows[0]?.id ?? ref;

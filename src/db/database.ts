@@ -44,7 +44,9 @@ export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: numb
   try {
     accessSync(dataDir, constants.W_OK);
   } catch (e) {
-    throw new DatabaseOpenError(`the data directory ${dataDir} is not writable (${(e as Error).message}): give svc a writable directory (--data-dir or SVC_DATA_DIR)`);
+    throw new DatabaseOpenError(
+      `the data directory ${dataDir} is not writable (${(e as Error).message}): give svc a writable directory (--data-dir or SVC_DATA_DIR)`,
+    );
   }
   const path = databasePath(dataDir);
   let sqlite: Database;

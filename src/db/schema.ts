@@ -13,7 +13,10 @@ interface Stamped {
   updated_at: string;
 }
 
-export interface WorkspaceTable extends Stamped { name: string; slug: string }
+export interface WorkspaceTable extends Stamped {
+  name: string;
+  slug: string;
+}
 export interface UserTable extends Stamped {
   email: string;
   name: string;

@@ -230,7 +230,12 @@ export class SqliteProbe implements StorageProbe {
   }
 
   async missingMigrations(): Promise<string[]> {
-    const applied = await this.probe((c) => c.query<{ name: string }, []>("SELECT name FROM kysely_migration").all().map((r) => r.name));
+    const applied = await this.probe((c) =>
+      c
+        .query<{ name: string }, []>("SELECT name FROM kysely_migration")
+        .all()
+        .map((r) => r.name),
+    );
     const have = new Set(applied);
     return this.known.filter((m) => !have.has(m));
   }
@@ -315,7 +320,10 @@ export function readSqliteBackup(file: string): BackupContents {
     if (integrity.length !== 1 || integrity[0]?.integrity_check !== "ok") {
       return { damage: integrity.map((r) => r.integrity_check), migrations: [] };
     }
-    const migrations = db.query<{ name: string }, []>("SELECT name FROM kysely_migration").all().map((r) => r.name);
+    const migrations = db
+      .query<{ name: string }, []>("SELECT name FROM kysely_migration")
+      .all()
+      .map((r) => r.name);
     return { damage: [], migrations };
   } finally {
     db.close();
@@ -326,7 +334,10 @@ export function readSqliteBackup(file: string): BackupContents {
 export function runIdsInSqliteFile(file: string): string[] {
   const copy = new Database(file, { readonly: true });
   try {
-    return copy.query<{ id: string }, []>("SELECT id FROM runs").all().map((r) => r.id);
+    return copy
+      .query<{ id: string }, []>("SELECT id FROM runs")
+      .all()
+      .map((r) => r.id);
   } finally {
     copy.close();
   }

@@ -9,8 +9,7 @@ export const MAX_GENERATION_CHARS = 8 * 1024 * 1024;
 
 const size = (chars: number) => (chars >= 1024 * 1024 ? `${chars / 1024 / 1024} MB` : `${chars / 1024} KB`);
 
-export const draftTooBig = (name: string) =>
-  `Left out "${name}": its steps take more than ${size(MAX_DRAFT_STEPS_CHARS)} as JSON (the limit for one draft)`;
+export const draftTooBig = (name: string) => `Left out "${name}": its steps take more than ${size(MAX_DRAFT_STEPS_CHARS)} as JSON (the limit for one draft)`;
 export const GENERATION_FULL = `the drafts of one generation take at most ${size(MAX_GENERATION_CHARS)} as JSON (the limit for one generation)`;
 
 /**

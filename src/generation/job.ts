@@ -1,7 +1,11 @@
 // One generation job: picks its generators, runs them with progress, checks their drafts and stores them.
 import type { Core } from "../core/context";
 import {
-  type ClaimedGeneration, completeGeneration, failGeneration, type GeneratedDraft, type GenerationWarningRecord,
+  type ClaimedGeneration,
+  completeGeneration,
+  failGeneration,
+  type GeneratedDraft,
+  type GenerationWarningRecord,
   recordGenerationProgress,
 } from "../core/generations/queue";
 import { OpenApiColumn, TargetColumn } from "../core/shared/columns";
@@ -16,7 +20,10 @@ function inputOf(core: Core, job: ClaimedGeneration): GenerationInput {
   const f = job.feature;
   return {
     feature: {
-      id: f.id, name: f.name, description: f.description, acceptance_criteria: f.acceptance_criteria,
+      id: f.id,
+      name: f.name,
+      description: f.description,
+      acceptance_criteria: f.acceptance_criteria,
       target: f.target === null ? null : readJsonColumn(TargetColumn, f.target, `target of feature ${f.id}`),
     },
     openapi: job.openapiText === null ? null : readJsonColumn(OpenApiColumn, job.openapiText, `OpenAPI document of project ${job.projectId}`),

@@ -4,9 +4,7 @@ import type { GeneratedDraft, GenerationWarningRecord } from "../core/generation
 
 export type GeneratorName = "gherkin" | "openapi" | "crawl" | "llm";
 
-export type FeatureTarget =
-  | { kind: "web"; url: string }
-  | { kind: "api"; tags: string[]; paths: string[] };
+export type FeatureTarget = { kind: "web"; url: string } | { kind: "api"; tags: string[]; paths: string[] };
 
 export interface GenerationInput {
   feature: { id: string; name: string; description: string; acceptance_criteria: string; target: FeatureTarget | null };

@@ -88,7 +88,9 @@ export function createHttpService(opts: AppOptions): HttpService {
       if (code === "NOT_FOUND") {
         const allow = allowedMethods(new URL(request.url).pathname);
         if (allow.length > 0) {
-          return errorResponse("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(", ")}`, { headers: { allow: allow.join(", ") } });
+          return errorResponse("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(", ")}`, {
+            headers: { allow: allow.join(", ") },
+          });
         }
         return errorResponse("not_found", `no route ${request.method} ${new URL(request.url).pathname}`);
       }
@@ -164,7 +166,10 @@ export function createHttpService(opts: AppOptions): HttpService {
     // No await on the cached path: a hit is finished in the same tick.
     // A failure outside the operations' own handling still gets the JSON error shape, never a plain-text 500.
     return answer instanceof Promise
-      ? answer.then((r) => finish(request, state, pathname, r), (e) => finish(request, state, pathname, responseForError(e, state.id)))
+      ? answer.then(
+          (r) => finish(request, state, pathname, r),
+          (e) => finish(request, state, pathname, responseForError(e, state.id)),
+        )
       : finish(request, state, pathname, answer);
   }
 
@@ -175,10 +180,16 @@ export function createHttpService(opts: AppOptions): HttpService {
     }
     const duration = performance.now() - state.startedAt;
     opts.onFinished?.(request, response, duration);
-    if (logEnabled("info")) log.info("request", {
-      request_id: state.id, method: request.method, path: pathname, status: response.status,
-      duration_ms: Math.round(duration * 100) / 100, ip: state.ip, operation: state.operation,
-    });
+    if (logEnabled("info"))
+      log.info("request", {
+        request_id: state.id,
+        method: request.method,
+        path: pathname,
+        status: response.status,
+        duration_ms: Math.round(duration * 100) / 100,
+        ip: state.ip,
+        operation: state.operation,
+      });
     return response;
   }
 

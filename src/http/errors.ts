@@ -3,7 +3,11 @@ import { AppError, type ErrorCode, ERROR_TABLE } from "../manifest/errors";
 import { storageErrorKind } from "../core/storage-errors";
 import { log } from "../logging";
 
-export function errorResponse(code: ErrorCode, message: string, extra: { details?: unknown[]; headers?: Record<string, string>; requestId?: string } = {}): Response {
+export function errorResponse(
+  code: ErrorCode,
+  message: string,
+  extra: { details?: unknown[]; headers?: Record<string, string>; requestId?: string } = {},
+): Response {
   const body: Record<string, unknown> = { error: code, message };
   if (extra.details) body.details = extra.details;
   if (extra.requestId) body.request_id = extra.requestId;
@@ -23,7 +27,10 @@ export function responseForError(e: unknown, requestId: string): Response {
   if (storage === "disk_full") {
     // SQLite rolled the statement back: nothing was half-written, and the operator must free space.
     log.error("the disk holding the database is full: writes are refused until space is freed", { request_id: requestId });
-    return errorResponse("unavailable", "the server's disk is full, so the change was not saved; retry once the operator has freed space", { requestId, headers: { "retry-after": "60" } });
+    return errorResponse("unavailable", "the server's disk is full, so the change was not saved; retry once the operator has freed space", {
+      requestId,
+      headers: { "retry-after": "60" },
+    });
   }
   log.error("unhandled error", { request_id: requestId, error: (e as Error)?.message ?? String(e), stack: (e as Error)?.stack });
   return errorResponse("internal_error", `internal error; quote request id ${requestId} to find it in the server log`, { requestId });

@@ -52,7 +52,10 @@ async function readBody(request: Request, op: Operation, maxBytes: number): Prom
   if (buf.byteLength === 0 || op.body === null) return { ok: true, value: undefined };
   const type = request.headers.get("content-type") ?? "";
   if (!JSON_TYPE.test(type)) {
-    return { ok: false, response: errorResponse("unsupported_media_type", `the request body must be JSON (Content-Type: application/json), not "${type || "none"}"`) };
+    return {
+      ok: false,
+      response: errorResponse("unsupported_media_type", `the request body must be JSON (Content-Type: application/json), not "${type || "none"}"`),
+    };
   }
   const text = new TextDecoder("utf-8", { fatal: false }).decode(buf);
   if (text.trim() === "") return { ok: true, value: undefined };
@@ -75,11 +78,19 @@ function replayResponse(answer: IdempotentAnswer): Response {
  * handler keeps its answer under the key inside its own transaction (core/idempotency.ts `startOnce`), which also
  * settles concurrent requests with one key. The response says whether it was a replay.
  */
-async function withIdempotency(ctx: OpContext, op: Operation, request: Request, params: Record<string, unknown>, run: () => Promise<Response>): Promise<Response> {
+async function withIdempotency(
+  ctx: OpContext,
+  op: Operation,
+  request: Request,
+  params: Record<string, unknown>,
+  run: () => Promise<Response>,
+): Promise<Response> {
   const key = request.headers.get("idempotency-key");
   if (!op.startsWork || key === null) return run();
   if (key.length === 0 || key.length > 255) {
-    return errorResponse("invalid_request", "Idempotency-Key must be 1 to 255 characters", { details: [{ path: "Idempotency-Key", message: "invalid length" }] });
+    return errorResponse("invalid_request", "Idempotency-Key must be 1 to 255 characters", {
+      details: [{ path: "Idempotency-Key", message: "invalid length" }],
+    });
   }
   // Scoped to the operation and the resource it resolves to, not the URL: by project id or slug, with or without a
   // trailing slash, the same key is the same start.

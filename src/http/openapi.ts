@@ -75,7 +75,13 @@ const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 function commonHeaders(rateLimits: boolean): Json {
   return {
     "X-Request-Id": headerRef("X-Request-Id"),
-    ...(rateLimits ? { "RateLimit-Limit": headerRef("RateLimit-Limit"), "RateLimit-Remaining": headerRef("RateLimit-Remaining"), "RateLimit-Reset": headerRef("RateLimit-Reset") } : {}),
+    ...(rateLimits
+      ? {
+          "RateLimit-Limit": headerRef("RateLimit-Limit"),
+          "RateLimit-Remaining": headerRef("RateLimit-Remaining"),
+          "RateLimit-Reset": headerRef("RateLimit-Reset"),
+        }
+      : {}),
   };
 }
 
@@ -108,7 +114,11 @@ function responsesOf(op: Operation, c: ComponentCollector, rateLimits: boolean):
       content: { [op.response.contentType]: { schema: { type: "string", format: "binary" } } },
     };
   } else {
-    responses[String(op.successStatus)] = { description: "Success", headers: successHeaders, content: { "application/json": { schema: c.convert(op.response, "output") } } };
+    responses[String(op.successStatus)] = {
+      description: "Success",
+      headers: successHeaders,
+      content: { "application/json": { schema: c.convert(op.response, "output") } },
+    };
   }
   for (const code of answerableErrors(op, rateLimits)) {
     const retry = code === "rate_limited" || code === "unavailable";
@@ -129,7 +139,10 @@ const HEADERS: Json = {
   "RateLimit-Remaining": integerHeader("Requests left in that bucket"),
   "RateLimit-Reset": integerHeader("Seconds until the bucket is full again"),
   "Retry-After": integerHeader("Seconds to wait before retrying"),
-  "Idempotent-Replayed": { description: "true when this is the stored answer to an earlier request with the same Idempotency-Key", schema: { type: "string", enum: ["true"] } },
+  "Idempotent-Replayed": {
+    description: "true when this is the stored answer to an earlier request with the same Idempotency-Key",
+    schema: { type: "string", enum: ["true"] },
+  },
   Allow: { description: "The methods this path accepts", schema: { type: "string" } },
 };
 
@@ -160,7 +173,10 @@ export function buildOpenApiDocument(version: string, options: OpenApiOptions = 
       "x-svc-hints": op.hints,
     };
     if (op.body) {
-      entry.requestBody = { required: !(op.body as z.ZodType).safeParse(undefined).success, content: { "application/json": { schema: c.convert(op.body, "input") } } };
+      entry.requestBody = {
+        required: !(op.body as z.ZodType).safeParse(undefined).success,
+        content: { "application/json": { schema: c.convert(op.body, "input") } },
+      };
     }
     (paths[path] as Json)[op.method.toLowerCase()] = entry;
   }
@@ -180,7 +196,10 @@ export function buildOpenApiDocument(version: string, options: OpenApiOptions = 
       schemas: c.schemas,
       parameters: {
         IdempotencyKey: {
-          name: "Idempotency-Key", in: "header", required: false, schema: { type: "string", minLength: 1, maxLength: 255 },
+          name: "Idempotency-Key",
+          in: "header",
+          required: false,
+          schema: { type: "string", minLength: 1, maxLength: 255 },
           description: "The same key within 24 h returns the first response instead of starting the work again",
         },
       },

@@ -77,10 +77,11 @@ export const addMember = defineOperation({
   name: "add_member",
   method: "POST",
   path: "/members",
-  summary: "Add a person to the workspace by email (owners and admins): a new address gets an account and a one-time password-setup link; an address that already has an account gets an invitation they accept once signed in",
+  summary:
+    "Add a person to the workspace by email (owners and admins): a new address gets an account and a one-time password-setup link; an address that already has an account gets an invitation they accept once signed in",
   description:
     "Answers the same fields for every address. For an address that already has an account, nothing about that account is shown or changed: " +
-    "user_id and setup_url are null, status is \"invited\", and the person joins only by accepting the invitation (accept_invitation).",
+    'user_id and setup_url are null, status is "invited", and the person joins only by accepting the invitation (accept_invitation).',
   body: z.strictObject({ email: Email, name: Name.optional(), role: Role.default("member") }),
   response: Member.extend({
     user_id: z.string().nullable().describe("The new member's id; null while an invitation is pending"),
@@ -112,7 +113,8 @@ export const removeMember = defineOperation({
   method: "DELETE",
   path: "/members/{userId}",
   summary: "Remove a member from the workspace (owners and admins); their keys stop working at once",
-  description: "Never refused for the workspace's request budget (the per-IP limit still applies), so a member whose key spends the budget can still be removed.",
+  description:
+    "Never refused for the workspace's request budget (the per-IP limit still applies), so a member whose key spends the budget can still be removed.",
   params: z.object({ userId: PathId.describe("User id (usr_…)") }),
   response: null,
   errors: ["not_found", "forbidden", "conflict"],
@@ -140,7 +142,8 @@ export const cancelInvitation = defineOperation({
   name: "cancel_invitation",
   method: "DELETE",
   path: "/members/invitations/{invitationId}",
-  summary: "Cancel a pending invitation this workspace has sent (owners and admins; an invitation to the owner role, owners only); it can no longer be accepted",
+  summary:
+    "Cancel a pending invitation this workspace has sent (owners and admins; an invitation to the owner role, owners only); it can no longer be accepted",
   description: "An invitation that was accepted, declined or cancelled no longer exists: 404, as for another workspace's invitation.",
   params: z.object({ invitationId: PathId.describe("Invitation id (inv_…)") }),
   response: null,

@@ -9,9 +9,7 @@ import { savedUrlProblem } from "./request-urls";
 import { locatorProblem } from "./locator-syntax";
 
 const Scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-const JsonValue: z.ZodType<unknown> = z.lazy(() =>
-  z.union([Scalar, z.array(JsonValue), z.record(z.string(), JsonValue)]),
-);
+const JsonValue: z.ZodType<unknown> = z.lazy(() => z.union([Scalar, z.array(JsonValue), z.record(z.string(), JsonValue)]));
 
 /** `{{NAME}}` as the run engine interpolates it (src/runner/interpolation.ts reads the same source). */
 export const PLACEHOLDER_SOURCE = String.raw`\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}`;
@@ -47,7 +45,11 @@ const OperatorFields = {
   equals: JsonValue.optional().describe("Deep equality; {{NAME}} allowed (a value that is exactly one placeholder keeps the variable's type)"),
   not_equals: JsonValue.optional(),
   contains: z.union([z.string(), z.number(), z.boolean()]).optional().describe("Substring, or array element"),
-  matches: z.string().max(1000).superRefine(checkedWhenSaved(patternProblem)).optional()
+  matches: z
+    .string()
+    .max(1000)
+    .superRefine(checkedWhenSaved(patternProblem))
+    .optional()
     .describe("Regular expression (RE2 syntax: no backreferences or lookaround)"),
   exists: z.boolean().optional(),
   type: z.enum(["string", "number", "boolean", "object", "array", "null"]).optional(),
@@ -64,7 +66,8 @@ export const Operators = z.strictObject(OperatorFields).refine(hasOperator, OPER
 
 const StatusAssertion = z.strictObject({ status: z.union([z.number().int().min(100).max(599), Operators]) });
 const HeaderAssertion = z.strictObject({ header: z.string().min(1).max(200), ...OperatorFields }).refine(hasOperator, OPERATOR_MESSAGE);
-const JsonAssertion = z.strictObject({ json: JsonPath.min(1).max(500).describe("JSON path, e.g. $.items[0].id"), ...OperatorFields })
+const JsonAssertion = z
+  .strictObject({ json: JsonPath.min(1).max(500).describe("JSON path, e.g. $.items[0].id"), ...OperatorFields })
   .refine(hasOperator, OPERATOR_MESSAGE);
 const BodyAssertion = z.strictObject({ body: Operators.describe("The response body as text") });
 const DurationAssertion = z.strictObject({ duration_ms: Operators.describe("Response time in milliseconds") });
@@ -96,7 +99,8 @@ export const Assertion = z
   .union([
     ...ConditionTargets.options,
     z.strictObject({
-      schema: z.record(z.string(), JsonValue)
+      schema: z
+        .record(z.string(), JsonValue)
         .superRefine((schema, ctx) => {
           const p = jsonSchemaProblem(schema);
           if (p !== null) ctx.addIssue({ code: "custom", message: p });
@@ -113,7 +117,11 @@ const HttpMethodEnum = z.enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", 
 export const HttpRequest = z
   .strictObject({
     method: z.string().toUpperCase().pipe(HttpMethodEnum).default("GET"),
-    url: z.string().min(1).max(4000).superRefine(checkedWhenSaved(savedUrlProblem))
+    url: z
+      .string()
+      .min(1)
+      .max(4000)
+      .superRefine(checkedWhenSaved(savedUrlProblem))
       .describe("http(s), absolute or relative to the environment's BASE_URL; {{VAR}} allowed"),
     headers: z.record(z.string(), z.string()).optional(),
     query: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
@@ -127,11 +135,15 @@ export const HttpRequest = z
 
 export const Capture = z
   .union([
-    z.string().min(1).max(500).superRefine((text, ctx) => {
-      if (text.toLowerCase().startsWith("header:")) return;
-      const p = jsonPathProblem(text);
-      if (p !== null) ctx.addIssue({ code: "custom", message: p });
-    }),
+    z
+      .string()
+      .min(1)
+      .max(500)
+      .superRefine((text, ctx) => {
+        if (text.toLowerCase().startsWith("header:")) return;
+        const p = jsonPathProblem(text);
+        if (p !== null) ctx.addIssue({ code: "custom", message: p });
+      }),
     z.strictObject({ json: JsonPath.min(1) }),
     z.strictObject({ header: z.string().min(1) }),
   ])
@@ -156,16 +168,27 @@ const checked = (check: (s: string) => string | null) => (value: string, ctx: z.
 export const Locator = z.string().min(1).max(1000).superRefine(checked(locatorProblem)).meta({ id: "Locator" });
 
 /** A page to open: an http(s) URL, or a path relative to BASE_URL. */
-const PageUrl = z.string().min(1).max(4000).superRefine((url, ctx) => {
-  const problem = pageUrlProblem(url);
-  if (problem) ctx.addIssue({ code: "custom", message: problem });
-});
+const PageUrl = z
+  .string()
+  .min(1)
+  .max(4000)
+  .superRefine((url, ctx) => {
+    const problem = pageUrlProblem(url);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
 
 /** An expected page URL: exact, a path, or `{"matches": "…"}` (a regular expression, RE2 syntax). */
 export const ExpectedUrl = z
   .union([
     z.string().min(1).max(4000).superRefine(checked(expectedUrlProblem)),
-    z.strictObject({ matches: z.string().min(1).max(1000).superRefine(checked(patternProblem)).describe("Regular expression (RE2 syntax) the whole URL must contain a match of") }),
+    z.strictObject({
+      matches: z
+        .string()
+        .min(1)
+        .max(1000)
+        .superRefine(checked(patternProblem))
+        .describe("Regular expression (RE2 syntax) the whole URL must contain a match of"),
+    }),
   ])
   .describe('An exact URL (https://…), a path (/dashboard, compared with the path; with ?query and #fragment when given), or {"matches": "regular expression"}')
   .meta({ id: "ExpectedUrl" });
@@ -185,7 +208,12 @@ export const BrowserStep = z
     z.strictObject({
       ...Common,
       wait_for: z
-        .strictObject({ locator: Locator.optional(), text: z.string().optional(), url: ExpectedUrl.optional(), state: z.enum(["visible", "hidden", "attached", "detached"]).optional() })
+        .strictObject({
+          locator: Locator.optional(),
+          text: z.string().optional(),
+          url: ExpectedUrl.optional(),
+          state: z.enum(["visible", "hidden", "attached", "detached"]).optional(),
+        })
         .refine((w) => w.locator !== undefined || w.text !== undefined || w.url !== undefined, "wait_for needs locator, text or url"),
     }),
     z.strictObject({

@@ -10,7 +10,6 @@ const Steps = z.array(Step).min(1).max(500);
 const TimeoutMs = z.number().int().min(1000).max(3_600_000);
 const Retries = z.number().int().min(0).max(10);
 
-
 export const listAutomations = defineOperation({
   name: "list_automations",
   method: "GET",

@@ -47,7 +47,9 @@ export function webUrl(text: string): URL | null {
 export function expectedUrlProblem(expected: string): string | null {
   if (expected.includes("{{")) return null;
   if (schemeOf(expected) !== null) {
-    return webUrl(expected) ? null : `${JSON.stringify(expected.slice(0, 100))} is not an http or https URL: give an exact URL (https://…), a path (/dashboard) or {"matches": "regular expression"}`;
+    return webUrl(expected)
+      ? null
+      : `${JSON.stringify(expected.slice(0, 100))} is not an http or https URL: give an exact URL (https://…), a path (/dashboard) or {"matches": "regular expression"}`;
   }
   if (!expected.startsWith("/") || expected.startsWith("//")) {
     return `${JSON.stringify(expected.slice(0, 100))} is neither an exact URL nor a path: give https://…, a path starting with / (/dashboard), or {"matches": "regular expression"}`;

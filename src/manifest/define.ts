@@ -136,9 +136,7 @@ export const ListQuery = z.object({
 });
 
 export function page<T extends z.ZodType>(item: T, id: string) {
-  return z
-    .object({ data: z.array(item), next_cursor: z.string().nullable() })
-    .meta({ id });
+  return z.object({ data: z.array(item), next_cursor: z.string().nullable() }).meta({ id });
 }
 
 export const Name = z.string().trim().min(1).max(200);
@@ -159,6 +157,4 @@ export const Password = z.string().min(10, "the password needs at least 10 chara
 /** The most automations one run of a feature starts (as many as a group holds); more belong in groups. */
 export const FEATURE_RUN_MAX = 1000;
 
-export const RunRequest = z
-  .strictObject({ environment: z.string().min(1).max(200).optional().describe("Environment name or id") })
-  .default({});
+export const RunRequest = z.strictObject({ environment: z.string().min(1).max(200).optional().describe("Environment name or id") }).default({});

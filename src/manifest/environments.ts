@@ -3,7 +3,10 @@ import { z } from "zod";
 import { defineOperation, ListQuery, Name, page, PathId, ProjectParams } from "./define";
 import { Environment } from "./records";
 
-const VarName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "letters, digits and _, not starting with a digit").max(100);
+const VarName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "letters, digits and _, not starting with a digit")
+  .max(100);
 const Variables = z.record(VarName, z.string().max(10_000));
 /** Masking a short value would hide common text and still give the value away by where *** appears. */
 const SECRET_MIN_CHARS = 8;
@@ -23,7 +26,9 @@ const AllowedHosts = z
   .min(1)
   .max(100)
   .describe("Protected environments only: the hosts its secrets may be sent to (default, when null: the host of its BASE_URL)");
-const Protected = z.boolean().describe("Only owners and admins may change a protected environment or start runs in it; its secrets go only to its allowed hosts");
+const Protected = z
+  .boolean()
+  .describe("Only owners and admins may change a protected environment or start runs in it; its secrets go only to its allowed hosts");
 const Params = ProjectParams.extend({ environmentId: PathId.describe("Environment id (env_…) or name") });
 
 export const listEnvironments = defineOperation({

@@ -69,8 +69,7 @@ export const conflict = (message: string) => new AppError("conflict", message);
 export const forbidden = (message: string) => new AppError("forbidden", message);
 export const invalid = (message: string, details?: ErrorDetail[]) => new AppError("invalid_request", message, details);
 
-export const UNAUTHORIZED_MESSAGE =
-  "A valid API key is required as a Bearer token in the Authorization header (Authorization: Bearer svc_…).";
+export const UNAUTHORIZED_MESSAGE = "A valid API key is required as a Bearer token in the Authorization header (Authorization: Bearer svc_…).";
 
 /** Turns zod issues into the `details` of a 400. */
 type Issue = z.core.$ZodIssue;
@@ -89,15 +88,24 @@ function explain(issue: Issue, base: PropertyKey[]): { path: PropertyKey[]; mess
       return best.flatMap((i) => explain(i, path));
     }
     // Of no alternative's type: say which types would do.
-    const expected = [...new Set((issue.errors as Issue[][]).flat().map((i) => ("expected" in i ? String(i.expected) : "")).filter(Boolean))];
+    const expected = [
+      ...new Set(
+        (issue.errors as Issue[][])
+          .flat()
+          .map((i) => ("expected" in i ? String(i.expected) : ""))
+          .filter(Boolean),
+      ),
+    ];
     if (expected.length > 0) return [{ path, message: `expected ${expected.join(" or ")}` }];
   }
   return [{ path, message: issue.message }];
 }
 
 export function zodDetails(error: z.ZodError, prefix = ""): ErrorDetail[] {
-  return error.issues.flatMap((i) => explain(i, [])).map((d) => ({
-    path: [prefix, ...d.path.map(String)].filter(Boolean).join("."),
-    message: d.message,
-  }));
+  return error.issues
+    .flatMap((i) => explain(i, []))
+    .map((d) => ({
+      path: [prefix, ...d.path.map(String)].filter(Boolean).join("."),
+      message: d.message,
+    }));
 }

@@ -20,7 +20,11 @@ export function parseJsonPath(path: string): Segment[] {
     const c = src[i];
     if (c === ".") {
       i++;
-      if (src[i] === "*") { segments.push({ all: true }); i++; continue; }
+      if (src[i] === "*") {
+        segments.push({ all: true });
+        i++;
+        continue;
+      }
       const m = /^[^.[\]]+/.exec(src.slice(i));
       if (!m) throw new JsonPathError(`invalid JSON path "${path}": a name is missing after "." at ${i}`);
       segments.push({ key: m[0] });
@@ -45,8 +49,9 @@ function findClose(src: string, open: number): number {
   let quote: string | null = null;
   for (let j = open + 1; j < src.length; j++) {
     const ch = src[j];
-    if (quote) { if (ch === quote) quote = null; }
-    else if (ch === "'" || ch === '"') quote = ch;
+    if (quote) {
+      if (ch === quote) quote = null;
+    } else if (ch === "'" || ch === '"') quote = ch;
     else if (ch === "]") return j;
   }
   return -1;

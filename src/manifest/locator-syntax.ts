@@ -3,12 +3,14 @@ import { parse as parseCss } from "css-what";
 
 /** The ARIA roles Playwright's getByRole knows. */
 export const ARIA_ROLES = new Set(
-  ("alert alertdialog application article banner blockquote button caption cell checkbox code columnheader combobox " +
+  (
+    "alert alertdialog application article banner blockquote button caption cell checkbox code columnheader combobox " +
     "complementary contentinfo definition deletion dialog directory document emphasis feed figure form generic grid " +
     "gridcell group heading img insertion link list listbox listitem log main marquee math meter menu menubar menuitem " +
     "menuitemcheckbox menuitemradio navigation none note option paragraph presentation progressbar radio radiogroup " +
     "region row rowgroup rowheader scrollbar search searchbox separator slider spinbutton status strong subscript " +
-    "superscript switch tab table tablist tabpanel term textbox time timer toolbar tooltip tree treegrid treeitem").split(" "),
+    "superscript switch tab table tablist tabpanel term textbox time timer toolbar tooltip tree treegrid treeitem"
+  ).split(" "),
 );
 
 /** `role=NAME` or `role=NAME[name="…"]` (or single quotes); the same reading locate() uses. */

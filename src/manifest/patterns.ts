@@ -9,9 +9,7 @@ export interface LinearPattern {
 
 /** ECMAScript's `\uXXXX` (common in JSON Schema patterns) is RE2's `\x{XXXX}`; everything else is RE2 syntax. */
 function toRe2Syntax(source: string): string {
-  return source.replace(/(\\*)\\u([0-9A-Fa-f]{4})/g, (whole, slashes: string, hex: string) =>
-    slashes.length % 2 === 1 ? whole : `${slashes}\\x{${hex}}`,
-  );
+  return source.replace(/(\\*)\\u([0-9A-Fa-f]{4})/g, (whole, slashes: string, hex: string) => (slashes.length % 2 === 1 ? whole : `${slashes}\\x{${hex}}`));
 }
 
 const cache = new Map<string, RE2JS | string>();

@@ -26,10 +26,7 @@ export const Environment = z
     variables: z.record(z.string(), z.string()),
     secret_names: z.array(z.string()).describe("Secrets are write-only: only their names are returned"),
     protected: z.boolean().describe("Only owners and admins may change a protected environment or start runs in it"),
-    allowed_hosts: z
-      .array(z.string())
-      .nullable()
-      .describe("In a protected environment, the hosts its secrets may be sent to; null: the host of its BASE_URL"),
+    allowed_hosts: z.array(z.string()).nullable().describe("In a protected environment, the hosts its secrets may be sent to; null: the host of its BASE_URL"),
   })
   .meta({ id: "Environment" });
 
@@ -142,9 +139,7 @@ export const StepResult = z
     message: z.string().nullable(),
     assertions: z.array(AssertionResult).optional(),
     request: z.object({ method: z.string(), url: z.string(), headers: z.record(z.string(), z.string()).optional(), body: z.string().optional() }).optional(),
-    response: z
-      .object({ status: z.number().int(), headers: z.record(z.string(), z.string()), body: z.string(), truncated: z.boolean() })
-      .optional(),
+    response: z.object({ status: z.number().int(), headers: z.record(z.string(), z.string()), body: z.string(), truncated: z.boolean() }).optional(),
     artifacts: z.array(z.string()).optional(),
   })
   .meta({ id: "StepResult" });
@@ -177,15 +172,16 @@ export const Run = z
           attempt: z.number().int(),
           status: RunStatus,
           error: z.string().nullable(),
-          message: z.string().nullable().describe("What went wrong in this attempt in one line (its failed step, expected and actual, or its error); null when it passed"),
+          message: z
+            .string()
+            .nullable()
+            .describe("What went wrong in this attempt in one line (its failed step, expected and actual, or its error); null when it passed"),
           duration_ms: z.number(),
         }),
       )
       .describe("Every attempt the run took, in order (more than one when the automation has retries)"),
     max_attempts: z.number().int().describe("How many attempts the run may take: the automation's retries + 1"),
-    flaky: z
-      .boolean()
-      .describe("True when the run passed only after a failed attempt: its status is passed, and attempts say which attempt passed"),
+    flaky: z.boolean().describe("True when the run passed only after a failed attempt: its status is passed, and attempts say which attempt passed"),
     steps: z.array(StepResult).optional().describe("Per-step results (get_run only)"),
     artifacts: z.array(z.string()).optional().describe("Artifact names (get_run only)"),
   })
@@ -262,9 +258,7 @@ export const WorkspaceInvitation = z
   })
   .meta({ id: "WorkspaceInvitation" });
 
-export const WorkspaceRole = z
-  .object({ workspace: WorkspaceRef, role: Role })
-  .meta({ id: "WorkspaceMembership" });
+export const WorkspaceRole = z.object({ workspace: WorkspaceRef, role: Role }).meta({ id: "WorkspaceMembership" });
 
 export const Me = z
   .object({

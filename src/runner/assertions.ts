@@ -24,8 +24,16 @@ export interface ObservedResponse {
 }
 
 type Ops = {
-  equals?: unknown; not_equals?: unknown; contains?: string | number | boolean; matches?: string; exists?: boolean;
-  type?: string; gt?: number; gte?: number; lt?: number; lte?: number;
+  equals?: unknown;
+  not_equals?: unknown;
+  contains?: string | number | boolean;
+  matches?: string;
+  exists?: boolean;
+  type?: string;
+  gt?: number;
+  gte?: number;
+  lt?: number;
+  lte?: number;
 };
 
 /** JSON text of a value cut after `max` characters, without serialising the rest: a 10 MB document costs what a small one does. */
@@ -107,12 +115,18 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
   const recorded = found ? capActual(actual) : undefined;
   const add = (label: string, expected: unknown, passed: boolean, expectation: string) =>
     out.push({
-      assertion: `${subject} ${label}`, passed, expected, actual: recorded,
-      message: passed ? `${subject}: ${expectation}, got ${show(found ? actual : undefined)}` : `${subject}: expected ${expectation}, got ${show(found ? actual : undefined)}`,
+      assertion: `${subject} ${label}`,
+      passed,
+      expected,
+      actual: recorded,
+      message: passed
+        ? `${subject}: ${expectation}, got ${show(found ? actual : undefined)}`
+        : `${subject}: expected ${expectation}, got ${show(found ? actual : undefined)}`,
     });
   if (ops.exists !== undefined) add(ops.exists ? "exists" : "does not exist", ops.exists, found === ops.exists, ops.exists ? "to exist" : "not to exist");
   if (ops.equals !== undefined) add(`== ${show(ops.equals)}`, ops.equals, found && deepEqual(actual, ops.equals), show(ops.equals));
-  if (ops.not_equals !== undefined) add(`!= ${show(ops.not_equals)}`, ops.not_equals, !found || !deepEqual(actual, ops.not_equals), `anything but ${show(ops.not_equals)}`);
+  if (ops.not_equals !== undefined)
+    add(`!= ${show(ops.not_equals)}`, ops.not_equals, !found || !deepEqual(actual, ops.not_equals), `anything but ${show(ops.not_equals)}`);
   if (ops.contains !== undefined) {
     const c = ops.contains;
     const passed = found && (typeof actual === "string" ? actual.includes(String(c)) : Array.isArray(actual) ? actual.some((x) => deepEqual(x, c)) : false);
@@ -126,19 +140,31 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
     } catch (e) {
       bad = (e as Error).message;
     }
-    if (bad) out.push({ assertion: `${subject} matches /${ops.matches}/`, passed: false, expected: ops.matches, message: `${subject}: the regular expression /${ops.matches}/ is invalid: ${bad}` });
+    if (bad)
+      out.push({
+        assertion: `${subject} matches /${ops.matches}/`,
+        passed: false,
+        expected: ops.matches,
+        message: `${subject}: the regular expression /${ops.matches}/ is invalid: ${bad}`,
+      });
     else add(`matches /${ops.matches}/`, ops.matches, passed, `to match /${ops.matches}/`);
   }
   if (ops.type !== undefined) {
     const t = typeOf(actual);
     out.push({
-      assertion: `${subject} is ${ops.type}`, passed: found && t === ops.type, expected: ops.type, actual: found ? t : undefined,
+      assertion: `${subject} is ${ops.type}`,
+      passed: found && t === ops.type,
+      expected: ops.type,
+      actual: found ? t : undefined,
       message: found && t === ops.type ? `${subject}: is ${t}` : `${subject}: expected type ${ops.type}, got ${found ? `${t} ${show(actual)}` : "nothing"}`,
     });
   }
   const n = found ? asNumber(actual) : null;
   const compare: [keyof Ops, string, (a: number, b: number) => boolean][] = [
-    ["gt", ">", (a, b) => a > b], ["gte", ">=", (a, b) => a >= b], ["lt", "<", (a, b) => a < b], ["lte", "<=", (a, b) => a <= b],
+    ["gt", ">", (a, b) => a > b],
+    ["gte", ">=", (a, b) => a >= b],
+    ["lt", "<", (a, b) => a < b],
+    ["lte", "<=", (a, b) => a <= b],
   ];
   for (const [key, sym, fn] of compare) {
     const bound = ops[key];
@@ -162,7 +188,14 @@ export function interpolateAssertion(a: Assertion, vars: Variables, field: strin
     if (ops.not_equals !== undefined) out.not_equals = value(ops.not_equals);
     if (ops.contains !== undefined) out.contains = value(ops.contains) as T["contains"];
     if (ops.matches !== undefined) {
-      const where = "body" in a ? `${field}.body.matches` : "status" in a ? `${field}.status.matches` : "duration_ms" in a ? `${field}.duration_ms.matches` : `${field}.matches`;
+      const where =
+        "body" in a
+          ? `${field}.body.matches`
+          : "status" in a
+            ? `${field}.status.matches`
+            : "duration_ms" in a
+              ? `${field}.duration_ms.matches`
+              : `${field}.matches`;
       out.matches = interpolateText(ops.matches, vars);
       const problem = patternProblem(out.matches);
       if (problem !== null) throw new StepFailure("error", `${where}: with its {{…}} filled in, ${problem}`);
@@ -181,7 +214,15 @@ export function evaluateAssertion(a: Assertion, res: ObservedResponse): Assertio
   if ("status" in a) {
     if (typeof a.status === "number") {
       const passed = res.status === a.status;
-      return [{ assertion: `status == ${a.status}`, passed, expected: a.status, actual: res.status, message: passed ? `status: ${res.status}` : `status: expected ${a.status}, got ${res.status}` }];
+      return [
+        {
+          assertion: `status == ${a.status}`,
+          passed,
+          expected: a.status,
+          actual: res.status,
+          message: passed ? `status: ${res.status}` : `status: expected ${a.status}, got ${res.status}`,
+        },
+      ];
     }
     return checkOperators("status", a.status, true, res.status);
   }
@@ -193,7 +234,8 @@ export function evaluateAssertion(a: Assertion, res: ObservedResponse): Assertio
   if ("json" in a) {
     const { json: path, ...ops } = a;
     const parsed = res.json();
-    if (!parsed.ok) return [{ assertion: `${path}`, passed: false, message: `${path}: the body is not JSON (${parsed.error}), got ${show(res.text.slice(0, 100))}` }];
+    if (!parsed.ok)
+      return [{ assertion: `${path}`, passed: false, message: `${path}: the body is not JSON (${parsed.error}), got ${show(res.text.slice(0, 100))}` }];
     let r: { found: boolean; value: unknown };
     try {
       r = readJsonPath(parsed.value, path);
@@ -211,8 +253,12 @@ export function evaluateAssertion(a: Assertion, res: ObservedResponse): Assertio
   const passed = validate(parsed.value) === true;
   const first = validate.errors?.[0];
   const where = first ? `${first.instancePath || "$"} ${first.message ?? "is invalid"}` : "";
-  return [{
-    assertion: "body matches schema", passed, actual: passed ? undefined : where,
-    message: passed ? "schema: the body matches" : `schema: expected the body to match the JSON Schema, got ${where}`,
-  }];
+  return [
+    {
+      assertion: "body matches schema",
+      passed,
+      actual: passed ? undefined : where,
+      message: passed ? "schema: the body matches" : `schema: expected the body to match the JSON Schema, got ${where}`,
+    },
+  ];
 }

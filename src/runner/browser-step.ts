@@ -19,13 +19,19 @@ export function browserStepName(step: BrowserStep): string {
   if ("goto" in step) return `goto ${step.goto}`;
   if ("click" in step) return `click ${step.click}`;
   if ("fill" in step) return `fill ${step.fill.locator}`;
-  if ("press" in step) return typeof step.press === "string" ? `press ${step.press}` : `press ${step.press.key}${step.press.locator ? ` in ${step.press.locator}` : ""}`;
+  if ("press" in step)
+    return typeof step.press === "string" ? `press ${step.press}` : `press ${step.press.key}${step.press.locator ? ` in ${step.press.locator}` : ""}`;
   if ("select" in step) return `select in ${step.select.locator}`;
   if ("check" in step) return `check ${step.check}`;
   if ("uncheck" in step) return `uncheck ${step.uncheck}`;
   if ("hover" in step) return `hover ${step.hover}`;
-  if ("wait_for" in step) return `wait for ${step.wait_for.locator ?? (step.wait_for.text !== undefined ? `text "${step.wait_for.text}"` : `url ${typeof step.wait_for.url === "string" ? step.wait_for.url : `matching /${step.wait_for.url?.matches}/`}`)}`;
-  if ("expect" in step) return `expect ${Object.entries(step.expect).filter(([, v]) => v !== undefined).map(([k, v]) => `${k} ${typeof v === "string" ? `"${v}"` : JSON.stringify(v)}`).join(", ")}`;
+  if ("wait_for" in step)
+    return `wait for ${step.wait_for.locator ?? (step.wait_for.text !== undefined ? `text "${step.wait_for.text}"` : `url ${typeof step.wait_for.url === "string" ? step.wait_for.url : `matching /${step.wait_for.url?.matches}/`}`)}`;
+  if ("expect" in step)
+    return `expect ${Object.entries(step.expect)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => `${k} ${typeof v === "string" ? `"${v}"` : JSON.stringify(v)}`)
+      .join(", ")}`;
   return `screenshot ${step.screenshot}`;
 }
 
@@ -57,12 +63,16 @@ function withLocators(step: BrowserStep, text: (s: string) => string): BrowserSt
   };
   if ("click" in step) return { ...step, click: fill(step.click, "click") };
   if ("fill" in step) return { ...step, fill: { ...step.fill, locator: fill(step.fill.locator, "fill.locator") } };
-  if ("press" in step) return typeof step.press === "string" || !step.press.locator ? step : { ...step, press: { ...step.press, locator: fill(step.press.locator, "press.locator") } };
+  if ("press" in step)
+    return typeof step.press === "string" || !step.press.locator
+      ? step
+      : { ...step, press: { ...step.press, locator: fill(step.press.locator, "press.locator") } };
   if ("select" in step) return { ...step, select: { ...step.select, locator: fill(step.select.locator, "select.locator") } };
   if ("check" in step) return { ...step, check: fill(step.check, "check") };
   if ("uncheck" in step) return { ...step, uncheck: fill(step.uncheck, "uncheck") };
   if ("hover" in step) return { ...step, hover: fill(step.hover, "hover") };
-  if ("wait_for" in step) return step.wait_for.locator ? { ...step, wait_for: { ...step.wait_for, locator: fill(step.wait_for.locator, "wait_for.locator") } } : step;
+  if ("wait_for" in step)
+    return step.wait_for.locator ? { ...step, wait_for: { ...step.wait_for, locator: fill(step.wait_for.locator, "wait_for.locator") } } : step;
   if ("expect" in step) {
     const ex = step.expect;
     return {
@@ -122,8 +132,11 @@ const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
 /** Which of the wanted values no option of a select has (by value or label), and the options it does have. */
 async function missingOptions(page: Page, target: string, wanted: string[]): Promise<{ missing: string[]; options: string } | null> {
-  const options = await locate(page, target).first()
-    .evaluate((el) => (el instanceof HTMLSelectElement ? [...el.options].map((o) => [o.value, o.label] as [string, string]) : null), undefined, { timeout: 5_000 })
+  const options = await locate(page, target)
+    .first()
+    .evaluate((el) => (el instanceof HTMLSelectElement ? [...el.options].map((o) => [o.value, o.label] as [string, string]) : null), undefined, {
+      timeout: 5_000,
+    })
     .catch(() => null);
   if (!options) return null;
   const missing = wanted.filter((w) => !options.some(([value, label]) => value === w || label === w));
@@ -143,7 +156,11 @@ async function describe(e: unknown, page: Page, step: BrowserStep, what: string,
   const raw = err.message ?? String(e);
   if (err.name === "TimeoutError") {
     const target = actionTarget(step);
-    const count = target ? await locate(page, target).count().catch(() => null) : null;
+    const count = target
+      ? await locate(page, target)
+          .count()
+          .catch(() => null)
+      : null;
     if (target && count === 0) return new StepFailure("failed", `${what}: no element matches ${target} (waited ${timeoutMs} ms)`);
     if (target && "select" in step) {
       const v = step.select.value;
@@ -152,7 +169,10 @@ async function describe(e: unknown, page: Page, step: BrowserStep, what: string,
     }
     if (target && count) {
       const why = await notReady(locate(page, target).first(), "fill" in step);
-      return new StepFailure("failed", `${what}: ${target} matched ${plural(count, "element")}, but the first was not ready within ${timeoutMs} ms${why ? ` (${why})` : ""}`);
+      return new StepFailure(
+        "failed",
+        `${what}: ${target} matched ${plural(count, "element")}, but the first was not ready within ${timeoutMs} ms${why ? ` (${why})` : ""}`,
+      );
     }
     return new StepFailure("failed", `${what}: not found or not ready within ${timeoutMs} ms`);
   }
@@ -169,22 +189,36 @@ async function describe(e: unknown, page: Page, step: BrowserStep, what: string,
 
 /** Whether a Playwright wait came true in time; errors other than its timeout (a bad selector) go on up. */
 const cameTrue = (wait: Promise<unknown>): Promise<boolean> =>
-  wait.then(() => true, (e: unknown) => {
-    if ((e as Error).name === "TimeoutError") return false;
-    throw e;
-  });
+  wait.then(
+    () => true,
+    (e: unknown) => {
+      if ((e as Error).name === "TimeoutError") return false;
+      throw e;
+    },
+  );
 
 /** A wait that did not come true, as expected and actual. */
-async function waitFor(page: Page, w: Extract<BrowserStep, { wait_for: unknown }>["wait_for"], timeout: number, ctx: StepContext, text: (s: string) => string): Promise<void> {
+async function waitFor(
+  page: Page,
+  w: Extract<BrowserStep, { wait_for: unknown }>["wait_for"],
+  timeout: number,
+  ctx: StepContext,
+  text: (s: string) => string,
+): Promise<void> {
   const state = w.state ?? "visible";
   if (w.locator) {
     const l = locate(page, w.locator);
-    if (!(await cameTrue(l.first().waitFor({ state, timeout })))) throw new StepFailure("failed", `wait for ${w.locator}: expected it to be ${state} within ${timeout} ms, got ${await presence(l, state)}`);
+    if (!(await cameTrue(l.first().waitFor({ state, timeout }))))
+      throw new StepFailure("failed", `wait for ${w.locator}: expected it to be ${state} within ${timeout} ms, got ${await presence(l, state)}`);
   }
   if (w.text !== undefined) {
     const want = text(w.text);
     const l = page.getByText(want);
-    if (!(await cameTrue(l.first().waitFor({ state, timeout })))) throw new StepFailure("failed", `wait for text ${JSON.stringify(want)}: expected it to be ${state} within ${timeout} ms, got ${await presence(l, state)} (page ${page.url()})`);
+    if (!(await cameTrue(l.first().waitFor({ state, timeout }))))
+      throw new StepFailure(
+        "failed",
+        `wait for text ${JSON.stringify(want)}: expected it to be ${state} within ${timeout} ms, got ${await presence(l, state)} (page ${page.url()})`,
+      );
   }
   if (w.url !== undefined) {
     const check = urlCheck(w.url, "wait_for.url", text);
@@ -218,9 +252,8 @@ export async function screenshot(page: Page, ctx: StepContext, name: string): Pr
 export async function executeBrowserStep(page: Page, step: BrowserStep, index: number, ctx: StepContext): Promise<StepResult> {
   const guard = guardOf(page);
   const before = guard?.takeBlocked() ?? [];
-  const result: StepResult = before.length > 0
-    ? { index, name: browserStepName(step), status: "error", duration_ms: 0, message: null }
-    : await performStep(page, step, index, ctx);
+  const result: StepResult =
+    before.length > 0 ? { index, name: browserStepName(step), status: "error", duration_ms: 0, message: null } : await performStep(page, step, index, ctx);
   const blocked = [...before, ...(guard?.takeBlocked() ?? [])];
   if (blocked.length === 0) return result;
   await page.goto("about:blank", { timeout: 5_000 }).catch(() => undefined);
@@ -234,7 +267,14 @@ async function performStep(page: Page, written: BrowserStep, index: number, ctx:
   // Not capped by the run's deadline: when that passes, the run's abort closes the page and wins (timed_out).
   const timeout = written.timeout_ms ?? DEFAULT_STEP_TIMEOUT_MS;
   const text = (s: string) => interpolateText(s, ctx.vars);
-  const done = (artifacts?: string[]): StepResult => ({ index, name, status: "passed", duration_ms: performance.now() - started, message: null, ...(artifacts ? { artifacts } : {}) });
+  const done = (artifacts?: string[]): StepResult => ({
+    index,
+    name,
+    status: "passed",
+    duration_ms: performance.now() - started,
+    message: null,
+    ...(artifacts ? { artifacts } : {}),
+  });
   let step = written;
   try {
     step = withLocators(written, text);
@@ -251,8 +291,7 @@ async function performStep(page: Page, written: BrowserStep, index: number, ctx:
       const value = text(step.fill.value);
       assertSecretsMayGo(ctx, page.url(), [value]);
       await locate(page, step.fill.locator).first().fill(value, { timeout });
-    }
-    else if ("press" in step) {
+    } else if ("press" in step) {
       if (typeof step.press === "string") await page.keyboard.press(step.press);
       else if (step.press.locator) await locate(page, step.press.locator).first().press(step.press.key, { timeout });
       else await page.keyboard.press(step.press.key);
@@ -275,7 +314,12 @@ async function performStep(page: Page, written: BrowserStep, index: number, ctx:
     return done();
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    const f = e instanceof StepFailure ? e : e instanceof MissingVariableError ? new StepFailure("error", e.message) : await describe(e, page, step, name, timeout, text);
+    const f =
+      e instanceof StepFailure
+        ? e
+        : e instanceof MissingVariableError
+          ? new StepFailure("error", e.message)
+          : await describe(e, page, step, name, timeout, text);
     // Looking at the page to describe the failure takes a moment: a stop that came meanwhile still wins.
     if (ctx.signal.aborted) throw ctx.signal.reason;
     return { index, name, status: f.status, duration_ms: performance.now() - started, message: f.message };
@@ -288,11 +332,16 @@ async function checkExpectations(page: Page, ex: Expectations, timeout: number, 
   if (ex.text !== undefined) {
     const want = text(ex.text);
     const ok = await cameTrue(page.getByText(want).first().waitFor({ state: "visible", timeout }));
-    if (!ok) throw new StepFailure("failed", `text: expected "${want}" to be visible, it was not (page ${page.url()}, title ${JSON.stringify(await page.title())})`);
+    if (!ok)
+      throw new StepFailure("failed", `text: expected "${want}" to be visible, it was not (page ${page.url()}, title ${JSON.stringify(await page.title())})`);
   }
   if (ex.visible !== undefined) {
     const ok = await cameTrue(locate(page, ex.visible).first().waitFor({ state: "visible", timeout }));
-    if (!ok) throw new StepFailure("failed", `visible: expected ${ex.visible} to be visible, got ${await locate(page, ex.visible).count()} matching elements, none visible`);
+    if (!ok)
+      throw new StepFailure(
+        "failed",
+        `visible: expected ${ex.visible} to be visible, got ${await locate(page, ex.visible).count()} matching elements, none visible`,
+      );
   }
   if (ex.hidden !== undefined) {
     const ok = await cameTrue(locate(page, ex.hidden).first().waitFor({ state: "hidden", timeout }));

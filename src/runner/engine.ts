@@ -3,8 +3,14 @@
 import type { OpenedCore } from "../core";
 import { artifactDir } from "../core/runs/artifacts";
 import {
-  claimQueuedRuns, recordRunProgress, recoverInterruptedRuns,
-  type ClaimedRun, type FinalRunStatus, type RunAttempt, type RunOutcome, type RunSummaryCounts,
+  claimQueuedRuns,
+  recordRunProgress,
+  recoverInterruptedRuns,
+  type ClaimedRun,
+  type FinalRunStatus,
+  type RunAttempt,
+  type RunOutcome,
+  type RunSummaryCounts,
 } from "../core/runs/queue";
 import { CookieJar } from "tough-cookie";
 import type { Engine } from "../extensions";
@@ -201,7 +207,10 @@ export class RunEngine implements Engine {
         this.writer.add(outcome);
         // The outcome's error is masked already: the log never holds a secret the results would hide.
         log.info("run finished", {
-          run_id: outcome.id, automation_id: outcome.automationId, status: outcome.status, duration_ms: outcome.durationMs,
+          run_id: outcome.id,
+          automation_id: outcome.automationId,
+          status: outcome.status,
+          duration_ms: outcome.durationMs,
           ...(outcome.error !== null ? { error: outcome.error } : {}),
           ...(outcome.failure ? { failure: outcome.failure } : {}),
         });
@@ -223,11 +232,16 @@ export class RunEngine implements Engine {
     const checked = validateSteps(spec, run.specText);
     if ("problem" in checked) return outcome("error", checked.problem, [], []);
     if (run.environmentId && !run.environment) {
-      return outcome("error", "the run's environment no longer exists: run again with an existing environment (\"environment\": name or id)", [], []);
+      return outcome("error", 'the run\'s environment no longer exists: run again with an existing environment ("environment": name or id)', [], []);
     }
     const unreadable = run.environment?.unreadableSecrets ?? [];
     if (unreadable.length > 0) {
-      return outcome("error", `the secrets ${unreadable.join(", ")} of the environment "${run.environment?.name}" cannot be decrypted with this server's secrets key: set them again (update_environment)`, [], []);
+      return outcome(
+        "error",
+        `the secrets ${unreadable.join(", ")} of the environment "${run.environment?.name}" cannot be decrypted with this server's secrets key: set them again (update_environment)`,
+        [],
+        [],
+      );
     }
     const allowedHosts = run.environment?.secretHosts ?? null;
     const secretHosts = allowedHosts && active.masker ? { environment: run.environment?.name ?? "", allowed: allowedHosts, find: active.masker.find } : null;
@@ -243,11 +257,18 @@ export class RunEngine implements Engine {
         const vars = new Map<string, unknown>(Object.entries(variables));
         for (const [k, v] of Object.entries(secrets)) vars.set(k, v);
         const ctx: StepContext = {
-          runId: run.id, vars, baseUrl: (vars.get("BASE_URL") as string | undefined) ?? null, signal: controller.signal,
-          remainingMs: () => deadline - performance.now(), excerptBytes: cfg.response_excerpt_bytes, maxResponseBytes: cfg.max_response_bytes,
-          artifactDir: artifactDir(this.core.config.data_dir, run.id), artifactPrefix: attempt > 1 ? `attempt${attempt}-` : "",
+          runId: run.id,
+          vars,
+          baseUrl: (vars.get("BASE_URL") as string | undefined) ?? null,
+          signal: controller.signal,
+          remainingMs: () => deadline - performance.now(),
+          excerptBytes: cfg.response_excerpt_bytes,
+          maxResponseBytes: cfg.max_response_bytes,
+          artifactDir: artifactDir(this.core.config.data_dir, run.id),
+          artifactPrefix: attempt > 1 ? `attempt${attempt}-` : "",
           cookies: new CookieJar(),
-          mask: active.masker, secretHosts,
+          mask: active.masker,
+          secretHosts,
         };
         const t0 = performance.now();
         try {
@@ -260,7 +281,11 @@ export class RunEngine implements Engine {
           });
           artifacts.push(...result.artifacts);
           active.attempts.push({
-            attempt, status: result.status, error: result.error, message: attemptMessage(result, active.masker), duration_ms: Math.round(performance.now() - t0),
+            attempt,
+            status: result.status,
+            error: result.error,
+            message: attemptMessage(result, active.masker),
+            duration_ms: Math.round(performance.now() - t0),
           });
           if (result.status === "passed" || attempt >= maxAttempts) return outcome(result.status, result.error, result.steps, artifacts);
           active.steps = [];
@@ -285,17 +310,24 @@ export class RunEngine implements Engine {
     const finished = Date.now();
     const mask = active.masker;
     return {
-      id: run.id, claim: run.claim, automationId: run.automationId, status,
-      startedAt: run.startedAt, finishedAt: new Date(finished).toISOString(), durationMs: Math.max(0, finished - Date.parse(run.startedAt)),
+      id: run.id,
+      claim: run.claim,
+      automationId: run.automationId,
+      status,
+      startedAt: run.startedAt,
+      finishedAt: new Date(finished).toISOString(),
+      durationMs: Math.max(0, finished - Date.parse(run.startedAt)),
       error: error !== null && mask ? mask(error) : error,
       failure: status === "failed" ? firstFailure(steps, mask) : undefined,
-      summary: summarize(steps), resultsJson: JSON.stringify({ steps: mask ? maskDeep(steps, mask) : steps, artifacts }),
+      summary: summarize(steps),
+      resultsJson: JSON.stringify({ steps: mask ? maskDeep(steps, mask) : steps, artifacts }),
       attempts: mask ? maskDeep(active.attempts, mask) : active.attempts,
     };
   }
 
   private abortedStatus(reason: RunAborted["reason"], timeoutMs: number): [FinalRunStatus, string] {
-    if (reason === "timeout") return ["timed_out", `the run did not finish within its timeout of ${timeoutMs} ms: raise the automation's timeout_ms or make the steps faster`];
+    if (reason === "timeout")
+      return ["timed_out", `the run did not finish within its timeout of ${timeoutMs} ms: raise the automation's timeout_ms or make the steps faster`];
     if (reason === "cancelled") return ["cancelled", "cancelled by request"];
     return ["error", "interrupted by server shutdown before the run finished: run it again"];
   }

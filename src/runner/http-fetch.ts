@@ -33,7 +33,10 @@ export interface FetchOptions {
 export function checkHop(url: URL, hop: number): void {
   const problem = requestUrlProblem(url);
   if (problem === null) return;
-  throw new StepFailure("error", hop === 0 ? `svc will not request ${url.href}: ${problem}` : `the response redirected to ${url.href}, which svc will not follow: ${problem}`);
+  throw new StepFailure(
+    "error",
+    hop === 0 ? `svc will not request ${url.href}: ${problem}` : `the response redirected to ${url.href}, which svc will not follow: ${problem}`,
+  );
 }
 
 /** The URL as fetch will send it, checked; a URL that does not parse is the step's error. */
@@ -84,7 +87,10 @@ export async function fetchFollowingRedirects(req: OutgoingRequest, opts: FetchO
     if (!opts.followRedirects || !REDIRECT_STATUSES.has(res.status) || location === null) return { response: res, sent };
     await res.body?.cancel().catch(() => undefined);
     if (hop + 1 > MAX_REDIRECTS) {
-      throw new StepFailure("error", `${req.method} ${req.url} redirected more than ${MAX_REDIRECTS} times (last to ${location}): check the endpoint for a redirect loop, or set "follow_redirects": false to check the redirect itself`);
+      throw new StepFailure(
+        "error",
+        `${req.method} ${req.url} redirected more than ${MAX_REDIRECTS} times (last to ${location}): check the endpoint for a redirect loop, or set "follow_redirects": false to check the redirect itself`,
+      );
     }
     let next: URL;
     try {

@@ -54,7 +54,10 @@ export function httpStepName(step: HttpStep): string {
 
 /** Why fetch failed, in words, with what to do about it. */
 function unreachable(method: string, url: string, e: unknown): StepFailure {
-  return new StepFailure("error", `could not reach ${method} ${url} (${fetchReason(e)}): check that the service is running and that the URL and BASE_URL are right`);
+  return new StepFailure(
+    "error",
+    `could not reach ${method} ${url} (${fetchReason(e)}): check that the service is running and that the URL and BASE_URL are right`,
+  );
 }
 
 function fetchReason(e: unknown): string {
@@ -96,7 +99,12 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
     if (e instanceof MissingVariableError || e instanceof StepFailure) throw e;
     throw new StepFailure("error", `the request cannot be built: ${(e as Error).message}`);
   }
-  const request: StepResult["request"] = { method: req.method, url, ...(Object.keys(headers).length ? { headers } : {}), ...(body !== undefined ? { body: maskExcerpt(excerpt(body, ctx.excerptBytes), ctx.mask).body } : {}) };
+  const request: StepResult["request"] = {
+    method: req.method,
+    url,
+    ...(Object.keys(headers).length ? { headers } : {}),
+    ...(body !== undefined ? { body: maskExcerpt(excerpt(body, ctx.excerptBytes), ctx.mask).body } : {}),
+  };
   const timeoutMs = req.timeout_ms ?? DEFAULT_REQUEST_TIMEOUT_MS;
   // When the run's own deadline comes first, its abort (timed_out) must win over a request timeout (error).
   const timeout = timeoutMs < ctx.remainingMs() ? AbortSignal.timeout(timeoutMs) : null;
@@ -105,10 +113,15 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
   let answered: number | null = null;
   try {
     const signal = timeout ? AbortSignal.any([ctx.signal, timeout]) : ctx.signal;
-    const fetched = await fetchFollowingRedirects({ method: req.method, url, headers, body }, {
-      followRedirects: req.follow_redirects !== false, cookies: ctx.cookies, signal,
-      beforeSend: (hop) => assertSecretsMayGo(ctx, hop.url, [hop.url, ...headerParts(hop.headers), hop.body]),
-    });
+    const fetched = await fetchFollowingRedirects(
+      { method: req.method, url, headers, body },
+      {
+        followRedirects: req.follow_redirects !== false,
+        cookies: ctx.cookies,
+        signal,
+        beforeSend: (hop) => assertSecretsMayGo(ctx, hop.url, [hop.url, ...headerParts(hop.headers), hop.body]),
+      },
+    );
     res = fetched.response;
     // What went out includes the cookies the run's jar added.
     if (Object.keys(fetched.sent.headers).length) request.headers = fetched.sent.headers;
@@ -118,24 +131,32 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (e instanceof StepFailure) return { index, name, status: e.status, duration_ms: performance.now() - started, message: e.message, request };
     const timedOut = timeout?.aborted === true;
-    const message = answered !== null
-      ? brokenResponse(req.method, url, answered, e, timedOut ? timeoutMs : null)
-      : timedOut
-        ? `no response from ${req.method} ${url} within ${timeoutMs} ms: check the endpoint, or raise request.timeout_ms`
-        : unreachable(req.method, url, e).message;
+    const message =
+      answered !== null
+        ? brokenResponse(req.method, url, answered, e, timedOut ? timeoutMs : null)
+        : timedOut
+          ? `no response from ${req.method} ${url} within ${timeoutMs} ms: check the endpoint, or raise request.timeout_ms`
+          : unreachable(req.method, url, e).message;
     return { index, name, status: "error", duration_ms: performance.now() - started, message, request };
   }
   const durationMs = performance.now() - started;
   if (text === null) {
     return {
-      index, name, status: "error", duration_ms: durationMs, request,
+      index,
+      name,
+      status: "error",
+      duration_ms: durationMs,
+      request,
       message: `the response of ${req.method} ${url} is larger than ${sizeText(ctx.maxResponseBytes)}: svc stopped reading it (runner.max_response_bytes); assert on a smaller response`,
       response: { status: res.status, headers: headersRecord(res.headers), body: "", truncated: true },
     };
   }
   let parsed: ReturnType<ObservedResponse["json"]> | null = null;
   const observed: ObservedResponse = {
-    status: res.status, headers: res.headers, text, durationMs,
+    status: res.status,
+    headers: res.headers,
+    text,
+    durationMs,
     json: () => {
       if (!parsed) {
         try {
@@ -165,9 +186,13 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
   }
   const { body: bodyExcerpt, truncated } = maskExcerpt(excerpt(text, ctx.excerptBytes), ctx.mask);
   return {
-    index, name, status: failures.length ? "failed" : "passed", duration_ms: durationMs,
+    index,
+    name,
+    status: failures.length ? "failed" : "passed",
+    duration_ms: durationMs,
     message: failures.length ? failures.join("; ") : null,
-    assertions, request,
+    assertions,
+    request,
     response: { status: res.status, headers: headersRecord(res.headers), body: bodyExcerpt, truncated },
   };
 }

@@ -3,14 +3,23 @@ import { describe, expect, test } from "bun:test";
 import { interpolateJson, interpolateText, MissingVariableError } from "./interpolation";
 import { maskDeep, secretMasker } from "./secret-masking";
 
-const vars = new Map<string, unknown>([["NAME", "ada"], ["ID", 42], ["OBJ", { a: 1 }]]);
+const vars = new Map<string, unknown>([
+  ["NAME", "ada"],
+  ["ID", 42],
+  ["OBJ", { a: 1 }],
+]);
 
 describe("interpolation", () => {
   test("replaces placeholders, with or without spaces, and leaves other braces alone", () => {
     expect(interpolateText("/u/{{NAME}}/{{ ID }}?x={a}", vars)).toBe("/u/ada/42?x={a}");
   });
   test("a whole-string placeholder in JSON keeps the value's type; a partial one becomes text", () => {
-    expect(interpolateJson({ id: "{{ID}}", o: "{{OBJ}}", label: "id {{ID}}", list: ["{{NAME}}", 1] }, vars)).toEqual({ id: 42, o: { a: 1 }, label: "id 42", list: ["ada", 1] });
+    expect(interpolateJson({ id: "{{ID}}", o: "{{OBJ}}", label: "id {{ID}}", list: ["{{NAME}}", 1] }, vars)).toEqual({
+      id: 42,
+      o: { a: 1 },
+      label: "id 42",
+      list: ["ada", 1],
+    });
   });
   test("an undefined name is an error that names it and says where to define it", () => {
     expect(() => interpolateText("{{MISSING}}", vars)).toThrow(MissingVariableError);
@@ -23,7 +32,10 @@ describe("secret masking", () => {
   test("masks the value, its URL-encoded and JSON-escaped forms, in values but not keys", () => {
     const mask = secretMasker({ T: 'p@ss "word"' });
     if (!mask) throw new Error("expected a masker");
-    const masked = maskDeep({ url: `/x?t=${encodeURIComponent('p@ss "word"')}`, body: JSON.stringify({ t: 'p@ss "word"' }), 'p@ss "word"': 'p@ss "word"', n: 1 }, mask);
+    const masked = maskDeep(
+      { url: `/x?t=${encodeURIComponent('p@ss "word"')}`, body: JSON.stringify({ t: 'p@ss "word"' }), 'p@ss "word"': 'p@ss "word"', n: 1 },
+      mask,
+    );
     expect(masked).toEqual({ url: "/x?t=***", body: '{"t":"***"}', 'p@ss "word"': "***", n: 1 });
   });
   test("a secret used as a host name is masked in the lowercased form the URL parser gives it", () => {

@@ -42,7 +42,8 @@ export function validateSteps(spec: RunSpec, specText: string): Validated {
 }
 
 function validateFresh(spec: RunSpec): Validated {
-  if (!Array.isArray(spec.steps) || spec.steps.length === 0) return { problem: "the automation has no steps: add at least one step (update_automation) and run it again" };
+  if (!Array.isArray(spec.steps) || spec.steps.length === 0)
+    return { problem: "the automation has no steps: add at least one step (update_automation) and run it again" };
   const steps: Step[] = [];
   for (let i = 0; i < spec.steps.length; i++) {
     const raw = spec.steps[i];
@@ -51,12 +52,15 @@ function validateFresh(spec: RunSpec): Validated {
     if (!r.success) {
       const issue = r.error.issues[0];
       const where = issue?.path.length ? ` at ${issue.path.join(".")}` : "";
-      return { problem: `step ${i + 1} is invalid${where}: ${issue?.message ?? "unknown shape"}; fix the automation's steps (see docs/automations.md) and run it again` };
+      return {
+        problem: `step ${i + 1} is invalid${where}: ${issue?.message ?? "unknown shape"}; fix the automation's steps (see docs/automations.md) and run it again`,
+      };
     }
     steps.push(r.data);
   }
   const kindProblem = stepKindProblems(spec.kind, steps)[0];
-  if (kindProblem) return { problem: `step ${Number(kindProblem.path.split(".")[1]) + 1}: ${kindProblem.message}; make it a browser automation or remove the step` };
+  if (kindProblem)
+    return { problem: `step ${Number(kindProblem.path.split(".")[1]) + 1}: ${kindProblem.message}; make it a browser automation or remove the step` };
   return { steps };
 }
 
@@ -149,8 +153,14 @@ export async function runAttempt(steps: Step[], ctx: StepContext, deps: AttemptD
       for (let i = at; i < steps.length; i++) {
         const step = steps[i] as Step;
         results.push({
-          index: i, name: stepName(step), status: i === at ? "error" : "skipped", duration_ms: 0,
-          message: i === at ? `stopped: the run ${e.reason === "timeout" ? "timed out" : e.reason === "cancelled" ? "was cancelled" : "was interrupted by a server shutdown"}` : "skipped: the run was stopped",
+          index: i,
+          name: stepName(step),
+          status: i === at ? "error" : "skipped",
+          duration_ms: 0,
+          message:
+            i === at
+              ? `stopped: the run ${e.reason === "timeout" ? "timed out" : e.reason === "cancelled" ? "was cancelled" : "was interrupted by a server shutdown"}`
+              : "skipped: the run was stopped",
         });
       }
       e.partial = { status: "error", error: null, steps: results, artifacts };
@@ -165,6 +175,7 @@ export async function runAttempt(steps: Step[], ctx: StepContext, deps: AttemptD
   return {
     status: errored ? "error" : firstBad ? "failed" : "passed",
     error: errored ? `step ${errored.index + 1} (${errored.name}): ${errored.message ?? "error"}` : null,
-    steps: results, artifacts,
+    steps: results,
+    artifacts,
   };
 }

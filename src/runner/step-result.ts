@@ -43,7 +43,10 @@ export interface StepContext {
 
 /** A step that could not run or did not pass, with words for the user. */
 export class StepFailure extends Error {
-  constructor(readonly status: "failed" | "error", message: string) {
+  constructor(
+    readonly status: "failed" | "error",
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -52,7 +55,10 @@ export class StepFailure extends Error {
 export function resolveUrl(url: string, baseUrl: string | null): string {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url;
   if (!baseUrl) {
-    throw new StepFailure("error", `"${url}" is a relative URL but the run's environment has no BASE_URL variable: add BASE_URL to the environment, or run with an environment that has one`);
+    throw new StepFailure(
+      "error",
+      `"${url}" is a relative URL but the run's environment has no BASE_URL variable: add BASE_URL to the environment, or run with an environment that has one`,
+    );
   }
   return `${baseUrl.replace(/\/+$/, "")}/${url.replace(/^\/+/, "")}`;
 }

@@ -19,7 +19,10 @@ export class TokenBuckets {
   private readonly buckets = new Map<string, Bucket>();
   private readonly ratePerMs: number;
 
-  constructor(readonly capacityPerHour: number, private readonly maxKeys = 100_000) {
+  constructor(
+    readonly capacityPerHour: number,
+    private readonly maxKeys = 100_000,
+  ) {
     this.ratePerMs = capacityPerHour / 3_600_000;
   }
 

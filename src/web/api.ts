@@ -7,7 +7,12 @@ import { splitInput } from "../client/schema-fields";
 import { API_PREFIX, type OpKey, type Operation, ops } from "../manifest/index";
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly details: { path: string; message: string }[] = []) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: { path: string; message: string }[] = [],
+  ) {
     super(message);
   }
 }
@@ -58,7 +63,11 @@ export async function call<K extends OpKey>(key: K, input: OpInput<K>): Promise<
   const checked = op.response.safeParse(answer);
   if (!checked.success) {
     const first = checked.error.issues[0];
-    throw new ApiError(200, "invalid_response", `the server's answer to ${op.name} does not match the API contract (${first?.path.join(".") || "body"}: ${first?.message ?? "invalid"})`);
+    throw new ApiError(
+      200,
+      "invalid_response",
+      `the server's answer to ${op.name} does not match the API contract (${first?.path.join(".") || "body"}: ${first?.message ?? "invalid"})`,
+    );
   }
   return checked.data as OpOutput<K>;
 }

@@ -66,7 +66,13 @@ export function useLoad<T>(fetcher: () => Promise<T>, key: string, pollMs?: (dat
 }
 
 /** Runs an action, keeping its error message for the form that started it. */
-export function useAction(): { busy: boolean; error: string | null; details: { path: string; message: string }[]; run: (fn: () => Promise<void>) => Promise<boolean>; clear: () => void } {
+export function useAction(): {
+  busy: boolean;
+  error: string | null;
+  details: { path: string; message: string }[];
+  run: (fn: () => Promise<void>) => Promise<boolean>;
+  clear: () => void;
+} {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [details, setDetails] = useState<{ path: string; message: string }[]>([]);

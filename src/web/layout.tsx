@@ -28,20 +28,33 @@ export function Layout({ children }: { children: ComponentChildren }) {
   return (
     <div class="shell">
       <header class="topbar">
-        <a class="brand" href="#/">svc</a>
+        <a class="brand" href="#/">
+          svc
+        </a>
         <nav class="mainnav" aria-label="Main">
           {links.map((l) => (
-            <a key={l.href} href={l.href} class={l.active ? "active" : ""} aria-current={l.active ? "page" : undefined}>{l.label}</a>
+            <a key={l.href} href={l.href} class={l.active ? "active" : ""} aria-current={l.active ? "page" : undefined}>
+              {l.label}
+            </a>
           ))}
         </nav>
         <div class="who">
-          <span class="who-name" title={session.user?.email}>{session.user?.name}{several ? "" : ` · ${session.workspace?.name ?? ""}`}</span>
+          <span class="who-name" title={session.user?.email}>
+            {session.user?.name}
+            {several ? "" : ` · ${session.workspace?.name ?? ""}`}
+          </span>
           {several && (
             <select aria-label="Workspace" class="who-switch" value={session.workspace?.id} onChange={(e) => void switchTo(e.currentTarget.value)}>
-              {session.workspaces?.map((w) => <option key={w.id} value={w.id}>{w.name}</option>)}
+              {session.workspaces?.map((w) => (
+                <option key={w.id} value={w.id}>
+                  {w.name}
+                </option>
+              ))}
             </select>
           )}
-          <button type="button" class="btn btn-quiet" onClick={signOut}>Sign out</button>
+          <button type="button" class="btn btn-quiet" onClick={signOut}>
+            Sign out
+          </button>
         </div>
       </header>
       <main class="content">

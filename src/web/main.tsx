@@ -23,10 +23,28 @@ function App() {
     whenSignedOut(() => void refresh());
     void refresh();
   }, []);
-  if (error) return <main class="center"><div class="note note-error">The service could not be reached: {error}</div></main>;
-  if (!session) return <main class="center"><p class="muted">Loading…</p></main>;
-  if (location.pathname === "/setup-password") return <SetupPasswordPage onDone={() => { history.replaceState(null, "", "/#/"); void refresh(); }} />;
-  if (session.setup_required) return <SetupPage onDone={refresh} hint={session.setup_allowed === false ? session.setup_hint ?? "" : null} />;
+  if (error)
+    return (
+      <main class="center">
+        <div class="note note-error">The service could not be reached: {error}</div>
+      </main>
+    );
+  if (!session)
+    return (
+      <main class="center">
+        <p class="muted">Loading…</p>
+      </main>
+    );
+  if (location.pathname === "/setup-password")
+    return (
+      <SetupPasswordPage
+        onDone={() => {
+          history.replaceState(null, "", "/#/");
+          void refresh();
+        }}
+      />
+    );
+  if (session.setup_required) return <SetupPage onDone={refresh} hint={session.setup_allowed === false ? (session.setup_hint ?? "") : null} />;
   if (!session.signed_in) return <LoginPage onDone={refresh} />;
   return (
     <SessionContext.Provider value={{ session, refresh }}>

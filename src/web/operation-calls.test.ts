@@ -18,7 +18,8 @@ function webSources(dir = WEB): Source[] {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) out.push(...webSources(path));
-    else if (/\.tsx?$/.test(entry.name) && !/\.test\.tsx?$/.test(entry.name)) out.push({ file: relative(WEB, path), text: withoutComments(readFileSync(path, "utf8")) });
+    else if (/\.tsx?$/.test(entry.name) && !/\.test\.tsx?$/.test(entry.name))
+      out.push({ file: relative(WEB, path), text: withoutComments(readFileSync(path, "utf8")) });
   }
   return out;
 }
@@ -109,11 +110,11 @@ describe("the web app calls operations through the manifest", () => {
     expect(caught('const p = await op<Project>("GET", `/projects/${enc(project)}`);')).toBe(1);
     expect(caught('await op("DELETE", `/keys/${id}`);')).toBe(1);
     expect(caught('useLoad(() => op<Page<ApiKey>>("GET", "/keys?limit=200"), "keys");')).toBe(1);
-    expect(caught('<a href={`/api/v1/ops/projects/${p}/runs/${r}/junit`}>JUnit</a>')).toBe(1);
+    expect(caught("<a href={`/api/v1/ops/projects/${p}/runs/${r}/junit`}>JUnit</a>")).toBe(1);
     expect(caught('const r = await fetch("/x");')).toBe(1);
     expect(caught('const STATUSES = ["queued", "running", "passed"];')).toBe(1);
     expect(caught('const [kind, setKind] = useState<"http" | "browser">("http");')).toBe(1);
-    expect(caught("<select><option value=\"\">any</option><option>draft</option><option>active</option></select>")).toBe(1);
+    expect(caught('<select><option value="">any</option><option>draft</option><option>active</option></select>')).toBe(1);
     // Not copies: the web app's own routes, a choice of the page's own, a comparison.
     expect(caught('await web("POST", "/logout");')).toBe(0);
     expect(caught('<select><option value="none">none</option><option value="web">a web page</option><option value="api">API</option></select>')).toBe(0);

@@ -43,5 +43,9 @@ export function Routes() {
     const params = match(pattern, path);
     if (params) return <div key={path.split("?")[0]}>{page(params)}</div>;
   }
-  return <Empty>There is no page at {path}. <a href="#/">Go to the dashboard</a>.</Empty>;
+  return (
+    <Empty>
+      There is no page at {path}. <a href="#/">Go to the dashboard</a>.
+    </Empty>
+  );
 }

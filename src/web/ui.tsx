@@ -57,13 +57,28 @@ export function Card({ title, actions, children }: { title?: ComponentChildren; 
 export function ConfirmButton({ label, question, onConfirm }: { label: string; question: string; onConfirm: () => void | Promise<void> }) {
   const [asking, setAsking] = useState(false);
   if (!asking) {
-    return <button type="button" class="btn btn-danger-quiet" onClick={() => setAsking(true)}>{label}</button>;
+    return (
+      <button type="button" class="btn btn-danger-quiet" onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
   }
   return (
     <span class="confirm" role="group" aria-label={question}>
       <span>{question}</span>
-      <button type="button" class="btn btn-danger" onClick={async () => { setAsking(false); await onConfirm(); }}>Yes, {label.toLowerCase()}</button>
-      <button type="button" class="btn" onClick={() => setAsking(false)}>Cancel</button>
+      <button
+        type="button"
+        class="btn btn-danger"
+        onClick={async () => {
+          setAsking(false);
+          await onConfirm();
+        }}
+      >
+        Yes, {label.toLowerCase()}
+      </button>
+      <button type="button" class="btn" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
     </span>
   );
 }
@@ -103,7 +118,9 @@ export function Tabs({ items, active }: { items: { href: string; label: string; 
   return (
     <nav class="tabs" aria-label="Sections">
       {items.map((i) => (
-        <a key={i.id} href={i.href} class={i.id === active ? "tab active" : "tab"} aria-current={i.id === active ? "page" : undefined}>{i.label}</a>
+        <a key={i.id} href={i.href} class={i.id === active ? "tab active" : "tab"} aria-current={i.id === active ? "page" : undefined}>
+          {i.label}
+        </a>
       ))}
     </nav>
   );
@@ -175,11 +192,17 @@ export function CopyBlock({ text, label }: { text: string; label: string }) {
   return (
     <div class="copyblock-wrap">
       <div class="copyblock">
-        <pre><code ref={shown}>{text}</code></pre>
-        <button type="button" class="btn" aria-label={label} onClick={async () => setState(await copyText(text, shown.current))}>{state === "copied" ? "Copied" : "Copy"}</button>
+        <pre>
+          <code ref={shown}>{text}</code>
+        </pre>
+        <button type="button" class="btn" aria-label={label} onClick={async () => setState(await copyText(text, shown.current))}>
+          {state === "copied" ? "Copied" : "Copy"}
+        </button>
       </div>
       {state === "selected" && (
-        <p class="copy-hint" role="status">The browser did not let this page copy. The text is selected: press <kbd>Ctrl+C</kbd> (<kbd>⌘C</kbd> on a Mac) to copy it.</p>
+        <p class="copy-hint" role="status">
+          The browser did not let this page copy. The text is selected: press <kbd>Ctrl+C</kbd> (<kbd>⌘C</kbd> on a Mac) to copy it.
+        </p>
       )}
     </div>
   );

@@ -96,7 +96,8 @@ export async function startServe(args: string[], opts: { cwd?: string; env?: Rec
 export function apiClient(url: string, key: string) {
   return async <T>(method: string, path: string, body?: unknown, status = 200): Promise<T> => {
     const res = await fetch(`${url}/api/v1/ops${path}`, {
-      method, headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();

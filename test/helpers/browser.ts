@@ -71,9 +71,13 @@ export function watch(page: Page): void {
     if (events.length > 20) events.shift();
   };
   page.on("pageerror", (e) => note(`page error: ${e.message}`));
-  page.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") note(`console ${m.type()}: ${m.text()}`); });
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") note(`console ${m.type()}: ${m.text()}`);
+  });
   page.on("requestfailed", (r) => note(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ""}`));
-  page.on("response", (r) => { if (r.status() >= 400) note(`response ${r.status()}: ${r.request().method()} ${r.url()}`); });
+  page.on("response", (r) => {
+    if (r.status() >= 400) note(`response ${r.status()}: ${r.request().method()} ${r.url()}`);
+  });
   page.on("crash", () => note("the page crashed"));
 }
 

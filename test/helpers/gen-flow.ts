@@ -70,7 +70,9 @@ export async function runToEnd(t: TestServer, project: string, automationId: str
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const r = await json<{ status: string; error: string | null; steps?: { name: string; status: string; message: string | null }[] }>(
-      await t.call("GET", `/projects/${project}/runs/${run.id}`), 200);
+      await t.call("GET", `/projects/${project}/runs/${run.id}`),
+      200,
+    );
     if (!["queued", "running"].includes(r.status)) return r;
     expect(Date.now()).toBeLessThan(deadline);
     await Bun.sleep(100);

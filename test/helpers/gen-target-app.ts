@@ -23,20 +23,32 @@ const page = (title: string, body: string) =>
 
 const PAGES: Record<string, () => Response> = {
   "/": () =>
-    page("Acme Shop", `<h1>Acme Shop</h1><h2>Featured items</h2><nav><a href="/login">Sign in</a> <a href="/about">About</a>
-      <a href="/about#team">Our team</a> <a href="https://example.invalid/elsewhere">Elsewhere</a> <a href="mailto:shop@acme.test">Mail us</a></nav>`),
+    page(
+      "Acme Shop",
+      `<h1>Acme Shop</h1><h2>Featured items</h2><nav><a href="/login">Sign in</a> <a href="/about">About</a>
+      <a href="/about#team">Our team</a> <a href="https://example.invalid/elsewhere">Elsewhere</a> <a href="mailto:shop@acme.test">Mail us</a></nav>`,
+    ),
   // The heading says "Sign in" too: the button must still be found by its role.
   "/login": () =>
-    page("Sign in - Acme", `<h1>Sign in</h1><form method="post" action="/login">
+    page(
+      "Sign in - Acme",
+      `<h1>Sign in</h1><form method="post" action="/login">
       <label for="email">Email</label><input id="email" name="email" type="email">
       <label for="password">Password</label><input id="password" name="password" type="password">
-      <button type="submit">Sign in</button></form><p><a href="/">Home</a></p>`),
+      <button type="submit">Sign in</button></form><p><a href="/">Home</a></p>`,
+    ),
   // Clickable text that is neither a button nor a link: `I click "…"` falls back to it.
   "/dashboard": () =>
-    page("Dashboard - Acme", `<h1>Welcome</h1><p>Your orders will show here.</p>
-      <span onclick="document.getElementById('history').hidden = false">Show details</span><p id="history" hidden>Order history</p>`),
+    page(
+      "Dashboard - Acme",
+      `<h1>Welcome</h1><p>Your orders will show here.</p>
+      <span onclick="document.getElementById('history').hidden = false">Show details</span><p id="history" hidden>Order history</p>`,
+    ),
   "/about": () =>
-    page("About Acme", `<h1>About us</h1><h2 id="team">Our team</h2><form action="/search"><input name="q" placeholder="Search"><select name="sort"><option>new</option></select></form><a href="/">Home</a>`),
+    page(
+      "About Acme",
+      `<h1>About us</h1><h2 id="team">Our team</h2><form action="/search"><input name="q" placeholder="Search"><select name="sort"><option>new</option></select></form><a href="/">Home</a>`,
+    ),
 };
 
 interface Item {
@@ -57,17 +69,31 @@ export function targetOpenApi(): Record<string, unknown> {
     info: { title: "Acme Shop API", version: "1.0.0" },
     servers: [{ url: "/api" }],
     components: {
-      schemas: { Item, NewItem: { type: "object", required: ["name", "price"], properties: { name: { type: "string", example: "Gadget" }, price: { type: "number", minimum: 0, example: 3 } } }, Error: ErrorSchema },
+      schemas: {
+        Item,
+        NewItem: {
+          type: "object",
+          required: ["name", "price"],
+          properties: { name: { type: "string", example: "Gadget" }, price: { type: "number", minimum: 0, example: 3 } },
+        },
+        Error: ErrorSchema,
+      },
       securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
     },
     paths: {
       "/items": {
         get: {
-          tags: ["items"], operationId: "listItems", summary: "List items",
-          responses: { "200": { description: "items", content: { "application/json": { schema: { type: "array", items: { $ref: "#/components/schemas/Item" } } } } } },
+          tags: ["items"],
+          operationId: "listItems",
+          summary: "List items",
+          responses: {
+            "200": { description: "items", content: { "application/json": { schema: { type: "array", items: { $ref: "#/components/schemas/Item" } } } } },
+          },
         },
         post: {
-          tags: ["items"], operationId: "createItem", summary: "Create an item",
+          tags: ["items"],
+          operationId: "createItem",
+          summary: "Create an item",
           requestBody: { required: true, content: { "application/json": { schema: { $ref: "#/components/schemas/NewItem" } } } },
           responses: {
             "201": { description: "created", content: { "application/json": { schema: { $ref: "#/components/schemas/Item" } } } },
@@ -77,7 +103,9 @@ export function targetOpenApi(): Record<string, unknown> {
       },
       "/items/{id}": {
         get: {
-          tags: ["items"], operationId: "getItem", summary: "Read an item",
+          tags: ["items"],
+          operationId: "getItem",
+          summary: "Read an item",
           parameters: [{ name: "id", in: "path", required: true, schema: { type: "integer" }, example: 1 }],
           responses: {
             "200": { description: "the item", content: { "application/json": { schema: { $ref: "#/components/schemas/Item" } } } },
@@ -87,9 +115,15 @@ export function targetOpenApi(): Record<string, unknown> {
       },
       "/profile": {
         get: {
-          tags: ["profile"], operationId: "getProfile", summary: "The caller's profile", security: [{ bearer: [] }],
+          tags: ["profile"],
+          operationId: "getProfile",
+          summary: "The caller's profile",
+          security: [{ bearer: [] }],
           responses: {
-            "200": { description: "profile", content: { "application/json": { schema: { type: "object", required: ["user"], properties: { user: { type: "string" } } } } } },
+            "200": {
+              description: "profile",
+              content: { "application/json": { schema: { type: "object", required: ["user"], properties: { user: { type: "string" } } } } },
+            },
             "401": { description: "no credentials" },
           },
         },
@@ -117,7 +151,8 @@ export function startTargetApp(options: TargetOptions = {}): TargetApp {
       if (path === "/api/items" && req.method === "GET") return Response.json([...items.values()].map(show));
       if (path === "/api/items" && req.method === "POST") {
         const body = (await req.json().catch(() => null)) as Partial<Item> | null;
-        if (!body || typeof body.name !== "string" || typeof body.price !== "number") return Response.json({ error: "name and price are required" }, { status: 400 });
+        if (!body || typeof body.name !== "string" || typeof body.price !== "number")
+          return Response.json({ error: "name and price are required" }, { status: 400 });
         const item = { id: nextId++, name: body.name, price: body.price };
         items.set(item.id, item);
         return Response.json(show(item), { status: 201 });

@@ -19,7 +19,12 @@ export function fanOutDocument(): Record<string, unknown> {
     info: { title: "Fan-out", version: "1" },
     components: { schemas },
     paths: {
-      "/a": { get: { operationId: "getA", responses: { "200": { description: "ok", content: { "application/json": { schema: { $ref: "#/components/schemas/A" } } } } } } },
+      "/a": {
+        get: {
+          operationId: "getA",
+          responses: { "200": { description: "ok", content: { "application/json": { schema: { $ref: "#/components/schemas/A" } } } } },
+        },
+      },
     },
   };
 }
@@ -36,7 +41,11 @@ export function explodingOutputDocument(operations = 4): Record<string, unknown>
   levels.forEach((name, i) => {
     const next = levels[i + 1];
     schemas[name] = next
-      ? { type: "object", required: fields, properties: Object.fromEntries(fields.map((f) => [f, { type: "array", minItems: 3, items: { $ref: `#/components/schemas/${next}` } }])) }
+      ? {
+          type: "object",
+          required: fields,
+          properties: Object.fromEntries(fields.map((f) => [f, { type: "array", minItems: 3, items: { $ref: `#/components/schemas/${next}` } }])),
+        }
       : { type: "string", example: `leaf-value-${"x".repeat(200)}` };
   });
   const paths: Record<string, unknown> = {};

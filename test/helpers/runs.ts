@@ -9,7 +9,11 @@ export interface RunRecord {
   summary: { steps: number; passed: number; failed: number; skipped: number };
   attempts: { attempt: number; status: string; error: string | null; duration_ms: number }[];
   steps: {
-    index: number; name: string; status: string; duration_ms: number; message: string | null;
+    index: number;
+    name: string;
+    status: string;
+    duration_ms: number;
+    message: string | null;
     assertions?: { assertion: string; passed: boolean; message: string; expected?: unknown; actual?: unknown }[];
     request?: { method: string; url: string; headers?: Record<string, string>; body?: string };
     response?: { status: number; headers: Record<string, string>; body: string; truncated: boolean };

@@ -16,7 +16,12 @@ export interface TestServer {
   /** An owner's key in workspace "acme". */
   key: string;
   /** Creates a member of a workspace and returns a key for them. */
-  userWithKey(email: string, workspace: string, role?: "owner" | "admin" | "member", expiresAt?: string | null): Promise<{ key: string; keyId: string; userId: string }>;
+  userWithKey(
+    email: string,
+    workspace: string,
+    role?: "owner" | "admin" | "member",
+    expiresAt?: string | null,
+  ): Promise<{ key: string; keyId: string; userId: string }>;
   /** fetch against the API with a key (the owner's by default); the response is checked against the OpenAPI document. */
   call(method: string, path: string, body?: unknown, key?: string | null, headers?: Record<string, string>): Promise<Response>;
   stop(): Promise<void>;
@@ -59,7 +64,13 @@ export async function startTestServer(overrides: Overrides = {}, env: Record<str
     return res;
   };
   return {
-    url, api, dataDir, server, key: owner.key, userWithKey, call,
+    url,
+    api,
+    dataDir,
+    server,
+    key: owner.key,
+    userWithKey,
+    call,
     async stop() {
       await server.stop();
       if (!overrides.data_dir) rmSync(dataDir, { recursive: true, force: true });

@@ -21,7 +21,15 @@ export interface HoldInterval {
 
 /** The most intervals open at one instant (an end at the same instant as a start counts as before it). */
 export function maxOverlap(intervals: { start: number; end: number }[]): number {
-  const events = intervals.flatMap((i) => [[i.start, 1], [i.end, -1]] as [number, number][]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const events = intervals
+    .flatMap(
+      (i) =>
+        [
+          [i.start, 1],
+          [i.end, -1],
+        ] as [number, number][],
+    )
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let open = 0;
   let max = 0;
   for (const [, d] of events) {
@@ -168,7 +176,8 @@ export function startTargetApp(): TargetApp {
       if (p === "/login" && req.method === "GET") return page("Sign in", LOGIN);
       if (p === "/login" && req.method === "POST") {
         const form = new URLSearchParams(body);
-        if (form.get("password") === "s3cret-pass") return new Response(null, { status: 303, headers: { location: `/dashboard?user=${encodeURIComponent(form.get("email") ?? "")}` } });
+        if (form.get("password") === "s3cret-pass")
+          return new Response(null, { status: 303, headers: { location: `/dashboard?user=${encodeURIComponent(form.get("email") ?? "")}` } });
         return page("Sign in", `<p role="alert">Wrong password</p>${LOGIN}`);
       }
       if (p === "/dashboard") return page("Dashboard", `<h1>Welcome ${u.searchParams.get("user") ?? ""}</h1><a href="/items-page">Items</a>`);

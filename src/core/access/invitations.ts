@@ -16,13 +16,28 @@ export async function inviteUser(
   trx: Db,
   input: { workspaceId: string; userId: string; role: Role; name: string; invitedBy: string; email: string },
 ): Promise<{ id: string; created_at: string }> {
-  const pending = await trx.selectFrom("invitations").select("id").where("workspace_id", "=", input.workspaceId).where("user_id", "=", input.userId).executeTakeFirst();
+  const pending = await trx
+    .selectFrom("invitations")
+    .select("id")
+    .where("workspace_id", "=", input.workspaceId)
+    .where("user_id", "=", input.userId)
+    .executeTakeFirst();
   if (pending) throw conflict(`${input.email} is already invited to this workspace`);
   const t = nowIso();
   const id = newId("inv");
-  await trx.insertInto("invitations").values({
-    id, workspace_id: input.workspaceId, user_id: input.userId, role: input.role, name: input.name, invited_by: input.invitedBy, created_at: t, updated_at: t,
-  }).execute();
+  await trx
+    .insertInto("invitations")
+    .values({
+      id,
+      workspace_id: input.workspaceId,
+      user_id: input.userId,
+      role: input.role,
+      name: input.name,
+      invited_by: input.invitedBy,
+      created_at: t,
+      updated_at: t,
+    })
+    .execute();
   return { id, created_at: t };
 }
 
@@ -36,7 +51,16 @@ export const listInvitations: Handler<O["listInvitations"]> = async ({ core, pri
     .selectFrom("invitations as i")
     .innerJoin("workspaces as w", "w.id", "i.workspace_id")
     .leftJoin("users as u", "u.id", "i.invited_by")
-    .select(["i.id", "i.role", "i.created_at", "w.id as workspace_id", "w.name as workspace_name", "w.slug as workspace_slug", "u.name as inviter_name", "u.email as inviter_email"])
+    .select([
+      "i.id",
+      "i.role",
+      "i.created_at",
+      "w.id as workspace_id",
+      "w.name as workspace_name",
+      "w.slug as workspace_slug",
+      "u.name as inviter_name",
+      "u.email as inviter_email",
+    ])
     .where("i.user_id", "=", principal.userId);
   return fetchPage(listed, "i", query, (r) => ({
     id: r.id,
@@ -49,17 +73,27 @@ export const listInvitations: Handler<O["listInvitations"]> = async ({ core, pri
 
 export const acceptInvitation: Handler<O["acceptInvitation"]> = async ({ core, principal }, { params }) => {
   const joined = await core.db.transaction().execute(async (trx) => {
-    const inv = await trx.selectFrom("invitations as i").innerJoin("workspaces as w", "w.id", "i.workspace_id")
+    const inv = await trx
+      .selectFrom("invitations as i")
+      .innerJoin("workspaces as w", "w.id", "i.workspace_id")
       .select(["i.id", "i.role", "w.id as workspace_id", "w.name", "w.slug"])
-      .where("i.id", "=", params.invitationId).where("i.user_id", "=", principal.userId).executeTakeFirst();
+      .where("i.id", "=", params.invitationId)
+      .where("i.user_id", "=", principal.userId)
+      .executeTakeFirst();
     if (!inv) throw notFound("invitation");
     const t = nowIso();
-    await trx.insertInto("memberships")
+    await trx
+      .insertInto("memberships")
       .values({ workspace_id: inv.workspace_id, user_id: principal.userId, role: inv.role, created_at: t, updated_at: t })
       .onConflict((oc) => oc.columns(["workspace_id", "user_id"]).doNothing())
       .execute();
     await trx.deleteFrom("invitations").where("id", "=", inv.id).execute();
-    const m = await trx.selectFrom("memberships").select("role").where("workspace_id", "=", inv.workspace_id).where("user_id", "=", principal.userId).executeTakeFirstOrThrow();
+    const m = await trx
+      .selectFrom("memberships")
+      .select("role")
+      .where("workspace_id", "=", inv.workspace_id)
+      .where("user_id", "=", principal.userId)
+      .executeTakeFirstOrThrow();
     return { workspace: { id: inv.workspace_id, name: inv.name, slug: inv.slug }, role: m.role };
   });
   core.keys.invalidate();
@@ -94,7 +128,12 @@ export const listWorkspaceInvitations: Handler<O["listWorkspaceInvitations"]> = 
 export const cancelInvitation: Handler<O["cancelInvitation"]> = async ({ core, principal }, { params }) => {
   if (!canAdminister(principal)) throw forbidden("only owners and admins can cancel invitations");
   await core.db.transaction().execute(async (trx) => {
-    const inv = await trx.selectFrom("invitations").select("role").where("id", "=", params.invitationId).where("workspace_id", "=", principal.workspaceId).executeTakeFirst();
+    const inv = await trx
+      .selectFrom("invitations")
+      .select("role")
+      .where("id", "=", params.invitationId)
+      .where("workspace_id", "=", principal.workspaceId)
+      .executeTakeFirst();
     // Accepted and declined invitations are deleted, so they are not found here either.
     if (!inv) throw notFound("invitation");
     // As with adding and removing owners: only an owner undoes an owner's decision about who becomes one.

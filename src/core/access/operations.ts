@@ -42,7 +42,12 @@ export const createKey: Handler<O["createKey"]> = async ({ core, principal }, { 
 };
 
 export const revokeKey: Handler<O["revokeKey"]> = async ({ core, principal }, { params }) => {
-  const key = await core.db.selectFrom("api_keys").select("id").where("id", "=", params.keyId).where("workspace_id", "=", principal.workspaceId).executeTakeFirst();
+  const key = await core.db
+    .selectFrom("api_keys")
+    .select("id")
+    .where("id", "=", params.keyId)
+    .where("workspace_id", "=", principal.workspaceId)
+    .executeTakeFirst();
   if (!key) throw notFound("key");
   await revokeKeyById(core.db, params.keyId, principal.userId);
   core.keys.invalidate();
@@ -90,13 +95,37 @@ export const addMember: Handler<O["addMember"]> = async (ctx, { body }) => {
     }
     // Someone who already has an account (perhaps invited elsewhere and not set up yet): no credential of theirs
     // is issued or touched here, and they join only by accepting.
-    const m = await trx.selectFrom("memberships").select("role").where("workspace_id", "=", principal.workspaceId).where("user_id", "=", existing.id).executeTakeFirst();
+    const m = await trx
+      .selectFrom("memberships")
+      .select("role")
+      .where("workspace_id", "=", principal.workspaceId)
+      .where("user_id", "=", existing.id)
+      .executeTakeFirst();
     if (m) throw conflict(`${member.email} is already a member of this workspace`);
-    return { kind: "invited" as const, invitation: await inviteUser(trx, { workspaceId: principal.workspaceId, userId: existing.id, role: body.role, name, invitedBy: principal.userId, email: member.email }) };
+    return {
+      kind: "invited" as const,
+      invitation: await inviteUser(trx, {
+        workspaceId: principal.workspaceId,
+        userId: existing.id,
+        role: body.role,
+        name,
+        invitedBy: principal.userId,
+        email: member.email,
+      }),
+    };
   });
   if (added.kind === "invited") {
     const inv = added.invitation;
-    return { user_id: null, email: member.email, name, role: body.role, created_at: inv.created_at, status: "invited" as const, invitation_id: inv.id, setup_url: null };
+    return {
+      user_id: null,
+      email: member.email,
+      name,
+      role: body.role,
+      created_at: inv.created_at,
+      status: "invited" as const,
+      invitation_id: inv.id,
+      setup_url: null,
+    };
   }
   core.keys.invalidate();
   const record = await memberRecord(ctx, added.userId);
@@ -112,10 +141,20 @@ export const updateMember: Handler<O["updateMember"]> = async (ctx, { params, bo
   }
   await core.db.transaction().execute(async (trx) => {
     if (current.role === "owner" && body.role !== "owner") {
-      const owners = await trx.selectFrom("memberships").select((eb) => eb.fn.countAll<number>().as("n")).where("workspace_id", "=", principal.workspaceId).where("role", "=", "owner").executeTakeFirstOrThrow();
+      const owners = await trx
+        .selectFrom("memberships")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("workspace_id", "=", principal.workspaceId)
+        .where("role", "=", "owner")
+        .executeTakeFirstOrThrow();
       if (Number(owners.n) <= 1) throw conflict("the last owner of a workspace must stay an owner");
     }
-    await trx.updateTable("memberships").set({ role: body.role, updated_at: nowIso() }).where("workspace_id", "=", principal.workspaceId).where("user_id", "=", params.userId).execute();
+    await trx
+      .updateTable("memberships")
+      .set({ role: body.role, updated_at: nowIso() })
+      .where("workspace_id", "=", principal.workspaceId)
+      .where("user_id", "=", params.userId)
+      .execute();
   });
   core.keys.invalidate();
   return memberRecord(ctx, params.userId);

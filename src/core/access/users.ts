@@ -12,7 +12,12 @@ import type { Role } from "../context";
 import { nowIso } from "../shared/time";
 
 export function slugify(text: string): string {
-  const s = text.toLowerCase().normalize("NFKD").replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64);
+  const s = text
+    .toLowerCase()
+    .normalize("NFKD")
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 64);
   return s || "project";
 }
 
@@ -21,7 +26,10 @@ export async function ensureWorkspace(db: Db, slug: string, name?: string): Prom
   if (found) return { id: found.id, created: false };
   const t = nowIso();
   const id = newId("wsp");
-  await db.insertInto("workspaces").values({ id, slug, name: name ?? slug, created_at: t, updated_at: t }).execute();
+  await db
+    .insertInto("workspaces")
+    .values({ id, slug, name: name ?? slug, created_at: t, updated_at: t })
+    .execute();
   return { id, created: true };
 }
 
@@ -92,10 +100,19 @@ export async function addToWorkspace(
   let createdUser = false;
   if (!user) {
     const id = newId("usr");
-    await trx.insertInto("users").values({
-      id, email, name: input.name, password_hash: passwordHash, setup_token_hash: null, setup_token_expires_at: null,
-      created_at: t, updated_at: t,
-    }).execute();
+    await trx
+      .insertInto("users")
+      .values({
+        id,
+        email,
+        name: input.name,
+        password_hash: passwordHash,
+        setup_token_hash: null,
+        setup_token_expires_at: null,
+        created_at: t,
+        updated_at: t,
+      })
+      .execute();
     user = await findUserByEmail(trx, email);
     createdUser = true;
   } else if (passwordHash) {
@@ -105,7 +122,12 @@ export async function addToWorkspace(
   const member = await trx.selectFrom("memberships").select("role").where("workspace_id", "=", workspaceId).where("user_id", "=", user.id).executeTakeFirst();
   if (member) {
     if (member.role !== input.role) {
-      await trx.updateTable("memberships").set({ role: input.role, updated_at: t }).where("workspace_id", "=", workspaceId).where("user_id", "=", user.id).execute();
+      await trx
+        .updateTable("memberships")
+        .set({ role: input.role, updated_at: t })
+        .where("workspace_id", "=", workspaceId)
+        .where("user_id", "=", user.id)
+        .execute();
     }
   } else {
     await trx.insertInto("memberships").values({ workspace_id: workspaceId, user_id: user.id, role: input.role, created_at: t, updated_at: t }).execute();
@@ -118,11 +140,15 @@ export const SETUP_TOKEN_TTL_MS = 7 * 24 * 3600 * 1000;
 /** A one-time password-setup token for a user who has no password yet; only its hash is stored. */
 export async function issueSetupToken(trx: Db, userId: string): Promise<string> {
   const token = randomBase62(40);
-  await trx.updateTable("users").set({
-    setup_token_hash: hashApiKey(token),
-    setup_token_expires_at: new Date(Date.now() + SETUP_TOKEN_TTL_MS).toISOString(),
-    updated_at: nowIso(),
-  }).where("id", "=", userId).execute();
+  await trx
+    .updateTable("users")
+    .set({
+      setup_token_hash: hashApiKey(token),
+      setup_token_expires_at: new Date(Date.now() + SETUP_TOKEN_TTL_MS).toISOString(),
+      updated_at: nowIso(),
+    })
+    .where("id", "=", userId)
+    .execute();
   return token;
 }
 
@@ -152,16 +178,33 @@ export async function createApiKey(
   db: Db,
   input: { userId: string; workspaceId: string; name: string; expiresAt: string | null },
 ): Promise<{ id: string; key: string; prefix: string; name: string; created_at: string; expires_at: string | null }> {
-  const member = await db.selectFrom("memberships").select("role").where("workspace_id", "=", input.workspaceId).where("user_id", "=", input.userId).executeTakeFirst();
+  const member = await db
+    .selectFrom("memberships")
+    .select("role")
+    .where("workspace_id", "=", input.workspaceId)
+    .where("user_id", "=", input.userId)
+    .executeTakeFirst();
   if (!member) throw notFound("membership");
   if (input.expiresAt !== null && input.expiresAt <= nowIso()) throw invalid("expiry must be in the future");
   const { key, prefix, hash } = generateApiKey();
   const id = newId("key");
   const t = nowIso();
-  await db.insertInto("api_keys").values({
-    id, workspace_id: input.workspaceId, user_id: input.userId, name: input.name, prefix, hash,
-    last_used_at: null, expires_at: input.expiresAt, revoked_at: null, created_at: t, updated_at: t,
-  }).execute();
+  await db
+    .insertInto("api_keys")
+    .values({
+      id,
+      workspace_id: input.workspaceId,
+      user_id: input.userId,
+      name: input.name,
+      prefix,
+      hash,
+      last_used_at: null,
+      expires_at: input.expiresAt,
+      revoked_at: null,
+      created_at: t,
+      updated_at: t,
+    })
+    .execute();
   return { id, key, prefix, name: input.name, created_at: t, expires_at: input.expiresAt };
 }
 
@@ -182,7 +225,12 @@ export async function removeMembership(db: Db, workspaceId: string, userId: stri
     const member = await trx.selectFrom("memberships").select("role").where("workspace_id", "=", workspaceId).where("user_id", "=", userId).executeTakeFirst();
     if (!member) throw notFound("member");
     if (member.role === "owner") {
-      const owners = await trx.selectFrom("memberships").select((eb) => eb.fn.countAll<number>().as("n")).where("workspace_id", "=", workspaceId).where("role", "=", "owner").executeTakeFirstOrThrow();
+      const owners = await trx
+        .selectFrom("memberships")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("workspace_id", "=", workspaceId)
+        .where("role", "=", "owner")
+        .executeTakeFirstOrThrow();
       if (Number(owners.n) <= 1) throw conflict("the last owner of a workspace cannot be removed");
     }
     await trx.deleteFrom("memberships").where("workspace_id", "=", workspaceId).where("user_id", "=", userId).execute();

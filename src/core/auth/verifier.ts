@@ -94,7 +94,11 @@ export class KeyVerifier {
     this.pendingLastUsed = new Map();
     await this.db.transaction().execute(async (trx) => {
       for (const [id, at] of batch) {
-        await trx.updateTable("api_keys").set({ last_used_at: new Date(at).toISOString() }).where("id", "=", id).execute();
+        await trx
+          .updateTable("api_keys")
+          .set({ last_used_at: new Date(at).toISOString() })
+          .where("id", "=", id)
+          .execute();
       }
     });
   }

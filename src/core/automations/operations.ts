@@ -32,15 +32,23 @@ const stepsOf = (row: AutomationRow) => readJsonColumn(StepsColumn, row.steps, `
 
 export function toAutomation(row: AutomationRow) {
   return {
-    id: row.id, project_id: row.project_id, feature_id: row.feature_id, generation_id: row.generation_id,
-    name: row.name, description: row.description, kind: row.kind,
+    id: row.id,
+    project_id: row.project_id,
+    feature_id: row.feature_id,
+    generation_id: row.generation_id,
+    name: row.name,
+    description: row.description,
+    kind: row.kind,
     steps: stepsOf(row),
-    environment_id: row.environment_id, tags: readJsonColumn(StringList, row.tags, `tags of automation ${row.id}`),
-    status: row.status, source: row.source, timeout_ms: row.timeout_ms, retries: row.retries,
-    last_run: row.last_run_id && row.last_run_status && row.last_run_at
-      ? { id: row.last_run_id, status: row.last_run_status, at: row.last_run_at }
-      : null,
-    created_at: row.created_at, updated_at: row.updated_at,
+    environment_id: row.environment_id,
+    tags: readJsonColumn(StringList, row.tags, `tags of automation ${row.id}`),
+    status: row.status,
+    source: row.source,
+    timeout_ms: row.timeout_ms,
+    retries: row.retries,
+    last_run: row.last_run_id && row.last_run_status && row.last_run_at ? { id: row.last_run_id, status: row.last_run_status, at: row.last_run_at } : null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 
@@ -66,13 +74,15 @@ export const listAutomations: Handler<O["listAutomations"]> = async (ctx, { para
   if (query.kind) q = q.where("kind", "=", query.kind);
   if (query.q) {
     const like = `%${query.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    q = q.where((eb) => eb.or([
-      eb(sql`lower(name)`, "like", sql`${like} escape '\\'`),
-      eb(sql`lower(description)`, "like", sql`${like} escape '\\'`),
-    ]));
+    q = q.where((eb) => eb.or([eb(sql`lower(name)`, "like", sql`${like} escape '\\'`), eb(sql`lower(description)`, "like", sql`${like} escape '\\'`)]));
   }
   if (query.group) {
-    const group = await ctx.core.db.selectFrom("groups").select(["id", "automation_ids"]).where("project_id", "=", project.id).where("id", "=", await filterId(ctx, "group", project.id, query.group, "group", params.project)).executeTakeFirst();
+    const group = await ctx.core.db
+      .selectFrom("groups")
+      .select(["id", "automation_ids"])
+      .where("project_id", "=", project.id)
+      .where("id", "=", await filterId(ctx, "group", project.id, query.group, "group", params.project))
+      .executeTakeFirst();
     const ids = group ? readJsonColumn(StringList, group.automation_ids, `automation_ids of group ${group.id}`) : [];
     if (ids.length === 0) return { data: [], next_cursor: null };
     q = q.where("id", "in", ids);
@@ -84,12 +94,26 @@ export const createAutomation: Handler<O["createAutomation"]> = async (ctx, { pa
   const project = await resolveProject(ctx, params.project);
   const t = nowIso();
   const row: AutomationRow = {
-    id: newId("aut"), project_id: project.id, feature_id: await featureId(ctx, project.id, body.feature), generation_id: null,
-    name: body.name, description: body.description ?? "", kind: body.kind, steps: JSON.stringify(body.steps),
-    environment_id: await environmentId(ctx, project.id, body.environment), tags: JSON.stringify(body.tags ?? []),
-    status: body.status ?? "active", source: "manual", edited: 0,
-    timeout_ms: body.timeout_ms ?? ctx.core.config.runner.default_timeout_ms, retries: body.retries ?? 0,
-    last_run_id: null, last_run_status: null, last_run_at: null, created_at: t, updated_at: t,
+    id: newId("aut"),
+    project_id: project.id,
+    feature_id: await featureId(ctx, project.id, body.feature),
+    generation_id: null,
+    name: body.name,
+    description: body.description ?? "",
+    kind: body.kind,
+    steps: JSON.stringify(body.steps),
+    environment_id: await environmentId(ctx, project.id, body.environment),
+    tags: JSON.stringify(body.tags ?? []),
+    status: body.status ?? "active",
+    source: "manual",
+    edited: 0,
+    timeout_ms: body.timeout_ms ?? ctx.core.config.runner.default_timeout_ms,
+    retries: body.retries ?? 0,
+    last_run_id: null,
+    last_run_status: null,
+    last_run_at: null,
+    created_at: t,
+    updated_at: t,
   };
   await ctx.core.db.insertInto("automations").values(row).execute();
   return toAutomation(row);
@@ -136,8 +160,11 @@ export const deleteAutomation: Handler<O["deleteAutomation"]> = async (ctx, { pa
     for (const g of groups) {
       const ids = readJsonColumn(StringList, g.automation_ids, `automation_ids of group ${g.id}`);
       if (ids.includes(automation.id)) {
-        await trx.updateTable("groups").set({ automation_ids: JSON.stringify(ids.filter((i) => i !== automation.id)), updated_at: nowIso() })
-          .where("id", "=", g.id).execute();
+        await trx
+          .updateTable("groups")
+          .set({ automation_ids: JSON.stringify(ids.filter((i) => i !== automation.id)), updated_at: nowIso() })
+          .where("id", "=", g.id)
+          .execute();
       }
     }
   });

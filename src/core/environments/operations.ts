@@ -63,7 +63,8 @@ const hostsText = (hosts: string[] | null) => (hosts === null ? null : JSON.stri
 function assertMayChange(ctx: OpContext, env: EnvRow | null, body: { protected?: boolean; allowed_hosts?: string[] | null }) {
   if (canAdminister(ctx.principal)) return;
   if (env?.protected === 1) throw forbidden(`the environment "${env.name}" is protected: only owners and admins can change or delete it`);
-  if (body.protected !== undefined || body.allowed_hosts !== undefined) throw forbidden("only owners and admins can protect an environment or set its allowed_hosts");
+  if (body.protected !== undefined || body.allowed_hosts !== undefined)
+    throw forbidden("only owners and admins can protect an environment or set its allowed_hosts");
 }
 
 export const listEnvironments: Handler<O["listEnvironments"]> = async (ctx, { params, query }) => {
@@ -78,10 +79,16 @@ export const createEnvironment: Handler<O["createEnvironment"]> = async (ctx, { 
   const t = nowIso();
   const id = newId("env");
   const row: EnvRow = {
-    id, project_id: project.id, name: body.name,
-    variables: JSON.stringify(body.variables ?? {}), secrets: sealSecrets(ctx.core.secrets, id, body.secrets ?? {}), secrets_sealed: 1,
-    protected: body.protected ? 1 : 0, allowed_hosts: hostsText(body.allowed_hosts ?? null),
-    created_at: t, updated_at: t,
+    id,
+    project_id: project.id,
+    name: body.name,
+    variables: JSON.stringify(body.variables ?? {}),
+    secrets: sealSecrets(ctx.core.secrets, id, body.secrets ?? {}),
+    secrets_sealed: 1,
+    protected: body.protected ? 1 : 0,
+    allowed_hosts: hostsText(body.allowed_hosts ?? null),
+    created_at: t,
+    updated_at: t,
   };
   await ctx.core.db.insertInto("environments").values(row).execute();
   return toEnvironment(row);

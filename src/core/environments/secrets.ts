@@ -57,8 +57,13 @@ export function openSecrets(box: SecretBox, row: { id: string; secrets: string; 
  */
 export async function openSecretsKey(db: Db, config: Config): Promise<SecretBox> {
   const path = secretsKeyPath(config.data_dir, config.secrets.key_file);
-  const sample = await db.selectFrom("environments").select(["id", "secrets", "secrets_sealed"])
-    .where("secrets_sealed", "=", 1).where("secrets", "!=", "{}").limit(1).executeTakeFirst();
+  const sample = await db
+    .selectFrom("environments")
+    .select(["id", "secrets", "secrets_sealed"])
+    .where("secrets_sealed", "=", 1)
+    .where("secrets", "!=", "{}")
+    .limit(1)
+    .executeTakeFirst();
   const { box, created, looseMode } = loadSecretsKey(path, sample === undefined);
   if (created) log.info("created the secrets key", { path });
   if (looseMode) log.warn("the secrets key can be read by other users: chmod 600 it", { path });
@@ -74,8 +79,12 @@ export async function openSecretsKey(db: Db, config: Config): Promise<SecretBox>
   try {
     await db.transaction().execute(async (trx) => {
       for (const row of plain) {
-        await trx.updateTable("environments").set({ secrets: sealSecrets(box, row.id, storedSecrets(row)), secrets_sealed: 1 })
-          .where("id", "=", row.id).where("secrets_sealed", "=", 0).execute();
+        await trx
+          .updateTable("environments")
+          .set({ secrets: sealSecrets(box, row.id, storedSecrets(row)), secrets_sealed: 1 })
+          .where("id", "=", row.id)
+          .where("secrets_sealed", "=", 0)
+          .execute();
       }
     });
     await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db);

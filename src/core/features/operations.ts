@@ -26,16 +26,20 @@ export const createFeature: Handler<O["createFeature"]> = async (ctx, { params, 
   const project = await resolveProject(ctx, params.project);
   const t = nowIso();
   const row: FeatureRow = {
-    id: newId("fea"), project_id: project.id, name: body.name, description: body.description ?? "",
-    acceptance_criteria: body.acceptance_criteria ?? "", target: body.target ? JSON.stringify(body.target) : null,
-    created_at: t, updated_at: t,
+    id: newId("fea"),
+    project_id: project.id,
+    name: body.name,
+    description: body.description ?? "",
+    acceptance_criteria: body.acceptance_criteria ?? "",
+    target: body.target ? JSON.stringify(body.target) : null,
+    created_at: t,
+    updated_at: t,
   };
   await ctx.core.db.insertInto("features").values(row).execute();
   return toFeature(row);
 };
 
-export const getFeature: Handler<O["getFeature"]> = async (ctx, { params }) =>
-  toFeature((await resolveFeature(ctx, params.project, params.feature)).feature);
+export const getFeature: Handler<O["getFeature"]> = async (ctx, { params }) => toFeature((await resolveFeature(ctx, params.project, params.feature)).feature);
 
 export const updateFeature: Handler<O["updateFeature"]> = async (ctx, { params, body }) => {
   const { feature } = await resolveFeature(ctx, params.project, params.feature);

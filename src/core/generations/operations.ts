@@ -26,20 +26,42 @@ export function toGeneration(row: GenerationRow) {
 }
 
 async function latestGeneration(ctx: OpContext, featureId: string) {
-  return ctx.core.db.selectFrom("generations").selectAll().where("feature_id", "=", featureId)
-    .orderBy("created_at", "desc").orderBy("id", "desc").limit(1).executeTakeFirst();
+  return ctx.core.db
+    .selectFrom("generations")
+    .selectAll()
+    .where("feature_id", "=", featureId)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
 }
 
 export const startGeneration: Handler<O["startGeneration"]> = async (ctx, { params, body }) => {
   const { project, feature } = await resolveFeature(ctx, params.project, params.feature);
   const { answer, started } = await startOnce(ctx, async (trx) => {
-    const active = await trx.selectFrom("generations").select("id").where("feature_id", "=", feature.id).where("status", "in", ["queued", "running"]).executeTakeFirst();
+    const active = await trx
+      .selectFrom("generations")
+      .select("id")
+      .where("feature_id", "=", feature.id)
+      .where("status", "in", ["queued", "running"])
+      .executeTakeFirst();
     if (active) throw conflict(`a generation for this feature is already in progress (${active.id}); cancel it or wait for it`);
     const t = nowIso();
     const g: GenerationRow = {
-      id: newId("gen"), project_id: project.id, feature_id: feature.id, status: "queued", strategy: body.strategy,
-      progress: JSON.stringify({ stage: "queued", done: 0, total: 0 }), warnings: "[]", automation_ids: "[]",
-      result: null, error: null, started_at: null, finished_at: null, created_at: t, updated_at: t,
+      id: newId("gen"),
+      project_id: project.id,
+      feature_id: feature.id,
+      status: "queued",
+      strategy: body.strategy,
+      progress: JSON.stringify({ stage: "queued", done: 0, total: 0 }),
+      warnings: "[]",
+      automation_ids: "[]",
+      result: null,
+      error: null,
+      started_at: null,
+      finished_at: null,
+      created_at: t,
+      updated_at: t,
     };
     await trx.insertInto("generations").values(g).execute();
     return toGeneration(g);
@@ -61,9 +83,12 @@ export const cancelGeneration: Handler<O["cancelGeneration"]> = async (ctx, { pa
   if (!g) throw notFound("generation (none was started for this feature)");
   if (g.status !== "queued" && g.status !== "running") throw conflict(`the generation is already ${g.status}`);
   const t = nowIso();
-  const res = await ctx.core.db.updateTable("generations")
+  const res = await ctx.core.db
+    .updateTable("generations")
     .set({ status: "cancelled", finished_at: t, updated_at: t, result: "cancelled by request" })
-    .where("id", "=", g.id).where("status", "in", ["queued", "running"]).executeTakeFirst();
+    .where("id", "=", g.id)
+    .where("status", "in", ["queued", "running"])
+    .executeTakeFirst();
   if (Number(res.numUpdatedRows) === 0) throw conflict("the generation finished before it could be cancelled");
   ctx.core.events.emit("generationCancelled", g.id);
   const next = await ctx.core.db.selectFrom("generations").selectAll().where("id", "=", g.id).executeTakeFirstOrThrow();

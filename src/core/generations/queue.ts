@@ -56,39 +56,57 @@ export async function claimNextGeneration(core: Core): Promise<ClaimedGeneration
   }
   const project = await core.db.selectFrom("projects").select("openapi").where("id", "=", row.project_id).executeTakeFirst();
   return {
-    id: row.id, projectId: row.project_id, strategy: row.strategy, feature,
+    id: row.id,
+    projectId: row.project_id,
+    strategy: row.strategy,
+    feature,
     openapiText: project?.openapi ?? null,
   };
 }
 
 /** Saves progress while the job is still running (a cancelled record is never written over). */
 export async function recordGenerationProgress(core: Core, id: string, progress: GenerationProgress): Promise<void> {
-  await core.db.updateTable("generations").set({ progress: JSON.stringify(progress), updated_at: nowIso() })
-    .where("id", "=", id).where("status", "=", "running").execute();
+  await core.db
+    .updateTable("generations")
+    .set({ progress: JSON.stringify(progress), updated_at: nowIso() })
+    .where("id", "=", id)
+    .where("status", "=", "running")
+    .execute();
 }
 
 export async function failGeneration(core: Core, id: string, error: string, warnings: GenerationWarningRecord[]): Promise<void> {
   const t = nowIso();
-  await core.db.updateTable("generations")
+  await core.db
+    .updateTable("generations")
     .set({ status: "failed", error, warnings: JSON.stringify(warnings), finished_at: t, updated_at: t })
-    .where("id", "=", id).where("status", "=", "running").execute();
+    .where("id", "=", id)
+    .where("status", "=", "running")
+    .execute();
 }
 
 type AutomationRow = Selectable<AutomationTable>;
 
 /** Drafts of earlier generations that nobody edited or activated: generating again replaces them. */
 async function removeReplaceableDrafts(trx: Transaction<DB>, core: Core, featureId: string, generationId: string) {
-  const earlier = await trx.selectFrom("automations").select(["id", "project_id", "status", "edited"])
-    .where("feature_id", "=", featureId).where("source", "=", "generated")
-    .where((eb) => eb.or([eb("generation_id", "is", null), eb("generation_id", "!=", generationId)])).execute();
+  const earlier = await trx
+    .selectFrom("automations")
+    .select(["id", "project_id", "status", "edited"])
+    .where("feature_id", "=", featureId)
+    .where("source", "=", "generated")
+    .where((eb) => eb.or([eb("generation_id", "is", null), eb("generation_id", "!=", generationId)]))
+    .execute();
   const replace = earlier.filter((a) => a.status === "draft" && a.edited === 0).map((a) => a.id);
   const kept = earlier.length - replace.length;
   if (replace.length === 0) return { replaced: 0, kept };
   const t = nowIso();
   const active = await trx.selectFrom("runs").select("id").where("automation_id", "in", replace).where("status", "in", ["queued", "running"]).execute();
   for (const r of active) {
-    await trx.updateTable("runs").set({ status: "cancelled", error: "the automation was replaced by a new generation", finished_at: t, updated_at: t })
-      .where("id", "=", r.id).where("status", "in", ["queued", "running"]).execute();
+    await trx
+      .updateTable("runs")
+      .set({ status: "cancelled", error: "the automation was replaced by a new generation", finished_at: t, updated_at: t })
+      .where("id", "=", r.id)
+      .where("status", "in", ["queued", "running"])
+      .execute();
     core.events.emit("runCancelled", r.id);
   }
   const projectId = earlier[0]?.project_id ?? "";
@@ -97,7 +115,11 @@ async function removeReplaceableDrafts(trx: Transaction<DB>, core: Core, feature
     const ids = readJsonColumn(StringList, g.automation_ids, `automation_ids of group ${g.id}`);
     const left = ids.filter((id) => !replace.includes(id));
     if (left.length !== ids.length) {
-      await trx.updateTable("groups").set({ automation_ids: JSON.stringify(left), updated_at: t }).where("id", "=", g.id).execute();
+      await trx
+        .updateTable("groups")
+        .set({ automation_ids: JSON.stringify(left), updated_at: t })
+        .where("id", "=", g.id)
+        .execute();
     }
   }
   await trx.deleteFrom("automations").where("id", "in", replace).execute();
@@ -127,22 +149,45 @@ export async function completeGeneration(
     const ids: string[] = [];
     for (const d of drafts) {
       const row: AutomationRow = {
-        id: newId("aut"), project_id: job.projectId, feature_id: job.feature.id, generation_id: job.id,
-        name: d.name, description: d.description, kind: d.kind, steps: JSON.stringify(d.steps), environment_id: null,
-        tags: JSON.stringify(d.tags), status: "draft", source: "generated", edited: 0,
-        timeout_ms: core.config.runner.default_timeout_ms, retries: 0,
-        last_run_id: null, last_run_status: null, last_run_at: null, created_at: t, updated_at: t,
+        id: newId("aut"),
+        project_id: job.projectId,
+        feature_id: job.feature.id,
+        generation_id: job.id,
+        name: d.name,
+        description: d.description,
+        kind: d.kind,
+        steps: JSON.stringify(d.steps),
+        environment_id: null,
+        tags: JSON.stringify(d.tags),
+        status: "draft",
+        source: "generated",
+        edited: 0,
+        timeout_ms: core.config.runner.default_timeout_ms,
+        retries: 0,
+        last_run_id: null,
+        last_run_status: null,
+        last_run_at: null,
+        created_at: t,
+        updated_at: t,
       };
       await trx.insertInto("automations").values(row).execute();
       ids.push(row.id);
     }
     const result = `${summary} Created ${plural(drafts.length, "draft automation")}; replaced ${plural(replaced, "unedited draft")} of earlier generations; kept ${plural(kept, "edited or activated automation")} of earlier generations.`;
-    await trx.updateTable("generations")
+    await trx
+      .updateTable("generations")
       .set({
-        status: "succeeded", automation_ids: JSON.stringify(ids), warnings: JSON.stringify(warnings), result,
-        progress: JSON.stringify({ stage: "done", done: drafts.length, total: drafts.length }), finished_at: t, updated_at: t,
+        status: "succeeded",
+        automation_ids: JSON.stringify(ids),
+        warnings: JSON.stringify(warnings),
+        result,
+        progress: JSON.stringify({ stage: "done", done: drafts.length, total: drafts.length }),
+        finished_at: t,
+        updated_at: t,
       })
-      .where("id", "=", job.id).where("status", "=", "running").execute();
+      .where("id", "=", job.id)
+      .where("status", "=", "running")
+      .execute();
     return true;
   });
 }
@@ -150,9 +195,11 @@ export async function completeGeneration(
 /** At start no generation can really be running: those a dead process left `running` end `failed`. */
 export async function recoverInterruptedGenerations(core: Core): Promise<number> {
   const t = nowIso();
-  const res = await core.db.updateTable("generations")
+  const res = await core.db
+    .updateTable("generations")
     .set({ status: "failed", error: INTERRUPTED_GENERATION_MESSAGE, finished_at: t, updated_at: t })
-    .where("status", "=", "running").executeTakeFirst();
+    .where("status", "=", "running")
+    .executeTakeFirst();
   return Number(res.numUpdatedRows);
 }
 

@@ -31,8 +31,10 @@ async function checkAutomationIds(ctx: OpContext, projectId: string, ids: string
   );
   const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !found.has(id));
   if (missing.length > 0) {
-    throw invalid("automation_ids names automations that do not exist in this project",
-      missing.map(({ id, i }) => ({ path: `automation_ids.${i}`, message: `unknown automation ${id}` })));
+    throw invalid(
+      "automation_ids names automations that do not exist in this project",
+      missing.map(({ id, i }) => ({ path: `automation_ids.${i}`, message: `unknown automation ${id}` })),
+    );
   }
   return ids;
 }
@@ -47,8 +49,13 @@ export const createGroup: Handler<O["createGroup"]> = async (ctx, { params, body
   const ids = await checkAutomationIds(ctx, project.id, body.automation_ids);
   const t = nowIso();
   const row: GroupRow = {
-    id: newId("grp"), project_id: project.id, name: body.name, description: body.description ?? "",
-    automation_ids: JSON.stringify(ids), created_at: t, updated_at: t,
+    id: newId("grp"),
+    project_id: project.id,
+    name: body.name,
+    description: body.description ?? "",
+    automation_ids: JSON.stringify(ids),
+    created_at: t,
+    updated_at: t,
   };
   await ctx.core.db.insertInto("groups").values(row).execute();
   return toGroup(row);

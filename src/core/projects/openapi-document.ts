@@ -14,7 +14,7 @@ import { expansionProblem } from "./openapi-expansion";
 export async function checkOpenApiDocument(doc: Record<string, unknown>): Promise<Record<string, unknown>> {
   const version = doc.openapi;
   if (typeof version !== "string" || !version.startsWith("3.")) {
-    throw invalid("openapi must be an OpenAPI 3.x document (its \"openapi\" field must be 3.x)", [
+    throw invalid('openapi must be an OpenAPI 3.x document (its "openapi" field must be 3.x)', [
       { path: "openapi.openapi", message: "expected a version string starting with 3." },
     ]);
   }

@@ -99,7 +99,9 @@ export function expansionProblem(doc: Obj): DocumentProblem | null {
       for (const [k, v] of Object.entries(value)) if (k !== "$ref") add(child(k, v, level + 1));
       if (size.nodes > MAX_EXPANDED_NODES) {
         open.delete(value);
-        return fail(`the document expands past ${MAX_EXPANDED_NODES} nodes when its $refs are followed (the $ref to "${ref}" alone does); the limit is ${MAX_EXPANDED_NODES} nodes`);
+        return fail(
+          `the document expands past ${MAX_EXPANDED_NODES} nodes when its $refs are followed (the $ref to "${ref}" alone does); the limit is ${MAX_EXPANDED_NODES} nodes`,
+        );
       }
     } else {
       const entries = Array.isArray(value) ? value.entries() : Object.entries(value);

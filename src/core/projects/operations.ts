@@ -48,8 +48,14 @@ export const createProject: Handler<O["createProject"]> = async (ctx, { body }) 
   const openapi = body.openapi ? JSON.stringify(await checkOpenApiDocument(body.openapi)) : null;
   const t = nowIso();
   const row: ProjectRow = {
-    id: newId("prj"), workspace_id: ctx.principal.workspaceId, slug, name: body.name, description: body.description ?? "",
-    openapi, created_at: t, updated_at: t,
+    id: newId("prj"),
+    workspace_id: ctx.principal.workspaceId,
+    slug,
+    name: body.name,
+    description: body.description ?? "",
+    openapi,
+    created_at: t,
+    updated_at: t,
   };
   await ctx.core.db.insertInto("projects").values(row).execute();
   return toProject(row, true);

@@ -16,7 +16,8 @@ type RunLike = {
 };
 
 const escapeXml = (s: string) =>
-  s.replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c] ?? c)
+  s
+    .replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c] ?? c)
     // Characters XML 1.0 cannot carry at all.
     .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, "");
 
@@ -38,29 +39,37 @@ function earlierAttempts(run: RunLike): { failures: string; errors: string } {
     return `<${kind}${suffix} message="${escapeXml(message)}" type="${escapeXml(type)}"><stackTrace>${escapeXml(trace)}</stackTrace></${kind}${suffix}>`;
   };
   return {
-    failures: earlier.filter((a) => a.status === "failed").map((a) => element(a, "Failure")).join(""),
-    errors: earlier.filter((a) => a.status !== "failed").map((a) => element(a, "Error")).join(""),
+    failures: earlier
+      .filter((a) => a.status === "failed")
+      .map((a) => element(a, "Failure"))
+      .join(""),
+    errors: earlier
+      .filter((a) => a.status !== "failed")
+      .map((a) => element(a, "Error"))
+      .join(""),
   };
 }
 
 function testcase(run: RunLike, classname: string): string {
   const attrs = `name="${escapeXml(run.automation_name)}" classname="${escapeXml(classname)}" time="${seconds(run.duration_ms)}"`;
   const failedSteps = (run.steps ?? []).filter((s) => s.status === "failed" || s.status === "error");
-  const detail = [
-    ...failedSteps.map((s) => `step "${s.name}" ${s.status}: ${s.message ?? ""}`),
-    ...(run.error ? [run.error] : []),
-  ].join("\n");
+  const detail = [...failedSteps.map((s) => `step "${s.name}" ${s.status}: ${s.message ?? ""}`), ...(run.error ? [run.error] : [])].join("\n");
   const firstLine = failedSteps[0]?.message ?? run.error ?? run.status;
-  const stepLog = (run.steps ?? []).map((s) => `${s.status.padEnd(7)} ${s.name} (${Math.round(s.duration_ms)} ms)${s.message ? ` — ${s.message}` : ""}`).join("\n");
+  const stepLog = (run.steps ?? [])
+    .map((s) => `${s.status.padEnd(7)} ${s.name} (${Math.round(s.duration_ms)} ms)${s.message ? ` — ${s.message}` : ""}`)
+    .join("\n");
   // Surefire's order: failure, rerunFailure/flakyFailure, skipped, error, rerunError/flakyError, system-out.
   const reruns = earlierAttempts(run);
   let body = "";
-  if (run.status === "failed") body = `<failure message="${escapeXml(firstLine)}" type="assertion">${escapeXml(detail)}</failure>${reruns.failures}${reruns.errors}`;
-  else if (run.status === "error" || run.status === "timed_out") body = `${reruns.failures}<error message="${escapeXml(firstLine)}" type="${run.status}">${escapeXml(detail)}</error>${reruns.errors}`;
+  if (run.status === "failed")
+    body = `<failure message="${escapeXml(firstLine)}" type="assertion">${escapeXml(detail)}</failure>${reruns.failures}${reruns.errors}`;
+  else if (run.status === "error" || run.status === "timed_out")
+    body = `${reruns.failures}<error message="${escapeXml(firstLine)}" type="${run.status}">${escapeXml(detail)}</error>${reruns.errors}`;
   else if (run.status === "cancelled" || run.status === "queued" || run.status === "running") body = `<skipped message="${escapeXml(run.status)}"/>`;
   else body = `${reruns.failures}${reruns.errors}`;
   const attempts = run.attempts ?? [];
-  const passedOn = run.status === "passed" && attempts.length > 1 ? `flaky: passed on attempt ${attempts.length} of ${run.max_attempts ?? attempts.length}\n` : "";
+  const passedOn =
+    run.status === "passed" && attempts.length > 1 ? `flaky: passed on attempt ${attempts.length} of ${run.max_attempts ?? attempts.length}\n` : "";
   const out = stepLog ? `<system-out>${escapeXml(`run ${run.id}\n${passedOn}${stepLog}`)}</system-out>` : "";
   return `    <testcase ${attrs}>${body}${out}</testcase>`;
 }

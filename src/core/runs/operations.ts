@@ -24,8 +24,22 @@ type RunStatus = RunRow["status"];
 export type { RunSpec };
 
 const LIST_COLUMNS = [
-  "id", "project_id", "automation_id", "automation_name", "group_run_id", "environment_id", "trigger", "status",
-  "attempts", "started_at", "finished_at", "duration_ms", "summary", "error", "created_at", "updated_at",
+  "id",
+  "project_id",
+  "automation_id",
+  "automation_name",
+  "group_run_id",
+  "environment_id",
+  "trigger",
+  "status",
+  "attempts",
+  "started_at",
+  "finished_at",
+  "duration_ms",
+  "summary",
+  "error",
+  "created_at",
+  "updated_at",
 ] as const;
 /** The automation's retries as the run's snapshot holds them, read in SQL so lists need not load the snapshot. */
 const RETRIES = sql<number | null>`json_extract(runs.spec, '$.retries')`.as("retries");
@@ -46,18 +60,32 @@ export function toRun(row: ListedRun, withSteps: boolean) {
   const results = withSteps && row.results !== undefined ? readJsonColumn(ResultsColumn, row.results, `results of run ${row.id}`) : {};
   // Runs recorded before attempts carried a message still say what went wrong when they errored.
   const attempts = readJsonColumn(AttemptsColumn, row.attempts, `attempts of run ${row.id}`).map((a) => ({
-    attempt: a.attempt, status: a.status, error: a.error, message: a.message ?? a.error, duration_ms: a.duration_ms,
+    attempt: a.attempt,
+    status: a.status,
+    error: a.error,
+    message: a.message ?? a.error,
+    duration_ms: a.duration_ms,
   }));
   return {
-    id: row.id, project_id: row.project_id, automation_id: row.automation_id, automation_name: row.automation_name,
-    group_run_id: row.group_run_id, environment_id: row.environment_id,
-    trigger: row.trigger, status: row.status,
-    started_at: row.started_at, finished_at: row.finished_at, duration_ms: row.duration_ms,
+    id: row.id,
+    project_id: row.project_id,
+    automation_id: row.automation_id,
+    automation_name: row.automation_name,
+    group_run_id: row.group_run_id,
+    environment_id: row.environment_id,
+    trigger: row.trigger,
+    status: row.status,
+    started_at: row.started_at,
+    finished_at: row.finished_at,
+    duration_ms: row.duration_ms,
     summary: readJsonColumn(SummaryColumn, row.summary, `summary of run ${row.id}`),
     error: row.error,
-    attempts, max_attempts: maxAttempts(row), flaky: isFlaky(row.status, attempts),
+    attempts,
+    max_attempts: maxAttempts(row),
+    flaky: isFlaky(row.status, attempts),
     ...(withSteps ? { steps: results.steps ?? [], artifacts: results.artifacts ?? [] } : {}),
-    created_at: row.created_at, updated_at: row.updated_at,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 
@@ -74,17 +102,44 @@ export async function enqueueRuns(
     automations: { id: string; name: string; kind: RunSpec["kind"]; steps: string; timeout_ms: number; retries: number; environment_id: string | null }[];
   },
 ): Promise<RunRow[]> {
-  await assertMayRunIn(ctx, trx, input.automations.map((a) => input.environmentId ?? a.environment_id));
+  await assertMayRunIn(
+    ctx,
+    trx,
+    input.automations.map((a) => input.environmentId ?? a.environment_id),
+  );
   const t = nowIso();
   const rows: RunRow[] = input.automations.map((a, position) => ({
-    id: newId("run"), project_id: input.projectId, automation_id: a.id, automation_name: a.name, group_run_id: input.groupRunId,
-    environment_id: input.environmentId ?? a.environment_id, trigger: ctx.principal.trigger, status: "queued",
-    spec: JSON.stringify({ kind: a.kind, steps: readJsonColumn(StepsColumn, a.steps, `steps of automation ${a.id}`), timeout_ms: a.timeout_ms, retries: a.retries } satisfies RunSpec),
-    attempts: "[]", started_at: null, finished_at: null, duration_ms: null, summary: EMPTY_SUMMARY, error: null, results: "{}",
-    claim: 0, position, created_at: t, updated_at: t,
+    id: newId("run"),
+    project_id: input.projectId,
+    automation_id: a.id,
+    automation_name: a.name,
+    group_run_id: input.groupRunId,
+    environment_id: input.environmentId ?? a.environment_id,
+    trigger: ctx.principal.trigger,
+    status: "queued",
+    spec: JSON.stringify({
+      kind: a.kind,
+      steps: readJsonColumn(StepsColumn, a.steps, `steps of automation ${a.id}`),
+      timeout_ms: a.timeout_ms,
+      retries: a.retries,
+    } satisfies RunSpec),
+    attempts: "[]",
+    started_at: null,
+    finished_at: null,
+    duration_ms: null,
+    summary: EMPTY_SUMMARY,
+    error: null,
+    results: "{}",
+    claim: 0,
+    position,
+    created_at: t,
+    updated_at: t,
   }));
   for (let i = 0; i < rows.length; i += 200) {
-    await trx.insertInto("runs").values(rows.slice(i, i + 200)).execute();
+    await trx
+      .insertInto("runs")
+      .values(rows.slice(i, i + 200))
+      .execute();
   }
   if (input.groupRunId !== null && rows.length > 1) {
     // One statement for a whole group instead of one per automation.
@@ -111,12 +166,18 @@ export async function cancelRunsWhere(
   const active = await q.execute();
   const t = nowIso();
   for (const r of active) {
-    await trx.updateTable("runs")
+    await trx
+      .updateTable("runs")
       .set({
-        status: "cancelled", error: reason, finished_at: t, updated_at: t,
+        status: "cancelled",
+        error: reason,
+        finished_at: t,
+        updated_at: t,
         duration_ms: r.started_at ? Date.parse(t) - Date.parse(r.started_at) : null,
       })
-      .where("id", "=", r.id).where("status", "in", ["queued", "running"]).execute();
+      .where("id", "=", r.id)
+      .where("status", "in", ["queued", "running"])
+      .execute();
     await trx.updateTable("automations").set({ last_run_status: "cancelled" }).where("last_run_id", "=", r.id).execute();
     ctx.core.events.emit("runCancelled", r.id);
   }
@@ -128,7 +189,10 @@ export async function listRunsPage(
   projectId: string,
   query: { limit: number; cursor?: string; status?: RunStatus; automation?: string; group_run?: string },
 ) {
-  let q = ctx.core.db.selectFrom("runs").select([...LIST_COLUMNS, RETRIES]).where("project_id", "=", projectId);
+  let q = ctx.core.db
+    .selectFrom("runs")
+    .select([...LIST_COLUMNS, RETRIES])
+    .where("project_id", "=", projectId);
   if (query.status) q = q.where("status", "=", query.status);
   if (query.automation) q = q.where("automation_id", "=", query.automation);
   if (query.group_run) q = q.where("group_run_id", "=", query.group_run);
@@ -166,8 +230,14 @@ export const getRunJunit: Handler<O["getRunJunit"]> = async (ctx, { params }) =>
 
 const ARTIFACT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 const CONTENT_TYPES: Record<string, string> = {
-  png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", txt: "text/plain; charset=utf-8", json: "application/json",
-  html: "text/plain; charset=utf-8", xml: "application/xml", log: "text/plain; charset=utf-8",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  txt: "text/plain; charset=utf-8",
+  json: "application/json",
+  html: "text/plain; charset=utf-8",
+  xml: "application/xml",
+  log: "text/plain; charset=utf-8",
 };
 
 export const getRunArtifact: Handler<O["getRunArtifact"]> = async (ctx, { params }) => {
@@ -204,22 +274,41 @@ export function toGroupRun(row: GroupRunRow, runs: GroupMember[], withRuns: bool
 function groupRun<R extends GroupMember>(row: GroupRunRow, runs: R[], withRuns: boolean) {
   const count = (s: string) => runs.filter((r) => r.status === s).length;
   const status = deriveGroupStatus(runs.map((r) => r.status));
-  const starts = runs.map((r) => r.started_at).filter((x): x is string => x !== null).sort();
-  const ends = runs.map((r) => r.finished_at).filter((x): x is string => x !== null).sort();
+  const starts = runs
+    .map((r) => r.started_at)
+    .filter((x): x is string => x !== null)
+    .sort();
+  const ends = runs
+    .map((r) => r.finished_at)
+    .filter((x): x is string => x !== null)
+    .sort();
   const finished = !["queued", "running"].includes(status);
   const startedAt = starts[0] ?? null;
   const finishedAt = finished ? (ends[ends.length - 1] ?? null) : null;
   return {
-    id: row.id, project_id: row.project_id, group_id: row.group_id, group_name: row.group_name, trigger: row.trigger,
-    status, started_at: startedAt, finished_at: finishedAt,
+    id: row.id,
+    project_id: row.project_id,
+    group_id: row.group_id,
+    group_name: row.group_name,
+    trigger: row.trigger,
+    status,
+    started_at: startedAt,
+    finished_at: finishedAt,
     duration_ms: startedAt && finishedAt ? Date.parse(finishedAt) - Date.parse(startedAt) : null,
     summary: {
-      total: runs.length, queued: count("queued"), running: count("running"), passed: count("passed"),
-      flaky: runs.filter((r) => r.flaky).length, failed: count("failed"),
-      error: count("error"), timed_out: count("timed_out"), cancelled: count("cancelled"),
+      total: runs.length,
+      queued: count("queued"),
+      running: count("running"),
+      passed: count("passed"),
+      flaky: runs.filter((r) => r.flaky).length,
+      failed: count("failed"),
+      error: count("error"),
+      timed_out: count("timed_out"),
+      cancelled: count("cancelled"),
     },
     ...(withRuns ? { runs } : {}),
-    created_at: row.created_at, updated_at: row.updated_at,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 
@@ -229,7 +318,12 @@ export async function loadGroupRun(ctx: OpContext, projectId: string, groupRunId
   if (!row) throw notFound("group run");
   const runs = withSteps
     ? await db.selectFrom("runs").selectAll().where("group_run_id", "=", row.id).orderBy("position").execute()
-    : await db.selectFrom("runs").select([...LIST_COLUMNS, RETRIES]).where("group_run_id", "=", row.id).orderBy("position").execute();
+    : await db
+        .selectFrom("runs")
+        .select([...LIST_COLUMNS, RETRIES])
+        .where("group_run_id", "=", row.id)
+        .orderBy("position")
+        .execute();
   return { row, runs: runs.map((r) => toRun(r, withSteps)) };
 }
 
@@ -240,15 +334,28 @@ export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, 
   const page = await fetchPage(q, "group_runs", query, (r) => r);
   const ids = page.data.map((r) => r.id);
   const statuses = ids.length
-    ? await ctx.core.db.selectFrom("runs").select(["id", "group_run_id", "status", "started_at", "finished_at", "attempts"]).where("group_run_id", "in", ids).execute()
+    ? await ctx.core.db
+        .selectFrom("runs")
+        .select(["id", "group_run_id", "status", "started_at", "finished_at", "attempts"])
+        .where("group_run_id", "in", ids)
+        .execute()
     : [];
   const runs = statuses.map((r) => ({
-    group_run_id: r.group_run_id, status: r.status, started_at: r.started_at, finished_at: r.finished_at,
+    group_run_id: r.group_run_id,
+    status: r.status,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
     flaky: isFlaky(r.status, readJsonColumn(AttemptsColumn, r.attempts, `attempts of run ${r.id}`)),
   }));
   return {
     // Without its runs, a group run is derived from these fields alone.
-    data: page.data.map((g) => toGroupRun(g, runs.filter((s) => s.group_run_id === g.id), false)),
+    data: page.data.map((g) =>
+      toGroupRun(
+        g,
+        runs.filter((s) => s.group_run_id === g.id),
+        false,
+      ),
+    ),
     next_cursor: page.next_cursor,
   };
 };
@@ -278,7 +385,12 @@ export function newGroupRunRow(ctx: OpContext, projectId: string, group: { id: s
 export async function startGroupRun(
   ctx: OpContext,
   trx: Transaction<DB>,
-  input: { projectId: string; group: { id: string | null; name: string }; environmentId: string | null; automations: Parameters<typeof enqueueRuns>[2]["automations"] },
+  input: {
+    projectId: string;
+    group: { id: string | null; name: string };
+    environmentId: string | null;
+    automations: Parameters<typeof enqueueRuns>[2]["automations"];
+  },
 ) {
   const gr = newGroupRunRow(ctx, input.projectId, input.group);
   await trx.insertInto("group_runs").values(gr).execute();

@@ -76,7 +76,10 @@ function runEnvironment(core: Core, e: StoredEnvironment): RunEnvironment {
   const variables = readJsonColumnOr(StringMap, e.variables, {});
   const opened = openSecrets(core.secrets, e);
   return {
-    name: e.name, variables, secrets: opened.values, unreadableSecrets: opened.unreadable,
+    name: e.name,
+    variables,
+    secrets: opened.values,
+    unreadableSecrets: opened.unreadable,
     secretHosts: e.protected === 1 ? protectedHosts(e.allowed_hosts, opened.values.BASE_URL ?? variables.BASE_URL) : null,
   };
 }
@@ -94,8 +97,15 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
   for (const [id, e] of environments) envs.set(id, runEnvironment(core, e));
   rows.sort((a, b) => (a.id < b.id ? -1 : 1));
   return rows.map((r) => ({
-    id: r.id, claim: r.claim, projectId: r.project_id, automationId: r.automation_id, automationName: r.automation_name,
-    startedAt: r.started_at, spec: readJsonColumnOr(RunSpecColumn, r.spec, null), specText: r.spec, environmentId: r.environment_id,
+    id: r.id,
+    claim: r.claim,
+    projectId: r.project_id,
+    automationId: r.automation_id,
+    automationName: r.automation_name,
+    startedAt: r.started_at,
+    spec: readJsonColumnOr(RunSpecColumn, r.spec, null),
+    specText: r.spec,
+    environmentId: r.environment_id,
     environment: r.environment_id ? (envs.get(r.environment_id) ?? null) : null,
   }));
 }
@@ -109,8 +119,16 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
   if (outcomes.length === 0) return;
   const t = nowIso();
   const rows = outcomes.map((o) => ({
-    id: o.id, claim: o.claim, automationId: o.automationId, status: o.status, finishedAt: o.finishedAt, durationMs: o.durationMs,
-    error: o.error, summaryJson: JSON.stringify(o.summary), resultsJson: o.resultsJson, attemptsJson: JSON.stringify(o.attempts),
+    id: o.id,
+    claim: o.claim,
+    automationId: o.automationId,
+    status: o.status,
+    finishedAt: o.finishedAt,
+    durationMs: o.durationMs,
+    error: o.error,
+    summaryJson: JSON.stringify(o.summary),
+    resultsJson: o.resultsJson,
+    attemptsJson: JSON.stringify(o.attempts),
   }));
   await core.queue.finishRuns(t, rows);
 }
@@ -137,14 +155,24 @@ export async function recoverInterruptedRuns(core: Core): Promise<string[]> {
   return core.db.transaction().execute(async (trx) => {
     const stale = await trx.selectFrom("runs").select(["id", "automation_id", "started_at"]).where("status", "=", "running").execute();
     for (const r of stale) {
-      await trx.updateTable("runs")
+      await trx
+        .updateTable("runs")
         .set({
-          status: "error", error: INTERRUPTED_MESSAGE, finished_at: t, updated_at: t,
+          status: "error",
+          error: INTERRUPTED_MESSAGE,
+          finished_at: t,
+          updated_at: t,
           duration_ms: r.started_at ? Math.max(0, Date.parse(t) - Date.parse(r.started_at)) : null,
         })
-        .where("id", "=", r.id).where("status", "=", "running").execute();
-      await trx.updateTable("automations").set({ last_run_status: "error", last_run_at: t })
-        .where("id", "=", r.automation_id).where("last_run_id", "=", r.id).execute();
+        .where("id", "=", r.id)
+        .where("status", "=", "running")
+        .execute();
+      await trx
+        .updateTable("automations")
+        .set({ last_run_status: "error", last_run_at: t })
+        .where("id", "=", r.automation_id)
+        .where("last_run_id", "=", r.id)
+        .execute();
     }
     return stale.map((r) => r.id);
   });

@@ -13,7 +13,10 @@ test("counts runs per status, zero for absent statuses, and the queue depth", as
   const d = await openDatabase(dir);
   const t = "2026-01-01T00:00:00.000Z";
   d.sqlite.run("INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ('wsp_1', 'W', 'w', ?, ?)", [t, t]);
-  d.sqlite.run("INSERT INTO projects (id, workspace_id, slug, name, description, created_at, updated_at) VALUES ('prj_1', 'wsp_1', 'p', 'P', '', ?, ?)", [t, t]);
+  d.sqlite.run("INSERT INTO projects (id, workspace_id, slug, name, description, created_at, updated_at) VALUES ('prj_1', 'wsp_1', 'p', 'P', '', ?, ?)", [
+    t,
+    t,
+  ]);
   const statuses = ["queued", "queued", "queued", "running", "passed", "passed", "failed"];
   for (const [i, status] of statuses.entries())
     d.sqlite.run(

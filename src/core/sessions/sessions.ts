@@ -21,10 +21,18 @@ export async function createSession(db: Db, userId: string, workspaceId: string)
   const token = randomBase62(43);
   const csrfToken = randomBase62(32);
   const expiresAt = new Date(Date.now() + SESSION_TTL_MS).toISOString();
-  await db.insertInto("sessions").values({
-    id: newId("ses"), token_hash: hashApiKey(token), user_id: userId, workspace_id: workspaceId,
-    csrf_token: csrfToken, created_at: nowIso(), expires_at: expiresAt,
-  }).execute();
+  await db
+    .insertInto("sessions")
+    .values({
+      id: newId("ses"),
+      token_hash: hashApiKey(token),
+      user_id: userId,
+      workspace_id: workspaceId,
+      csrf_token: csrfToken,
+      created_at: nowIso(),
+      expires_at: expiresAt,
+    })
+    .execute();
   if (Math.random() < 0.05) await db.deleteFrom("sessions").where("expires_at", "<=", nowIso()).execute();
   return { token, csrfToken, expiresAt };
 }
@@ -52,8 +60,7 @@ export async function deleteSession(db: Db, sessionId: string): Promise<void> {
 
 /** The workspace a person signs in to: their oldest membership. */
 export async function firstMembership(db: Db, userId: string): Promise<{ workspaceId: string; role: Role } | null> {
-  const m = await db.selectFrom("memberships").select(["workspace_id", "role"]).where("user_id", "=", userId)
-    .orderBy("created_at", "asc").executeTakeFirst();
+  const m = await db.selectFrom("memberships").select(["workspace_id", "role"]).where("user_id", "=", userId).orderBy("created_at", "asc").executeTakeFirst();
   return m ? { workspaceId: m.workspace_id, role: m.role } : null;
 }
 

@@ -4,8 +4,14 @@
 import type { Kysely } from "kysely";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable("environments").addColumn("secrets_sealed", "integer", (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable("environments").addColumn("protected", "integer", (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable("environments")
+    .addColumn("secrets_sealed", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable("environments")
+    .addColumn("protected", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable("environments").addColumn("allowed_hosts", "text").execute();
 }
 

@@ -2,7 +2,9 @@
 import type { Kysely } from "kysely";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema.createTable("invitations").addColumn("id", "text", (c) => c.primaryKey())
+  await db.schema
+    .createTable("invitations")
+    .addColumn("id", "text", (c) => c.primaryKey())
     .addColumn("workspace_id", "text", (c) => c.notNull().references("workspaces.id").onDelete("cascade"))
     .addColumn("user_id", "text", (c) => c.notNull().references("users.id").onDelete("cascade"))
     .addColumn("role", "text", (c) => c.notNull())
@@ -10,7 +12,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("invited_by", "text", (c) => c.references("users.id").onDelete("set null"))
     .addColumn("created_at", "text", (c) => c.notNull())
     .addColumn("updated_at", "text", (c) => c.notNull())
-    .addUniqueConstraint("invitations_workspace_user", ["workspace_id", "user_id"]).execute();
+    .addUniqueConstraint("invitations_workspace_user", ["workspace_id", "user_id"])
+    .execute();
   await db.schema.createIndex("invitations_user").on("invitations").columns(["user_id", "created_at"]).execute();
 }
 

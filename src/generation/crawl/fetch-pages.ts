@@ -32,7 +32,12 @@ export interface CrawlResult {
   problems: { url: string; problem: string }[];
 }
 
-export async function crawl(startUrl: string, maxPages: number, signal: AbortSignal, progress: (done: number, total: number) => Promise<void>): Promise<CrawlResult> {
+export async function crawl(
+  startUrl: string,
+  maxPages: number,
+  signal: AbortSignal,
+  progress: (done: number, total: number) => Promise<void>,
+): Promise<CrawlResult> {
   const first = await fetchHtml(startUrl, signal);
   if ("problem" in first) throw new GenerationFailure(`could not read the feature's page ${startUrl}: ${first.problem}`);
   const start = outlinePage(first.html, first.finalUrl);

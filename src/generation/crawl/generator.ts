@@ -23,14 +23,18 @@ function pageAutomations(page: PageOutline, linkedOnce: Set<string>): GeneratedD
   if (page.title) loads.push({ expect: { title: page.title } });
   for (const h of key) loads.push({ expect: { visible: headingLocator(h.text) } });
   out.push({
-    name: `Page ${path} loads${page.title ? ` with its title "${page.title}"` : ""}`.slice(0, 200), kind: "browser", tags: TAGS,
+    name: `Page ${path} loads${page.title ? ` with its title "${page.title}"` : ""}`.slice(0, 200),
+    kind: "browser",
+    tags: TAGS,
     description: `Smoke test read from ${page.url}: the page loads${page.title ? " with its title" : ""}${key.length ? ` and its key headings (${key.map((h) => `"${h.text}"`).join(", ")}) are visible` : ""}.`,
     steps: loads,
   });
   page.forms.forEach((form, i) => {
     if (form.fields.length === 0) return;
     out.push({
-      name: `Form ${page.forms.length > 1 ? `${i + 1} ` : ""}on ${path} has its fields`.slice(0, 200), kind: "browser", tags: TAGS,
+      name: `Form ${page.forms.length > 1 ? `${i + 1} ` : ""}on ${path} has its fields`.slice(0, 200),
+      kind: "browser",
+      tags: TAGS,
       description: `Smoke test read from ${page.url}: the form${form.action ? ` (action ${form.action})` : ""} shows its fields ${form.fields.map((f) => f.describe).join(", ")}.`,
       steps: [{ goto: page.url }, ...form.fields.map((f): BrowserStep => ({ expect: { visible: f.locator } }))],
     });
@@ -40,7 +44,9 @@ function pageAutomations(page: PageOutline, linkedOnce: Set<string>): GeneratedD
   for (const u of internal) linkedOnce.add(u);
   if (internal.length > 0) {
     out.push({
-      name: `Links on ${path} answer 2xx`.slice(0, 200), kind: "http", tags: TAGS,
+      name: `Links on ${path} answer 2xx`.slice(0, 200),
+      kind: "http",
+      tags: TAGS,
       description: `Smoke test read from ${page.url}: every same-origin link on it (not already checked from another page) answers with a 2xx status.`,
       steps: internal.map((u): HttpStep => ({ name: `GET ${pathOf(u)}`, request: { method: "GET", url: u }, expect: [{ status: { gte: 200, lt: 300 } }] })),
     });
@@ -60,7 +66,10 @@ export const crawlGenerator: Generator = {
     const t = input.feature.target;
     if (t?.kind !== "web") return { automations: [], warnings: [] };
     const result = await crawl(t.url, input.config.crawl_max_pages, run.signal, run.progress);
-    const warnings: GenerationWarningRecord[] = result.problems.map((p) => ({ generator: "crawl", message: `Could not read the linked page ${p.url}: ${p.problem}` }));
+    const warnings: GenerationWarningRecord[] = result.problems.map((p) => ({
+      generator: "crawl",
+      message: `Could not read the linked page ${p.url}: ${p.problem}`,
+    }));
     const linkedOnce = new Set<string>();
     return { automations: result.pages.flatMap((p) => pageAutomations(p, linkedOnce)), warnings };
   },

@@ -59,11 +59,17 @@ export function outlinePage(html: string, pageUrl: string): PageOutline {
   return {
     url: pageUrl,
     title: clean(root.querySelector("title")?.text ?? ""),
-    headings: root.querySelectorAll("h1, h2").map((h) => ({ level: Number(h.tagName.slice(1)), text: clean(h.text) })).filter((h) => h.text !== ""),
+    headings: root
+      .querySelectorAll("h1, h2")
+      .map((h) => ({ level: Number(h.tagName.slice(1)), text: clean(h.text) }))
+      .filter((h) => h.text !== ""),
     links,
     forms: root.querySelectorAll("form").map((f) => ({
       action: f.getAttribute("action") ?? "",
-      fields: f.querySelectorAll("input, select, textarea").map((el) => fieldOf(root, el)).filter((x): x is FormField => x !== null),
+      fields: f
+        .querySelectorAll("input, select, textarea")
+        .map((el) => fieldOf(root, el))
+        .filter((x): x is FormField => x !== null),
     })),
   };
 }

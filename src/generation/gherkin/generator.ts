@@ -67,7 +67,12 @@ export function compileCriteria(featureName: string, criteria: string): Generato
   const warned = new Set<number>();
   for (const sc of read.scenarios) {
     if (sc.noExampleRows) {
-      warnings.push({ generator: "gherkin", scenario: sc.sourceTitle, line: sc.line, message: `No automation for scenario "${sc.sourceTitle}": its Examples table has no rows` });
+      warnings.push({
+        generator: "gherkin",
+        scenario: sc.sourceTitle,
+        line: sc.line,
+        message: `No automation for scenario "${sc.sourceTitle}": its Examples table has no rows`,
+      });
       continue;
     }
     const { steps, kind, skipped } = compileScenario(sc);
@@ -75,21 +80,37 @@ export function compileCriteria(featureName: string, criteria: string): Generato
       if (warned.has(s.line)) continue;
       warned.add(s.line);
       warnings.push({
-        generator: "gherkin", scenario: sc.sourceTitle, line: s.line, text: s.text,
+        generator: "gherkin",
+        scenario: sc.sourceTitle,
+        line: s.line,
+        text: s.text,
         message: `Line ${s.line} of scenario "${sc.sourceTitle}": "${s.text}" ${s.reason}${s.suggestion ? `; nearest phrase: ${s.suggestion}` : ""}`,
         ...(s.suggestion ? { suggestion: s.suggestion } : {}),
       });
     }
     if (steps.length === 0) {
-      warnings.push({ generator: "gherkin", scenario: sc.sourceTitle, line: sc.line, message: `No automation for scenario "${sc.title}": none of its lines could be used` });
+      warnings.push({
+        generator: "gherkin",
+        scenario: sc.sourceTitle,
+        line: sc.line,
+        message: `No automation for scenario "${sc.title}": none of its lines could be used`,
+      });
       continue;
     }
     const checked = checkDraft({
-      name: sc.title.slice(0, 200), description: describe(featureName, sc, skipped), kind, steps,
+      name: sc.title.slice(0, 200),
+      description: describe(featureName, sc, skipped),
+      kind,
+      steps,
       tags: ["generated", "gherkin", ...sc.tags].slice(0, 50),
     });
     if ("problems" in checked) {
-      warnings.push({ generator: "gherkin", scenario: sc.sourceTitle, line: sc.line, message: `No automation for scenario "${sc.title}": what was understood is not a valid automation (${describeProblems(checked.problems)})` });
+      warnings.push({
+        generator: "gherkin",
+        scenario: sc.sourceTitle,
+        line: sc.line,
+        message: `No automation for scenario "${sc.title}": what was understood is not a valid automation (${describeProblems(checked.problems)})`,
+      });
       continue;
     }
     automations.push(checked.draft);
@@ -102,7 +123,7 @@ export const gherkinGenerator: Generator = {
   missingInput: (input) =>
     hasScenarios(input.feature.acceptance_criteria)
       ? null
-      : "the feature's acceptance criteria contain no Gherkin scenario (a \"Scenario:\" with Given/When/Then lines)",
+      : 'the feature\'s acceptance criteria contain no Gherkin scenario (a "Scenario:" with Given/When/Then lines)',
   async generate(input, run) {
     await run.progress(0, 1);
     const out = compileCriteria(input.feature.name, input.feature.acceptance_criteria);

@@ -32,7 +32,11 @@ export function parseLiteral(raw: string): { value: unknown } | null {
 
 /** `user.name`, `items.0.id` → `$.user.name`, `$.items[0].id`. */
 export function jsonPath(dotted: string): string {
-  return `$${dotted.split(".").filter((p) => p !== "").map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`)).join("")}`;
+  return `$${dotted
+    .split(".")
+    .filter((p) => p !== "")
+    .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
+    .join("")}`;
 }
 
 /**
@@ -71,7 +75,11 @@ export const PHRASES: Phrase[] = [
     build: (m) => ({ kind: "page", step: { click: `text=${quoteLocator(unescapeQuoted(m[1]))}` } }),
   },
   { example: 'I click "Sign in"', pattern: new RegExp(`^I click ${Q}$`), build: (m) => ({ kind: "page", step: { click: clickTarget(unescapeQuoted(m[1])) } }) },
-  { example: 'I should see "Welcome"', pattern: new RegExp(`^I should see ${Q}$`), build: (m) => ({ kind: "page", step: { expect: { text: unescapeQuoted(m[1]) } } }) },
+  {
+    example: 'I should see "Welcome"',
+    pattern: new RegExp(`^I should see ${Q}$`),
+    build: (m) => ({ kind: "page", step: { expect: { text: unescapeQuoted(m[1]) } } }),
+  },
   {
     example: 'the URL should be "/dashboard"',
     pattern: new RegExp(`^the URL should be ${Q}$`, "i"),

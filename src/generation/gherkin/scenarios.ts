@@ -57,7 +57,10 @@ function expand(scenario: Scenario, background: readonly GherkinStep[], offset: 
     const shown = [...values].map(([k, v]) => `${k}=${v}`).join(", ");
     return {
       title: filled === sourceTitle ? `${sourceTitle} (example ${i + 1}: ${shown})` : filled,
-      sourceTitle, line, tags, steps: toSteps([...background, ...scenario.steps], offset, values),
+      sourceTitle,
+      line,
+      tags,
+      steps: toSteps([...background, ...scenario.steps], offset, values),
     };
   });
 }
@@ -83,7 +86,10 @@ export function readScenarios(criteria: string, featureName: string): { scenario
     return { scenarios: doc.feature ? collect(doc.feature.children, [], offset) : [] };
   } catch (e) {
     // The parser's messages start with "(line:column)"; shift the line to the criteria as written.
-    const message = (e as Error).message.replace(/^Parser errors:\s*/, "").replace(/\s*\n\s*/g, "; ").replace(/\((\d+):(\d+)\)/g, (_, l: string, c: string) => `(line ${Number(l) - offset}, column ${c})`);
+    const message = (e as Error).message
+      .replace(/^Parser errors:\s*/, "")
+      .replace(/\s*\n\s*/g, "; ")
+      .replace(/\((\d+):(\d+)\)/g, (_, l: string, c: string) => `(line ${Number(l) - offset}, column ${c})`);
     return { error: message };
   }
 }

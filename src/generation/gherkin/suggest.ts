@@ -3,18 +3,50 @@ import { PHRASES } from "./phrases";
 
 /** Quoted values and numbers are placeholders: a line is compared with a phrase by its words only. */
 function words(text: string): string[] {
-  return text.trim().toLowerCase().replace(/"(?:[^"\\]|\\.)*"/g, " _q_ ").replace(/\b\d+\b/g, " _n_ ").split(/[^a-z_]+/)
-    .filter(Boolean).map((w) => SYNONYMS[w] ?? w);
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/"(?:[^"\\]|\\.)*"/g, " _q_ ")
+    .replace(/\b\d+\b/g, " _n_ ")
+    .split(/[^a-z_]+/)
+    .filter(Boolean)
+    .map((w) => SYNONYMS[w] ?? w);
 }
 
 /** Words people write for the phrases' own verbs and nouns. */
 const SYNONYMS: Record<string, string> = {
-  press: "click", tap: "click", hit: "click", submit: "click", choose: "click",
-  type: "fill", enter: "fill", input: "fill", write: "fill",
-  go: "open", visit: "open", navigate: "open", browse: "open", load: "open",
-  sees: "see", shows: "see", displays: "see", visible: "see", contains: "contain", includes: "contain",
-  code: "status", request: "send", call: "send", post: "send", get: "send", put: "send", patch: "send", delete: "send",
-  url: "url", address: "url", page: "url", location: "url",
+  press: "click",
+  tap: "click",
+  hit: "click",
+  submit: "click",
+  choose: "click",
+  type: "fill",
+  enter: "fill",
+  input: "fill",
+  write: "fill",
+  go: "open",
+  visit: "open",
+  navigate: "open",
+  browse: "open",
+  load: "open",
+  sees: "see",
+  shows: "see",
+  displays: "see",
+  visible: "see",
+  contains: "contain",
+  includes: "contain",
+  code: "status",
+  request: "send",
+  call: "send",
+  post: "send",
+  get: "send",
+  put: "send",
+  patch: "send",
+  delete: "send",
+  url: "url",
+  address: "url",
+  page: "url",
+  location: "url",
 };
 
 /** Words that say nothing about which phrase was meant. */

@@ -23,8 +23,14 @@ async function contextOf(input: GenerationInput, signal: AbortSignal, warnings: 
   const t = input.feature.target;
   if (t?.kind === "api" && input.openapi) {
     const ops = coveredOperations(listOperations(await readDocument(input.openapi)), t).map((o) => ({
-      operation: o.id, method: o.method, path: o.path, parameters: o.parameters, request_body: o.body, statuses: o.statuses,
-      responses: Object.fromEntries(o.responseSchemas), security: o.security,
+      operation: o.id,
+      method: o.method,
+      path: o.path,
+      parameters: o.parameters,
+      request_body: o.body,
+      statuses: o.statuses,
+      responses: Object.fromEntries(o.responseSchemas),
+      security: o.security,
     }));
     return { fragment: JSON.stringify(ops), fragmentKind: "openapi" };
   }
@@ -32,7 +38,11 @@ async function contextOf(input: GenerationInput, signal: AbortSignal, warnings: 
     try {
       const { pages } = await crawl(t.url, 1, signal, async () => undefined);
       const p = pages[0];
-      if (p) return { fragment: JSON.stringify({ url: p.url, title: p.title, headings: p.headings, links: p.links.slice(0, 50), forms: p.forms }), fragmentKind: "page" };
+      if (p)
+        return {
+          fragment: JSON.stringify({ url: p.url, title: p.title, headings: p.headings, links: p.links.slice(0, 50), forms: p.forms }),
+          fragmentKind: "page",
+        };
     } catch (e) {
       signal.throwIfAborted();
       warnings.push({ generator: "llm", message: `The prompt has no page outline: ${(e as Error).message}` });
@@ -43,7 +53,10 @@ async function contextOf(input: GenerationInput, signal: AbortSignal, warnings: 
 
 /** The drafts of an answer, or what is wrong with it (as the model will be told). */
 function readAnswer(content: string): { drafts: GeneratedDraft[] } | { problems: DraftProblem[] } {
-  const text = content.trim().replace(/^```(?:json)?\s*/i, "").replace(/\s*```$/, "");
+  const text = content
+    .trim()
+    .replace(/^```(?:json)?\s*/i, "")
+    .replace(/\s*```$/, "");
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -80,16 +93,25 @@ export const llmGenerator: Generator = {
     if ("drafts" in firstRead) return { automations: firstRead.drafts, warnings };
     messages.push(
       { role: "assistant", content: first },
-      { role: "user", content: `Your answer does not satisfy the schema: ${describeProblems(firstRead.problems, 20)}. Answer again with the corrected JSON object only.` },
+      {
+        role: "user",
+        content: `Your answer does not satisfy the schema: ${describeProblems(firstRead.problems, 20)}. Answer again with the corrected JSON object only.`,
+      },
     );
     const second = await chat(provider, messages, run.signal);
     const secondRead = readAnswer(second);
     await run.progress(2, 2);
     if ("drafts" in secondRead) {
-      warnings.push({ generator: "llm", message: `The model's first answer was invalid (${describeProblems(firstRead.problems)}); its corrected answer was used` });
+      warnings.push({
+        generator: "llm",
+        message: `The model's first answer was invalid (${describeProblems(firstRead.problems)}); its corrected answer was used`,
+      });
       return { automations: secondRead.drafts, warnings };
     }
-    warnings.push({ generator: "llm", message: `The model's answer was rejected: still invalid after one repair round (${describeProblems(secondRead.problems)})` });
+    warnings.push({
+      generator: "llm",
+      message: `The model's answer was rejected: still invalid after one repair round (${describeProblems(secondRead.problems)})`,
+    });
     return { automations: [], warnings };
   },
 };

@@ -34,7 +34,12 @@ export function buildMessages(input: GenerationInput, ctx: PromptContext): { rol
     f.description ? `Description:\n${f.description}` : "",
     f.acceptance_criteria ? `Acceptance criteria:\n${f.acceptance_criteria}` : "",
     f.target ? `Target: ${JSON.stringify(f.target)}` : "",
-    ctx.fragment ? `${ctx.fragmentKind === "openapi" ? "The OpenAPI operations it covers" : "The outline of its page"}:\n${ctx.fragment.slice(0, MAX_CONTEXT_CHARS)}` : "",
+    ctx.fragment
+      ? `${ctx.fragmentKind === "openapi" ? "The OpenAPI operations it covers" : "The outline of its page"}:\n${ctx.fragment.slice(0, MAX_CONTEXT_CHARS)}`
+      : "",
   ].filter((p) => p !== "");
-  return [{ role: "system", content: SYSTEM }, { role: "user", content: parts.join("\n\n") }];
+  return [
+    { role: "system", content: SYSTEM },
+    { role: "user", content: parts.join("\n\n") },
+  ];
 }

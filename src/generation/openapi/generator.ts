@@ -30,7 +30,10 @@ export const openapiGenerator: Generator = {
     const entries = coveredOperations(operationEntries(document), target);
     const warnings: GenerationWarningRecord[] = [];
     if (entries.length === 0) {
-      warnings.push({ generator: "openapi", message: `No operation of the OpenAPI document matches the feature's tags (${target.tags.join(", ") || "none"}) or paths (${target.paths.join(", ") || "none"})` });
+      warnings.push({
+        generator: "openapi",
+        message: `No operation of the OpenAPI document matches the feature's tags (${target.tags.join(", ") || "none"}) or paths (${target.paths.join(", ") || "none"})`,
+      });
       return { automations: [], warnings };
     }
     const declared = isObject(doc.components) && isObject(doc.components.securitySchemes) ? doc.components.securitySchemes : {};

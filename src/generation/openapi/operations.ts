@@ -100,7 +100,10 @@ export function operationEntries({ doc, refs }: OpenApiDocument): OperationEntry
       const operation = refs.deref(item[method]);
       if (!isObject(operation)) continue;
       out.push({
-        method: method.toUpperCase(), path, item, operation,
+        method: method.toUpperCase(),
+        path,
+        item,
+        operation,
         id: typeof operation.operationId === "string" ? operation.operationId : `${method.toUpperCase()} ${path}`,
         tags: Array.isArray(operation.tags) ? operation.tags.filter((t): t is string => typeof t === "string") : [],
       });
@@ -136,7 +139,10 @@ export function readOperation({ doc, refs }: OpenApiDocument, entry: OperationEn
     if (m?.schema !== undefined) responseSchemas.set(code, expand(m.schema, `response ${code}`));
   }
   return {
-    method: entry.method, path: entry.path, id: entry.id, tags: entry.tags,
+    method: entry.method,
+    path: entry.path,
+    id: entry.id,
+    tags: entry.tags,
     parameters: [...params.values()],
     body: media
       ? { required: isObject(rb) && rb.required === true, schema: expand(media.schema, "body"), example: expand(mediaExample(media, refs), "body example") }
@@ -157,8 +163,9 @@ export function listOperations(document: OpenApiDocument): ApiOperation[] {
 export function coveredOperations<T extends { tags: string[]; path: string }>(all: T[], target: { tags: string[]; paths: string[] }): T[] {
   if (target.tags.length === 0 && target.paths.length === 0) return all;
   const prefixes = target.paths.map((p) => p.replace(/\/+$/, ""));
-  return all.filter((op) =>
-    op.tags.some((t) => target.tags.includes(t)) ||
-    prefixes.some((p) => op.path === p || op.path.startsWith(`${p}/`) || (p === "" && op.path.startsWith("/"))),
+  return all.filter(
+    (op) =>
+      op.tags.some((t) => target.tags.includes(t)) ||
+      prefixes.some((p) => op.path === p || op.path.startsWith(`${p}/`) || (p === "" && op.path.startsWith("/"))),
   );
 }

@@ -12,11 +12,25 @@ describe("sampleOf", () => {
     ["a maximum length is honoured", { type: "string", maxLength: 3 }, "exa"],
     ["an integer from its minimum", { type: "integer", minimum: 5 }, 5],
     ["a 3.1 type list skips null", { type: ["null", "boolean"] }, true],
-    ["required and exemplified properties, never read-only ones", {
-      type: "object", required: ["name", "id"],
-      properties: { id: { type: "integer", readOnly: true }, name: { type: "string" }, note: { type: "string" }, tag: { type: "string", example: "x" } },
-    }, { name: "example", tag: "x" }],
-    ["allOf merges its parts", { allOf: [{ type: "object", required: ["a"], properties: { a: { type: "number" } } }, { type: "object", required: ["b"], properties: { b: { type: "boolean" } } }] }, { a: 1, b: true }],
+    [
+      "required and exemplified properties, never read-only ones",
+      {
+        type: "object",
+        required: ["name", "id"],
+        properties: { id: { type: "integer", readOnly: true }, name: { type: "string" }, note: { type: "string" }, tag: { type: "string", example: "x" } },
+      },
+      { name: "example", tag: "x" },
+    ],
+    [
+      "allOf merges its parts",
+      {
+        allOf: [
+          { type: "object", required: ["a"], properties: { a: { type: "number" } } },
+          { type: "object", required: ["b"], properties: { b: { type: "boolean" } } },
+        ],
+      },
+      { a: 1, b: true },
+    ],
     ["an array holds one sample", { type: "array", items: { type: "string", enum: ["z"] } }, ["z"]],
   ])("%s", (_name, schema, expected) => {
     expect(sampleOf(schema)).toEqual(expected);
@@ -29,8 +43,10 @@ describe("sampleOf", () => {
 
 describe("toJsonSchema", () => {
   test("nullable becomes a null type and OpenAPI-only keywords go", () => {
-    expect(toJsonSchema({ type: "object", properties: { a: { type: "string", nullable: true, example: "x" } }, xml: { name: "a" } }))
-      .toEqual({ type: "object", properties: { a: { type: ["string", "null"] } } });
+    expect(toJsonSchema({ type: "object", properties: { a: { type: "string", nullable: true, example: "x" } }, xml: { name: "a" } })).toEqual({
+      type: "object",
+      properties: { a: { type: ["string", "null"] } },
+    });
   });
   test("a schema with a $ref left in it (circular or external) cannot be checked offline", () => {
     expect(toJsonSchema({ type: "object", properties: { next: { $ref: "#/components/schemas/Node" } } })).toBeNull();

@@ -15,8 +15,15 @@ function firstType(s: Schema): string | undefined {
 
 function stringSample(s: Schema): string {
   const byFormat: Record<string, string> = {
-    email: "user@example.com", "date-time": "2024-01-01T00:00:00Z", date: "2024-01-01", uuid: "00000000-0000-4000-8000-000000000001",
-    uri: "https://example.com/", url: "https://example.com/", hostname: "example.com", ipv4: "192.0.2.1", password: "Secret-123",
+    email: "user@example.com",
+    "date-time": "2024-01-01T00:00:00Z",
+    date: "2024-01-01",
+    uuid: "00000000-0000-4000-8000-000000000001",
+    uri: "https://example.com/",
+    url: "https://example.com/",
+    hostname: "example.com",
+    ipv4: "192.0.2.1",
+    password: "Secret-123",
   };
   let v = (typeof s.format === "string" && byFormat[s.format]) || "example";
   const min = typeof s.minLength === "number" ? s.minLength : 0;

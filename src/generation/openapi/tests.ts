@@ -121,7 +121,9 @@ export function testsForOperation(op: ApiOperation, schemes: Obj, serverNote: st
 
   const note = (message: string) => warnings.push({ generator: "openapi", message });
   if (op.cut.includes("body")) {
-    note(`The request body schema of ${label(op)} expands past ${MAX_SCHEMA_NODES} nodes with its $refs followed (the limit for one schema): its sample body is built from the part within the limit`);
+    note(
+      `The request body schema of ${label(op)} expands past ${MAX_SCHEMA_NODES} nodes with its $refs followed (the limit for one schema): its sample body is built from the part within the limit`,
+    );
   }
   if (op.body && (op.body.example === undefined || requiredFields(op).length > 0) && bodySample(op).cut) {
     note(`The sample request body of ${label(op)} was cut at ${MAX_SAMPLE_VALUES} values (the limit for one sample body)`);
@@ -134,15 +136,25 @@ export function testsForOperation(op: ApiOperation, schemes: Obj, serverNote: st
     const expect: Assertion[] = [success.assertion];
     const raw = op.responseSchemas.get(success.code);
     if (raw !== undefined && op.cut.includes(`response ${success.code}`)) {
-      note(`The ${success.code} response schema of ${label(op)} expands past ${MAX_SCHEMA_NODES} nodes with its $refs followed (the limit for one schema): the positive test checks the status only`);
+      note(
+        `The ${success.code} response schema of ${label(op)} expands past ${MAX_SCHEMA_NODES} nodes with its $refs followed (the limit for one schema): the positive test checks the status only`,
+      );
     } else if (raw !== undefined) {
       const schema = toJsonSchema(raw);
       if (schema) expect.push({ schema });
-      else warnings.push({ generator: "openapi", message: `The ${success.code} response schema of ${label(op)} has a circular or external $ref: the positive test checks the status only` });
+      else
+        warnings.push({
+          generator: "openapi",
+          message: `The ${success.code} response schema of ${label(op)} has a circular or external $ref: the positive test checks the status only`,
+        });
     }
     automations.push({
-      name: `${op.id}: ${label(op)} answers ${success.code}`, kind: "http", tags,
-      description: describe(`A valid request (synthesized from the examples and schema) gets the documented ${success.code} and a body matching the documented schema.`),
+      name: `${op.id}: ${label(op)} answers ${success.code}`,
+      kind: "http",
+      tags,
+      description: describe(
+        `A valid request (synthesized from the examples and schema) gets the documented ${success.code} and a body matching the documented schema.`,
+      ),
       steps: [{ name: `${label(op)} with a valid request`, request: buildRequest(op, creds), expect }],
     });
   }
@@ -154,7 +166,9 @@ export function testsForOperation(op: ApiOperation, schemes: Obj, serverNote: st
     note(`No missing-field test for ${label(op)}: its body requires ${required.length} fields, and an automation has at most ${MAX_STEPS} steps`);
   } else if (base && required.length > 0) {
     automations.push({
-      name: `${op.id}: ${label(op)} rejects a body missing a required field`, kind: "http", tags,
+      name: `${op.id}: ${label(op)} rejects a body missing a required field`,
+      kind: "http",
+      tags,
       description: describe(`Each required body field (${required.join(", ")}) left out in turn must be refused with a 4xx.`),
       steps: required.map((field) => {
         const { [field]: _left, ...body } = base;
@@ -165,7 +179,9 @@ export function testsForOperation(op: ApiOperation, schemes: Obj, serverNote: st
 
   if (creds) {
     automations.push({
-      name: `${op.id}: ${label(op)} without credentials answers 401`, kind: "http", tags,
+      name: `${op.id}: ${label(op)} without credentials answers 401`,
+      kind: "http",
+      tags,
       description: describe("The operation declares security: a request without credentials must be refused with 401."),
       steps: [{ name: `${label(op)} without credentials`, request: buildRequest(op, creds, { withCredentials: false }), expect: [{ status: 401 }] }],
     });
@@ -174,7 +190,9 @@ export function testsForOperation(op: ApiOperation, schemes: Obj, serverNote: st
   const pathParams = op.parameters.filter((p) => p.in === "path");
   if (op.statuses.includes("404") && pathParams.length > 0) {
     automations.push({
-      name: `${op.id}: ${label(op)} with an unknown id answers 404`, kind: "http", tags,
+      name: `${op.id}: ${label(op)} with an unknown id answers 404`,
+      kind: "http",
+      tags,
       description: describe("The operation documents 404: an id that does not exist must get it."),
       steps: [{ name: `${label(op)} with an unknown id`, request: buildRequest(op, creds, { path: buildPath(op, unknownValue) }), expect: [{ status: 404 }] }],
     });
@@ -204,11 +222,17 @@ export function createThenRead(ops: ApiOperation[], schemes: Obj, serverNote: st
     const readSchema = readSuccess ? responseSchema(read, readSuccess.code) : null;
     if (readSchema) readExpect.push({ schema: readSchema });
     out.push({
-      name: `${create.id} then ${read.id}: what is created can be read`, kind: "http",
+      name: `${create.id} then ${read.id}: what is created can be read`,
+      kind: "http",
       tags: ["generated", "openapi", ...new Set([...create.tags, ...read.tags])].slice(0, 50),
       description: `Creates with ${label(create)}, keeps the returned id, and reads it back with ${label(read)}. ${serverNote}`,
       steps: [
-        { name: `create (${label(create)})`, request: buildRequest(create, credentialsFor(create, schemes)), expect: [success.assertion], capture: { created_id: "$.id" } },
+        {
+          name: `create (${label(create)})`,
+          request: buildRequest(create, credentialsFor(create, schemes)),
+          expect: [success.assertion],
+          capture: { created_id: "$.id" },
+        },
         { name: `read it back (${label(read)})`, request: buildRequest(read, credentialsFor(read, schemes), { path: readPath }), expect: readExpect },
       ],
     });

@@ -71,17 +71,23 @@ async function sha256Of(path: string): Promise<string> {
 
 function notAvailable(config: Config, p: Platform): Response {
   const where = downloadDirs(config).join(" or ");
-  return errorResponse("not_found", `this server has no svc executable for ${p.os}-${p.arch}; build one with \`bun run build -- --cross\` and put svc-${p.os}-${p.arch} in ${where}`);
+  return errorResponse(
+    "not_found",
+    `this server has no svc executable for ${p.os}-${p.arch}; build one with \`bun run build -- --cross\` and put svc-${p.os}-${p.arch} in ${where}`,
+  );
 }
 
 /** The URL clients reach this server at: the configured base_url, else what the request itself says. */
 export function downloadRoutes(config: Config) {
   return (app: Elysia) =>
     app
-      .get("/install.sh", ({ request }) =>
-        new Response(cliInstallScript(publicBaseUrl(config, request)), {
-          headers: { "content-type": "text/x-shellscript; charset=utf-8", "cache-control": "no-store" },
-        }))
+      .get(
+        "/install.sh",
+        ({ request }) =>
+          new Response(cliInstallScript(publicBaseUrl(config, request)), {
+            headers: { "content-type": "text/x-shellscript; charset=utf-8", "cache-control": "no-store" },
+          }),
+      )
       .get("/download/svc", ({ request }) => {
         const p = parsePlatform(new URL(request.url));
         if (p instanceof Response) return p;

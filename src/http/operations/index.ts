@@ -8,11 +8,7 @@ import { MetricsRegistry, metricsRoute } from "./metrics";
 serverExtensions.http.push((core, runtime) => {
   const metrics = new MetricsRegistry();
   return {
-    plugins: [
-      healthRoutes(core, runtime),
-      metricsRoute(metrics, runStatsReader(core.queue), core.config.metrics.token),
-      downloadRoutes(core.config),
-    ],
+    plugins: [healthRoutes(core, runtime), metricsRoute(metrics, runStatsReader(core.queue), core.config.metrics.token), downloadRoutes(core.config)],
     onFinished: (request, response, durationMs) => metrics.observe(request, response, durationMs),
   };
 });

@@ -50,7 +50,12 @@ async function setup(core: Core, request: Request): Promise<Response> {
   if (!setupAllowedHere(core.config, request)) return errorResponse("forbidden", SETUP_ELSEWHERE);
   const body = await readJson(request, SetupBody);
   if (!body.ok) return body.response;
-  const created = await firstRunSetup(core.db, { workspaceName: body.value.workspace, name: body.value.name, email: body.value.email, password: body.value.password });
+  const created = await firstRunSetup(core.db, {
+    workspaceName: body.value.workspace,
+    name: body.value.name,
+    email: body.value.email,
+    password: body.value.password,
+  });
   log.info("first-run setup done", { user_id: created.userId, workspace_id: created.workspaceId });
   return signedIn(core, request, created.userId, created.workspaceId, 201);
 }

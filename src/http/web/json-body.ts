@@ -6,7 +6,10 @@ import { errorResponse } from "../errors";
 
 const MAX_BYTES = 64 * 1024;
 
-export async function readJson<S extends z.ZodType>(request: Request, schema: S): Promise<{ ok: true; value: z.output<S> } | { ok: false; response: Response }> {
+export async function readJson<S extends z.ZodType>(
+  request: Request,
+  schema: S,
+): Promise<{ ok: true; value: z.output<S> } | { ok: false; response: Response }> {
   if (!/^application\/json\b/i.test(request.headers.get("content-type") ?? "")) {
     return { ok: false, response: errorResponse("unsupported_media_type", "the request body must be JSON (Content-Type: application/json)") };
   }
@@ -28,5 +31,8 @@ export async function readJson<S extends z.ZodType>(request: Request, schema: S)
 }
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers } });
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-store", ...headers },
+  });
 }

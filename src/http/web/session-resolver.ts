@@ -20,7 +20,12 @@ export function sessionResolver(core: Core): SessionResolver {
     const session = await resolveSession(core, request);
     if (session === null || session === "csrf_failed") return session;
     const principal: Principal = {
-      userId: session.userId, workspaceId: session.workspaceId, role: session.role, via: "session", keyId: null, trigger: "web",
+      userId: session.userId,
+      workspaceId: session.workspaceId,
+      role: session.role,
+      via: "session",
+      keyId: null,
+      trigger: "web",
     };
     return principal;
   };

@@ -21,7 +21,9 @@ export function SetupPage({ onDone, hint }: { onDone: () => Promise<void>; hint:
   if (hint !== null) {
     return (
       <AuthFrame title="Set up svc">
-        <div class="note note-warn" data-testid="setup-elsewhere">{hint}</div>
+        <div class="note note-warn" data-testid="setup-elsewhere">
+          {hint}
+        </div>
       </AuthFrame>
     );
   }
@@ -39,12 +41,22 @@ function SetupForm({ onDone }: { onDone: () => Promise<void> }) {
   return (
     <AuthFrame title="Set up svc" intro="Nobody uses this installation yet. Create the first workspace and its owner account.">
       <form onSubmit={submit} class="stack">
-        <Field label="Workspace name"><input required value={f.workspace} onInput={set("workspace")} placeholder="Acme QA" /></Field>
-        <Field label="Your name"><input required value={f.name} onInput={set("name")} autocomplete="name" /></Field>
-        <Field label="Email"><input required type="email" value={f.email} onInput={set("email")} autocomplete="email" /></Field>
-        <Field label="Password" hint="At least 10 characters."><input required type="password" minLength={10} value={f.password} onInput={set("password")} autocomplete="new-password" /></Field>
+        <Field label="Workspace name">
+          <input required value={f.workspace} onInput={set("workspace")} placeholder="Acme QA" />
+        </Field>
+        <Field label="Your name">
+          <input required value={f.name} onInput={set("name")} autocomplete="name" />
+        </Field>
+        <Field label="Email">
+          <input required type="email" value={f.email} onInput={set("email")} autocomplete="email" />
+        </Field>
+        <Field label="Password" hint="At least 10 characters.">
+          <input required type="password" minLength={10} value={f.password} onInput={set("password")} autocomplete="new-password" />
+        </Field>
         <ErrorNote message={a.error} details={a.details} />
-        <button class="btn btn-primary" disabled={a.busy}>Create workspace</button>
+        <button class="btn btn-primary" disabled={a.busy}>
+          Create workspace
+        </button>
       </form>
     </AuthFrame>
   );
@@ -61,10 +73,16 @@ export function LoginPage({ onDone }: { onDone: () => Promise<void> }) {
   return (
     <AuthFrame title="Sign in">
       <form onSubmit={submit} class="stack">
-        <Field label="Email"><input required type="email" value={email} onInput={(e) => setEmail(inputValue(e))} autocomplete="username" /></Field>
-        <Field label="Password"><input required type="password" value={password} onInput={(e) => setPassword(inputValue(e))} autocomplete="current-password" /></Field>
+        <Field label="Email">
+          <input required type="email" value={email} onInput={(e) => setEmail(inputValue(e))} autocomplete="username" />
+        </Field>
+        <Field label="Password">
+          <input required type="password" value={password} onInput={(e) => setPassword(inputValue(e))} autocomplete="current-password" />
+        </Field>
         <ErrorNote message={a.error} />
-        <button class="btn btn-primary" disabled={a.busy}>Sign in</button>
+        <button class="btn btn-primary" disabled={a.busy}>
+          Sign in
+        </button>
       </form>
     </AuthFrame>
   );
@@ -83,14 +101,29 @@ export function SetupPasswordPage({ onDone }: { onDone: () => void }) {
     e.preventDefault();
     if (await a.run(() => web("POST", "/setup-password", { token, password }))) onDone();
   };
-  if (bad) return <AuthFrame title="Set your password"><ErrorNote message={bad} /><a href="/">Go to sign in</a></AuthFrame>;
-  if (!who) return <AuthFrame title="Set your password"><p class="muted">Checking the link…</p></AuthFrame>;
+  if (bad)
+    return (
+      <AuthFrame title="Set your password">
+        <ErrorNote message={bad} />
+        <a href="/">Go to sign in</a>
+      </AuthFrame>
+    );
+  if (!who)
+    return (
+      <AuthFrame title="Set your password">
+        <p class="muted">Checking the link…</p>
+      </AuthFrame>
+    );
   return (
     <AuthFrame title="Set your password" intro={`Welcome, ${who.name}. Choose a password for ${who.email}.`}>
       <form onSubmit={submit} class="stack">
-        <Field label="New password" hint="At least 10 characters."><input required type="password" minLength={10} value={password} onInput={(e) => setPassword(inputValue(e))} autocomplete="new-password" /></Field>
+        <Field label="New password" hint="At least 10 characters.">
+          <input required type="password" minLength={10} value={password} onInput={(e) => setPassword(inputValue(e))} autocomplete="new-password" />
+        </Field>
         <ErrorNote message={a.error} details={a.details} />
-        <button class="btn btn-primary" disabled={a.busy}>Set password and sign in</button>
+        <button class="btn btn-primary" disabled={a.busy}>
+          Set password and sign in
+        </button>
       </form>
     </AuthFrame>
   );

@@ -13,13 +13,27 @@ import { checkSteps, StepsEditor } from "./steps-editor";
 /** A protected environment says so where it is chosen: only owners and admins may start runs in it. */
 const environmentLabel = (e: Environment) => (e.protected ? `${e.name} (protected)` : e.name);
 
-function AutomationEditor({ project, automation, environments, features, onSaved }: {
-  project: string; automation: Automation; environments: Environment[]; features: Feature[]; onSaved: () => Promise<void>;
+function AutomationEditor({
+  project,
+  automation,
+  environments,
+  features,
+  onSaved,
+}: {
+  project: string;
+  automation: Automation;
+  environments: Environment[];
+  features: Feature[];
+  onSaved: () => Promise<void>;
 }) {
   const [f, setF] = useState({
-    name: automation.name, description: automation.description, tags: automation.tags.join(", "),
-    timeout_ms: String(automation.timeout_ms), retries: String(automation.retries),
-    environment: automation.environment_id ?? "", feature: automation.feature_id ?? "",
+    name: automation.name,
+    description: automation.description,
+    tags: automation.tags.join(", "),
+    timeout_ms: String(automation.timeout_ms),
+    retries: String(automation.retries),
+    environment: automation.environment_id ?? "",
+    feature: automation.feature_id ?? "",
   });
   const [text, setText] = useState(JSON.stringify(automation.steps, null, 2));
   const a = useAction();
@@ -29,41 +43,71 @@ function AutomationEditor({ project, automation, environments, features, onSaved
     if (!steps) return;
     await a.run(async () => {
       await call("updateAutomation", {
-        project, automationId: automation.id,
-        name: f.name, description: f.description, steps,
-        tags: f.tags.split(",").map((t) => t.trim()).filter(Boolean),
-        timeout_ms: Number(f.timeout_ms), retries: Number(f.retries),
-        environment: f.environment || null, feature: f.feature || null,
+        project,
+        automationId: automation.id,
+        name: f.name,
+        description: f.description,
+        steps,
+        tags: f.tags
+          .split(",")
+          .map((t) => t.trim())
+          .filter(Boolean),
+        timeout_ms: Number(f.timeout_ms),
+        retries: Number(f.retries),
+        environment: f.environment || null,
+        feature: f.feature || null,
       });
       await onSaved();
     });
   };
   return (
     <form class="stack" onSubmit={save}>
-      <Field label="Name"><input required value={f.name} onInput={(e) => setF({ ...f, name: inputValue(e) })} /></Field>
-      <Field label="Description"><textarea rows={2} value={f.description} onInput={(e) => setF({ ...f, description: inputValue(e) })} /></Field>
+      <Field label="Name">
+        <input required value={f.name} onInput={(e) => setF({ ...f, name: inputValue(e) })} />
+      </Field>
+      <Field label="Description">
+        <textarea rows={2} value={f.description} onInput={(e) => setF({ ...f, description: inputValue(e) })} />
+      </Field>
       <div class="form-row">
-        <Field label="Tags" hint="Comma-separated."><input value={f.tags} onInput={(e) => setF({ ...f, tags: inputValue(e) })} /></Field>
-        <Field label="Timeout (ms)"><input type="number" min={1000} value={f.timeout_ms} onInput={(e) => setF({ ...f, timeout_ms: inputValue(e) })} /></Field>
-        <Field label="Retries"><input type="number" min={0} max={10} value={f.retries} onInput={(e) => setF({ ...f, retries: inputValue(e) })} /></Field>
+        <Field label="Tags" hint="Comma-separated.">
+          <input value={f.tags} onInput={(e) => setF({ ...f, tags: inputValue(e) })} />
+        </Field>
+        <Field label="Timeout (ms)">
+          <input type="number" min={1000} value={f.timeout_ms} onInput={(e) => setF({ ...f, timeout_ms: inputValue(e) })} />
+        </Field>
+        <Field label="Retries">
+          <input type="number" min={0} max={10} value={f.retries} onInput={(e) => setF({ ...f, retries: inputValue(e) })} />
+        </Field>
       </div>
       <div class="form-row">
         <Field label="Default environment">
           <select value={f.environment} onChange={(e) => setF({ ...f, environment: inputValue(e) })}>
             <option value="">none</option>
-            {environments.map((x) => <option key={x.id} value={x.id}>{environmentLabel(x)}</option>)}
+            {environments.map((x) => (
+              <option key={x.id} value={x.id}>
+                {environmentLabel(x)}
+              </option>
+            ))}
           </select>
         </Field>
         <Field label="Feature">
           <select value={f.feature} onChange={(e) => setF({ ...f, feature: inputValue(e) })}>
             <option value="">none</option>
-            {features.map((x) => <option key={x.id} value={x.id}>{x.name}</option>)}
+            {features.map((x) => (
+              <option key={x.id} value={x.id}>
+                {x.name}
+              </option>
+            ))}
           </select>
         </Field>
       </div>
       <StepsEditor text={text} kind={automation.kind} onChange={setText} />
       <ErrorNote message={a.error} details={a.details} />
-      <div class="row"><button class="btn btn-primary" disabled={a.busy || !steps}>Save automation</button></div>
+      <div class="row">
+        <button class="btn btn-primary" disabled={a.busy || !steps}>
+          Save automation
+        </button>
+      </div>
     </form>
   );
 }
@@ -75,14 +119,16 @@ export function AutomationPage({ project, automationId }: { project: string; aut
   const [env, setEnv] = useState("");
   const a = useAction();
   const x = au.data;
-  const setStatus = (status: Automation["status"]) => a.run(async () => {
-    await call("updateAutomation", { project, automationId, status });
-    await au.reload();
-  });
-  const run = () => a.run(async () => {
-    const r = await call("runAutomation", { project, automationId, environment: env || undefined });
-    navigate(`/p/${enc(project)}/runs/${r.id}`);
-  });
+  const setStatus = (status: Automation["status"]) =>
+    a.run(async () => {
+      await call("updateAutomation", { project, automationId, status });
+      await au.reload();
+    });
+  const run = () =>
+    a.run(async () => {
+      const r = await call("runAutomation", { project, automationId, environment: env || undefined });
+      navigate(`/p/${enc(project)}/runs/${r.id}`);
+    });
   return (
     <ProjectFrame project={project} section="automations">
       {au.loading && <Loading />}
@@ -90,35 +136,85 @@ export function AutomationPage({ project, automationId }: { project: string; aut
       {x && (
         <>
           <Card
-            title={<>{x.name} <Badge status={x.status} /></>}
+            title={
+              <>
+                {x.name} <Badge status={x.status} />
+              </>
+            }
             actions={
               <>
-                {x.status !== "active" && <button type="button" class="btn" onClick={() => void setStatus("active")}>Activate</button>}
-                {x.status === "active" && <button type="button" class="btn" onClick={() => void setStatus("disabled")}>Disable</button>}
-                <ConfirmButton label="Delete" question="Delete this automation?" onConfirm={() => void a.run(async () => { await call("deleteAutomation", { project, automationId }); navigate(`/p/${enc(project)}/automations`); })} />
+                {x.status !== "active" && (
+                  <button type="button" class="btn" onClick={() => void setStatus("active")}>
+                    Activate
+                  </button>
+                )}
+                {x.status === "active" && (
+                  <button type="button" class="btn" onClick={() => void setStatus("disabled")}>
+                    Disable
+                  </button>
+                )}
+                <ConfirmButton
+                  label="Delete"
+                  question="Delete this automation?"
+                  onConfirm={() =>
+                    void a.run(async () => {
+                      await call("deleteAutomation", { project, automationId });
+                      navigate(`/p/${enc(project)}/automations`);
+                    })
+                  }
+                />
               </>
             }
           >
             <dl class="facts">
-              <div><dt>Kind</dt><dd>{x.kind}</dd></div>
-              <div><dt>Source</dt><dd>{x.source}</dd></div>
-              <div><dt>Feature</dt><dd>{x.feature_id ? <a href={`#/p/${enc(project)}/features/${x.feature_id}`}>open feature</a> : "—"}</dd></div>
-              <div><dt>Updated</dt><dd>{when(x.updated_at)}</dd></div>
+              <div>
+                <dt>Kind</dt>
+                <dd>{x.kind}</dd>
+              </div>
+              <div>
+                <dt>Source</dt>
+                <dd>{x.source}</dd>
+              </div>
+              <div>
+                <dt>Feature</dt>
+                <dd>{x.feature_id ? <a href={`#/p/${enc(project)}/features/${x.feature_id}`}>open feature</a> : "—"}</dd>
+              </div>
+              <div>
+                <dt>Updated</dt>
+                <dd>{when(x.updated_at)}</dd>
+              </div>
             </dl>
             <div class="form-row">
               <Field label="Environment">
                 <select value={env} onChange={(e) => setEnv(inputValue(e))}>
                   <option value="">{x.environment_id ? "the automation's default" : "none"}</option>
-                  {envs.data?.data.map((e) => <option key={e.id} value={e.id}>{environmentLabel(e)}</option>)}
+                  {envs.data?.data.map((e) => (
+                    <option key={e.id} value={e.id}>
+                      {environmentLabel(e)}
+                    </option>
+                  ))}
                 </select>
               </Field>
-              <button type="button" class="btn btn-primary" disabled={a.busy} onClick={() => void run()}>Run now</button>
+              <button type="button" class="btn btn-primary" disabled={a.busy} onClick={() => void run()}>
+                Run now
+              </button>
             </div>
             <ErrorNote message={a.error} details={a.details} />
           </Card>
           <div class="two-col">
-            <Card title="Edit"><AutomationEditor key={x.updated_at} project={project} automation={x} environments={envs.data?.data ?? []} features={features.data?.data ?? []} onSaved={au.reload} /></Card>
-            <Card title="Recent runs"><RecentRuns project={project} limit={10} automation={x.id} /></Card>
+            <Card title="Edit">
+              <AutomationEditor
+                key={x.updated_at}
+                project={project}
+                automation={x}
+                environments={envs.data?.data ?? []}
+                features={features.data?.data ?? []}
+                onSaved={au.reload}
+              />
+            </Card>
+            <Card title="Recent runs">
+              <RecentRuns project={project} limit={10} automation={x.id} />
+            </Card>
           </div>
         </>
       )}

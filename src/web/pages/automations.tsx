@@ -30,18 +30,35 @@ function CreateAutomation({ project, onCancel }: { project: string; onCancel: ()
     <Card title="New automation">
       <form class="stack" onSubmit={create}>
         <div class="form-row">
-          <Field label="Name"><input required value={name} onInput={(e) => setName(inputValue(e))} /></Field>
+          <Field label="Name">
+            <input required value={name} onInput={(e) => setName(inputValue(e))} />
+          </Field>
           <Field label="Kind">
-            <select value={kind} onChange={(e) => { const k = inputValue(e) as Automation["kind"]; setKind(k); setText(k === "http" ? EXAMPLE_HTTP : EXAMPLE_BROWSER); }}>
-              {AutomationKind.options.map((k) => <option key={k} value={k}>{k}</option>)}
+            <select
+              value={kind}
+              onChange={(e) => {
+                const k = inputValue(e) as Automation["kind"];
+                setKind(k);
+                setText(k === "http" ? EXAMPLE_HTTP : EXAMPLE_BROWSER);
+              }}
+            >
+              {AutomationKind.options.map((k) => (
+                <option key={k} value={k}>
+                  {k}
+                </option>
+              ))}
             </select>
           </Field>
         </div>
         <StepsEditor text={text} kind={kind} onChange={setText} />
         <ErrorNote message={a.error} details={a.details} />
         <div class="row">
-          <button class="btn btn-primary" disabled={a.busy || checkSteps(text, kind).steps === null}>Create automation</button>
-          <button type="button" class="btn" onClick={onCancel}>Cancel</button>
+          <button class="btn btn-primary" disabled={a.busy || checkSteps(text, kind).steps === null}>
+            Create automation
+          </button>
+          <button type="button" class="btn" onClick={onCancel}>
+            Cancel
+          </button>
         </div>
       </form>
     </Card>
@@ -60,7 +77,16 @@ export function AutomationsPage({ project }: { project: string }) {
   const [filters, setFilters] = useState<Filters>({ feature: "", group: "", status: "", kind: "", q: "" });
   const [creating, setCreating] = useState(false);
   const list = useLoad(
-    () => call("listAutomations", { project, limit: 200, feature: chosen(filters.feature), group: chosen(filters.group), status: chosen(filters.status), kind: chosen(filters.kind), q: chosen(filters.q) }),
+    () =>
+      call("listAutomations", {
+        project,
+        limit: 200,
+        feature: chosen(filters.feature),
+        group: chosen(filters.group),
+        status: chosen(filters.status),
+        kind: chosen(filters.kind),
+        q: chosen(filters.q),
+      }),
     `automations:${project}:${JSON.stringify(filters)}`,
   );
   const features = useLoad(() => call("listFeatures", { project, limit: 200 }), `f:${project}`);
@@ -68,31 +94,53 @@ export function AutomationsPage({ project }: { project: string }) {
   const set = (k: keyof typeof filters) => (e: Event) => setFilters({ ...filters, [k]: (e.currentTarget as HTMLInputElement).value });
   return (
     <ProjectFrame project={project} section="automations">
-      {creating ? <CreateAutomation project={project} onCancel={() => setCreating(false)} /> : (
-        <div class="row"><button type="button" class="btn btn-primary" onClick={() => setCreating(true)}>New automation</button></div>
+      {creating ? (
+        <CreateAutomation project={project} onCancel={() => setCreating(false)} />
+      ) : (
+        <div class="row">
+          <button type="button" class="btn btn-primary" onClick={() => setCreating(true)}>
+            New automation
+          </button>
+        </div>
       )}
       <div class="filters">
-        <Field label="Search"><input type="search" value={filters.q} onInput={set("q")} placeholder="name or description" /></Field>
+        <Field label="Search">
+          <input type="search" value={filters.q} onInput={set("q")} placeholder="name or description" />
+        </Field>
         <Field label="Feature">
           <select value={filters.feature} onChange={set("feature")}>
             <option value="">any</option>
-            {features.data?.data.map((f) => <option key={f.id} value={f.id}>{f.name}</option>)}
+            {features.data?.data.map((f) => (
+              <option key={f.id} value={f.id}>
+                {f.name}
+              </option>
+            ))}
           </select>
         </Field>
         <Field label="Group">
           <select value={filters.group} onChange={set("group")}>
             <option value="">any</option>
-            {groups.data?.data.map((g) => <option key={g.id} value={g.id}>{g.name}</option>)}
+            {groups.data?.data.map((g) => (
+              <option key={g.id} value={g.id}>
+                {g.name}
+              </option>
+            ))}
           </select>
         </Field>
         <Field label="Status">
           <select value={filters.status} onChange={set("status")}>
-            <option value="">any</option>{AutomationStatus.options.map((s) => <option key={s}>{s}</option>)}
+            <option value="">any</option>
+            {AutomationStatus.options.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
           </select>
         </Field>
         <Field label="Kind">
           <select value={filters.kind} onChange={set("kind")}>
-            <option value="">any</option>{AutomationKind.options.map((k) => <option key={k}>{k}</option>)}
+            <option value="">any</option>
+            {AutomationKind.options.map((k) => (
+              <option key={k}>{k}</option>
+            ))}
           </select>
         </Field>
       </div>
@@ -102,15 +150,38 @@ export function AutomationsPage({ project }: { project: string }) {
       {list.data && list.data.data.length > 0 && (
         <div class="table-wrap">
           <table>
-            <thead><tr><th>Name</th><th>Kind</th><th>Status</th><th>Source</th><th>Last run</th><th>Updated</th></tr></thead>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Kind</th>
+                <th>Status</th>
+                <th>Source</th>
+                <th>Last run</th>
+                <th>Updated</th>
+              </tr>
+            </thead>
             <tbody>
               {list.data.data.map((x) => (
                 <tr key={x.id} data-automation={x.name}>
-                  <td data-label="Name"><a href={`#/p/${enc(project)}/automations/${x.id}`}>{x.name}</a></td>
+                  <td data-label="Name">
+                    <a href={`#/p/${enc(project)}/automations/${x.id}`}>{x.name}</a>
+                  </td>
                   <td data-label="Kind">{x.kind}</td>
-                  <td data-label="Status"><Badge status={x.status} /></td>
-                  <td data-label="Source" class="muted">{x.source}</td>
-                  <td data-label="Last run">{x.last_run ? <a href={`#/p/${enc(project)}/runs/${x.last_run.id}`}><Badge status={x.last_run.status} /></a> : <span class="muted">never</span>}</td>
+                  <td data-label="Status">
+                    <Badge status={x.status} />
+                  </td>
+                  <td data-label="Source" class="muted">
+                    {x.source}
+                  </td>
+                  <td data-label="Last run">
+                    {x.last_run ? (
+                      <a href={`#/p/${enc(project)}/runs/${x.last_run.id}`}>
+                        <Badge status={x.last_run.status} />
+                      </a>
+                    ) : (
+                      <span class="muted">never</span>
+                    )}
+                  </td>
                   <td data-label="Updated">{when(x.updated_at)}</td>
                 </tr>
               ))}

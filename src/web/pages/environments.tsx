@@ -23,11 +23,17 @@ function parseLines(text: string): Record<string, string> {
   return out;
 }
 
-const toLines = (m: Record<string, string>) => Object.entries(m).map(([k, v]) => `${k}=${v}`).join("\n");
+const toLines = (m: Record<string, string>) =>
+  Object.entries(m)
+    .map(([k, v]) => `${k}=${v}`)
+    .join("\n");
 
 /** Hosts one per line or comma-separated; none at all is the API's null (the host of BASE_URL). */
 function parseHosts(text: string): string[] | null {
-  const hosts = text.split(/[\n,]/).map((h) => h.trim()).filter(Boolean);
+  const hosts = text
+    .split(/[\n,]/)
+    .map((h) => h.trim())
+    .filter(Boolean);
   return hosts.length > 0 ? hosts : null;
 }
 
@@ -57,16 +63,30 @@ function AllowedHosts({ env }: { env: Environment }) {
   return (
     <p class="muted" data-testid="allowed-hosts">
       Secrets go only to:{" "}
-      {env.allowed_hosts === null
-        ? <span>the host of BASE_URL{baseHost ? ` (${baseHost})` : ""}</span>
-        : <span class="mono">{env.allowed_hosts.join(", ")}</span>}
+      {env.allowed_hosts === null ? (
+        <span>the host of BASE_URL{baseHost ? ` (${baseHost})` : ""}</span>
+      ) : (
+        <span class="mono">{env.allowed_hosts.join(", ")}</span>
+      )}
     </p>
   );
 }
 
 /** The "Protected" tick and the allowed hosts, with the API's complaints about them next to the field. */
-function ProtectionFields({ id, protect, hosts, problems, onProtect, onHosts }: {
-  id: string; protect: boolean; hosts: string; problems: string[]; onProtect: (v: boolean) => void; onHosts: (v: string) => void;
+function ProtectionFields({
+  id,
+  protect,
+  hosts,
+  problems,
+  onProtect,
+  onHosts,
+}: {
+  id: string;
+  protect: boolean;
+  hosts: string;
+  problems: string[];
+  onProtect: (v: boolean) => void;
+  onHosts: (v: string) => void;
 }) {
   return (
     <div class="stack">
@@ -77,14 +97,23 @@ function ProtectionFields({ id, protect, hosts, problems, onProtect, onHosts }: 
         </label>
         <span class="field-hint">Only owners and admins can change it or start runs in it, and its secrets go only to its allowed hosts.</span>
       </div>
-      <Field label="Allowed hosts" hint="Where its secrets may be sent: host names or IP addresses, one per line or comma-separated, no scheme, port or path. Empty: the host of BASE_URL.">
+      <Field
+        label="Allowed hosts"
+        hint="Where its secrets may be sent: host names or IP addresses, one per line or comma-separated, no scheme, port or path. Empty: the host of BASE_URL."
+      >
         <textarea
-          class="mono" rows={2} value={hosts} onInput={(e) => onHosts(inputValue(e))}
-          aria-invalid={problems.length > 0 ? "true" : undefined} aria-describedby={problems.length > 0 ? `${id}-problems` : undefined}
+          class="mono"
+          rows={2}
+          value={hosts}
+          onInput={(e) => onHosts(inputValue(e))}
+          aria-invalid={problems.length > 0 ? "true" : undefined}
+          aria-describedby={problems.length > 0 ? `${id}-problems` : undefined}
         />
         {problems.length > 0 && (
           <ul class="problems" id={`${id}-problems`} data-testid="allowed-hosts-problems">
-            {problems.map((p) => <li key={p}>{p}</li>)}
+            {problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
           </ul>
         )}
       </Field>
@@ -97,12 +126,27 @@ const PROTECTED_REASON = "protected: only owners and admins can change it";
 /** A protected environment as a member sees it: everything shown, nothing to change. */
 function ProtectedEnvironment({ env }: { env: Environment }) {
   return (
-    <Card title={<>{env.name} <Badge status="protected" /></>}>
+    <Card
+      title={
+        <>
+          {env.name} <Badge status="protected" />
+        </>
+      }
+    >
       <p class="note note-warn">{PROTECTED_REASON}</p>
       <Field label="Variables">
         <textarea class="mono" rows={4} readOnly value={toLines(env.variables)} />
       </Field>
-      <p class="muted">Secrets: {env.secret_names.length ? env.secret_names.map((n) => <code key={n} class="chip">{n}</code>) : "none"}</p>
+      <p class="muted">
+        Secrets:{" "}
+        {env.secret_names.length
+          ? env.secret_names.map((n) => (
+              <code key={n} class="chip">
+                {n}
+              </code>
+            ))
+          : "none"}
+      </p>
       <AllowedHosts env={env} />
     </Card>
   );
@@ -119,7 +163,8 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
     await a.run(async () => {
       const newSecrets = parseLines(secrets);
       await call("updateEnvironment", {
-        project, environmentId: env.id,
+        project,
+        environmentId: env.id,
         variables: parseLines(vars),
         ...(Object.keys(newSecrets).length > 0 ? { secrets: newSecrets } : {}),
         // Only owners and admins may send these at all: a member's save leaves protection as it is.
@@ -131,23 +176,64 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
   };
   return (
     <Card
-      title={<>{env.name}{env.protected && <> <Badge status="protected" /></>}</>}
-      actions={<ConfirmButton label="Delete" question={`Delete environment ${env.name}?`} onConfirm={() => void a.run(async () => { await call("deleteEnvironment", { project, environmentId: env.id }); await onSaved(); })} />}
+      title={
+        <>
+          {env.name}
+          {env.protected && (
+            <>
+              {" "}
+              <Badge status="protected" />
+            </>
+          )}
+        </>
+      }
+      actions={
+        <ConfirmButton
+          label="Delete"
+          question={`Delete environment ${env.name}?`}
+          onConfirm={() =>
+            void a.run(async () => {
+              await call("deleteEnvironment", { project, environmentId: env.id });
+              await onSaved();
+            })
+          }
+        />
+      }
     >
       <form class="stack" onSubmit={save}>
         <Field label="Variables" hint="One NAME=value per line, e.g. BASE_URL=https://staging.example.com">
           <textarea class="mono" rows={4} value={vars} onInput={(e) => setVars(inputValue(e))} />
         </Field>
-        <p class="muted">Secrets: {env.secret_names.length ? env.secret_names.map((n) => <code key={n} class="chip">{n}</code>) : "none"}</p>
+        <p class="muted">
+          Secrets:{" "}
+          {env.secret_names.length
+            ? env.secret_names.map((n) => (
+                <code key={n} class="chip">
+                  {n}
+                </code>
+              ))
+            : "none"}
+        </p>
         <Field label="Set secrets" hint="Write-only: NAME=value lines; they are never shown again and are masked as *** in results.">
           <textarea class="mono" rows={2} value={secrets} onInput={(e) => setSecrets(inputValue(e))} />
         </Field>
         {env.protected && <AllowedHosts env={env} />}
         {mayProtect && (
-          <ProtectionFields id={`env-${env.id}`} protect={protect} hosts={hosts} problems={hostProblems(a.details, hosts)} onProtect={setProtect} onHosts={setHosts} />
+          <ProtectionFields
+            id={`env-${env.id}`}
+            protect={protect}
+            hosts={hosts}
+            problems={hostProblems(a.details, hosts)}
+            onProtect={setProtect}
+            onHosts={setHosts}
+          />
         )}
         <ErrorNote message={a.error} details={otherDetails(a.details)} />
-        <div class="row"><button class="btn btn-primary" disabled={a.busy}>Save environment</button></div>
+        <div class="row">
+          <button class="btn btn-primary" disabled={a.busy}>
+            Save environment
+          </button>
+        </div>
       </form>
     </Card>
   );
@@ -182,11 +268,22 @@ export function EnvironmentsPage({ project }: { project: string }) {
       <Card title="New environment">
         <form class="stack" onSubmit={create}>
           <div class="form-row">
-            <Field label="Environment name"><input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="staging" /></Field>
-            <button class="btn btn-primary" disabled={a.busy}>Create environment</button>
+            <Field label="Environment name">
+              <input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="staging" />
+            </Field>
+            <button class="btn btn-primary" disabled={a.busy}>
+              Create environment
+            </button>
           </div>
           {mayProtect && (
-            <ProtectionFields id="env-new" protect={protect} hosts={hosts} problems={hostProblems(a.details, hosts)} onProtect={setProtect} onHosts={setHosts} />
+            <ProtectionFields
+              id="env-new"
+              protect={protect}
+              hosts={hosts}
+              problems={hostProblems(a.details, hosts)}
+              onProtect={setProtect}
+              onHosts={setHosts}
+            />
           )}
         </form>
         <ErrorNote message={a.error} details={otherDetails(a.details)} />
@@ -195,9 +292,11 @@ export function EnvironmentsPage({ project }: { project: string }) {
       <ErrorNote message={list.error} />
       {list.data?.data.length === 0 && <Empty>No environments yet.</Empty>}
       {list.data?.data.map((env) =>
-        env.protected && !mayProtect
-          ? <ProtectedEnvironment key={`${env.id}:${env.updated_at}`} env={env} />
-          : <EnvironmentEditor key={`${env.id}:${env.updated_at}`} project={project} env={env} mayProtect={mayProtect} onSaved={list.reload} />,
+        env.protected && !mayProtect ? (
+          <ProtectedEnvironment key={`${env.id}:${env.updated_at}`} env={env} />
+        ) : (
+          <EnvironmentEditor key={`${env.id}:${env.updated_at}`} project={project} env={env} mayProtect={mayProtect} onSaved={list.reload} />
+        ),
       )}
     </ProjectFrame>
   );

@@ -11,28 +11,48 @@ import { GherkinPreview } from "./gherkin";
 import { ProjectFrame } from "./project-frame";
 
 type TargetKind = "none" | "web" | "api";
-const list = (s: string) => s.split(",").map((x) => x.trim()).filter(Boolean);
+const list = (s: string) =>
+  s
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
 
 function FeatureForm({ project, feature, onSaved }: { project: string; feature: Feature; onSaved: () => Promise<void> }) {
   const t = feature.target;
   const [f, setF] = useState({
-    name: feature.name, description: feature.description, acceptance_criteria: feature.acceptance_criteria,
-    kind: (t?.kind ?? "none") as TargetKind, url: t?.kind === "web" ? t.url : "",
-    tags: t?.kind === "api" ? t.tags.join(", ") : "", paths: t?.kind === "api" ? t.paths.join(", ") : "",
+    name: feature.name,
+    description: feature.description,
+    acceptance_criteria: feature.acceptance_criteria,
+    kind: (t?.kind ?? "none") as TargetKind,
+    url: t?.kind === "web" ? t.url : "",
+    tags: t?.kind === "api" ? t.tags.join(", ") : "",
+    paths: t?.kind === "api" ? t.paths.join(", ") : "",
   });
   const a = useAction();
   const save = async (e: Event) => {
     e.preventDefault();
-    const target = f.kind === "web" ? { kind: "web" as const, url: f.url } : f.kind === "api" ? { kind: "api" as const, tags: list(f.tags), paths: list(f.paths) } : null;
+    const target =
+      f.kind === "web" ? { kind: "web" as const, url: f.url } : f.kind === "api" ? { kind: "api" as const, tags: list(f.tags), paths: list(f.paths) } : null;
     await a.run(async () => {
-      await call("updateFeature", { project, feature: feature.id, name: f.name, description: f.description, acceptance_criteria: f.acceptance_criteria, target });
+      await call("updateFeature", {
+        project,
+        feature: feature.id,
+        name: f.name,
+        description: f.description,
+        acceptance_criteria: f.acceptance_criteria,
+        target,
+      });
       await onSaved();
     });
   };
   return (
     <form class="stack" onSubmit={save}>
-      <Field label="Name"><input required value={f.name} onInput={(e) => setF({ ...f, name: inputValue(e) })} /></Field>
-      <Field label="Description" hint="Markdown."><textarea rows={4} value={f.description} onInput={(e) => setF({ ...f, description: inputValue(e) })} /></Field>
+      <Field label="Name">
+        <input required value={f.name} onInput={(e) => setF({ ...f, name: inputValue(e) })} />
+      </Field>
+      <Field label="Description" hint="Markdown.">
+        <textarea rows={4} value={f.description} onInput={(e) => setF({ ...f, description: inputValue(e) })} />
+      </Field>
       <Field label="Acceptance criteria" hint="Gherkin (Scenario / Given / When / Then) or plain bullets.">
         <textarea class="mono" rows={8} value={f.acceptance_criteria} onInput={(e) => setF({ ...f, acceptance_criteria: inputValue(e) })} />
       </Field>
@@ -44,15 +64,27 @@ function FeatureForm({ project, feature, onSaved }: { project: string; feature: 
           <option value="api">API operations (from the project's OpenAPI document)</option>
         </select>
       </Field>
-      {f.kind === "web" && <Field label="Page URL"><input required value={f.url} onInput={(e) => setF({ ...f, url: inputValue(e) })} placeholder="https://shop.example.com/login" /></Field>}
+      {f.kind === "web" && (
+        <Field label="Page URL">
+          <input required value={f.url} onInput={(e) => setF({ ...f, url: inputValue(e) })} placeholder="https://shop.example.com/login" />
+        </Field>
+      )}
       {f.kind === "api" && (
         <div class="form-row">
-          <Field label="OpenAPI tags" hint="Comma-separated."><input value={f.tags} onInput={(e) => setF({ ...f, tags: inputValue(e) })} /></Field>
-          <Field label="Paths" hint="Comma-separated, e.g. /items, /items/{id}"><input value={f.paths} onInput={(e) => setF({ ...f, paths: inputValue(e) })} /></Field>
+          <Field label="OpenAPI tags" hint="Comma-separated.">
+            <input value={f.tags} onInput={(e) => setF({ ...f, tags: inputValue(e) })} />
+          </Field>
+          <Field label="Paths" hint="Comma-separated, e.g. /items, /items/{id}">
+            <input value={f.paths} onInput={(e) => setF({ ...f, paths: inputValue(e) })} />
+          </Field>
         </div>
       )}
       <ErrorNote message={a.error} details={a.details} />
-      <div class="row"><button class="btn btn-primary" disabled={a.busy}>Save feature</button></div>
+      <div class="row">
+        <button class="btn btn-primary" disabled={a.busy}>
+          Save feature
+        </button>
+      </div>
     </form>
   );
 }
@@ -67,46 +99,87 @@ async function latestGeneration(project: string, feature: string): Promise<Gener
 }
 
 function GenerationPanel({ project, feature }: { project: string; feature: string }) {
-  const gen = useLoad(() => latestGeneration(project, feature), `gen:${project}:${feature}`, (g) => (g && (g.status === "queued" || g.status === "running") ? 1000 : 0));
+  const gen = useLoad(
+    () => latestGeneration(project, feature),
+    `gen:${project}:${feature}`,
+    (g) => (g && (g.status === "queued" || g.status === "running") ? 1000 : 0),
+  );
   const drafts = useLoad(() => call("listAutomations", { project, limit: 200, feature }), `drafts:${feature}:${gen.data?.status ?? ""}`);
   const [strategy, setStrategy] = useState<Generation["strategy"]>("auto");
   const a = useAction();
   const g = gen.data;
   const live = g && (g.status === "queued" || g.status === "running");
   const made = new Set(g?.automation_ids ?? []);
-  const start = () => a.run(async () => {
-    await call("startGeneration", { project, feature, strategy });
-    await gen.reload();
-  });
+  const start = () =>
+    a.run(async () => {
+      await call("startGeneration", { project, feature, strategy });
+      await gen.reload();
+    });
   return (
     <Card title="Generation">
       <div class="form-row">
         <Field label="Strategy">
           <select value={strategy} onChange={(e) => setStrategy(inputValue(e) as Generation["strategy"])}>
-            {Strategy.options.map((s) => <option key={s} value={s}>{s}</option>)}
+            {Strategy.options.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
           </select>
         </Field>
-        <button type="button" class="btn btn-primary" disabled={a.busy || !!live} onClick={() => void start()}>Generate automations</button>
-        {live && <button type="button" class="btn" onClick={() => void a.run(async () => { await call("cancelGeneration", { project, feature }); await gen.reload(); })}>Cancel</button>}
+        <button type="button" class="btn btn-primary" disabled={a.busy || !!live} onClick={() => void start()}>
+          Generate automations
+        </button>
+        {live && (
+          <button
+            type="button"
+            class="btn"
+            onClick={() =>
+              void a.run(async () => {
+                await call("cancelGeneration", { project, feature });
+                await gen.reload();
+              })
+            }
+          >
+            Cancel
+          </button>
+        )}
       </div>
       <ErrorNote message={a.error ?? gen.error} details={a.details} />
       {g && (
         <div class="stack" data-testid="generation">
-          <div class="row"><Badge status={g.status} /><span>{g.strategy}</span><span class="muted">started {when(g.started_at ?? g.created_at)}</span></div>
+          <div class="row">
+            <Badge status={g.status} />
+            <span>{g.strategy}</span>
+            <span class="muted">started {when(g.started_at ?? g.created_at)}</span>
+          </div>
           {live && (
             <div class="progress" role="progressbar" aria-valuemin={0} aria-valuemax={g.progress.total} aria-valuenow={g.progress.done}>
               <div class="progress-bar" style={{ width: `${g.progress.total ? Math.round((100 * g.progress.done) / g.progress.total) : 10}%` }} />
-              <span>{g.progress.stage} {g.progress.done}/{g.progress.total}</span>
+              <span>
+                {g.progress.stage} {g.progress.done}/{g.progress.total}
+              </span>
             </div>
           )}
           {g.result && <p>{g.result}</p>}
           {g.error && <div class="note note-error">{g.error}</div>}
           {g.warnings.length > 0 && (
             <div class="note note-warn">
-              <strong>{g.warnings.length} warning{g.warnings.length > 1 ? "s" : ""}</strong>
+              <strong>
+                {g.warnings.length} warning{g.warnings.length > 1 ? "s" : ""}
+              </strong>
               <ul class="details">
                 {g.warnings.map((w, i) => (
-                  <li key={i}>{w.line !== undefined && <code>line {w.line}</code>} {w.message}{w.text && <> — <code>{w.text}</code></>}{w.suggestion && <em> (try: {w.suggestion})</em>}</li>
+                  <li key={i}>
+                    {w.line !== undefined && <code>line {w.line}</code>} {w.message}
+                    {w.text && (
+                      <>
+                        {" "}
+                        — <code>{w.text}</code>
+                      </>
+                    )}
+                    {w.suggestion && <em> (try: {w.suggestion})</em>}
+                  </li>
                 ))}
               </ul>
             </div>
@@ -121,18 +194,32 @@ function GenerationPanel({ project, feature }: { project: string; feature: strin
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** The feature's automations, with the two things done to a fresh batch of drafts: activate them all, run them all. */
-function FeatureAutomations({ project, feature, list, made, onChanged }: { project: string; feature: string; list: Automation[] | null; made: Set<string>; onChanged: () => Promise<void> }) {
+function FeatureAutomations({
+  project,
+  feature,
+  list,
+  made,
+  onChanged,
+}: {
+  project: string;
+  feature: string;
+  list: Automation[] | null;
+  made: Set<string>;
+  onChanged: () => Promise<void>;
+}) {
   const bulk = useAction();
   const drafts = (list ?? []).filter((d) => d.status === "draft");
   const runnable = (list ?? []).filter((d) => d.status !== "disabled");
-  const activateAll = () => bulk.run(async () => {
-    await call("activateFeatureDrafts", { project, feature });
-    await onChanged();
-  });
-  const runAll = () => bulk.run(async () => {
-    await call("runFeature", { project, feature });
-    navigate(`/p/${enc(project)}/runs`);
-  });
+  const activateAll = () =>
+    bulk.run(async () => {
+      await call("activateFeatureDrafts", { project, feature });
+      await onChanged();
+    });
+  const runAll = () =>
+    bulk.run(async () => {
+      await call("runFeature", { project, feature });
+      navigate(`/p/${enc(project)}/runs`);
+    });
   return (
     <>
       <h3>Automations of this feature</h3>
@@ -140,14 +227,24 @@ function FeatureAutomations({ project, feature, list, made, onChanged }: { proje
       <ul class="links">
         {list?.map((d) => (
           <li key={d.id}>
-            <a href={`#/p/${enc(project)}/automations/${d.id}`}>{d.name}</a> <Badge status={d.status} /> <span class="muted">{d.kind}{made.has(d.id) ? " · from the latest generation" : ""}</span>
+            <a href={`#/p/${enc(project)}/automations/${d.id}`}>{d.name}</a> <Badge status={d.status} />{" "}
+            <span class="muted">
+              {d.kind}
+              {made.has(d.id) ? " · from the latest generation" : ""}
+            </span>
           </li>
         ))}
       </ul>
       {runnable.length > 0 && (
         <div class="row">
-          {drafts.length > 0 && <button type="button" class="btn" disabled={bulk.busy} onClick={() => void activateAll()}>Activate {plural(drafts.length, "draft")}</button>}
-          <button type="button" class="btn" disabled={bulk.busy} onClick={() => void runAll()}>Run {runnable.length === 1 ? "it" : `all ${runnable.length}`}</button>
+          {drafts.length > 0 && (
+            <button type="button" class="btn" disabled={bulk.busy} onClick={() => void activateAll()}>
+              Activate {plural(drafts.length, "draft")}
+            </button>
+          )}
+          <button type="button" class="btn" disabled={bulk.busy} onClick={() => void runAll()}>
+            Run {runnable.length === 1 ? "it" : `all ${runnable.length}`}
+          </button>
         </div>
       )}
       <ErrorNote message={bulk.error} details={bulk.details} />
@@ -164,7 +261,21 @@ export function FeaturePage({ project, feature }: { project: string; feature: st
       <ErrorNote message={f.error ?? a.error} />
       {f.data && (
         <div class="two-col">
-          <Card title={f.data.name} actions={<ConfirmButton label="Delete" question="Delete this feature?" onConfirm={() => void a.run(async () => { await call("deleteFeature", { project, feature }); navigate(`/p/${enc(project)}/features`); })} />}>
+          <Card
+            title={f.data.name}
+            actions={
+              <ConfirmButton
+                label="Delete"
+                question="Delete this feature?"
+                onConfirm={() =>
+                  void a.run(async () => {
+                    await call("deleteFeature", { project, feature });
+                    navigate(`/p/${enc(project)}/features`);
+                  })
+                }
+              />
+            }
+          >
             <FeatureForm key={f.data.updated_at} project={project} feature={f.data} onSaved={f.reload} />
           </Card>
           <GenerationPanel project={project} feature={f.data.id} />

@@ -21,8 +21,12 @@ export function FeaturesPage({ project }: { project: string }) {
     <ProjectFrame project={project} section="features">
       <Card title="New feature">
         <form class="form-row" onSubmit={create}>
-          <Field label="Feature name"><input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="Checkout" /></Field>
-          <button class="btn btn-primary" disabled={a.busy}>Create feature</button>
+          <Field label="Feature name">
+            <input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="Checkout" />
+          </Field>
+          <button class="btn btn-primary" disabled={a.busy}>
+            Create feature
+          </button>
         </form>
         <ErrorNote message={a.error} details={a.details} />
       </Card>
@@ -34,7 +38,9 @@ export function FeaturesPage({ project }: { project: string }) {
           <a key={f.id} class="tile" href={`#/p/${enc(project)}/features/${f.id}`}>
             <strong>{f.name}</strong>
             <span class="muted">{f.description.slice(0, 140) || "No description"}</span>
-            <span class="tile-meta">{f.target ? (f.target.kind === "web" ? `web: ${f.target.url}` : "api") : "no target"} · updated {when(f.updated_at)}</span>
+            <span class="tile-meta">
+              {f.target ? (f.target.kind === "web" ? `web: ${f.target.url}` : "api") : "no target"} · updated {when(f.updated_at)}
+            </span>
           </a>
         ))}
       </div>

@@ -7,11 +7,18 @@ export function GherkinPreview({ text }: { text: string }) {
     <pre class="gherkin" aria-label="Acceptance criteria, highlighted">
       {text.split("\n").map((line, i) => {
         const m = KEYWORD.exec(line);
-        if (!m) return <div key={i} class={line.trim().startsWith("#") ? "g-comment" : ""}>{line || " "}</div>;
+        if (!m)
+          return (
+            <div key={i} class={line.trim().startsWith("#") ? "g-comment" : ""}>
+              {line || " "}
+            </div>
+          );
         const heading = (m[2] ?? "").endsWith(":");
         return (
           <div key={i}>
-            {m[1]}<span class={heading ? "g-heading" : "g-step"}>{m[2]}</span>{m[3]}
+            {m[1]}
+            <span class={heading ? "g-heading" : "g-step"}>{m[2]}</span>
+            {m[3]}
           </div>
         );
       })}

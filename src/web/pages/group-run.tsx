@@ -19,26 +19,56 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
       {gr.loading && <Loading />}
       <ErrorNote message={gr.error} />
       {r && (
-        <Card title={<>Group run of {r.group_id ? <a href={`#/p/${enc(project)}/groups/${r.group_id}`}>{r.group_name}</a> : r.group_name}</>}
+        <Card
+          title={<>Group run of {r.group_id ? <a href={`#/p/${enc(project)}/groups/${r.group_id}`}>{r.group_name}</a> : r.group_name}</>}
           actions={
             <>
               {r.group_id && r.status !== "queued" && r.status !== "running" && (
-                <button type="button" class="btn" disabled={a.busy} onClick={() => void a.run(async () => {
-                  // The same group in the environment its runs used.
-                  const env = r.runs?.[0]?.environment_id;
-                  const next = await call("runGroup", { project, groupId: r.group_id ?? "", environment: env || undefined });
-                  navigate(`/p/${enc(project)}/group-runs/${next.id}`);
-                })}>Run again</button>
+                <button
+                  type="button"
+                  class="btn"
+                  disabled={a.busy}
+                  onClick={() =>
+                    void a.run(async () => {
+                      // The same group in the environment its runs used.
+                      const env = r.runs?.[0]?.environment_id;
+                      const next = await call("runGroup", { project, groupId: r.group_id ?? "", environment: env || undefined });
+                      navigate(`/p/${enc(project)}/group-runs/${next.id}`);
+                    })
+                  }
+                >
+                  Run again
+                </button>
               )}
-              <a class="btn" href={operationHref("getGroupRunJunit", { project, groupRunId: r.id })} download={`${r.id}.xml`}>JUnit XML</a>
+              <a class="btn" href={operationHref("getGroupRunJunit", { project, groupRunId: r.id })} download={`${r.id}.xml`}>
+                JUnit XML
+              </a>
             </>
-          }>
+          }
+        >
           <ErrorNote message={a.error} />
           <dl class="facts">
-            <div><dt>Status</dt><dd data-testid="group-run-status"><Badge status={r.status} /></dd></div>
-            <div><dt>Started</dt><dd>{when(r.started_at)}</dd></div>
-            <div><dt>Duration</dt><dd>{duration(r.duration_ms)}</dd></div>
-            <div><dt>Results</dt><dd>{r.summary.passed} passed{r.summary.flaky > 0 ? ` (${r.summary.flaky} flaky)` : ""} · {r.summary.failed} failed · {r.summary.error} error · {r.summary.queued + r.summary.running} pending</dd></div>
+            <div>
+              <dt>Status</dt>
+              <dd data-testid="group-run-status">
+                <Badge status={r.status} />
+              </dd>
+            </div>
+            <div>
+              <dt>Started</dt>
+              <dd>{when(r.started_at)}</dd>
+            </div>
+            <div>
+              <dt>Duration</dt>
+              <dd>{duration(r.duration_ms)}</dd>
+            </div>
+            <div>
+              <dt>Results</dt>
+              <dd>
+                {r.summary.passed} passed{r.summary.flaky > 0 ? ` (${r.summary.flaky} flaky)` : ""} · {r.summary.failed} failed · {r.summary.error} error ·{" "}
+                {r.summary.queued + r.summary.running} pending
+              </dd>
+            </div>
           </dl>
           <RunTable project={project} runs={r.runs ?? []} />
         </Card>

@@ -21,8 +21,12 @@ export function GroupsPage({ project }: { project: string }) {
     <ProjectFrame project={project} section="groups">
       <Card title="New group">
         <form class="form-row" onSubmit={create}>
-          <Field label="Group name"><input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="smoke" /></Field>
-          <button class="btn btn-primary" disabled={a.busy}>Create group</button>
+          <Field label="Group name">
+            <input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="smoke" />
+          </Field>
+          <button class="btn btn-primary" disabled={a.busy}>
+            Create group
+          </button>
         </form>
         <ErrorNote message={a.error} details={a.details} />
       </Card>
@@ -53,15 +57,31 @@ export function GroupRunList({ project, group }: { project: string; group?: stri
   return (
     <div class="table-wrap">
       <table>
-        <thead><tr><th>Status</th><th>Group</th><th>Started</th><th>Duration</th><th>Results</th></tr></thead>
+        <thead>
+          <tr>
+            <th>Status</th>
+            <th>Group</th>
+            <th>Started</th>
+            <th>Duration</th>
+            <th>Results</th>
+          </tr>
+        </thead>
         <tbody>
           {runs.data.data.map((r) => (
             <tr key={r.id}>
-              <td data-label="Status"><a href={`#/p/${enc(project)}/group-runs/${r.id}`}><Badge status={r.status} /></a></td>
-              <td data-label="Group"><a href={`#/p/${enc(project)}/group-runs/${r.id}`}>{r.group_name}</a></td>
+              <td data-label="Status">
+                <a href={`#/p/${enc(project)}/group-runs/${r.id}`}>
+                  <Badge status={r.status} />
+                </a>
+              </td>
+              <td data-label="Group">
+                <a href={`#/p/${enc(project)}/group-runs/${r.id}`}>{r.group_name}</a>
+              </td>
               <td data-label="Started">{when(r.started_at ?? r.created_at)}</td>
               <td data-label="Duration">{duration(r.duration_ms)}</td>
-              <td data-label="Results">{r.summary.passed}/{r.summary.total} passed</td>
+              <td data-label="Results">
+                {r.summary.passed}/{r.summary.total} passed
+              </td>
             </tr>
           ))}
         </tbody>
@@ -87,16 +107,20 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
     next.splice(i + d, 0, item);
     setOrder(next);
   };
-  const save = () => a.run(async () => {
-    await call("updateGroup", { project, groupId, ...f });
-    await g.reload();
-    form.reset();
-  });
-  const run = () => a.run(async () => {
-    const gr = await call("runGroup", { project, groupId });
-    navigate(`/p/${enc(project)}/group-runs/${gr.id}`);
-  });
-  const dirty = g.data ? JSON.stringify(ids) !== JSON.stringify(g.data.automation_ids) || f.name !== g.data.name || f.description !== g.data.description : false;
+  const save = () =>
+    a.run(async () => {
+      await call("updateGroup", { project, groupId, ...f });
+      await g.reload();
+      form.reset();
+    });
+  const run = () =>
+    a.run(async () => {
+      const gr = await call("runGroup", { project, groupId });
+      navigate(`/p/${enc(project)}/group-runs/${gr.id}`);
+    });
+  const dirty = g.data
+    ? JSON.stringify(ids) !== JSON.stringify(g.data.automation_ids) || f.name !== g.data.name || f.description !== g.data.description
+    : false;
   return (
     <ProjectFrame project={project} section="groups">
       {g.loading && <Loading />}
@@ -107,24 +131,53 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
             title={g.data.name}
             actions={
               <>
-                <button type="button" class="btn btn-primary" disabled={a.busy || dirty || ids.length === 0} onClick={() => void run()} title={dirty ? "Save first" : undefined}>Run group</button>
-                <ConfirmButton label="Delete" question="Delete this group?" onConfirm={() => void a.run(async () => { await call("deleteGroup", { project, groupId }); navigate(`/p/${enc(project)}/groups`); })} />
+                <button
+                  type="button"
+                  class="btn btn-primary"
+                  disabled={a.busy || dirty || ids.length === 0}
+                  onClick={() => void run()}
+                  title={dirty ? "Save first" : undefined}
+                >
+                  Run group
+                </button>
+                <ConfirmButton
+                  label="Delete"
+                  question="Delete this group?"
+                  onConfirm={() =>
+                    void a.run(async () => {
+                      await call("deleteGroup", { project, groupId });
+                      navigate(`/p/${enc(project)}/groups`);
+                    })
+                  }
+                />
               </>
             }
           >
             <div class="form-row">
-              <Field label="Name"><input value={f.name} onInput={(e) => form.edit({ name: inputValue(e) })} /></Field>
-              <Field label="Description"><input value={f.description} onInput={(e) => form.edit({ description: inputValue(e) })} /></Field>
+              <Field label="Name">
+                <input value={f.name} onInput={(e) => form.edit({ name: inputValue(e) })} />
+              </Field>
+              <Field label="Description">
+                <input value={f.description} onInput={(e) => form.edit({ description: inputValue(e) })} />
+              </Field>
             </div>
             <h3>Automations, in run order</h3>
             {ids.length === 0 && <Empty>No automations yet: add some below.</Empty>}
             <ol class="ordered">
               {ids.map((id, i) => (
                 <li key={id}>
-                  <span class="grow">{byId.get(id)?.name ?? id} {byId.get(id) && <Badge status={byId.get(id)?.status ?? ""} />}</span>
-                  <button type="button" class="btn btn-small" aria-label="Move up" disabled={i === 0} onClick={() => move(i, -1)}>↑</button>
-                  <button type="button" class="btn btn-small" aria-label="Move down" disabled={i === ids.length - 1} onClick={() => move(i, 1)}>↓</button>
-                  <button type="button" class="btn btn-small" aria-label="Remove from group" onClick={() => setOrder(ids.filter((x) => x !== id))}>✕</button>
+                  <span class="grow">
+                    {byId.get(id)?.name ?? id} {byId.get(id) && <Badge status={byId.get(id)?.status ?? ""} />}
+                  </span>
+                  <button type="button" class="btn btn-small" aria-label="Move up" disabled={i === 0} onClick={() => move(i, -1)}>
+                    ↑
+                  </button>
+                  <button type="button" class="btn btn-small" aria-label="Move down" disabled={i === ids.length - 1} onClick={() => move(i, 1)}>
+                    ↓
+                  </button>
+                  <button type="button" class="btn btn-small" aria-label="Remove from group" onClick={() => setOrder(ids.filter((x) => x !== id))}>
+                    ✕
+                  </button>
                 </li>
               ))}
             </ol>
@@ -132,15 +185,35 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
               <Field label="Add automation">
                 <select value={pick} onChange={(e) => setPick(inputValue(e))}>
                   <option value="">choose…</option>
-                  {(all.data?.data ?? []).filter((x) => !ids.includes(x.id)).map((x) => <option key={x.id} value={x.id}>{x.name}</option>)}
+                  {(all.data?.data ?? [])
+                    .filter((x) => !ids.includes(x.id))
+                    .map((x) => (
+                      <option key={x.id} value={x.id}>
+                        {x.name}
+                      </option>
+                    ))}
                 </select>
               </Field>
-              <button type="button" class="btn" disabled={!pick} onClick={() => { setOrder([...ids, pick]); setPick(""); }}>Add</button>
-              <button type="button" class="btn btn-primary" disabled={!dirty || a.busy} onClick={() => void save()}>Save group</button>
+              <button
+                type="button"
+                class="btn"
+                disabled={!pick}
+                onClick={() => {
+                  setOrder([...ids, pick]);
+                  setPick("");
+                }}
+              >
+                Add
+              </button>
+              <button type="button" class="btn btn-primary" disabled={!dirty || a.busy} onClick={() => void save()}>
+                Save group
+              </button>
             </div>
             <ErrorNote message={a.error} details={a.details} />
           </Card>
-          <Card title="Group runs"><GroupRunList project={project} group={groupId} /></Card>
+          <Card title="Group runs">
+            <GroupRunList project={project} group={groupId} />
+          </Card>
         </>
       )}
     </ProjectFrame>

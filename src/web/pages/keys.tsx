@@ -41,18 +41,28 @@ export function KeysPage() {
     <div class="stack-lg">
       <h1>CLI &amp; API keys</h1>
       <Card title="Create a key">
-        <p class="muted">A key acts as you in workspace <strong>{session.workspace?.name}</strong>. Use one key per machine or integration, so each can be revoked on its own.</p>
+        <p class="muted">
+          A key acts as you in workspace <strong>{session.workspace?.name}</strong>. Use one key per machine or integration, so each can be revoked on its own.
+        </p>
         <form class="form-row" onSubmit={create}>
-          <Field label="Key name"><input required maxLength={200} value={name} onInput={(e) => setName(inputValue(e))} placeholder="laptop, CI pipeline…" /></Field>
-          <Field label="Expires (optional)"><input type="date" value={expiry} onInput={(e) => setExpiry(inputValue(e))} /></Field>
-          <button class="btn btn-primary" disabled={a.busy}>Create key</button>
+          <Field label="Key name">
+            <input required maxLength={200} value={name} onInput={(e) => setName(inputValue(e))} placeholder="laptop, CI pipeline…" />
+          </Field>
+          <Field label="Expires (optional)">
+            <input type="date" value={expiry} onInput={(e) => setExpiry(inputValue(e))} />
+          </Field>
+          <button class="btn btn-primary" disabled={a.busy}>
+            Create key
+          </button>
         </form>
         <ErrorNote message={a.error} details={a.details} />
         {created && (
           <div class="note note-warn" data-testid="new-key">
             <strong>Copy your new key now: it cannot be shown again.</strong> Only a hash of it is stored; a lost key must be revoked and replaced.
             <CopyBlock text={created.key} label="Copy key" />
-            <button type="button" class="btn btn-quiet" onClick={() => setCreated(null)}>I have stored it</button>
+            <button type="button" class="btn btn-quiet" onClick={() => setCreated(null)}>
+              I have stored it
+            </button>
           </div>
         )}
       </Card>
@@ -63,16 +73,32 @@ export function KeysPage() {
         {keys.data && keys.data.data.length > 0 && (
           <div class="table-wrap">
             <table>
-              <thead><tr><th>Name</th><th>Key</th><th>Created</th><th>Last used</th><th>Expires</th><th>State</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Key</th>
+                  <th>Created</th>
+                  <th>Last used</th>
+                  <th>Expires</th>
+                  <th>State</th>
+                  <th>
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
               <tbody>
                 {keys.data.data.map((k) => (
                   <tr key={k.id} data-key-id={k.id}>
                     <td data-label="Name">{k.name}</td>
-                    <td data-label="Key"><code>{k.prefix}…</code></td>
+                    <td data-label="Key">
+                      <code>{k.prefix}…</code>
+                    </td>
                     <td data-label="Created">{when(k.created_at)}</td>
                     <td data-label="Last used">{k.last_used_at ? when(k.last_used_at) : "never"}</td>
                     <td data-label="Expires">{k.expires_at ? when(k.expires_at) : "never"}</td>
-                    <td data-label="State"><Badge status={keyState(k)} /></td>
+                    <td data-label="State">
+                      <Badge status={keyState(k)} />
+                    </td>
                     <td class="actions">{!k.revoked_at && <ConfirmButton label="Revoke" question={`Revoke ${k.name}?`} onConfirm={() => revoke(k.id)} />}</td>
                   </tr>
                 ))}
@@ -90,7 +116,9 @@ export function KeysPage() {
         <CopyBlock text={`svc login --server ${base}`} label="Copy login command" />
       </Card>
       <Card title="MCP client configuration">
-        <p class="muted">For AI assistants that speak MCP (put a key in place of <code>&lt;your key&gt;</code>):</p>
+        <p class="muted">
+          For AI assistants that speak MCP (put a key in place of <code>&lt;your key&gt;</code>):
+        </p>
         <CopyBlock text={mcp} label="Copy MCP configuration" />
       </Card>
     </div>

@@ -36,33 +36,46 @@ export function MembersPage() {
       await Promise.all([members.reload(), invitations.reload()]);
     });
   };
-  const change = (userId: string, r: Role) => a.run(async () => {
-    await call("updateMember", { userId, role: r });
-    await members.reload();
-  });
-  const remove = (userId: string) => a.run(async () => {
-    await call("removeMember", { userId });
-    await members.reload();
-  });
+  const change = (userId: string, r: Role) =>
+    a.run(async () => {
+      await call("updateMember", { userId, role: r });
+      await members.reload();
+    });
+  const remove = (userId: string) =>
+    a.run(async () => {
+      await call("removeMember", { userId });
+      await members.reload();
+    });
   const cancelling = useAction();
-  const cancel = (invitationId: string) => cancelling.run(async () => {
-    await call("cancelInvitation", { invitationId });
-    await invitations.reload();
-  });
+  const cancel = (invitationId: string) =>
+    cancelling.run(async () => {
+      await call("cancelInvitation", { invitationId });
+      await invitations.reload();
+    });
   const pending = invitations.data?.data ?? [];
   return (
     <div class="stack-lg">
       <h1>Members of {session.workspace?.name}</h1>
       <Card title="Add a member">
         <form class="form-row" onSubmit={add}>
-          <Field label="Email"><input required type="email" value={email} onInput={(e) => setEmail(inputValue(e))} /></Field>
-          <Field label="Name (optional)"><input value={name} onInput={(e) => setName(inputValue(e))} /></Field>
+          <Field label="Email">
+            <input required type="email" value={email} onInput={(e) => setEmail(inputValue(e))} />
+          </Field>
+          <Field label="Name (optional)">
+            <input value={name} onInput={(e) => setName(inputValue(e))} />
+          </Field>
           <Field label="Role">
             <select value={role} onChange={(e) => setRole(inputValue(e) as Role)}>
-              {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
+              {ROLES.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
             </select>
           </Field>
-          <button class="btn btn-primary" disabled={a.busy}>Add member</button>
+          <button class="btn btn-primary" disabled={a.busy}>
+            Add member
+          </button>
         </form>
         {setupUrl && (
           <div class="note note-warn" data-testid="setup-url">
@@ -83,21 +96,44 @@ export function MembersPage() {
         {members.data && (
           <div class="table-wrap">
             <table>
-              <thead><tr><th>Name</th><th>Email</th><th>Role</th><th>Since</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Email</th>
+                  <th>Role</th>
+                  <th>Since</th>
+                  <th>
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
               <tbody>
                 {members.data.data.map((m) => (
                   <tr key={m.user_id} data-member={m.email}>
                     <td data-label="Name">{m.name}</td>
                     <td data-label="Email">{m.email}</td>
                     <td data-label="Role">
-                      <select aria-label={`Role of ${m.email}`} value={m.role} disabled={m.user_id === session.user?.id} onChange={(e) => void change(m.user_id, inputValue(e) as Role)}>
-                        {ROLES.map((r) => <option key={r} value={r}>{r}</option>)}
+                      <select
+                        aria-label={`Role of ${m.email}`}
+                        value={m.role}
+                        disabled={m.user_id === session.user?.id}
+                        onChange={(e) => void change(m.user_id, inputValue(e) as Role)}
+                      >
+                        {ROLES.map((r) => (
+                          <option key={r} value={r}>
+                            {r}
+                          </option>
+                        ))}
                       </select>
                     </td>
                     <td data-label="Since">{when(m.created_at)}</td>
                     <td class="actions">
                       {m.user_id !== session.user?.id && (
-                        <ConfirmButton label="Remove" question={`Remove ${m.email}? Their keys stop working at once.`} onConfirm={() => void remove(m.user_id)} />
+                        <ConfirmButton
+                          label="Remove"
+                          question={`Remove ${m.email}? Their keys stop working at once.`}
+                          onConfirm={() => void remove(m.user_id)}
+                        />
                       )}
                     </td>
                   </tr>
@@ -112,7 +148,18 @@ export function MembersPage() {
           <ErrorNote message={invitations.error ?? cancelling.error} />
           <div class="table-wrap">
             <table>
-              <thead><tr><th>Name</th><th>Email</th><th>Role</th><th>Invited by</th><th>Sent</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Email</th>
+                  <th>Role</th>
+                  <th>Invited by</th>
+                  <th>Sent</th>
+                  <th>
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
               <tbody>
                 {pending.map((inv) => (
                   <tr key={inv.id} data-pending-invitation={inv.email}>
@@ -123,7 +170,15 @@ export function MembersPage() {
                     <td data-label="Sent">{when(inv.created_at)}</td>
                     <td class="actions">
                       {(inv.role !== "owner" || session.role === "owner") && (
-                        <button type="button" class="btn btn-danger-quiet" disabled={cancelling.busy} aria-label={`Cancel the invitation of ${inv.email}`} onClick={() => void cancel(inv.id)}>Cancel</button>
+                        <button
+                          type="button"
+                          class="btn btn-danger-quiet"
+                          disabled={cancelling.busy}
+                          aria-label={`Cancel the invitation of ${inv.email}`}
+                          onClick={() => void cancel(inv.id)}
+                        >
+                          Cancel
+                        </button>
                       )}
                     </td>
                   </tr>

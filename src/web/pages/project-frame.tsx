@@ -11,7 +11,9 @@ export function ProjectFrame({ project, section, children }: { project: string; 
   const base = `#/p/${enc(project)}`;
   return (
     <div class="stack-lg">
-      <div class="crumbs"><a href="#/projects">Projects</a> / <strong>{p.data?.name ?? project}</strong></div>
+      <div class="crumbs">
+        <a href="#/projects">Projects</a> / <strong>{p.data?.name ?? project}</strong>
+      </div>
       <ErrorNote message={p.error} />
       <Tabs
         active={section}

@@ -39,7 +39,8 @@ export function ProjectPage({ project }: { project: string }) {
       await p.reload();
     });
   };
-  const info = p.data?.openapi && typeof p.data.openapi.info === "object" && p.data.openapi.info ? (p.data.openapi.info as { title?: string; version?: string }) : null;
+  const info =
+    p.data?.openapi && typeof p.data.openapi.info === "object" && p.data.openapi.info ? (p.data.openapi.info as { title?: string; version?: string }) : null;
   return (
     <ProjectFrame project={project} section="overview">
       {p.loading && <Loading />}
@@ -48,11 +49,21 @@ export function ProjectPage({ project }: { project: string }) {
         <div class="two-col">
           <Card title="Project">
             <form class="stack" onSubmit={save}>
-              <Field label="Name"><input required value={f.name} onInput={(e) => form.edit({ name: inputValue(e) })} /></Field>
-              <Field label="Slug" hint="Used in URLs and by the CLI."><input required value={f.slug} onInput={(e) => form.edit({ slug: inputValue(e) })} /></Field>
-              <Field label="Description"><textarea rows={4} value={f.description} onInput={(e) => form.edit({ description: inputValue(e) })} /></Field>
+              <Field label="Name">
+                <input required value={f.name} onInput={(e) => form.edit({ name: inputValue(e) })} />
+              </Field>
+              <Field label="Slug" hint="Used in URLs and by the CLI.">
+                <input required value={f.slug} onInput={(e) => form.edit({ slug: inputValue(e) })} />
+              </Field>
+              <Field label="Description">
+                <textarea rows={4} value={f.description} onInput={(e) => form.edit({ description: inputValue(e) })} />
+              </Field>
               <ErrorNote message={a.error} details={a.details} />
-              <div class="row"><button class="btn btn-primary" disabled={a.busy}>Save</button></div>
+              <div class="row">
+                <button class="btn btn-primary" disabled={a.busy}>
+                  Save
+                </button>
+              </div>
             </form>
           </Card>
           <div class="stack-lg">
@@ -68,15 +79,35 @@ export function ProjectPage({ project }: { project: string }) {
                   <input type="file" accept=".json,.yaml,.yml,application/json" class="visually-hidden" onChange={upload} aria-label="OpenAPI file" />
                 </label>
                 {p.data.has_openapi && (
-                  <ConfirmButton label="Remove" question="Remove the OpenAPI document?" onConfirm={() => void doc.run(async () => { await call("updateProject", { project, openapi: null }); await p.reload(); })} />
+                  <ConfirmButton
+                    label="Remove"
+                    question="Remove the OpenAPI document?"
+                    onConfirm={() =>
+                      void doc.run(async () => {
+                        await call("updateProject", { project, openapi: null });
+                        await p.reload();
+                      })
+                    }
+                  />
                 )}
               </div>
               <ErrorNote message={doc.error} details={doc.details} />
             </Card>
-            <Card title="Recent runs"><RecentRuns project={project} limit={5} compact /></Card>
+            <Card title="Recent runs">
+              <RecentRuns project={project} limit={5} compact />
+            </Card>
             <Card title="Danger zone">
               <p class="muted">Deleting the project deletes its features, automations, runs and environments.</p>
-              <ConfirmButton label="Delete project" question={`Delete ${p.data.name} and everything in it?`} onConfirm={() => void a.run(async () => { await call("deleteProject", { project }); navigate("/projects"); })} />
+              <ConfirmButton
+                label="Delete project"
+                question={`Delete ${p.data.name} and everything in it?`}
+                onConfirm={() =>
+                  void a.run(async () => {
+                    await call("deleteProject", { project });
+                    navigate("/projects");
+                  })
+                }
+              />
             </Card>
           </div>
         </div>

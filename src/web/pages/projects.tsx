@@ -22,9 +22,15 @@ export function ProjectsPage() {
       <h1>Projects</h1>
       <Card title="New project">
         <form class="form-row" onSubmit={create}>
-          <Field label="Project name"><input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="Shop API" /></Field>
-          <Field label="Description"><input value={description} onInput={(e) => setDescription(inputValue(e))} /></Field>
-          <button class="btn btn-primary" disabled={a.busy}>Create project</button>
+          <Field label="Project name">
+            <input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="Shop API" />
+          </Field>
+          <Field label="Description">
+            <input value={description} onInput={(e) => setDescription(inputValue(e))} />
+          </Field>
+          <button class="btn btn-primary" disabled={a.busy}>
+            Create project
+          </button>
         </form>
         <ErrorNote message={a.error} details={a.details} />
       </Card>
@@ -36,7 +42,9 @@ export function ProjectsPage() {
           <a key={p.id} class="tile" href={`#/p/${p.slug}`}>
             <strong>{p.name}</strong>
             <span class="muted">{p.description || "No description"}</span>
-            <span class="tile-meta">{p.slug} · {p.has_openapi ? "OpenAPI attached · " : ""}created {when(p.created_at)}</span>
+            <span class="tile-meta">
+              {p.slug} · {p.has_openapi ? "OpenAPI attached · " : ""}created {when(p.created_at)}
+            </span>
           </a>
         ))}
       </div>

@@ -24,21 +24,38 @@ function StepCard({ project, run, step }: { project: string; run: Run; step: Ste
     <li class={`step step-${step.status}`} data-step={step.index}>
       <div class="step-head">
         <Badge status={step.status} />
-        <strong>{step.index + 1}. {step.name}</strong>
+        <strong>
+          {step.index + 1}. {step.name}
+        </strong>
         <span class="muted">{duration(step.duration_ms)}</span>
       </div>
       {step.message && <p class="step-message">{step.message}</p>}
       {step.assertions && step.assertions.length > 0 && (
         <div class="table-wrap">
           <table class="compact">
-            <thead><tr><th><span class="visually-hidden">Result</span></th><th>Assertion</th><th>Expected</th><th>Actual</th></tr></thead>
+            <thead>
+              <tr>
+                <th>
+                  <span class="visually-hidden">Result</span>
+                </th>
+                <th>Assertion</th>
+                <th>Expected</th>
+                <th>Actual</th>
+              </tr>
+            </thead>
             <tbody>
               {step.assertions.map((a, i) => (
                 <tr key={i} class={a.passed ? "" : "row-failed"}>
                   <td data-label="Result">{a.passed ? "✓" : "✗"}</td>
-                  <td data-label="Assertion"><code>{a.assertion}</code></td>
-                  <td data-label="Expected"><code>{show(a.expected)}</code></td>
-                  <td data-label="Actual"><code>{show(a.actual)}</code></td>
+                  <td data-label="Assertion">
+                    <code>{a.assertion}</code>
+                  </td>
+                  <td data-label="Expected">
+                    <code>{show(a.expected)}</code>
+                  </td>
+                  <td data-label="Actual">
+                    <code>{show(a.actual)}</code>
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -48,15 +65,25 @@ function StepCard({ project, run, step }: { project: string; run: Run; step: Ste
       {(step.request || step.response) && (
         <details>
           <summary>Request and response</summary>
-          {step.request && <pre class="excerpt">{`${step.request.method} ${step.request.url}\n${Object.entries(step.request.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join("\n")}${step.request.body ? `\n\n${step.request.body}` : ""}`}</pre>}
-          {step.response && <pre class="excerpt">{`${step.response.status}\n${Object.entries(step.response.headers).map(([k, v]) => `${k}: ${v}`).join("\n")}\n\n${readableBody(step.response)}${step.response.truncated ? "\n… (truncated)" : ""}`}</pre>}
+          {step.request && (
+            <pre class="excerpt">{`${step.request.method} ${step.request.url}\n${Object.entries(step.request.headers ?? {})
+              .map(([k, v]) => `${k}: ${v}`)
+              .join("\n")}${step.request.body ? `\n\n${step.request.body}` : ""}`}</pre>
+          )}
+          {step.response && (
+            <pre class="excerpt">{`${step.response.status}\n${Object.entries(step.response.headers)
+              .map(([k, v]) => `${k}: ${v}`)
+              .join("\n")}\n\n${readableBody(step.response)}${step.response.truncated ? "\n… (truncated)" : ""}`}</pre>
+          )}
         </details>
       )}
-      {step.artifacts?.filter((n) => IMAGE.test(n)).map((n) => (
-        <a key={n} href={artifactUrl(project, run.id, n)} target="_blank" rel="noreferrer">
-          <img class="shot" src={artifactUrl(project, run.id, n)} alt={`Screenshot ${n}`} loading="lazy" />
-        </a>
-      ))}
+      {step.artifacts
+        ?.filter((n) => IMAGE.test(n))
+        .map((n) => (
+          <a key={n} href={artifactUrl(project, run.id, n)} target="_blank" rel="noreferrer">
+            <img class="shot" src={artifactUrl(project, run.id, n)} alt={`Screenshot ${n}`} loading="lazy" />
+          </a>
+        ))}
     </li>
   );
 }
@@ -89,30 +116,84 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
       {r && (
         <>
           <Card
-            title={<>Run of <a href={`#/p/${enc(project)}/automations/${r.automation_id}`}>{r.automation_name}</a></>}
+            title={
+              <>
+                Run of <a href={`#/p/${enc(project)}/automations/${r.automation_id}`}>{r.automation_name}</a>
+              </>
+            }
             actions={
               <>
                 {(r.status === "queued" || r.status === "running") && (
-                  <button type="button" class="btn" disabled={a.busy} onClick={() => void a.run(async () => { await call("cancelRun", { project, runId: r.id }); await run.reload(); })}>Cancel run</button>
+                  <button
+                    type="button"
+                    class="btn"
+                    disabled={a.busy}
+                    onClick={() =>
+                      void a.run(async () => {
+                        await call("cancelRun", { project, runId: r.id });
+                        await run.reload();
+                      })
+                    }
+                  >
+                    Cancel run
+                  </button>
                 )}
                 {r.status !== "queued" && r.status !== "running" && (
-                  <button type="button" class="btn" disabled={a.busy} onClick={() => void a.run(async () => {
-                    // The same automation in the same environment; its page follows the new run.
-                    const next = await call("runAutomation", { project, automationId: r.automation_id, environment: r.environment_id ?? undefined });
-                    navigate(`/p/${enc(project)}/runs/${next.id}`);
-                  })}>Run again</button>
+                  <button
+                    type="button"
+                    class="btn"
+                    disabled={a.busy}
+                    onClick={() =>
+                      void a.run(async () => {
+                        // The same automation in the same environment; its page follows the new run.
+                        const next = await call("runAutomation", { project, automationId: r.automation_id, environment: r.environment_id ?? undefined });
+                        navigate(`/p/${enc(project)}/runs/${next.id}`);
+                      })
+                    }
+                  >
+                    Run again
+                  </button>
                 )}
-                <a class="btn" href={operationHref("getRunJunit", { project, runId: r.id })} download={`${r.id}.xml`}>JUnit XML</a>
+                <a class="btn" href={operationHref("getRunJunit", { project, runId: r.id })} download={`${r.id}.xml`}>
+                  JUnit XML
+                </a>
               </>
             }
           >
             <dl class="facts">
-              <div><dt>Status</dt><dd data-testid="run-status"><RunStatusBadges run={r} />{r.flaky && <span class="muted"> {passedOn(r)}</span>}</dd></div>
-              <div><dt>Started</dt><dd>{when(r.started_at)}</dd></div>
-              <div><dt>Duration</dt><dd>{duration(r.duration_ms)}</dd></div>
-              <div><dt>Steps</dt><dd>{r.summary.passed} passed · {r.summary.failed} failed · {r.summary.skipped} skipped</dd></div>
-              <div><dt>Trigger</dt><dd>{r.trigger}</dd></div>
-              {r.group_run_id && <div><dt>Group run</dt><dd><a href={`#/p/${enc(project)}/group-runs/${r.group_run_id}`}>{r.group_run_id}</a></dd></div>}
+              <div>
+                <dt>Status</dt>
+                <dd data-testid="run-status">
+                  <RunStatusBadges run={r} />
+                  {r.flaky && <span class="muted"> {passedOn(r)}</span>}
+                </dd>
+              </div>
+              <div>
+                <dt>Started</dt>
+                <dd>{when(r.started_at)}</dd>
+              </div>
+              <div>
+                <dt>Duration</dt>
+                <dd>{duration(r.duration_ms)}</dd>
+              </div>
+              <div>
+                <dt>Steps</dt>
+                <dd>
+                  {r.summary.passed} passed · {r.summary.failed} failed · {r.summary.skipped} skipped
+                </dd>
+              </div>
+              <div>
+                <dt>Trigger</dt>
+                <dd>{r.trigger}</dd>
+              </div>
+              {r.group_run_id && (
+                <div>
+                  <dt>Group run</dt>
+                  <dd>
+                    <a href={`#/p/${enc(project)}/group-runs/${r.group_run_id}`}>{r.group_run_id}</a>
+                  </dd>
+                </div>
+              )}
             </dl>
             {r.error && <div class="note note-error">{r.error}</div>}
             {r.attempts.length > 1 && (
@@ -131,16 +212,28 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
             <ErrorNote message={a.error} />
           </Card>
           <Card title="Steps">
-            {(r.steps ?? []).length === 0 ? <p class="muted">{r.status === "queued" ? "Waiting for a worker…" : "No step results."}</p> : (
-              <ol class="steps">{(r.steps ?? []).map((s) => <StepCard key={s.index} project={project} run={r} step={s} />)}</ol>
+            {(r.steps ?? []).length === 0 ? (
+              <p class="muted">{r.status === "queued" ? "Waiting for a worker…" : "No step results."}</p>
+            ) : (
+              <ol class="steps">
+                {(r.steps ?? []).map((s) => (
+                  <StepCard key={s.index} project={project} run={r} step={s} />
+                ))}
+              </ol>
             )}
           </Card>
           {other.length > 0 && (
             <Card title="Artifacts">
               <div class="grid">
-                {other.map((n) => IMAGE.test(n)
-                  ? <img key={n} class="shot" src={artifactUrl(project, r.id, n)} alt={`Screenshot ${n}`} />
-                  : <a key={n} href={artifactUrl(project, r.id, n)}>{n}</a>)}
+                {other.map((n) =>
+                  IMAGE.test(n) ? (
+                    <img key={n} class="shot" src={artifactUrl(project, r.id, n)} alt={`Screenshot ${n}`} />
+                  ) : (
+                    <a key={n} href={artifactUrl(project, r.id, n)}>
+                      {n}
+                    </a>
+                  ),
+                )}
               </div>
             </Card>
           )}

@@ -19,7 +19,14 @@ export function RunStatusBadges({ run }: { run: Attempted }) {
   return (
     <>
       <Badge status={run.status} />
-      {run.flaky && <> <span class="badge badge-flaky" title={passedOn(run)}>flaky</span></>}
+      {run.flaky && (
+        <>
+          {" "}
+          <span class="badge badge-flaky" title={passedOn(run)}>
+            flaky
+          </span>
+        </>
+      )}
     </>
   );
 }
@@ -30,18 +37,46 @@ export function RunTable({ project, runs, compact = false }: { project: string; 
   return (
     <div class="table-wrap">
       <table class={compact ? "compact" : undefined}>
-        <thead><tr><th>Status</th><th>Automation</th><th>Started</th><th>Duration</th>{!compact && <><th>Steps</th><th>Trigger</th></>}</tr></thead>
+        <thead>
+          <tr>
+            <th>Status</th>
+            <th>Automation</th>
+            <th>Started</th>
+            <th>Duration</th>
+            {!compact && (
+              <>
+                <th>Steps</th>
+                <th>Trigger</th>
+              </>
+            )}
+          </tr>
+        </thead>
         <tbody>
           {runs.map((r) => (
             <tr key={r.id} data-run-id={r.id}>
-              <td data-label="Status"><a href={`#/p/${enc(project)}/runs/${r.id}`}><RunStatusBadges run={r} /></a></td>
-              <td data-label="Automation"><a href={`#/p/${enc(project)}/runs/${r.id}`}>{r.automation_name}</a></td>
-              <td data-label="Started" class="nowrap" title={compact ? when(r.started_at ?? r.created_at) : undefined}>{compact ? ago(r.started_at ?? r.created_at) : when(r.started_at ?? r.created_at)}</td>
-              <td data-label="Duration" class="nowrap">{duration(r.duration_ms)}</td>
+              <td data-label="Status">
+                <a href={`#/p/${enc(project)}/runs/${r.id}`}>
+                  <RunStatusBadges run={r} />
+                </a>
+              </td>
+              <td data-label="Automation">
+                <a href={`#/p/${enc(project)}/runs/${r.id}`}>{r.automation_name}</a>
+              </td>
+              <td data-label="Started" class="nowrap" title={compact ? when(r.started_at ?? r.created_at) : undefined}>
+                {compact ? ago(r.started_at ?? r.created_at) : when(r.started_at ?? r.created_at)}
+              </td>
+              <td data-label="Duration" class="nowrap">
+                {duration(r.duration_ms)}
+              </td>
               {!compact && (
                 <>
-                  <td data-label="Steps">{r.summary.passed}/{r.summary.steps}{r.summary.failed > 0 ? ` · ${r.summary.failed} failed` : ""}</td>
-                  <td data-label="Trigger" class="muted">{r.trigger}</td>
+                  <td data-label="Steps">
+                    {r.summary.passed}/{r.summary.steps}
+                    {r.summary.failed > 0 ? ` · ${r.summary.failed} failed` : ""}
+                  </td>
+                  <td data-label="Trigger" class="muted">
+                    {r.trigger}
+                  </td>
                 </>
               )}
             </tr>
@@ -77,15 +112,35 @@ export function RunsPage({ project }: { project: string }) {
     <ProjectFrame project={project} section="runs">
       <div class="filters">
         <Field label="Status">
-          <select value={status} onChange={(e) => { setCursor(null); setStatus(inputValue(e) as Run["status"] | ""); }}>
+          <select
+            value={status}
+            onChange={(e) => {
+              setCursor(null);
+              setStatus(inputValue(e) as Run["status"] | "");
+            }}
+          >
             <option value="">any</option>
-            {RunStatus.options.map((s) => <option key={s} value={s}>{s.replace("_", " ")}</option>)}
+            {RunStatus.options.map((s) => (
+              <option key={s} value={s}>
+                {s.replace("_", " ")}
+              </option>
+            ))}
           </select>
         </Field>
         <Field label="Automation">
-          <select value={automation} onChange={(e) => { setCursor(null); setAutomation(inputValue(e)); }}>
+          <select
+            value={automation}
+            onChange={(e) => {
+              setCursor(null);
+              setAutomation(inputValue(e));
+            }}
+          >
             <option value="">any</option>
-            {automations.data?.data.map((a) => <option key={a.id} value={a.id}>{a.name}</option>)}
+            {automations.data?.data.map((a) => (
+              <option key={a.id} value={a.id}>
+                {a.name}
+              </option>
+            ))}
           </select>
         </Field>
       </div>
@@ -93,8 +148,16 @@ export function RunsPage({ project }: { project: string }) {
       <ErrorNote message={runs.error} />
       {runs.data && <RunTable project={project} runs={runs.data.data} />}
       <div class="row">
-        {cursor && <button type="button" class="btn" onClick={() => setCursor(null)}>First page</button>}
-        {runs.data?.next_cursor && <button type="button" class="btn" onClick={() => setCursor(runs.data?.next_cursor ?? null)}>Older runs</button>}
+        {cursor && (
+          <button type="button" class="btn" onClick={() => setCursor(null)}>
+            First page
+          </button>
+        )}
+        {runs.data?.next_cursor && (
+          <button type="button" class="btn" onClick={() => setCursor(runs.data?.next_cursor ?? null)}>
+            Older runs
+          </button>
+        )}
       </div>
     </ProjectFrame>
   );

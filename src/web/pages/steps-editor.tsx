@@ -34,13 +34,26 @@ export function StepsEditor({ text, kind, onChange }: { text: string; kind: Auto
     <div class="stack">
       <label class="field">
         <span class="field-label">Steps (JSON)</span>
-        <textarea class="mono editor" rows={16} spellcheck={false} value={text} onInput={(e) => onChange(inputValue(e))} aria-invalid={check.problems.length > 0} />
+        <textarea
+          class="mono editor"
+          rows={16}
+          spellcheck={false}
+          value={text}
+          onInput={(e) => onChange(inputValue(e))}
+          aria-invalid={check.problems.length > 0}
+        />
       </label>
       {check.problems.length === 0 ? (
-        <p class="ok-line" data-testid="steps-valid">✓ {check.steps?.length} valid step{check.steps?.length === 1 ? "" : "s"}</p>
+        <p class="ok-line" data-testid="steps-valid">
+          ✓ {check.steps?.length} valid step{check.steps?.length === 1 ? "" : "s"}
+        </p>
       ) : (
         <ul class="problems" data-testid="steps-problems">
-          {check.problems.map((p) => <li key={p.path + p.message}><code>{p.path}</code> {p.message}</li>)}
+          {check.problems.map((p) => (
+            <li key={p.path + p.message}>
+              <code>{p.path}</code> {p.message}
+            </li>
+          ))}
         </ul>
       )}
     </div>
