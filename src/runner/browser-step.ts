@@ -1,6 +1,4 @@
 // Executes one browser step on a page: navigation, actions, waits, expectations and screenshots.
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
 import type { BrowserStep } from "../manifest/automation-format";
 import { expectedUrlProblem, NOT_WEB, pageUrlProblem, urlIsExpected, webUrl } from "../manifest/browser-urls";
@@ -239,9 +237,8 @@ async function presence(l: Locator, state: "visible" | "hidden" | "attached" | "
 }
 
 export async function screenshot(page: Page, ctx: StepContext, name: string): Promise<string> {
-  mkdirSync(ctx.artifactDir, { recursive: true });
   const file = `${ctx.artifactPrefix}${name}.png`;
-  await page.screenshot({ path: join(ctx.artifactDir, file), fullPage: true, timeout: 10_000 });
+  await ctx.saveArtifact(file, await page.screenshot({ fullPage: true, timeout: 10_000 }));
   return file;
 }
 

@@ -1,32 +1,22 @@
-// The run engine: a bounded pool that claims queued runs, executes them with timeout, cancel and retries,
-// and hands the outcomes to the batch writer.
+// The run engine: a bounded pool that claims queued runs, has them executed (execute-run.ts: timeout, cancel,
+// retries) and hands the outcomes to the batch writer.
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import type { OpenedCore } from "../core";
 import { artifactDir } from "../core/runs/artifacts";
-import {
-  claimQueuedRuns,
-  recordRunProgress,
-  recoverInterruptedRuns,
-  type ClaimedRun,
-  type FinalRunStatus,
-  type RunAttempt,
-  type RunOutcome,
-  type RunSummaryCounts,
-} from "../core/runs/queue";
-import { CookieJar } from "tough-cookie";
+import { type ClaimedRun, claimQueuedRuns, type RunOutcome, recordRunProgress, recoverInterruptedRuns } from "../core/runs/queue";
 import type { Engine } from "../extensions";
 import { log } from "../logging";
 import { SharedBrowser } from "./chromium";
+import { executeRun, type JobProgress, type JobResult } from "./execute-run";
 import { OutcomeWriter } from "./outcome-writer";
-import { RunAborted, runAttempt, validateSteps } from "./run-attempt";
-import { maskDeep, secretMasker, type Masker } from "./secret-masking";
-import type { StepContext, StepResult } from "./step-result";
+import { RunAborted } from "./run-attempt";
 
 interface ActiveRun {
   run: ClaimedRun;
   controller: AbortController;
-  steps: StepResult[];
-  attempts: RunAttempt[];
-  masker: Masker | null;
+  /** The steps reached so far (masked), for progress writes. */
+  progress: JobProgress | null;
   /** Steps changed since the last progress write. */
   dirty: boolean;
 }
@@ -35,33 +25,6 @@ const POLL_MS = 1000;
 /** Runs shorter than this never write progress: their one final write is enough. */
 const PROGRESS_AFTER_MS = 1000;
 const CANCEL_MEMORY_MS = 60_000;
-
-function summarize(steps: StepResult[]): RunSummaryCounts {
-  let passed = 0;
-  let failed = 0;
-  let skipped = 0;
-  for (const s of steps) {
-    if (s.status === "passed") passed++;
-    else if (s.status === "skipped") skipped++;
-    else failed++;
-  }
-  return { steps: steps.length, passed, failed, skipped };
-}
-
-/** The first failed step of a failed run, for its log line: "step 2 (get item): status: expected 200, got 500". */
-function firstFailure(steps: StepResult[], mask: ((s: string) => string) | null): string | undefined {
-  const f = steps.find((x) => x.status === "failed");
-  if (!f) return undefined;
-  const text = `step ${f.index + 1}${f.name ? ` (${f.name})` : ""}: ${f.message ?? "failed"}`;
-  return mask ? mask(text) : text;
-}
-
-/** What went wrong in one attempt, kept with it: a retried attempt's steps are replaced by the next attempt's. */
-function attemptMessage(result: { status: string; error: string | null; steps: StepResult[] }, mask: Masker | null): string | null {
-  if (result.status === "passed") return null;
-  const text = result.error ?? firstFailure(result.steps, null) ?? result.status;
-  return mask ? mask(text) : text;
-}
 
 export class RunEngine implements Engine {
   readonly name = "runs";
@@ -192,18 +155,26 @@ export class RunEngine implements Engine {
   }
 
   private launch(run: ClaimedRun): void {
-    const secrets = run.environment?.secrets ?? {};
-    const active: ActiveRun = { run, controller: new AbortController(), steps: [], attempts: [], masker: secretMasker(secrets), dirty: false };
+    const active: ActiveRun = { run, controller: new AbortController(), progress: null, dirty: false };
     this.active.set(run.id, active);
     if (this.recentlyCancelled.has(run.id)) active.controller.abort(new RunAborted("cancelled"));
-    this.execute(active)
-      .catch((e) => {
-        // A bug must not leave the run `running` forever: it ends as error, and the log names it (secrets masked).
-        const message = active.masker ? active.masker(String((e as Error).message)) : String((e as Error).message);
-        log.error("run failed inside the engine", { run_id: run.id, error: message });
-        return this.outcome(active, "error", `the run could not be executed (internal error: ${message})`, active.steps, []);
-      })
-      .then((outcome) => {
+    const cfg = this.core.config.runner;
+    const dir = artifactDir(this.core.config.data_dir, run.id);
+    executeRun(run, {
+      signal: active.controller.signal,
+      browser: this.browser,
+      settings: { defaultTimeoutMs: cfg.default_timeout_ms, excerptBytes: cfg.response_excerpt_bytes, maxResponseBytes: cfg.max_response_bytes },
+      saveArtifact: async (file, bytes) => {
+        await mkdir(dir, { recursive: true });
+        await Bun.write(join(dir, file), bytes);
+      },
+      onProgress: (progress) => {
+        active.progress = progress;
+        active.dirty = true;
+      },
+    })
+      .then((result) => {
+        const outcome = runOutcome(run, result);
         this.writer.add(outcome);
         // The outcome's error is masked already: the log never holds a secret the results would hide.
         log.info("run finished", {
@@ -222,129 +193,37 @@ export class RunEngine implements Engine {
       });
   }
 
-  private async execute(active: ActiveRun): Promise<RunOutcome> {
-    const { run, controller } = active;
-    const cfg = this.core.config.runner;
-    const outcome = (status: FinalRunStatus, error: string | null, steps: StepResult[], artifacts: string[]) =>
-      this.outcome(active, status, error, steps, artifacts);
-    const spec = run.spec;
-    if (!spec) return outcome("error", "the run's snapshot of the automation is unreadable: run the automation again", [], []);
-    const checked = validateSteps(spec, run.specText);
-    if ("problem" in checked) return outcome("error", checked.problem, [], []);
-    if (run.environmentId && !run.environment) {
-      return outcome("error", 'the run\'s environment no longer exists: run again with an existing environment ("environment": name or id)', [], []);
-    }
-    const unreadable = run.environment?.unreadableSecrets ?? [];
-    if (unreadable.length > 0) {
-      return outcome(
-        "error",
-        `the secrets ${unreadable.join(", ")} of the environment "${run.environment?.name}" cannot be decrypted with this server's secrets key: set them again (update_environment)`,
-        [],
-        [],
-      );
-    }
-    const allowedHosts = run.environment?.secretHosts ?? null;
-    const secretHosts = allowedHosts && active.masker ? { environment: run.environment?.name ?? "", allowed: allowedHosts, find: active.masker.find } : null;
-    const timeoutMs = spec.timeout_ms > 0 ? spec.timeout_ms : cfg.default_timeout_ms;
-    const deadline = performance.now() + timeoutMs;
-    const timer = setTimeout(() => controller.abort(new RunAborted("timeout")), timeoutMs);
-    const variables = run.environment?.variables ?? {};
-    const secrets = run.environment?.secrets ?? {};
-    const maxAttempts = Math.max(1, (spec.retries ?? 0) + 1);
-    const artifacts: string[] = [];
-    try {
-      for (let attempt = 1; ; attempt++) {
-        const vars = new Map<string, unknown>(Object.entries(variables));
-        for (const [k, v] of Object.entries(secrets)) vars.set(k, v);
-        const ctx: StepContext = {
-          runId: run.id,
-          vars,
-          baseUrl: (vars.get("BASE_URL") as string | undefined) ?? null,
-          signal: controller.signal,
-          remainingMs: () => deadline - performance.now(),
-          excerptBytes: cfg.response_excerpt_bytes,
-          maxResponseBytes: cfg.max_response_bytes,
-          artifactDir: artifactDir(this.core.config.data_dir, run.id),
-          artifactPrefix: attempt > 1 ? `attempt${attempt}-` : "",
-          cookies: new CookieJar(),
-          mask: active.masker,
-          secretHosts,
-        };
-        const t0 = performance.now();
-        try {
-          const result = await runAttempt(checked.steps, ctx, {
-            browser: this.browser,
-            onStep: (steps) => {
-              active.steps = steps;
-              active.dirty = true;
-            },
-          });
-          artifacts.push(...result.artifacts);
-          active.attempts.push({
-            attempt,
-            status: result.status,
-            error: result.error,
-            message: attemptMessage(result, active.masker),
-            duration_ms: Math.round(performance.now() - t0),
-          });
-          if (result.status === "passed" || attempt >= maxAttempts) return outcome(result.status, result.error, result.steps, artifacts);
-          active.steps = [];
-          active.dirty = true;
-        } catch (e) {
-          if (!(e instanceof RunAborted)) throw e;
-          const steps = e.partial?.steps ?? active.steps;
-          artifacts.push(...(e.partial?.artifacts ?? []));
-          const [status, error] = this.abortedStatus(e.reason, timeoutMs);
-          active.attempts.push({ attempt, status, error, message: error, duration_ms: Math.round(performance.now() - t0) });
-          return outcome(status, error, steps, artifacts);
-        }
-      }
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /** The run's final record, with secrets masked in everything it says. */
-  private outcome(active: ActiveRun, status: FinalRunStatus, error: string | null, steps: StepResult[], artifacts: string[]): RunOutcome {
-    const { run } = active;
-    const finished = Date.now();
-    const mask = active.masker;
-    return {
-      id: run.id,
-      claim: run.claim,
-      automationId: run.automationId,
-      status,
-      startedAt: run.startedAt,
-      finishedAt: new Date(finished).toISOString(),
-      durationMs: Math.max(0, finished - Date.parse(run.startedAt)),
-      error: error !== null && mask ? mask(error) : error,
-      failure: status === "failed" ? firstFailure(steps, mask) : undefined,
-      summary: summarize(steps),
-      resultsJson: JSON.stringify({ steps: mask ? maskDeep(steps, mask) : steps, artifacts }),
-      attempts: mask ? maskDeep(active.attempts, mask) : active.attempts,
-    };
-  }
-
-  private abortedStatus(reason: RunAborted["reason"], timeoutMs: number): [FinalRunStatus, string] {
-    if (reason === "timeout")
-      return ["timed_out", `the run did not finish within its timeout of ${timeoutMs} ms: raise the automation's timeout_ms or make the steps faster`];
-    if (reason === "cancelled") return ["cancelled", "cancelled by request"];
-    return ["error", "interrupted by server shutdown before the run finished: run it again"];
-  }
-
   /** Long runs show their steps while they run, and a crash keeps what was done. */
   private async saveProgress(): Promise<void> {
     const now = Date.now();
     for (const a of this.active.values()) {
-      if (!a.dirty || now - Date.parse(a.run.startedAt) < PROGRESS_AFTER_MS) continue;
+      if (!a.dirty || !a.progress || now - Date.parse(a.run.startedAt) < PROGRESS_AFTER_MS) continue;
       a.dirty = false;
-      const steps = a.masker ? maskDeep(a.steps, a.masker) : a.steps;
+      const { steps, summary, attempts } = a.progress;
       try {
-        const attempts = a.masker ? maskDeep(a.attempts, a.masker) : a.attempts;
-        await recordRunProgress(this.core, a.run, { resultsJson: JSON.stringify({ steps, artifacts: [] }), summary: summarize(a.steps), attempts });
+        await recordRunProgress(this.core, a.run, { resultsJson: JSON.stringify({ steps, artifacts: [] }), summary, attempts });
       } catch (e) {
         log.warn("could not record run progress", { run_id: a.run.id, error: (e as Error).message });
       }
     }
   }
+}
+
+/** The run's final record from what execution came to. */
+export function runOutcome(run: Pick<ClaimedRun, "id" | "claim" | "automationId" | "startedAt">, result: JobResult): RunOutcome {
+  const finished = Date.now();
+  return {
+    id: run.id,
+    claim: run.claim,
+    automationId: run.automationId,
+    status: result.status,
+    startedAt: run.startedAt,
+    finishedAt: new Date(finished).toISOString(),
+    durationMs: Math.max(0, finished - Date.parse(run.startedAt)),
+    error: result.error,
+    failure: result.failure,
+    summary: result.summary,
+    resultsJson: JSON.stringify({ steps: result.steps, artifacts: result.artifacts }),
+    attempts: result.attempts,
+  };
 }

@@ -30,7 +30,8 @@ export interface StepContext {
   excerptBytes: number;
   /** Responses larger than this are not read to the end (`runner.max_response_bytes`). */
   maxResponseBytes: number;
-  artifactDir: string;
+  /** Keeps an artifact of the run (a screenshot) under a file name; where it goes is the executor's business. */
+  saveArtifact(file: string, bytes: Uint8Array): Promise<void>;
   /** Prefix for artifact names, so retried attempts do not overwrite the first one's files. */
   artifactPrefix: string;
   /** The http steps' cookies: one jar per attempt, never shared with another run. */
