@@ -7,8 +7,8 @@ import { artifactDir } from "../core/runs/artifacts";
 import { type ClaimedRun, claimQueuedRuns, type RunOutcome, recordRunProgress, recoverInterruptedRuns } from "../core/runs/queue";
 import type { Engine } from "../extensions";
 import { log } from "../logging";
-import { SharedBrowser } from "./chromium";
-import { executeRun, type JobProgress, type JobResult } from "./execute-run";
+import type { JobProgress, JobResult } from "./execute-run";
+import { InProcessExecutor, type RunExecutor } from "./executor";
 import { OutcomeWriter } from "./outcome-writer";
 import { RunAborted } from "./run-attempt";
 
@@ -32,7 +32,7 @@ export class RunEngine implements Engine {
   /** Cancellations that may arrive while a claim is in flight, before the run is in `active`. */
   private readonly recentlyCancelled = new Map<string, number>();
   private readonly writer: OutcomeWriter;
-  private readonly browser: SharedBrowser;
+  private readonly executor: RunExecutor;
   private stopping = false;
   /** The claim in progress, if any: stop waits for it so no run is claimed behind its back. */
   private pumping: Promise<void> | null = null;
@@ -47,7 +47,7 @@ export class RunEngine implements Engine {
 
   constructor(private readonly core: OpenedCore) {
     this.writer = new OutcomeWriter(core);
-    this.browser = new SharedBrowser(core.config.runner.browser_path);
+    this.executor = new InProcessExecutor(core.config.runner.browser_path);
   }
 
   private readonly onQueued = () => void this.pump();
@@ -93,7 +93,7 @@ export class RunEngine implements Engine {
       await this.waitIdle(5_000);
     }
     await this.writer.close();
-    await this.browser.close();
+    await this.executor.close();
   }
 
   private waitIdle(ms: number): Promise<void> {
@@ -160,19 +160,19 @@ export class RunEngine implements Engine {
     if (this.recentlyCancelled.has(run.id)) active.controller.abort(new RunAborted("cancelled"));
     const cfg = this.core.config.runner;
     const dir = artifactDir(this.core.config.data_dir, run.id);
-    executeRun(run, {
-      signal: active.controller.signal,
-      browser: this.browser,
-      settings: { defaultTimeoutMs: cfg.default_timeout_ms, excerptBytes: cfg.response_excerpt_bytes, maxResponseBytes: cfg.max_response_bytes },
-      saveArtifact: async (file, bytes) => {
-        await mkdir(dir, { recursive: true });
-        await Bun.write(join(dir, file), bytes);
-      },
-      onProgress: (progress) => {
-        active.progress = progress;
-        active.dirty = true;
-      },
-    })
+    this.executor
+      .execute(run, {
+        signal: active.controller.signal,
+        settings: { defaultTimeoutMs: cfg.default_timeout_ms, excerptBytes: cfg.response_excerpt_bytes, maxResponseBytes: cfg.max_response_bytes },
+        saveArtifact: async (file, bytes) => {
+          await mkdir(dir, { recursive: true });
+          await Bun.write(join(dir, file), bytes);
+        },
+        onProgress: (progress) => {
+          active.progress = progress;
+          active.dirty = true;
+        },
+      })
       .then((result) => {
         const outcome = runOutcome(run, result);
         this.writer.add(outcome);
