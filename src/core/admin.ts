@@ -5,6 +5,7 @@ import type { Config } from "../../config/schema";
 import { openDatabase } from "../db/database";
 import { AppError } from "../manifest/errors";
 import type { SecretBox } from "../security/secret-box";
+import * as accessStore from "./access/store";
 import { KeyVerifier } from "./auth/verifier";
 import type { Core, CoreEvents, Principal, Role } from "./context";
 
@@ -47,11 +48,11 @@ export async function findMembership(
   email: string,
   workspaceSlug: string,
 ): Promise<{ userId: string; workspaceId: string; role: Role | null } | null> {
-  const user = await core.db.selectFrom("users").select("id").where("email", "=", email.trim().toLowerCase()).executeTakeFirst();
-  const ws = await core.db.selectFrom("workspaces").select("id").where("slug", "=", workspaceSlug).executeTakeFirst();
+  const user = await accessStore.findUserByEmail(core.db, email.trim().toLowerCase());
+  const ws = await accessStore.findWorkspaceBySlug(core.db, workspaceSlug);
   if (!user || !ws) return null;
-  const member = await core.db.selectFrom("memberships").select("role").where("workspace_id", "=", ws.id).where("user_id", "=", user.id).executeTakeFirst();
-  return { userId: user.id, workspaceId: ws.id, role: (member?.role as Role | undefined) ?? null };
+  const member = await accessStore.findMembership(core.db, ws.id, user.id);
+  return { userId: user.id, workspaceId: ws.id, role: member?.role ?? null };
 }
 
 /** The operator acting on a user's behalf: operations answer as they would to that user (their keys are theirs). */
@@ -70,13 +71,8 @@ export function operatorIn(workspaceId: string): Principal {
 
 /** Whoever holds the key, in the key's workspace, or null when there is no such key. */
 export async function keyHolder(core: Core, keyId: string): Promise<Principal | null> {
-  const key = await core.db.selectFrom("api_keys").select(["user_id", "workspace_id"]).where("id", "=", keyId).executeTakeFirst();
+  const key = await accessStore.findKey(core.db, keyId);
   if (!key) return null;
-  const member = await core.db
-    .selectFrom("memberships")
-    .select("role")
-    .where("workspace_id", "=", key.workspace_id)
-    .where("user_id", "=", key.user_id)
-    .executeTakeFirst();
-  return onBehalfOf({ userId: key.user_id, workspaceId: key.workspace_id, role: (member?.role as Role | undefined) ?? null });
+  const member = await accessStore.findMembership(core.db, key.workspace_id, key.user_id);
+  return onBehalfOf({ userId: key.user_id, workspaceId: key.workspace_id, role: member?.role ?? null });
 }

@@ -4,29 +4,26 @@ import { log } from "../../logging";
 import { conflict, forbidden, invalid, notFound } from "../../manifest/errors";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
-import { afterCursor, fetchPage, toPage } from "../shared/pagination";
+import { fetchPage, toPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { inviteUser } from "./invitations";
+import * as store from "./store";
 import { addToWorkspace, createApiKey, findUserByEmail, issueSetupToken, prepareMember, removeMembership, revokeKeyById } from "./users";
 
 type O = typeof ops;
 
 export const whoami: Handler<O["whoami"]> = async ({ core, principal }) => {
-  const user = await core.db.selectFrom("users").select(["id", "email", "name"]).where("id", "=", principal.userId).executeTakeFirstOrThrow();
-  const ws = await core.db.selectFrom("workspaces").select(["id", "name", "slug"]).where("id", "=", principal.workspaceId).executeTakeFirstOrThrow();
-  const key = principal.keyId
-    ? await core.db.selectFrom("api_keys").select(["id", "name", "prefix"]).where("id", "=", principal.keyId).executeTakeFirst()
-    : undefined;
+  const user = await store.userSummary(core.db, principal.userId);
+  const ws = await store.workspaceSummary(core.db, principal.workspaceId);
+  const key = principal.keyId ? await store.keySummary(core.db, principal.keyId) : undefined;
   return { user, workspace: ws, role: principal.role, key: key ?? null };
 };
 
 export const listKeys: Handler<O["listKeys"]> = async ({ core, principal }, { query }) => {
-  const q = core.db
-    .selectFrom("api_keys")
-    .select(["id", "name", "prefix", "created_at", "last_used_at", "expires_at", "revoked_at"])
-    .where("workspace_id", "=", principal.workspaceId)
-    .where("user_id", "=", principal.userId);
-  return fetchPage(q, "api_keys", query, (r) => ({ ...r, last_used_at: core.keys.pendingLastUsedAt(r.id) ?? r.last_used_at }));
+  return fetchPage(store.keysQuery(core.db, principal.workspaceId, principal.userId), "api_keys", query, (r) => ({
+    ...r,
+    last_used_at: core.keys.pendingLastUsedAt(r.id) ?? r.last_used_at,
+  }));
 };
 
 /** Session-only (the manifest says so): the HTTP layer refuses it to a key before it gets here. */
@@ -42,40 +39,20 @@ export const createKey: Handler<O["createKey"]> = async ({ core, principal }, { 
 };
 
 export const revokeKey: Handler<O["revokeKey"]> = async ({ core, principal }, { params }) => {
-  const key = await core.db
-    .selectFrom("api_keys")
-    .select("id")
-    .where("id", "=", params.keyId)
-    .where("workspace_id", "=", principal.workspaceId)
-    .executeTakeFirst();
+  const key = await store.findKeyInWorkspace(core.db, principal.workspaceId, params.keyId);
   if (!key) throw notFound("key");
   await revokeKeyById(core.db, params.keyId, principal.userId);
   core.keys.invalidate();
 };
 
 async function memberRecord(ctx: OpContext, userId: string) {
-  const row = await ctx.core.db
-    .selectFrom("memberships as m")
-    .innerJoin("users as u", "u.id", "m.user_id")
-    .select(["u.id as user_id", "u.email", "u.name", "m.role", "m.created_at"])
-    .where("m.workspace_id", "=", ctx.principal.workspaceId)
-    .where("m.user_id", "=", userId)
-    .executeTakeFirst();
+  const row = await store.findMember(ctx.core.db, ctx.principal.workspaceId, userId);
   if (!row) throw notFound("member");
   return row;
 }
 
 export const listMembers: Handler<O["listMembers"]> = async ({ core, principal }, { query }) => {
-  const rows = await core.db
-    .selectFrom("memberships as m")
-    .innerJoin("users as u", "u.id", "m.user_id")
-    .select(["u.id as user_id", "u.id", "u.email", "u.name", "m.role", "m.created_at"])
-    .where("m.workspace_id", "=", principal.workspaceId)
-    .where(afterCursor("m", query.cursor, { createdAt: "m.created_at", id: "u.id" }))
-    .orderBy("m.created_at", "desc")
-    .orderBy("u.id", "desc")
-    .limit(query.limit + 1)
-    .execute();
+  const rows = await store.membersAfter(core.db, principal.workspaceId, query);
   return toPage(rows, query.limit, ({ id: _id, ...r }) => r);
 };
 
@@ -95,12 +72,7 @@ export const addMember: Handler<O["addMember"]> = async (ctx, { body }) => {
     }
     // Someone who already has an account (perhaps invited elsewhere and not set up yet): no credential of theirs
     // is issued or touched here, and they join only by accepting.
-    const m = await trx
-      .selectFrom("memberships")
-      .select("role")
-      .where("workspace_id", "=", principal.workspaceId)
-      .where("user_id", "=", existing.id)
-      .executeTakeFirst();
+    const m = await store.findMembership(trx, principal.workspaceId, existing.id);
     if (m) throw conflict(`${member.email} is already a member of this workspace`);
     return {
       kind: "invited" as const,
@@ -140,21 +112,10 @@ export const updateMember: Handler<O["updateMember"]> = async (ctx, { params, bo
     throw forbidden("only owners can grant or take the owner role");
   }
   await core.db.transaction().execute(async (trx) => {
-    if (current.role === "owner" && body.role !== "owner") {
-      const owners = await trx
-        .selectFrom("memberships")
-        .select((eb) => eb.fn.countAll<number>().as("n"))
-        .where("workspace_id", "=", principal.workspaceId)
-        .where("role", "=", "owner")
-        .executeTakeFirstOrThrow();
-      if (Number(owners.n) <= 1) throw conflict("the last owner of a workspace must stay an owner");
+    if (current.role === "owner" && body.role !== "owner" && (await store.countOwners(trx, principal.workspaceId)) <= 1) {
+      throw conflict("the last owner of a workspace must stay an owner");
     }
-    await trx
-      .updateTable("memberships")
-      .set({ role: body.role, updated_at: nowIso() })
-      .where("workspace_id", "=", principal.workspaceId)
-      .where("user_id", "=", params.userId)
-      .execute();
+    await store.setMembershipRole(trx, principal.workspaceId, params.userId, body.role, nowIso());
   });
   core.keys.invalidate();
   return memberRecord(ctx, params.userId);

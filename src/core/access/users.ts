@@ -9,7 +9,9 @@ import type { z } from "zod";
 import { Email, Password, Slug } from "../../manifest/define";
 import { AppError, conflict, invalid, notFound } from "../../manifest/errors";
 import type { Role } from "../context";
+import * as sessionStore from "../sessions/store";
 import { nowIso } from "../shared/time";
+import * as store from "./store";
 
 export function slugify(text: string): string {
   const s = text
@@ -22,19 +24,16 @@ export function slugify(text: string): string {
 }
 
 export async function ensureWorkspace(db: Db, slug: string, name?: string): Promise<{ id: string; created: boolean }> {
-  const found = await db.selectFrom("workspaces").select("id").where("slug", "=", slug).executeTakeFirst();
+  const found = await store.findWorkspaceBySlug(db, slug);
   if (found) return { id: found.id, created: false };
   const t = nowIso();
   const id = newId("wsp");
-  await db
-    .insertInto("workspaces")
-    .values({ id, slug, name: name ?? slug, created_at: t, updated_at: t })
-    .execute();
+  await store.insertWorkspace(db, { id, slug, name: name ?? slug, created_at: t, updated_at: t });
   return { id, created: true };
 }
 
 export async function findUserByEmail(db: Db, email: string) {
-  return db.selectFrom("users").selectAll().where("email", "=", email.trim().toLowerCase()).executeTakeFirst();
+  return store.findUserByEmail(db, email.trim().toLowerCase());
 }
 
 /** A user to create or update, checked and with the password already hashed (hashing is slow: never inside a
@@ -100,37 +99,27 @@ export async function addToWorkspace(
   let createdUser = false;
   if (!user) {
     const id = newId("usr");
-    await trx
-      .insertInto("users")
-      .values({
-        id,
-        email,
-        name: input.name,
-        password_hash: passwordHash,
-        setup_token_hash: null,
-        setup_token_expires_at: null,
-        created_at: t,
-        updated_at: t,
-      })
-      .execute();
+    await store.insertUser(trx, {
+      id,
+      email,
+      name: input.name,
+      password_hash: passwordHash,
+      setup_token_hash: null,
+      setup_token_expires_at: null,
+      created_at: t,
+      updated_at: t,
+    });
     user = await findUserByEmail(trx, email);
     createdUser = true;
   } else if (passwordHash) {
-    await trx.updateTable("users").set({ password_hash: passwordHash, updated_at: t }).where("id", "=", user.id).execute();
+    await store.updateUser(trx, user.id, { password_hash: passwordHash, updated_at: t });
   }
   if (!user) throw new AppError("internal_error", "user was not created");
-  const member = await trx.selectFrom("memberships").select("role").where("workspace_id", "=", workspaceId).where("user_id", "=", user.id).executeTakeFirst();
+  const member = await store.findMembership(trx, workspaceId, user.id);
   if (member) {
-    if (member.role !== input.role) {
-      await trx
-        .updateTable("memberships")
-        .set({ role: input.role, updated_at: t })
-        .where("workspace_id", "=", workspaceId)
-        .where("user_id", "=", user.id)
-        .execute();
-    }
+    if (member.role !== input.role) await store.setMembershipRole(trx, workspaceId, user.id, input.role, t);
   } else {
-    await trx.insertInto("memberships").values({ workspace_id: workspaceId, user_id: user.id, role: input.role, created_at: t, updated_at: t }).execute();
+    await store.insertMembership(trx, { workspace_id: workspaceId, user_id: user.id, role: input.role, created_at: t, updated_at: t });
   }
   return { userId: user.id, workspaceId, createdUser };
 }
@@ -140,15 +129,11 @@ export const SETUP_TOKEN_TTL_MS = 7 * 24 * 3600 * 1000;
 /** A one-time password-setup token for a user who has no password yet; only its hash is stored. */
 export async function issueSetupToken(trx: Db, userId: string): Promise<string> {
   const token = randomBase62(40);
-  await trx
-    .updateTable("users")
-    .set({
-      setup_token_hash: hashApiKey(token),
-      setup_token_expires_at: new Date(Date.now() + SETUP_TOKEN_TTL_MS).toISOString(),
-      updated_at: nowIso(),
-    })
-    .where("id", "=", userId)
-    .execute();
+  await store.updateUser(trx, userId, {
+    setup_token_hash: hashApiKey(token),
+    setup_token_expires_at: new Date(Date.now() + SETUP_TOKEN_TTL_MS).toISOString(),
+    updated_at: nowIso(),
+  });
   return token;
 }
 
@@ -166,7 +151,7 @@ export async function createUserWithSetupToken(
   return db.transaction().execute(async (trx) => {
     const ws = await ensureWorkspace(trx, workspace);
     const added = await addToWorkspace(trx, ws.id, member);
-    const user = await trx.selectFrom("users").select(["password_hash", "setup_token_expires_at"]).where("id", "=", added.userId).executeTakeFirstOrThrow();
+    const user = await store.userSignInState(trx, added.userId);
     if (user.password_hash !== null) return { ...added, setupToken: null, pendingLink: false };
     if (user.setup_token_expires_at !== null && user.setup_token_expires_at > nowIso()) return { ...added, setupToken: null, pendingLink: true };
     return { ...added, setupToken: await issueSetupToken(trx, added.userId), pendingLink: false };
@@ -178,42 +163,31 @@ export async function createApiKey(
   db: Db,
   input: { userId: string; workspaceId: string; name: string; expiresAt: string | null },
 ): Promise<{ id: string; key: string; prefix: string; name: string; created_at: string; expires_at: string | null }> {
-  const member = await db
-    .selectFrom("memberships")
-    .select("role")
-    .where("workspace_id", "=", input.workspaceId)
-    .where("user_id", "=", input.userId)
-    .executeTakeFirst();
+  const member = await store.findMembership(db, input.workspaceId, input.userId);
   if (!member) throw notFound("membership");
   if (input.expiresAt !== null && input.expiresAt <= nowIso()) throw invalid("expiry must be in the future");
   const { key, prefix, hash } = generateApiKey();
   const id = newId("key");
   const t = nowIso();
-  await db
-    .insertInto("api_keys")
-    .values({
-      id,
-      workspace_id: input.workspaceId,
-      user_id: input.userId,
-      name: input.name,
-      prefix,
-      hash,
-      last_used_at: null,
-      expires_at: input.expiresAt,
-      revoked_at: null,
-      created_at: t,
-      updated_at: t,
-    })
-    .execute();
+  await store.insertApiKey(db, {
+    id,
+    workspace_id: input.workspaceId,
+    user_id: input.userId,
+    name: input.name,
+    prefix,
+    hash,
+    last_used_at: null,
+    expires_at: input.expiresAt,
+    revoked_at: null,
+    created_at: t,
+    updated_at: t,
+  });
   return { id, key, prefix, name: input.name, created_at: t, expires_at: input.expiresAt };
 }
 
 export async function revokeKeyById(db: Db, keyId: string, ownerUserId?: string): Promise<void> {
-  let q = db.updateTable("api_keys").set({ revoked_at: nowIso(), updated_at: nowIso() }).where("id", "=", keyId).where("revoked_at", "is", null);
-  if (ownerUserId) q = q.where("user_id", "=", ownerUserId);
-  const res = await q.executeTakeFirst();
-  if (Number(res.numUpdatedRows) === 0) {
-    const exists = await db.selectFrom("api_keys").select(["id", "user_id"]).where("id", "=", keyId).executeTakeFirst();
+  if (!(await store.revokeLiveKey(db, keyId, nowIso(), ownerUserId))) {
+    const exists = await store.findKey(db, keyId);
     if (!exists || (ownerUserId && exists.user_id !== ownerUserId)) throw notFound("key");
     // Already revoked: revoking is idempotent.
   }
@@ -222,18 +196,10 @@ export async function revokeKeyById(db: Db, keyId: string, ownerUserId?: string)
 /** Removes a member; their keys stop working because verification requires the membership. */
 export async function removeMembership(db: Db, workspaceId: string, userId: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const member = await trx.selectFrom("memberships").select("role").where("workspace_id", "=", workspaceId).where("user_id", "=", userId).executeTakeFirst();
+    const member = await store.findMembership(trx, workspaceId, userId);
     if (!member) throw notFound("member");
-    if (member.role === "owner") {
-      const owners = await trx
-        .selectFrom("memberships")
-        .select((eb) => eb.fn.countAll<number>().as("n"))
-        .where("workspace_id", "=", workspaceId)
-        .where("role", "=", "owner")
-        .executeTakeFirstOrThrow();
-      if (Number(owners.n) <= 1) throw conflict("the last owner of a workspace cannot be removed");
-    }
-    await trx.deleteFrom("memberships").where("workspace_id", "=", workspaceId).where("user_id", "=", userId).execute();
-    await trx.deleteFrom("sessions").where("workspace_id", "=", workspaceId).where("user_id", "=", userId).execute();
+    if (member.role === "owner" && (await store.countOwners(trx, workspaceId)) <= 1) throw conflict("the last owner of a workspace cannot be removed");
+    await store.deleteMembership(trx, workspaceId, userId);
+    await sessionStore.deleteSessionsOf(trx, workspaceId, userId);
   });
 }

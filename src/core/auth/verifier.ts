@@ -6,6 +6,7 @@ import type { Db } from "../../db/database";
 import { hashApiKey, isWellFormedApiKey, sameDigest } from "../../security/api-keys";
 import type { Role } from "../context";
 import { nowIso } from "../shared/time";
+import * as store from "./store";
 
 export interface VerifiedKey {
   keyId: string;
@@ -70,13 +71,7 @@ export class KeyVerifier {
   }
 
   private async lookup(hash: string): Promise<VerifiedKey | null> {
-    const row = await this.db
-      .selectFrom("api_keys as k")
-      .innerJoin("memberships as m", (j) => j.onRef("m.workspace_id", "=", "k.workspace_id").onRef("m.user_id", "=", "k.user_id"))
-      .select(["k.id", "k.user_id", "k.workspace_id", "k.hash", "k.expires_at", "m.role"])
-      .where("k.hash", "=", hash)
-      .where("k.revoked_at", "is", null)
-      .executeTakeFirst();
+    const row = await store.findLiveKeyByHash(this.db, hash);
     if (!row) return null;
     return { keyId: row.id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, hash: row.hash, expiresAt: row.expires_at };
   }
@@ -93,13 +88,7 @@ export class KeyVerifier {
     const batch = this.pendingLastUsed;
     this.pendingLastUsed = new Map();
     await this.db.transaction().execute(async (trx) => {
-      for (const [id, at] of batch) {
-        await trx
-          .updateTable("api_keys")
-          .set({ last_used_at: new Date(at).toISOString() })
-          .where("id", "=", id)
-          .execute();
-      }
+      for (const [id, at] of batch) await store.setKeyLastUsed(trx, id, new Date(at).toISOString());
     });
   }
 

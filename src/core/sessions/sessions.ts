@@ -4,7 +4,9 @@ import { hashApiKey, sameDigest } from "../../security/api-keys";
 import { newId, randomBase62 } from "../../security/ids";
 import { AppError } from "../../manifest/errors";
 import type { Role } from "../context";
+import * as accessStore from "../access/store";
 import { nowIso } from "../shared/time";
+import * as store from "./store";
 
 export const SESSION_TTL_MS = 14 * 24 * 3600 * 1000;
 
@@ -21,31 +23,23 @@ export async function createSession(db: Db, userId: string, workspaceId: string)
   const token = randomBase62(43);
   const csrfToken = randomBase62(32);
   const expiresAt = new Date(Date.now() + SESSION_TTL_MS).toISOString();
-  await db
-    .insertInto("sessions")
-    .values({
-      id: newId("ses"),
-      token_hash: hashApiKey(token),
-      user_id: userId,
-      workspace_id: workspaceId,
-      csrf_token: csrfToken,
-      created_at: nowIso(),
-      expires_at: expiresAt,
-    })
-    .execute();
-  if (Math.random() < 0.05) await db.deleteFrom("sessions").where("expires_at", "<=", nowIso()).execute();
+  await store.insertSession(db, {
+    id: newId("ses"),
+    token_hash: hashApiKey(token),
+    user_id: userId,
+    workspace_id: workspaceId,
+    csrf_token: csrfToken,
+    created_at: nowIso(),
+    expires_at: expiresAt,
+  });
+  if (Math.random() < 0.05) await store.deleteSessionsExpiredBy(db, nowIso());
   return { token, csrfToken, expiresAt };
 }
 
 /** The live session of a token; requires the membership too, so a removed member's session ends at once. */
 export async function findSession(db: Db, token: string): Promise<SessionRecord | null> {
   if (token.length === 0 || token.length > 100) return null;
-  const row = await db
-    .selectFrom("sessions as s")
-    .innerJoin("memberships as m", (j) => j.onRef("m.user_id", "=", "s.user_id").onRef("m.workspace_id", "=", "s.workspace_id"))
-    .select(["s.id", "s.user_id", "s.workspace_id", "s.csrf_token", "s.expires_at", "m.role"])
-    .where("s.token_hash", "=", hashApiKey(token))
-    .executeTakeFirst();
+  const row = await store.findSessionByTokenHash(db, hashApiKey(token));
   if (!row || row.expires_at <= nowIso()) return null;
   return { sessionId: row.id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, csrfToken: row.csrf_token };
 }
@@ -55,26 +49,19 @@ export function csrfMatches(session: SessionRecord, presented: string | null): b
 }
 
 export async function deleteSession(db: Db, sessionId: string): Promise<void> {
-  await db.deleteFrom("sessions").where("id", "=", sessionId).execute();
+  await store.deleteSession(db, sessionId);
 }
 
 /** The workspace a person signs in to: their oldest membership. */
 export async function firstMembership(db: Db, userId: string): Promise<{ workspaceId: string; role: Role } | null> {
-  const m = await db.selectFrom("memberships").select(["workspace_id", "role"]).where("user_id", "=", userId).orderBy("created_at", "asc").executeTakeFirst();
+  const m = await accessStore.firstMembership(db, userId);
   return m ? { workspaceId: m.workspace_id, role: m.role } : null;
 }
 
 /** What the web application shows about the signed-in person, with every workspace they can switch to. */
 export async function sessionProfile(db: Db, s: SessionRecord) {
-  const user = await db.selectFrom("users").select(["id", "email", "name"]).where("id", "=", s.userId).executeTakeFirstOrThrow();
-  const workspaces = await db
-    .selectFrom("memberships as m")
-    .innerJoin("workspaces as w", "w.id", "m.workspace_id")
-    .select(["w.id", "w.name", "w.slug", "m.role"])
-    .where("m.user_id", "=", s.userId)
-    .orderBy("w.name")
-    .orderBy("w.id")
-    .execute();
+  const user = await accessStore.userSummary(db, s.userId);
+  const workspaces = await accessStore.workspacesOfUser(db, s.userId);
   // A live session always has its membership (findSession joins it), so the current workspace is in the list.
   const current = workspaces.find((w) => w.id === s.workspaceId);
   if (!current) throw new AppError("internal_error", "the session's workspace is not among the person's memberships");
@@ -86,14 +73,8 @@ export async function sessionProfile(db: Db, s: SessionRecord) {
  * when they are not a member there: the caller answers 404, as for any resource of a workspace one is not in.
  */
 export async function switchSessionWorkspace(db: Db, s: SessionRecord, workspace: string): Promise<SessionRecord | null> {
-  const target = await db
-    .selectFrom("memberships as m")
-    .innerJoin("workspaces as w", "w.id", "m.workspace_id")
-    .select(["w.id", "m.role"])
-    .where("m.user_id", "=", s.userId)
-    .where((eb) => eb.or([eb("w.id", "=", workspace), eb("w.slug", "=", workspace)]))
-    .executeTakeFirst();
+  const target = await accessStore.membershipByWorkspaceIdOrSlug(db, s.userId, workspace);
   if (!target) return null;
-  await db.updateTable("sessions").set({ workspace_id: target.id }).where("id", "=", s.sessionId).execute();
+  await store.setSessionWorkspace(db, s.sessionId, target.id);
   return { ...s, workspaceId: target.id, role: target.role };
 }

@@ -5,12 +5,13 @@ import { hashApiKey, sameDigest } from "../../security/api-keys";
 import { newId } from "../../security/ids";
 import { hashPassword } from "../../security/passwords";
 import { conflict } from "../../manifest/errors";
+import * as accessStore from "../access/store";
 import { checkEmail, checkNewPassword, slugify } from "../access/users";
 import { nowIso } from "../shared/time";
 import { firstMembership } from "./sessions";
 
 export async function anyUserExists(db: Db): Promise<boolean> {
-  return (await db.selectFrom("users").select("id").limit(1).executeTakeFirst()) !== undefined;
+  return accessStore.anyUserExists(db);
 }
 
 /** Creates the first workspace and its owner; refused once any user exists, so it can only happen once. */
@@ -26,24 +27,18 @@ export async function firstRunSetup(
     const t = nowIso();
     const workspaceId = newId("wsp");
     const userId = newId("usr");
-    await trx
-      .insertInto("workspaces")
-      .values({ id: workspaceId, slug: slugify(input.workspaceName), name: input.workspaceName, created_at: t, updated_at: t })
-      .execute();
-    await trx
-      .insertInto("users")
-      .values({
-        id: userId,
-        email,
-        name: input.name,
-        password_hash: passwordHash,
-        setup_token_hash: null,
-        setup_token_expires_at: null,
-        created_at: t,
-        updated_at: t,
-      })
-      .execute();
-    await trx.insertInto("memberships").values({ workspace_id: workspaceId, user_id: userId, role: "owner", created_at: t, updated_at: t }).execute();
+    await accessStore.insertWorkspace(trx, { id: workspaceId, slug: slugify(input.workspaceName), name: input.workspaceName, created_at: t, updated_at: t });
+    await accessStore.insertUser(trx, {
+      id: userId,
+      email,
+      name: input.name,
+      password_hash: passwordHash,
+      setup_token_hash: null,
+      setup_token_expires_at: null,
+      created_at: t,
+      updated_at: t,
+    });
+    await accessStore.insertMembership(trx, { workspace_id: workspaceId, user_id: userId, role: "owner", created_at: t, updated_at: t });
     return { userId, workspaceId };
   });
 }
@@ -51,11 +46,7 @@ export async function firstRunSetup(
 async function userOfSetupToken(db: Db, token: string) {
   if (!/^[0-9A-Za-z]{20,100}$/.test(token)) return null;
   const hash = hashApiKey(token);
-  const user = await db
-    .selectFrom("users")
-    .select(["id", "email", "name", "setup_token_hash", "setup_token_expires_at"])
-    .where("setup_token_hash", "=", hash)
-    .executeTakeFirst();
+  const user = await accessStore.userBySetupTokenHash(db, hash);
   if (!user?.setup_token_hash || !sameDigest(user.setup_token_hash, hash)) return null;
   if (!user.setup_token_expires_at || user.setup_token_expires_at <= nowIso()) return null;
   return user;
@@ -74,12 +65,12 @@ export async function completePasswordSetup(db: Db, token: string, password: str
   const membership = await firstMembership(db, user.id);
   if (!membership) throw invalid("this account is no longer a member of any workspace");
   const passwordHash = await hashPassword(checkNewPassword(password));
-  const res = await db
-    .updateTable("users")
-    .set({ password_hash: passwordHash, setup_token_hash: null, setup_token_expires_at: null, updated_at: nowIso() })
-    .where("id", "=", user.id)
-    .where("setup_token_hash", "=", hashApiKey(token))
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) === 0) throw invalid("this password-setup link was just used");
+  const spent = await accessStore.updateUserWithSetupToken(db, user.id, hashApiKey(token), {
+    password_hash: passwordHash,
+    setup_token_hash: null,
+    setup_token_expires_at: null,
+    updated_at: nowIso(),
+  });
+  if (!spent) throw invalid("this password-setup link was just used");
   return { userId: user.id, workspaceId: membership.workspaceId };
 }
