@@ -4,6 +4,7 @@ import type { Selectable } from "kysely";
 import type { AutomationTable, FeatureTable, GroupTable, ProjectTable } from "../db/schema";
 import { AppError, conflict, invalid, notFound } from "../manifest/errors";
 import type { OpContext } from "./context";
+import * as projects from "./projects/store";
 
 type ProjectRow = Selectable<ProjectTable>;
 type FeatureRow = Selectable<FeatureTable>;
@@ -23,12 +24,7 @@ const LISTED_TWINS = 20;
 
 /** The project named by id or slug in the caller's workspace; another workspace's project is not found. */
 export async function resolveProject(ctx: OpContext, ref: string): Promise<ProjectRow> {
-  const row = await ctx.core.db
-    .selectFrom("projects")
-    .selectAll()
-    .where("workspace_id", "=", ctx.principal.workspaceId)
-    .where((eb) => (ref.startsWith("prj_") ? eb("id", "=", ref) : eb("slug", "=", ref)))
-    .executeTakeFirst();
+  const row = await projects.findProjectByRef(ctx.core.db, ctx.principal.workspaceId, ref);
   if (!row) throw notFound("project");
   return row;
 }
