@@ -1,21 +1,35 @@
 // What a request names, resolved once for every surface (REST, MCP, CLI, web): a project by id or slug; a
 // feature, automation or group by id or exact name, always inside the caller's workspace and project.
-import type { Selectable } from "kysely";
-import type { AutomationTable, FeatureTable, GroupTable, ProjectTable } from "../db/schema";
+import type { Kysely, Selectable } from "kysely";
+import type { AutomationTable, DB, FeatureTable, GroupTable, ProjectTable } from "../db/schema";
 import { AppError, conflict, invalid, notFound } from "../manifest/errors";
+import * as automations from "./automations/store";
 import type { OpContext } from "./context";
+import * as features from "./features/store";
+import * as groups from "./groups/store";
+import * as projects from "./projects/store";
 
 type ProjectRow = Selectable<ProjectTable>;
-type FeatureRow = Selectable<FeatureTable>;
-type AutomationRow = Selectable<AutomationTable>;
-type GroupRow = Selectable<GroupTable>;
+
+/** How a kind of named row is found: by id, or every one with exactly a name (up to a limit). */
+interface Lookup<R extends { id: string }> {
+  prefix: string;
+  noun: string;
+  byId(db: Kysely<DB>, projectId: string, id: string): Promise<R | undefined>;
+  byName(db: Kysely<DB>, projectId: string, name: string, limit: number): Promise<R[]>;
+}
+
+const featureLookup: Lookup<Selectable<FeatureTable>> = { prefix: "fea_", noun: "feature", byId: features.findFeature, byName: features.featuresNamed };
+const automationLookup: Lookup<Selectable<AutomationTable>> = {
+  prefix: "aut_",
+  noun: "automation",
+  byId: automations.findAutomation,
+  byName: automations.automationsNamed,
+};
+const groupLookup: Lookup<Selectable<GroupTable>> = { prefix: "grp_", noun: "group", byId: groups.findGroup, byName: groups.groupsNamed };
 
 /** The kinds that may be named; the prefix tells an id from a name in messages. */
-const KINDS = {
-  feature: { table: "features", prefix: "fea_", noun: "feature" },
-  automation: { table: "automations", prefix: "aut_", noun: "automation" },
-  group: { table: "groups", prefix: "grp_", noun: "group" },
-} as const;
+const KINDS = { feature: featureLookup, automation: automationLookup, group: groupLookup };
 export type NamedKind = keyof typeof KINDS;
 
 /** More twins than this are not listed one by one: the caller needs an id, not the whole list. */
@@ -23,49 +37,38 @@ const LISTED_TWINS = 20;
 
 /** The project named by id or slug in the caller's workspace; another workspace's project is not found. */
 export async function resolveProject(ctx: OpContext, ref: string): Promise<ProjectRow> {
-  const row = await ctx.core.db
-    .selectFrom("projects")
-    .selectAll()
-    .where("workspace_id", "=", ctx.principal.workspaceId)
-    .where((eb) => (ref.startsWith("prj_") ? eb("id", "=", ref) : eb("slug", "=", ref)))
-    .executeTakeFirst();
+  const row = await projects.findProjectByRef(ctx.core.db, ctx.principal.workspaceId, ref);
   if (!row) throw notFound("project");
   return row;
 }
 
 /** The rows `ref` names in the project: the one with that id, else every one with exactly that name. */
-async function rowsNamed(ctx: OpContext, kind: NamedKind, projectId: string, ref: string) {
-  const base = () => ctx.core.db.selectFrom(KINDS[kind].table).selectAll().where("project_id", "=", projectId);
-  const byId = await base().where("id", "=", ref).executeTakeFirst();
+async function rowsNamed<R extends { id: string }>(ctx: OpContext, lookup: Lookup<R>, projectId: string, ref: string): Promise<R[]> {
+  const byId = await lookup.byId(ctx.core.db, projectId, ref);
   if (byId) return [byId];
-  return base()
-    .where("name", "=", ref)
-    .orderBy("created_at")
-    .orderBy("id")
-    .limit(LISTED_TWINS + 1)
-    .execute();
+  return lookup.byName(ctx.core.db, projectId, ref, LISTED_TWINS + 1);
 }
 
-function twinsMessage(kind: NamedKind, ref: string, projectRef: string, ids: string[]): string {
+function twinsMessage(noun: string, ref: string, projectRef: string, ids: string[]): string {
   const count = ids.length > LISTED_TWINS ? `more than ${LISTED_TWINS}` : String(ids.length);
   const listed = ids.slice(0, LISTED_TWINS).join(", ") + (ids.length > LISTED_TWINS ? ", …" : "");
-  return `${count} ${KINDS[kind].noun}s are named "${ref}" in project ${projectRef}: give the id (${listed})`;
+  return `${count} ${noun}s are named "${ref}" in project ${projectRef}: give the id (${listed})`;
 }
 
 /** The one row a path parameter names: none is a 404, several with that name a 409 listing their ids. */
-async function resolveNamed(ctx: OpContext, kind: NamedKind, projectRef: string, ref: string) {
+async function resolveNamed<R extends { id: string }>(ctx: OpContext, lookup: Lookup<R>, projectRef: string, ref: string) {
   const project = await resolveProject(ctx, projectRef);
-  const rows = await rowsNamed(ctx, kind, project.id, ref);
+  const rows = await rowsNamed(ctx, lookup, project.id, ref);
   const [row] = rows;
+  const { noun, prefix } = lookup;
   if (!row) {
-    const { noun, prefix } = KINDS[kind];
     if (ref.startsWith(prefix)) throw notFound(noun);
     throw new AppError("not_found", `no ${noun} named "${ref}" in project ${projectRef} (give its name exactly, or its id ${prefix}…)`);
   }
   if (rows.length > 1)
     throw conflict(
       twinsMessage(
-        kind,
+        noun,
         ref,
         projectRef,
         rows.map((r) => r.id),
@@ -75,18 +78,18 @@ async function resolveNamed(ctx: OpContext, kind: NamedKind, projectRef: string,
 }
 
 export async function resolveFeature(ctx: OpContext, projectRef: string, ref: string) {
-  const { project, row } = await resolveNamed(ctx, "feature", projectRef, ref);
-  return { project, feature: row as FeatureRow };
+  const { project, row } = await resolveNamed(ctx, featureLookup, projectRef, ref);
+  return { project, feature: row };
 }
 
 export async function resolveAutomation(ctx: OpContext, projectRef: string, ref: string) {
-  const { project, row } = await resolveNamed(ctx, "automation", projectRef, ref);
-  return { project, automation: row as AutomationRow };
+  const { project, row } = await resolveNamed(ctx, automationLookup, projectRef, ref);
+  return { project, automation: row };
 }
 
 export async function resolveGroup(ctx: OpContext, projectRef: string, ref: string) {
-  const { project, row } = await resolveNamed(ctx, "group", projectRef, ref);
-  return { project, group: row as GroupRow };
+  const { project, row } = await resolveNamed(ctx, groupLookup, projectRef, ref);
+  return { project, group: row };
 }
 
 /**
@@ -95,15 +98,16 @@ export async function resolveGroup(ctx: OpContext, projectRef: string, ref: stri
  * id). A name shared by several is a 400 naming the filter and listing their ids.
  */
 export async function filterId(ctx: OpContext, kind: NamedKind, projectId: string, ref: string, field: string, projectRef: string): Promise<string> {
-  const rows = await rowsNamed(ctx, kind, projectId, ref);
+  const lookup: Lookup<{ id: string }> = KINDS[kind];
+  const rows = await rowsNamed(ctx, lookup, projectId, ref);
   if (rows.length > 1) {
     const message = twinsMessage(
-      kind,
+      lookup.noun,
       ref,
       projectRef,
       rows.map((r) => r.id),
     );
-    throw invalid(message, [{ path: field, message: `names ${rows.length > LISTED_TWINS ? "many" : rows.length} ${KINDS[kind].noun}s` }]);
+    throw invalid(message, [{ path: field, message: `names ${rows.length > LISTED_TWINS ? "many" : rows.length} ${lookup.noun}s` }]);
   }
   return rows[0]?.id ?? ref;
 }
@@ -113,6 +117,7 @@ export async function filterId(ctx: OpContext, kind: NamedKind, projectId: strin
  * was spelled. A value that resolves to nothing, or to several, is kept as given; the operation answers it.
  */
 export async function pathParamId(ctx: OpContext, kind: NamedKind, projectId: string, ref: string): Promise<string> {
-  const rows = await rowsNamed(ctx, kind, projectId, ref);
+  const lookup: Lookup<{ id: string }> = KINDS[kind];
+  const rows = await rowsNamed(ctx, lookup, projectId, ref);
   return rows.length === 1 && rows[0] ? rows[0].id : ref;
 }

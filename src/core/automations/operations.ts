@@ -1,6 +1,5 @@
 // Automations: validated steps, status transitions (draft → active ⇄ disabled), and starting runs.
 import type { Selectable } from "kysely";
-import { sql } from "kysely";
 import type { AutomationTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
@@ -16,6 +15,9 @@ import { nowIso } from "../shared/time";
 import { findEnvironment } from "../environments/operations";
 import { filterId, resolveAutomation, resolveProject } from "../scope";
 import { cancelRunsWhere, enqueueRuns, listRunsPage, toRun } from "../runs/operations";
+import * as features from "../features/store";
+import * as groups from "../groups/store";
+import * as store from "./store";
 
 type O = typeof ops;
 export type AutomationRow = Selectable<AutomationTable>;
@@ -61,33 +63,25 @@ async function environmentId(ctx: OpContext, projectId: string, ref: string | nu
 
 async function featureId(ctx: OpContext, projectId: string, ref: string | null | undefined) {
   if (ref === undefined || ref === null) return ref ?? null;
-  const f = await ctx.core.db.selectFrom("features").select("id").where("project_id", "=", projectId).where("id", "=", ref).executeTakeFirst();
+  const f = await features.findFeature(ctx.core.db, projectId, ref);
   if (!f) throw invalid(`feature "${ref}" does not exist in this project`, [{ path: "feature", message: "unknown feature" }]);
   return f.id;
 }
 
 export const listAutomations: Handler<O["listAutomations"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  let q = ctx.core.db.selectFrom("automations").selectAll().where("project_id", "=", project.id);
-  if (query.feature) q = q.where("feature_id", "=", await filterId(ctx, "feature", project.id, query.feature, "feature", params.project));
-  if (query.status) q = q.where("status", "=", query.status);
-  if (query.kind) q = q.where("kind", "=", query.kind);
-  if (query.q) {
-    const like = `%${query.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    q = q.where((eb) => eb.or([eb(sql`lower(name)`, "like", sql`${like} escape '\\'`), eb(sql`lower(description)`, "like", sql`${like} escape '\\'`)]));
-  }
+  const filter: store.AutomationFilter = {};
+  if (query.feature) filter.featureId = await filterId(ctx, "feature", project.id, query.feature, "feature", params.project);
+  if (query.status) filter.status = query.status;
+  if (query.kind) filter.kind = query.kind;
+  if (query.q) filter.text = query.q;
   if (query.group) {
-    const group = await ctx.core.db
-      .selectFrom("groups")
-      .select(["id", "automation_ids"])
-      .where("project_id", "=", project.id)
-      .where("id", "=", await filterId(ctx, "group", project.id, query.group, "group", params.project))
-      .executeTakeFirst();
+    const group = await groups.findGroup(ctx.core.db, project.id, await filterId(ctx, "group", project.id, query.group, "group", params.project));
     const ids = group ? readJsonColumn(StringList, group.automation_ids, `automation_ids of group ${group.id}`) : [];
     if (ids.length === 0) return { data: [], next_cursor: null };
-    q = q.where("id", "in", ids);
+    filter.ids = ids;
   }
-  return fetchPage(q, "automations", query, toAutomation);
+  return fetchPage(store.automationsQuery(ctx.core.db, project.id, filter), "automations", query, toAutomation);
 };
 
 export const createAutomation: Handler<O["createAutomation"]> = async (ctx, { params, body }) => {
@@ -115,7 +109,7 @@ export const createAutomation: Handler<O["createAutomation"]> = async (ctx, { pa
     created_at: t,
     updated_at: t,
   };
-  await ctx.core.db.insertInto("automations").values(row).execute();
+  await store.insertAutomation(ctx.core.db, row);
   return toAutomation(row);
 };
 
@@ -147,7 +141,7 @@ export const updateAutomation: Handler<O["updateAutomation"]> = async (ctx, { pa
     edited: 1,
     updated_at: nowIso(),
   };
-  await ctx.core.db.updateTable("automations").set(next).where("id", "=", automation.id).execute();
+  await store.updateAutomation(ctx.core.db, automation.id, next);
   return toAutomation(next);
 };
 
@@ -155,16 +149,11 @@ export const deleteAutomation: Handler<O["deleteAutomation"]> = async (ctx, { pa
   const { project, automation } = await resolveAutomation(ctx, params.project, params.automationId);
   await ctx.core.db.transaction().execute(async (trx) => {
     await cancelRunsWhere(ctx, trx, { automationId: automation.id }, "the automation was deleted");
-    await trx.deleteFrom("automations").where("id", "=", automation.id).execute();
-    const groups = await trx.selectFrom("groups").select(["id", "automation_ids"]).where("project_id", "=", project.id).execute();
-    for (const g of groups) {
+    await store.deleteAutomation(trx, automation.id);
+    for (const g of await groups.groupMemberLists(trx, project.id)) {
       const ids = readJsonColumn(StringList, g.automation_ids, `automation_ids of group ${g.id}`);
       if (ids.includes(automation.id)) {
-        await trx
-          .updateTable("groups")
-          .set({ automation_ids: JSON.stringify(ids.filter((i) => i !== automation.id)), updated_at: nowIso() })
-          .where("id", "=", g.id)
-          .execute();
+        await groups.updateGroup(trx, g.id, { automation_ids: JSON.stringify(ids.filter((i) => i !== automation.id)), updated_at: nowIso() });
       }
     }
   });

@@ -13,6 +13,7 @@ import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveProject } from "../scope";
 import { sealSecrets, sealValues } from "./secrets";
+import * as store from "./store";
 
 type O = typeof ops;
 type EnvRow = Selectable<EnvironmentTable>;
@@ -36,12 +37,7 @@ export function toEnvironment(row: EnvRow) {
 
 /** An environment of the project by id or name. */
 export async function findEnvironment(ctx: OpContext, projectId: string, ref: string): Promise<EnvRow | undefined> {
-  return ctx.core.db
-    .selectFrom("environments")
-    .selectAll()
-    .where("project_id", "=", projectId)
-    .where((eb) => (ref.startsWith("env_") ? eb("id", "=", ref) : eb("name", "=", ref)))
-    .executeTakeFirst();
+  return store.findEnvironmentByRef(ctx.core.db, projectId, ref);
 }
 
 async function resolveEnvironment(ctx: OpContext, projectRef: string, ref: string) {
@@ -51,11 +47,7 @@ async function resolveEnvironment(ctx: OpContext, projectRef: string, ref: strin
   return { project, env };
 }
 
-async function nameTaken(ctx: OpContext, projectId: string, name: string, exceptId?: string) {
-  let q = ctx.core.db.selectFrom("environments").select("id").where("project_id", "=", projectId).where("name", "=", name);
-  if (exceptId) q = q.where("id", "!=", exceptId);
-  return (await q.executeTakeFirst()) !== undefined;
-}
+const nameTaken = (ctx: OpContext, projectId: string, name: string, exceptId?: string) => store.environmentNameTaken(ctx.core.db, projectId, name, exceptId);
 
 const hostsText = (hosts: string[] | null) => (hosts === null ? null : JSON.stringify([...new Set(hosts.map((h) => h.toLowerCase()))]));
 
@@ -69,7 +61,7 @@ function assertMayChange(ctx: OpContext, env: EnvRow | null, body: { protected?:
 
 export const listEnvironments: Handler<O["listEnvironments"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  return fetchPage(ctx.core.db.selectFrom("environments").selectAll().where("project_id", "=", project.id), "environments", query, toEnvironment);
+  return fetchPage(store.environmentsQuery(ctx.core.db, project.id), "environments", query, toEnvironment);
 };
 
 export const createEnvironment: Handler<O["createEnvironment"]> = async (ctx, { params, body }) => {
@@ -90,7 +82,7 @@ export const createEnvironment: Handler<O["createEnvironment"]> = async (ctx, { 
     created_at: t,
     updated_at: t,
   };
-  await ctx.core.db.insertInto("environments").values(row).execute();
+  await store.insertEnvironment(ctx.core.db, row);
   return toEnvironment(row);
 };
 
@@ -119,12 +111,12 @@ export const updateEnvironment: Handler<O["updateEnvironment"]> = async (ctx, { 
     allowed_hosts: body.allowed_hosts === undefined ? env.allowed_hosts : hostsText(body.allowed_hosts),
     updated_at: nowIso(),
   };
-  await ctx.core.db.updateTable("environments").set(next).where("id", "=", env.id).execute();
+  await store.updateEnvironment(ctx.core.db, env.id, next);
   return toEnvironment(next);
 };
 
 export const deleteEnvironment: Handler<O["deleteEnvironment"]> = async (ctx, { params }) => {
   const { env } = await resolveEnvironment(ctx, params.project, params.environmentId);
   assertMayChange(ctx, env, {});
-  await ctx.core.db.deleteFrom("environments").where("id", "=", env.id).execute();
+  await store.deleteEnvironment(ctx.core.db, env.id);
 };

@@ -5,6 +5,7 @@ import { forbidden } from "../../manifest/errors";
 import { canAdminister, type OpContext } from "../context";
 import { StringList } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
+import * as store from "./store";
 
 /** The hosts a protected environment's secrets may go to: its allowed_hosts, else the host of its BASE_URL. */
 export function protectedHosts(allowedHosts: string | null, baseUrl: string | undefined): string[] {
@@ -22,6 +23,6 @@ export async function assertMayRunIn(ctx: OpContext, trx: Transaction<DB>, envir
   if (canAdminister(ctx.principal)) return;
   const ids = [...new Set(environmentIds.filter((id) => id !== null))];
   if (ids.length === 0) return;
-  const guarded = await trx.selectFrom("environments").select("name").where("id", "in", ids).where("protected", "=", 1).executeTakeFirst();
-  if (guarded) throw forbidden(`the environment "${guarded.name}" is protected: only owners and admins can start runs in it`);
+  const guarded = await store.protectedEnvironmentAmong(trx, ids);
+  if (guarded !== undefined) throw forbidden(`the environment "${guarded}" is protected: only owners and admins can start runs in it`);
 }

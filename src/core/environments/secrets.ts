@@ -1,12 +1,12 @@
 // Where environment secrets are sealed and opened: the key at start (created on first start, checked against the
 // database), sealing what an older svc stored in plain text, and the values a run needs.
-import { sql } from "kysely";
 import type { Config } from "../../../config/schema";
 import type { Db } from "../../db/database";
 import { log } from "../../logging";
 import { loadSecretsKey, type SecretBox, SecretsKeyError, secretsKeyPath } from "../../security/secret-box";
 import { StringMap } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
+import * as store from "./store";
 
 /** What binds a sealed value to its environment and name. */
 const placeOf = (environmentId: string, name: string) => `${environmentId}\u0000${name}`;
@@ -57,13 +57,7 @@ export function openSecrets(box: SecretBox, row: { id: string; secrets: string; 
  */
 export async function openSecretsKey(db: Db, config: Config): Promise<SecretBox> {
   const path = secretsKeyPath(config.data_dir, config.secrets.key_file);
-  const sample = await db
-    .selectFrom("environments")
-    .select(["id", "secrets", "secrets_sealed"])
-    .where("secrets_sealed", "=", 1)
-    .where("secrets", "!=", "{}")
-    .limit(1)
-    .executeTakeFirst();
+  const sample = await store.sealedSecretsSample(db);
   const { box, created, looseMode } = loadSecretsKey(path, sample === undefined);
   if (created) log.info("created the secrets key", { path });
   if (looseMode) log.warn("the secrets key can be read by other users: chmod 600 it", { path });
@@ -72,25 +66,14 @@ export async function openSecretsKey(db: Db, config: Config): Promise<SecretBox>
       `the secrets key ${path} does not open the secrets in this database: it belongs with another database; restore the key file kept with this one (or set secrets.key_file to it)`,
     );
   }
-  const plain = await db.selectFrom("environments").select(["id", "secrets"]).where("secrets_sealed", "=", 0).execute();
+  const plain = await store.plainSecretRows(db);
   if (plain.length === 0) return box;
   // The plain text must not stay behind in the file's free space or in the write-ahead log.
-  await sql`PRAGMA secure_delete = ON`.execute(db);
-  try {
-    await db.transaction().execute(async (trx) => {
-      for (const row of plain) {
-        await trx
-          .updateTable("environments")
-          .set({ secrets: sealSecrets(box, row.id, storedSecrets(row)), secrets_sealed: 1 })
-          .where("id", "=", row.id)
-          .where("secrets_sealed", "=", 0)
-          .execute();
-      }
-    });
-    await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(db);
-  } finally {
-    await sql`PRAGMA secure_delete = OFF`.execute(db);
-  }
+  await store.erasingReplacedValues(db, () =>
+    db.transaction().execute(async (trx) => {
+      for (const row of plain) await store.storeSealedSecrets(trx, row.id, sealSecrets(box, row.id, storedSecrets(row)));
+    }),
+  );
   log.info("encrypted the secrets of environments stored before secrets were encrypted", { environments: plain.length });
   return box;
 }

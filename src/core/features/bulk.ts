@@ -3,6 +3,7 @@ import type { ops } from "../../manifest";
 import { FEATURE_RUN_MAX } from "../../manifest/define";
 import { conflict } from "../../manifest/errors";
 import { resolveEnvironmentId, toAutomation } from "../automations/operations";
+import * as automations from "../automations/store";
 import type { Handler } from "../handler";
 import { startOnce } from "../idempotency";
 import { startGroupRun } from "../runs/operations";
@@ -14,14 +15,7 @@ type O = typeof ops;
 export const activateFeatureDrafts: Handler<O["activateFeatureDrafts"]> = async (ctx, { params }) => {
   const { project, feature } = await resolveFeature(ctx, params.project, params.feature);
   // As activating each by hand would: the automation counts as edited, so generating again keeps it.
-  const rows = await ctx.core.db
-    .updateTable("automations")
-    .set({ status: "active", edited: 1, updated_at: nowIso() })
-    .where("project_id", "=", project.id)
-    .where("feature_id", "=", feature.id)
-    .where("status", "=", "draft")
-    .returningAll()
-    .execute();
+  const rows = await automations.updateFeatureDrafts(ctx.core.db, project.id, feature.id, { status: "active", edited: 1, updated_at: nowIso() });
   rows.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
   return { feature_id: feature.id, activated: rows.map(toAutomation) };
 };
@@ -30,16 +24,7 @@ export const runFeature: Handler<O["runFeature"]> = async (ctx, { params, body }
   const { project, feature } = await resolveFeature(ctx, params.project, params.feature);
   const env = body.environment === undefined ? null : await resolveEnvironmentId(ctx, project.id, body.environment);
   const { answer, started } = await startOnce(ctx, async (trx) => {
-    const runnable = await trx
-      .selectFrom("automations")
-      .selectAll()
-      .where("project_id", "=", project.id)
-      .where("feature_id", "=", feature.id)
-      .where("status", "!=", "disabled")
-      .orderBy("created_at")
-      .orderBy("id")
-      .limit(FEATURE_RUN_MAX + 1)
-      .execute();
+    const runnable = await automations.runnableFeatureAutomations(trx, project.id, feature.id, FEATURE_RUN_MAX + 1);
     if (runnable.length === 0) throw conflict("the feature has no automations that can run (none, or all disabled)");
     if (runnable.length > FEATURE_RUN_MAX) {
       throw conflict(`the feature has more than ${FEATURE_RUN_MAX} automations that can run; put them in groups and run those`);

@@ -9,6 +9,7 @@ import { readJsonColumn } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveFeature, resolveProject } from "../scope";
+import * as store from "./store";
 
 type O = typeof ops;
 type FeatureRow = Selectable<FeatureTable>;
@@ -19,7 +20,7 @@ function toFeature(row: FeatureRow) {
 
 export const listFeatures: Handler<O["listFeatures"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  return fetchPage(ctx.core.db.selectFrom("features").selectAll().where("project_id", "=", project.id), "features", query, toFeature);
+  return fetchPage(store.featuresQuery(ctx.core.db, project.id), "features", query, toFeature);
 };
 
 export const createFeature: Handler<O["createFeature"]> = async (ctx, { params, body }) => {
@@ -35,7 +36,7 @@ export const createFeature: Handler<O["createFeature"]> = async (ctx, { params, 
     created_at: t,
     updated_at: t,
   };
-  await ctx.core.db.insertInto("features").values(row).execute();
+  await store.insertFeature(ctx.core.db, row);
   return toFeature(row);
 };
 
@@ -51,15 +52,14 @@ export const updateFeature: Handler<O["updateFeature"]> = async (ctx, { params, 
     target: body.target === undefined ? feature.target : body.target === null ? null : JSON.stringify(body.target),
     updated_at: nowIso(),
   };
-  await ctx.core.db.updateTable("features").set(next).where("id", "=", feature.id).execute();
+  await store.updateFeature(ctx.core.db, feature.id, next);
   return toFeature(next);
 };
 
 export const deleteFeature: Handler<O["deleteFeature"]> = async (ctx, { params }) => {
   const { feature } = await resolveFeature(ctx, params.project, params.feature);
   await ctx.core.db.transaction().execute(async (trx) => {
-    const active = await trx.selectFrom("generations").select("id").where("feature_id", "=", feature.id).where("status", "in", ["queued", "running"]).execute();
-    for (const g of active) ctx.core.events.emit("generationCancelled", g.id);
-    await trx.deleteFrom("features").where("id", "=", feature.id).execute();
+    for (const id of await store.activeGenerationIds(trx, feature.id)) ctx.core.events.emit("generationCancelled", id);
+    await store.deleteFeature(trx, feature.id);
   });
 };

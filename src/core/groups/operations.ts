@@ -14,6 +14,8 @@ import { nowIso } from "../shared/time";
 import { resolveGroup, resolveProject } from "../scope";
 import { resolveEnvironmentId } from "../automations/operations";
 import { startGroupRun } from "../runs/operations";
+import * as automations from "../automations/store";
+import * as store from "./store";
 
 type O = typeof ops;
 type GroupRow = Selectable<GroupTable>;
@@ -26,9 +28,7 @@ async function checkAutomationIds(ctx: OpContext, projectId: string, ids: string
   const dup = ids.find((id, i) => ids.indexOf(id) !== i);
   if (dup) throw invalid(`automation ${dup} is listed twice`, [{ path: "automation_ids", message: `duplicate ${dup}` }]);
   if (ids.length === 0) return ids;
-  const found = new Set(
-    (await ctx.core.db.selectFrom("automations").select("id").where("project_id", "=", projectId).where("id", "in", ids).execute()).map((r) => r.id),
-  );
+  const found = await automations.existingAutomationIds(ctx.core.db, projectId, ids);
   const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !found.has(id));
   if (missing.length > 0) {
     throw invalid(
@@ -41,7 +41,7 @@ async function checkAutomationIds(ctx: OpContext, projectId: string, ids: string
 
 export const listGroups: Handler<O["listGroups"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  return fetchPage(ctx.core.db.selectFrom("groups").selectAll().where("project_id", "=", project.id), "groups", query, toGroup);
+  return fetchPage(store.groupsQuery(ctx.core.db, project.id), "groups", query, toGroup);
 };
 
 export const createGroup: Handler<O["createGroup"]> = async (ctx, { params, body }) => {
@@ -57,7 +57,7 @@ export const createGroup: Handler<O["createGroup"]> = async (ctx, { params, body
     created_at: t,
     updated_at: t,
   };
-  await ctx.core.db.insertInto("groups").values(row).execute();
+  await store.insertGroup(ctx.core.db, row);
   return toGroup(row);
 };
 
@@ -72,13 +72,13 @@ export const updateGroup: Handler<O["updateGroup"]> = async (ctx, { params, body
     automation_ids: body.automation_ids ? JSON.stringify(await checkAutomationIds(ctx, project.id, body.automation_ids)) : group.automation_ids,
     updated_at: nowIso(),
   };
-  await ctx.core.db.updateTable("groups").set(next).where("id", "=", group.id).execute();
+  await store.updateGroup(ctx.core.db, group.id, next);
   return toGroup(next);
 };
 
 export const deleteGroup: Handler<O["deleteGroup"]> = async (ctx, { params }) => {
   const { group } = await resolveGroup(ctx, params.project, params.groupId);
-  await ctx.core.db.deleteFrom("groups").where("id", "=", group.id).execute();
+  await store.deleteGroup(ctx.core.db, group.id);
 };
 
 export const runGroup: Handler<O["runGroup"]> = async (ctx, { params, body }) => {
@@ -86,7 +86,7 @@ export const runGroup: Handler<O["runGroup"]> = async (ctx, { params, body }) =>
   const ids = automationIdsOf(group);
   const env = body.environment === undefined ? null : await resolveEnvironmentId(ctx, project.id, body.environment);
   const { answer, started } = await startOnce(ctx, async (trx) => {
-    const rows = ids.length ? await trx.selectFrom("automations").selectAll().where("project_id", "=", project.id).where("id", "in", ids).execute() : [];
+    const rows = await automations.automationsAmong(trx, project.id, ids);
     const runnable = ids.map((id) => rows.find((r) => r.id === id)).filter((r): r is (typeof rows)[number] => r !== undefined && r.status !== "disabled");
     if (runnable.length === 0) throw conflict("the group has no automations that can run (none, or all disabled)");
     return startGroupRun(ctx, trx, { projectId: project.id, group, environmentId: env, automations: runnable });

@@ -15,6 +15,7 @@ import { slugify } from "../access/users";
 import { checkOpenApiDocument } from "./openapi-document";
 import { artifactDir } from "../runs/artifacts";
 import { resolveProject } from "../scope";
+import * as store from "./store";
 
 type O = typeof ops;
 type ProjectRow = Selectable<ProjectTable>;
@@ -28,15 +29,10 @@ function toProject(row: ProjectRow, withDocument: boolean) {
   };
 }
 
-async function slugTaken(ctx: OpContext, slug: string, exceptId?: string): Promise<boolean> {
-  let q = ctx.core.db.selectFrom("projects").select("id").where("workspace_id", "=", ctx.principal.workspaceId).where("slug", "=", slug);
-  if (exceptId) q = q.where("id", "!=", exceptId);
-  return (await q.executeTakeFirst()) !== undefined;
-}
+const slugTaken = (ctx: OpContext, slug: string, exceptId?: string) => store.projectSlugTaken(ctx.core.db, ctx.principal.workspaceId, slug, exceptId);
 
 export const listProjects: Handler<O["listProjects"]> = async ({ core, principal }, { query }) => {
-  const q = core.db.selectFrom("projects").selectAll().where("workspace_id", "=", principal.workspaceId);
-  return fetchPage(q, "projects", query, (r) => toProject(r, false));
+  return fetchPage(store.projectsQuery(core.db, principal.workspaceId), "projects", query, (r) => toProject(r, false));
 };
 
 export const createProject: Handler<O["createProject"]> = async (ctx, { body }) => {
@@ -57,7 +53,7 @@ export const createProject: Handler<O["createProject"]> = async (ctx, { body }) 
     created_at: t,
     updated_at: t,
   };
-  await ctx.core.db.insertInto("projects").values(row).execute();
+  await store.insertProject(ctx.core.db, row);
   return toProject(row, true);
 };
 
@@ -79,7 +75,7 @@ export const updateProject: Handler<O["updateProject"]> = async (ctx, { params, 
     openapi,
     updated_at: nowIso(),
   };
-  await ctx.core.db.updateTable("projects").set(next).where("id", "=", row.id).execute();
+  await store.updateProject(ctx.core.db, row.id, next);
   return toProject(next, true);
 };
 
@@ -87,12 +83,9 @@ export const deleteProject: Handler<O["deleteProject"]> = async (ctx, { params }
   const row = await resolveProject(ctx, params.project);
   if (!canAdminister(ctx.principal)) throw forbidden("only owners and admins can delete projects");
   const runIds = await ctx.core.db.transaction().execute(async (trx) => {
-    const runs = await trx.selectFrom("runs").select(["id", "status"]).where("project_id", "=", row.id).execute();
+    const runs = await store.projectRuns(trx, row.id);
     for (const r of runs) if (r.status === "queued" || r.status === "running") ctx.core.events.emit("runCancelled", r.id);
-    await trx.deleteFrom("runs").where("project_id", "=", row.id).execute();
-    await trx.deleteFrom("group_runs").where("project_id", "=", row.id).execute();
-    const res = await trx.deleteFrom("projects").where("id", "=", row.id).executeTakeFirst();
-    if (Number(res.numDeletedRows) !== 1) throw new AppError("conflict", "the project changed while it was being deleted");
+    if (!(await store.deleteProjectWithRuns(trx, row.id))) throw new AppError("conflict", "the project changed while it was being deleted");
     return runs.map((r) => r.id);
   });
   // The runs' files go once the rows are gone; a leftover file is harmless, a dangling row is not.

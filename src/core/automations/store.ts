@@ -1,0 +1,97 @@
+// The automations table: every query operations on automations need, typed by the schema.
+import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import type { AutomationTable, DB } from "../../db/schema";
+
+type AutomationRow = Selectable<AutomationTable>;
+
+export async function findAutomation(db: Kysely<DB>, projectId: string, id: string): Promise<AutomationRow | undefined> {
+  return db.selectFrom("automations").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
+}
+
+/** Up to `limit` automations of the project with exactly that name, oldest first. */
+export async function automationsNamed(db: Kysely<DB>, projectId: string, name: string, limit: number): Promise<AutomationRow[]> {
+  return db
+    .selectFrom("automations")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .where("name", "=", name)
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+}
+
+/** The automations of the project among `ids`, in no particular order. */
+export async function automationsAmong(db: Kysely<DB>, projectId: string, ids: string[]): Promise<AutomationRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom("automations").selectAll().where("project_id", "=", projectId).where("id", "in", ids).execute();
+}
+
+/** Which of `ids` name automations of the project. */
+export async function existingAutomationIds(db: Kysely<DB>, projectId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom("automations").select("id").where("project_id", "=", projectId).where("id", "in", ids).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+export interface AutomationFilter {
+  featureId?: string;
+  status?: AutomationRow["status"];
+  kind?: AutomationRow["kind"];
+  /** Matches name or description, case-insensitively, as plain text (no wildcards). */
+  text?: string;
+  /** Only these ids. */
+  ids?: string[];
+}
+
+/** The project's automations matching `filter`, for `fetchPage`. */
+export function automationsQuery(db: Kysely<DB>, projectId: string, filter: AutomationFilter = {}) {
+  let q = db.selectFrom("automations").selectAll().where("project_id", "=", projectId);
+  if (filter.featureId !== undefined) q = q.where("feature_id", "=", filter.featureId);
+  if (filter.status !== undefined) q = q.where("status", "=", filter.status);
+  if (filter.kind !== undefined) q = q.where("kind", "=", filter.kind);
+  if (filter.text !== undefined) {
+    const like = `%${filter.text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q = q.where((eb) => eb.or([eb(sql`lower(name)`, "like", sql`${like} escape '\\'`), eb(sql`lower(description)`, "like", sql`${like} escape '\\'`)]));
+  }
+  if (filter.ids !== undefined) q = q.where("id", "in", filter.ids);
+  return q;
+}
+
+/** Up to `limit` automations of the feature that can run (not disabled), oldest first. */
+export async function runnableFeatureAutomations(db: Kysely<DB>, projectId: string, featureId: string, limit: number): Promise<AutomationRow[]> {
+  return db
+    .selectFrom("automations")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .where("feature_id", "=", featureId)
+    .where("status", "!=", "disabled")
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+}
+
+/** Changes every draft of the feature by `patch` and answers the changed rows as they are now. */
+export async function updateFeatureDrafts(db: Kysely<DB>, projectId: string, featureId: string, patch: Updateable<AutomationTable>): Promise<AutomationRow[]> {
+  return db
+    .updateTable("automations")
+    .set(patch)
+    .where("project_id", "=", projectId)
+    .where("feature_id", "=", featureId)
+    .where("status", "=", "draft")
+    .returningAll()
+    .execute();
+}
+
+export async function insertAutomation(db: Kysely<DB>, row: Insertable<AutomationTable>): Promise<void> {
+  await db.insertInto("automations").values(row).execute();
+}
+
+export async function updateAutomation(db: Kysely<DB>, id: string, patch: Updateable<AutomationTable>): Promise<void> {
+  await db.updateTable("automations").set(patch).where("id", "=", id).execute();
+}
+
+export async function deleteAutomation(db: Kysely<DB>, id: string): Promise<void> {
+  await db.deleteFrom("automations").where("id", "=", id).execute();
+}
