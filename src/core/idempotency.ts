@@ -5,6 +5,7 @@ import type { Kysely, Transaction } from "kysely";
 import type { DB } from "../db/schema";
 import type { OpContext } from "./context";
 import { type NamedKind, pathParamId, resolveProject } from "./scope";
+import * as store from "./shared/idempotency-store";
 import { nowIso } from "./shared/time";
 
 /** Path parameters that may name their resource instead of giving its id. */
@@ -38,18 +39,12 @@ export async function idempotencyScope(ctx: OpContext, operation: string, params
 
 /** The answer kept for this key, unless it is older than the TTL. */
 export async function findIdempotentAnswer(ctx: OpContext, scope: string, key: string): Promise<IdempotentAnswer | null> {
-  return keptAnswer(ctx.core.db, ctx.principal.workspaceId, scope, key);
+  return keptAnswer(ctx.core.db, { workspace_id: ctx.principal.workspaceId, operation: scope, key });
 }
 
-async function keptAnswer(db: Kysely<DB>, workspaceId: string, scope: string, key: string): Promise<IdempotentAnswer | null> {
+async function keptAnswer(db: Kysely<DB>, where: store.IdempotencyRecordKey): Promise<IdempotentAnswer | null> {
   const since = new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString();
-  const stored = await db
-    .selectFrom("idempotency_keys")
-    .select(["status", "response", "created_at"])
-    .where("workspace_id", "=", workspaceId)
-    .where("operation", "=", scope)
-    .where("key", "=", key)
-    .executeTakeFirst();
+  const stored = await store.findIdempotencyRecord(db, where);
   return stored && stored.created_at >= since ? { status: stored.status, body: stored.response } : null;
 }
 
@@ -68,13 +63,9 @@ export async function startOnce<T>(ctx: OpContext, work: (trx: Transaction<DB>) 
   if (!start) return { answer: await ctx.core.db.transaction().execute(work), started: true };
   const where = { workspace_id: ctx.principal.workspaceId, operation: start.scope, key: start.key };
   return ctx.core.db.transaction().execute(async (trx) => {
-    const claimed = await trx
-      .insertInto("idempotency_keys")
-      .values({ ...where, status: start.status, response: "", created_at: nowIso() })
-      .onConflict((oc) => oc.columns(["workspace_id", "operation", "key"]).doNothing())
-      .executeTakeFirst();
-    if (Number(claimed.numInsertedOrUpdatedRows ?? 0) === 0) {
-      const kept = await keptAnswer(trx, where.workspace_id, where.operation, where.key);
+    const claimed = await store.claimIdempotencyKey(trx, { ...where, status: start.status, response: "", created_at: nowIso() });
+    if (!claimed) {
+      const kept = await keptAnswer(trx, where);
       if (kept) {
         start.replayed = kept;
         // The body this operation answered first, checked against its schema when it was sent.
@@ -82,19 +73,8 @@ export async function startOnce<T>(ctx: OpContext, work: (trx: Transaction<DB>) 
       }
     }
     const answer = await work(trx);
-    await trx
-      .updateTable("idempotency_keys")
-      .set({ status: start.status, response: JSON.stringify(answer), created_at: nowIso() })
-      .where("workspace_id", "=", where.workspace_id)
-      .where("operation", "=", where.operation)
-      .where("key", "=", where.key)
-      .execute();
-    if (Math.random() < 0.01) {
-      await trx
-        .deleteFrom("idempotency_keys")
-        .where("created_at", "<", new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString())
-        .execute();
-    }
+    await store.saveIdempotentAnswer(trx, where, { status: start.status, response: JSON.stringify(answer), created_at: nowIso() });
+    if (Math.random() < 0.01) await store.deleteIdempotencyRecordsBefore(trx, new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString());
     return { answer, started: true };
   });
 }

@@ -5,13 +5,13 @@ import type { GenerationTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import { conflict, notFound } from "../../manifest/errors";
-import type { OpContext } from "../context";
 import { resolveFeature } from "../scope";
 import type { Handler } from "../handler";
 import { startOnce } from "../idempotency";
 import { ProgressColumn, StringList, WarningsColumn } from "../shared/columns";
 import { readJsonColumn } from "../shared/json";
 import { nowIso } from "../shared/time";
+import * as store from "./store";
 
 type O = typeof ops;
 type GenerationRow = Selectable<GenerationTable>;
@@ -25,26 +25,10 @@ export function toGeneration(row: GenerationRow) {
   };
 }
 
-async function latestGeneration(ctx: OpContext, featureId: string) {
-  return ctx.core.db
-    .selectFrom("generations")
-    .selectAll()
-    .where("feature_id", "=", featureId)
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(1)
-    .executeTakeFirst();
-}
-
 export const startGeneration: Handler<O["startGeneration"]> = async (ctx, { params, body }) => {
   const { project, feature } = await resolveFeature(ctx, params.project, params.feature);
   const { answer, started } = await startOnce(ctx, async (trx) => {
-    const active = await trx
-      .selectFrom("generations")
-      .select("id")
-      .where("feature_id", "=", feature.id)
-      .where("status", "in", ["queued", "running"])
-      .executeTakeFirst();
+    const active = await store.activeGeneration(trx, feature.id);
     if (active) throw conflict(`a generation for this feature is already in progress (${active.id}); cancel it or wait for it`);
     const t = nowIso();
     const g: GenerationRow = {
@@ -63,7 +47,7 @@ export const startGeneration: Handler<O["startGeneration"]> = async (ctx, { para
       created_at: t,
       updated_at: t,
     };
-    await trx.insertInto("generations").values(g).execute();
+    await store.insertGeneration(trx, g);
     return toGeneration(g);
   });
   if (started) ctx.core.events.emit("generationQueued");
@@ -72,25 +56,20 @@ export const startGeneration: Handler<O["startGeneration"]> = async (ctx, { para
 
 export const getGeneration: Handler<O["getGeneration"]> = async (ctx, { params }) => {
   const { feature } = await resolveFeature(ctx, params.project, params.feature);
-  const g = await latestGeneration(ctx, feature.id);
+  const g = await store.latestGeneration(ctx.core.db, feature.id);
   if (!g) throw notFound("generation (none was started for this feature)");
   return toGeneration(g);
 };
 
 export const cancelGeneration: Handler<O["cancelGeneration"]> = async (ctx, { params }) => {
   const { feature } = await resolveFeature(ctx, params.project, params.feature);
-  const g = await latestGeneration(ctx, feature.id);
+  const g = await store.latestGeneration(ctx.core.db, feature.id);
   if (!g) throw notFound("generation (none was started for this feature)");
   if (g.status !== "queued" && g.status !== "running") throw conflict(`the generation is already ${g.status}`);
   const t = nowIso();
-  const res = await ctx.core.db
-    .updateTable("generations")
-    .set({ status: "cancelled", finished_at: t, updated_at: t, result: "cancelled by request" })
-    .where("id", "=", g.id)
-    .where("status", "in", ["queued", "running"])
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) === 0) throw conflict("the generation finished before it could be cancelled");
+  const cancelled = await store.cancelActiveGeneration(ctx.core.db, g.id, { finished_at: t, updated_at: t, result: "cancelled by request" });
+  if (!cancelled) throw conflict("the generation finished before it could be cancelled");
   ctx.core.events.emit("generationCancelled", g.id);
-  const next = await ctx.core.db.selectFrom("generations").selectAll().where("id", "=", g.id).executeTakeFirstOrThrow();
+  const next = await store.readGeneration(ctx.core.db, g.id);
   return toGeneration(next);
 };

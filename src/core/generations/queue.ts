@@ -8,6 +8,8 @@ import type { Core } from "../context";
 import { StringList } from "../shared/columns";
 import { readJsonColumn } from "../shared/json";
 import { nowIso } from "../shared/time";
+import * as runStore from "../runs/store";
+import * as store from "./store";
 
 export interface GenerationProgress {
   stage: string;
@@ -49,80 +51,55 @@ export async function claimNextGeneration(core: Core): Promise<ClaimedGeneration
   const progress = JSON.stringify({ stage: "starting", done: 0, total: 0 });
   const row = await core.queue.claimNextGeneration(t, progress);
   if (!row) return null;
-  const feature = await core.db.selectFrom("features").selectAll().where("id", "=", row.feature_id).executeTakeFirst();
+  const feature = await store.featureById(core.db, row.feature_id);
   if (!feature) {
     await failGeneration(core, row.id, "the feature was deleted", []);
     return null;
   }
-  const project = await core.db.selectFrom("projects").select("openapi").where("id", "=", row.project_id).executeTakeFirst();
+  const openapiText = await store.projectOpenapi(core.db, row.project_id);
   return {
     id: row.id,
     projectId: row.project_id,
     strategy: row.strategy,
     feature,
-    openapiText: project?.openapi ?? null,
+    openapiText,
   };
 }
 
 /** Saves progress while the job is still running (a cancelled record is never written over). */
 export async function recordGenerationProgress(core: Core, id: string, progress: GenerationProgress): Promise<void> {
-  await core.db
-    .updateTable("generations")
-    .set({ progress: JSON.stringify(progress), updated_at: nowIso() })
-    .where("id", "=", id)
-    .where("status", "=", "running")
-    .execute();
+  await store.updateRunningGeneration(core.db, id, { progress: JSON.stringify(progress), updated_at: nowIso() });
 }
 
 export async function failGeneration(core: Core, id: string, error: string, warnings: GenerationWarningRecord[]): Promise<void> {
   const t = nowIso();
-  await core.db
-    .updateTable("generations")
-    .set({ status: "failed", error, warnings: JSON.stringify(warnings), finished_at: t, updated_at: t })
-    .where("id", "=", id)
-    .where("status", "=", "running")
-    .execute();
+  await store.updateRunningGeneration(core.db, id, { status: "failed", error, warnings: JSON.stringify(warnings), finished_at: t, updated_at: t });
 }
 
 type AutomationRow = Selectable<AutomationTable>;
 
 /** Drafts of earlier generations that nobody edited or activated: generating again replaces them. */
 async function removeReplaceableDrafts(trx: Transaction<DB>, core: Core, featureId: string, generationId: string) {
-  const earlier = await trx
-    .selectFrom("automations")
-    .select(["id", "project_id", "status", "edited"])
-    .where("feature_id", "=", featureId)
-    .where("source", "=", "generated")
-    .where((eb) => eb.or([eb("generation_id", "is", null), eb("generation_id", "!=", generationId)]))
-    .execute();
+  const earlier = await store.earlierGeneratedAutomations(trx, featureId, generationId);
   const replace = earlier.filter((a) => a.status === "draft" && a.edited === 0).map((a) => a.id);
   const kept = earlier.length - replace.length;
   if (replace.length === 0) return { replaced: 0, kept };
   const t = nowIso();
-  const active = await trx.selectFrom("runs").select("id").where("automation_id", "in", replace).where("status", "in", ["queued", "running"]).execute();
+  const active = await runStore.activeRuns(trx, { automationIds: replace });
   for (const r of active) {
-    await trx
-      .updateTable("runs")
-      .set({ status: "cancelled", error: "the automation was replaced by a new generation", finished_at: t, updated_at: t })
-      .where("id", "=", r.id)
-      .where("status", "in", ["queued", "running"])
-      .execute();
+    await runStore.cancelActiveRun(trx, r.id, { error: "the automation was replaced by a new generation", finished_at: t, updated_at: t });
     core.events.emit("runCancelled", r.id);
   }
   const projectId = earlier[0]?.project_id ?? "";
-  const groups = await trx.selectFrom("groups").select(["id", "automation_ids"]).where("project_id", "=", projectId).execute();
+  const groups = await store.groupsOfProject(trx, projectId);
   for (const g of groups) {
     const ids = readJsonColumn(StringList, g.automation_ids, `automation_ids of group ${g.id}`);
     const left = ids.filter((id) => !replace.includes(id));
     if (left.length !== ids.length) {
-      await trx
-        .updateTable("groups")
-        .set({ automation_ids: JSON.stringify(left), updated_at: t })
-        .where("id", "=", g.id)
-        .execute();
+      await store.setGroupAutomationIds(trx, g.id, JSON.stringify(left), t);
     }
   }
-  await trx.deleteFrom("automations").where("id", "in", replace).execute();
+  await store.deleteAutomations(trx, replace);
   return { replaced: replace.length, kept };
 }
 
@@ -142,8 +119,7 @@ export async function completeGeneration(
   summary: string,
 ): Promise<boolean> {
   return core.db.transaction().execute(async (trx) => {
-    const current = await trx.selectFrom("generations").select("status").where("id", "=", job.id).executeTakeFirst();
-    if (current?.status !== "running") return false;
+    if ((await store.generationStatus(trx, job.id)) !== "running") return false;
     const { replaced, kept } = await removeReplaceableDrafts(trx, core, job.feature.id, job.id);
     const t = nowIso();
     const ids: string[] = [];
@@ -170,24 +146,19 @@ export async function completeGeneration(
         created_at: t,
         updated_at: t,
       };
-      await trx.insertInto("automations").values(row).execute();
+      await store.insertAutomation(trx, row);
       ids.push(row.id);
     }
     const result = `${summary} Created ${plural(drafts.length, "draft automation")}; replaced ${plural(replaced, "unedited draft")} of earlier generations; kept ${plural(kept, "edited or activated automation")} of earlier generations.`;
-    await trx
-      .updateTable("generations")
-      .set({
-        status: "succeeded",
-        automation_ids: JSON.stringify(ids),
-        warnings: JSON.stringify(warnings),
-        result,
-        progress: JSON.stringify({ stage: "done", done: drafts.length, total: drafts.length }),
-        finished_at: t,
-        updated_at: t,
-      })
-      .where("id", "=", job.id)
-      .where("status", "=", "running")
-      .execute();
+    await store.updateRunningGeneration(trx, job.id, {
+      status: "succeeded",
+      automation_ids: JSON.stringify(ids),
+      warnings: JSON.stringify(warnings),
+      result,
+      progress: JSON.stringify({ stage: "done", done: drafts.length, total: drafts.length }),
+      finished_at: t,
+      updated_at: t,
+    });
     return true;
   });
 }
@@ -195,16 +166,10 @@ export async function completeGeneration(
 /** At start no generation can really be running: those a dead process left `running` end `failed`. */
 export async function recoverInterruptedGenerations(core: Core): Promise<number> {
   const t = nowIso();
-  const res = await core.db
-    .updateTable("generations")
-    .set({ status: "failed", error: INTERRUPTED_GENERATION_MESSAGE, finished_at: t, updated_at: t })
-    .where("status", "=", "running")
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows);
+  return store.failRunningGenerations(core.db, { error: INTERRUPTED_GENERATION_MESSAGE, finished_at: t, updated_at: t });
 }
 
 /** True while the job may still write: used to stop a job whose record was cancelled in another process. */
 export async function generationStillRunning(core: Core, id: string): Promise<boolean> {
-  const row = await core.db.selectFrom("generations").select("status").where("id", "=", id).executeTakeFirst();
-  return row?.status === "running";
+  return (await store.generationStatus(core.db, id)) === "running";
 }

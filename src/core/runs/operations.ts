@@ -1,5 +1,5 @@
 // Runs and group runs: queueing, reading, cancelling, JUnit export and artifacts.
-import { type Kysely, sql, type Selectable, type Transaction } from "kysely";
+import type { Kysely, Selectable, Transaction } from "kysely";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { DB, GroupRunTable, RunTable } from "../../db/schema";
@@ -16,6 +16,7 @@ import { filterId, resolveProject } from "../scope";
 import { assertMayRunIn } from "../environments/protection";
 import { artifactDir } from "./artifacts";
 import { groupRunJunit, runJunit } from "./junit";
+import * as store from "./store";
 
 type O = typeof ops;
 export type RunRow = Selectable<RunTable>;
@@ -23,27 +24,7 @@ type GroupRunRow = Selectable<GroupRunTable>;
 type RunStatus = RunRow["status"];
 export type { RunSpec };
 
-const LIST_COLUMNS = [
-  "id",
-  "project_id",
-  "automation_id",
-  "automation_name",
-  "group_run_id",
-  "environment_id",
-  "trigger",
-  "status",
-  "attempts",
-  "started_at",
-  "finished_at",
-  "duration_ms",
-  "summary",
-  "error",
-  "created_at",
-  "updated_at",
-] as const;
-/** The automation's retries as the run's snapshot holds them, read in SQL so lists need not load the snapshot. */
-const RETRIES = sql<number | null>`json_extract(runs.spec, '$.retries')`.as("retries");
-type ListedRun = Pick<RunRow, (typeof LIST_COLUMNS)[number]> & Partial<Pick<RunRow, "results" | "spec">> & { retries?: number | null };
+type ListedRun = Pick<RunRow, (typeof store.RUN_LIST_COLUMNS)[number]> & Partial<Pick<RunRow, "results" | "spec">> & { retries?: number | null };
 
 /** Passed, but only after a failed attempt: a result to trust less than a first-time pass. */
 export function isFlaky(status: string, attempts: { status: string }[]): boolean {
@@ -135,21 +116,13 @@ export async function enqueueRuns(
     created_at: t,
     updated_at: t,
   }));
-  for (let i = 0; i < rows.length; i += 200) {
-    await trx
-      .insertInto("runs")
-      .values(rows.slice(i, i + 200))
-      .execute();
-  }
+  await store.insertRuns(trx, rows);
   if (input.groupRunId !== null && rows.length > 1) {
     // One statement for a whole group instead of one per automation.
-    await sql`UPDATE automations SET last_run_id = r.id, last_run_status = 'queued', last_run_at = ${t}
-      FROM runs AS r WHERE r.group_run_id = ${input.groupRunId} AND r.automation_id = automations.id`.execute(trx);
+    await store.markGroupRunAutomationsQueued(trx, input.groupRunId, t);
     return rows;
   }
-  for (const r of rows) {
-    await trx.updateTable("automations").set({ last_run_id: r.id, last_run_status: "queued", last_run_at: t }).where("id", "=", r.automation_id).execute();
-  }
+  for (const r of rows) await store.markAutomationQueued(trx, r.automation_id, r.id, t);
   return rows;
 }
 
@@ -160,25 +133,16 @@ export async function cancelRunsWhere(
   filter: { automationId?: string; runId?: string },
   reason: string,
 ): Promise<number> {
-  let q = trx.selectFrom("runs").select(["id", "started_at"]).where("status", "in", ["queued", "running"]);
-  if (filter.automationId) q = q.where("automation_id", "=", filter.automationId);
-  if (filter.runId) q = q.where("id", "=", filter.runId);
-  const active = await q.execute();
+  const active = await store.activeRuns(trx, filter);
   const t = nowIso();
   for (const r of active) {
-    await trx
-      .updateTable("runs")
-      .set({
-        status: "cancelled",
-        error: reason,
-        finished_at: t,
-        updated_at: t,
-        duration_ms: r.started_at ? Date.parse(t) - Date.parse(r.started_at) : null,
-      })
-      .where("id", "=", r.id)
-      .where("status", "in", ["queued", "running"])
-      .execute();
-    await trx.updateTable("automations").set({ last_run_status: "cancelled" }).where("last_run_id", "=", r.id).execute();
+    await store.cancelActiveRun(trx, r.id, {
+      error: reason,
+      finished_at: t,
+      updated_at: t,
+      duration_ms: r.started_at ? Date.parse(t) - Date.parse(r.started_at) : null,
+    });
+    await store.markLastRunCancelled(trx, r.id);
     ctx.core.events.emit("runCancelled", r.id);
   }
   return active.length;
@@ -189,19 +153,13 @@ export async function listRunsPage(
   projectId: string,
   query: { limit: number; cursor?: string; status?: RunStatus; automation?: string; group_run?: string },
 ) {
-  let q = ctx.core.db
-    .selectFrom("runs")
-    .select([...LIST_COLUMNS, RETRIES])
-    .where("project_id", "=", projectId);
-  if (query.status) q = q.where("status", "=", query.status);
-  if (query.automation) q = q.where("automation_id", "=", query.automation);
-  if (query.group_run) q = q.where("group_run_id", "=", query.group_run);
+  const q = store.runsQuery(ctx.core.db, projectId, { status: query.status, automationId: query.automation, groupRunId: query.group_run });
   return fetchPage(q, "runs", query, (r) => toRun(r, false));
 }
 
 async function resolveRun(ctx: OpContext, projectRef: string, runId: string) {
   const project = await resolveProject(ctx, projectRef);
-  const run = await ctx.core.db.selectFrom("runs").selectAll().where("project_id", "=", project.id).where("id", "=", runId).executeTakeFirst();
+  const run = await store.findRun(ctx.core.db, project.id, runId);
   if (!run) throw notFound("run");
   return { project, run };
 }
@@ -219,7 +177,7 @@ export const cancelRun: Handler<O["cancelRun"]> = async (ctx, { params }) => {
   if (run.status !== "queued" && run.status !== "running") throw conflict(`the run has already finished (${run.status})`);
   const n = await ctx.core.db.transaction().execute((trx) => cancelRunsWhere(ctx, trx, { runId: run.id }, "cancelled by request"));
   if (n === 0) throw conflict("the run finished before it could be cancelled");
-  const next = await ctx.core.db.selectFrom("runs").selectAll().where("id", "=", run.id).executeTakeFirstOrThrow();
+  const next = await store.readRun(ctx.core.db, run.id);
   return toRun(next, true);
 };
 
@@ -314,32 +272,20 @@ function groupRun<R extends GroupMember>(row: GroupRunRow, runs: R[], withRuns: 
 
 /** A group run with its runs; `db` is the caller's transaction when it reads what that transaction wrote. */
 export async function loadGroupRun(ctx: OpContext, projectId: string, groupRunId: string, withSteps = false, db: Kysely<DB> = ctx.core.db) {
-  const row = await db.selectFrom("group_runs").selectAll().where("project_id", "=", projectId).where("id", "=", groupRunId).executeTakeFirst();
+  const row = await store.findGroupRun(db, projectId, groupRunId);
   if (!row) throw notFound("group run");
-  const runs = withSteps
-    ? await db.selectFrom("runs").selectAll().where("group_run_id", "=", row.id).orderBy("position").execute()
-    : await db
-        .selectFrom("runs")
-        .select([...LIST_COLUMNS, RETRIES])
-        .where("group_run_id", "=", row.id)
-        .orderBy("position")
-        .execute();
+  const runs = withSteps ? await store.runsOfGroupRun(db, row.id) : await store.listedRunsOfGroupRun(db, row.id);
   return { row, runs: runs.map((r) => toRun(r, withSteps)) };
 }
 
 export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  let q = ctx.core.db.selectFrom("group_runs").selectAll().where("project_id", "=", project.id);
-  if (query.group) q = q.where("group_id", "=", await filterId(ctx, "group", project.id, query.group, "group", params.project));
-  const page = await fetchPage(q, "group_runs", query, (r) => r);
-  const ids = page.data.map((r) => r.id);
-  const statuses = ids.length
-    ? await ctx.core.db
-        .selectFrom("runs")
-        .select(["id", "group_run_id", "status", "started_at", "finished_at", "attempts"])
-        .where("group_run_id", "in", ids)
-        .execute()
-    : [];
+  const groupId = query.group ? await filterId(ctx, "group", project.id, query.group, "group", params.project) : undefined;
+  const page = await fetchPage(store.groupRunsQuery(ctx.core.db, project.id, groupId), "group_runs", query, (r) => r);
+  const statuses = await store.runStatusesOfGroupRuns(
+    ctx.core.db,
+    page.data.map((r) => r.id),
+  );
   const runs = statuses.map((r) => ({
     group_run_id: r.group_run_id,
     status: r.status,
@@ -393,7 +339,7 @@ export async function startGroupRun(
   },
 ) {
   const gr = newGroupRunRow(ctx, input.projectId, input.group);
-  await trx.insertInto("group_runs").values(gr).execute();
+  await store.insertGroupRun(trx, gr);
   await enqueueRuns(ctx, trx, { projectId: input.projectId, groupRunId: gr.id, environmentId: input.environmentId, automations: input.automations });
   const { row, runs } = await loadGroupRun(ctx, input.projectId, gr.id, false, trx);
   return toGroupRun(row, runs, true);

@@ -1,6 +1,5 @@
 // The database side of the run queue: claiming runs atomically, recording progress and attempts, finishing
 // many runs in one transaction, and recovering runs a dead process left `running`.
-import { sql } from "kysely";
 import type { Core } from "../context";
 import { protectedHosts } from "../environments/protection";
 import { openSecrets } from "../environments/secrets";
@@ -9,6 +8,7 @@ import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
 import type { StoredEnvironment } from "../storage";
 import type { RunSpec } from "../shared/columns";
+import * as store from "./store";
 
 export type FinalRunStatus = "passed" | "failed" | "error" | "timed_out" | "cancelled";
 
@@ -139,9 +139,12 @@ export async function recordRunProgress(
   run: { id: string; claim: number },
   progress: { resultsJson: string; summary: RunSummaryCounts; attempts: RunAttempt[] },
 ): Promise<void> {
-  await sql`UPDATE runs SET results = ${progress.resultsJson}, summary = ${JSON.stringify(progress.summary)},
-      attempts = ${JSON.stringify(progress.attempts)}, updated_at = ${nowIso()}
-    WHERE id = ${run.id} AND status = 'running' AND claim = ${run.claim}`.execute(core.db);
+  await store.saveRunProgress(core.db, run, {
+    resultsJson: progress.resultsJson,
+    summaryJson: JSON.stringify(progress.summary),
+    attemptsJson: JSON.stringify(progress.attempts),
+    at: nowIso(),
+  });
 }
 
 export const INTERRUPTED_MESSAGE = "interrupted by server restart";
@@ -153,26 +156,15 @@ export const INTERRUPTED_MESSAGE = "interrupted by server restart";
 export async function recoverInterruptedRuns(core: Core): Promise<string[]> {
   const t = nowIso();
   return core.db.transaction().execute(async (trx) => {
-    const stale = await trx.selectFrom("runs").select(["id", "automation_id", "started_at"]).where("status", "=", "running").execute();
+    const stale = await store.runningRuns(trx);
     for (const r of stale) {
-      await trx
-        .updateTable("runs")
-        .set({
-          status: "error",
-          error: INTERRUPTED_MESSAGE,
-          finished_at: t,
-          updated_at: t,
-          duration_ms: r.started_at ? Math.max(0, Date.parse(t) - Date.parse(r.started_at)) : null,
-        })
-        .where("id", "=", r.id)
-        .where("status", "=", "running")
-        .execute();
-      await trx
-        .updateTable("automations")
-        .set({ last_run_status: "error", last_run_at: t })
-        .where("id", "=", r.automation_id)
-        .where("last_run_id", "=", r.id)
-        .execute();
+      await store.endRunningRunWithError(trx, r.id, {
+        error: INTERRUPTED_MESSAGE,
+        finished_at: t,
+        updated_at: t,
+        duration_ms: r.started_at ? Math.max(0, Date.parse(t) - Date.parse(r.started_at)) : null,
+      });
+      await store.markLastRunErrored(trx, r.automation_id, r.id, t);
     }
     return stale.map((r) => r.id);
   });

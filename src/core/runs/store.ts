@@ -1,0 +1,182 @@
+// The runs and group_runs tables: every query operations on runs need, typed by the schema.
+import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import type { DB, GroupRunTable, RunTable } from "../../db/schema";
+
+type RunRow = Selectable<RunTable>;
+type RunStatus = RunRow["status"];
+
+/** What a listing shows of a run: everything but its snapshot and step results. */
+export const RUN_LIST_COLUMNS = [
+  "id",
+  "project_id",
+  "automation_id",
+  "automation_name",
+  "group_run_id",
+  "environment_id",
+  "trigger",
+  "status",
+  "attempts",
+  "started_at",
+  "finished_at",
+  "duration_ms",
+  "summary",
+  "error",
+  "created_at",
+  "updated_at",
+] as const;
+/** The automation's retries as the run's snapshot holds them, read in SQL so lists need not load the snapshot. */
+const RETRIES = sql<number | null>`json_extract(runs.spec, '$.retries')`.as("retries");
+
+const ACTIVE: RunStatus[] = ["queued", "running"];
+
+/** Statements stay under SQLite's limit on bound parameters however many runs a group queues. */
+const INSERT_CHUNK = 200;
+
+export async function insertRuns(db: Kysely<DB>, rows: Insertable<RunTable>[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    await db
+      .insertInto("runs")
+      .values(rows.slice(i, i + INSERT_CHUNK))
+      .execute();
+  }
+}
+
+/** Points each automation of a group run at its queued run, in one statement for the whole group. */
+export async function markGroupRunAutomationsQueued(db: Kysely<DB>, groupRunId: string, at: string): Promise<void> {
+  await sql`UPDATE automations SET last_run_id = r.id, last_run_status = 'queued', last_run_at = ${at}
+      FROM runs AS r WHERE r.group_run_id = ${groupRunId} AND r.automation_id = automations.id`.execute(db);
+}
+
+export async function markAutomationQueued(db: Kysely<DB>, automationId: string, runId: string, at: string): Promise<void> {
+  await db.updateTable("automations").set({ last_run_id: runId, last_run_status: "queued", last_run_at: at }).where("id", "=", automationId).execute();
+}
+
+/** The queued and running runs of one run, one automation or several automations. */
+export async function activeRuns(db: Kysely<DB>, filter: { runId?: string; automationId?: string; automationIds?: string[] }) {
+  let q = db.selectFrom("runs").select(["id", "started_at"]).where("status", "in", ACTIVE);
+  if (filter.automationId) q = q.where("automation_id", "=", filter.automationId);
+  if (filter.automationIds) q = q.where("automation_id", "in", filter.automationIds);
+  if (filter.runId) q = q.where("id", "=", filter.runId);
+  return q.execute();
+}
+
+/** Cancels a run unless it finished meanwhile. */
+export async function cancelActiveRun(
+  db: Kysely<DB>,
+  id: string,
+  patch: Pick<Updateable<RunTable>, "error" | "finished_at" | "updated_at" | "duration_ms">,
+): Promise<void> {
+  await db
+    .updateTable("runs")
+    .set({ ...patch, status: "cancelled" })
+    .where("id", "=", id)
+    .where("status", "in", ACTIVE)
+    .execute();
+}
+
+/** The automation whose last run this is shows it cancelled. */
+export async function markLastRunCancelled(db: Kysely<DB>, runId: string): Promise<void> {
+  await db.updateTable("automations").set({ last_run_status: "cancelled" }).where("last_run_id", "=", runId).execute();
+}
+
+/** A project's runs for fetchPage, without snapshots or step results. */
+export function runsQuery(db: Kysely<DB>, projectId: string, filter: { status?: RunStatus; automationId?: string; groupRunId?: string }) {
+  let q = db
+    .selectFrom("runs")
+    .select([...RUN_LIST_COLUMNS, RETRIES])
+    .where("project_id", "=", projectId);
+  if (filter.status) q = q.where("status", "=", filter.status);
+  if (filter.automationId) q = q.where("automation_id", "=", filter.automationId);
+  if (filter.groupRunId) q = q.where("group_run_id", "=", filter.groupRunId);
+  return q;
+}
+
+export async function findRun(db: Kysely<DB>, projectId: string, id: string): Promise<RunRow | undefined> {
+  return db.selectFrom("runs").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
+}
+
+/** A run known to exist. */
+export async function readRun(db: Kysely<DB>, id: string): Promise<RunRow> {
+  return db.selectFrom("runs").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+}
+
+/** Saves the steps reached so far, while the run is still `running` under this claim. */
+export async function saveRunProgress(
+  db: Kysely<DB>,
+  run: { id: string; claim: number },
+  progress: { resultsJson: string; summaryJson: string; attemptsJson: string; at: string },
+): Promise<void> {
+  await sql`UPDATE runs SET results = ${progress.resultsJson}, summary = ${progress.summaryJson},
+      attempts = ${progress.attemptsJson}, updated_at = ${progress.at}
+    WHERE id = ${run.id} AND status = 'running' AND claim = ${run.claim}`.execute(db);
+}
+
+export async function runningRuns(db: Kysely<DB>) {
+  return db.selectFrom("runs").select(["id", "automation_id", "started_at"]).where("status", "=", "running").execute();
+}
+
+/** Ends a run left `running` with an error, unless it ended meanwhile. */
+export async function endRunningRunWithError(
+  db: Kysely<DB>,
+  id: string,
+  patch: Pick<Updateable<RunTable>, "error" | "finished_at" | "updated_at" | "duration_ms">,
+): Promise<void> {
+  await db
+    .updateTable("runs")
+    .set({ ...patch, status: "error" })
+    .where("id", "=", id)
+    .where("status", "=", "running")
+    .execute();
+}
+
+/** The automation whose last run this still is shows it errored. */
+export async function markLastRunErrored(db: Kysely<DB>, automationId: string, runId: string, at: string): Promise<void> {
+  await db
+    .updateTable("automations")
+    .set({ last_run_status: "error", last_run_at: at })
+    .where("id", "=", automationId)
+    .where("last_run_id", "=", runId)
+    .execute();
+}
+
+// ---- group runs ----
+
+export async function insertGroupRun(db: Kysely<DB>, row: Insertable<GroupRunTable>): Promise<void> {
+  await db.insertInto("group_runs").values(row).execute();
+}
+
+export async function findGroupRun(db: Kysely<DB>, projectId: string, id: string): Promise<Selectable<GroupRunTable> | undefined> {
+  return db.selectFrom("group_runs").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
+}
+
+/** A group run's runs in their group's order, with snapshots and step results. */
+export async function runsOfGroupRun(db: Kysely<DB>, groupRunId: string): Promise<RunRow[]> {
+  return db.selectFrom("runs").selectAll().where("group_run_id", "=", groupRunId).orderBy("position").execute();
+}
+
+/** A group run's runs in their group's order, as a listing shows them. */
+export async function listedRunsOfGroupRun(db: Kysely<DB>, groupRunId: string) {
+  return db
+    .selectFrom("runs")
+    .select([...RUN_LIST_COLUMNS, RETRIES])
+    .where("group_run_id", "=", groupRunId)
+    .orderBy("position")
+    .execute();
+}
+
+/** A project's group runs for fetchPage, of one group when given. */
+export function groupRunsQuery(db: Kysely<DB>, projectId: string, groupId?: string) {
+  let q = db.selectFrom("group_runs").selectAll().where("project_id", "=", projectId);
+  if (groupId !== undefined) q = q.where("group_id", "=", groupId);
+  return q;
+}
+
+/** What a listing derives group runs from: their runs' status, times and attempts. */
+export async function runStatusesOfGroupRuns(db: Kysely<DB>, groupRunIds: string[]) {
+  if (groupRunIds.length === 0) return [];
+  return db
+    .selectFrom("runs")
+    .select(["id", "group_run_id", "status", "started_at", "finished_at", "attempts"])
+    .where("group_run_id", "in", groupRunIds)
+    .execute();
+}
