@@ -81,3 +81,39 @@ test("the boundary check sees every way of importing, and lets the core and the 
     "mcp/e.ts imports kysely/migration",
   ]);
 });
+
+/** Keyset paging: the one query helper stores' listings share (it adds the cursor, order and limit to their query). */
+const PAGINATION = "src/core/shared/pagination.ts";
+
+/** Where a file of src/core builds SQL itself: the query builder's entry points or the sql tag. */
+function queriesBuilt(files: { path: string; text: string }[]): string[] {
+  const out: string[] = [];
+  const builds = /\.(selectFrom|insertInto|updateTable|deleteFrom|replaceInto|mergeInto)\s*\(|\bsql\s*`|\bsql\.(raw|ref|table|id|lit)\s*\(/g;
+  for (const { path, text } of files) {
+    if (!path.startsWith("src/core/") || /(^|\/)([a-z-]+-)?store\.ts$/.test(path) || path === PAGINATION) continue;
+    for (const m of text.matchAll(builds)) out.push(`${path}: ${m[0]}`);
+  }
+  return out;
+}
+
+test("inside src/core, only a resource's store.ts builds queries: operations hold the rules", () => {
+  const files = sourceFiles(join(ROOT, "src/core")).map((abs) => ({ path: relative(ROOT, abs).replaceAll("\\", "/"), text: readFileSync(abs, "utf8") }));
+  expect(files.filter((f) => f.path.endsWith("/store.ts")).length).toBeGreaterThanOrEqual(10);
+  expect(queriesBuilt(files)).toEqual([]);
+});
+
+test("the query check sees the builder and the sql tag outside a store, and lets stores through", () => {
+  const planted = [
+    { path: "src/core/features/operations.ts", text: 'await ctx.core.db.selectFrom("features").selectAll().execute();' },
+    { path: "src/core/runs/queue.ts", text: "await sql`UPDATE runs SET x = 1`.execute(db);" },
+    { path: "src/core/groups/operations.ts", text: "trx\n  .updateTable('groups')" },
+    { path: "src/core/features/store.ts", text: 'db.selectFrom("features")' },
+    { path: "src/core/shared/idempotency-store.ts", text: 'db.insertInto("idempotency_keys")' },
+    { path: "src/core/features/rules.ts", text: "const selectFromList = (xs: string[]) => xs[0];" },
+  ];
+  expect(queriesBuilt(planted)).toEqual([
+    "src/core/features/operations.ts: .selectFrom(",
+    "src/core/runs/queue.ts: sql`",
+    "src/core/groups/operations.ts: .updateTable(",
+  ]);
+});

@@ -8,6 +8,10 @@ import type { Core } from "../context";
 import { StringList } from "../shared/columns";
 import { readJsonColumn } from "../shared/json";
 import { nowIso } from "../shared/time";
+import * as automationStore from "../automations/store";
+import * as featureStore from "../features/store";
+import * as groupStore from "../groups/store";
+import * as projectStore from "../projects/store";
 import * as runStore from "../runs/store";
 import * as store from "./store";
 
@@ -51,12 +55,12 @@ export async function claimNextGeneration(core: Core): Promise<ClaimedGeneration
   const progress = JSON.stringify({ stage: "starting", done: 0, total: 0 });
   const row = await core.queue.claimNextGeneration(t, progress);
   if (!row) return null;
-  const feature = await store.featureById(core.db, row.feature_id);
+  const feature = await featureStore.findFeature(core.db, row.project_id, row.feature_id);
   if (!feature) {
     await failGeneration(core, row.id, "the feature was deleted", []);
     return null;
   }
-  const openapiText = await store.projectOpenapi(core.db, row.project_id);
+  const openapiText = await projectStore.projectOpenapi(core.db, row.project_id);
   return {
     id: row.id,
     projectId: row.project_id,
@@ -80,7 +84,7 @@ type AutomationRow = Selectable<AutomationTable>;
 
 /** Drafts of earlier generations that nobody edited or activated: generating again replaces them. */
 async function removeReplaceableDrafts(trx: Transaction<DB>, core: Core, featureId: string, generationId: string) {
-  const earlier = await store.earlierGeneratedAutomations(trx, featureId, generationId);
+  const earlier = await automationStore.earlierGeneratedAutomations(trx, featureId, generationId);
   const replace = earlier.filter((a) => a.status === "draft" && a.edited === 0).map((a) => a.id);
   const kept = earlier.length - replace.length;
   if (replace.length === 0) return { replaced: 0, kept };
@@ -91,15 +95,15 @@ async function removeReplaceableDrafts(trx: Transaction<DB>, core: Core, feature
     core.events.emit("runCancelled", r.id);
   }
   const projectId = earlier[0]?.project_id ?? "";
-  const groups = await store.groupsOfProject(trx, projectId);
+  const groups = await groupStore.groupMemberLists(trx, projectId);
   for (const g of groups) {
     const ids = readJsonColumn(StringList, g.automation_ids, `automation_ids of group ${g.id}`);
     const left = ids.filter((id) => !replace.includes(id));
     if (left.length !== ids.length) {
-      await store.setGroupAutomationIds(trx, g.id, JSON.stringify(left), t);
+      await groupStore.updateGroup(trx, g.id, { automation_ids: JSON.stringify(left), updated_at: t });
     }
   }
-  await store.deleteAutomations(trx, replace);
+  await automationStore.deleteAutomations(trx, replace);
   return { replaced: replace.length, kept };
 }
 
@@ -146,7 +150,7 @@ export async function completeGeneration(
         created_at: t,
         updated_at: t,
       };
-      await store.insertAutomation(trx, row);
+      await automationStore.insertAutomation(trx, row);
       ids.push(row.id);
     }
     const result = `${summary} Created ${plural(drafts.length, "draft automation")}; replaced ${plural(replaced, "unedited draft")} of earlier generations; kept ${plural(kept, "edited or activated automation")} of earlier generations.`;

@@ -44,3 +44,8 @@ export async function deleteProjectWithRuns(db: Kysely<DB>, projectId: string): 
   const res = await db.deleteFrom("projects").where("id", "=", projectId).executeTakeFirst();
   return Number(res.numDeletedRows) === 1;
 }
+
+/** The project's OpenAPI document of the system under test as stored, when it has one. */
+export async function projectOpenapi(db: Kysely<DB>, projectId: string): Promise<string | null> {
+  return (await db.selectFrom("projects").select("openapi").where("id", "=", projectId).executeTakeFirst())?.openapi ?? null;
+}
