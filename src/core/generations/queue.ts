@@ -82,6 +82,7 @@ export async function failGeneration(core: Core, id: string, error: string, warn
     .where("id", "=", id)
     .where("status", "=", "running")
     .execute();
+  core.events.emit("generationFinished", id);
 }
 
 type AutomationRow = Selectable<AutomationTable>;
@@ -141,7 +142,7 @@ export async function completeGeneration(
   warnings: GenerationWarningRecord[],
   summary: string,
 ): Promise<boolean> {
-  return core.db.transaction().execute(async (trx) => {
+  const done = await core.db.transaction().execute(async (trx) => {
     const current = await trx.selectFrom("generations").select("status").where("id", "=", job.id).executeTakeFirst();
     if (current?.status !== "running") return false;
     const { replaced, kept } = await removeReplaceableDrafts(trx, core, job.feature.id, job.id);
@@ -190,6 +191,8 @@ export async function completeGeneration(
       .execute();
     return true;
   });
+  if (done) core.events.emit("generationFinished", job.id);
+  return done;
 }
 
 /** At start no generation can really be running: those a dead process left `running` end `failed`. */

@@ -132,6 +132,10 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
     attemptsJson: JSON.stringify(o.attempts),
   }));
   await core.queue.finishRuns(t, rows);
+  core.events.emit(
+    "runsFinished",
+    rows.map((r) => r.id),
+  );
 }
 
 /** Saves the steps reached so far (long runs show progress; a crash keeps what was done). */
