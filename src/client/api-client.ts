@@ -70,6 +70,8 @@ export interface ClientOptions {
 export interface SendOptions {
   idempotencyKey?: string;
   signal?: AbortSignal;
+  /** How long this request may take (a long-poll's wait and then some); by default the client's timeout. */
+  timeoutMs?: number;
 }
 
 function headerNumber(h: Headers, name: string): number | null {
@@ -146,7 +148,7 @@ export class ApiClient {
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await this.fetchOnce(url, op.method, headers, body, opts.signal);
+        res = await this.fetchOnce(url, op.method, headers, body, opts.signal, opts.timeoutMs);
       } catch (e) {
         const err = e instanceof ClientError ? e : new ClientError(0, "network_error", `cannot reach ${this.options.server}: ${(e as Error).message}`);
         // One quick retry of a read covers a server restarting; a refused connection rarely heals in seconds.
@@ -179,8 +181,15 @@ export class ApiClient {
     }
   }
 
-  private async fetchOnce(url: string, method: string, headers: Record<string, string>, body: unknown, signal?: AbortSignal): Promise<Response> {
-    const timeoutMs = this.options.timeoutMs ?? 30_000;
+  private async fetchOnce(
+    url: string,
+    method: string,
+    headers: Record<string, string>,
+    body: unknown,
+    signal?: AbortSignal,
+    requestTimeoutMs?: number,
+  ): Promise<Response> {
+    const timeoutMs = Math.max(requestTimeoutMs ?? 0, this.options.timeoutMs ?? 30_000);
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
       return await fetch(url, {

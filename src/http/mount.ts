@@ -171,6 +171,13 @@ export function operationHandler(op: Operation, opts: MountOptions) {
       // Every params schema is an object of path parameters.
       return await withIdempotency(ctx, op, request, input.params as Record<string, unknown>, async () => {
         const result = await handler(ctx, input);
+        // A key revoked (or a member removed) while the read waited gets no answer: a key stops working at once.
+        if (longPoll) {
+          const still = await authenticate(opts.core, request, opts.sessions);
+          if (still === null || still === "csrf_failed") {
+            return errorResponse("unauthorized", UNAUTHORIZED_MESSAGE, { headers: { "www-authenticate": 'Bearer realm="svc"' } });
+          }
+        }
         if (op.response === null) return new Response(null, { status: 204 });
         if ("raw" in op.response) return rawResponse(op.successStatus, result as RawBody);
         if (opts.validateResponses) {
