@@ -109,6 +109,12 @@ test("groups run --watch exits within a second of the group run's end, start-up 
   expect(exitedAt - Date.parse(final.finished_at)).toBeLessThan(1000);
 });
 
+test("runs show --wait N answers once the run has ended", async () => {
+  const started = await (await s.call("POST", `/projects/ci/automations/${ids.slow}/run`, { environment: "staging" })).json();
+  const shown = await cli.json<{ status: string }>(["runs", "show", started.id, "--wait", "30"]);
+  expect(shown.status).toBe("passed");
+});
+
 test("generate --watch follows the generation to its end and prints what it made", async () => {
   const feature = await (
     await s.call("POST", "/projects/ci/features", {

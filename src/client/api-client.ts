@@ -74,6 +74,12 @@ export interface SendOptions {
   timeoutMs?: number;
 }
 
+/** A read asked to wait (`?wait=N`) may take N seconds before its answer even starts. */
+function longPollTimeoutMs(input: Record<string, unknown>): number | undefined {
+  const wait = Number(input.wait ?? 0);
+  return Number.isFinite(wait) && wait > 0 ? (wait + 30) * 1000 : undefined;
+}
+
 function headerNumber(h: Headers, name: string): number | null {
   const v = h.get(name);
   if (v === null || v.trim() === "") return null;
@@ -148,7 +154,7 @@ export class ApiClient {
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await this.fetchOnce(url, op.method, headers, body, opts.signal, opts.timeoutMs);
+        res = await this.fetchOnce(url, op.method, headers, body, opts.signal, opts.timeoutMs ?? longPollTimeoutMs(input));
       } catch (e) {
         const err = e instanceof ClientError ? e : new ClientError(0, "network_error", `cannot reach ${this.options.server}: ${(e as Error).message}`);
         // One quick retry of a read covers a server restarting; a refused connection rarely heals in seconds.

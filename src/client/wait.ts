@@ -101,7 +101,7 @@ async function waitForRecord<T extends { status: string }>(
 ): Promise<RecordWaitResult<T>> {
   let body = "";
   const read = async (wait: number) => {
-    const res = await client.send(op, wait > 0 ? { ...target, wait } : target, { signal: opts.signal, timeoutMs: (wait + 30) * 1000 });
+    const res = await client.send(op, wait > 0 ? { ...target, wait } : target, { signal: opts.signal });
     body = res.text ?? JSON.stringify(res.json);
     return res.json as T;
   };
