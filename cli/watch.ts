@@ -11,6 +11,9 @@ import { clientFor, EXIT, runCommand, settingsFor } from "./session";
 
 type Rec = Record<string, unknown>;
 
+/** How long one read of a watch may be held by the server: the progress line is redrawn at least this often. */
+const WATCH_PROGRESS_SECONDS = 5;
+
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /** One line saying where a record is: status and, when known, how far along. */
@@ -99,15 +102,16 @@ export async function watchToEnd(
   junitFile?: string,
 ): Promise<number> {
   const view = new ProgressView(kind, styleFor(process.stderr));
-  const onUpdate = (r: Rec) => view.update(r);
+  // Each read is held by the server until the end, or for a few seconds to show progress meanwhile.
+  const opts = { onUpdate: (r: Rec) => view.update(r), longPollSeconds: WATCH_PROGRESS_SECONDS };
   view.update(started);
   let done: { record: Rec; body: string };
   try {
-    if (kind === "run") done = await waitForRun(client, { project: target.project, runId: String(started.id) }, { onUpdate });
-    else if (kind === "group_run") done = await waitForGroupRun(client, { project: target.project, groupRunId: String(started.id) }, { onUpdate });
+    if (kind === "run") done = await waitForRun(client, { project: target.project, runId: String(started.id) }, opts);
+    else if (kind === "group_run") done = await waitForGroupRun(client, { project: target.project, groupRunId: String(started.id) }, opts);
     else {
       if (!target.feature) throw new UsageError("a feature is needed to watch its generation");
-      done = await waitForGeneration(client, { project: target.project, feature: target.feature }, { onUpdate });
+      done = await waitForGeneration(client, { project: target.project, feature: target.feature }, opts);
     }
   } catch (e) {
     view.stop();

@@ -25,6 +25,7 @@ export const ConfigSchema = z.strictObject({
   runner: z
     .strictObject({
       concurrency: int(1, 256).default(4),
+      workspace_concurrency: int(0, 256).default(0).describe("At most this many runs of one workspace at once (runs beyond it stay queued); 0: no cap"),
       browser_path: z.string().optional(),
       default_timeout_ms: int(1000, 3_600_000).default(300_000),
       shutdown_grace_ms: int(0, 600_000).default(10_000),

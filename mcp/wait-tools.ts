@@ -69,7 +69,7 @@ export function registerWaitTools(server: McpServer, ctx: ToolContext): void {
         const res = await waitForRun(
           ctx.client,
           { project, runId: args.runId },
-          { timeoutMs: (args.timeout_seconds ?? DEFAULT_WAIT_SECONDS) * 1000, onUpdate, signal: extra.signal },
+          { timeoutMs: (args.timeout_seconds ?? DEFAULT_WAIT_SECONDS) * 1000, onUpdate, signal: extra.signal, firstReadAtOnce: true },
         );
         return waitResult("run", res, `Call wait_for_run again with runId "${args.runId}" to keep waiting.`);
       } catch (e) {
@@ -99,7 +99,7 @@ export function registerWaitTools(server: McpServer, ctx: ToolContext): void {
         const res = await waitForGeneration(
           ctx.client,
           { project, feature: args.feature },
-          { timeoutMs: (args.timeout_seconds ?? DEFAULT_WAIT_SECONDS) * 1000, onUpdate, signal: extra.signal },
+          { timeoutMs: (args.timeout_seconds ?? DEFAULT_WAIT_SECONDS) * 1000, onUpdate, signal: extra.signal, firstReadAtOnce: true },
         );
         return waitResult("generation", res, `Call wait_for_generation again with feature "${args.feature}" to keep waiting.`);
       } catch (e) {

@@ -5,6 +5,7 @@ import { openCore, type OpenedCore } from "./core";
 import { createHttpService } from "./http/app";
 import { type Engine, serverExtensions } from "./extensions";
 import { log, setLogLevel } from "./logging";
+import { MAX_WAIT_SECONDS } from "./manifest/define";
 
 export interface RunningServer {
   url: string;
@@ -27,6 +28,9 @@ function clientIp(config: Config, request: Request, server: Server<undefined>): 
   }
   return server.requestIP(request)?.address ?? "unknown";
 }
+
+/** Longer than the longest wait (MAX_WAIT_SECONDS), with room for the read that ends it. */
+const LONG_POLL_IDLE_SECONDS = MAX_WAIT_SECONDS + 15;
 
 export async function startServer(config: Config): Promise<RunningServer> {
   setLogLevel(config.log_level);
@@ -54,7 +58,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // Bodies are limited by our own reader (readBodyLimited: refused by Content-Length before reading, or cut
     // off while streaming), so every refusal is a JSON 413; Bun's own limit only has to stay out of the way.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    fetch: (request, srv) => service.fetch(request, clientIp(config, request, srv)),
+    fetch: (request, srv) => {
+      // A long-poll is silent for up to its wait: Bun's idle timeout (10 s) must not cut it off.
+      if (request.url.includes("wait=")) srv.timeout(request, LONG_POLL_IDLE_SECONDS);
+      return service.fetch(request, clientIp(config, request, srv));
+    },
   });
   engines = serverExtensions.engines.map((f) => f(core));
   for (const e of engines) await e.start();
@@ -68,6 +76,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     server,
     stop() {
       stopping ??= (async () => {
+        // Waiting reads answer now (their current state), so draining the open requests does not wait for them.
+        core.waits.close();
         await server.stop(false);
         await Promise.all(engines.map((e) => e.stop(config.runner.shutdown_grace_ms)));
         await core.close();

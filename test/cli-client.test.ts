@@ -90,3 +90,44 @@ test("a request that takes too long is a timeout error; an answer off the contra
     await odd.stop(true);
   }
 });
+
+test("long-polling: a read held for its whole wait is read again at once; one answered early falls back to the polling schedule", async () => {
+  const waits: number[] = [];
+  const sleeps: number[] = [];
+  const res = await pollUntil(
+    clientFor(s.url),
+    async (wait) => {
+      waits.push(wait);
+      // Reads 1 and 2 are held by the server for their wait; read 3 comes back at once (a server that could not wait).
+      if (waits.length <= 2) await Bun.sleep(wait * 1000);
+      return { status: waits.length < 4 ? "running" : "passed" };
+    },
+    (r) => r.status === "passed",
+    {
+      longPollSeconds: 1,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+    },
+  );
+  expect(res).toMatchObject({ timedOut: false, polls: 4 });
+  expect(waits).toEqual([1, 1, 1, 1]);
+  expect(sleeps).toEqual([1000]);
+});
+
+test("long-polling with under a second left polls instead of spinning, and the first read may answer at once", async () => {
+  const waits: number[] = [];
+  const res = await pollUntil(
+    clientFor(s.url),
+    async (wait) => {
+      waits.push(wait);
+      return { status: "running" };
+    },
+    () => false,
+    { longPollSeconds: 10, timeoutMs: 600, firstReadAtOnce: true },
+  );
+  expect(res.timedOut).toBe(true);
+  // At once, then polls spaced by the schedule (1 s) cut to what is left: a few reads, none asking to wait.
+  expect(waits.every((w) => w === 0)).toBe(true);
+  expect(waits.length).toBeLessThanOrEqual(3);
+});

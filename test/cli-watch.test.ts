@@ -22,6 +22,10 @@ beforeAll(async () => {
         await Bun.sleep(1500);
         return Response.json({ ok: true });
       }
+      if (path === "/late-ok") {
+        await Bun.sleep(2700);
+        return Response.json({ ok: true });
+      }
       return Response.json({ ok: false }, { status: 500 });
     },
   });
@@ -91,6 +95,24 @@ test("runs watch follows an existing run; groups run --watch follows a group run
   const r = await cli.run(["groups", "run", group.id, "--env", "staging", "--watch", "--json"]);
   expect(r.code).toBe(0);
   expect(JSON.parse(r.stdout)).toMatchObject({ status: "passed", summary: { total: 1, passed: 1 } });
+});
+
+test("groups run --watch exits within a second of the group run's end, start-up included (it long-polls, not polls)", async () => {
+  const late = (await s.call("POST", "/projects/ci/automations", { name: "late", kind: "http", steps: [{ request: { url: "/late-ok" } }] })).json();
+  const group = await (await s.call("POST", "/projects/ci/groups", { name: "late ones", automation_ids: [(await late).id, ids.passing] })).json();
+  const r = await cli.run(["groups", "run", group.id, "--env", "staging", "--watch", "--json"]);
+  const exitedAt = Date.now();
+  expect(r.code).toBe(0);
+  const final = JSON.parse(r.stdout) as { status: string; finished_at: string };
+  expect(final.status).toBe("passed");
+  // The server's clock and this one are the same machine's. Exit time is taken once the output is read: never early.
+  expect(exitedAt - Date.parse(final.finished_at)).toBeLessThan(1000);
+});
+
+test("runs show --wait N answers once the run has ended", async () => {
+  const started = await (await s.call("POST", `/projects/ci/automations/${ids.slow}/run`, { environment: "staging" })).json();
+  const shown = await cli.json<{ status: string }>(["runs", "show", started.id, "--wait", "30"]);
+  expect(shown.status).toBe("passed");
 });
 
 test("generate --watch follows the generation to its end and prints what it made", async () => {

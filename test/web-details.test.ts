@@ -9,6 +9,7 @@ import { explained, launchBrowser, shot, signInAsOwner, watch } from "./helpers/
 import { createAutomation, projectWithEnv, startRun, waitForRun } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
+import { waitUntil } from "./helpers/wait";
 
 setDefaultTimeout(60_000);
 
@@ -406,4 +407,33 @@ test("a feature's drafts are activated all at once and run all at once from the 
     expect(runs.data.map((r) => r.trigger)).toEqual(["web", "web"]);
     for (const r of runs.data) expect((await waitForRun(s, project, r.id)).status).toBe("passed");
     await page.locator("tr[data-run-id]").nth(1).waitFor();
+  }));
+
+test("the run and group-run pages follow a running run by long-polls: the server holds their reads, and they show the end", () =>
+  explained(page, "the-run-and-group-run-pages-follow-a-run", async () => {
+    const key = crypto.randomUUID();
+    const { project, envId } = await projectWithEnv(s, "Live", { BASE_URL: target.url });
+    const automation = await createAutomation(s, project, {
+      name: "held until released",
+      kind: "http",
+      environment: envId,
+      steps: [{ request: { url: `/hold/${key}?ms=0`, timeout_ms: 60_000 }, expect: [{ status: 200 }] }],
+    });
+    const group = await api<{ id: string }>("POST", `/projects/${project}/groups`, { name: "live", automation_ids: [automation] }, 201);
+    const groupRun = await api<{ id: string; runs: { id: string }[] }>("POST", `/projects/${project}/groups/${group.id}/run`, {}, 202);
+    const runId = groupRun.runs[0]?.id ?? "";
+    try {
+      expect(await waitUntil(() => target.held(key).length === 1, 20_000)).toBe(true);
+      await page.goto(`${s.url}/#/p/${project}/runs/${runId}`);
+      await page.getByTestId("run-status").getByText("running").waitFor();
+      expect(await waitUntil(() => s.server.core.waits.size === 1, 20_000)).toBe(true);
+      await page.goto(`${s.url}/#/p/${project}/group-runs/${groupRun.id}`);
+      await page.getByTestId("group-run-status").getByText("running").waitFor();
+      // The run page's read is let go when its wait ends; the group run page's read is the one held now.
+      expect(await waitUntil(() => s.server.core.waits.size >= 1, 20_000)).toBe(true);
+      target.release(key);
+      await page.getByTestId("group-run-status").getByText("passed").waitFor();
+    } finally {
+      target.release(key);
+    }
   }));

@@ -70,6 +70,14 @@ export interface ClientOptions {
 export interface SendOptions {
   idempotencyKey?: string;
   signal?: AbortSignal;
+  /** How long this request may take (a long-poll's wait and then some); by default the client's timeout. */
+  timeoutMs?: number;
+}
+
+/** A read asked to wait (`?wait=N`) may take N seconds before its answer even starts. */
+function longPollTimeoutMs(input: Record<string, unknown>): number | undefined {
+  const wait = Number(input.wait ?? 0);
+  return Number.isFinite(wait) && wait > 0 ? (wait + 30) * 1000 : undefined;
 }
 
 function headerNumber(h: Headers, name: string): number | null {
@@ -146,7 +154,7 @@ export class ApiClient {
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await this.fetchOnce(url, op.method, headers, body, opts.signal);
+        res = await this.fetchOnce(url, op.method, headers, body, opts.signal, opts.timeoutMs ?? longPollTimeoutMs(input));
       } catch (e) {
         const err = e instanceof ClientError ? e : new ClientError(0, "network_error", `cannot reach ${this.options.server}: ${(e as Error).message}`);
         // One quick retry of a read covers a server restarting; a refused connection rarely heals in seconds.
@@ -179,8 +187,15 @@ export class ApiClient {
     }
   }
 
-  private async fetchOnce(url: string, method: string, headers: Record<string, string>, body: unknown, signal?: AbortSignal): Promise<Response> {
-    const timeoutMs = this.options.timeoutMs ?? 30_000;
+  private async fetchOnce(
+    url: string,
+    method: string,
+    headers: Record<string, string>,
+    body: unknown,
+    signal?: AbortSignal,
+    requestTimeoutMs?: number,
+  ): Promise<Response> {
+    const timeoutMs = Math.max(requestTimeoutMs ?? 0, this.options.timeoutMs ?? 30_000);
     const timeout = AbortSignal.timeout(timeoutMs);
     try {
       return await fetch(url, {

@@ -1,5 +1,7 @@
-// wait_for_run, wait_for_generation (and group runs): poll the reading route until a terminal state, politely.
-import { type Operation, ops } from "../manifest/index";
+// wait_for_run, wait_for_generation (and group runs): long-poll the reading route (`?wait=N`) until a terminal
+// state; a server that answers without waiting is polled politely instead.
+import { MAX_WAIT_SECONDS, type Operation } from "../manifest/define";
+import { ops } from "../manifest/index";
 import { TERMINAL_GENERATION_STATUSES, TERMINAL_RUN_STATUSES } from "../manifest/records";
 import type { ApiClient, OpOutput, RateLimitState } from "./api-client";
 
@@ -16,7 +18,19 @@ export interface WaitOptions<T> {
   firstIntervalMs?: number;
   maxIntervalMs?: number;
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Each read asks the server to wait up to this many seconds for the end (at most MAX_WAIT_SECONDS); a shorter
+   * one shows progress more often. 0 polls without waiting on the server.
+   */
+  longPollSeconds?: number;
+  /** The first read answers at once (the state now, for a first progress report); later ones long-poll. */
+  firstReadAtOnce?: boolean;
 }
+
+/** How long each read of a wait asks the server to hold it, unless the caller says otherwise. */
+export const DEFAULT_LONG_POLL_SECONDS = 10;
+/** A long-poll answered sooner than its wait less this, without the end, was not held: the server could not wait. */
+const UNHELD_MARGIN_MS = 250;
 
 export interface WaitResult<T> {
   record: T;
@@ -34,26 +48,39 @@ export function politeInterval(intervalMs: number, maxIntervalMs: number, rl: Ra
   return Math.max(maxIntervalMs, Math.min(Math.ceil(perTokenMs * 2), 60_000));
 }
 
+/**
+ * Reads until `isDone`. `read(waitSeconds)` asks the server to hold the read that long for the end (a long-poll):
+ * an answer after the whole wait is read again at once; one that came back sooner without the end (a server past
+ * its bound of waiting reads, stopping, or too old to wait) is followed by the polite polling schedule.
+ */
 export async function pollUntil<T>(
   client: ApiClient,
-  read: () => Promise<T>,
+  read: (waitSeconds: number) => Promise<T>,
   isDone: (record: T) => boolean,
   opts: WaitOptions<T> = {},
 ): Promise<WaitResult<T>> {
   const sleep = opts.sleep ?? ((ms: number) => Bun.sleep(ms));
   const maxInterval = opts.maxIntervalMs ?? 5000;
+  const longPoll = Math.max(0, Math.min(opts.longPollSeconds ?? 0, MAX_WAIT_SECONDS));
   let interval = opts.firstIntervalMs ?? 1000;
   const deadline = opts.timeoutMs === null || opts.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + opts.timeoutMs;
   let polls = 0;
   for (;;) {
-    const record = await read();
+    const atOnce = polls === 0 && opts.firstReadAtOnce === true;
+    const waitSeconds = longPoll > 0 && !atOnce ? Math.min(longPoll, Math.floor(Math.max(0, deadline - Date.now()) / 1000)) : 0;
+    const asked = performance.now();
+    const record = await read(waitSeconds);
+    // The first read, asked not to wait, is followed at once by one that does; under a second left, reads poll.
+    const held = waitSeconds > 0 ? performance.now() - asked >= waitSeconds * 1000 - UNHELD_MARGIN_MS : atOnce && longPoll > 0;
     polls++;
     await opts.onUpdate?.(record);
     if (isDone(record)) return { record, timedOut: false, polls };
     const left = deadline - Date.now();
     if (left <= 0 || opts.signal?.aborted) return { record, timedOut: true, polls };
-    await sleep(Math.min(politeInterval(interval, maxInterval, client.lastRateLimit), left));
-    interval = Math.min(Math.round(interval * 1.5), maxInterval);
+    if (!held) {
+      await sleep(Math.min(politeInterval(interval, maxInterval, client.lastRateLimit), left));
+      interval = Math.min(Math.round(interval * 1.5), maxInterval);
+    }
   }
 }
 
@@ -73,12 +100,12 @@ async function waitForRecord<T extends { status: string }>(
   opts: WaitOptions<T>,
 ): Promise<RecordWaitResult<T>> {
   let body = "";
-  const read = async () => {
-    const res = await client.send(op, target, { signal: opts.signal });
+  const read = async (wait: number) => {
+    const res = await client.send(op, wait > 0 ? { ...target, wait } : target, { signal: opts.signal });
     body = res.text ?? JSON.stringify(res.json);
     return res.json as T;
   };
-  const result = await pollUntil(client, read, isDone, opts);
+  const result = await pollUntil(client, read, isDone, { longPollSeconds: DEFAULT_LONG_POLL_SECONDS, ...opts });
   return { ...result, body };
 }
 

@@ -8,6 +8,7 @@ import type { SecretBox } from "../security/secret-box";
 import * as accessStore from "./access/store";
 import { KeyVerifier } from "./auth/verifier";
 import type { Core, CoreEvents, Principal, Role } from "./context";
+import { StateWaits } from "./waits";
 
 /**
  * Opens the data directory's store (applying pending migrations) as a core, runs `work`, and closes it. The
@@ -17,14 +18,17 @@ import type { Core, CoreEvents, Principal, Role } from "./context";
 export async function withAdminCore<T>(config: Config, work: (core: Core) => Promise<T>): Promise<T> {
   const opened = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms });
   const keys = new KeyVerifier(opened.db, opened.changes);
+  const events = new EventEmitter<CoreEvents>();
+  const waits = new StateWaits(events, opened.changes);
   const core: Core = {
     db: opened.db,
     queue: opened.queue,
     changes: opened.changes,
     probe: opened.probe,
     config,
-    events: new EventEmitter<CoreEvents>(),
+    events,
     keys,
+    waits,
     get secrets(): SecretBox {
       throw new AppError("internal_error", "svc admin does not open environment secrets");
     },
@@ -32,6 +36,7 @@ export async function withAdminCore<T>(config: Config, work: (core: Core) => Pro
   try {
     return await work(core);
   } finally {
+    waits.close();
     await keys.stop();
     await opened.close();
   }

@@ -7,6 +7,7 @@ import type { Db } from "../db/database";
 import type { SecretBox } from "../security/secret-box";
 import type { KeyVerifier } from "./auth/verifier";
 import type { ChangeFeed, RunQueueStore, StorageProbe } from "./storage";
+import type { StateWaits } from "./waits";
 
 export type Role = z.infer<typeof RoleEnum>;
 export type Trigger = z.infer<typeof RunTrigger>;
@@ -25,8 +26,12 @@ export interface Principal {
 export interface CoreEvents {
   runQueued: [];
   runCancelled: [runId: string];
+  /** Runs that reached a final status (written). */
+  runsFinished: [runIds: string[]];
   generationQueued: [];
   generationCancelled: [generationId: string];
+  /** A generation that succeeded or failed (written). */
+  generationFinished: [generationId: string];
 }
 
 export interface Core {
@@ -42,6 +47,8 @@ export interface Core {
   keys: KeyVerifier;
   /** Seals and opens environment secrets (the key outside the database). */
   secrets: SecretBox;
+  /** Reads that wait for a run, group run or generation to end (`?wait=N`). */
+  waits: StateWaits;
 }
 
 export interface OpContext {
@@ -49,6 +56,8 @@ export interface OpContext {
   principal: Principal;
   /** The address people reach this server at (for links handed out, such as password-setup links). */
   publicUrl(): string;
+  /** Aborted when the caller goes away (a long-poll then stops waiting). */
+  signal?: AbortSignal;
   /** The request's Idempotency-Key, on an operation that honours it (see core/idempotency.ts). */
   idempotency?: IdempotentStart;
 }

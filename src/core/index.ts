@@ -6,6 +6,7 @@ import { openDatabase } from "../db/database";
 import { KeyVerifier } from "./auth/verifier";
 import { openSecretsKey } from "./environments/secrets";
 import type { Core, CoreEvents } from "./context";
+import { StateWaits } from "./waits";
 
 export interface OpenedCore extends Core {
   /** The raw connection, for tests that set up or break the file directly; operations use `db` and `queue`. */
@@ -22,6 +23,7 @@ export async function openCore(config: Config): Promise<OpenedCore> {
   const keys = new KeyVerifier(opened.db, opened.changes);
   const events = new EventEmitter<CoreEvents>();
   events.setMaxListeners(100);
+  const waits = new StateWaits(events, opened.changes);
   return {
     db: opened.db,
     sqlite: opened.sqlite,
@@ -32,7 +34,9 @@ export async function openCore(config: Config): Promise<OpenedCore> {
     events,
     keys,
     secrets,
+    waits,
     async close() {
+      waits.close();
       await keys.stop();
       await opened.close();
     },

@@ -64,8 +64,12 @@ export interface ClaimedGenerationRow {
  * another request's transaction, and a write is reported to the change feed, so callers add nothing.
  */
 export interface RunQueueStore {
-  /** Marks up to `limit` of the oldest queued runs `running` (no two workers get the same run), with their environments as stored. */
-  claimQueuedRuns(now: string, limit: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }>;
+  /**
+   * Marks up to `limit` queued runs `running` (no two workers get the same run), with their environments as stored.
+   * Taken in turns: round-robin across workspaces, then across a workspace's projects, then oldest first; none of a
+   * workspace that already has `workspaceCap` runs running (0: no cap).
+   */
+  claimQueuedRuns(now: string, limit: number, workspaceCap: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }>;
   /** Writes finished runs in one transaction; a run no longer `running` under its claim is not overwritten. */
   finishRuns(now: string, rows: FinishedRunRow[]): Promise<void>;
   /** Marks the oldest queued generation `running` (no two workers take the same job). */

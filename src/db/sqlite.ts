@@ -129,6 +129,38 @@ function holdingConnection<T>(db: Kysely<DB>, work: () => T): Promise<T> {
 }
 
 /**
+ * Claims up to ?2 queued runs in turns. A run's project turn is the runs its project has running plus its place
+ * among the project's queued runs (oldest first); its workspace turn is the runs its workspace has running plus
+ * its place among the workspace's queued runs taken by project turn. Claiming by workspace turn, then project
+ * turn, then age is round-robin across workspaces, and across projects within one: a workspace's backlog never
+ * keeps another workspace's run waiting for more than one slot's turn. ?3 > 0 caps a workspace's turn (runs
+ * beyond it stay queued).
+ *
+ * Only the first ?2 queued runs of each project can be claimed (the earlier ones of its project always come
+ * first), so only those are ranked: a skip-scan of the projects with queued runs and ?2 index entries each, on
+ * runs_queue (0006_fair_dispatch) — the cost grows with the projects waiting, not with the queue.
+ */
+const CLAIM_IN_TURNS = `WITH RECURSIVE
+  waiting(project_id) AS (
+    SELECT MIN(project_id) FROM runs WHERE status = 'queued'
+    UNION ALL
+    SELECT (SELECT MIN(project_id) FROM runs WHERE status = 'queued' AND project_id > w.project_id) FROM waiting w WHERE w.project_id IS NOT NULL),
+  busy AS (SELECT project_id, COUNT(*) AS n FROM runs WHERE status = 'running' GROUP BY project_id),
+  busy_workspaces AS (SELECT p.workspace_id, SUM(b.n) AS n FROM busy b JOIN projects p ON p.id = b.project_id GROUP BY p.workspace_id),
+  heads AS (
+    SELECT r.id, r.created_at, r.position, p.workspace_id,
+      COALESCE(b.n, 0) + ROW_NUMBER() OVER (PARTITION BY r.project_id ORDER BY r.created_at, r.position, r.id) AS project_turn
+    FROM waiting w JOIN projects p ON p.id = w.project_id LEFT JOIN busy b ON b.project_id = w.project_id
+      JOIN runs r ON r.id IN (SELECT id FROM runs WHERE status = 'queued' AND project_id = w.project_id ORDER BY created_at, position, id LIMIT ?2)),
+  turns AS (
+    SELECT h.id, h.created_at, h.position, h.project_turn,
+      COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn, h.created_at, h.position, h.id) AS workspace_turn
+    FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)
+UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1
+WHERE id IN (SELECT id FROM turns WHERE ?3 <= 0 OR workspace_turn <= ?3 ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ?2)
+RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`;
+
+/**
  * The few statements too hot for the query builder (Kysely's query building was a third of the per-run cost),
  * on the raw connection with cached prepared statements. Each takes the connection and notes its writes itself.
  */
@@ -139,15 +171,9 @@ export class SqliteRunQueue implements RunQueueStore {
     private readonly changes: SqliteChangeFeed,
   ) {}
 
-  async claimQueuedRuns(now: string, limit: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
+  async claimQueuedRuns(now: string, limit: number, workspaceCap: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
     const claimed = await holdingConnection(this.db, () => {
-      const runs = this.sqlite
-        .query<ClaimedRunRow, [string, string, number]>(
-          `UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?2
-           WHERE id IN (SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at LIMIT ?3)
-           RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`,
-        )
-        .all(now, now, limit);
+      const runs = this.sqlite.query<ClaimedRunRow, [string, number, number]>(CLAIM_IN_TURNS).all(now, limit, workspaceCap);
       const environments = new Map<string, StoredEnvironment>();
       const read = this.sqlite.query<StoredEnvironment, [string]>(
         "SELECT id, name, variables, secrets, secrets_sealed, protected, allowed_hosts FROM environments WHERE id = ?1",

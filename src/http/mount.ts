@@ -162,13 +162,22 @@ export function operationHandler(op: Operation, opts: MountOptions) {
       if (!body.ok) return body.response;
       const bodyValue = atEdge(() => parseBody(op, body.value));
       if (!bodyValue.ok) return bodyValue.response;
-      const ctx: OpContext = { core: opts.core, principal, publicUrl: () => publicBaseUrl(opts.core.config, request) };
+      const ctx: OpContext = { core: opts.core, principal, publicUrl: () => publicBaseUrl(opts.core.config, request), signal: request.signal };
       const input: OpInput = { ...location.value, body: bodyValue.value };
-      const cacheKey = cacheable ? ResponseCache.key(principal.workspaceId, request.url) : null;
+      // A long-poll's answer depends on when it was asked, not only on the database: never kept.
+      const longPoll = ((input.query as { wait?: unknown } | undefined)?.wait ?? 0) !== 0;
+      const cacheKey = cacheable && !longPoll ? ResponseCache.key(principal.workspaceId, request.url) : null;
       const version = cacheKey ? opts.responses.version() : "";
       // Every params schema is an object of path parameters.
       return await withIdempotency(ctx, op, request, input.params as Record<string, unknown>, async () => {
         const result = await handler(ctx, input);
+        // A key revoked (or a member removed) while the read waited gets no answer: a key stops working at once.
+        if (longPoll) {
+          const still = await authenticate(opts.core, request, opts.sessions);
+          if (still === null || still === "csrf_failed") {
+            return errorResponse("unauthorized", UNAUTHORIZED_MESSAGE, { headers: { "www-authenticate": 'Bearer realm="svc"' } });
+          }
+        }
         if (op.response === null) return new Response(null, { status: 204 });
         if ("raw" in op.response) return rawResponse(op.successStatus, result as RawBody);
         if (opts.validateResponses) {

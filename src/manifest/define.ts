@@ -135,6 +135,24 @@ export const ListQuery = z.object({
   cursor: z.string().max(512).optional().describe("The next_cursor of the previous page"),
 });
 
+/** The longest a read may wait for what it reads to end (a long-poll), in seconds. */
+export const MAX_WAIT_SECONDS = 30;
+
+/** `?wait=N` on the reads of things that end (runs, group runs, generations): a long-poll. */
+export function waitQuery(what: string) {
+  return z.object({
+    wait: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_WAIT_SECONDS)
+      .default(0)
+      .describe(
+        `Seconds to wait for the ${what} to end before answering, 0–${MAX_WAIT_SECONDS}: the answer comes as soon as it has ended (at once if it already has), else after that long with its current state`,
+      ),
+  });
+}
+
 export function page<T extends z.ZodType>(item: T, id: string) {
   return z.object({ data: z.array(item), next_cursor: z.string().nullable() }).meta({ id });
 }

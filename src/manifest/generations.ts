@@ -1,6 +1,6 @@
 // Operations on a feature's test generation (drafts of automations made from its target and criteria).
 import { z } from "zod";
-import { defineOperation, PathId, ProjectParams } from "./define";
+import { defineOperation, PathId, ProjectParams, waitQuery } from "./define";
 import { Generation, Strategy } from "./records";
 
 const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…) or exact name") });
@@ -25,6 +25,7 @@ export const getGeneration = defineOperation({
   path: "/projects/{project}/features/{feature}/generation",
   summary: "Read the feature's latest generation (the polling route for generation)",
   params: Params,
+  query: waitQuery("generation"),
   response: Generation,
   errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },

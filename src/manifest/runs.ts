@@ -1,6 +1,6 @@
 // Operations on runs and group runs.
 import { z } from "zod";
-import { defineOperation, FilterId, ListQuery, page, PathId, ProjectParams, raw } from "./define";
+import { defineOperation, FilterId, ListQuery, page, PathId, ProjectParams, raw, waitQuery } from "./define";
 import { GroupRun, Run, RunStatus } from "./records";
 
 const RunParams = ProjectParams.extend({ runId: PathId.describe("Run id (run_…)") });
@@ -30,6 +30,7 @@ export const getRun = defineOperation({
   path: "/projects/{project}/runs/{runId}",
   summary: "Read one run with its step results (the polling route for runs)",
   params: RunParams,
+  query: waitQuery("run"),
   response: Run,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
@@ -93,6 +94,7 @@ export const getGroupRun = defineOperation({
   path: "/projects/{project}/group-runs/{groupRunId}",
   summary: "Read one group run with its runs (status derived from them)",
   params: GroupRunParams,
+  query: waitQuery("group run"),
   response: GroupRun,
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },

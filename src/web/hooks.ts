@@ -1,7 +1,10 @@
-// Loading data for a page, and polling it while something is still in progress (runs, generations).
+// Loading data for a page, and following it while something is still in progress (runs, generations): by
+// long-polls the server holds until the end, or by polling.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 
 const MAX_POLL_MS = 10_000;
+/** A long-poll answered sooner than its wait less this, still in progress, was not held (the server could not wait). */
+const UNHELD_MARGIN_MS = 250;
 
 export interface Loaded<T> {
   data: T | null;
@@ -10,20 +13,28 @@ export interface Loaded<T> {
   reload: () => Promise<void>;
 }
 
-/** Loads with `fetcher` when `key` changes; `pollMs(data)` > 0 reloads after that many ms (live updates). */
-export function useLoad<T>(fetcher: () => Promise<T>, key: string, pollMs?: (data: T) => number): Loaded<T> {
+/**
+ * Loads with `fetcher` when `key` changes; `pollMs(data)` > 0 reloads after that many ms (live updates). With
+ * `longPoll`, the reload is sent at once and the fetcher is given that long in seconds to pass as `?wait`: the
+ * server answers as soon as the record has ended, so the page shows the end at once; otherwise (or when the
+ * server answered without waiting) it polls.
+ */
+export function useLoad<T>(fetcher: (waitSeconds: number) => Promise<T>, key: string, pollMs?: (data: T) => number, longPoll = false): Loaded<T> {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const fetchRef = useRef(fetcher);
   fetchRef.current = fetcher;
   const generation = useRef(0);
+  const held = useRef(true);
 
-  const reload = useCallback(async () => {
+  const reload = useCallback(async (waitSeconds = 0) => {
     const mine = ++generation.current;
+    const asked = Date.now();
     try {
-      const d = await fetchRef.current();
+      const d = await fetchRef.current(waitSeconds);
       if (mine !== generation.current) return;
+      held.current = waitSeconds === 0 || Date.now() - asked >= waitSeconds * 1000 - UNHELD_MARGIN_MS;
       setData(d);
       setError(null);
     } catch (e) {
@@ -55,14 +66,18 @@ export function useLoad<T>(fetcher: () => Promise<T>, key: string, pollMs?: (dat
       return;
     }
     const delay = Math.min(base * (1 + Math.floor(polls.current / 10)), MAX_POLL_MS);
-    const t = setTimeout(() => {
-      polls.current++;
-      void reload();
-    }, delay);
+    const wait = longPoll && held.current ? Math.ceil(delay / 1000) : 0;
+    const t = setTimeout(
+      () => {
+        polls.current++;
+        void reload(wait);
+      },
+      wait > 0 ? 0 : delay,
+    );
     return () => clearTimeout(t);
   }, [data, base]);
 
-  return { data, error, loading, reload };
+  return { data, error, loading, reload: () => reload() };
 }
 
 /** Runs an action, keeping its error message for the form that started it. */

@@ -5,6 +5,7 @@ import type { GenerationTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import { conflict, notFound } from "../../manifest/errors";
+import { TERMINAL_GENERATION_STATUSES } from "../../manifest/records";
 import { resolveFeature } from "../scope";
 import type { Handler } from "../handler";
 import { startOnce } from "../idempotency";
@@ -54,11 +55,26 @@ export const startGeneration: Handler<O["startGeneration"]> = async (ctx, { para
   return answer;
 };
 
-export const getGeneration: Handler<O["getGeneration"]> = async (ctx, { params }) => {
+const isFinalGenerationStatus = (s: string) => (TERMINAL_GENERATION_STATUSES as readonly string[]).includes(s);
+
+export const getGeneration: Handler<O["getGeneration"]> = async (ctx, { params, query }) => {
   const { feature } = await resolveFeature(ctx, params.project, params.feature);
   const g = await store.latestGeneration(ctx.core.db, feature.id);
   if (!g) throw notFound("generation (none was started for this feature)");
-  return toGeneration(g);
+  if (query.wait === 0 || isFinalGenerationStatus(g.status)) return toGeneration(g);
+  await ctx.core.waits.until({
+    workspaceId: ctx.principal.workspaceId,
+    keys: [g.id],
+    seconds: query.wait,
+    signal: ctx.signal,
+    settled: async () => {
+      const now = await store.generationStatus(ctx.core.db, g.id);
+      return now === undefined || isFinalGenerationStatus(now);
+    },
+  });
+  const latest = await store.latestGeneration(ctx.core.db, feature.id);
+  if (!latest) throw notFound("generation (none was started for this feature)");
+  return toGeneration(latest);
 };
 
 export const cancelGeneration: Handler<O["cancelGeneration"]> = async (ctx, { params }) => {

@@ -78,6 +78,7 @@ export async function recordGenerationProgress(core: Core, id: string, progress:
 export async function failGeneration(core: Core, id: string, error: string, warnings: GenerationWarningRecord[]): Promise<void> {
   const t = nowIso();
   await store.updateRunningGeneration(core.db, id, { status: "failed", error, warnings: JSON.stringify(warnings), finished_at: t, updated_at: t });
+  core.events.emit("generationFinished", id);
 }
 
 type AutomationRow = Selectable<AutomationTable>;
@@ -122,7 +123,7 @@ export async function completeGeneration(
   warnings: GenerationWarningRecord[],
   summary: string,
 ): Promise<boolean> {
-  return core.db.transaction().execute(async (trx) => {
+  const done = await core.db.transaction().execute(async (trx) => {
     if ((await store.generationStatus(trx, job.id)) !== "running") return false;
     const { replaced, kept } = await removeReplaceableDrafts(trx, core, job.feature.id, job.id);
     const t = nowIso();
@@ -165,6 +166,8 @@ export async function completeGeneration(
     });
     return true;
   });
+  if (done) core.events.emit("generationFinished", job.id);
+  return done;
 }
 
 /** At start no generation can really be running: those a dead process left `running` end `failed`. */

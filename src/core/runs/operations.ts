@@ -6,6 +6,7 @@ import type { DB, GroupRunTable, RunTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import { conflict, notFound } from "../../manifest/errors";
+import { TERMINAL_RUN_STATUSES } from "../../manifest/records";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
 import { AttemptsColumn, ResultsColumn, type RunSpec, RunSpecColumn, StepsColumn, SummaryColumn } from "../shared/columns";
@@ -170,7 +171,25 @@ export const listRuns: Handler<O["listRuns"]> = async (ctx, { params, query }) =
   return listRunsPage(ctx, project.id, { ...query, automation });
 };
 
-export const getRun: Handler<O["getRun"]> = async (ctx, { params }) => toRun((await resolveRun(ctx, params.project, params.runId)).run, true);
+const isFinalRunStatus = (s: string) => (TERMINAL_RUN_STATUSES as readonly string[]).includes(s);
+
+export const getRun: Handler<O["getRun"]> = async (ctx, { params, query }) => {
+  const { project, run } = await resolveRun(ctx, params.project, params.runId);
+  if (query.wait === 0 || isFinalRunStatus(run.status)) return toRun(run, true);
+  await ctx.core.waits.until({
+    workspaceId: ctx.principal.workspaceId,
+    keys: [run.id],
+    seconds: query.wait,
+    signal: ctx.signal,
+    settled: async () => {
+      const now = await store.runStatus(ctx.core.db, run.id);
+      return now === undefined || isFinalRunStatus(now);
+    },
+  });
+  const now = await store.findRun(ctx.core.db, project.id, run.id);
+  if (!now) throw notFound("run");
+  return toRun(now, true);
+};
 
 export const cancelRun: Handler<O["cancelRun"]> = async (ctx, { params }) => {
   const { run } = await resolveRun(ctx, params.project, params.runId);
@@ -306,9 +325,22 @@ export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, 
   };
 };
 
-export const getGroupRun: Handler<O["getGroupRun"]> = async (ctx, { params }) => {
+export const getGroupRun: Handler<O["getGroupRun"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  const { row, runs } = await loadGroupRun(ctx, project.id, params.groupRunId);
+  const first = await loadGroupRun(ctx, project.id, params.groupRunId);
+  const answer = toGroupRun(first.row, first.runs, true);
+  if (query.wait === 0 || isFinalRunStatus(answer.status)) return answer;
+  // A group run's runs are fixed when it starts: it ends when the last of them does.
+  await ctx.core.waits.until({
+    workspaceId: ctx.principal.workspaceId,
+    keys: first.runs.map((r) => r.id),
+    seconds: query.wait,
+    signal: ctx.signal,
+    settled: async () => {
+      return !(await store.groupRunHasOpenRuns(ctx.core.db, first.row.id));
+    },
+  });
+  const { row, runs } = await loadGroupRun(ctx, project.id, first.row.id);
   return toGroupRun(row, runs, true);
 };
 

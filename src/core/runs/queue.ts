@@ -85,13 +85,14 @@ function runEnvironment(core: Core, e: StoredEnvironment): RunEnvironment {
 }
 
 /**
- * Marks up to `limit` of the oldest queued runs `running` in one statement, so no two workers get the same run.
- * Ordered by created_at alone so the (status, created_at) index gives the order without sorting the queue.
+ * Marks up to `limit` queued runs `running` in one statement, so no two workers get the same run. Fair between
+ * workspaces: one workspace's backlog never holds another's run for more than one slot's turn (see the store),
+ * and `runner.workspace_concurrency` caps how many of one workspace's runs run at once.
  */
 export async function claimQueuedRuns(core: Core, limit: number): Promise<ClaimedRun[]> {
   if (limit <= 0) return [];
   const t = nowIso();
-  const { runs: rows, environments } = await core.queue.claimQueuedRuns(t, limit);
+  const { runs: rows, environments } = await core.queue.claimQueuedRuns(t, limit, core.config.runner.workspace_concurrency);
   if (rows.length === 0) return [];
   const envs = new Map<string, RunEnvironment>();
   for (const [id, e] of environments) envs.set(id, runEnvironment(core, e));
@@ -131,6 +132,10 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
     attemptsJson: JSON.stringify(o.attempts),
   }));
   await core.queue.finishRuns(t, rows);
+  core.events.emit(
+    "runsFinished",
+    rows.map((r) => r.id),
+  );
 }
 
 /** Saves the steps reached so far (long runs show progress; a crash keeps what was done). */

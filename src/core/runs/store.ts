@@ -95,6 +95,23 @@ export async function findRun(db: Kysely<DB>, projectId: string, id: string): Pr
   return db.selectFrom("runs").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
 }
 
+/** A run's status now, or undefined once it is gone (for waits that re-check cheaply). */
+export async function runStatus(db: Kysely<DB>, id: string): Promise<RunRow["status"] | undefined> {
+  return (await db.selectFrom("runs").select("status").where("id", "=", id).executeTakeFirst())?.status;
+}
+
+/** Whether any run of the group run is still queued or running. */
+export async function groupRunHasOpenRuns(db: Kysely<DB>, groupRunId: string): Promise<boolean> {
+  const open = await db
+    .selectFrom("runs")
+    .select("id")
+    .where("group_run_id", "=", groupRunId)
+    .where("status", "in", ["queued", "running"])
+    .limit(1)
+    .executeTakeFirst();
+  return open !== undefined;
+}
+
 /** A run known to exist. */
 export async function readRun(db: Kysely<DB>, id: string): Promise<RunRow> {
   return db.selectFrom("runs").selectAll().where("id", "=", id).executeTakeFirstOrThrow();

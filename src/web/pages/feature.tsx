@@ -89,9 +89,9 @@ function FeatureForm({ project, feature, onSaved }: { project: string; feature: 
   );
 }
 
-async function latestGeneration(project: string, feature: string): Promise<Generation | null> {
+async function latestGeneration(project: string, feature: string, wait: number): Promise<Generation | null> {
   try {
-    return await call("getGeneration", { project, feature });
+    return await call("getGeneration", { project, feature, wait });
   } catch (e) {
     if (e instanceof ApiError && e.status === 404) return null;
     throw e;
@@ -100,9 +100,10 @@ async function latestGeneration(project: string, feature: string): Promise<Gener
 
 function GenerationPanel({ project, feature }: { project: string; feature: string }) {
   const gen = useLoad(
-    () => latestGeneration(project, feature),
+    (wait) => latestGeneration(project, feature, wait),
     `gen:${project}:${feature}`,
     (g) => (g && (g.status === "queued" || g.status === "running") ? 1000 : 0),
+    true,
   );
   const drafts = useLoad(() => call("listAutomations", { project, limit: 200, feature }), `drafts:${feature}:${gen.data?.status ?? ""}`);
   const [strategy, setStrategy] = useState<Generation["strategy"]>("auto");

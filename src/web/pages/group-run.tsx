@@ -8,9 +8,10 @@ import { RunTable } from "./runs";
 
 export function GroupRunPage({ project, groupRunId }: { project: string; groupRunId: string }) {
   const gr = useLoad(
-    () => call("getGroupRun", { project, groupRunId }),
+    (wait) => call("getGroupRun", { project, groupRunId, wait }),
     `grn:${groupRunId}`,
     (d) => (d.status === "queued" || d.status === "running" ? 1000 : 0),
+    true,
   );
   const a = useAction();
   const r = gr.data;

@@ -101,9 +101,10 @@ function readableBody(r: { headers: Record<string, string>; body: string; trunca
 
 export function RunPage({ project, runId }: { project: string; runId: string }) {
   const run = useLoad(
-    () => call("getRun", { project, runId }),
+    (wait) => call("getRun", { project, runId, wait }),
     `run:${project}:${runId}`,
     (r) => (r.status === "queued" || r.status === "running" ? 1000 : 0),
+    true,
   );
   const a = useAction();
   const r = run.data;
