@@ -72,5 +72,7 @@ export async function waitForRun(s: TestServer, project: string, runId: string, 
 /** Creates the automation, runs it and waits for the end. */
 export async function runToEnd(s: TestServer, project: string, body: Record<string, unknown>, runBody: Record<string, unknown> = {}): Promise<RunRecord> {
   const id = await createAutomation(s, project, body);
-  return waitForRun(s, project, await startRun(s, project, id, runBody));
+  // Tests start many of these at once: a run may wait its turn behind the others on a loaded machine, which is
+  // not what they check, so the wait is long (bounds a test asserts are timed from the run's own record).
+  return waitForRun(s, project, await startRun(s, project, id, runBody), 120_000);
 }
