@@ -3,6 +3,7 @@
 import { Command, CommanderError } from "commander";
 import { registerMcp } from "../mcp/command";
 import { registerAdmin } from "./commands/admin";
+import { registerRunner } from "./commands/runner";
 import { registerServe } from "./commands/serve";
 import { UsageError } from "../cli/usage";
 import { VERSION } from "./version";
@@ -17,13 +18,14 @@ export function buildProgram(): Command {
   registerServe(program);
   registerAdmin(program);
   registerMcp(program);
+  registerRunner(program);
   return program;
 }
 
-/** The CLI's command tree needs the whole manifest; `--version`, `serve`, `admin` and `mcp` start faster without it. */
+/** The CLI's command tree needs the whole manifest; `--version`, `serve`, `admin`, `mcp` and `runner` start faster without it. */
 function needsClientCommands(argv: string[]): boolean {
   const first = argv[2];
-  return !(first === "-V" || first === "--version" || first === "serve" || first === "admin" || first === "mcp");
+  return !(first === "-V" || first === "--version" || first === "serve" || first === "admin" || first === "mcp" || first === "runner");
 }
 
 async function main(): Promise<void> {

@@ -187,6 +187,13 @@ describe("every operation works end to end", () => {
     await op("cancel_invitation", { invitationId: mistaken.invitation_id });
     expect((await op("list_workspace_invitations", {})).data).toEqual([]);
 
+    // Runners: a token shown once, then listed, read and revoked without it.
+    const runner = await op("create_runner", {}, { name: "office-box", labels: ["eu"] });
+    expect(runner.token).toMatch(/^svcr_[0-9A-Za-z]{43}$/);
+    expect((await op("list_runners", {})).data.map((r: { id: string }) => r.id)).toContain(runner.id);
+    expect((await op("get_runner", { runnerId: runner.id })).token).toBeUndefined();
+    await op("revoke_runner", { runnerId: runner.id });
+
     await op("delete_group", { project: "web-shop", groupId: group.id });
     await op("delete_automation", { project: "web-shop", automationId: browser.id });
     expect((await s.call("GET", `/projects/web-shop/runs/${run.id}`)).status).toBe(200);

@@ -151,6 +151,50 @@ export function registerAdmin(program: Command): void {
 
   common(
     admin
+      .command("create-runner-token")
+      .description("Create a runner token for `svc runner`; prints the token once (server-wide, or for one workspace)")
+      .requiredOption("--name <name>", "a name for the runner")
+      .option("--labels <labels>", "comma-separated labels the runner offers, e.g. eu,office-net")
+      .option("--workspace <slug>", "the runner only ever runs this workspace's runs (default: any workspace's)")
+      .option("--json", "print {id, token} as JSON"),
+  ).action(async (o: { name: string; labels?: string; workspace?: string; json?: boolean; dataDir?: string; config?: string }) => {
+    const { Name, RunnerLabel } = await import("../manifest/define");
+    const name = Name.safeParse(o.name);
+    if (!name.success) throw new UsageError(`--name: ${name.error.issues[0]?.message ?? "invalid"}`);
+    const labels: string[] = [];
+    for (const text of (o.labels ?? "").split(",").filter((l) => l.trim() !== "")) {
+      const label = RunnerLabel.safeParse(text);
+      if (!label.success) throw new UsageError(`--labels: "${text}": ${label.error.issues[0]?.message ?? "invalid"}`);
+      labels.push(label.data);
+    }
+    if (labels.length > 20) throw new UsageError("--labels: at most 20 labels");
+    const { createRunnerToken } = await import("../core/runners/operations");
+    const created = await withCore(o, async (core) => {
+      let workspaceId: string | null = null;
+      if (o.workspace !== undefined) {
+        const ws = await core.db.selectFrom("workspaces").select("id").where("slug", "=", o.workspace).executeTakeFirst();
+        if (!ws) throw new UsageError(`no workspace ${o.workspace}`);
+        workspaceId = ws.id;
+      }
+      return createRunnerToken(core, { name: name.data, labels, workspaceId });
+    });
+    process.stdout.write(o.json ? `${JSON.stringify({ id: created.row.id, token: created.token })}\n` : `${created.token}\n`);
+  });
+
+  common(admin.command("revoke-runner").description("Revoke a runner's token by id; it stops claiming runs at once").requiredOption("--id <runnerId>")).action(
+    async (o: { id: string; dataDir?: string; config?: string }) => {
+      const { revokeRunnerById } = await import("../core/runners/operations");
+      await withCore(o, async (core) => {
+        const row = await core.db.selectFrom("runners").select("id").where("id", "=", o.id).executeTakeFirst();
+        if (!row) throw new UsageError(`no runner ${o.id}`);
+        await revokeRunnerById(core, o.id);
+      });
+      process.stdout.write(`revoked ${o.id}\n`);
+    },
+  );
+
+  common(
+    admin
       .command("backup")
       .description("Write a consistent copy of the database (and beside it FILE.artifacts/) while the server runs")
       .requiredOption("--out <file>", "the backup file to create (a plain SQLite database)"),

@@ -12,6 +12,7 @@ import * as generations from "./generations/operations";
 import * as groups from "./groups/operations";
 import type { Handler, OpInput } from "./handler";
 import * as projects from "./projects/operations";
+import * as runners from "./runners/operations";
 import * as runs from "./runs/operations";
 
 /** The manifest's keys that name an operation (as in `ops.createProject`). */
@@ -72,6 +73,10 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   listGroupRuns: runs.listGroupRuns,
   getGroupRun: runs.getGroupRun,
   getGroupRunJunit: runs.getGroupRunJunit,
+  listRunners: runners.listRunners,
+  createRunner: runners.createRunner,
+  getRunner: runners.getRunner,
+  revokeRunner: runners.revokeRunner,
 };
 
 export type UntypedHandler = (ctx: OpContext, input: OpInput) => Promise<unknown>;

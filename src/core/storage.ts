@@ -76,6 +76,19 @@ export interface RunQueueStore {
   claimNextGeneration(now: string, progressJson: string): Promise<ClaimedGenerationRow | null>;
   /** Runs per status. */
   runCountsByStatus(): Promise<{ status: string; n: number }[]>;
+  /**
+   * Marks up to `limit` of the oldest queued runs a remote runner may take `running` under its lease: of its
+   * workspace only (when it has one), whose environment's runner_labels it all has, browser runs only if it can.
+   */
+  claimRunsForRunner(now: string, runner: RunnerClaimFilter, limit: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }>;
+}
+
+export interface RunnerClaimFilter {
+  runnerId: string;
+  leaseExpiresAt: string;
+  workspaceId: string | null;
+  labels: string[];
+  browser: boolean;
 }
 
 /** What readiness asks of the store. */

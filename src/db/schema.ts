@@ -78,6 +78,8 @@ export interface EnvironmentTable extends Stamped {
   protected: number;
   /** JSON array of host names, or null for the host of its BASE_URL. */
   allowed_hosts: string | null;
+  /** JSON array of labels a runner must all have to run this environment's runs. */
+  runner_labels: Generated<string>;
 }
 export interface FeatureTable extends Stamped {
   project_id: string;
@@ -151,6 +153,31 @@ export interface RunTable extends Stamped {
   claim: Generated<number>;
   /** Order within its group run. */
   position: Generated<number>;
+  /** The remote runner holding the run (null: the server's own engine, or none). */
+  runner_id: Generated<string | null>;
+  /** When the runner's lease on the run ends unless it heart-beats. */
+  lease_expires_at: Generated<string | null>;
+  /** When the holding runner began executing it (null: claimed, not begun). */
+  runner_started_at: Generated<string | null>;
+  /** Times a runner holding it was lost mid-run (counted against the automation's retries). */
+  runner_losses: Generated<number>;
+}
+/** A runner on another machine: only its token's hash is kept. */
+export interface RunnerTable extends Stamped {
+  name: string;
+  /** JSON array of the labels given when its token was made. */
+  labels: string;
+  /** null: server-wide; else it only ever claims this workspace's runs. */
+  workspace_id: string | null;
+  prefix: string;
+  token_hash: string;
+  last_seen_at: string | null;
+  version: string | null;
+  /** JSON `{browser: boolean}` from its last hello. */
+  capabilities: string | null;
+  /** JSON array of the labels the runner added itself in its last hello. */
+  advertised_labels: string;
+  revoked_at: string | null;
 }
 export interface IdempotencyTable {
   workspace_id: string;
@@ -177,4 +204,5 @@ export interface DB {
   group_runs: GroupRunTable;
   runs: RunTable;
   idempotency_keys: IdempotencyTable;
+  runners: RunnerTable;
 }

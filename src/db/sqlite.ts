@@ -20,6 +20,7 @@ import type {
   ClaimedGenerationRow,
   ClaimedRunRow,
   FinishedRunRow,
+  RunnerClaimFilter,
   RunQueueStore,
   StorageErrorKind,
   StorageProbe,
@@ -128,6 +129,9 @@ function holdingConnection<T>(db: Kysely<DB>, work: () => T): Promise<T> {
   return db.connection().execute(async () => work());
 }
 
+/** The server's own engine has no runner labels: it never takes runs whose environment requires some. */
+const LOCAL_RUNS = "(environment_id IS NULL OR environment_id NOT IN (SELECT id FROM environments WHERE runner_labels != '[]'))";
+
 /**
  * Claims up to ?2 queued runs in turns. A run's project turn is the runs its project has running plus its place
  * among the project's queued runs (oldest first); its workspace turn is the runs its workspace has running plus
@@ -138,7 +142,8 @@ function holdingConnection<T>(db: Kysely<DB>, work: () => T): Promise<T> {
  *
  * Only the first ?2 queued runs of each project can be claimed (the earlier ones of its project always come
  * first), so only those are ranked: a skip-scan of the projects with queued runs and ?2 index entries each, on
- * runs_queue (0006_fair_dispatch) — the cost grows with the projects waiting, not with the queue.
+ * runs_queue (0006_fair_dispatch) — the cost grows with the projects waiting, not with the queue. Runs whose
+ * environment requires runner labels are left to remote runners (LOCAL_RUNS).
  */
 const CLAIM_IN_TURNS = `WITH RECURSIVE
   waiting(project_id) AS (
@@ -151,7 +156,7 @@ const CLAIM_IN_TURNS = `WITH RECURSIVE
     SELECT r.id, r.created_at, r.position, p.workspace_id,
       COALESCE(b.n, 0) + ROW_NUMBER() OVER (PARTITION BY r.project_id ORDER BY r.created_at, r.position, r.id) AS project_turn
     FROM waiting w JOIN projects p ON p.id = w.project_id LEFT JOIN busy b ON b.project_id = w.project_id
-      JOIN runs r ON r.id IN (SELECT id FROM runs WHERE status = 'queued' AND project_id = w.project_id ORDER BY created_at, position, id LIMIT ?2)),
+      JOIN runs r ON r.id IN (SELECT id FROM runs WHERE status = 'queued' AND project_id = w.project_id AND ${LOCAL_RUNS} ORDER BY created_at, position, id LIMIT ?2)),
   turns AS (
     SELECT h.id, h.created_at, h.position, h.project_turn,
       COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn, h.created_at, h.position, h.id) AS workspace_turn
@@ -174,6 +179,41 @@ export class SqliteRunQueue implements RunQueueStore {
   async claimQueuedRuns(now: string, limit: number, workspaceCap: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
     const claimed = await holdingConnection(this.db, () => {
       const runs = this.sqlite.query<ClaimedRunRow, [string, number, number]>(CLAIM_IN_TURNS).all(now, limit, workspaceCap);
+      const environments = new Map<string, StoredEnvironment>();
+      const read = this.sqlite.query<StoredEnvironment, [string]>(
+        "SELECT id, name, variables, secrets, secrets_sealed, protected, allowed_hosts FROM environments WHERE id = ?1",
+      );
+      for (const r of runs) {
+        if (r.environment_id === null || environments.has(r.environment_id)) continue;
+        const e = read.get(r.environment_id);
+        if (e) environments.set(r.environment_id, e);
+      }
+      return { runs, environments };
+    });
+    if (claimed.runs.length > 0) this.changes.noteWrite();
+    return claimed;
+  }
+
+  async claimRunsForRunner(
+    now: string,
+    runner: RunnerClaimFilter,
+    limit: number,
+  ): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
+    const claimed = await holdingConnection(this.db, () => {
+      const runs = this.sqlite
+        .query<ClaimedRunRow, [string, string, string, string | null, string, number, number]>(
+          `UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1, runner_id = ?2, lease_expires_at = ?3,
+             runner_started_at = NULL
+           WHERE id IN (
+             SELECT r.id FROM runs r LEFT JOIN environments e ON e.id = r.environment_id
+             WHERE r.status = 'queued'
+               AND (?4 IS NULL OR r.project_id IN (SELECT id FROM projects WHERE workspace_id = ?4))
+               AND (e.id IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(e.runner_labels) l WHERE l.value NOT IN (SELECT value FROM json_each(?5))))
+               AND (?6 = 1 OR json_extract(r.spec, '$.kind') IS NOT 'browser')
+             ORDER BY r.created_at LIMIT ?7)
+           RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`,
+        )
+        .all(now, runner.runnerId, runner.leaseExpiresAt, runner.workspaceId, JSON.stringify(runner.labels), runner.browser ? 1 : 0, limit);
       const environments = new Map<string, StoredEnvironment>();
       const read = this.sqlite.query<StoredEnvironment, [string]>(
         "SELECT id, name, variables, secrets, secrets_sealed, protected, allowed_hosts FROM environments WHERE id = ?1",

@@ -166,6 +166,14 @@ export const Slug = z
   .max(64)
   .regex(/^[a-z0-9][a-z0-9-]*$/, "lowercase letters, digits and dashes, starting with a letter or digit");
 
+/** A runner label (`eu`, `gpu`, `office-net`): what a runner offers and an environment may require. */
+export const RunnerLabel = z
+  .string()
+  .trim()
+  .min(1)
+  .max(63)
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, "lowercase letters, digits, '.', '_' and '-', starting with a letter or digit");
+
 /** A person's email address, checked the same wherever it is given: the web setup, members, `svc admin`. */
 export const Email = z.email().max(320);
 /** A password for the web application, checked the same wherever it is set: the web setup, a password-setup link,

@@ -1,6 +1,6 @@
 // Operations on a project's environments (variables, and write-only secrets).
 import { z } from "zod";
-import { defineOperation, ListQuery, Name, page, PathId, ProjectParams } from "./define";
+import { defineOperation, ListQuery, Name, page, PathId, ProjectParams, RunnerLabel } from "./define";
 import { Environment } from "./records";
 
 const VarName = z
@@ -29,6 +29,10 @@ const AllowedHosts = z
 const Protected = z
   .boolean()
   .describe("Only owners and admins may change a protected environment or start runs in it; its secrets go only to its allowed hosts");
+const RunnerLabels = z
+  .array(RunnerLabel)
+  .max(20)
+  .describe("Only runners having all these labels run this environment's runs (the server's own engine has none, so never takes them); [] for any runner");
 const Params = ProjectParams.extend({ environmentId: PathId.describe("Environment id (env_…) or name") });
 
 export const listEnvironments = defineOperation({
@@ -57,6 +61,7 @@ export const createEnvironment = defineOperation({
     secrets: z.record(VarName, SecretValue).optional(),
     protected: Protected.optional(),
     allowed_hosts: AllowedHosts.nullable().optional(),
+    runner_labels: RunnerLabels.optional(),
   }),
   response: Environment,
   successStatus: 201,
@@ -89,6 +94,7 @@ export const updateEnvironment = defineOperation({
     secrets: z.record(VarName, SecretValue.nullable()).optional(),
     protected: Protected.optional(),
     allowed_hosts: AllowedHosts.nullable().optional(),
+    runner_labels: RunnerLabels.optional(),
   }),
   response: Environment,
   errors: ["not_found", "conflict", "forbidden"],

@@ -7,6 +7,7 @@ import * as features from "./features";
 import * as generations from "./generations";
 import * as groups from "./groups";
 import * as projects from "./projects";
+import * as runners from "./runners";
 import * as runs from "./runs";
 
 const { whoami, ...accessOps } = access;
@@ -26,6 +27,7 @@ export const ops = {
   ...automations,
   ...byExportName({ ...runs, ...groups }),
   ...accessOps,
+  ...runners,
 };
 
 export type Ops = typeof ops;

@@ -27,6 +27,7 @@ export const Environment = z
     secret_names: z.array(z.string()).describe("Secrets are write-only: only their names are returned"),
     protected: z.boolean().describe("Only owners and admins may change a protected environment or start runs in it"),
     allowed_hosts: z.array(z.string()).nullable().describe("In a protected environment, the hosts its secrets may be sent to; null: the host of its BASE_URL"),
+    runner_labels: z.array(z.string()).describe("Only runners having all these labels run this environment's runs; the server's own engine has none"),
   })
   .meta({ id: "Environment" });
 
@@ -224,6 +225,24 @@ export const ApiKey = z
     revoked_at: NullableTimestamp,
   })
   .meta({ id: "ApiKey" });
+
+export const Runner = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    labels: z.array(z.string()).describe("The labels it was given and those it advertised when it last said hello"),
+    scope: z
+      .enum(["workspace", "server"])
+      .describe("workspace: it only ever runs this workspace's runs; server: made by the server's operator, runs any workspace's"),
+    prefix: z.string().describe("svcr_ + the first 8 characters of its token"),
+    version: z.string().nullable().describe("The svc version it last said hello with; null before its first hello"),
+    browser: z.boolean().nullable().describe("Whether it can run browser automations (null before its first hello)"),
+    running: z.number().int().describe("This workspace's runs it holds now"),
+    last_seen_at: NullableTimestamp,
+    created_at: Timestamp,
+    revoked_at: NullableTimestamp,
+  })
+  .meta({ id: "Runner" });
 
 export const Member = z
   .object({

@@ -59,6 +59,11 @@ export class RunEngine implements Engine {
   async start(): Promise<void> {
     const recovered = await recoverInterruptedRuns(this.core);
     if (recovered.length > 0) log.warn("runs left running by a previous process were finished as error", { runs: recovered.length });
+    // runner.local = false: this server only queues and records; runners (svc runner) execute.
+    if (!this.core.config.runner.local) {
+      this.started = true;
+      return;
+    }
     this.core.events.on("runQueued", this.onQueued);
     this.core.events.on("runCancelled", this.onCancelled);
     this.started = true;

@@ -12,7 +12,8 @@ export function Layout({ children }: { children: ComponentChildren }) {
     { href: "#/", label: "Dashboard", active: path === "/" },
     { href: "#/projects", label: "Projects", active: path.startsWith("/projects") || path.startsWith("/p/") },
     ...(canAdminister(session) ? [{ href: "#/members", label: "Members", active: path.startsWith("/members") }] : []),
-    { href: "#/settings/keys", label: "CLI & API keys", active: path.startsWith("/settings") },
+    { href: "#/settings/keys", label: "CLI & API keys", active: path.startsWith("/settings/keys") },
+    ...(canAdminister(session) ? [{ href: "#/settings/runners", label: "Runners", active: path.startsWith("/settings/runners") }] : []),
   ];
   const several = (session.workspaces?.length ?? 0) > 1;
   const switchTo = async (workspace: string) => {

@@ -12,6 +12,7 @@ import { KeysPage } from "./pages/keys";
 import { MembersPage } from "./pages/members";
 import { ProjectPage } from "./pages/project";
 import { ProjectsPage } from "./pages/projects";
+import { RunnersPage } from "./pages/runners";
 import { RunPage } from "./pages/run";
 import { RunsPage } from "./pages/runs";
 import { Empty } from "./ui";
@@ -24,6 +25,7 @@ const table: [string, (x: Params) => preact.JSX.Element][] = [
   ["/projects", () => <ProjectsPage />],
   ["/members", () => <MembersPage />],
   ["/settings/keys", () => <KeysPage />],
+  ["/settings/runners", () => <RunnersPage />],
   ["/p/:project", (x) => <ProjectPage project={p(x, "project")} />],
   ["/p/:project/environments", (x) => <EnvironmentsPage project={p(x, "project")} />],
   ["/p/:project/features", (x) => <FeaturesPage project={p(x, "project")} />],

@@ -14,6 +14,7 @@ export type StepResult = z.output<typeof R.StepResult>;
 export type GroupRun = z.output<typeof R.GroupRun>;
 export type ApiKey = z.output<typeof R.ApiKey>;
 export type Member = z.output<typeof R.Member>;
+export type Runner = z.output<typeof R.Runner>;
 export type Invitation = z.output<typeof R.Invitation>;
 export type WorkspaceInvitation = z.output<typeof R.WorkspaceInvitation>;
 export type Role = z.output<typeof R.Role>;

@@ -30,6 +30,7 @@ export function toEnvironment(row: EnvRow) {
     secret_names: Object.keys(secretsOf(row)).sort(),
     protected: row.protected === 1,
     allowed_hosts: row.allowed_hosts === null ? null : readJsonColumn(StringList, row.allowed_hosts, `allowed_hosts of environment ${row.id}`),
+    runner_labels: readJsonColumn(StringList, row.runner_labels, `runner_labels of environment ${row.id}`),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -50,6 +51,8 @@ async function resolveEnvironment(ctx: OpContext, projectRef: string, ref: strin
 const nameTaken = (ctx: OpContext, projectId: string, name: string, exceptId?: string) => store.environmentNameTaken(ctx.core.db, projectId, name, exceptId);
 
 const hostsText = (hosts: string[] | null) => (hosts === null ? null : JSON.stringify([...new Set(hosts.map((h) => h.toLowerCase()))]));
+
+const labelsText = (labels: string[]) => JSON.stringify([...new Set(labels)].sort());
 
 /** Protection is decided by owners and admins: setting it, and any change to an environment that has it. */
 function assertMayChange(ctx: OpContext, env: EnvRow | null, body: { protected?: boolean; allowed_hosts?: string[] | null }) {
@@ -79,6 +82,7 @@ export const createEnvironment: Handler<O["createEnvironment"]> = async (ctx, { 
     secrets_sealed: 1,
     protected: body.protected ? 1 : 0,
     allowed_hosts: hostsText(body.allowed_hosts ?? null),
+    runner_labels: labelsText(body.runner_labels ?? []),
     created_at: t,
     updated_at: t,
   };
@@ -109,6 +113,7 @@ export const updateEnvironment: Handler<O["updateEnvironment"]> = async (ctx, { 
     secrets_sealed: 1,
     protected: body.protected === undefined ? env.protected : body.protected ? 1 : 0,
     allowed_hosts: body.allowed_hosts === undefined ? env.allowed_hosts : hostsText(body.allowed_hosts),
+    runner_labels: body.runner_labels === undefined ? env.runner_labels : labelsText(body.runner_labels),
     updated_at: nowIso(),
   };
   await store.updateEnvironment(ctx.core.db, env.id, next);

@@ -114,6 +114,10 @@ export async function enqueueRuns(
     results: "{}",
     claim: 0,
     position,
+    runner_id: null,
+    lease_expires_at: null,
+    runner_started_at: null,
+    runner_losses: 0,
     created_at: t,
     updated_at: t,
   }));

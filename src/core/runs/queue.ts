@@ -71,7 +71,7 @@ export interface RunOutcome {
   attempts: RunAttempt[];
 }
 
-function runEnvironment(core: Core, e: StoredEnvironment): RunEnvironment {
+export function runEnvironment(core: Core, e: StoredEnvironment): RunEnvironment {
   // Claimed runs are already marked running: a damaged environment must not fail the claim of the others.
   const variables = readJsonColumnOr(StringMap, e.variables, {});
   const opened = openSecrets(core.secrets, e);
@@ -161,7 +161,8 @@ export const INTERRUPTED_MESSAGE = "interrupted by server restart";
 export async function recoverInterruptedRuns(core: Core): Promise<string[]> {
   const t = nowIso();
   return core.db.transaction().execute(async (trx) => {
-    const stale = await store.runningRuns(trx);
+    // Runs held by remote runners are not this process's: their leases end them if their runner is gone too.
+    const stale = await store.locallyRunningRuns(trx);
     for (const r of stale) {
       await store.endRunningRunWithError(trx, r.id, {
         error: INTERRUPTED_MESSAGE,

@@ -128,8 +128,9 @@ export async function saveRunProgress(
     WHERE id = ${run.id} AND status = 'running' AND claim = ${run.claim}`.execute(db);
 }
 
-export async function runningRuns(db: Kysely<DB>) {
-  return db.selectFrom("runs").select(["id", "automation_id", "started_at"]).where("status", "=", "running").execute();
+/** Runs `running` in this server's own engine (not held by a remote runner). */
+export async function locallyRunningRuns(db: Kysely<DB>) {
+  return db.selectFrom("runs").select(["id", "automation_id", "started_at"]).where("status", "=", "running").where("runner_id", "is", null).execute();
 }
 
 /** Ends a run left `running` with an error, unless it ended meanwhile. */

@@ -6,6 +6,7 @@ import * as urlExpectations from "./0003_url_expectations";
 import * as secretsProtected from "./0004_secrets_protected";
 import * as invitations from "./0005_invitations";
 import * as fairDispatch from "./0006_fair_dispatch";
+import * as runners from "./0007_runners";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   "0004_secrets_protected": secretsProtected,
   "0005_invitations": invitations,
   "0006_fair_dispatch": fairDispatch,
+  "0007_runners": runners,
 };

@@ -1,0 +1,90 @@
+// `svc runner --server URL`: a runner on this machine for a server elsewhere (token in SVC_RUNNER_TOKEN).
+import type { Command } from "commander";
+import { UsageError } from "../../cli/usage";
+
+function positiveInt(name: string, text: string, max: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`${name} must be a whole number from 1 to ${max}, not "${text}"`);
+  return n;
+}
+
+export function registerRunner(program: Command): void {
+  program
+    .command("runner")
+    .description("Execute runs claimed from a server over HTTP (token in SVC_RUNNER_TOKEN, made by svc admin create-runner-token or create_runner)")
+    .requiredOption("--server <url>", "the server's address, e.g. https://svc.example.com")
+    .option("--name <name>", "a name shown in the server's logs (default: SVC_RUNNER_NAME, else the token's runner name)")
+    .option("--labels <labels>", "comma-separated labels it offers besides its token's (default: SVC_RUNNER_LABELS)")
+    .option("--concurrency <n>", "runs at once (default: SVC_RUNNER_CONCURRENCY, else 4)")
+    .option("--browser-path <path>", "Chromium to run browser automations with (default: SVC_RUNNER_BROWSER_PATH, else found on PATH)")
+    .option("--grace-ms <ms>", "after SIGTERM, how long running runs may finish before they are stopped", "10000")
+    .option("--insecure-http", "allow plain http:// to a server that is not this machine (the token and secrets then travel unencrypted)")
+    .action(
+      async (o: { server: string; name?: string; labels?: string; concurrency?: string; browserPath?: string; graceMs: string; insecureHttp?: boolean }) => {
+        const env = process.env;
+        const token = env.SVC_RUNNER_TOKEN ?? "";
+        if (token.trim() === "") throw new UsageError("set SVC_RUNNER_TOKEN to the runner token (svc admin create-runner-token, or create_runner)");
+        let url: URL;
+        try {
+          url = new URL(o.server);
+        } catch {
+          throw new UsageError(`--server "${o.server}" is not a URL like https://svc.example.com`);
+        }
+        const { isLoopbackHost, RemoteRunner, RunnerRefused } = await import("../runner/remote");
+        if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
+          if (!o.insecureHttp) {
+            throw new UsageError(
+              `--server ${url.origin} is plain http:// to another machine: the runner token and the runs' secrets would travel unencrypted; use https://, or add --insecure-http to accept that`,
+            );
+          }
+          process.stderr.write(`svc: warning: --insecure-http: the runner token and the runs' secrets travel unencrypted to ${url.origin}\n`);
+        } else if (url.protocol !== "http:" && url.protocol !== "https:") {
+          throw new UsageError(`--server must be an http:// or https:// address, not ${url.protocol}`);
+        }
+        const { RunnerLabel } = await import("../manifest/define");
+        const labels: string[] = [];
+        for (const text of (o.labels ?? env.SVC_RUNNER_LABELS ?? "").split(",").filter((l) => l.trim() !== "")) {
+          const label = RunnerLabel.safeParse(text);
+          if (!label.success) throw new UsageError(`--labels: "${text}": ${label.error.issues[0]?.message ?? "invalid"}`);
+          labels.push(label.data);
+        }
+        const concurrency = positiveInt("--concurrency", o.concurrency ?? env.SVC_RUNNER_CONCURRENCY ?? "4", 256);
+        const graceMs = Number(o.graceMs);
+        if (!Number.isInteger(graceMs) || graceMs < 0) throw new UsageError(`--grace-ms must be a whole number of milliseconds, not "${o.graceMs}"`);
+        const runner = new RemoteRunner({
+          server: url.origin + url.pathname.replace(/\/+$/, ""),
+          token: token.trim(),
+          name: o.name ?? env.SVC_RUNNER_NAME,
+          labels,
+          concurrency,
+          browserPath: o.browserPath ?? env.SVC_RUNNER_BROWSER_PATH,
+          graceMs,
+        });
+        const { flushLogs } = await import("../logging");
+        let signalled = false;
+        const shutdown = (signal: string) => {
+          if (signalled) return;
+          signalled = true;
+          flushLogs();
+          process.stderr.write(`svc: ${signal} received, stopping the runner\n`);
+          runner.stop();
+        };
+        process.on("SIGTERM", () => shutdown("SIGTERM"));
+        process.on("SIGINT", () => shutdown("SIGINT"));
+        try {
+          await runner.connect();
+          await runner.run();
+        } catch (e) {
+          if (e instanceof RunnerRefused) {
+            flushLogs();
+            if (e.exitCode === 0) process.exit(0);
+            process.stderr.write(`svc: ${e.message}\n`);
+            process.exit(e.exitCode);
+          }
+          throw e;
+        }
+        flushLogs();
+        process.exit(0);
+      },
+    );
+}

@@ -1,0 +1,149 @@
+// Runners on other machines: their tokens (made here, by `svc admin create-runner-token` or create_runner) and
+// what a workspace's owners and admins see of them.
+import type { Selectable } from "kysely";
+import type { RunnerTable } from "../../db/schema";
+import type { ops } from "../../manifest";
+import { log } from "../../logging";
+import { forbidden, notFound } from "../../manifest/errors";
+import { newId } from "../../security/ids";
+import { generateRunnerToken } from "../../security/runner-tokens";
+import { canAdminister, type Core, type OpContext } from "../context";
+import type { Handler } from "../handler";
+import { StringList } from "../shared/columns";
+import { readJsonColumnOr } from "../shared/json";
+import { afterCursor, toPage } from "../shared/pagination";
+import { nowIso } from "../shared/time";
+
+type O = typeof ops;
+export type RunnerRow = Selectable<RunnerTable>;
+
+/** The labels a runner has: those of its token and those it advertised in its last hello. */
+export function runnerLabels(row: Pick<RunnerRow, "labels" | "advertised_labels">): string[] {
+  const given = readJsonColumnOr(StringList, row.labels, []);
+  const advertised = readJsonColumnOr(StringList, row.advertised_labels, []);
+  return [...new Set([...given, ...advertised])].sort();
+}
+
+export function runnerBrowser(row: Pick<RunnerRow, "capabilities">): boolean | null {
+  if (row.capabilities === null) return null;
+  try {
+    return (JSON.parse(row.capabilities) as { browser?: unknown }).browser === true;
+  } catch {
+    return false;
+  }
+}
+
+function toRunner(row: RunnerRow, running: number) {
+  return {
+    id: row.id,
+    name: row.name,
+    labels: runnerLabels(row),
+    scope: row.workspace_id === null ? ("server" as const) : ("workspace" as const),
+    prefix: row.prefix,
+    version: row.version,
+    browser: runnerBrowser(row),
+    running,
+    last_seen_at: row.last_seen_at,
+    created_at: row.created_at,
+    revoked_at: row.revoked_at,
+  };
+}
+
+/** Makes a runner and its token; only the hash is kept, the token is returned this once. */
+export async function createRunnerToken(core: Core, input: { name: string; labels: string[]; workspaceId: string | null }) {
+  const { token, prefix, hash } = generateRunnerToken();
+  const t = nowIso();
+  const row: RunnerRow = {
+    id: newId("rnr"),
+    name: input.name,
+    labels: JSON.stringify([...new Set(input.labels)].sort()),
+    workspace_id: input.workspaceId,
+    prefix,
+    token_hash: hash,
+    created_at: t,
+    updated_at: t,
+    last_seen_at: null,
+    version: null,
+    capabilities: null,
+    advertised_labels: "[]",
+    revoked_at: null,
+  };
+  await core.db.insertInto("runners").values(row).execute();
+  log.info("runner token created", { runner_id: row.id, prefix, workspace_id: input.workspaceId });
+  return { row, token };
+}
+
+export async function revokeRunnerById(core: Core, runnerId: string): Promise<void> {
+  const t = nowIso();
+  await core.db.updateTable("runners").set({ revoked_at: t, updated_at: t }).where("id", "=", runnerId).where("revoked_at", "is", null).execute();
+  log.info("runner revoked", { runner_id: runnerId });
+}
+
+/** This workspace's runs each runner holds now. */
+async function runningCounts(ctx: OpContext, runnerIds: string[]): Promise<Map<string, number>> {
+  if (runnerIds.length === 0) return new Map();
+  const rows = await ctx.core.db
+    .selectFrom("runs")
+    .innerJoin("projects", "projects.id", "runs.project_id")
+    .select(["runs.runner_id", (eb) => eb.fn.countAll<number>().as("n")])
+    .where("runs.runner_id", "in", runnerIds)
+    .where("runs.status", "=", "running")
+    .where("projects.workspace_id", "=", ctx.principal.workspaceId)
+    .groupBy("runs.runner_id")
+    .execute();
+  return new Map(rows.map((r) => [r.runner_id ?? "", Number(r.n)]));
+}
+
+function assertAdmin(ctx: OpContext): void {
+  if (!canAdminister(ctx.principal)) throw forbidden("only owners and admins can see and manage runners");
+}
+
+/** A runner this workspace may see: its own, or a server-wide one. */
+async function visibleRunner(ctx: OpContext, runnerId: string): Promise<RunnerRow> {
+  const row = await ctx.core.db
+    .selectFrom("runners")
+    .selectAll()
+    .where("id", "=", runnerId)
+    .where((eb) => eb.or([eb("workspace_id", "=", ctx.principal.workspaceId), eb("workspace_id", "is", null)]))
+    .executeTakeFirst();
+  if (!row) throw notFound("runner");
+  return row;
+}
+
+export const listRunners: Handler<O["listRunners"]> = async (ctx, { query }) => {
+  assertAdmin(ctx);
+  const rows = await ctx.core.db
+    .selectFrom("runners")
+    .selectAll()
+    .where((eb) => eb.or([eb("workspace_id", "=", ctx.principal.workspaceId), eb("workspace_id", "is", null)]))
+    .where(afterCursor("runners", query.cursor))
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(query.limit + 1)
+    .execute();
+  const counts = await runningCounts(
+    ctx,
+    rows.map((r) => r.id),
+  );
+  return toPage(rows, query.limit, (r) => toRunner(r, counts.get(r.id) ?? 0));
+};
+
+export const createRunner: Handler<O["createRunner"]> = async (ctx, { body }) => {
+  assertAdmin(ctx);
+  const { row, token } = await createRunnerToken(ctx.core, { name: body.name, labels: body.labels, workspaceId: ctx.principal.workspaceId });
+  return { ...toRunner(row, 0), token };
+};
+
+export const getRunner: Handler<O["getRunner"]> = async (ctx, { params }) => {
+  assertAdmin(ctx);
+  const row = await visibleRunner(ctx, params.runnerId);
+  const counts = await runningCounts(ctx, [row.id]);
+  return toRunner(row, counts.get(row.id) ?? 0);
+};
+
+export const revokeRunner: Handler<O["revokeRunner"]> = async (ctx, { params }) => {
+  assertAdmin(ctx);
+  const row = await visibleRunner(ctx, params.runnerId);
+  if (row.workspace_id === null) throw forbidden("a server-wide runner is revoked by the server's operator: svc admin revoke-runner --id " + row.id);
+  await revokeRunnerById(ctx.core, row.id);
+};

@@ -1,0 +1,336 @@
+// The server's side of the runner protocol: a runner says hello, claims runs under a lease, says which it began,
+// heart-beats (extending its leases, hearing of cancellations), uploads artifacts, finishes (fenced by its claim
+// and its runner id) and releases what it did not begin. Expired leases are swept here too.
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { z } from "zod";
+import { log } from "../../logging";
+import { AppError, conflict, invalid, notFound } from "../../manifest/errors";
+import {
+  ARTIFACT_NAME,
+  type ClaimedJob,
+  type Finish,
+  type Hello,
+  type HelloAnswer,
+  type HeartbeatAnswer,
+  RUNNER_ARTIFACT_MAX_BYTES,
+  RUNNER_PROTOCOL,
+} from "../../manifest/runner-protocol";
+import { isWellFormedRunnerToken, runnerTokenMatches, runnerTokenPrefix } from "../../security/runner-tokens";
+import { VERSION } from "../../version";
+import type { Core } from "../context";
+import { artifactDir } from "../runs/artifacts";
+import { finishRuns, type RunEnvironment, recordRunProgress, runEnvironment } from "../runs/queue";
+import { RunSpecColumn } from "../shared/columns";
+import { readJsonColumnOr } from "../shared/json";
+import { nowIso } from "../shared/time";
+import { type RunnerRow, runnerBrowser, runnerLabels } from "./operations";
+
+export const LOST_MESSAGE = "runner lost";
+
+/** The runner a bearer token belongs to; null for a malformed, unknown or revoked token. */
+export async function authenticateRunner(core: Core, token: string): Promise<RunnerRow | null> {
+  if (!isWellFormedRunnerToken(token)) return null;
+  const rows = await core.db.selectFrom("runners").selectAll().where("prefix", "=", runnerTokenPrefix(token)).execute();
+  const row = rows.find((r) => runnerTokenMatches(token, r.token_hash));
+  if (!row || row.revoked_at !== null) return null;
+  return row;
+}
+
+export function answerHello(core: Core, row: RunnerRow): HelloAnswer {
+  const cfg = core.config.runner;
+  return {
+    runner: { id: row.id, name: row.name, labels: runnerLabels(row), scope: row.workspace_id === null ? "server" : "workspace" },
+    server_version: VERSION,
+    lease_ms: cfg.lease_ms,
+    heartbeat_wait_ms: Math.max(200, Math.floor(cfg.lease_ms / 3)),
+    settings: { default_timeout_ms: cfg.default_timeout_ms, response_excerpt_bytes: cfg.response_excerpt_bytes, max_response_bytes: cfg.max_response_bytes },
+  };
+}
+
+/** Records what the runner is (version, capabilities, extra labels); refuses a runner of another protocol. */
+export async function hello(core: Core, row: RunnerRow, body: z.output<typeof Hello>): Promise<HelloAnswer> {
+  if (body.protocol !== RUNNER_PROTOCOL) {
+    throw conflict(
+      `incompatible runner: svc ${body.version} speaks runner protocol ${body.protocol}, this server (svc ${VERSION}) speaks protocol ${RUNNER_PROTOCOL}: run svc ${VERSION} as the runner (its download is at /download on this server)`,
+    );
+  }
+  const t = nowIso();
+  const next = {
+    version: body.version,
+    capabilities: JSON.stringify({ browser: body.capabilities.browser }),
+    advertised_labels: JSON.stringify([...new Set(body.labels)].sort()),
+    last_seen_at: t,
+    updated_at: t,
+  };
+  await core.db.updateTable("runners").set(next).where("id", "=", row.id).execute();
+  log.info("runner said hello", { runner_id: row.id, name: body.name ?? row.name, version: body.version, browser: body.capabilities.browser });
+  return answerHello(core, { ...row, ...next });
+}
+
+function assertHelloSaid(row: RunnerRow): void {
+  if (row.version === null) throw conflict("the runner has not said hello yet: POST /api/v1/runner/hello first");
+}
+
+/** Notes that the runner was heard from (shown as last seen). */
+export async function seen(core: Core, row: RunnerRow): Promise<void> {
+  const t = nowIso();
+  await core.db.updateTable("runners").set({ last_seen_at: t }).where("id", "=", row.id).execute();
+}
+
+const leaseEnd = (core: Core) => new Date(Date.now() + core.config.runner.lease_ms).toISOString();
+
+/** Claims up to `slots` runs the runner may take; each comes with its spec and environment (secrets included). */
+export async function claimForRunner(core: Core, row: RunnerRow, slots: number): Promise<ClaimedJob[]> {
+  assertHelloSaid(row);
+  const { runs, environments } = await core.queue.claimRunsForRunner(
+    nowIso(),
+    {
+      runnerId: row.id,
+      leaseExpiresAt: leaseEnd(core),
+      workspaceId: row.workspace_id,
+      labels: runnerLabels(row),
+      browser: runnerBrowser(row) === true,
+    },
+    slots,
+  );
+  if (runs.length === 0) return [];
+  const envs = new Map<string, RunEnvironment>();
+  for (const [id, e] of environments) envs.set(id, runEnvironment(core, e));
+  log.info("runs claimed by runner", { runner_id: row.id, runs: runs.length });
+  return runs.map((r) => ({
+    id: r.id,
+    claim: r.claim,
+    automation_id: r.automation_id,
+    automation_name: r.automation_name,
+    spec_text: r.spec,
+    environment_id: r.environment_id,
+    environment: r.environment_id ? (envs.get(r.environment_id) ?? null) : null,
+  }));
+}
+
+type RunRef = { id: string; claim: number };
+
+/** Marks the runs the runner begins executing; answers those still its own (a cancelled one is not begun). */
+export async function startForRunner(core: Core, row: RunnerRow, runs: RunRef[]): Promise<{ started: { id: string; started_at: string }[] }> {
+  const t = nowIso();
+  const started: { id: string; started_at: string }[] = [];
+  for (const r of runs) {
+    const done = await core.db
+      .updateTable("runs")
+      .set({ runner_started_at: t, started_at: t, lease_expires_at: leaseEnd(core), updated_at: t })
+      .where("id", "=", r.id)
+      .where("claim", "=", r.claim)
+      .where("runner_id", "=", row.id)
+      .where("status", "=", "running")
+      .where("runner_started_at", "is", null)
+      .executeTakeFirst();
+    if (Number(done.numUpdatedRows) > 0) started.push({ id: r.id, started_at: t });
+  }
+  return { started };
+}
+
+/** Extends the leases of the runs the runner names, keeps their progress, and tells which it must stop. */
+export async function heartbeatForRunner(
+  core: Core,
+  row: RunnerRow,
+  runs: (RunRef & { progress?: { steps: unknown[]; summary: { steps: number; passed: number; failed: number; skipped: number }; attempts: unknown[] } })[],
+): Promise<HeartbeatAnswer> {
+  // Only the runs it names: a run it claimed and then lost track of goes back to the queue when its lease ends.
+  for (const r of runs) {
+    await core.db
+      .updateTable("runs")
+      .set({ lease_expires_at: leaseEnd(core) })
+      .where("id", "=", r.id)
+      .where("claim", "=", r.claim)
+      .where("runner_id", "=", row.id)
+      .where("status", "=", "running")
+      .execute();
+  }
+  await seen(core, row);
+  for (const r of runs) {
+    if (!r.progress) continue;
+    const { steps, summary, attempts } = r.progress;
+    await recordRunProgress(core, r, { resultsJson: JSON.stringify({ steps, artifacts: [] }), summary, attempts: attempts as never });
+  }
+  return runStates(core, row, runs);
+}
+
+/** Of the runs the runner says it holds: those cancelled, and those no longer its own. */
+export async function runStates(core: Core, row: RunnerRow, runs: RunRef[]): Promise<HeartbeatAnswer> {
+  const answer: HeartbeatAnswer = { cancelled: [], lost: [] };
+  if (runs.length === 0) return answer;
+  const rows = await core.db
+    .selectFrom("runs")
+    .select(["id", "status", "claim", "runner_id"])
+    .where(
+      "id",
+      "in",
+      runs.map((r) => r.id),
+    )
+    .execute();
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  for (const r of runs) {
+    const s = byId.get(r.id);
+    if (!s || s.runner_id !== row.id || s.claim !== r.claim) answer.lost.push(r.id);
+    else if (s.status === "cancelled") answer.cancelled.push(r.id);
+    else if (s.status !== "running") answer.lost.push(r.id);
+  }
+  return answer;
+}
+
+/** Records finished runs; only those still held by this runner under the same claim are taken. */
+export async function finishForRunner(core: Core, row: RunnerRow, runs: z.output<typeof Finish>["runs"]): Promise<{ recorded: string[] }> {
+  if (runs.length === 0) return { recorded: [] };
+  const held = await core.db
+    .selectFrom("runs")
+    .select(["id", "claim", "automation_id", "started_at", "status"])
+    .where(
+      "id",
+      "in",
+      runs.map((r) => r.id),
+    )
+    .where("runner_id", "=", row.id)
+    .execute();
+  const byId = new Map(held.map((h) => [h.id, h]));
+  const finished = Date.now();
+  const outcomes = [];
+  for (const r of runs) {
+    const h = byId.get(r.id);
+    if (!h || h.claim !== r.claim || (h.status !== "running" && h.status !== "cancelled")) continue;
+    const startedAt = h.started_at ?? new Date(finished).toISOString();
+    outcomes.push({
+      id: r.id,
+      claim: r.claim,
+      automationId: h.automation_id,
+      status: r.result.status,
+      startedAt,
+      finishedAt: new Date(finished).toISOString(),
+      durationMs: Math.max(0, finished - Date.parse(startedAt)),
+      error: r.result.error,
+      summary: r.result.summary,
+      resultsJson: JSON.stringify({ steps: r.result.steps, artifacts: r.result.artifacts }),
+      attempts: r.result.attempts,
+    });
+  }
+  await finishRuns(core, outcomes);
+  await seen(core, row);
+  for (const o of outcomes) {
+    log.info("run finished", { run_id: o.id, automation_id: o.automationId, status: o.status, duration_ms: o.durationMs, runner_id: row.id });
+  }
+  return { recorded: outcomes.map((o) => o.id) };
+}
+
+/** Puts claimed runs the runner has not begun back in the queue (it is stopping). */
+export async function releaseForRunner(core: Core, row: RunnerRow, runs: RunRef[]): Promise<{ released: string[] }> {
+  const released: string[] = [];
+  for (const r of runs) {
+    const done = await core.db
+      .updateTable("runs")
+      .set({ status: "queued", started_at: null, runner_id: null, lease_expires_at: null, updated_at: nowIso() })
+      .where("id", "=", r.id)
+      .where("claim", "=", r.claim)
+      .where("runner_id", "=", row.id)
+      .where("status", "=", "running")
+      .where("runner_started_at", "is", null)
+      .executeTakeFirst();
+    if (Number(done.numUpdatedRows) > 0) released.push(r.id);
+  }
+  if (released.length > 0) core.events.emit("runQueued");
+  return { released };
+}
+
+/** Keeps an artifact of a run the runner holds under `claim`, no larger than a screenshot may be. */
+export async function saveRunnerArtifact(core: Core, row: RunnerRow, runId: string, claim: number, file: string, bytes: Uint8Array): Promise<void> {
+  if (!ARTIFACT_NAME.test(file) || file.includes(".."))
+    throw invalid(`"${file}" is not an artifact name`, [{ path: "file", message: "letters, digits, '.', '_', '-'" }]);
+  if (bytes.byteLength > RUNNER_ARTIFACT_MAX_BYTES) throw new AppError("payload_too_large", `an artifact is at most ${RUNNER_ARTIFACT_MAX_BYTES} bytes`);
+  const run = await core.db
+    .selectFrom("runs")
+    .select("id")
+    .where("id", "=", runId)
+    .where("runner_id", "=", row.id)
+    .where("claim", "=", claim)
+    .where("status", "in", ["running", "cancelled"])
+    .executeTakeFirst();
+  if (!run) throw notFound("run");
+  const dir = artifactDir(core.config.data_dir, runId);
+  await mkdir(dir, { recursive: true });
+  await Bun.write(join(dir, file), bytes);
+}
+
+/**
+ * Ends the leases that expired: a run its runner had not begun goes back to `queued`; a begun one ends `error`
+ * ("runner lost: …"), or is queued again while the automation's retries allow. The claim moves on with the next
+ * claim, so the lost runner can never finish it.
+ */
+export async function sweepExpiredLeases(core: Core): Promise<{ requeued: string[]; lost: string[] }> {
+  const t = nowIso();
+  const result = await core.db.transaction().execute(async (trx) => {
+    const expired = await trx
+      .selectFrom("runs")
+      .leftJoin("runners", "runners.id", "runs.runner_id")
+      .select([
+        "runs.id",
+        "runs.automation_id",
+        "runs.started_at",
+        "runs.runner_started_at",
+        "runs.runner_losses",
+        "runs.spec",
+        "runs.lease_expires_at",
+        "runners.name as runner_name",
+      ])
+      .where("runs.status", "=", "running")
+      .where("runs.runner_id", "is not", null)
+      .where("runs.lease_expires_at", "<", t)
+      .execute();
+    const requeued: string[] = [];
+    const lost: string[] = [];
+    for (const r of expired) {
+      const retries = readJsonColumnOr(RunSpecColumn, r.spec, null)?.retries ?? 0;
+      const begun = r.runner_started_at !== null;
+      const base = trx.updateTable("runs").where("id", "=", r.id).where("status", "=", "running").where("lease_expires_at", "=", r.lease_expires_at);
+      if (!begun || r.runner_losses < retries) {
+        await base
+          .set({
+            status: "queued",
+            started_at: null,
+            runner_id: null,
+            lease_expires_at: null,
+            runner_started_at: null,
+            runner_losses: begun ? r.runner_losses + 1 : r.runner_losses,
+            results: "{}",
+            updated_at: t,
+          })
+          .execute();
+        requeued.push(r.id);
+        continue;
+      }
+      const error = `${LOST_MESSAGE}: runner "${r.runner_name ?? "?"}" stopped heart-beating and its lease expired at ${r.lease_expires_at}`;
+      await base
+        .set({
+          status: "error",
+          error,
+          finished_at: t,
+          updated_at: t,
+          lease_expires_at: null,
+          duration_ms: r.started_at ? Math.max(0, Date.parse(t) - Date.parse(r.started_at)) : null,
+        })
+        .execute();
+      await trx
+        .updateTable("automations")
+        .set({ last_run_status: "error", last_run_at: t })
+        .where("id", "=", r.automation_id)
+        .where("last_run_id", "=", r.id)
+        .execute();
+      lost.push(r.id);
+    }
+    return { requeued, lost };
+  });
+  if (result.requeued.length > 0) {
+    log.warn("runs of a lost runner queued again", { runs: result.requeued.length });
+    core.events.emit("runQueued");
+  }
+  if (result.lost.length > 0) log.warn("runs of a lost runner ended as error", { runs: result.lost.length });
+  return result;
+}

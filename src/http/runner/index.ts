@@ -1,0 +1,184 @@
+// The runner protocol's routes (/api/v1/runner/…, bearer runner token): see docs/runners.md and
+// src/manifest/runner-protocol.ts. Every answer is JSON; errors have the API's shape.
+import type { Elysia } from "elysia";
+import type { z } from "zod";
+import type { Core } from "../../core/context";
+import type { RunnerRow } from "../../core/runners/operations";
+import {
+  authenticateRunner,
+  claimForRunner,
+  finishForRunner,
+  heartbeatForRunner,
+  hello,
+  releaseForRunner,
+  runStates,
+  saveRunnerArtifact,
+  seen,
+  startForRunner,
+} from "../../core/runners/protocol";
+import { serverExtensions } from "../../extensions";
+import { AppError, invalid } from "../../manifest/errors";
+import {
+  Claim,
+  Finish,
+  Heartbeat,
+  Hello,
+  RUNNER_ARTIFACT_MAX_BYTES,
+  RUNNER_BODY_MAX_BYTES,
+  RUNNER_PREFIX,
+  Release,
+  Start,
+} from "../../manifest/runner-protocol";
+import { bearerToken } from "../auth";
+import { errorResponse, responseForError } from "../errors";
+import { requestState } from "../request-state";
+
+/** Wakes the requests waiting for something (work queued, a run cancelled). */
+class Wakeup {
+  private readonly waiters = new Set<() => void>();
+  wake = (): void => {
+    const all = [...this.waiters];
+    this.waiters.clear();
+    for (const w of all) w();
+  };
+  wait(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      this.waiters.add(done);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+}
+
+/** Even without an event, a waiting claim looks at the queue this often (runs queued by another process). */
+const CLAIM_RECHECK_MS = 1000;
+
+const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
+
+async function readJson<S extends z.ZodType>(request: Request, schema: S): Promise<z.output<S>> {
+  const length = Number(request.headers.get("content-length") ?? "0");
+  if (length > RUNNER_BODY_MAX_BYTES) throw new AppError("payload_too_large", `a runner's request body is at most ${RUNNER_BODY_MAX_BYTES} bytes`);
+  let value: unknown;
+  try {
+    const text = await request.text();
+    value = text === "" ? {} : JSON.parse(text);
+  } catch {
+    throw invalid("the request body is not JSON", [{ path: "body", message: "not JSON" }]);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const details = parsed.error.issues.map((i) => ({ path: ["body", ...i.path.map(String)].join("."), message: i.message }));
+    throw invalid(`invalid request: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`, details);
+  }
+  return parsed.data;
+}
+
+export function runnerRoutes(core: Core) {
+  const queued = new Wakeup();
+  const cancelled = new Wakeup();
+  core.events.on("runQueued", queued.wake);
+  core.events.on("runCancelled", cancelled.wake);
+
+  /** Answers with the runner the request's token belongs to, or 401. */
+  function route(work: (runner: RunnerRow, request: Request, params: Record<string, string>) => Promise<unknown>) {
+    return async ({ request, params }: { request: Request; params: Record<string, string> }) => {
+      const id = requestState(request)?.id ?? "?";
+      try {
+        const token = bearerToken(request);
+        const runner = token === null ? null : await authenticateRunner(core, token);
+        if (!runner) return errorResponse("unauthorized", "a valid runner token is required (Authorization: Bearer svcr_…); it may have been revoked");
+        return json(await work(runner, request, params ?? {}));
+      } catch (e) {
+        return responseForError(e, id);
+      }
+    };
+  }
+
+  /** The runner as stored now (a long wait must notice a revocation). */
+  async function current(runner: RunnerRow): Promise<RunnerRow> {
+    const row = await core.db.selectFrom("runners").selectAll().where("id", "=", runner.id).executeTakeFirst();
+    if (!row || row.revoked_at !== null) throw new AppError("unauthorized", "the runner's token was revoked");
+    return row;
+  }
+
+  return (app: Elysia) =>
+    app
+      .post(
+        `${RUNNER_PREFIX}/hello`,
+        route(async (runner, request) => hello(core, runner, await readJson(request, Hello))),
+      )
+      .post(
+        `${RUNNER_PREFIX}/claim`,
+        route(async (runner, request) => {
+          const body = await readJson(request, Claim);
+          await seen(core, runner);
+          const deadline = Date.now() + body.wait_ms;
+          for (;;) {
+            // A runner that went away while waiting gets nothing claimed behind its back.
+            if (request.signal.aborted) return { jobs: [] };
+            const jobs = await claimForRunner(core, await current(runner), body.slots);
+            const left = deadline - Date.now();
+            if (jobs.length > 0 || left <= 0) return { jobs };
+            await queued.wait(Math.min(CLAIM_RECHECK_MS, left), request.signal);
+          }
+        }),
+      )
+      .post(
+        `${RUNNER_PREFIX}/start`,
+        route(async (runner, request) => startForRunner(core, runner, (await readJson(request, Start)).runs)),
+      )
+      .post(
+        `${RUNNER_PREFIX}/heartbeat`,
+        route(async (runner, request) => {
+          const body = await readJson(request, Heartbeat);
+          const first = await heartbeatForRunner(core, await current(runner), body.runs);
+          const wait = Math.min(body.wait_ms, Math.max(200, Math.floor(core.config.runner.lease_ms / 3)));
+          if (first.cancelled.length > 0 || first.lost.length > 0 || wait === 0 || body.runs.length === 0) {
+            if (body.runs.length === 0 && wait > 0) await cancelled.wait(wait, request.signal);
+            return first;
+          }
+          const deadline = Date.now() + wait;
+          for (;;) {
+            const left = deadline - Date.now();
+            if (left <= 0 || request.signal.aborted) return first;
+            await cancelled.wait(left, request.signal);
+            const now = await runStates(core, runner, body.runs);
+            if (now.cancelled.length > 0 || now.lost.length > 0) return now;
+          }
+        }),
+      )
+      .post(
+        `${RUNNER_PREFIX}/finish`,
+        route(async (runner, request) => finishForRunner(core, runner, (await readJson(request, Finish)).runs)),
+      )
+      .post(
+        `${RUNNER_PREFIX}/release`,
+        route(async (runner, request) => releaseForRunner(core, runner, (await readJson(request, Release)).runs)),
+      )
+      .put(
+        `${RUNNER_PREFIX}/runs/:runId/artifacts/:file`,
+        route(async (runner, request, params) => {
+          const claim = Number(request.headers.get("x-svc-claim"));
+          if (!Number.isInteger(claim)) throw invalid("the X-Svc-Claim header must be the run's claim", [{ path: "header.x-svc-claim", message: "required" }]);
+          const length = Number(request.headers.get("content-length") ?? "0");
+          if (length > RUNNER_ARTIFACT_MAX_BYTES) throw new AppError("payload_too_large", `an artifact is at most ${RUNNER_ARTIFACT_MAX_BYTES} bytes`);
+          const bytes = new Uint8Array(await request.arrayBuffer());
+          let file: string;
+          try {
+            file = decodeURIComponent(String(params.file));
+          } catch {
+            file = String(params.file);
+          }
+          await saveRunnerArtifact(core, runner, String(params.runId), claim, file, bytes);
+          return { saved: true };
+        }),
+      ) as unknown as Elysia;
+}
+
+serverExtensions.http.push((core) => ({ plugins: [runnerRoutes(core)] }));

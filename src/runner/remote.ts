@@ -1,0 +1,367 @@
+// `svc runner`: executes runs claimed from a server over HTTP. It says hello (version, labels, whether it can run
+// a browser), claims runs with a long poll, marks those it begins, heart-beats (extending its leases and hearing
+// of cancellations at once), uploads artifacts and finishes runs in batches. On SIGTERM it stops claiming, puts
+// back what it had not begun, lets running runs finish within the grace period, then stops them.
+import type { ClaimedJob, HeartbeatAnswer, HelloAnswer, HelloBody } from "../manifest/runner-protocol";
+import { CLAIM_WAIT_MAX_MS, RUNNER_PREFIX, RUNNER_PROTOCOL } from "../manifest/runner-protocol";
+import { RunSpecColumn } from "../core/shared/columns";
+import { log } from "../logging";
+import { VERSION } from "../version";
+import { findChromium } from "./chromium";
+import type { JobProgress, JobResult, RunJob } from "./execute-run";
+import { InProcessExecutor, type RunExecutor } from "./executor";
+import { RunAborted } from "./run-attempt";
+
+/** Where `svc runner` executes runs: the one place that chooses the executor. */
+export function runnerExecutor(browserPath: string | undefined): RunExecutor {
+  return new InProcessExecutor(browserPath);
+}
+
+export interface RemoteRunnerOptions {
+  /** The server's base URL, without a trailing slash. */
+  server: string;
+  token: string;
+  name?: string;
+  labels: string[];
+  concurrency: number;
+  browserPath?: string;
+  /** How long running runs may go on after SIGTERM before they are stopped. */
+  graceMs: number;
+}
+
+/** A refusal the runner cannot get past by retrying (a bad token, an incompatible version). */
+export class RunnerRefused extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+class ProtocolError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Active {
+  job: ClaimedJob;
+  controller: AbortController;
+  progress: JobProgress | null;
+  dirty: boolean;
+  lost: boolean;
+}
+
+const RETRY_MS = 1000;
+
+/** True for a host that is this machine: plain http is allowed to it without --insecure-http. */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h.endsWith(".localhost") || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "::1";
+}
+
+export class RemoteRunner {
+  private readonly executor: RunExecutor;
+  private readonly active = new Map<string, Active>();
+  private readonly pendingFinish: { id: string; claim: number; result: JobResult }[] = [];
+  private flushing: Promise<void> | null = null;
+  private stopping = false;
+  private readonly stopController = new AbortController();
+  private slotFreed: (() => void) | null = null;
+  private idle: (() => void) | null = null;
+  private hello: HelloAnswer | null = null;
+  readonly browser: boolean;
+
+  constructor(private readonly opts: RemoteRunnerOptions) {
+    this.browser = "path" in findChromium(opts.browserPath);
+    this.executor = runnerExecutor(opts.browserPath);
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, headers: Record<string, string> = {}): Promise<T> {
+    const res = await fetch(`${this.opts.server}${RUNNER_PREFIX}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.opts.token}`,
+        "user-agent": `svc-runner/${VERSION}`,
+        ...(body !== undefined && !(body instanceof Uint8Array) ? { "content-type": "application/json" } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : body instanceof Uint8Array ? (body as unknown as BodyInit) : JSON.stringify(body),
+      signal,
+    });
+    const text = await res.text();
+    if (!res.ok) {
+      let code = "unknown";
+      let message = text.slice(0, 500);
+      try {
+        const e = JSON.parse(text) as { error?: string; message?: string };
+        code = e.error ?? code;
+        message = e.message ?? message;
+      } catch {
+        // not the API's error shape (a proxy's page): the text as it is
+      }
+      throw new ProtocolError(res.status, code, message);
+    }
+    return JSON.parse(text) as T;
+  }
+
+  /** Says hello; a bad token or an incompatible version is a refusal, anything else is retried. */
+  async connect(): Promise<HelloAnswer> {
+    const body: HelloBody = {
+      protocol: RUNNER_PROTOCOL,
+      version: VERSION,
+      name: this.opts.name,
+      labels: this.opts.labels,
+      capabilities: { browser: this.browser },
+    };
+    for (;;) {
+      try {
+        this.hello = await this.call<HelloAnswer>("POST", "/hello", body, this.stopController.signal);
+        log.info("runner connected", {
+          server: this.opts.server,
+          runner_id: this.hello.runner.id,
+          name: this.hello.runner.name,
+          labels: this.hello.runner.labels,
+          browser: this.browser,
+          concurrency: this.opts.concurrency,
+          server_version: this.hello.server_version,
+        });
+        return this.hello;
+      } catch (e) {
+        if (e instanceof ProtocolError && e.status === 401) throw new RunnerRefused(`the server refused the runner token: ${e.message}`, 3);
+        if (e instanceof ProtocolError && e.status < 500 && e.status !== 429) throw new RunnerRefused(`the server refused the runner: ${e.message}`, 2);
+        if (this.stopping) throw new RunnerRefused("stopped before the server answered", 0);
+        log.warn("cannot reach the server; retrying", { server: this.opts.server, error: (e as Error).message });
+        await this.pause(RETRY_MS);
+      }
+    }
+  }
+
+  /** Runs until stop(): the claim loop and the heartbeat loop. */
+  async run(): Promise<void> {
+    if (!this.hello) await this.connect();
+    const beats = this.heartbeatLoop();
+    await this.claimLoop();
+    await this.drain();
+    await beats;
+    await this.executor.close();
+  }
+
+  /** Stops claiming; running runs get the grace period, then are stopped; resolves through run(). */
+  stop(): void {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.stopController.abort();
+    this.slotFreed?.();
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      const signal = this.stopController.signal;
+      function done() {
+        clearTimeout(t);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  private async claimLoop(): Promise<void> {
+    while (!this.stopping) {
+      const free = this.opts.concurrency - this.active.size;
+      if (free <= 0) {
+        await new Promise<void>((resolve) => {
+          this.slotFreed = resolve;
+        });
+        this.slotFreed = null;
+        continue;
+      }
+      let jobs: ClaimedJob[];
+      try {
+        jobs = (await this.call<{ jobs: ClaimedJob[] }>("POST", "/claim", { slots: free, wait_ms: CLAIM_WAIT_MAX_MS }, this.stopController.signal)).jobs;
+      } catch (e) {
+        if (this.stopping) break;
+        if (e instanceof ProtocolError && e.status === 401) {
+          log.error("the server no longer accepts the runner token; stopping", { error: e.message });
+          this.stop();
+          break;
+        }
+        log.warn("could not claim runs; retrying", { error: (e as Error).message });
+        await this.pause(RETRY_MS);
+        continue;
+      }
+      if (jobs.length === 0) continue;
+      const refs = jobs.map((j) => ({ id: j.id, claim: j.claim }));
+      if (this.stopping) {
+        await this.release(refs);
+        break;
+      }
+      let started: Set<string>;
+      try {
+        started = new Set((await this.call<{ started: { id: string }[] }>("POST", "/start", { runs: refs })).started.map((s) => s.id));
+      } catch (e) {
+        // Not begun: the lease brings them back to the queue.
+        log.warn("could not begin claimed runs; their leases will return them to the queue", { runs: refs.length, error: (e as Error).message });
+        continue;
+      }
+      for (const job of jobs) if (started.has(job.id)) this.launch(job);
+    }
+  }
+
+  private async release(runs: { id: string; claim: number }[]): Promise<void> {
+    try {
+      await this.call("POST", "/release", { runs });
+      log.info("runs not begun were put back in the queue", { runs: runs.length });
+    } catch (e) {
+      log.warn("could not put runs back; their leases will", { runs: runs.length, error: (e as Error).message });
+    }
+  }
+
+  private launch(job: ClaimedJob): void {
+    const active: Active = { job, controller: new AbortController(), progress: null, dirty: false, lost: false };
+    this.active.set(job.id, active);
+    const settings = this.hello?.settings ?? { default_timeout_ms: 300_000, response_excerpt_bytes: 8192, max_response_bytes: 32 * 1024 * 1024 };
+    let spec: RunJob["spec"] = null;
+    try {
+      const parsed = RunSpecColumn.safeParse(JSON.parse(job.spec_text));
+      spec = parsed.success ? parsed.data : null;
+    } catch {
+      spec = null;
+    }
+    const run: RunJob = {
+      id: job.id,
+      automationId: job.automation_id,
+      spec,
+      specText: job.spec_text,
+      environmentId: job.environment_id,
+      environment: job.environment,
+    };
+    log.info("run started", { run_id: job.id, automation_id: job.automation_id });
+    // The heartbeat in flight does not name this run yet: the next one does, so its cancellation is heard at once.
+    this.heartbeatNudge?.();
+    this.executor
+      .execute(run, {
+        signal: active.controller.signal,
+        settings: {
+          defaultTimeoutMs: settings.default_timeout_ms,
+          excerptBytes: settings.response_excerpt_bytes,
+          maxResponseBytes: settings.max_response_bytes,
+        },
+        saveArtifact: (file, bytes) =>
+          this.call("PUT", `/runs/${encodeURIComponent(job.id)}/artifacts/${encodeURIComponent(file)}`, bytes, undefined, {
+            "x-svc-claim": String(job.claim),
+            "content-type": "application/octet-stream",
+          }).then(() => undefined),
+        onProgress: (progress) => {
+          active.progress = progress;
+          active.dirty = true;
+        },
+      })
+      .then((result) => {
+        // Masked already: the log never holds a secret the results would hide.
+        log.info("run finished", { run_id: job.id, status: result.status, ...(result.error !== null ? { error: result.error } : {}) });
+        if (active.lost) return;
+        this.pendingFinish.push({ id: job.id, claim: job.claim, result });
+        void this.flushFinished();
+      })
+      .finally(() => {
+        this.active.delete(job.id);
+        this.slotFreed?.();
+        if (this.active.size === 0) this.idle?.();
+      });
+  }
+
+  /** Sends finished runs in batches; a failed send is retried until the server takes it or the lease is long gone. */
+  private flushFinished(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    this.flushing = (async () => {
+      await Promise.resolve();
+      const giveUpAt = Date.now() + 2 * (this.hello?.lease_ms ?? 30_000);
+      while (this.pendingFinish.length > 0) {
+        const batch = this.pendingFinish.splice(0, 100);
+        try {
+          await this.call("POST", "/finish", { runs: batch });
+        } catch (e) {
+          if (Date.now() > giveUpAt || (e instanceof ProtocolError && e.status < 500 && e.status !== 429)) {
+            log.error("could not record finished runs", { runs: batch.length, error: (e as Error).message });
+            continue;
+          }
+          this.pendingFinish.unshift(...batch);
+          await Bun.sleep(RETRY_MS);
+        }
+      }
+    })().finally(() => {
+      this.flushing = null;
+      if (this.pendingFinish.length > 0) void this.flushFinished();
+    });
+    return this.flushing;
+  }
+
+  /** Extends the leases and hears of cancellations: the server answers at once when one of its runs is cancelled. */
+  private async heartbeatLoop(): Promise<void> {
+    const wait = this.hello?.heartbeat_wait_ms ?? 10_000;
+    // Ends only once stopping and nothing runs: leases must last while runs finish during the grace period.
+    while (!(this.stopping && this.active.size === 0)) {
+      const runs = [...this.active.values()].map((a) => {
+        const progress = a.dirty && a.progress ? a.progress : undefined;
+        a.dirty = false;
+        return { id: a.job.id, claim: a.job.claim, ...(progress ? { progress } : {}) };
+      });
+      const beat = new AbortController();
+      const stopWaiting = () => beat.abort();
+      // A new run or the end of one sends the next heartbeat at once (with the runs it holds now).
+      this.heartbeatNudge = stopWaiting;
+      try {
+        const answer = await this.call<HeartbeatAnswer>("POST", "/heartbeat", { runs, wait_ms: this.stopping ? 0 : wait }, beat.signal);
+        for (const id of answer.cancelled) this.active.get(id)?.controller.abort(new RunAborted("cancelled"));
+        for (const id of answer.lost) {
+          const a = this.active.get(id);
+          if (!a) continue;
+          a.lost = true;
+          a.controller.abort(new RunAborted("shutdown"));
+          log.warn("the server took back a run (its lease expired): stopped", { run_id: id });
+        }
+      } catch (e) {
+        if (beat.signal.aborted) continue;
+        log.warn("heartbeat failed; retrying", { error: (e as Error).message });
+        await Bun.sleep(RETRY_MS);
+      } finally {
+        this.heartbeatNudge = null;
+      }
+      if (this.stopping && this.active.size > 0) await Bun.sleep(Math.min(wait, 1000));
+    }
+  }
+
+  private heartbeatNudge: (() => void) | null = null;
+
+  /** After stop(): lets running runs finish within the grace period, then stops them; sends what they came to. */
+  private async drain(): Promise<void> {
+    this.heartbeatNudge?.();
+    if (this.active.size > 0) {
+      log.info("waiting for running runs to finish", { runs: this.active.size, grace_ms: this.opts.graceMs });
+      await this.waitIdle(this.opts.graceMs);
+      for (const a of this.active.values()) a.controller.abort(new RunAborted("shutdown"));
+      await this.waitIdle(5_000);
+    }
+    await this.flushFinished();
+  }
+
+  private waitIdle(ms: number): Promise<void> {
+    if (this.active.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
+      this.idle = done;
+    });
+  }
+}

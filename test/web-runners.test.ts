@@ -1,0 +1,50 @@
+// Settings → Runners in headless Chromium: an owner creates a runner token (shown once, with the command that
+// starts the runner), sees the runner listed with its labels, and revokes it.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import type { Browser } from "playwright-core";
+import { explained, launchBrowser, newPage, signInAsOwner } from "./helpers/browser";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+setDefaultTimeout(30_000);
+
+let s: TestServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  s = await startTestServer();
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await s?.stop();
+});
+
+test("an owner creates a runner token once, sees the runner with its labels, and revokes it", async () => {
+  const { context, page } = await newPage(browser);
+  try {
+    await explained(page, "runners", async () => {
+      await signInAsOwner(page, s.url);
+      await page.getByRole("link", { name: "Runners" }).click();
+      await page.getByRole("heading", { name: "Runners", level: 1 }).waitFor();
+      await page.getByText("No runners yet").waitFor();
+      await page.getByLabel("Runner name").fill("office-box");
+      await page.getByLabel("Labels (optional)").fill("eu, office-net");
+      await page.getByRole("button", { name: "Create runner token" }).click();
+      const note = page.getByTestId("new-runner-token");
+      await note.waitFor();
+      expect(await note.textContent()).toMatch(/SVC_RUNNER_TOKEN=svcr_[0-9A-Za-z]{43} svc runner --server /);
+      const row = page.locator("tr", { hasText: "office-box" });
+      await row.waitFor();
+      expect(await row.textContent()).toContain("eu, office-net");
+      expect(await row.textContent()).toContain("never");
+      await row.getByRole("button", { name: "Revoke" }).click();
+      await row.getByRole("button", { name: "Yes, revoke" }).click();
+      await row.getByText("revoked").waitFor();
+    });
+  } finally {
+    await context.close();
+  }
+  const listed = await (await s.call("GET", "/runners")).json();
+  expect(listed.data[0]).toMatchObject({ name: "office-box", labels: ["eu", "office-net"] });
+  expect(listed.data[0].revoked_at).not.toBeNull();
+});
