@@ -11,8 +11,9 @@ import { canAdminister, type Core, type OpContext } from "../context";
 import type { Handler } from "../handler";
 import { StringList } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
-import { afterCursor, toPage } from "../shared/pagination";
+import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
+import * as store from "./store";
 
 type O = typeof ops;
 export type RunnerRow = Selectable<RunnerTable>;
@@ -68,29 +69,19 @@ export async function createRunnerToken(core: Core, input: { name: string; label
     advertised_labels: "[]",
     revoked_at: null,
   };
-  await core.db.insertInto("runners").values(row).execute();
+  await store.insertRunner(core.db, row);
   log.info("runner token created", { runner_id: row.id, prefix, workspace_id: input.workspaceId });
   return { row, token };
 }
 
 export async function revokeRunnerById(core: Core, runnerId: string): Promise<void> {
-  const t = nowIso();
-  await core.db.updateTable("runners").set({ revoked_at: t, updated_at: t }).where("id", "=", runnerId).where("revoked_at", "is", null).execute();
+  await store.revokeRunner(core.db, runnerId, nowIso());
   log.info("runner revoked", { runner_id: runnerId });
 }
 
 /** This workspace's runs each runner holds now. */
 async function runningCounts(ctx: OpContext, runnerIds: string[]): Promise<Map<string, number>> {
-  if (runnerIds.length === 0) return new Map();
-  const rows = await ctx.core.db
-    .selectFrom("runs")
-    .innerJoin("projects", "projects.id", "runs.project_id")
-    .select(["runs.runner_id", (eb) => eb.fn.countAll<number>().as("n")])
-    .where("runs.runner_id", "in", runnerIds)
-    .where("runs.status", "=", "running")
-    .where("projects.workspace_id", "=", ctx.principal.workspaceId)
-    .groupBy("runs.runner_id")
-    .execute();
+  const rows = await store.runningCountsInWorkspace(ctx.core.db, ctx.principal.workspaceId, runnerIds);
   return new Map(rows.map((r) => [r.runner_id ?? "", Number(r.n)]));
 }
 
@@ -100,32 +91,19 @@ function assertAdmin(ctx: OpContext): void {
 
 /** A runner this workspace may see: its own, or a server-wide one. */
 async function visibleRunner(ctx: OpContext, runnerId: string): Promise<RunnerRow> {
-  const row = await ctx.core.db
-    .selectFrom("runners")
-    .selectAll()
-    .where("id", "=", runnerId)
-    .where((eb) => eb.or([eb("workspace_id", "=", ctx.principal.workspaceId), eb("workspace_id", "is", null)]))
-    .executeTakeFirst();
+  const row = await store.findVisibleRunner(ctx.core.db, ctx.principal.workspaceId, runnerId);
   if (!row) throw notFound("runner");
   return row;
 }
 
 export const listRunners: Handler<O["listRunners"]> = async (ctx, { query }) => {
   assertAdmin(ctx);
-  const rows = await ctx.core.db
-    .selectFrom("runners")
-    .selectAll()
-    .where((eb) => eb.or([eb("workspace_id", "=", ctx.principal.workspaceId), eb("workspace_id", "is", null)]))
-    .where(afterCursor("runners", query.cursor))
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(query.limit + 1)
-    .execute();
+  const page = await fetchPage(store.visibleRunnersQuery(ctx.core.db, ctx.principal.workspaceId), "runners", query, (r) => r);
   const counts = await runningCounts(
     ctx,
-    rows.map((r) => r.id),
+    page.data.map((r) => r.id),
   );
-  return toPage(rows, query.limit, (r) => toRunner(r, counts.get(r.id) ?? 0));
+  return { data: page.data.map((r) => toRunner(r, counts.get(r.id) ?? 0)), next_cursor: page.next_cursor };
 };
 
 export const createRunner: Handler<O["createRunner"]> = async (ctx, { body }) => {
@@ -144,6 +122,6 @@ export const getRunner: Handler<O["getRunner"]> = async (ctx, { params }) => {
 export const revokeRunner: Handler<O["revokeRunner"]> = async (ctx, { params }) => {
   assertAdmin(ctx);
   const row = await visibleRunner(ctx, params.runnerId);
-  if (row.workspace_id === null) throw forbidden("a server-wide runner is revoked by the server's operator: svc admin revoke-runner --id " + row.id);
+  if (row.workspace_id === null) throw forbidden(`a server-wide runner is revoked by the server's operator: svc admin revoke-runner --id ${row.id}`);
   await revokeRunnerById(ctx.core, row.id);
 };

@@ -24,14 +24,16 @@ import { finishRuns, type RunEnvironment, recordRunProgress, runEnvironment } fr
 import { RunSpecColumn } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
+import { markLastRunErrored } from "../runs/store";
 import { type RunnerRow, runnerBrowser, runnerLabels } from "./operations";
+import * as store from "./store";
 
 export const LOST_MESSAGE = "runner lost";
 
 /** The runner a bearer token belongs to; null for a malformed, unknown or revoked token. */
 export async function authenticateRunner(core: Core, token: string): Promise<RunnerRow | null> {
   if (!isWellFormedRunnerToken(token)) return null;
-  const rows = await core.db.selectFrom("runners").selectAll().where("prefix", "=", runnerTokenPrefix(token)).execute();
+  const rows = await store.runnersWithPrefix(core.db, runnerTokenPrefix(token));
   const row = rows.find((r) => runnerTokenMatches(token, r.token_hash));
   if (!row || row.revoked_at !== null) return null;
   return row;
@@ -63,7 +65,7 @@ export async function hello(core: Core, row: RunnerRow, body: z.output<typeof He
     last_seen_at: t,
     updated_at: t,
   };
-  await core.db.updateTable("runners").set(next).where("id", "=", row.id).execute();
+  await store.updateRunner(core.db, row.id, next);
   log.info("runner said hello", { runner_id: row.id, name: body.name ?? row.name, version: body.version, browser: body.capabilities.browser });
   return answerHello(core, { ...row, ...next });
 }
@@ -75,7 +77,7 @@ function assertHelloSaid(row: RunnerRow): void {
 /** Notes that the runner was heard from (shown as last seen). */
 export async function seen(core: Core, row: RunnerRow): Promise<void> {
   const t = nowIso();
-  await core.db.updateTable("runners").set({ last_seen_at: t }).where("id", "=", row.id).execute();
+  await store.updateRunner(core.db, row.id, { last_seen_at: t });
 }
 
 const leaseEnd = (core: Core) => new Date(Date.now() + core.config.runner.lease_ms).toISOString();
@@ -116,16 +118,7 @@ export async function startForRunner(core: Core, row: RunnerRow, runs: RunRef[])
   const t = nowIso();
   const started: { id: string; started_at: string }[] = [];
   for (const r of runs) {
-    const done = await core.db
-      .updateTable("runs")
-      .set({ runner_started_at: t, started_at: t, lease_expires_at: leaseEnd(core), updated_at: t })
-      .where("id", "=", r.id)
-      .where("claim", "=", r.claim)
-      .where("runner_id", "=", row.id)
-      .where("status", "=", "running")
-      .where("runner_started_at", "is", null)
-      .executeTakeFirst();
-    if (Number(done.numUpdatedRows) > 0) started.push({ id: r.id, started_at: t });
+    if (await store.beginRunnerRun(core.db, row.id, r, t, leaseEnd(core))) started.push({ id: r.id, started_at: t });
   }
   return { started };
 }
@@ -138,14 +131,7 @@ export async function heartbeatForRunner(
 ): Promise<HeartbeatAnswer> {
   // Only the runs it names: a run it claimed and then lost track of goes back to the queue when its lease ends.
   for (const r of runs) {
-    await core.db
-      .updateTable("runs")
-      .set({ lease_expires_at: leaseEnd(core) })
-      .where("id", "=", r.id)
-      .where("claim", "=", r.claim)
-      .where("runner_id", "=", row.id)
-      .where("status", "=", "running")
-      .execute();
+    await store.extendRunnerLease(core.db, row.id, r, leaseEnd(core));
   }
   await seen(core, row);
   for (const r of runs) {
@@ -160,15 +146,10 @@ export async function heartbeatForRunner(
 export async function runStates(core: Core, row: RunnerRow, runs: RunRef[]): Promise<HeartbeatAnswer> {
   const answer: HeartbeatAnswer = { cancelled: [], lost: [] };
   if (runs.length === 0) return answer;
-  const rows = await core.db
-    .selectFrom("runs")
-    .select(["id", "status", "claim", "runner_id"])
-    .where(
-      "id",
-      "in",
-      runs.map((r) => r.id),
-    )
-    .execute();
+  const rows = await store.runHolders(
+    core.db,
+    runs.map((r) => r.id),
+  );
   const byId = new Map(rows.map((r) => [r.id, r]));
   for (const r of runs) {
     const s = byId.get(r.id);
@@ -182,16 +163,11 @@ export async function runStates(core: Core, row: RunnerRow, runs: RunRef[]): Pro
 /** Records finished runs; only those still held by this runner under the same claim are taken. */
 export async function finishForRunner(core: Core, row: RunnerRow, runs: z.output<typeof Finish>["runs"]): Promise<{ recorded: string[] }> {
   if (runs.length === 0) return { recorded: [] };
-  const held = await core.db
-    .selectFrom("runs")
-    .select(["id", "claim", "automation_id", "started_at", "status"])
-    .where(
-      "id",
-      "in",
-      runs.map((r) => r.id),
-    )
-    .where("runner_id", "=", row.id)
-    .execute();
+  const held = await store.runsHeldBy(
+    core.db,
+    row.id,
+    runs.map((r) => r.id),
+  );
   const byId = new Map(held.map((h) => [h.id, h]));
   const finished = Date.now();
   const outcomes = [];
@@ -225,16 +201,7 @@ export async function finishForRunner(core: Core, row: RunnerRow, runs: z.output
 export async function releaseForRunner(core: Core, row: RunnerRow, runs: RunRef[]): Promise<{ released: string[] }> {
   const released: string[] = [];
   for (const r of runs) {
-    const done = await core.db
-      .updateTable("runs")
-      .set({ status: "queued", started_at: null, runner_id: null, lease_expires_at: null, updated_at: nowIso() })
-      .where("id", "=", r.id)
-      .where("claim", "=", r.claim)
-      .where("runner_id", "=", row.id)
-      .where("status", "=", "running")
-      .where("runner_started_at", "is", null)
-      .executeTakeFirst();
-    if (Number(done.numUpdatedRows) > 0) released.push(r.id);
+    if (await store.releaseUnbegunRun(core.db, row.id, r, nowIso())) released.push(r.id);
   }
   if (released.length > 0) core.events.emit("runQueued");
   return { released };
@@ -245,15 +212,7 @@ export async function saveRunnerArtifact(core: Core, row: RunnerRow, runId: stri
   if (!ARTIFACT_NAME.test(file) || file.includes(".."))
     throw invalid(`"${file}" is not an artifact name`, [{ path: "file", message: "letters, digits, '.', '_', '-'" }]);
   if (bytes.byteLength > RUNNER_ARTIFACT_MAX_BYTES) throw new AppError("payload_too_large", `an artifact is at most ${RUNNER_ARTIFACT_MAX_BYTES} bytes`);
-  const run = await core.db
-    .selectFrom("runs")
-    .select("id")
-    .where("id", "=", runId)
-    .where("runner_id", "=", row.id)
-    .where("claim", "=", claim)
-    .where("status", "in", ["running", "cancelled"])
-    .executeTakeFirst();
-  if (!run) throw notFound("run");
+  if (!(await store.runnerHoldsRun(core.db, row.id, { id: runId, claim }, ["running", "cancelled"]))) throw notFound("run");
   const dir = artifactDir(core.config.data_dir, runId);
   await mkdir(dir, { recursive: true });
   await Bun.write(join(dir, file), bytes);
@@ -267,62 +226,36 @@ export async function saveRunnerArtifact(core: Core, row: RunnerRow, runId: stri
 export async function sweepExpiredLeases(core: Core): Promise<{ requeued: string[]; lost: string[] }> {
   const t = nowIso();
   const result = await core.db.transaction().execute(async (trx) => {
-    const expired = await trx
-      .selectFrom("runs")
-      .leftJoin("runners", "runners.id", "runs.runner_id")
-      .select([
-        "runs.id",
-        "runs.automation_id",
-        "runs.started_at",
-        "runs.runner_started_at",
-        "runs.runner_losses",
-        "runs.spec",
-        "runs.lease_expires_at",
-        "runners.name as runner_name",
-      ])
-      .where("runs.status", "=", "running")
-      .where("runs.runner_id", "is not", null)
-      .where("runs.lease_expires_at", "<", t)
-      .execute();
+    const expired = await store.runsWithExpiredLeases(trx, t);
     const requeued: string[] = [];
     const lost: string[] = [];
     for (const r of expired) {
       const retries = readJsonColumnOr(RunSpecColumn, r.spec, null)?.retries ?? 0;
       const begun = r.runner_started_at !== null;
-      const base = trx.updateTable("runs").where("id", "=", r.id).where("status", "=", "running").where("lease_expires_at", "=", r.lease_expires_at);
       if (!begun || r.runner_losses < retries) {
-        await base
-          .set({
-            status: "queued",
-            started_at: null,
-            runner_id: null,
-            lease_expires_at: null,
-            runner_started_at: null,
-            runner_losses: begun ? r.runner_losses + 1 : r.runner_losses,
-            results: "{}",
-            updated_at: t,
-          })
-          .execute();
+        await store.updateExpiredRun(trx, r.id, r.lease_expires_at, {
+          status: "queued",
+          started_at: null,
+          runner_id: null,
+          lease_expires_at: null,
+          runner_started_at: null,
+          runner_losses: begun ? r.runner_losses + 1 : r.runner_losses,
+          results: "{}",
+          updated_at: t,
+        });
         requeued.push(r.id);
         continue;
       }
       const error = `${LOST_MESSAGE}: runner "${r.runner_name ?? "?"}" stopped heart-beating and its lease expired at ${r.lease_expires_at}`;
-      await base
-        .set({
-          status: "error",
-          error,
-          finished_at: t,
-          updated_at: t,
-          lease_expires_at: null,
-          duration_ms: r.started_at ? Math.max(0, Date.parse(t) - Date.parse(r.started_at)) : null,
-        })
-        .execute();
-      await trx
-        .updateTable("automations")
-        .set({ last_run_status: "error", last_run_at: t })
-        .where("id", "=", r.automation_id)
-        .where("last_run_id", "=", r.id)
-        .execute();
+      await store.updateExpiredRun(trx, r.id, r.lease_expires_at, {
+        status: "error",
+        error,
+        finished_at: t,
+        updated_at: t,
+        lease_expires_at: null,
+        duration_ms: r.started_at ? Math.max(0, Date.parse(t) - Date.parse(r.started_at)) : null,
+      });
+      await markLastRunErrored(trx, r.automation_id, r.id, t);
       lost.push(r.id);
     }
     return { requeued, lost };

@@ -1,0 +1,167 @@
+// The runners table, and the runs-table writes of the runner protocol (claims, leases, release): every query runners need, typed by the schema.
+import type { Insertable, Kysely, Selectable, Updateable } from "kysely";
+import type { DB, RunnerTable, RunTable } from "../../db/schema";
+
+type RunRef = { id: string; claim: number };
+type RunStatus = Selectable<RunTable>["status"];
+
+export async function insertRunner(db: Kysely<DB>, row: Insertable<RunnerTable>): Promise<void> {
+  await db.insertInto("runners").values(row).execute();
+}
+
+export async function updateRunner(db: Kysely<DB>, id: string, patch: Updateable<RunnerTable>): Promise<void> {
+  await db.updateTable("runners").set(patch).where("id", "=", id).execute();
+}
+
+/** Revokes a runner's token unless it is revoked already. */
+export async function revokeRunner(db: Kysely<DB>, id: string, at: string): Promise<void> {
+  await db.updateTable("runners").set({ revoked_at: at, updated_at: at }).where("id", "=", id).where("revoked_at", "is", null).execute();
+}
+
+/** The runners whose token starts with this prefix, revoked ones included. */
+export async function runnersWithPrefix(db: Kysely<DB>, prefix: string): Promise<Selectable<RunnerTable>[]> {
+  return db.selectFrom("runners").selectAll().where("prefix", "=", prefix).execute();
+}
+
+/** The runners a workspace sees (its own and the server-wide ones), for `fetchPage`. */
+export function visibleRunnersQuery(db: Kysely<DB>, workspaceId: string) {
+  return db
+    .selectFrom("runners")
+    .selectAll()
+    .where((eb) => eb.or([eb("workspace_id", "=", workspaceId), eb("workspace_id", "is", null)]));
+}
+
+/** A runner the workspace sees: its own, or a server-wide one. */
+export async function findVisibleRunner(db: Kysely<DB>, workspaceId: string, id: string): Promise<Selectable<RunnerTable> | undefined> {
+  return visibleRunnersQuery(db, workspaceId).where("id", "=", id).executeTakeFirst();
+}
+
+/** How many of the workspace's runs each of these runners holds `running` now (runners holding none are absent). */
+export async function runningCountsInWorkspace(db: Kysely<DB>, workspaceId: string, runnerIds: string[]): Promise<{ runner_id: string | null; n: number }[]> {
+  if (runnerIds.length === 0) return [];
+  return db
+    .selectFrom("runs")
+    .innerJoin("projects", "projects.id", "runs.project_id")
+    .select(["runs.runner_id", (eb) => eb.fn.countAll<number>().as("n")])
+    .where("runs.runner_id", "in", runnerIds)
+    .where("runs.status", "=", "running")
+    .where("projects.workspace_id", "=", workspaceId)
+    .groupBy("runs.runner_id")
+    .execute();
+}
+
+// ---- runs held by runners ----
+
+/** Marks a claimed run begun, while the runner still holds it under this claim and has not begun it; whether it did. */
+export async function beginRunnerRun(db: Kysely<DB>, runnerId: string, run: RunRef, at: string, leaseExpiresAt: string): Promise<boolean> {
+  const done = await db
+    .updateTable("runs")
+    .set({ runner_started_at: at, started_at: at, lease_expires_at: leaseExpiresAt, updated_at: at })
+    .where("id", "=", run.id)
+    .where("claim", "=", run.claim)
+    .where("runner_id", "=", runnerId)
+    .where("status", "=", "running")
+    .where("runner_started_at", "is", null)
+    .executeTakeFirst();
+  return Number(done.numUpdatedRows) > 0;
+}
+
+/** Extends the lease of a run the runner still holds `running` under this claim. */
+export async function extendRunnerLease(db: Kysely<DB>, runnerId: string, run: RunRef, leaseExpiresAt: string): Promise<void> {
+  await db
+    .updateTable("runs")
+    .set({ lease_expires_at: leaseExpiresAt })
+    .where("id", "=", run.id)
+    .where("claim", "=", run.claim)
+    .where("runner_id", "=", runnerId)
+    .where("status", "=", "running")
+    .execute();
+}
+
+/** Who holds each of these runs, under which claim, and their status. */
+export async function runHolders(db: Kysely<DB>, runIds: string[]) {
+  if (runIds.length === 0) return [];
+  return db.selectFrom("runs").select(["id", "status", "claim", "runner_id"]).where("id", "in", runIds).execute();
+}
+
+/** Of these runs, those the runner holds, with what finishing them needs. */
+export async function runsHeldBy(db: Kysely<DB>, runnerId: string, runIds: string[]) {
+  if (runIds.length === 0) return [];
+  return db
+    .selectFrom("runs")
+    .select(["id", "claim", "automation_id", "started_at", "status"])
+    .where("id", "in", runIds)
+    .where("runner_id", "=", runnerId)
+    .execute();
+}
+
+/** Puts a claimed run the runner has not begun back in the queue; whether it did. */
+export async function releaseUnbegunRun(db: Kysely<DB>, runnerId: string, run: RunRef, at: string): Promise<boolean> {
+  const done = await db
+    .updateTable("runs")
+    .set({ status: "queued", started_at: null, runner_id: null, lease_expires_at: null, updated_at: at })
+    .where("id", "=", run.id)
+    .where("claim", "=", run.claim)
+    .where("runner_id", "=", runnerId)
+    .where("status", "=", "running")
+    .where("runner_started_at", "is", null)
+    .executeTakeFirst();
+  return Number(done.numUpdatedRows) > 0;
+}
+
+/** Whether the runner holds the run under this claim in one of these statuses. */
+export async function runnerHoldsRun(db: Kysely<DB>, runnerId: string, run: RunRef, statuses: RunStatus[]): Promise<boolean> {
+  const row = await db
+    .selectFrom("runs")
+    .select("id")
+    .where("id", "=", run.id)
+    .where("runner_id", "=", runnerId)
+    .where("claim", "=", run.claim)
+    .where("status", "in", statuses)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Runs held `running` by a runner whose lease ended before `now`, with the name of the runner. */
+export async function runsWithExpiredLeases(db: Kysely<DB>, now: string) {
+  return db
+    .selectFrom("runs")
+    .leftJoin("runners", "runners.id", "runs.runner_id")
+    .select([
+      "runs.id",
+      "runs.automation_id",
+      "runs.started_at",
+      "runs.runner_started_at",
+      "runs.runner_losses",
+      "runs.spec",
+      "runs.lease_expires_at",
+      "runners.name as runner_name",
+    ])
+    .where("runs.status", "=", "running")
+    .where("runs.runner_id", "is not", null)
+    .where("runs.lease_expires_at", "<", now)
+    .execute();
+}
+
+/** Changes a run whose lease expired, unless it ended or was leased again meanwhile (fenced by that lease's end). */
+export async function updateExpiredRun(
+  db: Kysely<DB>,
+  id: string,
+  leaseExpiresAt: string | null,
+  patch: Pick<
+    Updateable<RunTable>,
+    | "status"
+    | "started_at"
+    | "runner_id"
+    | "lease_expires_at"
+    | "runner_started_at"
+    | "runner_losses"
+    | "results"
+    | "updated_at"
+    | "error"
+    | "finished_at"
+    | "duration_ms"
+  >,
+): Promise<void> {
+  await db.updateTable("runs").set(patch).where("id", "=", id).where("status", "=", "running").where("lease_expires_at", "=", leaseExpiresAt).execute();
+}
