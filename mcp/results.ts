@@ -259,9 +259,12 @@ export function wrap(body: Json): Tool["outputSchema"] {
 }
 
 /** Wait tools: `{timed_out, <noun>: compact record, hint?}`. */
+const waitSchemas = new Map<string, Tool["outputSchema"]>();
 export function waitOutputSchema(noun: string, record: z.ZodType): Tool["outputSchema"] {
+  const known = waitSchemas.get(noun);
+  if (known) return known;
   const body = bodySchema(record);
-  return wrap({
+  const schema = wrap({
     type: "object",
     properties: {
       timed_out: { type: "boolean", description: "True when the wait ended before the record did: call again" },
@@ -270,6 +273,8 @@ export function waitOutputSchema(noun: string, record: z.ZodType): Tool["outputS
     },
     required: ["timed_out", noun],
   });
+  waitSchemas.set(noun, schema);
+  return schema;
 }
 
 // ---- compact values ----

@@ -159,10 +159,20 @@ function missingArguments(op: Operation, args: Record<string, unknown>, fieldOf:
   );
 }
 
-export function operationTool(op: Operation, ctx: ToolContext): ToolDef {
-  const { shape, fieldOf } = toolArguments(op, ctx.defaultProject);
+interface Listed {
+  tool: Tool;
+  shape: Record<string, z.ZodType>;
+  fieldOf: Map<string, string>;
+}
+/** Converting the schemas costs more than answering a call: each tool is listed once per default project. */
+const listed = new Map<string, Listed>();
+
+function listedTool(op: Operation, defaultProject: string | null): Listed {
+  const cacheKey = `${op.name}\u0000${defaultProject ?? ""}`;
+  const known = listed.get(cacheKey);
+  if (known) return known;
+  const { shape, fieldOf } = toolArguments(op, defaultProject);
   const outputSchema = outputSchemaFor(op);
-  const readOnly = op.hints.readOnly ?? false;
   const tool: Tool = {
     name: op.name,
     title: op.cli.summary && op.cli.summary.length < op.summary.length ? op.cli.summary : op.summary,
@@ -171,12 +181,20 @@ export function operationTool(op: Operation, ctx: ToolContext): ToolDef {
     ...(outputSchema ? { outputSchema } : {}),
     annotations: {
       title: op.summary,
-      readOnlyHint: readOnly,
+      readOnlyHint: op.hints.readOnly ?? false,
       destructiveHint: op.hints.destructive ?? false,
       idempotentHint: op.hints.idempotent ?? false,
       openWorldHint: reachesOutside(op),
     },
   };
+  const entry = { tool, shape, fieldOf };
+  listed.set(cacheKey, entry);
+  return entry;
+}
+
+export function operationTool(op: Operation, ctx: ToolContext): ToolDef {
+  const { tool, shape, fieldOf } = listedTool(op, ctx.defaultProject);
+  const readOnly = op.hints.readOnly ?? false;
   return {
     tool,
     toolset: toolsetOf(op),

@@ -7,7 +7,7 @@ const GroupParams = ProjectParams.extend({ groupId: PathId.describe("Group id (g
 const AutomationIds = z
   .array(z.string().min(1).max(200))
   .max(1000)
-  .describe("The automations in the group (ids or exact names); given, they replace its whole list");
+  .describe("The automations in the group, by id (aut_…); given, they replace its whole list");
 const GroupName = Name.describe("The group's name");
 const GroupDescription = Description.describe("What the group is for, for people");
 
