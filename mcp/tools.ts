@@ -175,12 +175,11 @@ function listedTool(op: Operation, defaultProject: string | null): Listed {
   const outputSchema = outputSchemaFor(op);
   const tool: Tool = {
     name: op.name,
-    title: op.cli.summary && op.cli.summary.length < op.summary.length ? op.cli.summary : op.summary,
+    title: titleOf(op.name),
     description: op.description ? `${op.summary}. ${op.description}` : op.summary,
     inputSchema: inputSchemaOf(shape),
     ...(outputSchema ? { outputSchema } : {}),
     annotations: {
-      title: op.summary,
       readOnlyHint: op.hints.readOnly ?? false,
       destructiveHint: op.hints.destructive ?? false,
       idempotentHint: op.hints.idempotent ?? false,
@@ -219,6 +218,12 @@ export function operationTool(op: Operation, ctx: ToolContext): ToolDef {
       }
     },
   };
+}
+
+/** A short title from the tool's name: "Update environment" (the description says the rest). */
+export function titleOf(name: string): string {
+  const words = name.replaceAll("_", " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 /** Runs and generation reach the systems under test (and an LLM): open world. Everything else stays inside svc. */

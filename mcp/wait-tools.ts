@@ -115,7 +115,7 @@ export function waitTools(ctx: ToolContext): ToolDef[] {
           "Wait until a run ends (passed, failed, error, timed_out or cancelled) and return it summarised: counts, each failing step with its message and expected vs actual, passing steps one line each.",
         inputSchema: { ...argumentSchema(runArgs), type: "object" },
         outputSchema: waitOutputSchema("run", Run),
-        annotations: { title: "Wait for a run", ...annotations },
+        annotations,
       },
       async call(args, extra) {
         try {
@@ -143,7 +143,7 @@ export function waitTools(ctx: ToolContext): ToolDef[] {
         description: "Wait until a group run (run_group, run_feature) ends and return it: counts by status and each run in one line.",
         inputSchema: { ...argumentSchema(groupRunArgs), type: "object" },
         outputSchema: waitOutputSchema("group_run", GroupRun),
-        annotations: { title: "Wait for a group run", ...annotations },
+        annotations,
       },
       async call(args, extra) {
         try {
@@ -180,7 +180,7 @@ export function waitTools(ctx: ToolContext): ToolDef[] {
         description: "Wait until a generation ends (succeeded, failed or cancelled) and return it. Takes what start_generation returned.",
         inputSchema: { ...argumentSchema(generationArgs), type: "object" },
         outputSchema: waitOutputSchema("generation", ops.getGeneration.response),
-        annotations: { title: "Wait for a generation", ...annotations },
+        annotations,
       },
       async call(args, extra) {
         try {

@@ -260,7 +260,9 @@ test("--read-only and --toolsets narrow the tools; an unknown toolset exits 2 na
   } finally {
     await admin.close();
   }
-  const r = await runBinary(["mcp", "--toolsets", "runs,nope"], { env: { HOME: home, XDG_CONFIG_HOME: `${home}/empty`, SVC_SERVER: s.url, SVC_API_KEY: s.key } });
+  const r = await runBinary(["mcp", "--toolsets", "runs,nope"], {
+    env: { HOME: home, XDG_CONFIG_HOME: `${home}/empty`, SVC_SERVER: s.url, SVC_API_KEY: s.key },
+  });
   expect(r.code).toBe(2);
   expect(r.stderr).toContain('"nope"');
 });
