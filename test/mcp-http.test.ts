@@ -94,6 +94,28 @@ test("a browser Origin other than the server's own is refused; the server's own 
   expect(((await own.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe("2025-11-25");
   const get = await fetch(`${s.url}/mcp`, { headers: { authorization: `Bearer ${s.key}`, accept: "text/event-stream" } });
   expect(get.status).toBe(405);
+  // DNS rebinding: a page on an attacker's host name that resolves to this server has that host as Origin and Host.
+  const port = new URL(s.url).port;
+  const rebound = await post({ authorization: `Bearer ${s.key}`, origin: `http://rebound.example:${port}`, host: `rebound.example:${port}` });
+  expect(rebound.status).toBe(403);
+});
+
+test("with base_url configured, only its origin is served to a browser", async () => {
+  const withBase = await startTestServer({ base_url: "https://svc.example.com" });
+  try {
+    const send = (origin: string) =>
+      fetch(`${withBase.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${withBase.key}`, origin },
+        body: JSON.stringify(initialize),
+      });
+    expect((await send("https://svc.example.com")).status).toBe(200);
+    expect((await send(new URL(withBase.url).origin)).status).toBe(403);
+    const unauthorized = await fetch(`${withBase.url}/mcp`, { method: "POST", body: "{}" });
+    expect(unauthorized.headers.get("www-authenticate")).toBe('Bearer resource_metadata="https://svc.example.com/.well-known/oauth-protected-resource"');
+  } finally {
+    await withBase.stop();
+  }
 });
 
 test("toolsets and read-only narrow the tools; admin is off unless named; an unknown toolset is a 400 naming it", async () => {

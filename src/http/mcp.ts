@@ -61,6 +61,22 @@ async function asClientError(e: unknown, requestId: string): Promise<ClientError
   return new ClientError(res.status, body.error, body.message, undefined, retry ? Number(retry) : undefined);
 }
 
+/**
+ * Why a browser's request is refused (DNS rebinding: a page on another site reaching this server through the
+ * browser), or null. Clients that are not browsers send no Origin. The one origin served is base_url's; without
+ * base_url, the address the request came to, and only when that is an IP address or localhost (a host name
+ * there could be an attacker's, rebound to this server).
+ */
+export function originRefusal(config: Config, origin: string | null, base: string): string | null {
+  if (origin === null) return null;
+  const own = new URL(base);
+  const ok = origin === own.origin && (config.base_url !== undefined || /^(\d+\.\d+\.\d+\.\d+|\[[\da-f:.]+\]|localhost)$/i.test(own.hostname));
+  if (ok) return null;
+  return config.base_url
+    ? `requests from the web page at ${origin} are refused: /mcp answers pages of ${own.origin} only, and clients that send no Origin`
+    : `requests from the web page at ${origin} are refused: without base_url configured, /mcp answers only clients that send no Origin (or pages of this server reached by IP address)`;
+}
+
 export function createMcpRoute(opts: McpRouteOptions) {
   const { core, workspaceBuckets } = opts;
   const config = core.config;
@@ -114,13 +130,8 @@ export function createMcpRoute(opts: McpRouteOptions) {
       return metadata(config, request);
     }
     const base = publicBaseUrl(config, request);
-    const origin = request.headers.get("origin");
-    if (origin !== null && origin !== new URL(base).origin) {
-      return errorResponse(
-        "forbidden",
-        `requests from the web page at ${origin} are refused: /mcp answers only ${new URL(base).origin} and clients that send no Origin`,
-      );
-    }
+    const refusal = originRefusal(config, request.headers.get("origin"), base);
+    if (refusal) return errorResponse("forbidden", refusal);
     const token = bearerToken(request);
     const key = token === null ? null : await core.keys.verify(token);
     if (!key) {
