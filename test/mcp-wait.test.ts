@@ -118,9 +118,9 @@ test("wait_for_generation returns the finished generation", async () => {
   expect(generation).toMatchObject({ status: "succeeded", automation_ids: [expect.stringMatching(/^aut_/)] });
 });
 
-test("both wait tools advertise timeout_seconds with its default of 45 (at most 50), and do not require it", async () => {
+test("the wait tools advertise timeout_seconds with its default of 45 (at most 50), and do not require it", async () => {
   const { tools } = await client.listTools();
-  for (const name of ["wait_for_run", "wait_for_generation"]) {
+  for (const name of ["wait_for_run", "wait_for_generation", "wait_for_group_run"]) {
     const schema = tools.find((t) => t.name === name)?.inputSchema;
     expect({ name, timeout: schema?.properties?.timeout_seconds }).toEqual({
       name,
