@@ -7,7 +7,9 @@ export function registerMcp(program: Command): void {
     .description("Serve the API as MCP tools over stdio, for AI assistants (an HTTP client of a running svc)")
     .option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)")
     .option("--project <project>", "default project for tools that take one")
-    .action(async (o: { server?: string; project?: string }) => {
+    .option("--read-only", "offer only the tools that change nothing")
+    .option("--toolsets <list>", "comma-separated toolsets to offer (default: all but admin; `all` for every one)")
+    .action(async (o: { server?: string; project?: string; readOnly?: boolean; toolsets?: string }) => {
       const { SettingsError } = await import("../src/client/settings");
       const { startMcp } = await import("./server");
       try {

@@ -1,45 +1,129 @@
-// One MCP tool per manifest operation: flattened input schema, summary, hints, and the API's JSON as the result.
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+// One MCP tool per manifest operation: snake_case arguments naming the thing (an id or the exact name), a title,
+// the summary, hints as annotations, an output schema, and a compact result (see results.ts). Arguments are
+// checked by svc's own schemas (the same messages as REST), never by the MCP library first.
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { ApiClient, ApiResponse } from "../src/client/api-client";
 import { ClientError, mcpIsErrorFor } from "../src/client/errors";
 import { objectShape } from "../src/client/schema-fields";
 import { type Operation, operations } from "../src/manifest/index";
+import type { Executor } from "./executor";
+import { compactAnswer, includeChoices, outputSchemaFor, tidy } from "./results";
+import { toolsetOf } from "./toolsets";
 
 export interface ToolContext {
-  client: ApiClient;
+  executor: Executor;
   /** `svc mcp --project P`: used when a tool call leaves `project` out. */
   defaultProject: string | null;
 }
 
-/** Path parameters, query and body fields as one object; `project` becomes optional when there is a default. */
-export function flatInputSchema(op: Operation, defaultProject: string | null): z.ZodObject {
+export interface ToolExtra {
+  _meta?: { progressToken?: string | number };
+  signal: AbortSignal;
+  sendNotification: (n: {
+    method: "notifications/progress";
+    params: { progressToken: string | number; progress: number; total?: number; message?: string };
+  }) => Promise<void>;
+}
+
+/** A tool as listed, and how it is called. */
+export interface ToolDef {
+  tool: Tool;
+  toolset: string;
+  readOnly: boolean;
+  call(args: Record<string, unknown>, extra: ToolExtra): Promise<CallToolResult>;
+}
+
+/** Path parameters as tool arguments: the thing they name, not its id (`automationId` → `automation`). */
+const PARAM_ARGS: Record<string, string> = { userId: "member", keyId: "key" };
+export function argName(param: string): string {
+  return PARAM_ARGS[param] ?? param.replace(/Id$/, "").replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+const THING: Record<string, string> = {
+  project: "Project: its id (prj_…) or slug",
+  feature: "Feature: its id (fea_…) or exact name",
+  automation: "Automation: its id (aut_…) or exact name",
+  run: "Run id (run_…)",
+  group: "Group: its id (grp_…) or exact name",
+  group_run: "Group run id (grun_…)",
+  environment: "Environment: its id (env_…) or exact name",
+  member: "Member: their user id (usr_…) or email address",
+  key: "API key id (key_…)",
+  invitation: "Invitation id (inv_…)",
+  name: "Artifact name, as the run lists it",
+};
+
+export const IdempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .describe("Any unique string for this start (e.g. a UUID): calling again with the same key returns the first start instead of starting again");
+
+/** The JSON Schema of a field as a tool argument (its input side), without the draft marker. */
+export function argumentSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any", target: "draft-2020-12" }) as Record<string, unknown>;
+  return tidy(rest, false);
+}
+
+/**
+ * The steps argument by its outline: the whole step format (a third of the tool list) is the resource
+ * svc://schema/automation, and svc checks every step with the messages REST gives.
+ */
+const STEPS_SCHEMAS = new WeakMap<z.ZodType, z.ZodType>();
+function stepsArgument(schema: z.ZodType): z.ZodType {
+  const known = STEPS_SCHEMAS.get(schema);
+  if (known) return known;
+  const optional = schema.safeParse(undefined).success;
+  const outline = z
+    .array(z.record(z.string(), z.unknown()))
+    .min(1)
+    .max(500)
+    .describe(
+      `${schema.description ?? "The steps"}. Each step is an object: e.g. {"request": {"method": "GET", "url": "/items/1"}, "expect": ["[STATUS] == 200"]} or {"goto": "/login"}, {"fill": {"locator": "label=Email", "value": "{{EMAIL}}"}}, {"click": "role=button[name="Sign in"]"}, {"expect": {"text": "Welcome"}}. The full format: resource svc://schema/automation (JSON Schema) and svc://docs/automations`,
+    );
+  const arg = optional ? outline.optional() : outline;
+  STEPS_SCHEMAS.set(schema, arg);
+  return arg;
+}
+
+/** The arguments of an operation's tool: path parameters (renamed), query and body fields, `include`, `idempotency_key`. */
+export function toolArguments(op: Operation, defaultProject: string | null): { shape: Record<string, z.ZodType>; fieldOf: Map<string, string> } {
   const shape: Record<string, z.ZodType> = {};
-  for (const part of [op.params, op.query, op.body]) {
-    for (const [name, schema] of Object.entries(objectShape(part))) {
-      if (name in shape) throw new Error(`${op.name}: field "${name}" appears twice in its input`);
-      shape[name] = schema;
-    }
+  const fieldOf = new Map<string, string>();
+  const add = (arg: string, field: string, schema: z.ZodType) => {
+    if (arg in shape) throw new Error(`${op.name}: argument "${arg}" appears twice in its input`);
+    shape[arg] = schema;
+    fieldOf.set(arg, field);
+  };
+  for (const [name, schema] of Object.entries(objectShape(op.params))) {
+    const arg = argName(name);
+    let s = schema.describe(THING[arg] ?? schema.description ?? arg);
+    if (arg === "project" && defaultProject) s = s.optional().describe(`${THING.project}; default "${defaultProject}"`);
+    add(arg, name, s);
   }
-  if (defaultProject && shape.project) {
-    shape.project = z.string().min(1).max(200).optional().describe(`Project id (prj_…) or slug; default "${defaultProject}"`);
+  for (const part of [op.query, op.body])
+    for (const [name, schema] of Object.entries(objectShape(part))) add(name, name, name === "steps" ? stepsArgument(schema) : schema);
+  const include = includeChoices(op);
+  if (include.length > 0) {
+    add(
+      "include",
+      "",
+      z
+        .array(z.enum(include as [string, ...string[]]))
+        .optional()
+        .describe(`Parts left out of the result unless asked for: ${include.map((i) => `"${i}"`).join(", ")}`),
+    );
   }
-  return z.strictObject(shape);
+  if (op.startsWork) add("idempotency_key", "", IdempotencyKey.optional());
+  return { shape, fieldOf };
 }
 
-/** A sentence for people (and assistants) beside the JSON. */
-export function summarize(op: Operation, json: unknown): string {
-  if (json === null) return `${op.name}: done.`;
-  const rec = json as Record<string, unknown>;
-  if (Array.isArray(rec.data)) {
-    const more = typeof rec.next_cursor === "string" ? ` (more: pass cursor "${rec.next_cursor}")` : "";
-    return `${op.name}: ${rec.data.length} item${rec.data.length === 1 ? "" : "s"}${more}.`;
-  }
-  const parts = [rec.id ?? rec.user_id, rec.name ?? rec.automation_name ?? rec.email, rec.status].filter((x) => typeof x === "string");
-  return `${op.name}: ${parts.join(" ")}.`;
+export function inputSchemaOf(shape: Record<string, z.ZodType>): Tool["inputSchema"] {
+  const schema = argumentSchema(z.object(shape)) as Tool["inputSchema"];
+  return { ...schema, additionalProperties: false };
 }
 
+/** The error as a tool result: isError (from the manifest's table), the message and details as text, the error as structured content. */
 export function errorResult(e: unknown): CallToolResult {
   const err = e instanceof ClientError ? e : new ClientError(0, "internal_error", (e as Error)?.message ?? String(e));
   const body = err.toJSON();
@@ -50,49 +134,103 @@ export function errorResult(e: unknown): CallToolResult {
   };
 }
 
-export function successResult(op: Operation, res: ApiResponse): CallToolResult {
-  if (res.raw) {
-    const { contentType, bytes } = res.raw;
-    if (contentType.startsWith("image/")) {
-      return { content: [{ type: "image", data: Buffer.from(bytes).toString("base64"), mimeType: contentType.split(";")[0] ?? contentType }] };
-    }
-    const text = /xml|json|text/.test(contentType) ? new TextDecoder().decode(bytes) : Buffer.from(bytes).toString("base64");
-    return {
-      content: [{ type: "text", text }],
-      structuredContent: { content_type: contentType, [/xml|json|text/.test(contentType) ? "text" : "base64"]: text },
-    };
-  }
-  const structured = res.json === null ? { ok: true } : (res.json as Record<string, unknown>);
-  return { content: [{ type: "text", text: `${summarize(op, res.json)}\n${JSON.stringify(structured)}` }], structuredContent: structured };
+/** An argument the tool does not take, refused as REST refuses an unknown field. */
+function unknownArguments(args: Record<string, unknown>, shape: Record<string, z.ZodType>): ClientError | null {
+  const extra = Object.keys(args).filter((k) => !(k in shape));
+  if (extra.length === 0) return null;
+  return new ClientError(
+    400,
+    "invalid_request",
+    `unknown argument${extra.length > 1 ? "s" : ""} ${extra.map((k) => `"${k}"`).join(", ")}; this tool takes ${Object.keys(shape).join(", ")}`,
+    extra.map((k) => ({ path: k, message: "unknown argument" })),
+  );
 }
 
-export function withDefaultProject(op: Operation, args: Record<string, unknown>, defaultProject: string | null): Record<string, unknown> {
-  if (args.project === undefined && defaultProject && "project" in objectShape(op.params)) return { ...args, project: defaultProject };
-  return args;
+/** A required path parameter left out: named, instead of a "not found" for an empty path segment. */
+function missingArguments(op: Operation, args: Record<string, unknown>, fieldOf: Map<string, string>): ClientError | null {
+  const params = new Set(Object.keys(objectShape(op.params)));
+  const missing = [...fieldOf].filter(([arg, field]) => params.has(field) && (typeof args[arg] !== "string" || args[arg] === "")).map(([arg]) => arg);
+  if (missing.length === 0) return null;
+  return new ClientError(
+    400,
+    "invalid_request",
+    `missing ${missing.map((k) => `"${k}"`).join(", ")}`,
+    missing.map((k) => ({ path: k, message: "required (an id or exact name)" })),
+  );
 }
 
-export function registerOperationTools(server: McpServer, ctx: ToolContext): void {
-  for (const op of operations) {
-    if (op.sessionOnly) continue;
-    server.registerTool(
-      op.name,
-      {
-        description: op.description ? `${op.summary}. ${op.description}` : op.summary,
-        inputSchema: flatInputSchema(op, ctx.defaultProject),
-        annotations: {
-          readOnlyHint: op.hints.readOnly ?? false,
-          destructiveHint: op.hints.destructive ?? false,
-          idempotentHint: op.hints.idempotent ?? false,
-          openWorldHint: false,
-        },
-      },
-      async (args: Record<string, unknown>) => {
-        try {
-          return successResult(op, await ctx.client.send(op, withDefaultProject(op, args, ctx.defaultProject)));
-        } catch (e) {
-          return errorResult(e);
+interface Listed {
+  tool: Tool;
+  shape: Record<string, z.ZodType>;
+  fieldOf: Map<string, string>;
+}
+/** Converting the schemas costs more than answering a call: each tool is listed once per default project. */
+const listed = new Map<string, Listed>();
+
+function listedTool(op: Operation, defaultProject: string | null): Listed {
+  const cacheKey = `${op.name}\u0000${defaultProject ?? ""}`;
+  const known = listed.get(cacheKey);
+  if (known) return known;
+  const { shape, fieldOf } = toolArguments(op, defaultProject);
+  const outputSchema = outputSchemaFor(op);
+  const tool: Tool = {
+    name: op.name,
+    title: titleOf(op.name),
+    description: op.description ? `${op.summary}. ${op.description}` : op.summary,
+    inputSchema: inputSchemaOf(shape),
+    ...(outputSchema ? { outputSchema } : {}),
+    annotations: {
+      readOnlyHint: op.hints.readOnly ?? false,
+      destructiveHint: op.hints.destructive ?? false,
+      idempotentHint: op.hints.idempotent ?? false,
+      openWorldHint: reachesOutside(op),
+    },
+  };
+  const entry = { tool, shape, fieldOf };
+  listed.set(cacheKey, entry);
+  return entry;
+}
+
+export function operationTool(op: Operation, ctx: ToolContext): ToolDef {
+  const { tool, shape, fieldOf } = listedTool(op, ctx.defaultProject);
+  const readOnly = op.hints.readOnly ?? false;
+  return {
+    tool,
+    toolset: toolsetOf(op),
+    readOnly,
+    async call(rawArgs) {
+      try {
+        const args = { ...rawArgs };
+        if (args.project === undefined && ctx.defaultProject && fieldOf.get("project") === "project") args.project = ctx.defaultProject;
+        const refused = unknownArguments(args, shape) ?? missingArguments(op, args, fieldOf);
+        if (refused) throw refused;
+        const input: Record<string, unknown> = {};
+        for (const [arg, v] of Object.entries(args)) {
+          const field = fieldOf.get(arg);
+          if (field) input[field] = v;
         }
-      },
-    );
-  }
+        const include = new Set(Array.isArray(args.include) ? (args.include as string[]) : []);
+        const key = typeof args.idempotency_key === "string" ? args.idempotency_key : undefined;
+        const answer = await ctx.executor.call(op, input, { idempotencyKey: key });
+        return compactAnswer(op, answer, include);
+      } catch (e) {
+        return errorResult(e);
+      }
+    },
+  };
+}
+
+/** A short title from the tool's name: "Update environment" (the description says the rest). */
+export function titleOf(name: string): string {
+  const words = name.replaceAll("_", " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** Runs and generation reach the systems under test (and an LLM): open world. Everything else stays inside svc. */
+export function reachesOutside(op: Operation): boolean {
+  return op.startsWork === true;
+}
+
+export function operationTools(ctx: ToolContext): ToolDef[] {
+  return operations.filter((op) => !op.sessionOnly).map((op) => operationTool(op, ctx));
 }

@@ -3,13 +3,15 @@
 import { expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { clientExecutor } from "../mcp/executor";
 import { buildMcpServer } from "../mcp/server";
+import { parseSelection } from "../mcp/toolsets";
 import { ApiClient } from "../src/client/api-client";
 
 async function listTools(defaultProject: string | null) {
   // Listing tools sends no request: the client only needs to exist.
   const api = new ApiClient({ server: "http://127.0.0.1:9", key: "svc_unused", userAgent: "svc-mcp/test" });
-  const server = buildMcpServer({ client: api, defaultProject });
+  const server = buildMcpServer({ executor: clientExecutor(api), defaultProject, selection: parseSelection("all", false) });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "contract-test", version: "0" });

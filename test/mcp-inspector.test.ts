@@ -1,6 +1,8 @@
-// The official MCP inspector CLI (through scripts/mcp-inspect.sh) lists and calls the tools of the compiled `svc mcp`.
+// The official MCP inspector CLI (through scripts/mcp-inspect.sh) lists and calls the tools of the compiled `svc mcp`
+// (stdio) and of /mcp on the server (streamable HTTP).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { resolve } from "node:path";
+import { toolsetOf } from "../mcp/toolsets";
 import { operations } from "../src/manifest/index";
 import { requireBinary } from "./helpers/binary";
 import { startTestServer, type TestServer } from "./helpers/server";
@@ -15,9 +17,9 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-async function inspect(args: string[]): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
+async function inspect(args: string[], env: Record<string, string> = {}): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
   const proc = Bun.spawn([script, ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", SVC_SERVER: s.url, SVC_API_KEY: s.key },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", SVC_SERVER: s.url, SVC_API_KEY: s.key, ...env },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -25,11 +27,28 @@ async function inspect(args: string[]): Promise<{ code: number; json: Record<str
   return { code, json: out.trim() ? (JSON.parse(out) as Record<string, unknown>) : {}, stderr };
 }
 
-test("tools/list through the inspector has every operation and the two wait tools", async () => {
+const WAIT_TOOLS = ["wait_for_generation", "wait_for_group_run", "wait_for_run"];
+const defaultTools = () => [...operations.filter((o) => !o.sessionOnly && toolsetOf(o) !== "admin").map((o) => o.name), ...WAIT_TOOLS].sort();
+
+test("tools/list through the inspector has every operation (but the admin toolset) and the wait tools", async () => {
   const r = await inspect([]);
   expect({ code: r.code, stderr: r.code === 0 ? "" : r.stderr }).toEqual({ code: 0, stderr: "" });
   const names = (r.json.tools as { name: string }[]).map((t) => t.name).sort();
-  expect(names).toEqual([...operations.filter((o) => !o.sessionOnly).map((o) => o.name), "wait_for_generation", "wait_for_run"].sort());
+  expect(names).toEqual(defaultTools());
+}, 120_000);
+
+test("over streamable HTTP at /mcp: tools/list (checked with --strict), the read-only toolsets, and a tools/call", async () => {
+  const list = await inspect(["--http", "--method", "tools/list", "--strict"]);
+  expect({ code: list.code, stderr: list.code === 0 ? "" : list.stderr }).toEqual({ code: 0, stderr: "" });
+  expect((list.json.tools as { name: string }[]).map((t) => t.name).sort()).toEqual(defaultTools());
+  const readOnly = await inspect(["--http", "--method", "tools/list"], { SVC_MCP_QUERY: "?read_only=true&toolsets=projects,runs" });
+  expect(readOnly.code).toBe(0);
+  const ro = readOnly.json.tools as { name: string; annotations: { readOnlyHint: boolean } }[];
+  expect(ro.map((t) => t.name)).toContain("wait_for_run");
+  expect(ro.every((t) => t.annotations.readOnlyHint)).toBe(true);
+  const called = await inspect(["--http", "--method", "tools/call", "--tool-name", "list_projects"]);
+  expect(called.code).toBe(0);
+  expect((called.json.structuredContent as { data: { slug: string }[] }).data.map((p) => p.slug)).toEqual(["inspected"]);
 }, 120_000);
 
 test("tools/call through the inspector reads real data", async () => {

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { toolsetOf } from "../mcp/toolsets";
 import { operations } from "../src/manifest/index";
 import { BINARY, requireBinary, runBinary } from "./helpers/binary";
 import { startTestServer, type TestServer, tempDir } from "./helpers/server";
@@ -44,10 +45,10 @@ afterAll(async () => {
   await s.stop();
 });
 
-test("tools/list is the manifest one to one, plus the two wait tools, with hints as annotations", async () => {
+test("tools/list is the manifest one to one (but the admin toolset, off unless named), plus the wait tools, with hints as annotations", async () => {
   const { tools } = await client.listTools();
-  const expected = operations.filter((o) => !o.sessionOnly);
-  expect(tools.map((t) => t.name).sort()).toEqual([...expected.map((o) => o.name), "wait_for_generation", "wait_for_run"].sort());
+  const expected = operations.filter((o) => !o.sessionOnly && toolsetOf(o) !== "admin");
+  expect(tools.map((t) => t.name).sort()).toEqual([...expected.map((o) => o.name), "wait_for_generation", "wait_for_group_run", "wait_for_run"].sort());
   for (const op of expected) {
     const tool = tools.find((t) => t.name === op.name);
     expect(tool?.description).toStartWith(op.summary);
@@ -58,11 +59,11 @@ test("tools/list is the manifest one to one, plus the two wait tools, with hints
     });
   }
   const get = tools.find((t) => t.name === "get_automation");
-  expect(Object.keys(get?.inputSchema.properties ?? {}).sort()).toEqual(["automationId", "project"]);
+  expect(Object.keys(get?.inputSchema.properties ?? {}).sort()).toEqual(["automation", "project"]);
   // --project shop is the default, so project is not required.
-  expect(get?.inputSchema.required).toEqual(["automationId"]);
+  expect(get?.inputSchema.required).toEqual(["automation"]);
   const update = tools.find((t) => t.name === "update_automation");
-  expect(Object.keys(update?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["project", "automationId", "steps", "status", "name"]));
+  expect(Object.keys(update?.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(["project", "automation", "steps", "status", "name"]));
   const wait = tools.find((t) => t.name === "wait_for_run");
   expect(wait?.inputSchema.properties?.timeout_seconds).toMatchObject({ maximum: 50 });
 });
@@ -80,25 +81,25 @@ test("tools read and change real data, with the API's JSON as structured content
   expect(aut.isError).toBe(false);
   const viaApi = await (await s.call("GET", `/projects/shop/automations/${aut.data.id}`)).json();
   expect(aut.data).toEqual(viaApi);
-  const got = await call(client, "get_automation", { project: "shop", automationId: aut.data.id });
+  const got = await call(client, "get_automation", { project: "shop", automation: aut.data.id });
   expect(got.data.name).toBe("item exists");
-  const updated = await call(client, "update_automation", { automationId: aut.data.id, status: "disabled" });
+  const updated = await call(client, "update_automation", { automation: aut.data.id, status: "disabled" });
   expect(updated.data.status).toBe("disabled");
   const list = await call(client, "list_projects", {});
   expect(list.text).toStartWith("list_projects: 1 item");
   expect((list.data.data as { slug: string }[]).map((p) => p.slug)).toEqual(["shop"]);
-  await call(client, "update_automation", { automationId: aut.data.id, status: "active" });
-  const run = await call(client, "run_automation", { automationId: aut.data.id });
+  await call(client, "update_automation", { automation: aut.data.id, status: "active" });
+  const run = await call(client, "run_automation", { automation: aut.data.id });
   expect(run.data).toMatchObject({ automation_id: aut.data.id, trigger: "mcp" });
-  const junit = await call(client, "get_run_junit", { runId: run.data.id });
+  const junit = await call(client, "get_run_junit", { run: run.data.id });
   expect(junit.text).toContain("<testsuite");
-  const deleted = await call(client, "delete_automation", { automationId: aut.data.id });
+  const deleted = await call(client, "delete_automation", { automation: aut.data.id });
   expect(deleted).toMatchObject({ isError: false, data: { ok: true } });
   expect((await s.call("GET", `/projects/shop/automations/${aut.data.id}`)).status).toBe(404);
 });
 
 test("API errors come back as isError results with the code and message", async () => {
-  const missing = await call(client, "get_automation", { automationId: "aut_nothere" });
+  const missing = await call(client, "get_automation", { automation: "aut_nothere" });
   expect(missing.isError).toBe(true);
   expect(missing.data).toMatchObject({ status: 404, error: "not_found" });
   expect(missing.text).toStartWith("not_found: ");
@@ -106,7 +107,7 @@ test("API errors come back as isError results with the code and message", async 
   const invalid = await call(client, "create_automation", { name: "x", kind: "http", steps: [{ goto: "/" }] });
   expect(invalid.isError).toBe(true);
   expect(invalid.data).toMatchObject({ status: 400, error: "invalid_request", details: [{ path: "body.steps.0", message: expect.any(String) }] });
-  // Checked against the tool's input schema before any request.
+  // Checked by svc's schemas (the same message as REST), not by the MCP library's vague "Invalid input".
   const shape = await call(client, "create_feature", { name: "x", target: { kind: "web" } });
   expect(shape.isError).toBe(true);
   expect(shape.text).toContain("url");
@@ -241,4 +242,27 @@ test("prompts: automate a feature, explain a failed run, report failures; every 
   expect(texts.automate_feature).toContain("wait_for_run");
   // A missing required argument is refused.
   await expect(client.getPrompt({ name: "triage_run", arguments: { project: "shop" } })).rejects.toThrow();
+});
+
+test("--read-only and --toolsets narrow the tools; an unknown toolset exits 2 naming it", async () => {
+  const c = await connect(["--read-only", "--toolsets", "runs,automations"], { SVC_SERVER: s.url, SVC_API_KEY: s.key });
+  try {
+    const { tools } = await c.listTools();
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(["get_run", "wait_for_run", "list_automations", "get_automation"]));
+    expect(tools.every((t) => t.annotations?.readOnlyHint === true)).toBe(true);
+    expect(tools.map((t) => t.name)).not.toContain("list_projects");
+  } finally {
+    await c.close();
+  }
+  const admin = await connect(["--toolsets", "admin"], { SVC_SERVER: s.url, SVC_API_KEY: s.key });
+  try {
+    expect((await admin.listTools()).tools.map((t) => t.name)).toContain("add_member");
+  } finally {
+    await admin.close();
+  }
+  const r = await runBinary(["mcp", "--toolsets", "runs,nope"], {
+    env: { HOME: home, XDG_CONFIG_HOME: `${home}/empty`, SVC_SERVER: s.url, SVC_API_KEY: s.key },
+  });
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('"nope"');
 });

@@ -74,15 +74,15 @@ afterAll(async () => {
 type Result = { isError?: boolean; structuredContent?: Record<string, unknown>; content: unknown };
 
 async function startRun(automationId: string): Promise<string> {
-  const r = (await client.callTool({ name: "run_automation", arguments: { automationId } })) as Result;
+  const r = (await client.callTool({ name: "run_automation", arguments: { automation: automationId } })) as Result;
   expect(r.isError).not.toBe(true);
   return String(r.structuredContent?.id);
 }
 
 test("wait_for_run returns the finished run: passed, and failed with its step results", async () => {
-  const ok = (await client.callTool({ name: "wait_for_run", arguments: { runId: await startRun(ids.ok ?? "") } })) as Result;
+  const ok = (await client.callTool({ name: "wait_for_run", arguments: { run: await startRun(ids.ok ?? "") } })) as Result;
   expect(ok.structuredContent).toMatchObject({ timed_out: false, run: { status: "passed", trigger: "mcp" } });
-  const failed = (await client.callTool({ name: "wait_for_run", arguments: { runId: await startRun(ids.fail ?? "") } })) as Result;
+  const failed = (await client.callTool({ name: "wait_for_run", arguments: { run: await startRun(ids.fail ?? "") } })) as Result;
   expect(failed.isError).not.toBe(true);
   expect(failed.structuredContent).toMatchObject({ timed_out: false, run: { status: "failed", summary: { failed: 1 } } });
 });
@@ -90,21 +90,21 @@ test("wait_for_run returns the finished run: passed, and failed with its step re
 test("a short timeout returns the current run with timed_out and a hint; calling again gets the end; progress is sent", async () => {
   const runId = await startRun(ids.slow ?? "");
   const progress: { progress: number; message?: string }[] = [];
-  const first = (await client.callTool({ name: "wait_for_run", arguments: { runId, timeout_seconds: 1 } }, undefined, {
+  const first = (await client.callTool({ name: "wait_for_run", arguments: { run: runId, timeout_seconds: 1 } }, undefined, {
     onprogress: (p) => progress.push(p),
   })) as Result;
   expect(first.structuredContent).toMatchObject({ timed_out: true, run: { id: runId }, hint: expect.stringContaining("wait_for_run again") });
   expect(["queued", "running"]).toContain((first.structuredContent?.run as { status: string }).status);
   expect(progress.length).toBeGreaterThanOrEqual(1);
   expect(progress[0]?.message).toMatch(/^run (queued|running)$/);
-  const second = (await client.callTool({ name: "wait_for_run", arguments: { runId, timeout_seconds: 20 } })) as Result;
+  const second = (await client.callTool({ name: "wait_for_run", arguments: { run: runId, timeout_seconds: 20 } })) as Result;
   expect(second.structuredContent).toMatchObject({ timed_out: false, run: { status: "passed" } });
 });
 
 test("timeout_seconds above 50 is refused; an unknown run is an isError not_found", async () => {
-  const tooLong = (await client.callTool({ name: "wait_for_run", arguments: { runId: "run_x", timeout_seconds: 120 } })) as Result;
+  const tooLong = (await client.callTool({ name: "wait_for_run", arguments: { run: "run_x", timeout_seconds: 120 } })) as Result;
   expect(tooLong.isError).toBe(true);
-  const unknown = (await client.callTool({ name: "wait_for_run", arguments: { runId: "run_doesnotexist" } })) as Result;
+  const unknown = (await client.callTool({ name: "wait_for_run", arguments: { run: "run_doesnotexist" } })) as Result;
   expect(unknown).toMatchObject({ isError: true, structuredContent: { status: 404, error: "not_found" } });
 });
 
@@ -118,9 +118,9 @@ test("wait_for_generation returns the finished generation", async () => {
   expect(generation).toMatchObject({ status: "succeeded", automation_ids: [expect.stringMatching(/^aut_/)] });
 });
 
-test("both wait tools advertise timeout_seconds with its default of 45 (at most 50), and do not require it", async () => {
+test("the wait tools advertise timeout_seconds with its default of 45 (at most 50), and do not require it", async () => {
   const { tools } = await client.listTools();
-  for (const name of ["wait_for_run", "wait_for_generation"]) {
+  for (const name of ["wait_for_run", "wait_for_generation", "wait_for_group_run"]) {
     const schema = tools.find((t) => t.name === name)?.inputSchema;
     expect({ name, timeout: schema?.properties?.timeout_seconds }).toEqual({
       name,

@@ -6,8 +6,9 @@ import { ops, type Ops } from "../manifest";
 import type { Operation, RawResponse } from "../manifest/define";
 import { AppError, forbidden, invalid, zodDetails } from "../manifest/errors";
 import { configuredAddress } from "./address";
-import type { Core, OpContext, Principal } from "./context";
+import type { Core, IdempotentStart, OpContext, Principal } from "./context";
 import type { OpInput, RawBody } from "./handler";
+import { findIdempotentAnswer, idempotencyScope } from "./idempotency";
 import { handlerMap, type OperationKey } from "./registry";
 
 /** Input as a caller gives it, before validation: path parameters, query fields and the JSON body. */
@@ -24,6 +25,8 @@ export type CallOutput<O> =
 export interface CallOptions {
   /** The address people reach this server at, for links an operation hands out; by default the configured one. */
   publicUrl?: () => string;
+  /** An Idempotency-Key for an operation that starts work: a key already answered gets that answer again. */
+  idempotencyKey?: string;
 }
 
 /** Refuses a caller the operation is not for: a session-only operation is never available to an API key. */
@@ -70,7 +73,20 @@ export async function callOperation<K extends OperationKey>(
   checkCaller(op, principal);
   const input: OpInput = { ...parsePathAndQuery(op, raw.params ?? {}, raw.query ?? {}), body: parseBody(op, raw.body) };
   const ctx: OpContext = { core, principal, publicUrl: options.publicUrl ?? (() => configuredAddress(core.config)) };
-  const result = await handler(ctx, input);
+  let result: unknown;
+  const idempotencyKey = op.startsWork ? options.idempotencyKey : undefined;
+  if (idempotencyKey !== undefined) {
+    // As over HTTP (http/mount.ts): a key already answered is answered again before any rule runs.
+    const scope = await idempotencyScope(ctx, op.name, input.params as Record<string, unknown>);
+    const stored = await findIdempotentAnswer(ctx, scope, idempotencyKey);
+    if (stored) return JSON.parse(stored.body) as CallOutput<Ops[K]>;
+    const start: IdempotentStart = { scope, key: idempotencyKey, status: op.successStatus, replayed: null };
+    ctx.idempotency = start;
+    result = await handler(ctx, input);
+    if (start.replayed) return JSON.parse(start.replayed.body) as CallOutput<Ops[K]>;
+  } else {
+    result = await handler(ctx, input);
+  }
   const response = op.response;
   if (response === null) return undefined as CallOutput<Ops[K]>;
   if ("raw" in response) return result as CallOutput<Ops[K]>;

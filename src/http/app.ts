@@ -10,6 +10,7 @@ import { TokenBuckets } from "../security/token-bucket";
 import { VERSION } from "../version";
 import type { SessionResolver } from "./auth";
 import { errorResponse, responseForError } from "./errors";
+import { createMcpRoute, isMcpPath, MCP_PATH } from "./mcp";
 import { mountOperations } from "./mount";
 import { buildOpenApiDocument } from "./openapi";
 import { bearerToken } from "./auth";
@@ -113,9 +114,11 @@ export function createHttpService(opts: AppOptions): HttpService {
     validateResponses: process.env.NODE_ENV === "test" || process.env.SVC_VALIDATE_RESPONSES === "1",
   });
   for (const plugin of opts.plugins ?? []) app = plugin(app);
+  const mcp = createMcpRoute({ core, workspaceBuckets });
 
   /** A cached read is answered synchronously; everything else goes through the router. */
-  function serve(request: Request, state: RequestState): Response | Promise<Response> {
+  function serve(request: Request, state: RequestState, pathname: string): Response | Promise<Response> {
+    if (isMcpPath(pathname)) return mcp(request, pathname, state.id);
     if (request.method === "GET" && request.url.includes(API_PREFIX)) {
       const cached = cachedRead(request, state);
       if (cached) return cached;
@@ -151,17 +154,17 @@ export function createHttpService(opts: AppOptions): HttpService {
     if (refusal) return finish(request, state, pathname, refusal);
     core.changes.refreshExternalIfOlderThan(EXTERNAL_CHANGES_MAX_AGE_MS);
     let answer: Response | Promise<Response>;
-    if (ipBuckets && pathname.startsWith("/api/")) {
+    if (ipBuckets && (pathname.startsWith("/api/") || pathname === MCP_PATH)) {
       // Before the key is even parsed, so floods of invalid keys cannot probe or overload the API.
       const verdict = ipBuckets.take(clientIp);
       state.rateLimit = verdict;
       answer = verdict.allowed
-        ? serve(request, state)
+        ? serve(request, state, pathname)
         : errorResponse("rate_limited", `too many requests from this address (${verdict.limit}/h); retry after ${verdict.retryAfterSeconds} s`, {
             headers: { "retry-after": String(verdict.retryAfterSeconds) },
           });
     } else {
-      answer = serve(request, state);
+      answer = serve(request, state, pathname);
     }
     // No await on the cached path: a hit is finished in the same tick.
     // A failure outside the operations' own handling still gets the JSON error shape, never a plain-text 500.
@@ -176,7 +179,7 @@ export function createHttpService(opts: AppOptions): HttpService {
   function finish(request: Request, state: RequestState, pathname: string, response: Response): Response {
     if (!state.headersSet) {
       const h = response.headers;
-      for (const [name, value] of Object.entries(finalHeaders(state, {}, pathname.startsWith("/api/")))) h.set(name, value);
+      for (const [name, value] of Object.entries(finalHeaders(state, {}, pathname.startsWith("/api/") || pathname === MCP_PATH))) h.set(name, value);
     }
     const duration = performance.now() - state.startedAt;
     opts.onFinished?.(request, response, duration);

@@ -82,7 +82,11 @@ export const addMember = defineOperation({
   description:
     "Answers the same fields for every address. For an address that already has an account, nothing about that account is shown or changed: " +
     'user_id and setup_url are null, status is "invited", and the person joins only by accepting the invitation (accept_invitation).',
-  body: z.strictObject({ email: Email, name: Name.optional(), role: Role.default("member") }),
+  body: z.strictObject({
+    email: Email.describe("The person's email address"),
+    name: Name.optional().describe("Their name (default: the address's local part)"),
+    role: Role.default("member").describe("owner, admin or member (default)"),
+  }),
   response: Member.extend({
     user_id: z.string().nullable().describe("The new member's id; null while an invitation is pending"),
     name: z.string().describe("The name as given (else the address's local part)"),
@@ -101,10 +105,10 @@ export const updateMember = defineOperation({
   path: "/members/{userId}",
   summary: "Change a member's role (owners and admins; the last owner stays an owner)",
   params: z.object({ userId: PathId.describe("User id (usr_…)") }),
-  body: z.strictObject({ role: Role }),
+  body: z.strictObject({ role: Role.describe("The member's new role: owner, admin or member") }),
   response: Member,
   errors: ["not_found", "forbidden", "conflict"],
-  hints: { idempotent: true },
+  hints: { idempotent: true, destructive: true },
   cli: { words: ["members", "update"], args: ["userId"] },
 });
 

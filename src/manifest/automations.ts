@@ -5,10 +5,13 @@ import { defineOperation, Description, FilterId, ListQuery, Name, page, PathId, 
 import { Automation, AutomationStatus, Run } from "./records";
 
 const Params = ProjectParams.extend({ automationId: PathId.describe("Automation id (aut_…) or exact name") });
-const Tags = z.array(z.string().trim().min(1).max(100)).max(50);
-const Steps = z.array(Step).min(1).max(500);
-const TimeoutMs = z.number().int().min(1000).max(3_600_000);
-const Retries = z.number().int().min(0).max(10);
+const Tags = z.array(z.string().trim().min(1).max(100)).max(50).describe("Labels to find it by");
+const Steps = z.array(Step).min(1).max(500).describe("The steps, in order: request steps for http, browser steps for browser (svc://docs/automations)");
+const TimeoutMs = z.number().int().min(1000).max(3_600_000).describe("Longest a run may take, in ms (default 60000)");
+const Retries = z.number().int().min(0).max(10).describe("Attempts after a failed one before the run fails (default 0)");
+const AutomationName = Name.describe("What it checks, in a few words");
+const AutomationDescription = Description.describe("More about what it checks, for people");
+const Kind = AutomationKind.describe("http (requests and assertions) or browser (a real browser)");
 
 export const listAutomations = defineOperation({
   name: "list_automations",
@@ -19,8 +22,8 @@ export const listAutomations = defineOperation({
   query: ListQuery.extend({
     feature: FilterId.optional().describe("Feature id (fea_…) or exact name"),
     group: FilterId.optional().describe("Group id (grp_…) or exact name"),
-    status: AutomationStatus.optional(),
-    kind: AutomationKind.optional(),
+    status: AutomationStatus.optional().describe("Only automations with this status"),
+    kind: AutomationKind.optional().describe("Only automations of this kind"),
     q: z.string().max(200).optional().describe("Text in the name or description"),
   }),
   response: page(Automation, "AutomationPage"),
@@ -38,9 +41,9 @@ export const createAutomation = defineOperation({
   params: ProjectParams,
   body: z
     .strictObject({
-      name: Name,
-      description: Description.optional(),
-      kind: AutomationKind,
+      name: AutomationName,
+      description: AutomationDescription.optional(),
+      kind: Kind,
       steps: Steps,
       feature: z.string().max(200).optional().describe("Feature id to link it to"),
       environment: z.string().max(200).optional().describe("Default environment, name or id"),
@@ -76,20 +79,20 @@ export const updateAutomation = defineOperation({
   summary: "Update one automation (steps, status draft/active/disabled, settings)",
   params: Params,
   body: z.strictObject({
-    name: Name.optional(),
-    description: Description.optional(),
-    kind: AutomationKind.optional(),
+    name: AutomationName.optional(),
+    description: AutomationDescription.optional(),
+    kind: Kind.optional(),
     steps: Steps.optional(),
-    feature: z.string().max(200).nullable().optional(),
-    environment: z.string().max(200).nullable().optional(),
+    feature: z.string().max(200).nullable().optional().describe("Feature (id or exact name) to link it to; null unlinks it"),
+    environment: z.string().max(200).nullable().optional().describe("Default environment (id or exact name); null: none"),
     tags: Tags.optional(),
-    status: AutomationStatus.optional(),
+    status: AutomationStatus.optional().describe("draft (not run by groups), active or disabled"),
     timeout_ms: TimeoutMs.optional(),
     retries: Retries.optional(),
   }),
   response: Automation,
   errors: ["not_found", "conflict"],
-  hints: { idempotent: true },
+  hints: { idempotent: true, destructive: true },
   cli: { words: ["automations", "update"], args: ["automationId"] },
 });
 

@@ -7,7 +7,9 @@ const VarName = z
   .string()
   .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "letters, digits and _, not starting with a digit")
   .max(100);
-const Variables = z.record(VarName, z.string().max(10_000));
+const Variables = z
+  .record(VarName, z.string().max(10_000))
+  .describe("Variables by name, used in steps as {{NAME}} (BASE_URL makes relative URLs absolute); given, they replace all of the environment's variables");
 /** Masking a short value would hide common text and still give the value away by where *** appears. */
 const SECRET_MIN_CHARS = 8;
 const SecretValue = z.string().min(SECRET_MIN_CHARS, `too short to mask safely: a secret needs at least ${SECRET_MIN_CHARS} characters`).max(10_000);
@@ -56,11 +58,13 @@ export const createEnvironment = defineOperation({
   summary: "Create an environment with variables and secrets",
   params: ProjectParams,
   body: z.strictObject({
-    name: Name,
+    name: Name.describe("The environment's name, e.g. staging"),
     variables: Variables.optional(),
-    secrets: z.record(VarName, SecretValue).optional(),
+    secrets: z.record(VarName, SecretValue).optional().describe("Secrets by name, used as {{NAME}} and masked in results; write-only"),
     protected: Protected.optional(),
-    allowed_hosts: AllowedHosts.nullable().optional(),
+    allowed_hosts: AllowedHosts.nullable()
+      .optional()
+      .describe("Protected environments only: the hosts its secrets may be sent to; null: the host of its BASE_URL"),
     runner_labels: RunnerLabels.optional(),
   }),
   response: Environment,
@@ -89,16 +93,21 @@ export const updateEnvironment = defineOperation({
   summary: "Update an environment: variables replace; secrets merge (a null value removes a secret)",
   params: Params,
   body: z.strictObject({
-    name: Name.optional(),
+    name: Name.optional().describe("The environment's name, e.g. staging"),
     variables: Variables.optional(),
-    secrets: z.record(VarName, SecretValue.nullable()).optional(),
+    secrets: z
+      .record(VarName, SecretValue.nullable())
+      .optional()
+      .describe("Secrets to set, by name (null deletes one); secrets not named are kept. Write-only"),
     protected: Protected.optional(),
-    allowed_hosts: AllowedHosts.nullable().optional(),
+    allowed_hosts: AllowedHosts.nullable()
+      .optional()
+      .describe("Protected environments only: the hosts its secrets may be sent to; null: the host of its BASE_URL"),
     runner_labels: RunnerLabels.optional(),
   }),
   response: Environment,
   errors: ["not_found", "conflict", "forbidden"],
-  hints: { idempotent: true },
+  hints: { idempotent: true, destructive: true },
   cli: { words: ["environments", "update"], args: ["environmentId"] },
 });
 

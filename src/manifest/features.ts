@@ -5,7 +5,17 @@ import { defineOperation, Description, FEATURE_RUN_MAX, ListQuery, Name, page, P
 import { Automation, Feature, FeatureTarget, GroupRun } from "./records";
 
 const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…) or exact name") });
-const Criteria = z.string().max(200_000);
+const Criteria = z
+  .string()
+  .max(200_000)
+  .describe(
+    "What the feature must do, in words or Gherkin (Given/When/Then with the phrases of svc://docs/generation): what generation makes automations from",
+  );
+const FeatureName = Name.describe("The feature's name");
+const FeatureDescription = Description.describe("What the feature is, for people");
+
+const TARGET =
+  'What generation works on: {"kind": "web", "url": page to crawl} or {"kind": "api", "tags", "paths"} (parts of the project\'s OpenAPI document); null: none';
 
 /** A web feature's page is crawled, and opened by the browser steps made from it: never a file:, data:, … URL. */
 const Target = FeatureTarget.superRefine((t, ctx) => {
@@ -34,10 +44,10 @@ export const createFeature = defineOperation({
   summary: "Describe a feature of the product under test",
   params: ProjectParams,
   body: z.strictObject({
-    name: Name,
-    description: Description.optional(),
+    name: FeatureName,
+    description: FeatureDescription.optional(),
     acceptance_criteria: Criteria.optional(),
-    target: Target.nullable().optional(),
+    target: Target.nullable().optional().describe(TARGET),
   }),
   response: Feature,
   successStatus: 201,
@@ -65,14 +75,14 @@ export const updateFeature = defineOperation({
   summary: "Update a feature",
   params: Params,
   body: z.strictObject({
-    name: Name.optional(),
-    description: Description.optional(),
+    name: FeatureName.optional(),
+    description: FeatureDescription.optional(),
     acceptance_criteria: Criteria.optional(),
-    target: Target.nullable().optional(),
+    target: Target.nullable().optional().describe(TARGET),
   }),
   response: Feature,
   errors: ["not_found", "conflict"],
-  hints: { idempotent: true },
+  hints: { idempotent: true, destructive: true },
   cli: { words: ["features", "update"], args: ["feature"] },
 });
 

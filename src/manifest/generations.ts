@@ -11,7 +11,13 @@ export const startGeneration = defineOperation({
   path: "/projects/{project}/features/{feature}/generation",
   summary: "Start generating draft automations for a feature",
   params: Params,
-  body: z.strictObject({ strategy: Strategy.default("auto") }).default({ strategy: "auto" }),
+  body: z
+    .strictObject({
+      strategy: Strategy.default("auto").describe(
+        "How to generate: gherkin (from Gherkin acceptance criteria), openapi (from the project's OpenAPI document), crawl (from the target page), llm (from the criteria with the configured model), auto (the first that fits)",
+      ),
+    })
+    .default({ strategy: "auto" }),
   response: Generation,
   successStatus: 202,
   errors: ["not_found", "conflict"],

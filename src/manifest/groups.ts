@@ -4,7 +4,9 @@ import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectPar
 import { Group, GroupRun } from "./records";
 
 const GroupParams = ProjectParams.extend({ groupId: PathId.describe("Group id (grp_…) or exact name") });
-const AutomationIds = z.array(z.string().min(1).max(200)).max(1000);
+const AutomationIds = z.array(z.string().min(1).max(200)).max(1000).describe("The automations in the group, by id (aut_…); given, they replace its whole list");
+const GroupName = Name.describe("The group's name");
+const GroupDescription = Description.describe("What the group is for, for people");
 
 export const listGroups = defineOperation({
   name: "list_groups",
@@ -26,7 +28,7 @@ export const createGroup = defineOperation({
   path: "/projects/{project}/groups",
   summary: "Create a group: an ordered set of automations run together",
   params: ProjectParams,
-  body: z.strictObject({ name: Name, description: Description.optional(), automation_ids: AutomationIds.default([]) }),
+  body: z.strictObject({ name: GroupName, description: GroupDescription.optional(), automation_ids: AutomationIds.default([]) }),
   response: Group,
   successStatus: 201,
   errors: ["not_found"],
@@ -52,10 +54,10 @@ export const updateGroup = defineOperation({
   path: "/projects/{project}/groups/{groupId}",
   summary: "Update a group (automation_ids replaces the ordered list)",
   params: GroupParams,
-  body: z.strictObject({ name: Name.optional(), description: Description.optional(), automation_ids: AutomationIds.optional() }),
+  body: z.strictObject({ name: GroupName.optional(), description: GroupDescription.optional(), automation_ids: AutomationIds.optional() }),
   response: Group,
   errors: ["not_found", "conflict"],
-  hints: { idempotent: true },
+  hints: { idempotent: true, destructive: true },
   cli: { words: ["groups", "update"], args: ["groupId"] },
 });
 

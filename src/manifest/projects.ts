@@ -4,6 +4,9 @@ import { defineOperation, Description, ListQuery, Name, page, ProjectParams, Slu
 import { Project } from "./records";
 
 const OpenApiDocument = z.record(z.string(), z.unknown()).describe("An OpenAPI 3.x document of the system under test");
+const ProjectName = Name.describe("The project's name");
+const ProjectSlug = Slug.describe("Short name in URLs and commands (lowercase letters, digits, dashes); derived from the name when not given");
+const ProjectDescription = Description.describe("What the project tests, for people");
 
 export const listProjects = defineOperation({
   name: "list_projects",
@@ -23,9 +26,9 @@ export const createProject = defineOperation({
   path: "/projects",
   summary: "Create a project (the slug is derived from the name when not given)",
   body: z.strictObject({
-    name: Name,
-    slug: Slug.optional(),
-    description: Description.optional(),
+    name: ProjectName,
+    slug: ProjectSlug.optional(),
+    description: ProjectDescription.optional(),
     openapi: OpenApiDocument.optional(),
   }),
   response: Project,
@@ -54,14 +57,14 @@ export const updateProject = defineOperation({
   summary: "Update a project's name, slug, description or OpenAPI document (null removes it)",
   params: ProjectParams,
   body: z.strictObject({
-    name: Name.optional(),
-    slug: Slug.optional(),
-    description: Description.optional(),
-    openapi: OpenApiDocument.nullable().optional(),
+    name: ProjectName.optional(),
+    slug: ProjectSlug.optional(),
+    description: ProjectDescription.optional(),
+    openapi: OpenApiDocument.nullable().optional().describe("An OpenAPI 3.x document of the system under test; null removes it (replaces the whole document)"),
   }),
   response: Project,
   errors: ["not_found", "conflict"],
-  hints: { idempotent: true },
+  hints: { idempotent: true, destructive: true },
   cli: { words: ["projects", "update"], args: ["project"] },
 });
 

@@ -25,7 +25,7 @@ export const createRunner = defineOperation({
   description:
     "A runner started with the token (`SVC_RUNNER_TOKEN=… svc runner --server URL`) only ever claims this workspace's runs, and so only receives this workspace's secrets. Only the token's hash is stored.",
   body: z.strictObject({
-    name: Name,
+    name: Name.describe("The runner's name, shown in the runners list (e.g. eu-runner-1)"),
     labels: z
       .array(RunnerLabel)
       .max(20)

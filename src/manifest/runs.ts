@@ -13,9 +13,9 @@ export const listRuns = defineOperation({
   summary: "List a project's runs, newest first, filtered by status, automation or group run",
   params: ProjectParams,
   query: ListQuery.extend({
-    status: RunStatus.optional(),
+    status: RunStatus.optional().describe("Only runs with this status"),
     automation: FilterId.optional().describe("Automation id (aut_…) or exact name"),
-    group_run: FilterId.optional(),
+    group_run: FilterId.optional().describe("Only the runs of this group run (grun_…)"),
   }),
   response: page(Run, "RunPage"),
   errors: ["not_found"],
