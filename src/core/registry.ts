@@ -3,6 +3,7 @@ import type { Ops } from "../manifest";
 import type { Operation } from "../manifest/define";
 import * as invitations from "./access/invitations";
 import * as access from "./access/operations";
+import * as apply from "./apply/operations";
 import * as automations from "./automations/operations";
 import type { OpContext } from "./context";
 import * as environments from "./environments/operations";
@@ -77,6 +78,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   createRunner: runners.createRunner,
   getRunner: runners.getRunner,
   revokeRunner: runners.revokeRunner,
+  applyDocuments: apply.applyDocuments,
 };
 
 export type UntypedHandler = (ctx: OpContext, input: OpInput) => Promise<unknown>;

@@ -1,5 +1,6 @@
 // The manifest: every operation of the API, declared once. REST, OpenAPI, CLI and MCP derive from it.
 import * as access from "./access";
+import * as apply from "./apply";
 import * as automations from "./automations";
 import type { Operation } from "./define";
 import * as environments from "./environments";
@@ -28,6 +29,7 @@ export const ops = {
   ...byExportName({ ...runs, ...groups }),
   ...accessOps,
   ...runners,
+  applyDocuments: apply.applyDocuments,
 };
 
 export type Ops = typeof ops;
