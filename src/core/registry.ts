@@ -11,6 +11,7 @@ import * as bulk from "./features/bulk";
 import * as features from "./features/operations";
 import * as generations from "./generations/operations";
 import * as groups from "./groups/operations";
+import * as imports from "./imports/operations";
 import type { Handler, OpInput } from "./handler";
 import * as projects from "./projects/operations";
 import * as runners from "./runners/operations";
@@ -79,6 +80,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   getRunner: runners.getRunner,
   revokeRunner: runners.revokeRunner,
   applyDocuments: apply.applyDocuments,
+  importCurl: imports.importCurl,
 };
 
 export type UntypedHandler = (ctx: OpContext, input: OpInput) => Promise<unknown>;

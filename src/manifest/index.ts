@@ -7,6 +7,7 @@ import * as environments from "./environments";
 import * as features from "./features";
 import * as generations from "./generations";
 import * as groups from "./groups";
+import * as imports from "./imports";
 import * as projects from "./projects";
 import * as runners from "./runners";
 import * as runs from "./runs";
@@ -30,6 +31,7 @@ export const ops = {
   ...accessOps,
   ...runners,
   applyDocuments: apply.applyDocuments,
+  importCurl: imports.importCurl,
 };
 
 export type Ops = typeof ops;
