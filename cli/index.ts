@@ -1,5 +1,6 @@
 // Registers the CLI on the `svc` root: commands derived from the manifest, plus login, watch and completion.
 import type { Command } from "commander";
+import { registerApply } from "./apply";
 import { registerAuthCommands } from "./auth";
 import { registerCompletion } from "./completion";
 import { registerInit } from "./init";
@@ -11,6 +12,7 @@ export function registerCli(program: Command): void {
   registerAuthCommands(program);
   registerInit(program);
   registerOperationCommands(program);
+  registerApply(program);
   const runs = program.commands.find((c) => c.name() === "runs");
   if (runs) registerRunsWatch(runs);
   describeGroups(program);

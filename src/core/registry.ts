@@ -3,6 +3,7 @@ import type { Ops } from "../manifest";
 import type { Operation } from "../manifest/define";
 import * as invitations from "./access/invitations";
 import * as access from "./access/operations";
+import * as apply from "./apply/operations";
 import * as automations from "./automations/operations";
 import type { OpContext } from "./context";
 import * as environments from "./environments/operations";
@@ -10,6 +11,7 @@ import * as bulk from "./features/bulk";
 import * as features from "./features/operations";
 import * as generations from "./generations/operations";
 import * as groups from "./groups/operations";
+import * as imports from "./imports/operations";
 import type { Handler, OpInput } from "./handler";
 import * as projects from "./projects/operations";
 import * as runners from "./runners/operations";
@@ -77,6 +79,8 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   createRunner: runners.createRunner,
   getRunner: runners.getRunner,
   revokeRunner: runners.revokeRunner,
+  applyDocuments: apply.applyDocuments,
+  importCurl: imports.importCurl,
 };
 
 export type UntypedHandler = (ctx: OpContext, input: OpInput) => Promise<unknown>;

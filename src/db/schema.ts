@@ -80,6 +80,8 @@ export interface EnvironmentTable extends Stamped {
   allowed_hosts: string | null;
   /** JSON array of labels a runner must all have to run this environment's runs. */
   runner_labels: Generated<string>;
+  /** The identity `svc apply` gave it within the project (null: not applied). */
+  key: Generated<string | null>;
 }
 export interface FeatureTable extends Stamped {
   project_id: string;
@@ -119,12 +121,16 @@ export interface AutomationTable extends Stamped {
   last_run_id: string | null;
   last_run_status: z.infer<typeof RunStatus> | null;
   last_run_at: string | null;
+  /** The identity `svc apply` gave it within the project (null: not applied). */
+  key: Generated<string | null>;
 }
 export interface GroupTable extends Stamped {
   project_id: string;
   name: string;
   description: string;
   automation_ids: string;
+  /** The identity `svc apply` gave it within the project (null: not applied). */
+  key: Generated<string | null>;
 }
 export interface GroupRunTable extends Stamped {
   project_id: string;

@@ -1,11 +1,13 @@
 // The manifest: every operation of the API, declared once. REST, OpenAPI, CLI and MCP derive from it.
 import * as access from "./access";
+import * as apply from "./apply";
 import * as automations from "./automations";
 import type { Operation } from "./define";
 import * as environments from "./environments";
 import * as features from "./features";
 import * as generations from "./generations";
 import * as groups from "./groups";
+import * as imports from "./imports";
 import * as projects from "./projects";
 import * as runners from "./runners";
 import * as runs from "./runs";
@@ -28,6 +30,8 @@ export const ops = {
   ...byExportName({ ...runs, ...groups }),
   ...accessOps,
   ...runners,
+  applyDocuments: apply.applyDocuments,
+  importCurl: imports.importCurl,
 };
 
 export type Ops = typeof ops;

@@ -28,6 +28,7 @@ export const Environment = z
     protected: z.boolean().describe("Only owners and admins may change a protected environment or start runs in it"),
     allowed_hosts: z.array(z.string()).nullable().describe("In a protected environment, the hosts its secrets may be sent to; null: the host of its BASE_URL"),
     runner_labels: z.array(z.string()).describe("Only runners having all these labels run this environment's runs; the server's own engine has none"),
+    key: z.string().nullable().describe("The identity `svc apply` gave it within the project (null: not applied)"),
   })
   .meta({ id: "Environment" });
 
@@ -87,7 +88,7 @@ export const AutomationStatus = z.enum(["draft", "active", "disabled"]);
 export const RunStatus = z.enum(["queued", "running", "passed", "failed", "error", "timed_out", "cancelled"]);
 /** Where a run was started from. */
 export const RunTrigger = z.enum(["api", "cli", "mcp", "web"]);
-export const AutomationSource = z.enum(["manual", "generated"]);
+export const AutomationSource = z.enum(["manual", "generated", "applied", "imported"]);
 export const TERMINAL_RUN_STATUSES = ["passed", "failed", "error", "timed_out", "cancelled"] as const;
 export const TERMINAL_GENERATION_STATUSES = ["succeeded", "failed", "cancelled"] as const;
 
@@ -105,6 +106,7 @@ export const Automation = z
     tags: z.array(z.string()),
     status: AutomationStatus,
     source: AutomationSource,
+    key: z.string().nullable().describe("The identity `svc apply` gave it within the project (null: not applied)"),
     timeout_ms: z.number().int(),
     retries: z.number().int(),
     last_run: z.object({ id: z.string(), status: RunStatus, at: Timestamp }).nullable(),
@@ -118,6 +120,7 @@ export const Group = z
     name: z.string(),
     description: z.string(),
     automation_ids: z.array(z.string()),
+    key: z.string().nullable().describe("The identity `svc apply` gave it within the project (null: not applied)"),
   })
   .meta({ id: "Group" });
 

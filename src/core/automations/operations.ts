@@ -46,6 +46,7 @@ export function toAutomation(row: AutomationRow) {
     tags: readJsonColumn(StringList, row.tags, `tags of automation ${row.id}`),
     status: row.status,
     source: row.source,
+    key: row.key ?? null,
     timeout_ms: row.timeout_ms,
     retries: row.retries,
     last_run: row.last_run_id && row.last_run_status && row.last_run_at ? { id: row.last_run_id, status: row.last_run_status, at: row.last_run_at } : null,
@@ -106,6 +107,7 @@ export const createAutomation: Handler<O["createAutomation"]> = async (ctx, { pa
     last_run_id: null,
     last_run_status: null,
     last_run_at: null,
+    key: null,
     created_at: t,
     updated_at: t,
   };

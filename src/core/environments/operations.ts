@@ -31,6 +31,7 @@ export function toEnvironment(row: EnvRow) {
     protected: row.protected === 1,
     allowed_hosts: row.allowed_hosts === null ? null : readJsonColumn(StringList, row.allowed_hosts, `allowed_hosts of environment ${row.id}`),
     runner_labels: readJsonColumn(StringList, row.runner_labels, `runner_labels of environment ${row.id}`),
+    key: row.key ?? null,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -83,6 +84,7 @@ export const createEnvironment: Handler<O["createEnvironment"]> = async (ctx, { 
     protected: body.protected ? 1 : 0,
     allowed_hosts: hostsText(body.allowed_hosts ?? null),
     runner_labels: labelsText(body.runner_labels ?? []),
+    key: null,
     created_at: t,
     updated_at: t,
   };

@@ -142,6 +142,7 @@ export async function completeGeneration(
         tags: JSON.stringify(d.tags),
         status: "draft",
         source: "generated",
+        key: null,
         edited: 0,
         timeout_ms: core.config.runner.default_timeout_ms,
         retries: 0,

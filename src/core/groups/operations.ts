@@ -21,7 +21,7 @@ type O = typeof ops;
 type GroupRow = Selectable<GroupTable>;
 
 const automationIdsOf = (row: Pick<GroupRow, "id" | "automation_ids">) => readJsonColumn(StringList, row.automation_ids, `automation_ids of group ${row.id}`);
-const toGroup = (row: GroupRow) => ({ ...row, automation_ids: automationIdsOf(row) });
+const toGroup = (row: GroupRow) => ({ ...row, automation_ids: automationIdsOf(row), key: row.key ?? null });
 
 /** Every id must name an automation of the project; duplicates are refused so order stays meaningful. */
 async function checkAutomationIds(ctx: OpContext, projectId: string, ids: string[]): Promise<string[]> {
@@ -54,6 +54,7 @@ export const createGroup: Handler<O["createGroup"]> = async (ctx, { params, body
     name: body.name,
     description: body.description ?? "",
     automation_ids: JSON.stringify(ids),
+    key: null,
     created_at: t,
     updated_at: t,
   };

@@ -7,6 +7,7 @@ import * as secretsProtected from "./0004_secrets_protected";
 import * as invitations from "./0005_invitations";
 import * as fairDispatch from "./0006_fair_dispatch";
 import * as runners from "./0007_runners";
+import * as testsAsCode from "./0011_tests_as_code";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   "0005_invitations": invitations,
   "0006_fair_dispatch": fairDispatch,
   "0007_runners": runners,
+  "0011_tests_as_code": testsAsCode,
 };

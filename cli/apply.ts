@@ -1,0 +1,221 @@
+// `svc apply DIR` and `svc pull DIR`: a project's automations, groups and environments kept as files in a repository.
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import type { Command } from "commander";
+import { parse, stringify } from "yaml";
+import { ops } from "../src/manifest/index";
+import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
+import { UsageError } from "./usage";
+
+const DOCUMENT = /\.(ya?ml|json)$/i;
+
+/** Every document below `dir` (hidden folders and node_modules skipped), by path relative to it with `/`. */
+export function readFolder(dir: string): { path: string; text: string }[] {
+  let top: ReturnType<typeof statSync>;
+  try {
+    top = statSync(dir);
+  } catch {
+    throw new UsageError(`${dir} does not exist`);
+  }
+  if (!top.isDirectory()) throw new UsageError(`${dir} is not a folder`);
+  const out: { path: string; text: string }[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (e.name.startsWith(".") || e.name === "node_modules") continue;
+      const full = join(d, e.name);
+      if (e.isDirectory()) walk(full);
+      else if (e.isFile() && DOCUMENT.test(e.name)) out.push({ path: relative(dir, full).split(sep).join("/"), text: readFileSync(full, "utf8") });
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** The values of the machine's environment variables that environment documents name for their secrets. */
+function secretValues(documents: { text: string }[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const d of documents) {
+    let v: unknown;
+    try {
+      v = parse(d.text);
+    } catch {
+      continue; // the server names the file and line
+    }
+    if (!v || typeof v !== "object" || (v as { type?: unknown }).type !== "environment") continue;
+    const secrets = (v as { secrets?: unknown }).secrets;
+    if (!secrets || typeof secrets !== "object") continue;
+    for (const name of Object.values(secrets)) {
+      if (typeof name === "string" && process.env[name] !== undefined) out[name] = process.env[name] as string;
+    }
+  }
+  return out;
+}
+
+interface ApplyFlags extends CommonFlags {
+  dryRun?: boolean;
+  prune?: boolean;
+  exitCode?: boolean;
+  env?: string;
+}
+
+const SIGN = { create: "+", update: "~", delete: "-" } as const;
+
+function projectOf(flags: CommonFlags) {
+  const settings = settingsFor(flags);
+  if (!settings.project) throw new UsageError('no project: pass --project, set SVC_PROJECT, or add "project" to .svc.json');
+  return { settings, project: settings.project.value };
+}
+
+async function apply(dir: string, flags: ApplyFlags): Promise<number> {
+  const documents = readFolder(dir);
+  const { settings, project } = projectOf(flags);
+  const client = clientFor(settings);
+  const body = {
+    project,
+    documents,
+    dry_run: flags.dryRun === true,
+    prune: flags.prune === true,
+    secrets: secretValues(documents),
+    ...(flags.env ? { environment: flags.env } : {}),
+  };
+  const res = await client.send(ops.applyDocuments, body);
+  const answer = res.json as { changes: { op: keyof typeof SIGN; type: string; key: string; name: string; fields: string[] }[]; summary: string };
+  if (flags.json) process.stdout.write(`${JSON.stringify(res.json)}\n`);
+  else {
+    for (const c of answer.changes) {
+      process.stdout.write(`${SIGN[c.op]} ${c.op} ${c.type} ${c.key} (${c.name})${c.fields.length ? `: ${c.fields.join(", ")}` : ""}\n`);
+    }
+    process.stdout.write(`${flags.dryRun ? "plan: " : ""}${answer.summary}\n`);
+  }
+  return flags.dryRun && flags.exitCode && answer.changes.length > 0 ? 2 : 0;
+}
+
+async function listAll(client: ReturnType<typeof clientFor>, op: (typeof ops)[keyof typeof ops], project: string) {
+  const out: Record<string, unknown>[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await client.send(op as typeof ops.listAutomations, { project, limit: 200, ...(cursor ? { cursor } : {}) });
+    const page = res.json as { data: Record<string, unknown>[]; next_cursor: string | null };
+    out.push(...page.data);
+    cursor = page.next_cursor;
+  } while (cursor);
+  return out;
+}
+
+const slug = (name: string) =>
+  name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 80) || "unnamed";
+
+/** A key that can be the file's own path (relative, inside the folder, a document's extension). */
+const keyIsPath = (key: string) => DOCUMENT.test(key) && !key.startsWith("/") && !key.split("/").some((p) => p === ".." || p === "" || p.startsWith("."));
+
+async function pull(dir: string, flags: CommonFlags): Promise<number> {
+  const { settings, project } = projectOf(flags);
+  const client = clientFor(settings);
+  const [auts, grps, envs] = await Promise.all([
+    listAll(client, ops.listAutomations, project),
+    listAll(client, ops.listGroups, project),
+    listAll(client, ops.listEnvironments, project),
+  ]);
+  const used = new Set<string>();
+  /** The file for a record: its key when that is a path, else `<folder>/<name>.yaml` (with `key:` kept inside). */
+  const place = (key: string | null, folder: string, name: string) => {
+    if (key && keyIsPath(key) && !used.has(key.toLowerCase())) {
+      used.add(key.toLowerCase());
+      return { path: key, keyField: undefined };
+    }
+    let path = `${folder}/${slug(name)}.yaml`;
+    for (let i = 2; used.has(path.toLowerCase()); i++) path = `${folder}/${slug(name)}-${i}.yaml`;
+    used.add(path.toLowerCase());
+    return { path, keyField: key ?? undefined };
+  };
+  const files: { path: string; value: Record<string, unknown> }[] = [];
+  const envName = new Map(envs.map((e) => [e.id as string, e.name as string]));
+  for (const e of envs) {
+    const { path, keyField } = place(e.key as string | null, "environments", e.name as string);
+    const secrets = Object.fromEntries((e.secret_names as string[]).map((n) => [n, n]));
+    files.push({
+      path,
+      value: {
+        type: "environment",
+        ...(keyField ? { key: keyField } : {}),
+        name: e.name,
+        variables: e.variables,
+        ...(Object.keys(secrets).length ? { secrets } : {}),
+      },
+    });
+  }
+  const autKey = new Map<string, string>();
+  for (const a of auts) {
+    const { path, keyField } = place(a.key as string | null, "automations", a.name as string);
+    autKey.set(a.id as string, keyField ?? path);
+    const env = a.environment_id ? envName.get(a.environment_id as string) : undefined;
+    files.push({
+      path,
+      value: {
+        ...(keyField ? { key: keyField } : {}),
+        // An automation not applied yet is adopted by its id on the next apply.
+        ...(a.key === null ? { id: a.id } : {}),
+        name: a.name,
+        ...(a.description ? { description: a.description } : {}),
+        kind: a.kind,
+        ...(a.feature_id ? { feature: a.feature_id } : {}),
+        ...(env ? { environment: env } : {}),
+        ...((a.tags as string[]).length ? { tags: a.tags } : {}),
+        status: a.status,
+        timeout_ms: a.timeout_ms,
+        retries: a.retries,
+        steps: a.steps,
+      },
+    });
+  }
+  for (const g of grps) {
+    const { path, keyField } = place(g.key as string | null, "groups", g.name as string);
+    const members = (g.automation_ids as string[]).map((id) => autKey.get(id)).filter((k): k is string => k !== undefined);
+    files.push({
+      path,
+      value: {
+        type: "group",
+        ...(keyField ? { key: keyField } : {}),
+        name: g.name,
+        ...(g.description ? { description: g.description } : {}),
+        automations: members,
+      },
+    });
+  }
+  for (const f of files) {
+    const full = join(dir, ...f.path.split("/"));
+    mkdirSync(dirname(full), { recursive: true });
+    writeFileSync(full, /\.json$/i.test(f.path) ? `${JSON.stringify(f.value, null, 2)}\n` : stringify(f.value, { lineWidth: 0 }));
+  }
+  process.stdout.write(`wrote ${files.length} file(s) to ${dir}: ${auts.length} automation(s), ${grps.length} group(s), ${envs.length} environment(s)\n`);
+  return 0;
+}
+
+/** Replaces the command derived from the `apply` operation by one that reads a folder, and adds `svc pull`. */
+export function registerApply(program: Command): void {
+  const derived = program.commands.findIndex((c) => c.name() === "apply");
+  if (derived >= 0) (program.commands as Command[]).splice(derived, 1);
+  program
+    .command("apply")
+    .description("Make the project match a folder of automation, group and environment files (prints the plan)")
+    .argument("<dir>", "the folder (*.yaml, *.yml, *.json; hidden folders skipped)")
+    .option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)")
+    .option("--dry-run", "print the plan only")
+    .option("--exit-code", "with --dry-run: exit 2 when there are changes (0: none), for CI drift checks")
+    .option("--prune", "delete applied records whose key no file in DIR has")
+    .option("--env <environment>", "default environment of automations whose file names none")
+    .option("--json", "print the API's JSON exactly")
+    .option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)")
+    .action((dir: string, flags: ApplyFlags) => runCommand(() => apply(dir, flags)));
+  program
+    .command("pull")
+    .description("Write the project's automations, groups and environments (without secret values) as files svc apply takes back")
+    .argument("<dir>", "the folder to write into")
+    .option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)")
+    .option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)")
+    .action((dir: string, flags: CommonFlags) => runCommand(() => pull(dir, flags)));
+}

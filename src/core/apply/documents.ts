@@ -1,0 +1,115 @@
+// Reading applied documents: YAML or JSON text parsed with positions, so every problem names its file and line.
+import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from "yaml";
+import { z } from "zod";
+import { ops } from "../../manifest";
+import { type ErrorDetail, invalid } from "../../manifest/errors";
+import { Description, Name } from "../../manifest/define";
+
+export type AutomationBody = z.output<NonNullable<typeof ops.createAutomation.body>>;
+
+const Key = z.string().trim().min(1).max(1000);
+const GroupDoc = z.strictObject({
+  type: z.literal("group"),
+  key: Key.optional(),
+  name: Name,
+  description: Description.optional(),
+  automations: z.array(Key).max(1000).default([]).describe("Keys of the automations, in order"),
+});
+const EnvironmentDoc = z.strictObject({
+  type: z.literal("environment"),
+  key: Key.optional(),
+  name: Name,
+  variables: z.record(z.string().min(1).max(200), z.string().max(100_000)).default({}),
+  secrets: z
+    .record(z.string().min(1).max(200), z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "the name of an environment variable of the machine running svc apply"))
+    .default({}),
+});
+
+export type Parsed =
+  | { type: "automation"; key: string; path: string; line: (p: PropertyKey[]) => number; adopt?: string; body: AutomationBody }
+  | { type: "group"; key: string; path: string; line: (p: PropertyKey[]) => number; body: z.output<typeof GroupDoc> }
+  | { type: "environment"; key: string; path: string; line: (p: PropertyKey[]) => number; body: z.output<typeof EnvironmentDoc> };
+
+/** The line (1-based) of the value at `path` in the document, else of the nearest enclosing value. */
+function lineOf(doc: Document, counter: LineCounter, path: PropertyKey[]): number {
+  for (let n = path.length; n >= 0; n--) {
+    const node =
+      n === 0
+        ? doc.contents
+        : doc.getIn(
+            path.slice(0, n).map((p) => (typeof p === "symbol" ? String(p) : p)),
+            true,
+          );
+    if (isNode(node) && node.range) return counter.linePos(node.range[0]).line;
+  }
+  return 1;
+}
+
+export const problemAt = (path: string, line: number, field: string, message: string): ErrorDetail => ({
+  path: `${path}:${line}`,
+  message: field ? `${field}: ${message}` : message,
+});
+
+/** Parses every document, or throws one 400 listing every problem by file and line. */
+export function parseDocuments(documents: { path: string; text: string }[], defaultEnvironment: string | undefined): Parsed[] {
+  const problems: ErrorDetail[] = [];
+  const out: Parsed[] = [];
+  for (const d of documents) {
+    const counter = new LineCounter();
+    const doc = parseDocument(d.text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
+    if (doc.errors.length > 0) {
+      for (const e of doc.errors) problems.push(problemAt(d.path, e.linePos?.[0]?.line ?? 1, "", e.message.split("\n")[0] ?? e.message));
+      continue;
+    }
+    if (!isMap(doc.contents)) {
+      problems.push(problemAt(d.path, 1, "", "the file must hold one object (an automation, or a document with type: group | environment)"));
+      continue;
+    }
+    const line = (p: PropertyKey[]) => lineOf(doc, counter, p);
+    const value = doc.toJS() as Record<string, unknown>;
+    const typeNode = doc.get("type", true);
+    const type = isScalar(typeNode) ? typeNode.value : value.type;
+    const report = (error: z.ZodError) => {
+      for (const issue of error.issues) problems.push(problemAt(d.path, line(issue.path), issue.path.join("."), issue.message));
+    };
+    if (type === "group" || type === "environment") {
+      const r = (type === "group" ? GroupDoc : EnvironmentDoc).safeParse(value);
+      if (!r.success) report(r.error);
+      else out.push({ type, key: r.data.key ?? d.path, path: d.path, line, body: r.data } as Parsed);
+      continue;
+    }
+    if (type !== undefined && type !== "automation") {
+      problems.push(problemAt(d.path, line(["type"]), "type", 'expected "automation", "group" or "environment"'));
+      continue;
+    }
+    const { type: _t, key, id, ...rest } = value;
+    if (key !== undefined && (typeof key !== "string" || key.trim() === ""))
+      problems.push(problemAt(d.path, line(["key"]), "key", "expected a non-empty string"));
+    if (id !== undefined && typeof id !== "string") problems.push(problemAt(d.path, line(["id"]), "id", "expected a string"));
+    if (defaultEnvironment !== undefined && rest.environment === undefined) rest.environment = defaultEnvironment;
+    const r = (ops.createAutomation.body as z.ZodType<AutomationBody>).safeParse(rest);
+    if (!r.success) report(r.error);
+    else
+      out.push({
+        type: "automation",
+        key: typeof key === "string" ? key.trim() : d.path,
+        path: d.path,
+        line,
+        adopt: typeof id === "string" ? id : undefined,
+        body: r.data,
+      });
+  }
+  // One identity per record, and one name per automation within the folder.
+  const byKey = new Map<string, Parsed>();
+  const byName = new Map<string, Parsed>();
+  for (const p of out) {
+    const seen = byKey.get(`${p.type} ${p.key}`);
+    if (seen) problems.push(problemAt(p.path, p.line(["key"]), "key", `the key "${p.key}" is also the key of ${seen.path}`));
+    else byKey.set(`${p.type} ${p.key}`, p);
+    const named = byName.get(`${p.type} ${p.body.name}`);
+    if (named) problems.push(problemAt(p.path, p.line(["name"]), "name", `the ${p.type} name "${p.body.name}" is also used by ${named.path}`));
+    else byName.set(`${p.type} ${p.body.name}`, p);
+  }
+  if (problems.length > 0) throw invalid(`${problems.length} problem(s) in the applied documents`, problems);
+  return out;
+}

@@ -1,0 +1,39 @@
+// What `svc apply` reads: the project's records that carry a key (applied records), and adoptable ones by id.
+import type { Kysely, Selectable } from "kysely";
+import type { AutomationTable, DB, EnvironmentTable, GroupTable } from "../../db/schema";
+
+export async function keyedAutomations(db: Kysely<DB>, projectId: string): Promise<Selectable<AutomationTable>[]> {
+  return db.selectFrom("automations").selectAll().where("project_id", "=", projectId).where("key", "is not", null).execute();
+}
+
+export async function keyedGroups(db: Kysely<DB>, projectId: string): Promise<Selectable<GroupTable>[]> {
+  return db.selectFrom("groups").selectAll().where("project_id", "=", projectId).where("key", "is not", null).execute();
+}
+
+export async function keyedEnvironments(db: Kysely<DB>, projectId: string): Promise<Selectable<EnvironmentTable>[]> {
+  return db.selectFrom("environments").selectAll().where("project_id", "=", projectId).where("key", "is not", null).execute();
+}
+
+/** Every environment of the project (names are unique), to resolve names and refuse a clash. */
+export async function allEnvironments(db: Kysely<DB>, projectId: string): Promise<Selectable<EnvironmentTable>[]> {
+  return db.selectFrom("environments").selectAll().where("project_id", "=", projectId).execute();
+}
+
+/** Every automation of the project, light: to adopt one by id and to see name clashes. */
+export async function automationNames(db: Kysely<DB>, projectId: string) {
+  return db.selectFrom("automations").select(["id", "name", "key"]).where("project_id", "=", projectId).execute();
+}
+
+export async function groupNames(db: Kysely<DB>, projectId: string) {
+  return db.selectFrom("groups").select(["id", "name", "key"]).where("project_id", "=", projectId).execute();
+}
+
+export async function findUnkeyed<T extends "automations" | "groups" | "environments">(db: Kysely<DB>, table: T, projectId: string, id: string) {
+  return db
+    .selectFrom(table as "automations")
+    .select("id")
+    .where("project_id", "=", projectId)
+    .where("id", "=", id)
+    .where("key", "is", null)
+    .executeTakeFirst();
+}

@@ -1,0 +1,146 @@
+// A cURL command line read into one http request: the flags browsers' "copy as cURL" and people write.
+import type { HttpStep } from "../../manifest/automation-format";
+
+/** Splits a command line as a POSIX shell would (quotes, backslashes, line continuations); no expansion. */
+export function shellWords(line: string): string[] {
+  const out: string[] = [];
+  let cur = "";
+  let has = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i] as string;
+    if (c === "\\" && line[i + 1] === "\n") {
+      i++;
+      continue;
+    }
+    if (/\s/.test(c)) {
+      if (has) out.push(cur);
+      cur = "";
+      has = false;
+      continue;
+    }
+    has = true;
+    if (c === "'") {
+      const end = line.indexOf("'", i + 1);
+      if (end < 0) throw new Error("an unclosed ' quote");
+      cur += line.slice(i + 1, end);
+      i = end;
+    } else if (c === '"') {
+      let j = i + 1;
+      for (; j < line.length && line[j] !== '"'; j++) {
+        if (line[j] === "\\" && /["\\$`\n]/.test(line[j + 1] ?? "")) j++;
+        cur += line[j];
+      }
+      if (j >= line.length) throw new Error('an unclosed " quote');
+      i = j;
+    } else if (c === "$" && line[i + 1] === "'") {
+      const end = line.indexOf("'", i + 2);
+      if (end < 0) throw new Error("an unclosed $' quote");
+      cur += line
+        .slice(i + 2, end)
+        .replace(/\\n/g, "\n")
+        .replace(/\\t/g, "\t")
+        .replace(/\\'/g, "'")
+        .replace(/\\\\/g, "\\");
+      i = end;
+    } else if (c === "\\") {
+      cur += line[i + 1] ?? "";
+      i++;
+    } else cur += c;
+  }
+  if (has) out.push(cur);
+  return out;
+}
+
+const IGNORED = new Set([
+  "-s",
+  "--silent",
+  "-S",
+  "--show-error",
+  "-v",
+  "--verbose",
+  "-i",
+  "--include",
+  "--compressed",
+  "-k",
+  "--insecure",
+  "-L",
+  "--location",
+  "-g",
+  "--globoff",
+]);
+const VALUE_FLAGS_IGNORED = new Set(["-o", "--output", "-w", "--write-out", "-m", "--max-time", "--connect-timeout"]);
+
+export interface CurlRequest {
+  request: HttpStep["request"];
+  warnings: string[];
+}
+
+export function parseCurl(command: string): CurlRequest {
+  const words = shellWords(command.trim());
+  if (words[0] === "curl") words.shift();
+  const warnings: string[] = [];
+  let method: string | undefined;
+  let url: string | undefined;
+  const headers: Record<string, string> = {};
+  const data: string[] = [];
+  let json = false;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] as string;
+    const value = () => {
+      const v = words[++i];
+      if (v === undefined) throw new Error(`${w} needs a value`);
+      return v;
+    };
+    if (w === "-X" || w === "--request") method = value().toUpperCase();
+    else if (w === "-H" || w === "--header") {
+      const h = value();
+      const colon = h.indexOf(":");
+      if (colon <= 0) warnings.push(`the header "${h}" has no name: value form and was left out`);
+      else headers[h.slice(0, colon).trim()] = h.slice(colon + 1).trim();
+    } else if (w === "-d" || w === "--data" || w === "--data-raw" || w === "--data-binary" || w === "--data-ascii") {
+      const d = value();
+      if (d.startsWith("@") && w !== "--data-raw") warnings.push(`the body read from the file ${d.slice(1)} was left out`);
+      else data.push(d);
+    } else if (w === "--json") {
+      data.push(value());
+      json = true;
+    } else if (w === "-u" || w === "--user") headers.Authorization = `Basic ${Buffer.from(value()).toString("base64")}`;
+    else if (w === "-A" || w === "--user-agent") headers["User-Agent"] = value();
+    else if (w === "-e" || w === "--referer") headers.Referer = value();
+    else if (w === "-b" || w === "--cookie") headers.Cookie = value();
+    else if (w === "-I" || w === "--head") method = "HEAD";
+    else if (w === "--url") url = value();
+    else if (IGNORED.has(w) || /^-[sSvikLg]{2,}$/.test(w)) continue;
+    else if (VALUE_FLAGS_IGNORED.has(w)) warnings.push(`${w} ${value()} has no counterpart and was left out`);
+    else if (w.startsWith("-")) warnings.push(`the option ${w} is not understood and was left out`);
+    else if (url === undefined) url = w;
+    else warnings.push(`a second URL ${w} was left out`);
+  }
+  if (!url) throw new Error("the command has no URL");
+  if (!/^https?:\/\//i.test(url)) url = `http://${url}`;
+  const body = data.join("&");
+  const request: HttpStep["request"] = { method: (method ?? (data.length ? "POST" : "GET")) as HttpStep["request"]["method"], url };
+  const contentType = Object.entries(headers).find(([k]) => k.toLowerCase() === "content-type")?.[1];
+  if (json) {
+    if (!contentType) headers["Content-Type"] = "application/json";
+    if (!Object.keys(headers).some((k) => k.toLowerCase() === "accept")) headers.Accept = "application/json";
+  }
+  if (data.length) {
+    let parsed: unknown;
+    const isJson = json || /json/i.test(contentType ?? "");
+    if (isJson) {
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        warnings.push("the body is sent as text: it is not valid JSON");
+      }
+    }
+    if (parsed !== undefined) request.json = parsed as HttpStep["request"]["json"];
+    else {
+      request.body = body;
+      if (!contentType) headers["Content-Type"] = "application/x-www-form-urlencoded";
+    }
+  }
+  if (Object.keys(headers).length) request.headers = headers;
+  return { request, warnings };
+}

@@ -1,0 +1,51 @@
+// Tests as code: make a project match a folder of documents (automations, groups, environments).
+import { z } from "zod";
+import { defineOperation, ProjectParams } from "./define";
+
+export const ApplyDocument = z.strictObject({
+  path: z.string().min(1).max(1000).describe("The file's path relative to the applied folder (its identity unless it has a `key:`)"),
+  text: z.string().max(1_000_000).describe("The file's text: YAML or JSON"),
+});
+
+export const ApplyChange = z
+  .object({
+    op: z.enum(["create", "update", "delete"]),
+    type: z.enum(["automation", "group", "environment"]),
+    key: z.string(),
+    name: z.string(),
+    id: z.string().nullable().describe("The record's id (null for a create in a dry run)"),
+    fields: z.array(z.string()).describe("For an update, the fields that change"),
+  })
+  .meta({ id: "ApplyChange" });
+
+export const ApplyResult = z
+  .object({
+    dry_run: z.boolean(),
+    changes: z.array(ApplyChange),
+    summary: z.string().describe('"no changes", or the counts of creates, updates and deletes'),
+  })
+  .meta({ id: "ApplyResult" });
+
+export const applyDocuments = defineOperation({
+  name: "apply",
+  method: "POST",
+  path: "/projects/{project}/apply",
+  summary: "Make the project match a folder of documents (automations, groups, environments), in one transaction",
+  description:
+    "Each document is identified by its `key:` or else its path. Automations are documents with `kind: http|browser` (the form create_automation takes); groups and environments have `type: group` / `type: environment`. Records it creates carry source `applied` and their key; with prune, applied records whose key no document has are deleted. A second apply of the same documents changes nothing.",
+  params: ProjectParams,
+  body: z.strictObject({
+    documents: z.array(ApplyDocument).max(2000),
+    dry_run: z.boolean().default(false).describe("Only answer the plan"),
+    prune: z.boolean().default(false).describe("Delete applied records whose key no document has"),
+    environment: z.string().min(1).max(200).optional().describe("Default environment (name) of automations whose document names none"),
+    secrets: z
+      .record(z.string().max(200), z.string().max(100_000))
+      .default({})
+      .describe("Values of the machine environment variables that environment documents name for their secrets"),
+  }),
+  response: ApplyResult,
+  errors: ["not_found", "forbidden", "conflict"],
+  startsWork: true,
+  cli: { words: ["apply"], summary: "Make the project match a folder: svc apply DIR [--dry-run] [--prune]" },
+});

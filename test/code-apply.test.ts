@@ -1,0 +1,174 @@
+// Tests as code: `svc apply DIR` makes a project match a folder, `svc pull DIR` writes it back as files.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { type SourceCli, sourceCli } from "./helpers/cli-source";
+import { startTestServer, type TestServer, tempDir } from "./helpers/server";
+
+let s: TestServer;
+let cli: SourceCli;
+
+beforeAll(async () => {
+  s = await startTestServer();
+  for (const slug of ["code", "drift", "bad", "pulled"]) expect((await s.call("POST", "/projects", { name: slug, slug })).status).toBe(201);
+  cli = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: "code", STAGING_TOKEN: "t0ken" });
+});
+afterAll(async () => {
+  cli.remove();
+  await s.stop();
+});
+
+function folder(files: Record<string, string>): string {
+  const dir = tempDir("svc-apply-");
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+const automation = (name: string, path = "/health") => `name: ${name}
+kind: http
+steps:
+  - request:
+      method: GET
+      url: "{{BASE_URL}}${path}"
+    expect:
+      - status: 200
+`;
+
+async function list(project: string, what: string) {
+  return ((await (await s.call("GET", `/projects/${project}/${what}?limit=200`)).json()) as { data: Record<string, unknown>[] }).data;
+}
+
+test("apply creates, a second apply changes nothing, editing one file updates one record, --prune deletes only applied records", async () => {
+  const dir = folder({
+    "checks/health.yaml": automation("Health"),
+    "checks/home.yml": `key: home-page\n${automation("Home", "/")}`,
+    "env.yaml": "type: environment\nname: staging\nvariables:\n  BASE_URL: http://127.0.0.1:9\nsecrets:\n  TOKEN: STAGING_TOKEN\n",
+    "smoke.yaml": "type: group\nname: smoke\nautomations: [checks/health.yaml, home-page]\n",
+  });
+  expect(
+    (
+      await s.call(
+        "POST",
+        "/projects/code/automations",
+        JSON.parse(JSON.stringify({ name: "Hand made", kind: "http", steps: [{ request: { method: "GET", url: "http://x/" } }] })),
+      )
+    ).status,
+  ).toBe(201);
+
+  const first = await cli.run(["apply", dir]);
+  expect(first.code).toBe(0);
+  expect(first.stdout).toContain("+ create automation checks/health.yaml (Health)");
+  expect(first.stdout).toContain("+ create automation home-page (Home)");
+  expect(first.stdout).toContain("+ create environment env.yaml (staging)");
+  expect(first.stdout).toContain("+ create group smoke.yaml (smoke)");
+  const auts = await list("code", "automations");
+  const health = auts.find((a) => a.name === "Health");
+  expect(health).toMatchObject({ source: "applied", key: "checks/health.yaml" });
+  expect(auts.find((a) => a.name === "Home")).toMatchObject({ source: "applied", key: "home-page" });
+  expect((await list("code", "environments"))[0]).toMatchObject({ name: "staging", secret_names: ["TOKEN"], key: "env.yaml" });
+  expect((await list("code", "groups"))[0]).toMatchObject({ name: "smoke", automation_ids: [health?.id, auts.find((a) => a.name === "Home")?.id] });
+
+  const again = await cli.run(["apply", dir]);
+  expect(again.stdout.trim()).toBe("no changes");
+  const after = await list("code", "automations");
+  expect(after.map((a) => a.updated_at)).toEqual(auts.map((a) => a.updated_at));
+  expect((await cli.run(["apply", dir, "--dry-run", "--exit-code"])).code).toBe(0);
+
+  // Renaming inside the file updates the same record.
+  writeFileSync(join(dir, "checks/health.yaml"), automation("Health check"));
+  const plan = await cli.run(["apply", dir, "--dry-run", "--exit-code"]);
+  expect(plan.code).toBe(2);
+  expect(plan.stdout).toContain("~ update automation checks/health.yaml (Health check): name");
+  expect((await list("code", "automations")).find((a) => a.id === health?.id)?.name).toBe("Health");
+  const edited = await cli.run(["apply", dir]);
+  expect(edited.stdout).toContain("0 to create, 1 to update, 0 to delete");
+  expect((await list("code", "automations")).find((a) => a.id === health?.id)?.name).toBe("Health check");
+
+  // Without --prune a removed file deletes nothing; with it, only the applied record goes.
+  rmSync(join(dir, "checks/home.yml"));
+  writeFileSync(join(dir, "smoke.yaml"), "type: group\nname: smoke\nautomations: [checks/health.yaml]\n");
+  expect((await cli.run(["apply", dir])).stdout).not.toContain("- delete");
+  const pruned = await cli.run(["apply", dir, "--prune"]);
+  expect(pruned.stdout).toContain("- delete automation home-page (Home)");
+  const names = (await list("code", "automations")).map((a) => a.name).sort();
+  expect(names).toEqual(["Hand made", "Health check"]);
+}, 60_000);
+
+test("pull writes files that apply takes back unchanged", async () => {
+  const dir = folder({
+    "a.yaml": automation("Alpha"),
+    "nested/b.json": JSON.stringify({
+      key: "beta",
+      name: "Beta",
+      kind: "http",
+      tags: ["x"],
+      steps: [{ request: { method: "POST", url: "http://127.0.0.1:9/b", json: { a: 1 } } }],
+    }),
+    "vars.yaml": "type: environment\nname: dev\nvariables:\n  BASE_URL: http://127.0.0.1:9\n",
+    "g.yaml": "type: group\nname: all\nautomations: [a.yaml, beta]\n",
+  });
+  const env = { SVC_PROJECT: "pulled" };
+  const pulledCli = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key, ...env });
+  try {
+    const applied = await pulledCli.run(["apply", dir]);
+    expect(applied.stderr).toBe("");
+    await s.call("POST", "/projects/pulled/automations", {
+      name: "Manual one",
+      kind: "http",
+      steps: [{ request: { method: "GET", url: "http://127.0.0.1:9/m" } }],
+    });
+    const out = tempDir("svc-pull-");
+    const pulled = await pulledCli.run(["pull", out]);
+    expect(pulled.code).toBe(0);
+    expect(readFileSync(join(out, "a.yaml"), "utf8")).toContain("name: Alpha");
+    // The manual automation is adopted once (it gets its key), then the round trip is stable.
+    const adopt = await pulledCli.run(["apply", out]);
+    expect(adopt.stdout).toContain("~ update automation automations/manual-one.yaml (Manual one): source, key");
+    const before = await list("pulled", "automations");
+    const round = await pulledCli.run(["apply", out, "--prune"]);
+    expect(round.stdout.trim()).toBe("no changes");
+    expect((await list("pulled", "automations")).map((a) => a.updated_at)).toEqual(before.map((a) => a.updated_at));
+    const out2 = tempDir("svc-pull-");
+    expect((await pulledCli.run(["pull", out2])).code).toBe(0);
+    expect((await pulledCli.run(["apply", out2, "--prune", "--dry-run", "--exit-code"])).code).toBe(0);
+  } finally {
+    pulledCli.remove();
+  }
+}, 60_000);
+
+test("validation errors name the file and line, a duplicate name in the folder is refused, and nothing is written", async () => {
+  const dir = folder({
+    "ok.yaml": automation("Same"),
+    "dup.yaml": automation("Same"),
+    "bad.yaml": "name: Broken\nkind: http\nsteps:\n  - request:\n      method: FETCH\n      url: http://x/\n",
+  });
+  const bad = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: "bad" });
+  try {
+    const r = await bad.run(["apply", dir]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("bad.yaml:4: steps.0");
+    expect(r.stderr).toMatch(/(ok|dup)\.yaml:1: name: the automation name "Same" is also used by (ok|dup)\.yaml/);
+    expect(await list("bad", "automations")).toEqual([]);
+    const res = await s.call("POST", "/projects/bad/apply", { documents: [{ path: "x.yaml", text: "kind: http\nname: [" }] });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: string; details: { path: string }[] };
+    expect(body.error).toBe("invalid_request");
+    expect(body.details[0]?.path).toMatch(/^x\.yaml:\d+$/);
+  } finally {
+    bad.remove();
+  }
+}, 30_000);
+
+test("the apply operation honours Idempotency-Key: a retry answers the first plan and writes once", async () => {
+  const documents = [{ path: "i.yaml", text: automation("Once") }];
+  const headers = { "Idempotency-Key": "apply-1" };
+  const a = await s.call("POST", "/projects/drift/apply", { documents }, undefined, headers);
+  const b = await s.call("POST", "/projects/drift/apply", { documents }, undefined, headers);
+  expect(a.status).toBe(200);
+  expect(b.headers.get("Idempotent-Replayed")).toBe("true");
+  expect(await b.json()).toEqual(await a.json());
+  expect((await list("drift", "automations")).length).toBe(1);
+});
