@@ -25,6 +25,7 @@ export function toolsetOf(op: Operation): Toolset {
   if (op.path === "/projects" || op.path === "/projects/{project}" || seg === "me" || op.path === "/me") return "projects";
   if (seg === "keys" || seg === "members" || seg === "runners") return "admin";
   if (seg === "group-runs" || seg === "runs") return "runs";
+  if (seg === "apply" || seg === "imports") return "automations";
   if (seg in TOOLSETS) return seg as Toolset;
   throw new Error(`${op.name}: no toolset for path ${op.path}`);
 }

@@ -35,7 +35,10 @@ export const applyDocuments = defineOperation({
     "Each document is identified by its `key:` or else its path. Automations are documents with `kind: http|browser` (the form create_automation takes); groups and environments have `type: group` / `type: environment`. Records it creates carry source `applied` and their key; with prune, applied records whose key no document has are deleted. A second apply of the same documents changes nothing.",
   params: ProjectParams,
   body: z.strictObject({
-    documents: z.array(ApplyDocument).max(2000),
+    documents: z
+      .array(ApplyDocument)
+      .max(2000)
+      .describe("The folder's documents: each file's path relative to the folder and its text (an automation, group or environment)"),
     dry_run: z.boolean().default(false).describe("Only answer the plan"),
     prune: z.boolean().default(false).describe("Delete applied records whose key no document has"),
     environment: z.string().min(1).max(200).optional().describe("Default environment (name) of automations whose document names none"),
