@@ -27,6 +27,10 @@ export interface CoreEvents {
   runCancelled: [runId: string];
   generationQueued: [];
   generationCancelled: [generationId: string];
+  /** Alert deliveries were written to the outbox. */
+  alertsQueued: [];
+  /** A schedule was created or changed: its next due time may be sooner than the scheduler expects. */
+  schedulesChanged: [];
 }
 
 export interface Core {
