@@ -1,5 +1,6 @@
 // The manifest: every operation of the API, declared once. REST, OpenAPI, CLI and MCP derive from it.
 import * as access from "./access";
+import * as alerts from "./alerts";
 import * as automations from "./automations";
 import type { Operation } from "./define";
 import * as environments from "./environments";
@@ -8,6 +9,7 @@ import * as generations from "./generations";
 import * as groups from "./groups";
 import * as projects from "./projects";
 import * as runs from "./runs";
+import * as schedules from "./schedules";
 
 const { whoami, ...accessOps } = access;
 
@@ -26,6 +28,8 @@ export const ops = {
   ...automations,
   ...byExportName({ ...runs, ...groups }),
   ...accessOps,
+  ...schedules,
+  ...alerts,
 };
 
 export type Ops = typeof ops;

@@ -1,9 +1,10 @@
 // Operations on schedules: runs started by the clock, on a cron expression or every N seconds.
 import { z } from "zod";
-import { defineOperation, ListQuery, Name, NullableTimestamp, page, PathId, ProjectParams, Timestamp } from "./define";
+import { defineOperation, ListQuery, Name, page, PathId, ProjectParams } from "./define";
+import { Schedule } from "./schedule-records";
 
 /** The shortest interval a schedule may have. */
-export const MIN_INTERVAL_SECONDS = 10;
+const MIN_INTERVAL_SECONDS = 10;
 const IntervalSeconds = z
   .number()
   .int()
@@ -26,34 +27,6 @@ const TargetIn = z
     z.strictObject({ tags: z.array(Tag).min(1).max(50).describe("The project's automations carrying ALL these tags, run as one group run") }),
   ])
   .describe('What the schedule runs: {"automation": …}, {"group": …} or {"tags": [...]}');
-
-export const ScheduleTarget = z
-  .object({
-    automation: z.string().optional().describe("Automation id"),
-    group: z.string().optional().describe("Group id"),
-    tags: z.array(z.string()).optional(),
-  })
-  .meta({ id: "ScheduleTarget" });
-
-export const Schedule = z
-  .object({
-    id: z.string(),
-    project_id: z.string(),
-    name: z.string(),
-    target: ScheduleTarget,
-    environment_id: z.string().nullable().describe("The environment its runs use; null: each automation's own"),
-    cron: z.string().nullable(),
-    timezone: z.string().nullable(),
-    interval_seconds: z.number().int().nullable(),
-    enabled: z.boolean(),
-    next_run_at: NullableTimestamp.describe("When it is next due; null while disabled"),
-    next_runs_at: z.array(Timestamp).describe("The next few due times (up to 5); empty while disabled"),
-    last_fired_at: NullableTimestamp,
-    last_error: z.string().nullable().describe("Why the last due time started nothing (target gone, not allowed), else null"),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  })
-  .meta({ id: "Schedule" });
 
 const ScheduleParams = ProjectParams.extend({ scheduleId: PathId.describe("Schedule id (sch_…) or exact name") });
 const Environment = z.string().min(1).max(200).nullable().describe("Environment name or id; null or absent: each automation's own");

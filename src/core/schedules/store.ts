@@ -111,3 +111,7 @@ export async function automationsWithTags(db: Kysely<DB>, projectId: string, lim
     .limit(limit)
     .execute();
 }
+
+export async function projectWorkspace(db: Kysely<DB>, projectId: string) {
+  return db.selectFrom("projects").select(["workspace_id"]).where("id", "=", projectId).executeTakeFirst();
+}
