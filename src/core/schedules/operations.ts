@@ -242,14 +242,18 @@ export async function fireDueSchedules(core: Core, now: Date, limit = 100): Prom
   const due = await store.dueSchedules(core.db, now.toISOString(), limit);
   const out: Fired[] = [];
   for (const row of due) {
-    const fired = await fireOne(core, row, now);
+    const fired = await fireSchedule(core, row, now);
     if (fired) out.push(fired);
   }
   if (out.some((f) => f.runId || f.groupRunId)) core.events.emit("runQueued");
   return out;
 }
 
-async function fireOne(core: Core, row: ScheduleRow, now: Date): Promise<Fired | null> {
+/**
+ * Fires the due time `row` says the schedule has (as this node read it, possibly stale): null when another node
+ * (or an earlier call) already took that due time, or the schedule has moved on.
+ */
+export async function fireSchedule(core: Core, row: ScheduleRow, now: Date): Promise<Fired | null> {
   const dueAt = row.next_run_at;
   if (dueAt === null) return null;
   const firedAt = new Date().toISOString();
