@@ -249,4 +249,78 @@ describe("alert channels", () => {
     const list = await deliveries("mail");
     expect(list.map((d) => [d.event, d.status])).toEqual([["failing", "delivered"]]);
   }, 30_000);
+
+  test("a group run alerts about its group once it ends; a schedule that cannot start runs raises schedule_failed once", async () => {
+    const mark = hooks().length;
+    const a = await automation("cart");
+    const b = await automation("search");
+    await json(await s.call("PATCH", `/projects/shop/automations/${b}`, { steps: steps(418) }));
+    const group = await json<{ id: string }>(await s.call("POST", "/projects/shop/groups", { name: "storefront", automation_ids: [a, b] }), 201);
+    const gr = await json<{ id: string }>(await s.call("POST", `/projects/shop/groups/${group.id}/run`, {}), 202);
+    expect(
+      await waitUntil(
+        () =>
+          hooks()
+            .slice(mark)
+            .some((r) => JSON.parse(r.body).group),
+        15_000,
+      ),
+    ).toBe(true);
+    const groupAlert = JSON.parse(
+      hooks()
+        .slice(mark)
+        .find((r) => JSON.parse(r.body).group)?.body ?? "{}",
+    );
+    expect(groupAlert).toMatchObject({ event: "failing", group: { id: group.id, name: "storefront" }, run: { id: gr.id, status: "failed" } });
+    expect(groupAlert.run.url).toBe(`https://svc.example.test/p/shop/group-runs/${gr.id}`);
+    // Members of a group run move the group's state, not their automations' one by one.
+    expect(
+      hooks()
+        .slice(mark)
+        .filter((r) => JSON.parse(r.body).automation),
+    ).toHaveLength(0);
+
+    const ghost = await json<{ id: string }>(
+      await s.call("POST", "/projects/shop/schedules", { name: "ghost", target: { tags: ["nobody"] }, interval_seconds: 3600 }),
+      201,
+    );
+    const makeDue = () =>
+      s.server.core.sqlite.query("UPDATE schedules SET next_run_at = ?1 WHERE id = ?2").run(new Date(Date.now() - 1000).toISOString(), ghost.id);
+    const failedTicks = () =>
+      s.server.core.sqlite.query("SELECT COUNT(*) AS n FROM schedule_fires WHERE schedule_id = ?1 AND error IS NOT NULL").get(ghost.id) as { n: number };
+    makeDue();
+    expect(await waitUntil(() => hooks().some((r) => r.headers["x-svc-event"] === "schedule_failed"), 15_000)).toBe(true);
+    const failure = JSON.parse(hooks().find((r) => r.headers["x-svc-event"] === "schedule_failed")?.body ?? "{}");
+    expect(failure).toMatchObject({ event: "schedule_failed", schedule: { id: ghost.id, name: "ghost" }, run: null, previous_status: null });
+    expect(failure.error).toContain("nobody");
+    makeDue();
+    expect(await waitUntil(() => failedTicks().n >= 2, 15_000)).toBe(true);
+    const record = await json<{ last_error: string | null }>(await s.call("GET", `/projects/shop/schedules/${ghost.id}`));
+    expect(record.last_error).toContain("nobody");
+    const list = await deliveries("ops hook");
+    expect(list.filter((d) => d.event === "schedule_failed")).toHaveLength(1);
+  }, 60_000);
+
+  test("remind_every repeats a lasting failure once the interval has passed, not before", async () => {
+    const ch = await json<{ id: string }>(
+      await s.call("POST", "/projects/shop/alert-channels", {
+        name: "pager",
+        kind: "webhook",
+        url: hookUrl,
+        secret: SECRET,
+        events: ["failing"],
+        remind_every: 60,
+      }),
+      201,
+    );
+    const id = await automation("login");
+    await runAs(id, "failed");
+    await runAs(id, "failed");
+    expect((await deliveries(ch.id)).map((d) => d.event)).toEqual(["failing"]);
+    // An hour later (as far as the outbox knows), the next failure reminds once.
+    s.server.core.sqlite.query("UPDATE alert_deliveries SET created_at = ?1 WHERE channel_id = ?2").run(new Date(Date.now() - 3_600_000).toISOString(), ch.id);
+    await runAs(id, "failed");
+    await runAs(id, "failed");
+    expect((await deliveries(ch.id)).map((d) => d.event)).toEqual(["failing", "failing"]);
+  }, 60_000);
 });
