@@ -48,18 +48,20 @@ try {
   // ---- drift ----
   const ids: string[] = [];
   for (let i = 0; i < SCHEDULES; i++) {
-    const sch = (await call("POST", "/projects/bench/schedules", { name: `s${i}`, target: { automation: auto.id }, interval_seconds: INTERVAL })) as { id: string };
+    const sch = (await call("POST", "/projects/bench/schedules", { name: `s${i}`, target: { automation: auto.id }, interval_seconds: INTERVAL })) as {
+      id: string;
+    };
     ids.push(sch.id);
   }
   const wanted = SCHEDULES * ROUNDS;
-  const fired = () =>
-    (s.server.core.sqlite.query("SELECT COUNT(*) AS n FROM schedule_fires WHERE run_id IS NOT NULL").get() as { n: number }).n;
+  const fired = () => (s.server.core.sqlite.query("SELECT COUNT(*) AS n FROM schedule_fires WHERE run_id IS NOT NULL").get() as { n: number }).n;
   const deadline = Date.now() + (ROUNDS + 2) * INTERVAL * 1000;
   while (fired() < wanted && Date.now() < deadline) await Bun.sleep(200);
   for (const id of ids) await call("PATCH", `/projects/bench/schedules/${id}`, { enabled: false });
-  const rows = s.server.core.sqlite
-    .query("SELECT f.due_at, r.created_at FROM schedule_fires f JOIN runs r ON r.id = f.run_id ORDER BY f.due_at")
-    .all() as { due_at: string; created_at: string }[];
+  const rows = s.server.core.sqlite.query("SELECT f.due_at, r.created_at FROM schedule_fires f JOIN runs r ON r.id = f.run_id ORDER BY f.due_at").all() as {
+    due_at: string;
+    created_at: string;
+  }[];
   const drift = rows.map((r) => Date.parse(r.created_at) - Date.parse(r.due_at));
   console.log(`schedules       ${SCHEDULES} every ${INTERVAL} s, ${rows.length} ticks fired (wanted ${wanted})`);
   console.log(`drift (queued − due)  ${fmt(drift)}`);
