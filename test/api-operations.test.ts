@@ -187,6 +187,32 @@ describe("every operation works end to end", () => {
     await op("cancel_invitation", { invitationId: mistaken.invitation_id });
     expect((await op("list_workspace_invitations", {})).data).toEqual([]);
 
+    // Schedules and alert channels.
+    const sch = await op(
+      "create_schedule",
+      { project: "web-shop" },
+      { name: "nightly", target: { group: group.id }, cron: "0 3 * * *", environment: "staging" },
+    );
+    expect(sch.next_runs_at).toHaveLength(5);
+    expect((await op("list_schedules", { project: "web-shop" })).data.map((x: { id: string }) => x.id)).toEqual([sch.id]);
+    expect((await op("get_schedule", { project: "web-shop", scheduleId: "nightly" })).id).toBe(sch.id);
+    expect((await op("update_schedule", { project: "web-shop", scheduleId: sch.id }, { interval_seconds: 600 })).cron).toBeNull();
+    await op("delete_schedule", { project: "web-shop", scheduleId: sch.id });
+    const ch = await op(
+      "create_alert_channel",
+      { project: "web-shop" },
+      { name: "hook", kind: "webhook", url: "http://127.0.0.1:9/hook", secret: "hook-secret-1" },
+    );
+    expect(ch.has_secret).toBe(true);
+    expect((await op("list_alert_channels", { project: "web-shop" })).data.map((x: { id: string }) => x.id)).toEqual([ch.id]);
+    expect((await op("get_alert_channel", { project: "web-shop", channelId: "hook" })).id).toBe(ch.id);
+    expect((await op("update_alert_channel", { project: "web-shop", channelId: ch.id }, { events: ["failing"] })).events).toEqual(["failing"]);
+    const delivery = await op("test_alert_channel", { project: "web-shop", channelId: ch.id });
+    expect((await op("list_alert_deliveries", { project: "web-shop", channelId: ch.id })).data.map((d: { delivery_id: string }) => d.delivery_id)).toContain(
+      delivery.delivery_id,
+    );
+    await op("delete_alert_channel", { project: "web-shop", channelId: ch.id });
+
     await op("delete_group", { project: "web-shop", groupId: group.id });
     await op("delete_automation", { project: "web-shop", automationId: browser.id });
     expect((await s.call("GET", `/projects/web-shop/runs/${run.id}`)).status).toBe(200);

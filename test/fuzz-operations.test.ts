@@ -25,6 +25,8 @@ beforeAll(async () => {
     await j(s.call("POST", "/projects/shop/automations", { name: "A", kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/" } }] }))
   ).id;
   valid.groupId = (await j(s.call("POST", "/projects/shop/groups", { name: "G", automation_ids: [valid.automationId] }))).id;
+  valid.scheduleId = (await j(s.call("POST", "/projects/shop/schedules", { name: "S", target: { group: valid.groupId }, interval_seconds: 86_400 }))).id;
+  valid.channelId = (await j(s.call("POST", "/projects/shop/alert-channels", { name: "C", kind: "slack", url: "https://hooks.example.test/c" }))).id;
   const me = await j(s.call("GET", "/me"));
   valid.userId = me.user.id;
   valid.keyId = me.key.id;

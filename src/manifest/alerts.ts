@@ -34,7 +34,6 @@ export const listAlertChannels = defineOperation({
   response: page(AlertChannel, "AlertChannelPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
-  cached: true,
   cli: { words: ["alert-channels", "list"] },
 });
 
@@ -68,7 +67,6 @@ export const getAlertChannel = defineOperation({
   response: AlertChannel,
   errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
-  cached: true,
   cli: { words: ["alert-channels", "show"], args: ["channelId"] },
 });
 

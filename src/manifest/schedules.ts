@@ -62,7 +62,7 @@ export const createSchedule = defineOperation({
   response: Schedule,
   successStatus: 201,
   errors: ["not_found", "conflict", "forbidden"],
-  cli: { words: ["schedules", "create"], args: ["name"], flags: { environment: "env", interval_seconds: "every" } },
+  cli: { words: ["schedules", "create"], args: ["name"], flags: { interval_seconds: "every" } },
 });
 
 export const getSchedule = defineOperation({
@@ -95,7 +95,7 @@ export const updateSchedule = defineOperation({
   response: Schedule,
   errors: ["not_found", "conflict", "forbidden"],
   hints: { idempotent: true },
-  cli: { words: ["schedules", "update"], args: ["scheduleId"], flags: { environment: "env", interval_seconds: "every" } },
+  cli: { words: ["schedules", "update"], args: ["scheduleId"], flags: { interval_seconds: "every" } },
 });
 
 export const deleteSchedule = defineOperation({
