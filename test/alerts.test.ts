@@ -272,7 +272,7 @@ describe("alert channels", () => {
         .find((r) => JSON.parse(r.body).group)?.body ?? "{}",
     );
     expect(groupAlert).toMatchObject({ event: "failing", group: { id: group.id, name: "storefront" }, run: { id: gr.id, status: "failed" } });
-    expect(groupAlert.run.url).toBe(`https://svc.example.test/p/shop/group-runs/${gr.id}`);
+    expect(groupAlert.run.url).toBe(`https://svc.example.test/#/p/shop/group-runs/${gr.id}`);
     // Members of a group run move the group's state, not their automations' one by one.
     expect(
       hooks()

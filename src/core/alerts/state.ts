@@ -143,7 +143,7 @@ export class AlertRecorder {
       project: { id: project.id, slug: project.slug, name: project.name },
       ...(subject ? { [subject.kind]: { id: subject.id, name: subject.name } } : {}),
       environment: envId === null ? null : { id: envId, name: this.envNames.get(envId) ?? null },
-      run: run ? { id: run.id, status: run.status, url: `${base}/p/${encodeURIComponent(project.slug)}/${path}/${run.id}` } : null,
+      run: run ? { id: run.id, status: run.status, url: `${base}/#/p/${encodeURIComponent(project.slug)}/${path}/${run.id}` } : null,
       previous_status: prev,
       ...(error !== null ? { error } : {}),
       ...(event === "test" ? { channel: { id: channel.id, name: channel.name } } : {}),
