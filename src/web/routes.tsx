@@ -14,6 +14,7 @@ import { ProjectPage } from "./pages/project";
 import { ProjectsPage } from "./pages/projects";
 import { RunPage } from "./pages/run";
 import { RunsPage } from "./pages/runs";
+import { SchedulesPage } from "./pages/schedules";
 import { Empty } from "./ui";
 
 type Params = Record<string, string>;
@@ -34,6 +35,7 @@ const table: [string, (x: Params) => preact.JSX.Element][] = [
   ["/p/:project/runs/:id", (x) => <RunPage project={p(x, "project")} runId={p(x, "id")} />],
   ["/p/:project/groups", (x) => <GroupsPage project={p(x, "project")} />],
   ["/p/:project/groups/:id", (x) => <GroupPage project={p(x, "project")} groupId={p(x, "id")} />],
+  ["/p/:project/schedules", (x) => <SchedulesPage project={p(x, "project")} />],
   ["/p/:project/group-runs/:id", (x) => <GroupRunPage project={p(x, "project")} groupRunId={p(x, "id")} />],
 ];
 
