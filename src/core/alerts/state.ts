@@ -161,7 +161,7 @@ export async function recordFinishedRuns(core: Core, db: Kysely<DB>, runIds: str
   const runs = await store.finishedRuns(db, runIds);
   const recorder = new AlertRecorder(core, db, now);
   const groupRunIds = [...new Set(runs.map((r) => r.group_run_id).filter((id): id is string => id !== null))];
-  const { groupRuns, runs: members } = await store.groupRunsWithRuns(db, groupRunIds);
+  const groupRuns = await store.groupRunHeads(db, groupRunIds);
   const batch = new Set(groupRuns.filter((g) => g.group_id === null && g.schedule_id === null).map((g) => g.id));
   for (const r of runs) {
     if (r.group_run_id !== null && !batch.has(r.group_run_id)) continue;
@@ -179,7 +179,8 @@ export async function recordFinishedRuns(core: Core, db: Kysely<DB>, runIds: str
   }
   for (const g of groupRuns) {
     if (batch.has(g.id)) continue;
-    const of = members.filter((m) => m.group_run_id === g.id);
+    const of = await store.endedGroupRunMembers(db, g.id);
+    if (of === null) continue;
     const status = deriveGroupStatus(of.map((m) => m.status));
     if (status === "queued" || status === "running") continue;
     const flaky = of.some((m) => isFlaky(m.status, readJsonColumnOr(AttemptsColumn, m.attempts, [])));

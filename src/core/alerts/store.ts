@@ -145,19 +145,27 @@ export async function finishedRuns(db: Kysely<DB>, ids: string[]) {
     .execute();
 }
 
-export async function groupRunsWithRuns(db: Kysely<DB>, groupRunIds: string[]) {
-  if (groupRunIds.length === 0) return { groupRuns: [], runs: [] };
-  const groupRuns = await db
-    .selectFrom("group_runs")
-    .select(["id", "project_id", "group_id", "group_name", "schedule_id"])
-    .where("id", "in", groupRunIds)
-    .execute();
-  const runs = await db
+/** Whether the group run still has a run queued or running (stops at the first one found). */
+async function groupRunActive(db: Kysely<DB>, groupRunId: string): Promise<boolean> {
+  const row = await db
     .selectFrom("runs")
-    .select(["id", "group_run_id", "environment_id", "status", "attempts"])
-    .where("group_run_id", "in", groupRunIds)
-    .execute();
-  return { groupRuns, runs };
+    .select("id")
+    .where("group_run_id", "=", groupRunId)
+    .where("status", "in", ["queued", "running"])
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function groupRunHeads(db: Kysely<DB>, ids: string[]) {
+  if (ids.length === 0) return [];
+  return db.selectFrom("group_runs").select(["id", "project_id", "group_id", "group_name", "schedule_id"]).where("id", "in", ids).execute();
+}
+
+/** The runs of a group run, or null while one of them is still queued or running. */
+export async function endedGroupRunMembers(db: Kysely<DB>, groupRunId: string) {
+  if (await groupRunActive(db, groupRunId)) return null;
+  return db.selectFrom("runs").select(["id", "environment_id", "status", "attempts"]).where("group_run_id", "=", groupRunId).execute();
 }
 
 export async function projectBrief(db: Kysely<DB>, id: string) {
