@@ -323,4 +323,43 @@ describe("alert channels", () => {
     await runAs(id, "failed");
     expect((await deliveries(ch.id)).map((d) => d.event)).toEqual(["failing", "failing"]);
   }, 60_000);
+
+  test("a run that passes only after a retry raises flaky once, not again while it stays flaky", async () => {
+    const mark = hooks().length;
+    const body = (key: string) => ({
+      name: `flaky ${key}`,
+      kind: "http",
+      environment: "staging",
+      retries: 1,
+      steps: [{ request: { url: `/flaky/${key}?fail=1` }, expect: [{ status: 200 }] }],
+    });
+    const a = await json<{ id: string }>(await s.call("POST", "/projects/shop/automations", body("f1")), 201);
+    const run = async () => {
+      const r = await json<{ id: string }>(await s.call("POST", `/projects/shop/automations/${a.id}/run`, {}), 202);
+      return waitForRun(s, "shop", r.id);
+    };
+    const first = await run();
+    expect(first.status).toBe("passed");
+    expect(first.attempts).toHaveLength(2);
+    expect(
+      await waitUntil(
+        () =>
+          hooks()
+            .slice(mark)
+            .some((r) => r.headers["x-svc-event"] === "flaky"),
+        10_000,
+      ),
+    ).toBe(true);
+    const flaky = JSON.parse(
+      hooks()
+        .slice(mark)
+        .find((r) => r.headers["x-svc-event"] === "flaky")?.body ?? "{}",
+    );
+    expect(flaky).toMatchObject({ event: "flaky", automation: { id: a.id }, run: { id: first.id, status: "passed" }, previous_status: null });
+    // The same path fails once more for a new key only: point it at a fresh key so the retry is needed again.
+    await json(await s.call("PATCH", `/projects/shop/automations/${a.id}`, { steps: body("f2").steps }));
+    expect((await run()).attempts).toHaveLength(2);
+    const list = await deliveries("ops hook");
+    expect(list.filter((d) => d.event === "flaky")).toHaveLength(1);
+  }, 60_000);
 });
