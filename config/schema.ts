@@ -48,6 +48,23 @@ export const ConfigSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
+  alerts: z
+    .strictObject({
+      retry_first_ms: int(100, 3_600_000).default(5000).describe("A failed delivery is tried again after this long, then with doubling delays"),
+      retry_max_attempts: int(1, 50).default(5).describe("Attempts before a delivery is marked failed"),
+      timeout_ms: int(100, 600_000).default(10_000).describe("How long one attempt may take"),
+      smtp: z
+        .strictObject({
+          host: z.string().min(1).optional().describe("The SMTP server email alerts go through; email channels need it"),
+          port: int(1, 65535).default(587),
+          secure: bool.default(false).describe("TLS from the start (port 465); otherwise STARTTLS when the server offers it"),
+          user: z.string().min(1).optional(),
+          password: z.string().min(1).optional().describe("Better given as SVC_ALERTS_SMTP_PASSWORD than in the file"),
+          from: z.string().min(3).default("svc <svc@localhost>"),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   tls: z.strictObject({ cert: z.string().optional(), key: z.string().optional() }).prefault({}),
   metrics: z.strictObject({ token: z.string().optional() }).prefault({}),
   secrets: z

@@ -11,6 +11,7 @@ export const TOOLSETS = {
   automations: "Automations: create, change, run",
   groups: "Groups of automations",
   runs: "Runs and group runs: results, waiting, JUnit, artifacts",
+  schedules: "Schedules that start runs on their own, and alert channels that hear about failures",
   invitations: "The caller's own invitations to workspaces",
   admin: "Members, invitations to the workspace, API keys and runners (off unless named)",
 } as const;
@@ -26,6 +27,7 @@ export function toolsetOf(op: Operation): Toolset {
   if (seg === "keys" || seg === "members" || seg === "runners") return "admin";
   if (seg === "group-runs" || seg === "runs") return "runs";
   if (seg === "apply" || seg === "imports") return "automations";
+  if (seg === "schedules" || seg === "alert-channels") return "schedules";
   if (seg in TOOLSETS) return seg as Toolset;
   throw new Error(`${op.name}: no toolset for path ${op.path}`);
 }

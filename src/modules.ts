@@ -4,3 +4,4 @@ import "./http/operations";
 import "./http/runner";
 import "./runner";
 import "./generation/engine";
+import "./background";

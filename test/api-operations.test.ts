@@ -193,6 +193,39 @@ describe("every operation works end to end", () => {
     expect((await op("list_runners", {})).data.map((r: { id: string }) => r.id)).toContain(runner.id);
     expect((await op("get_runner", { runnerId: runner.id })).token).toBeUndefined();
     await op("revoke_runner", { runnerId: runner.id });
+    // Schedules and alert channels.
+    const sch = await op(
+      "create_schedule",
+      { project: "web-shop" },
+      { name: "nightly", target: { group: group.id }, cron: "0 3 * * *", environment: "staging" },
+    );
+    expect(sch.next_runs_at).toHaveLength(5);
+    expect((await op("list_schedules", { project: "web-shop" })).data.map((x: { id: string }) => x.id)).toEqual([sch.id]);
+    expect((await op("get_schedule", { project: "web-shop", scheduleId: "nightly" })).id).toBe(sch.id);
+    expect((await op("update_schedule", { project: "web-shop", scheduleId: sch.id }, { interval_seconds: 600 })).cron).toBeNull();
+    await op("delete_schedule", { project: "web-shop", scheduleId: sch.id });
+    const ch = await op(
+      "create_alert_channel",
+      { project: "web-shop" },
+      { name: "hook", kind: "webhook", url: "http://127.0.0.1:9/hook", secret: "hook-secret-1" },
+    );
+    expect(ch.has_secret).toBe(true);
+    expect((await op("list_alert_channels", { project: "web-shop" })).data.map((x: { id: string }) => x.id)).toEqual([ch.id]);
+    expect((await op("get_alert_channel", { project: "web-shop", channelId: "hook" })).id).toBe(ch.id);
+    expect((await op("update_alert_channel", { project: "web-shop", channelId: ch.id }, { events: ["failing"] })).events).toEqual(["failing"]);
+    const delivery = await op("test_alert_channel", { project: "web-shop", channelId: ch.id });
+    expect((await op("list_alert_deliveries", { project: "web-shop", channelId: ch.id })).data.map((d: { delivery_id: string }) => d.delivery_id)).toContain(
+      delivery.delivery_id,
+    );
+    await op("delete_alert_channel", { project: "web-shop", channelId: ch.id });
+
+    // Tests as code: a folder applied (a dry run plans, the apply creates), a cURL command imported.
+    const documents = [{ path: "smoke/items.yaml", text: "name: items from a file\nkind: http\nsteps:\n  - request: { url: /items }\n" }];
+    const plan = await op("apply", { project: "web-shop" }, { documents, dry_run: true });
+    expect(plan.changes.map((c: { op: string }) => c.op)).toEqual(["create"]);
+    await op("apply", { project: "web-shop" }, { documents });
+    const imported = await op("import_curl", { project: "web-shop" }, { command: "curl -H 'accept: application/json' https://shop.example.test/items/1" });
+    expect(imported.automations).toHaveLength(1);
 
     await op("delete_group", { project: "web-shop", groupId: group.id });
     await op("delete_automation", { project: "web-shop", automationId: browser.id });
@@ -203,7 +236,7 @@ describe("every operation works end to end", () => {
     expect((await s.call("GET", "/projects/web-shop")).status).toBe(404);
 
     expect([...exercised].sort()).toEqual(operations.map((o) => o.name).sort());
-  });
+  }, 60_000);
 
   test("members cannot manage members or delete projects (403)", async () => {
     const m = await s.userWithKey("plain@acme.test", "acme", "member");

@@ -40,4 +40,9 @@ describe("benchmarks (smoke runs)", () => {
     expect(out).toContain("runs            300 in the database");
     expect(out).toContain("every run terminal, none twice, none left queued/running");
   }, 120_000);
+  test("bench/schedules.ts prints scheduler drift and alert latency", async () => {
+    const out = await smoke("bench/schedules.ts");
+    expect(out).toMatch(/drift \(queued − due\) {2}p50 [\d.]+ ms, p95 [\d.]+ ms/);
+    expect(out).toMatch(/alert latency \(run end → received\) {2}p50 [\d.]+ ms/);
+  }, 120_000);
 });

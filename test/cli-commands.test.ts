@@ -140,6 +140,23 @@ test("every operation's command works end to end, and every operation has one", 
   expect((await op<{ data: Rec[] }>("list_group_runs", ["group-runs", "list", ...P])).data.map((g) => g.id)).toEqual([groupRun.id]);
   expect((await op("get_group_run", ["group-runs", "show", groupRun.id, ...P])).group_name).toBe("nightly");
   expect(await plain("get_group_run_junit", ["group-runs", "junit", groupRun.id, ...P])).toContain("<testsuite");
+  // schedules and alert channels (before the group they target is deleted)
+  const sch = await op("create_schedule", ["schedules", "create", "nightly run", ...P, "--target", `{"group":"${group.id}"}`, "--cron", "0 3 * * *"]);
+  expect(sch).toMatchObject({ cron: "0 3 * * *", timezone: "UTC", target: { group: group.id } });
+  expect((await op<{ data: Rec[] }>("list_schedules", ["schedules", "list", ...P])).data.map((x) => x.id)).toEqual([sch.id]);
+  expect((await op("get_schedule", ["schedules", "show", "nightly run", ...P])).id).toBe(sch.id);
+  expect((await op("update_schedule", ["schedules", "update", sch.id, ...P, "--every", "600"])).interval_seconds).toBe(600);
+  expect(await plain("delete_schedule", ["schedules", "delete", sch.id, ...P])).toContain("deleted schedules");
+  const ch = await op("create_alert_channel", ["alert-channels", "create", "chat", ...P, "--kind", "slack", "--url", "http://127.0.0.1:9/slack"]);
+  expect(ch).toMatchObject({ kind: "slack", has_secret: false });
+  expect((await op<{ data: Rec[] }>("list_alert_channels", ["alert-channels", "list", ...P])).data.map((x) => x.id)).toEqual([ch.id]);
+  expect((await op("get_alert_channel", ["alert-channels", "show", "chat", ...P])).id).toBe(ch.id);
+  expect((await op("update_alert_channel", ["alert-channels", "update", ch.id, ...P, "--events", '["failing"]'])).events).toEqual(["failing"]);
+  const sent = await op<{ delivery_id: string }>("test_alert_channel", ["alert-channels", "test", ch.id, ...P]);
+  expect((await op<{ data: { delivery_id: string }[] }>("list_alert_deliveries", ["alert-channels", "deliveries", ch.id, ...P])).data[0]?.delivery_id).toBe(
+    sent.delivery_id,
+  );
+  expect(await plain("delete_alert_channel", ["alert-channels", "delete", ch.id, ...P])).toContain("deleted alert-channels");
   expect(await plain("delete_group", ["groups", "delete", group.id, ...P])).toContain("deleted groups");
 
   // a feature's automations at once, the feature named (its generation above may have added drafts of its own)

@@ -19,12 +19,18 @@ beforeAll(async () => {
   valid.project = "shop";
   await j(s.call("POST", "/projects", { name: "Shop", slug: "shop" }));
   valid.environmentId = (await j(s.call("POST", "/projects/shop/environments", { name: "staging", secrets: { T: "staging-secret" } }))).id;
-  valid.feature = (await j(s.call("POST", "/projects/shop/features", { name: "F" }))).id;
+  valid.feature = (await j(s.call("POST", "/projects/shop/features", { name: "fixture feature" }))).id;
   // A target that never answers keeps the queued run from finishing while the fuzzer runs.
   valid.automationId = (
-    await j(s.call("POST", "/projects/shop/automations", { name: "A", kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/" } }] }))
+    await j(s.call("POST", "/projects/shop/automations", { name: "fixture automation", kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/" } }] }))
   ).id;
-  valid.groupId = (await j(s.call("POST", "/projects/shop/groups", { name: "G", automation_ids: [valid.automationId] }))).id;
+  valid.groupId = (await j(s.call("POST", "/projects/shop/groups", { name: "fixture group", automation_ids: [valid.automationId] }))).id;
+  valid.scheduleId = (
+    await j(s.call("POST", "/projects/shop/schedules", { name: "fixture schedule", target: { group: valid.groupId }, interval_seconds: 86_400 }))
+  ).id;
+  valid.channelId = (
+    await j(s.call("POST", "/projects/shop/alert-channels", { name: "fixture channel", kind: "slack", url: "https://hooks.example.test/c" }))
+  ).id;
   const me = await j(s.call("GET", "/me"));
   valid.userId = me.user.id;
   valid.keyId = me.key.id;
@@ -52,6 +58,8 @@ function dump(): string {
   return JSON.stringify(out);
 }
 
+/** Names of the fixture's records: paths resolve exact names, so these are valid values, not junk. */
+const FIXTURE_NAMES = new Set(["staging", "fixture feature", "fixture automation", "fixture group", "fixture schedule", "fixture channel"]);
 const junkString = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.constantFrom("../../etc/passwd", "' OR 1=1 --", '"; DROP TABLE projects; --', "%00", "\u0000", "💥".repeat(10), "a".repeat(5000), "{{x}}", "<script>"),
@@ -117,7 +125,7 @@ describe("every operation refuses bad input without a 5xx and without changing a
         await fc.assert(
           fc.asyncProperty(fc.constantFrom(...paramNames), junkString, async (name, value) => {
             // "." and ".." are resolved away by URL normalisation before they reach the server.
-            if (value === valid[name] || value === "shop" || value.length === 0 || value === "." || value === "..") return;
+            if (value === valid[name] || value === "shop" || FIXTURE_NAMES.has(value) || value.length === 0 || value === "." || value === "..") return;
             const res = await s.call(op.method, pathFor(op, { ...valid, [name]: value }), op.body ? (VALID_BODIES[op.name] ?? {}) : undefined);
             await expectClientError(res, [404]);
           }),

@@ -32,6 +32,10 @@ export interface CoreEvents {
   generationCancelled: [generationId: string];
   /** A generation that succeeded or failed (written). */
   generationFinished: [generationId: string];
+  /** Alert deliveries were written to the outbox. */
+  alertsQueued: [];
+  /** A schedule was created or changed: its next due time may be sooner than the scheduler expects. */
+  schedulesChanged: [];
 }
 
 export interface Core {

@@ -4,6 +4,7 @@ import type { Operation } from "../manifest/define";
 import * as invitations from "./access/invitations";
 import * as access from "./access/operations";
 import * as apply from "./apply/operations";
+import * as alerts from "./alerts/operations";
 import * as automations from "./automations/operations";
 import type { OpContext } from "./context";
 import * as environments from "./environments/operations";
@@ -16,6 +17,7 @@ import type { Handler, OpInput } from "./handler";
 import * as projects from "./projects/operations";
 import * as runners from "./runners/operations";
 import * as runs from "./runs/operations";
+import * as schedules from "./schedules/operations";
 
 /** The manifest's keys that name an operation (as in `ops.createProject`). */
 export type OperationKey = { [K in keyof Ops]: Ops[K] extends Operation ? K : never }[keyof Ops];
@@ -81,6 +83,18 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   revokeRunner: runners.revokeRunner,
   applyDocuments: apply.applyDocuments,
   importCurl: imports.importCurl,
+  listSchedules: schedules.listSchedules,
+  createSchedule: schedules.createSchedule,
+  getSchedule: schedules.getSchedule,
+  updateSchedule: schedules.updateSchedule,
+  deleteSchedule: schedules.deleteSchedule,
+  listAlertChannels: alerts.listAlertChannels,
+  createAlertChannel: alerts.createAlertChannel,
+  getAlertChannel: alerts.getAlertChannel,
+  updateAlertChannel: alerts.updateAlertChannel,
+  deleteAlertChannel: alerts.deleteAlertChannel,
+  testAlertChannel: alerts.testAlertChannel,
+  listAlertDeliveries: alerts.listAlertDeliveries,
 };
 
 export type UntypedHandler = (ctx: OpContext, input: OpInput) => Promise<unknown>;

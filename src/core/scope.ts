@@ -1,13 +1,15 @@
 // What a request names, resolved once for every surface (REST, MCP, CLI, web): a project by id or slug; a
 // feature, automation or group by id or exact name, always inside the caller's workspace and project.
 import type { Kysely, Selectable } from "kysely";
-import type { AutomationTable, DB, FeatureTable, GroupTable, ProjectTable } from "../db/schema";
+import type { AlertChannelTable, AutomationTable, DB, FeatureTable, GroupTable, ProjectTable, ScheduleTable } from "../db/schema";
 import { AppError, conflict, invalid, notFound } from "../manifest/errors";
+import * as alerts from "./alerts/store";
 import * as automations from "./automations/store";
 import type { OpContext } from "./context";
 import * as features from "./features/store";
 import * as groups from "./groups/store";
 import * as projects from "./projects/store";
+import * as schedules from "./schedules/store";
 
 type ProjectRow = Selectable<ProjectTable>;
 
@@ -27,6 +29,13 @@ const automationLookup: Lookup<Selectable<AutomationTable>> = {
   byName: automations.automationsNamed,
 };
 const groupLookup: Lookup<Selectable<GroupTable>> = { prefix: "grp_", noun: "group", byId: groups.findGroup, byName: groups.groupsNamed };
+const scheduleLookup: Lookup<Selectable<ScheduleTable>> = {
+  prefix: "sch_",
+  noun: "schedule",
+  byId: schedules.findSchedule,
+  byName: schedules.schedulesNamed,
+};
+const channelLookup: Lookup<Selectable<AlertChannelTable>> = { prefix: "ach_", noun: "alert channel", byId: alerts.findChannel, byName: alerts.channelsNamed };
 
 /** The kinds that may be named; the prefix tells an id from a name in messages. */
 const KINDS = { feature: featureLookup, automation: automationLookup, group: groupLookup };
@@ -90,6 +99,16 @@ export async function resolveAutomation(ctx: OpContext, projectRef: string, ref:
 export async function resolveGroup(ctx: OpContext, projectRef: string, ref: string) {
   const { project, row } = await resolveNamed(ctx, groupLookup, projectRef, ref);
   return { project, group: row };
+}
+
+export async function resolveSchedule(ctx: OpContext, projectRef: string, ref: string) {
+  const { project, row } = await resolveNamed(ctx, scheduleLookup, projectRef, ref);
+  return { project, schedule: row };
+}
+
+export async function resolveAlertChannel(ctx: OpContext, projectRef: string, ref: string) {
+  const { project, row } = await resolveNamed(ctx, channelLookup, projectRef, ref);
+  return { project, channel: row };
 }
 
 /**

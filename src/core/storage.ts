@@ -1,7 +1,8 @@
 // What the core needs from a storage dialect beyond the query builder: the hot run-queue statements, the
 // change feed read caches key on, readiness probes, error classification and backups. The core owns these
 // interfaces; src/db/sqlite.ts implements them for SQLite, and another backend is one more implementation.
-import type { GenerationTable, RunTable } from "../db/schema";
+import type { Kysely } from "kysely";
+import type { DB, GenerationTable, RunTable } from "../db/schema";
 
 /** A storage failure in the core's words, whatever the backend called it. */
 export type StorageErrorKind = "busy" | "disk_full" | "constraint";
@@ -70,8 +71,11 @@ export interface RunQueueStore {
    * workspace that already has `workspaceCap` runs running (0: no cap).
    */
   claimQueuedRuns(now: string, limit: number, workspaceCap: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }>;
-  /** Writes finished runs in one transaction; a run no longer `running` under its claim is not overwritten. */
-  finishRuns(now: string, rows: FinishedRunRow[]): Promise<void>;
+  /**
+   * Writes finished runs in one transaction; a run no longer `running` under its claim is not overwritten.
+   * `alongside` runs in that same transaction with the ids of the runs this call finished (not cancelled ones).
+   */
+  finishRuns(now: string, rows: FinishedRunRow[], alongside?: (trx: Kysely<DB>, finishedIds: string[]) => Promise<void>): Promise<void>;
   /** Marks the oldest queued generation `running` (no two workers take the same job). */
   claimNextGeneration(now: string, progressJson: string): Promise<ClaimedGenerationRow | null>;
   /** Runs per status. */

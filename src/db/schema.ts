@@ -137,6 +137,8 @@ export interface GroupRunTable extends Stamped {
   group_id: string | null;
   group_name: string;
   trigger: z.infer<typeof RunTrigger>;
+  /** The schedule that started it, if one did. */
+  schedule_id: string | null;
 }
 export interface RunTable extends Stamped {
   project_id: string;
@@ -146,6 +148,8 @@ export interface RunTable extends Stamped {
   environment_id: string | null;
   trigger: z.infer<typeof RunTrigger>;
   status: z.infer<typeof RunStatus>;
+  /** The schedule that started it, if one did. */
+  schedule_id: string | null;
   /** Snapshot of the automation (kind, steps, timeout, retries) taken when the run was queued. */
   spec: string;
   attempts: string;
@@ -185,6 +189,72 @@ export interface RunnerTable extends Stamped {
   advertised_labels: string;
   revoked_at: string | null;
 }
+/** A schedule: `target` is JSON ({automation}, {group} or {tags}, ids as resolved); cron or interval_seconds. */
+export interface ScheduleTable extends Stamped {
+  project_id: string;
+  name: string;
+  target: string;
+  environment_id: string | null;
+  cron: string | null;
+  timezone: string | null;
+  interval_seconds: number | null;
+  enabled: number;
+  /** When it is next due; null while disabled. */
+  next_run_at: string | null;
+  last_fired_at: string | null;
+  last_error: string | null;
+  /** The member whose role the runs it starts are checked against (protected environments). */
+  created_by: string;
+}
+/** One row per schedule and due time: the key that makes a tick fire once, whatever the number of nodes. */
+export interface ScheduleFireTable {
+  schedule_id: string;
+  due_at: string;
+  fired_at: string;
+  run_id: string | null;
+  group_run_id: string | null;
+  error: string | null;
+}
+export interface AlertChannelTable extends Stamped {
+  project_id: string;
+  name: string;
+  kind: "webhook" | "slack" | "email";
+  url: string | null;
+  /** Sealed (src/security/secret-box.ts); never answered. */
+  secret: string | null;
+  email_to: string | null;
+  /** JSON array of event names. */
+  events: string;
+  /** Seconds between reminders while failing, or null for none. */
+  remind_every: number | null;
+}
+/** The last known state of what alerts are about: an automation in an environment, a group, a schedule. */
+export interface AlertStateTable {
+  subject_key: string;
+  project_id: string;
+  state: "passing" | "failing" | "flaky";
+  since: string;
+  last_run_id: string | null;
+  updated_at: string;
+}
+/** The outbox: one row per event and channel, written in the transaction that changed the state. */
+export interface AlertDeliveryTable {
+  id: string;
+  channel_id: string;
+  project_id: string;
+  subject_key: string;
+  event: string;
+  /** The exact JSON body: a retry sends the same bytes. */
+  body: string;
+  status: "pending" | "delivered" | "failed";
+  attempts: number;
+  status_code: number | null;
+  error: string | null;
+  next_attempt_at: string | null;
+  delivered_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
 export interface IdempotencyTable {
   workspace_id: string;
   operation: string;
@@ -211,4 +281,9 @@ export interface DB {
   runs: RunTable;
   idempotency_keys: IdempotencyTable;
   runners: RunnerTable;
+  schedules: ScheduleTable;
+  schedule_fires: ScheduleFireTable;
+  alert_channels: AlertChannelTable;
+  alert_states: AlertStateTable;
+  alert_deliveries: AlertDeliveryTable;
 }

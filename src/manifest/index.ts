@@ -1,6 +1,7 @@
 // The manifest: every operation of the API, declared once. REST, OpenAPI, CLI and MCP derive from it.
 import * as access from "./access";
 import * as apply from "./apply";
+import * as alerts from "./alerts";
 import * as automations from "./automations";
 import type { Operation } from "./define";
 import * as environments from "./environments";
@@ -11,6 +12,7 @@ import * as imports from "./imports";
 import * as projects from "./projects";
 import * as runners from "./runners";
 import * as runs from "./runs";
+import * as schedules from "./schedules";
 
 const { whoami, ...accessOps } = access;
 
@@ -32,6 +34,8 @@ export const ops = {
   ...runners,
   applyDocuments: apply.applyDocuments,
   importCurl: imports.importCurl,
+  ...schedules,
+  ...alerts,
 };
 
 export type Ops = typeof ops;

@@ -87,7 +87,7 @@ export const Generation = z
 export const AutomationStatus = z.enum(["draft", "active", "disabled"]);
 export const RunStatus = z.enum(["queued", "running", "passed", "failed", "error", "timed_out", "cancelled"]);
 /** Where a run was started from. */
-export const RunTrigger = z.enum(["api", "cli", "mcp", "web"]);
+export const RunTrigger = z.enum(["api", "cli", "mcp", "web", "schedule"]);
 export const AutomationSource = z.enum(["manual", "generated", "applied", "imported"]);
 export const TERMINAL_RUN_STATUSES = ["passed", "failed", "error", "timed_out", "cancelled"] as const;
 export const TERMINAL_GENERATION_STATUSES = ["succeeded", "failed", "cancelled"] as const;
@@ -164,6 +164,7 @@ export const Run = z
     group_run_id: z.string().nullable(),
     environment_id: z.string().nullable(),
     trigger: RunTrigger,
+    schedule_id: z.string().nullable().describe("The schedule that started the run (trigger schedule), else null"),
     status: RunStatus,
     started_at: NullableTimestamp,
     finished_at: NullableTimestamp,
@@ -198,6 +199,7 @@ export const GroupRun = z
     group_id: z.string().nullable(),
     group_name: z.string(),
     trigger: RunTrigger,
+    schedule_id: z.string().nullable().describe("The schedule that started the group run (trigger schedule), else null"),
     status: RunStatus.describe("Derived from its runs"),
     started_at: NullableTimestamp,
     finished_at: NullableTimestamp,

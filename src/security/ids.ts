@@ -1,7 +1,25 @@
 // Random, prefixed, URL-safe identifiers for every record (prj_…, aut_…, run_…).
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-export type IdPrefix = "wsp" | "usr" | "key" | "prj" | "env" | "fea" | "gen" | "aut" | "grp" | "run" | "grn" | "ses" | "req" | "inv" | "rnr";
+export type IdPrefix =
+  | "wsp"
+  | "usr"
+  | "key"
+  | "prj"
+  | "env"
+  | "fea"
+  | "gen"
+  | "aut"
+  | "grp"
+  | "run"
+  | "grn"
+  | "ses"
+  | "req"
+  | "inv"
+  | "rnr"
+  | "sch"
+  | "ach"
+  | "dlv";
 
 /** `count` base62 characters from the CSPRNG, without modulo bias. */
 export function randomBase62(count: number): string {

@@ -15,6 +15,7 @@ import { ProjectsPage } from "./pages/projects";
 import { RunnersPage } from "./pages/runners";
 import { RunPage } from "./pages/run";
 import { RunsPage } from "./pages/runs";
+import { SchedulesPage } from "./pages/schedules";
 import { Empty } from "./ui";
 
 type Params = Record<string, string>;
@@ -36,6 +37,7 @@ const table: [string, (x: Params) => preact.JSX.Element][] = [
   ["/p/:project/runs/:id", (x) => <RunPage project={p(x, "project")} runId={p(x, "id")} />],
   ["/p/:project/groups", (x) => <GroupsPage project={p(x, "project")} />],
   ["/p/:project/groups/:id", (x) => <GroupPage project={p(x, "project")} groupId={p(x, "id")} />],
+  ["/p/:project/schedules", (x) => <SchedulesPage project={p(x, "project")} />],
   ["/p/:project/group-runs/:id", (x) => <GroupRunPage project={p(x, "project")} groupRunId={p(x, "id")} />],
 ];
 

@@ -7,4 +7,8 @@ export const VALID_BODIES: Record<string, unknown> = {
   create_project: { name: "other" },
   update_member: { role: "member" },
   add_member: { email: "n@acme.test" },
+  create_schedule: { name: "other", target: { tags: ["x"] }, interval_seconds: 3600 },
+  create_alert_channel: { name: "other", kind: "slack", url: "https://hooks.example.test/x" },
+  apply: { documents: [{ path: "other.yaml", text: "name: other\nkind: http\nsteps:\n  - request: { url: /x }\n" }], dry_run: true },
+  import_curl: { command: "curl https://shop.example.test/items" },
 };

@@ -56,6 +56,7 @@ export function toRun(row: ListedRun, withSteps: boolean) {
     group_run_id: row.group_run_id,
     environment_id: row.environment_id,
     trigger: row.trigger,
+    schedule_id: row.schedule_id,
     status: row.status,
     started_at: row.started_at,
     finished_at: row.finished_at,
@@ -81,6 +82,8 @@ export async function enqueueRuns(
     projectId: string;
     groupRunId: string | null;
     environmentId: string | null;
+    /** The schedule starting the runs, if one is. */
+    scheduleId?: string | null;
     automations: { id: string; name: string; kind: RunSpec["kind"]; steps: string; timeout_ms: number; retries: number; environment_id: string | null }[];
   },
 ): Promise<RunRow[]> {
@@ -98,6 +101,7 @@ export async function enqueueRuns(
     group_run_id: input.groupRunId,
     environment_id: input.environmentId ?? a.environment_id,
     trigger: ctx.principal.trigger,
+    schedule_id: input.scheduleId ?? null,
     status: "queued",
     spec: JSON.stringify({
       kind: a.kind,
@@ -272,6 +276,7 @@ function groupRun<R extends GroupMember>(row: GroupRunRow, runs: R[], withRuns: 
     group_id: row.group_id,
     group_name: row.group_name,
     trigger: row.trigger,
+    schedule_id: row.schedule_id,
     status,
     started_at: startedAt,
     finished_at: finishedAt,
@@ -355,9 +360,18 @@ export const getGroupRunJunit: Handler<O["getGroupRunJunit"]> = async (ctx, { pa
 };
 
 /** A group run of a group, or of a batch that is not one (a feature's automations: no group id). */
-export function newGroupRunRow(ctx: OpContext, projectId: string, group: { id: string | null; name: string }): GroupRunRow {
+export function newGroupRunRow(ctx: OpContext, projectId: string, group: { id: string | null; name: string }, scheduleId: string | null = null): GroupRunRow {
   const t = nowIso();
-  return { id: newId("grn"), project_id: projectId, group_id: group.id, group_name: group.name, trigger: ctx.principal.trigger, created_at: t, updated_at: t };
+  return {
+    id: newId("grn"),
+    project_id: projectId,
+    group_id: group.id,
+    group_name: group.name,
+    trigger: ctx.principal.trigger,
+    schedule_id: scheduleId,
+    created_at: t,
+    updated_at: t,
+  };
 }
 
 /**
@@ -371,12 +385,19 @@ export async function startGroupRun(
     projectId: string;
     group: { id: string | null; name: string };
     environmentId: string | null;
+    scheduleId?: string | null;
     automations: Parameters<typeof enqueueRuns>[2]["automations"];
   },
 ) {
-  const gr = newGroupRunRow(ctx, input.projectId, input.group);
+  const gr = newGroupRunRow(ctx, input.projectId, input.group, input.scheduleId ?? null);
   await store.insertGroupRun(trx, gr);
-  await enqueueRuns(ctx, trx, { projectId: input.projectId, groupRunId: gr.id, environmentId: input.environmentId, automations: input.automations });
+  await enqueueRuns(ctx, trx, {
+    projectId: input.projectId,
+    groupRunId: gr.id,
+    environmentId: input.environmentId,
+    scheduleId: input.scheduleId ?? null,
+    automations: input.automations,
+  });
   const { row, runs } = await loadGroupRun(ctx, input.projectId, gr.id, false, trx);
   return toGroupRun(row, runs, true);
 }

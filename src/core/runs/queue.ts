@@ -1,5 +1,6 @@
 // The database side of the run queue: claiming runs atomically, recording progress and attempts, finishing
 // many runs in one transaction, and recovering runs a dead process left `running`.
+import { recordFinishedRuns } from "../alerts/state";
 import type { Core } from "../context";
 import { protectedHosts } from "../environments/protection";
 import { openSecrets } from "../environments/secrets";
@@ -131,11 +132,15 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
     resultsJson: o.resultsJson,
     attemptsJson: JSON.stringify(o.attempts),
   }));
-  await core.queue.finishRuns(t, rows);
+  let queued = 0;
+  await core.queue.finishRuns(t, rows, async (trx, finished) => {
+    queued = await recordFinishedRuns(core, trx, finished, t);
+  });
   core.events.emit(
     "runsFinished",
     rows.map((r) => r.id),
   );
+  if (queued > 0) core.events.emit("alertsQueued");
 }
 
 /** Saves the steps reached so far (long runs show progress; a crash keeps what was done). */

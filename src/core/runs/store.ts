@@ -14,6 +14,7 @@ export const RUN_LIST_COLUMNS = [
   "group_run_id",
   "environment_id",
   "trigger",
+  "schedule_id",
   "status",
   "attempts",
   "started_at",

@@ -8,6 +8,7 @@ import * as invitations from "./0005_invitations";
 import * as fairDispatch from "./0006_fair_dispatch";
 import * as runners from "./0007_runners";
 import * as testsAsCode from "./0011_tests_as_code";
+import * as schedulesAlerts from "./0008_schedules_alerts";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   "0006_fair_dispatch": fairDispatch,
   "0007_runners": runners,
   "0011_tests_as_code": testsAsCode,
+  "0008_schedules_alerts": schedulesAlerts,
 };

@@ -4,7 +4,7 @@ import { call, enc } from "../api";
 import { useLoad } from "../hooks";
 import { ErrorNote, Tabs } from "../ui";
 
-export type Section = "overview" | "features" | "automations" | "runs" | "groups" | "environments";
+export type Section = "overview" | "features" | "automations" | "runs" | "groups" | "schedules" | "environments";
 
 export function ProjectFrame({ project, section, children }: { project: string; section: Section; children: ComponentChildren }) {
   const p = useLoad(() => call("getProject", { project }), `frame:${project}`);
@@ -23,6 +23,7 @@ export function ProjectFrame({ project, section, children }: { project: string; 
           { id: "automations", label: "Automations", href: `${base}/automations` },
           { id: "runs", label: "Runs", href: `${base}/runs` },
           { id: "groups", label: "Groups", href: `${base}/groups` },
+          { id: "schedules", label: "Schedules & alerts", href: `${base}/schedules` },
           { id: "environments", label: "Environments", href: `${base}/environments` },
         ]}
       />

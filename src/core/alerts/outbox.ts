@@ -1,0 +1,73 @@
+// The delivery side of the outbox: taking due deliveries (one node at a time per delivery), and recording each
+// attempt — delivered, or tried again after alerts.retry_first_ms and then doubling delays, up to
+// alerts.retry_max_attempts attempts.
+import type { Core } from "../context";
+import { StringList } from "../shared/columns";
+import { readJsonColumnOr } from "../shared/json";
+import { secretPlace } from "./operations";
+import * as store from "./store";
+
+export interface DueDelivery {
+  id: string;
+  event: string;
+  /** The exact bytes to send (the same on every attempt). */
+  body: string;
+  /** Attempts made before this one. */
+  attempts: number;
+  channel: { id: string; kind: "webhook" | "slack" | "email"; url: string | null; secret: string | null; emailTo: string[] };
+}
+
+export interface AttemptResult {
+  ok: boolean;
+  statusCode: number | null;
+  error: string | null;
+}
+
+/** The deliveries due now, each leased to this caller for the length of one attempt. */
+export async function takeDueDeliveries(core: Core, now: Date, limit: number): Promise<DueDelivery[]> {
+  const due = await store.dueDeliveries(core.db, now.toISOString(), limit);
+  const leaseUntil = new Date(now.getTime() + core.config.alerts.timeout_ms + 5000).toISOString();
+  const taken: DueDelivery[] = [];
+  for (const d of due) {
+    if (d.next_attempt_at === null || !(await store.leaseDelivery(core.db, d.id, d.next_attempt_at, leaseUntil))) continue;
+    taken.push({
+      id: d.id,
+      event: d.event,
+      body: d.body,
+      attempts: d.attempts,
+      channel: {
+        id: d.channel_id,
+        kind: d.kind,
+        url: d.url,
+        secret: d.secret === null ? null : core.secrets.open(d.secret, secretPlace(d.channel_id)),
+        emailTo: d.email_to === null ? [] : readJsonColumnOr(StringList, d.email_to, []),
+      },
+    });
+  }
+  return taken;
+}
+
+/** How long after the n-th failed attempt (1-based) the next one is made. */
+export function retryDelayMs(core: Core, failedAttempts: number): number {
+  return core.config.alerts.retry_first_ms * 2 ** Math.max(0, failedAttempts - 1);
+}
+
+export async function recordAttempt(core: Core, d: DueDelivery, result: AttemptResult, at: Date): Promise<void> {
+  const attempts = d.attempts + 1;
+  const t = at.toISOString();
+  const done = result.ok || attempts >= core.config.alerts.retry_max_attempts;
+  await store.recordAttempt(core.db, d.id, {
+    attempts,
+    status: result.ok ? "delivered" : done ? "failed" : "pending",
+    status_code: result.statusCode,
+    error: result.ok ? null : result.error,
+    next_attempt_at: done ? null : new Date(at.getTime() + retryDelayMs(core, attempts)).toISOString(),
+    delivered_at: result.ok ? t : null,
+    updated_at: t,
+  });
+}
+
+/** When the next pending delivery is due, if any. */
+export async function soonestDelivery(core: Core): Promise<string | null> {
+  return store.soonestDelivery(core.db);
+}

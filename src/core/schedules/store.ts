@@ -1,0 +1,117 @@
+// The schedules and schedule_fires tables: every query schedules need, typed by the schema.
+import type { Insertable, Kysely, Selectable, Updateable } from "kysely";
+import type { DB, ScheduleFireTable, ScheduleTable } from "../../db/schema";
+
+type ScheduleRow = Selectable<ScheduleTable>;
+
+export async function findSchedule(db: Kysely<DB>, projectId: string, id: string): Promise<ScheduleRow | undefined> {
+  return db.selectFrom("schedules").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
+}
+
+export async function schedulesNamed(db: Kysely<DB>, projectId: string, name: string, limit: number): Promise<ScheduleRow[]> {
+  return db
+    .selectFrom("schedules")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .where("name", "=", name)
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+}
+
+/** The project's schedules, for `fetchPage`. */
+export function schedulesQuery(db: Kysely<DB>, projectId: string) {
+  return db.selectFrom("schedules").selectAll().where("project_id", "=", projectId);
+}
+
+export async function insertSchedule(db: Kysely<DB>, row: Insertable<ScheduleTable>): Promise<void> {
+  await db.insertInto("schedules").values(row).execute();
+}
+
+export async function updateSchedule(db: Kysely<DB>, id: string, patch: Updateable<ScheduleTable>): Promise<void> {
+  await db.updateTable("schedules").set(patch).where("id", "=", id).execute();
+}
+
+export async function deleteSchedule(db: Kysely<DB>, id: string): Promise<void> {
+  await db.deleteFrom("schedules").where("id", "=", id).execute();
+}
+
+/** Enabled schedules due at or before `now`, soonest first (on the (enabled, next_run_at) index). */
+export async function dueSchedules(db: Kysely<DB>, now: string, limit: number): Promise<ScheduleRow[]> {
+  return db
+    .selectFrom("schedules")
+    .selectAll()
+    .where("enabled", "=", 1)
+    .where("next_run_at", "is not", null)
+    .where("next_run_at", "<=", now)
+    .orderBy("next_run_at")
+    .limit(limit)
+    .execute();
+}
+
+/** The soonest due time of any enabled schedule. */
+export async function soonestDue(db: Kysely<DB>): Promise<string | null> {
+  const row = await db
+    .selectFrom("schedules")
+    .select("next_run_at")
+    .where("enabled", "=", 1)
+    .where("next_run_at", "is not", null)
+    .orderBy("next_run_at")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.next_run_at ?? null;
+}
+
+/**
+ * Takes the due time: inserts its fire row unless one exists (another node took it) and moves the schedule on,
+ * only if it still has that due time. True when this caller owns the tick.
+ */
+export async function claimFire(db: Kysely<DB>, fire: Insertable<ScheduleFireTable>, next: string | null, at: string): Promise<boolean> {
+  const inserted = await db
+    .insertInto("schedule_fires")
+    .values(fire)
+    .onConflict((oc) => oc.columns(["schedule_id", "due_at"]).doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) return false;
+  const moved = await db
+    .updateTable("schedules")
+    .set({ next_run_at: next, last_fired_at: at, updated_at: at })
+    .where("id", "=", fire.schedule_id)
+    .where("next_run_at", "=", fire.due_at)
+    .executeTakeFirst();
+  return Number(moved.numUpdatedRows) > 0;
+}
+
+export async function recordFireResult(
+  db: Kysely<DB>,
+  scheduleId: string,
+  dueAt: string,
+  result: { run_id?: string | null; group_run_id?: string | null; error: string | null },
+): Promise<void> {
+  await db
+    .updateTable("schedule_fires")
+    .set({ run_id: result.run_id ?? null, group_run_id: result.group_run_id ?? null, error: result.error })
+    .where("schedule_id", "=", scheduleId)
+    .where("due_at", "=", dueAt)
+    .execute();
+  await db.updateTable("schedules").set({ last_error: result.error }).where("id", "=", scheduleId).execute();
+}
+
+/** The project's runnable automations carrying every one of `tags` (tags are stored as a JSON array). */
+export async function automationsWithTags(db: Kysely<DB>, projectId: string, limit: number) {
+  return db
+    .selectFrom("automations")
+    .select(["id", "name", "kind", "steps", "timeout_ms", "retries", "environment_id", "tags", "status"])
+    .where("project_id", "=", projectId)
+    .where("status", "!=", "disabled")
+    .where("tags", "!=", "[]")
+    .orderBy("created_at")
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+}
+
+export async function projectWorkspace(db: Kysely<DB>, projectId: string) {
+  return db.selectFrom("projects").select(["workspace_id"]).where("id", "=", projectId).executeTakeFirst();
+}

@@ -1,0 +1,238 @@
+// A project's schedules (next due times, on/off) and alert channels (a test send, recent deliveries).
+import { useState } from "preact/hooks";
+import { call } from "../api";
+import { useAction, useLoad } from "../hooks";
+import { AlertChannelKind } from "../../manifest/schedule-records";
+import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { ProjectFrame } from "./project-frame";
+
+export function SchedulesPage({ project }: { project: string }) {
+  return (
+    <ProjectFrame project={project} section="schedules">
+      <Schedules project={project} />
+      <Channels project={project} />
+    </ProjectFrame>
+  );
+}
+
+function Schedules({ project }: { project: string }) {
+  const list = useLoad(() => call("listSchedules", { project, limit: 200 }), `schedules:${project}`);
+  const [name, setName] = useState("");
+  const [automation, setAutomation] = useState("");
+  const [every, setEvery] = useState("300");
+  const a = useAction();
+  const create = async (e: Event) => {
+    e.preventDefault();
+    await a.run(async () => {
+      await call("createSchedule", { project, name, target: { automation }, interval_seconds: Number(every) });
+      setName("");
+      list.reload();
+    });
+  };
+  const act = useAction();
+  return (
+    <Card title="Schedules">
+      <form class="form-row" onSubmit={create} aria-label="New schedule">
+        <Field label="Schedule name">
+          <input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="checkout every 5 minutes" />
+        </Field>
+        <Field label="Automation (name or id)">
+          <input required value={automation} onInput={(e) => setAutomation(inputValue(e))} placeholder="checkout" />
+        </Field>
+        <Field label="Every (seconds)" hint="At least 10. Cron schedules and tags: the API, CLI or MCP.">
+          <input required type="number" min={10} value={every} onInput={(e) => setEvery(inputValue(e))} />
+        </Field>
+        <button class="btn btn-primary" disabled={a.busy}>
+          Create schedule
+        </button>
+      </form>
+      <ErrorNote message={a.error} details={a.details} />
+      <ErrorNote message={act.error} />
+      {list.loading && <Loading />}
+      <ErrorNote message={list.error} />
+      {list.data?.data.length === 0 && <Empty>No schedules yet.</Empty>}
+      {list.data && list.data.data.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>When</th>
+                <th>Next</th>
+                <th>Last</th>
+                <th>Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.data.map((sch) => (
+                <tr key={sch.id}>
+                  <td data-label="Name">{sch.name}</td>
+                  <td data-label="When">{sch.cron ? `${sch.cron} (${sch.timezone ?? "UTC"})` : `every ${sch.interval_seconds} s`}</td>
+                  <td data-label="Next">{sch.enabled ? when(sch.next_run_at) : "off"}</td>
+                  <td data-label="Last">
+                    {sch.last_fired_at ? when(sch.last_fired_at) : "never"}
+                    {sch.last_error && <span class="muted"> — {sch.last_error}</span>}
+                  </td>
+                  <td data-label="Actions">
+                    <button
+                      type="button"
+                      class="btn"
+                      disabled={act.busy}
+                      onClick={() =>
+                        act.run(async () => {
+                          await call("updateSchedule", { project, scheduleId: sch.id, enabled: !sch.enabled });
+                          list.reload();
+                        })
+                      }
+                    >
+                      {sch.enabled ? "Pause" : "Resume"}
+                    </button>{" "}
+                    <ConfirmButton
+                      label="Delete"
+                      question={`Delete the schedule "${sch.name}"?`}
+                      onConfirm={async () => {
+                        await call("deleteSchedule", { project, scheduleId: sch.id });
+                        list.reload();
+                      }}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Card>
+  );
+}
+
+function Channels({ project }: { project: string }) {
+  const list = useLoad(() => call("listAlertChannels", { project, limit: 200 }), `alert-channels:${project}`);
+  const [name, setName] = useState("");
+  const [kind, setKind] = useState<string>(AlertChannelKind.options[0] ?? "webhook");
+  const [url, setUrl] = useState("");
+  const [secret, setSecret] = useState("");
+  const [emailTo, setEmailTo] = useState("");
+  const a = useAction();
+  const create = async (e: Event) => {
+    e.preventDefault();
+    await a.run(async () => {
+      const k = AlertChannelKind.parse(kind);
+      await call("createAlertChannel", {
+        project,
+        name,
+        kind: k,
+        ...(k === "email" ? { email_to: emailTo.split(/[\s,]+/).filter(Boolean) } : { url }),
+        ...(k === "webhook" ? { secret } : {}),
+      });
+      setName("");
+      setSecret("");
+      list.reload();
+    });
+  };
+  return (
+    <Card title="Alert channels">
+      <form class="form-row" onSubmit={create} aria-label="New alert channel">
+        <Field label="Channel name">
+          <input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="team chat" />
+        </Field>
+        <Field label="Kind">
+          <select value={kind} onChange={(e) => setKind(inputValue(e))}>
+            {AlertChannelKind.options.map((k) => (
+              <option key={k} value={k}>
+                {k}
+              </option>
+            ))}
+          </select>
+        </Field>
+        {kind === "email" ? (
+          <Field label="Recipients">
+            <input required value={emailTo} onInput={(e) => setEmailTo(inputValue(e))} placeholder="qa@example.com" />
+          </Field>
+        ) : (
+          <Field label="URL">
+            <input required type="url" value={url} onInput={(e) => setUrl(inputValue(e))} placeholder="https://hooks.example.com/…" />
+          </Field>
+        )}
+        {kind === "webhook" && (
+          <Field label="Secret" hint="At least 8 characters; signs every body. It is never shown again.">
+            <input required type="password" minLength={8} value={secret} onInput={(e) => setSecret(inputValue(e))} autoComplete="new-password" />
+          </Field>
+        )}
+        <button class="btn btn-primary" disabled={a.busy}>
+          Create channel
+        </button>
+      </form>
+      <ErrorNote message={a.error} details={a.details} />
+      {list.loading && <Loading />}
+      <ErrorNote message={list.error} />
+      {list.data?.data.length === 0 && <Empty>No alert channels yet.</Empty>}
+      {list.data?.data.map((ch) => (
+        <Channel key={ch.id} project={project} channel={ch} onDeleted={list.reload} />
+      ))}
+    </Card>
+  );
+}
+
+function Channel({
+  project,
+  channel,
+  onDeleted,
+}: {
+  project: string;
+  channel: { id: string; name: string; kind: string; events: string[] };
+  onDeleted: () => void;
+}) {
+  const deliveries = useLoad(
+    () => call("listAlertDeliveries", { project, channelId: channel.id, limit: 5 }),
+    `deliveries:${project}:${channel.id}`,
+    (d) => (d.data.some((x) => x.status === "pending") ? 1500 : 0),
+  );
+  const a = useAction();
+  return (
+    <section class="stack" aria-label={`Alert channel ${channel.name}`}>
+      <h3>
+        {channel.name}{" "}
+        <span class="muted">
+          ({channel.kind}: {channel.events.join(", ")})
+        </span>
+      </h3>
+      <div class="form-row">
+        <button
+          type="button"
+          class="btn"
+          disabled={a.busy}
+          onClick={() =>
+            a.run(async () => {
+              await call("testAlertChannel", { project, channelId: channel.id });
+              deliveries.reload();
+            })
+          }
+        >
+          Send a test
+        </button>
+        <ConfirmButton
+          label="Delete"
+          question={`Delete the alert channel "${channel.name}" and its deliveries?`}
+          onConfirm={async () => {
+            await call("deleteAlertChannel", { project, channelId: channel.id });
+            onDeleted();
+          }}
+        />
+      </div>
+      <ErrorNote message={a.error} />
+      {deliveries.data?.data.length === 0 && <p class="muted">Nothing sent yet.</p>}
+      {deliveries.data && deliveries.data.data.length > 0 && (
+        <ul>
+          {deliveries.data.data.map((d) => (
+            <li key={d.delivery_id}>
+              <Badge status={d.status === "delivered" ? "passed" : d.status === "failed" ? "failed" : "queued"} /> {d.event} · {when(d.created_at)} ·{" "}
+              {d.attempts} attempt{d.attempts === 1 ? "" : "s"}
+              {d.error && <span class="muted"> — {d.error}</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,196 @@
+// Schedules: validation and names, protected environments, the real clock firing an interval schedule (runs with
+// trigger "schedule" and schedule_id), one fire per due time across two nodes on one database, and no backlog
+// after downtime (at most one catch-up).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { loadConfig } from "../config/load";
+import { type OpenedCore, openCore } from "../src/core";
+import { fireSchedule } from "../src/core/schedules/operations";
+import { json, waitForRun } from "./helpers/runs";
+import { startTestServer, type TestServer } from "./helpers/server";
+import { startTargetApp, type TargetApp } from "./helpers/target-app";
+
+let s: TestServer;
+let target: TargetApp;
+let member: string;
+let automationId: string;
+
+interface ScheduleRecord {
+  id: string;
+  name: string;
+  target: Record<string, unknown>;
+  enabled: boolean;
+  cron: string | null;
+  timezone: string | null;
+  interval_seconds: number | null;
+  next_run_at: string | null;
+  next_runs_at: string[];
+  last_fired_at: string | null;
+  last_error: string | null;
+}
+interface RunPage {
+  data: { id: string; trigger: string; schedule_id: string | null; group_run_id: string | null; automation_id: string }[];
+}
+
+beforeAll(async () => {
+  target = startTargetApp();
+  s = await startTestServer({ rate_limit: { enabled: false } });
+  member = (await s.userWithKey("member@acme.test", "acme", "member")).key;
+  await json(await s.call("POST", "/projects", { name: "shop" }), 201);
+  await json(await s.call("POST", "/projects/shop/environments", { name: "staging", variables: { BASE_URL: target.url } }), 201);
+  await json(await s.call("POST", "/projects/shop/environments", { name: "prod", variables: { BASE_URL: target.url }, protected: true }), 201);
+  const health = { kind: "http", environment: "staging", steps: [{ request: { url: "/health" }, expect: [{ status: 200 }] }] };
+  automationId = (await json<{ id: string }>(await s.call("POST", "/projects/shop/automations", { name: "home", tags: ["smoke", "api"], ...health }), 201)).id;
+  await json(await s.call("POST", "/projects/shop/automations", { name: "checkout", tags: ["smoke"], ...health }), 201);
+});
+afterAll(async () => {
+  await s.stop();
+  await target.stop();
+});
+
+const create = (body: Record<string, unknown>, key?: string) => s.call("POST", "/projects/shop/schedules", body, key);
+const schedulesCount = async () => (await json<{ data: unknown[] }>(await s.call("GET", "/projects/shop/schedules?limit=200"))).data.length;
+const runsOf = async (scheduleId: string) =>
+  (await json<RunPage>(await s.call("GET", "/projects/shop/runs?limit=200"))).data.filter((r) => r.schedule_id === scheduleId);
+
+describe("creating and reading schedules", () => {
+  test("bad timing, time zones and targets are 400 naming the field, and nothing is created", async () => {
+    const before = await schedulesCount();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ name: "x", target: { automation: "home" }, interval_seconds: 5 }, "interval_seconds"],
+      [{ name: "x", target: { automation: "home" } }, "cron"],
+      [{ name: "x", target: { automation: "home" }, cron: "* * * *" }, "cron"],
+      [{ name: "x", target: { automation: "home" }, cron: "0 0 * * * *" }, "cron"],
+      [{ name: "x", target: { automation: "home" }, cron: "61 * * * *" }, "cron"],
+      [{ name: "x", target: { automation: "home" }, cron: "0 9 * * *", interval_seconds: 60 }, "interval_seconds"],
+      [{ name: "x", target: { automation: "home" }, cron: "0 9 * * *", timezone: "Mars/Olympus" }, "timezone"],
+      [{ name: "x", target: { automation: "nope" }, interval_seconds: 60 }, "target.automation"],
+      [{ name: "x", target: { group: "nope" }, interval_seconds: 60 }, "target.group"],
+      [{ name: "x", target: { tags: [] }, interval_seconds: 60 }, "target"],
+      [{ name: "x", target: { automation: "home" }, interval_seconds: 60, environment: "nope" }, "environment"],
+    ];
+    for (const [body, field] of cases) {
+      const res = await create(body);
+      const err = await json<{ error: string; details: { path: string }[] }>(res, 400);
+      expect(err.error).toBe("invalid_request");
+      expect({ body, paths: err.details.map((d) => d.path) }).toMatchObject({
+        body,
+        paths: expect.arrayContaining([expect.stringMatching(new RegExp(`^(body\\.)?${field}`))]),
+      });
+    }
+    expect(await schedulesCount()).toBe(before);
+  });
+
+  test("a cron schedule shows its next due times in its time zone, and is found by name", async () => {
+    const made = await json<ScheduleRecord>(
+      await create({ name: "nightly", target: { automation: "home" }, cron: "30 2 * * *", timezone: "Europe/Berlin" }),
+      201,
+    );
+    expect(made.next_runs_at).toHaveLength(5);
+    expect(made.next_run_at).toBe(made.next_runs_at[0] ?? null);
+    for (const at of made.next_runs_at) {
+      const local = new Intl.DateTimeFormat("en-GB", { timeZone: "Europe/Berlin", hour: "2-digit", minute: "2-digit" }).format(new Date(at));
+      expect(local).toBe("02:30");
+    }
+    expect(made.target).toEqual({ automation: automationId });
+    const byName = await json<ScheduleRecord>(await s.call("GET", "/projects/shop/schedules/nightly"));
+    expect(byName.id).toBe(made.id);
+    const off = await json<ScheduleRecord>(await s.call("PATCH", "/projects/shop/schedules/nightly", { enabled: false }));
+    expect(off).toMatchObject({ enabled: false, next_run_at: null, next_runs_at: [] });
+    await json(await s.call("DELETE", "/projects/shop/schedules/nightly"), 204).catch(() => undefined);
+    expect((await s.call("GET", "/projects/shop/schedules/nightly")).status).toBe(404);
+  });
+
+  test("only owners and admins schedule runs in a protected environment", async () => {
+    const before = await schedulesCount();
+    const res = await create({ name: "prod watch", target: { automation: "home" }, environment: "prod", interval_seconds: 600 }, member);
+    expect((await json<{ error: string }>(res, 403)).error).toBe("forbidden");
+    expect(await schedulesCount()).toBe(before);
+    const ok = await json<ScheduleRecord>(await create({ name: "staging watch", target: { automation: "home" }, interval_seconds: 600 }, member), 201);
+    const moved = await s.call("PATCH", `/projects/shop/schedules/${ok.id}`, { environment: "prod" }, member);
+    expect(moved.status).toBe(403);
+    expect((await json<{ environment_id: string | null }>(await s.call("GET", `/projects/shop/schedules/${ok.id}`))).environment_id).toBeNull();
+    const byOwner = await s.call("POST", "/projects/shop/schedules", {
+      name: "prod watch",
+      target: { automation: "home" },
+      environment: "prod",
+      interval_seconds: 600,
+    });
+    expect(byOwner.status).toBe(201);
+    for (const id of [ok.id, "prod watch"]) await s.call("DELETE", `/projects/shop/schedules/${encodeURIComponent(id)}`);
+  });
+});
+
+describe("firing", () => {
+  test("an interval schedule fires on the real clock: its run has trigger schedule and schedule_id, and its next due time moves on", async () => {
+    const made = await json<ScheduleRecord>(await create({ name: "every ten", target: { automation: "home" }, interval_seconds: 10 }), 201);
+    const due = Date.parse(made.next_run_at ?? "");
+    expect(due - Date.parse(made.next_runs_at[0] ?? "")).toBe(0);
+    expect(Date.parse(made.next_runs_at[1] ?? "") - due).toBe(10_000);
+    let runs: RunPage["data"] = [];
+    const deadline = Date.now() + 20_000;
+    while (runs.length === 0 && Date.now() < deadline) {
+      runs = await runsOf(made.id);
+      if (runs.length === 0) await Bun.sleep(100);
+    }
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ trigger: "schedule", schedule_id: made.id, automation_id: automationId });
+    expect((await waitForRun(s, "shop", runs[0]?.id ?? "")).status).toBe("passed");
+    const after = await json<ScheduleRecord>(await s.call("GET", `/projects/shop/schedules/${made.id}`));
+    expect(after.last_fired_at).not.toBeNull();
+    expect(Date.parse(after.last_fired_at ?? "")).toBeGreaterThanOrEqual(due);
+    expect(Date.parse(after.next_run_at ?? "")).toBe(due + 10_000);
+    await s.call("DELETE", `/projects/shop/schedules/${made.id}`);
+  }, 30_000);
+
+  test("a tags target starts one group run of the automations carrying all the tags", async () => {
+    const made = await json<ScheduleRecord>(await create({ name: "smoke", target: { tags: ["smoke"] }, interval_seconds: 3600 }), 201);
+    // The schedule is made due now, as if its hour had passed.
+    s.server.core.sqlite.query("UPDATE schedules SET next_run_at = ?1 WHERE id = ?2").run(new Date(Date.now() - 1000).toISOString(), made.id);
+    let runs: RunPage["data"] = [];
+    const deadline = Date.now() + 10_000;
+    while (runs.length < 2 && Date.now() < deadline) {
+      runs = await runsOf(made.id);
+      if (runs.length < 2) await Bun.sleep(50);
+    }
+    expect(runs).toHaveLength(2);
+    const groupRunId = runs[0]?.group_run_id;
+    expect(groupRunId).toBeTruthy();
+    expect(runs.every((r) => r.group_run_id === groupRunId && r.trigger === "schedule")).toBe(true);
+    const gr = await json<{ trigger: string; schedule_id: string; group_name: string }>(await s.call("GET", `/projects/shop/group-runs/${groupRunId}`));
+    expect(gr).toMatchObject({ trigger: "schedule", schedule_id: made.id, group_name: "smoke" });
+    await s.call("DELETE", `/projects/shop/schedules/${made.id}`);
+  });
+});
+
+describe("several nodes, and downtime", () => {
+  let other: OpenedCore;
+  beforeAll(async () => {
+    other = await openCore(loadConfig({ env: {}, flags: { data_dir: s.dataDir, log_level: "warn" } }));
+  });
+  afterAll(async () => {
+    await other.close();
+  });
+
+  test("two nodes firing the same due time start one run, and a schedule missed for an hour fires one catch-up run", async () => {
+    const made = await json<ScheduleRecord>(await create({ name: "missed", target: { automation: "home" }, interval_seconds: 10 }), 201);
+    // The schedule was due an hour ago: 360 ticks were missed while no server ran.
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    s.server.core.sqlite.query("UPDATE schedules SET next_run_at = ?1 WHERE id = ?2").run(hourAgo, made.id);
+    // Both nodes read the schedule as due at that time; each tries to fire it (the server's own scheduler may too).
+    const stale = s.server.core.sqlite.query("SELECT * FROM schedules WHERE id = ?1").get(made.id) as Parameters<typeof fireSchedule>[1];
+    expect(stale.next_run_at).toBe(hourAgo);
+    const now = new Date();
+    const a = await fireSchedule(s.server.core, stale, now);
+    const b = await fireSchedule(other, stale, now);
+    expect(b).toBeNull();
+    expect([a, b].filter((f) => f !== null).length).toBeLessThanOrEqual(1);
+    const runs = await runsOf(made.id);
+    expect(runs).toHaveLength(1);
+    const fires = s.server.core.sqlite.query("SELECT due_at FROM schedule_fires WHERE schedule_id = ?1").all(made.id) as { due_at: string }[];
+    expect(fires).toEqual([{ due_at: hourAgo }]);
+    const after = await json<ScheduleRecord>(await s.call("GET", `/projects/shop/schedules/${made.id}`));
+    expect(Date.parse(after.next_run_at ?? "")).toBeGreaterThan(now.getTime());
+    expect(Date.parse(after.next_run_at ?? "")).toBeLessThanOrEqual(now.getTime() + 10_000);
+    await s.call("DELETE", `/projects/shop/schedules/${made.id}`);
+  });
+});
