@@ -25,6 +25,8 @@ export interface Principal {
 export interface CoreEvents {
   runQueued: [];
   runCancelled: [runId: string];
+  /** Runs finished (or ended by recovery): their roll-ups are written; retention checks its limits. */
+  runsEnded: [runIds: string[]];
   generationQueued: [];
   generationCancelled: [generationId: string];
 }

@@ -10,6 +10,7 @@ import * as bulk from "./features/bulk";
 import * as features from "./features/operations";
 import * as generations from "./generations/operations";
 import * as groups from "./groups/operations";
+import * as history from "./history/operations";
 import type { Handler, OpInput } from "./handler";
 import * as projects from "./projects/operations";
 import * as runs from "./runs/operations";
@@ -72,6 +73,8 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   listGroupRuns: runs.listGroupRuns,
   getGroupRun: runs.getGroupRun,
   getGroupRunJunit: runs.getGroupRunJunit,
+  getAutomationHistory: history.getAutomationHistory,
+  getProjectHistory: history.getProjectHistory,
 };
 
 export type UntypedHandler = (ctx: OpContext, input: OpInput) => Promise<unknown>;

@@ -117,6 +117,8 @@ export interface AutomationTable extends Stamped {
   last_run_id: string | null;
   last_run_status: z.infer<typeof RunStatus> | null;
   last_run_at: string | null;
+  /** 1: it still runs, but its failures do not fail its group run (reported apart). */
+  quarantined: Generated<number>;
 }
 export interface GroupTable extends Stamped {
   project_id: string;
@@ -129,6 +131,26 @@ export interface GroupRunTable extends Stamped {
   group_id: string | null;
   group_name: string;
   trigger: z.infer<typeof RunTrigger>;
+  /** The verdict, stored when its last run ends (null before: derived from its runs). */
+  status: z.infer<typeof RunStatus> | null;
+  /** JSON of the group run's summary, stored with `status`. */
+  summary: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+/** Daily roll-up of one automation's finished runs (UTC day), kept when the runs are pruned. */
+export interface RunDailyTable {
+  automation_id: string;
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  project_id: string;
+  runs: number;
+  passed: number;
+  failed: number;
+  /** Of the passed runs, those that passed only after a failed attempt. */
+  flaky: number;
+  /** JSON histogram of durations: log-scale bucket → count (src/core/history/durations.ts). */
+  durations: string;
 }
 export interface RunTable extends Stamped {
   project_id: string;
@@ -151,6 +173,10 @@ export interface RunTable extends Stamped {
   claim: Generated<number>;
   /** Order within its group run. */
   position: Generated<number>;
+  /** 1 when its automation was quarantined as the run was queued. */
+  quarantined: Generated<number>;
+  /** 1 once the finished run is counted in run_daily. */
+  rolled_up: Generated<number>;
 }
 export interface IdempotencyTable {
   workspace_id: string;
@@ -176,5 +202,6 @@ export interface DB {
   groups: GroupTable;
   group_runs: GroupRunTable;
   runs: RunTable;
+  run_daily: RunDailyTable;
   idempotency_keys: IdempotencyTable;
 }

@@ -6,6 +6,7 @@ import * as environments from "./environments";
 import * as features from "./features";
 import * as generations from "./generations";
 import * as groups from "./groups";
+import * as history from "./history";
 import * as projects from "./projects";
 import * as runs from "./runs";
 
@@ -26,6 +27,7 @@ export const ops = {
   ...automations,
   ...byExportName({ ...runs, ...groups }),
   ...accessOps,
+  ...history,
 };
 
 export type Ops = typeof ops;

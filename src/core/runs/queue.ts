@@ -8,6 +8,8 @@ import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
 import type { StoredEnvironment } from "../storage";
 import type { RunSpec } from "../shared/columns";
+import { rollUpRuns } from "../history/operations";
+import { settleGroupRuns } from "./operations";
 import * as store from "./store";
 
 export type FinalRunStatus = "passed" | "failed" | "error" | "timed_out" | "cancelled";
@@ -131,6 +133,17 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
     attemptsJson: JSON.stringify(o.attempts),
   }));
   await core.queue.finishRuns(t, rows);
+  await afterRunsEnded(
+    core,
+    outcomes.map((o) => o.id),
+  );
+}
+
+/** What follows runs ending: their daily roll-ups and health, their group runs' verdicts, and retention's notice. */
+async function afterRunsEnded(core: Core, runIds: string[]): Promise<void> {
+  await rollUpRuns(core.db, { ids: runIds });
+  await settleGroupRuns(core.db, runIds);
+  core.events.emit("runsEnded", runIds);
 }
 
 /** Saves the steps reached so far (long runs show progress; a crash keeps what was done). */
@@ -155,7 +168,7 @@ export const INTERRUPTED_MESSAGE = "interrupted by server restart";
  */
 export async function recoverInterruptedRuns(core: Core): Promise<string[]> {
   const t = nowIso();
-  return core.db.transaction().execute(async (trx) => {
+  const recovered = await core.db.transaction().execute(async (trx) => {
     const stale = await store.runningRuns(trx);
     for (const r of stale) {
       await store.endRunningRunWithError(trx, r.id, {
@@ -168,4 +181,6 @@ export async function recoverInterruptedRuns(core: Core): Promise<string[]> {
     }
     return stale.map((r) => r.id);
   });
+  await afterRunsEnded(core, recovered);
+  return recovered;
 }
