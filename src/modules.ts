@@ -3,3 +3,4 @@ import "./http/web";
 import "./http/operations";
 import "./runner";
 import "./generation/engine";
+import "./retention/engine";

@@ -169,3 +169,8 @@ export const getProjectHistory: Handler<O["getProjectHistory"]> = async (ctx, { 
   const now = Date.now();
   return historyOf(await store.dailyOfProject(ctx.core.db, project.id, firstDay(query.days, now)), query.days, now);
 };
+
+/** The automations of these runs (retention checks their counts after the runs end). */
+export async function automationsOfEndedRuns(core: Core, runIds: string[]): Promise<string[]> {
+  return store.automationsOfRuns(core.db, runIds);
+}

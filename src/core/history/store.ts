@@ -66,3 +66,10 @@ export async function updateDaily(db: Kysely<DB>, row: Selectable<RunDailyTable>
     .where("day", "=", row.day)
     .execute();
 }
+
+/** The automations of these runs. */
+export async function automationsOfRuns(db: Kysely<DB>, runIds: string[]): Promise<string[]> {
+  if (runIds.length === 0) return [];
+  const rows = await db.selectFrom("runs").select("automation_id").distinct().where("id", "in", runIds).execute();
+  return rows.map((r) => r.automation_id);
+}
