@@ -34,36 +34,40 @@ async function removeRuns(core: Core, picked: { id: string; group_run_id: string
   return { runs, groupRuns: groups.length };
 }
 
-/**
- * One batch of at most about `batch` runs past a limit: by age first, then by count for `automationIds` (or, when
- * not given, every automation over the limit). Answers what it removed; zero runs means nothing is left to do.
- */
-export async function pruneBatch(core: Core, batch: number, automationIds?: string[], now = Date.now()): Promise<PruneResult> {
-  const { run_days, max_runs_per_automation: max } = core.config.retention;
-  // Runs that ended without being counted (before roll-ups existed, or a crash in between) are counted first.
-  await rollUpRuns(core.db, { limit: batch });
-  if (run_days > 0) {
-    const old = await store.runsCreatedBefore(core.db, new Date(now - run_days * DAY_MS).toISOString(), batch);
-    if (old.length > 0) return removeRuns(core, old);
-  }
-  if (max > 0) {
-    for (const a of automationIds ?? (await store.automationsOverLimit(core.db, max))) {
-      const extra = await store.runsBeyond(core.db, a, max, batch);
-      if (extra.length > 0) return removeRuns(core, extra);
-    }
-  }
-  return { runs: 0, groupRuns: 0 };
+/** Runs past the age limit, one batch (up to `batch` runs and their group runs). */
+export async function pruneOldBatch(core: Core, batch: number, now = Date.now()): Promise<PruneResult> {
+  const days = core.config.retention.run_days;
+  if (days <= 0) return { runs: 0, groupRuns: 0 };
+  return removeRuns(core, await store.runsCreatedBefore(core.db, new Date(now - days * DAY_MS).toISOString(), batch));
 }
 
-/** Prunes batch after batch until nothing is past a limit, yielding between batches so requests go first. */
+/** An automation's runs beyond the count limit, one batch. */
+export async function pruneExtraBatch(core: Core, automationId: string, batch: number): Promise<PruneResult> {
+  const max = core.config.retention.max_runs_per_automation;
+  if (max <= 0) return { runs: 0, groupRuns: 0 };
+  return removeRuns(core, await store.runsBeyond(core.db, automationId, max, batch));
+}
+
+const yieldToRequests = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Prunes batch after batch until nothing is past a limit, yielding between batches so requests go first: by age,
+ * then by count for `automationIds` (or, when not given, every automation over the limit).
+ */
 export async function pruneAll(core: Core, opts: { batch: number; automationIds?: string[]; stopped?: () => boolean }): Promise<PruneResult> {
   const total = { runs: 0, groupRuns: 0 };
-  while (!opts.stopped?.()) {
-    const r = await pruneBatch(core, opts.batch, opts.automationIds);
+  const add = (r: PruneResult) => {
     total.runs += r.runs;
     total.groupRuns += r.groupRuns;
-    if (r.runs === 0) break;
-    await new Promise((resolve) => setImmediate(resolve));
+    return r.runs > 0;
+  };
+  // Runs that ended without being counted (before roll-ups existed, or a crash in between) are counted first.
+  while (!opts.stopped?.() && (await rollUpRuns(core.db, { limit: opts.batch })) === opts.batch) await yieldToRequests();
+  while (!opts.stopped?.() && add(await pruneOldBatch(core, opts.batch))) await yieldToRequests();
+  const max = core.config.retention.max_runs_per_automation;
+  if (max <= 0) return total;
+  for (const a of opts.automationIds ?? (await store.automationsOverLimit(core.db, max))) {
+    while (!opts.stopped?.() && add(await pruneExtraBatch(core, a, opts.batch))) await yieldToRequests();
   }
   return total;
 }
