@@ -101,11 +101,11 @@ export function TrendChart({ days, totals }: { days: HistoryDay[]; totals: { run
           <tbody>
             {withRuns.map((d) => (
               <tr key={d.date}>
-                <td>{d.date}</td>
-                <td>{d.runs}</td>
-                <td>{d.passed}</td>
-                <td>{pct(d.pass_rate)}</td>
-                <td>{duration(d.p50_ms)}</td>
+                <td data-label="Day">{d.date}</td>
+                <td data-label="Runs">{d.runs}</td>
+                <td data-label="Passed">{d.passed}</td>
+                <td data-label="Pass rate">{pct(d.pass_rate)}</td>
+                <td data-label="Median">{duration(d.p50_ms)}</td>
               </tr>
             ))}
           </tbody>
@@ -170,11 +170,11 @@ export function RunTimeline({ runs }: { runs: Run[] }) {
           <tbody>
             {ordered.map((r, i) => (
               <tr key={r.id}>
-                <td>{i + 1}</td>
-                <td>{when(r.created_at)}</td>
-                <td>{r.status}</td>
-                <td>{duration(r.duration_ms)}</td>
-                <td>{r.attempts.length}</td>
+                <td data-label="#">{i + 1}</td>
+                <td data-label="When">{when(r.created_at)}</td>
+                <td data-label="Status">{r.status}</td>
+                <td data-label="Duration">{duration(r.duration_ms)}</td>
+                <td data-label="Attempts">{r.attempts.length}</td>
               </tr>
             ))}
           </tbody>
