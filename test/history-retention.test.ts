@@ -58,7 +58,7 @@ test("an automation's runs beyond max_runs_per_automation go within 10 s, with t
   }
 });
 
-test("retention removes whole group runs: the other automation's run in it goes too, and the group runs left keep their verdict", async () => {
+test("retention removes whole group runs: the other automation's run in it goes too, and the group runs left keep their stored verdict", async () => {
   const s = await startTestServer({ rate_limit: { enabled: false }, retention: { max_runs_per_automation: 2 } });
   try {
     const { project, envId } = await projectWithEnv(s, "Whole groups", { BASE_URL: target.url });
@@ -85,6 +85,12 @@ test("retention removes whole group runs: the other automation's run in it goes 
     expect((await s.call("GET", `/projects/${project}/runs/${rareRun?.id}`)).status).toBe(404);
     const left = await json<{ id: string; status: string; summary: { total: number; failed: number } }>(await groupRun(second.id));
     expect(left).toMatchObject({ status: "failed", summary: { total: 2, failed: 1 } });
+    // Its verdict and summary were stored when its last run ended: what the API answers is that record.
+    const stored = s.server.core.sqlite
+      .query<{ status: string; summary: string }, [string]>("SELECT status, summary FROM group_runs WHERE id = ?1")
+      .get(second.id);
+    expect(stored?.status).toBe("failed");
+    expect(JSON.parse(stored?.summary ?? "null")).toEqual(left.summary);
   } finally {
     await s.stop();
   }

@@ -35,8 +35,8 @@ export async function runsBeyond(db: Kysely<DB>, automationId: string, keep: num
     .select(["id", "group_run_id"])
     .where("automation_id", "=", automationId)
     .where("status", "not in", ACTIVE)
+    // created_at alone: the automation index gives the order, no sort of all its runs.
     .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
     .offset(keep)
     .limit(limit)
     .execute();
