@@ -107,6 +107,11 @@ test("a target that alternates makes the automation flaky (3 flips in its latest
   expect(h.daily[0]).toEqual({ date: expect.any(String), runs: 0, passed: 0, failed: 0, pass_rate: null, p50_ms: null });
   expect(h.p50_ms).toBeGreaterThanOrEqual(0);
   expect(h.p95_ms ?? -1).toBeGreaterThanOrEqual(h.p50_ms ?? 0);
+
+  // The same through the CLI, by name.
+  const r = await cli.run(["automations", "history", "alternating", "--days", "7", "--json"]);
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.stdout)).toEqual(h);
 });
 
 test("a pass after a retry makes the automation flaky at once", async () => {
