@@ -30,16 +30,18 @@ export async function automationsOverLimit(db: Kysely<DB>, max: number): Promise
 
 /** Up to `limit` of an automation's ended runs beyond its newest `keep`. */
 export async function runsBeyond(db: Kysely<DB>, automationId: string, keep: number, limit: number) {
-  return db
-    .selectFrom("runs")
-    .select(["id", "group_run_id"])
-    .where("automation_id", "=", automationId)
-    .where("status", "not in", ACTIVE)
-    // created_at alone: the automation index gives the order, no sort of all its runs.
-    .orderBy("created_at", "desc")
-    .offset(keep)
-    .limit(limit)
-    .execute();
+  return (
+    db
+      .selectFrom("runs")
+      .select(["id", "group_run_id"])
+      .where("automation_id", "=", automationId)
+      .where("status", "not in", ACTIVE)
+      // created_at alone: the automation index gives the order, no sort of all its runs.
+      .orderBy("created_at", "desc")
+      .offset(keep)
+      .limit(limit)
+      .execute()
+  );
 }
 
 /** Every run of these group runs, with its status. */
