@@ -28,20 +28,17 @@ export async function automationsOverLimit(db: Kysely<DB>, max: number): Promise
   return rows.map((r) => r.automation_id);
 }
 
-/** Up to `limit` of an automation's ended runs beyond its newest `keep`. */
+/** Up to `limit` of an automation's ended runs beyond its newest `keep` (by created_at alone, so the automation index gives the order). */
 export async function runsBeyond(db: Kysely<DB>, automationId: string, keep: number, limit: number) {
-  return (
-    db
-      .selectFrom("runs")
-      .select(["id", "group_run_id"])
-      .where("automation_id", "=", automationId)
-      .where("status", "not in", ACTIVE)
-      // created_at alone: the automation index gives the order, no sort of all its runs.
-      .orderBy("created_at", "desc")
-      .offset(keep)
-      .limit(limit)
-      .execute()
-  );
+  return db
+    .selectFrom("runs")
+    .select(["id", "group_run_id"])
+    .where("automation_id", "=", automationId)
+    .where("status", "not in", ACTIVE)
+    .orderBy("created_at", "desc")
+    .offset(keep)
+    .limit(limit)
+    .execute();
 }
 
 /** Every run of these group runs, with its status. */

@@ -6,19 +6,16 @@ type RunStatus = Selectable<RunTable>["status"];
 const ACTIVE: RunStatus[] = ["queued", "running"];
 const COUNTED: RunStatus[] = ["passed", "failed", "error", "timed_out"];
 
-/** An automation's latest finished runs (cancelled ones are not verdicts), newest first. */
+/** An automation's latest finished runs (cancelled ones are not verdicts), newest first (by created_at alone, so the automation index gives the order). */
 export async function recentVerdicts(db: Kysely<DB>, automationId: string, limit: number) {
-  return (
-    db
-      .selectFrom("runs")
-      .select(["status", "attempts"])
-      .where("automation_id", "=", automationId)
-      .where("status", "in", COUNTED)
-      // created_at alone: the automation index gives the order, no sort of all its runs.
-      .orderBy("created_at", "desc")
-      .limit(limit)
-      .execute()
-  );
+  return db
+    .selectFrom("runs")
+    .select(["status", "attempts"])
+    .where("automation_id", "=", automationId)
+    .where("status", "in", COUNTED)
+    .orderBy("created_at", "desc")
+    .limit(limit)
+    .execute();
 }
 
 /** Roll-ups from `fromDay` on, of these automations. */
