@@ -11,13 +11,15 @@ const BATCH = 500;
 /** After runs end, their automations are checked this soon (the bound is 10 s). */
 const AFTER_END_MS = 2_000;
 const SWEEP_MS = 3_600_000;
+/** After a failed pass (the database busy, say), a whole sweep is tried again this soon rather than in an hour. */
+const RETRY_MS = 60_000;
 
 export function createRetentionEngine(core: OpenedCore): Engine {
   let stopped = false;
-  let alive = true;
   let current: Promise<void> = Promise.resolve();
   let soon: ReturnType<typeof setTimeout> | null = null;
   let hourly: ReturnType<typeof setInterval> | null = null;
+  let retry: ReturnType<typeof setTimeout> | null = null;
   const endedRuns = new Set<string>();
 
   /** Runs one pass after the one under way (passes never overlap). */
@@ -26,10 +28,14 @@ export function createRetentionEngine(core: OpenedCore): Engine {
       if (stopped) return;
       try {
         await pass();
-        alive = true;
       } catch (e) {
-        alive = false;
+        // Pruning is never urgent: the next pass picks up where this one stopped.
         log.error("retention could not prune runs", { error: (e as Error).message });
+        if (!stopped && !retry)
+          retry = setTimeout(() => {
+            retry = null;
+            sweep();
+          }, RETRY_MS);
       }
     });
   }
@@ -69,9 +75,9 @@ export function createRetentionEngine(core: OpenedCore): Engine {
       core.events.off("runsEnded", onEnded);
       if (soon) clearTimeout(soon);
       if (hourly) clearInterval(hourly);
+      if (retry) clearTimeout(retry);
       await current;
     },
-    healthy: () => alive,
   };
 }
 
