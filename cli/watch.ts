@@ -132,7 +132,8 @@ export async function watchToEnd(
     const failures = kind === "group_run" ? await failuresOf(client, kind, target.project, final, style) : "";
     process.stdout.write(`${renderJson(final, kind, style)}\n${failures ? `\n${failures}\n` : ""}`);
   }
-  return isSuccessfulStatus(String(final.status)) ? EXIT.ok : EXIT.failed;
+  // A quarantined automation's failure is reported, but does not fail the command.
+  return isSuccessfulStatus(String(final.status)) || final.quarantined === true ? EXIT.ok : EXIT.failed;
 }
 
 /** The numbered failures of a finished run or group run (each failed run of a group read with its steps). */

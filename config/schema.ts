@@ -65,6 +65,18 @@ export const ConfigSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
+  history: z
+    .strictObject({
+      window_runs: int(2, 1000).default(20).describe("How many of an automation's latest runs its health counts"),
+      flaky_flips: int(1, 1000).default(3).describe("Status flips among those runs that make an automation flaky"),
+    })
+    .prefault({}),
+  retention: z
+    .strictObject({
+      run_days: int(0, 36_500).default(90).describe("Runs older than this many days are removed (0: no age limit)"),
+      max_runs_per_automation: int(0, 100_000_000).default(1000).describe("An automation's older runs beyond this many are removed (0: no limit)"),
+    })
+    .prefault({}),
   tls: z.strictObject({ cert: z.string().optional(), key: z.string().optional() }).prefault({}),
   metrics: z.strictObject({ token: z.string().optional() }).prefault({}),
   secrets: z

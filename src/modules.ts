@@ -5,3 +5,4 @@ import "./http/runner";
 import "./runner";
 import "./generation/engine";
 import "./background";
+import "./retention/engine";

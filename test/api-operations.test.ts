@@ -140,6 +140,8 @@ describe("every operation works end to end", () => {
     expect(gr.runs.map((r: { automation_id: string }) => r.automation_id)).toEqual([aut.id, browser.id]);
     expect((await op("list_group_runs", { project: "web-shop" })).data[0].id).toBe(gr.id);
     expect((await op("get_group_run", { project: "web-shop", groupRunId: gr.id })).summary.total).toBe(2);
+    expect((await op("get_automation_history", { project: "web-shop", automationId: aut.id }, undefined, undefined, "?days=7")).daily).toHaveLength(7);
+    expect((await op("get_project_history", { project: "web-shop" })).days).toBe(30);
     const gj = await op("get_group_run_junit", { project: "web-shop", groupRunId: gr.id });
     expect(gj.text.match(/<testcase /g)?.length).toBe(2);
 

@@ -18,6 +18,11 @@ describe("benchmarks (smoke runs)", () => {
     expect(out).toMatch(/svc {2}GET \/projects .*\d+/);
     expect(out).toContain("svc / bare");
   }, 120_000);
+  test("bench/retention.ts prunes by age and by count in batches, keeping the roll-ups", async () => {
+    const out = await smoke("bench/retention.ts");
+    expect(out).toMatch(/pruned +\d+ runs and \d+ group runs in \d+ ms: \d+ runs\/s/);
+    expect(out).toMatch(/batches +\d+, slowest [\d.]+ ms/);
+  }, 120_000);
   test("bench/patterns.ts prints RegExp and re2js side by side on a hostile and an everyday pattern", async () => {
     const out = await smoke("bench/patterns.ts");
     expect(out).toMatch(/hostile .*RegExp\/re2js [\d.]+/);

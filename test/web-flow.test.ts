@@ -110,7 +110,7 @@ test("a group of the draft runs, and its results show together", () =>
     expect(await page.locator("tr[data-run-id]").count()).toBe(1);
     await shot(page, "flow-group-run");
     await page.goto(`${s.url}/#/`);
-    await page.locator("[data-project='tiny-shop'] [data-testid='pass-rate']").getByText("100% passed").waitFor();
+    await page.locator("[data-project='tiny-shop'] [data-testid='pass-rate']").getByText("100% passing now").waitFor();
     await shot(page, "flow-dashboard");
   }));
 

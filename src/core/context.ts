@@ -28,6 +28,8 @@ export interface CoreEvents {
   runCancelled: [runId: string];
   /** Runs that reached a final status (written). */
   runsFinished: [runIds: string[]];
+  /** Runs finished (or ended by recovery): their roll-ups are written; retention checks its limits. */
+  runsEnded: [runIds: string[]];
   generationQueued: [];
   generationCancelled: [generationId: string];
   /** A generation that succeeded or failed (written). */

@@ -13,6 +13,7 @@ import * as features from "./features/operations";
 import * as generations from "./generations/operations";
 import * as groups from "./groups/operations";
 import * as imports from "./imports/operations";
+import * as history from "./history/operations";
 import type { Handler, OpInput } from "./handler";
 import * as projects from "./projects/operations";
 import * as runners from "./runners/operations";
@@ -95,6 +96,8 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   deleteAlertChannel: alerts.deleteAlertChannel,
   testAlertChannel: alerts.testAlertChannel,
   listAlertDeliveries: alerts.listAlertDeliveries,
+  getAutomationHistory: history.getAutomationHistory,
+  getProjectHistory: history.getProjectHistory,
 };
 
 export type UntypedHandler = (ctx: OpContext, input: OpInput) => Promise<unknown>;

@@ -123,6 +123,8 @@ export interface AutomationTable extends Stamped {
   last_run_at: string | null;
   /** The identity `svc apply` gave it within the project (null: not applied). */
   key: Generated<string | null>;
+  /** 1: it still runs, but its failures do not fail its group run (reported apart). */
+  quarantined: Generated<number>;
 }
 export interface GroupTable extends Stamped {
   project_id: string;
@@ -139,6 +141,26 @@ export interface GroupRunTable extends Stamped {
   trigger: z.infer<typeof RunTrigger>;
   /** The schedule that started it, if one did. */
   schedule_id: string | null;
+  /** The verdict, stored when its last run ends (null before: derived from its runs). */
+  status: z.infer<typeof RunStatus> | null;
+  /** JSON of the group run's summary, stored with `status`. */
+  summary: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+/** Daily roll-up of one automation's finished runs (UTC day), kept when the runs are pruned. */
+export interface RunDailyTable {
+  automation_id: string;
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  project_id: string;
+  runs: number;
+  passed: number;
+  failed: number;
+  /** Of the passed runs, those that passed only after a failed attempt. */
+  flaky: number;
+  /** JSON histogram of durations: log-scale bucket → count (src/core/history/durations.ts). */
+  durations: string;
 }
 export interface RunTable extends Stamped {
   project_id: string;
@@ -171,6 +193,10 @@ export interface RunTable extends Stamped {
   runner_started_at: Generated<string | null>;
   /** Times a runner holding it was lost mid-run (counted against the automation's retries). */
   runner_losses: Generated<number>;
+  /** 1 when its automation was quarantined as the run was queued. */
+  quarantined: Generated<number>;
+  /** 1 once the finished run is counted in run_daily. */
+  rolled_up: Generated<number>;
 }
 /** A runner on another machine: only its token's hash is kept. */
 export interface RunnerTable extends Stamped {
@@ -279,6 +305,7 @@ export interface DB {
   groups: GroupTable;
   group_runs: GroupRunTable;
   runs: RunTable;
+  run_daily: RunDailyTable;
   idempotency_keys: IdempotencyTable;
   runners: RunnerTable;
   schedules: ScheduleTable;

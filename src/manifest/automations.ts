@@ -89,6 +89,7 @@ export const updateAutomation = defineOperation({
     status: AutomationStatus.optional().describe("draft (not run by groups), active or disabled"),
     timeout_ms: TimeoutMs.optional(),
     retries: Retries.optional(),
+    quarantined: z.boolean().optional().describe("True: it keeps running, but its failures do not fail its group run or the CLI's exit code (reported apart)"),
   }),
   response: Automation,
   errors: ["not_found", "conflict"],

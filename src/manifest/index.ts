@@ -9,6 +9,7 @@ import * as features from "./features";
 import * as generations from "./generations";
 import * as groups from "./groups";
 import * as imports from "./imports";
+import * as history from "./history";
 import * as projects from "./projects";
 import * as runners from "./runners";
 import * as runs from "./runs";
@@ -36,6 +37,7 @@ export const ops = {
   importCurl: imports.importCurl,
   ...schedules,
   ...alerts,
+  ...history,
 };
 
 export type Ops = typeof ops;

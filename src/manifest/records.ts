@@ -92,6 +92,48 @@ export const AutomationSource = z.enum(["manual", "generated", "applied", "impor
 export const TERMINAL_RUN_STATUSES = ["passed", "failed", "error", "timed_out", "cancelled"] as const;
 export const TERMINAL_GENERATION_STATUSES = ["succeeded", "failed", "cancelled"] as const;
 
+const PassRate = z.number().min(0).max(1).nullable().describe("Share of the runs that passed, 0–1; null without runs");
+
+export const History = z
+  .object({
+    days: z.number().int(),
+    runs: z.number().int().describe("Finished runs (cancelled runs are not counted)"),
+    passed: z.number().int(),
+    failed: z.number().int().describe("Runs that failed, errored or timed out"),
+    pass_rate: PassRate,
+    p50_ms: z.number().nullable().describe("Median duration in ms (within 2.5%); null without runs"),
+    p95_ms: z.number().nullable().describe("95th percentile duration in ms (within 2.5%); null without runs"),
+    daily: z
+      .array(
+        z.object({
+          date: z.string().describe("YYYY-MM-DD (UTC)"),
+          runs: z.number().int(),
+          passed: z.number().int(),
+          failed: z.number().int(),
+          pass_rate: PassRate,
+          p50_ms: z.number().nullable(),
+        }),
+      )
+      .describe("One entry per day, oldest first, days without runs included"),
+  })
+  .meta({ id: "History" });
+
+export const HealthState = z
+  .enum(["passing", "failing", "flaky", "unknown"])
+  .describe("unknown: no finished run yet; flaky: a recent run passed only after a retry, or the status flipped often lately; else the latest run's verdict");
+
+export const AutomationHealth = z
+  .object({
+    state: HealthState,
+    last_status: RunStatus.nullable().describe("The latest finished run's status (cancelled runs are not counted)"),
+    runs: z.number().int().describe("Finished runs counted for pass_rate: the latest ones, up to the configured window (history.window_runs)"),
+    pass_rate: z.number().nullable().describe("Share of those runs that passed, 0–1; null without runs"),
+    flips: z.number().int().describe("Status changes between passing and not passing among those runs"),
+    runs_7d: z.number().int().describe("Finished runs in the last 7 days"),
+    pass_rate_7d: z.number().nullable().describe("Share of the last 7 days' runs that passed, 0–1; null without runs"),
+  })
+  .meta({ id: "AutomationHealth" });
+
 export const Automation = z
   .object({
     ...stamped,
@@ -110,6 +152,8 @@ export const Automation = z
     timeout_ms: z.number().int(),
     retries: z.number().int(),
     last_run: z.object({ id: z.string(), status: RunStatus, at: Timestamp }).nullable(),
+    quarantined: z.boolean().describe("True: it still runs, but its failures do not fail its group run or the CLI's exit code (reported apart)"),
+    health: AutomationHealth,
   })
   .meta({ id: "Automation" });
 
@@ -187,6 +231,7 @@ export const Run = z
       .describe("Every attempt the run took, in order (more than one when the automation has retries)"),
     max_attempts: z.number().int().describe("How many attempts the run may take: the automation's retries + 1"),
     flaky: z.boolean().describe("True when the run passed only after a failed attempt: its status is passed, and attempts say which attempt passed"),
+    quarantined: z.boolean().describe("True when its automation was quarantined as it was queued: its failure does not fail its group run"),
     steps: z.array(StepResult).optional().describe("Per-step results (get_run only)"),
     artifacts: z.array(z.string()).optional().describe("Artifact names (get_run only)"),
   })
@@ -200,7 +245,7 @@ export const GroupRun = z
     group_name: z.string(),
     trigger: RunTrigger,
     schedule_id: z.string().nullable().describe("The schedule that started the group run (trigger schedule), else null"),
-    status: RunStatus.describe("Derived from its runs"),
+    status: RunStatus.describe("Derived from its runs (failures of quarantined automations do not count), stored when its last run ends"),
     started_at: NullableTimestamp,
     finished_at: NullableTimestamp,
     duration_ms: z.number().nullable(),
@@ -214,6 +259,10 @@ export const GroupRun = z
       error: z.number().int(),
       timed_out: z.number().int(),
       cancelled: z.number().int(),
+      quarantined: z
+        .number()
+        .int()
+        .describe("Runs of quarantined automations that did not pass (also counted under their status): reported apart, they do not fail the group run"),
     }),
     runs: z.array(Run).optional(),
   })

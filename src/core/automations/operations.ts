@@ -14,6 +14,7 @@ import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { findEnvironment } from "../environments/operations";
 import { filterId, resolveAutomation, resolveProject } from "../scope";
+import { type Health, healthOfAutomations } from "../history/operations";
 import { cancelRunsWhere, enqueueRuns, listRunsPage, toRun } from "../runs/operations";
 import * as features from "../features/store";
 import * as groups from "../groups/store";
@@ -30,9 +31,21 @@ const TRANSITIONS: Record<Status, Status[]> = {
   disabled: ["active"],
 };
 
+/** Automations as the API shows them, each with its health read now. */
+export async function withHealth(ctx: OpContext, rows: AutomationRow[]) {
+  const health = await healthOfAutomations(
+    ctx.core,
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) => toAutomation(r, health.get(r.id)));
+}
+
 const stepsOf = (row: AutomationRow) => readJsonColumn(StepsColumn, row.steps, `steps of automation ${row.id}`);
 
-export function toAutomation(row: AutomationRow) {
+const NO_HEALTH: Health = { state: "unknown", last_status: null, runs: 0, pass_rate: null, flips: 0, runs_7d: 0, pass_rate_7d: null };
+
+/** The automation as the API shows it; `health` as read by withHealth (unknown for one that never ran). */
+export function toAutomation(row: AutomationRow, health: Health = NO_HEALTH) {
   return {
     id: row.id,
     project_id: row.project_id,
@@ -50,6 +63,8 @@ export function toAutomation(row: AutomationRow) {
     timeout_ms: row.timeout_ms,
     retries: row.retries,
     last_run: row.last_run_id && row.last_run_status && row.last_run_at ? { id: row.last_run_id, status: row.last_run_status, at: row.last_run_at } : null,
+    quarantined: row.quarantined === 1,
+    health,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -82,7 +97,8 @@ export const listAutomations: Handler<O["listAutomations"]> = async (ctx, { para
     if (ids.length === 0) return { data: [], next_cursor: null };
     filter.ids = ids;
   }
-  return fetchPage(store.automationsQuery(ctx.core.db, project.id, filter), "automations", query, toAutomation);
+  const page = await fetchPage(store.automationsQuery(ctx.core.db, project.id, filter), "automations", query, (r) => r);
+  return { data: await withHealth(ctx, page.data), next_cursor: page.next_cursor };
 };
 
 export const createAutomation: Handler<O["createAutomation"]> = async (ctx, { params, body }) => {
@@ -108,6 +124,7 @@ export const createAutomation: Handler<O["createAutomation"]> = async (ctx, { pa
     last_run_status: null,
     last_run_at: null,
     key: null,
+    quarantined: 0,
     created_at: t,
     updated_at: t,
   };
@@ -115,8 +132,11 @@ export const createAutomation: Handler<O["createAutomation"]> = async (ctx, { pa
   return toAutomation(row);
 };
 
-export const getAutomation: Handler<O["getAutomation"]> = async (ctx, { params }) =>
-  toAutomation((await resolveAutomation(ctx, params.project, params.automationId)).automation);
+export const getAutomation: Handler<O["getAutomation"]> = async (ctx, { params }) => {
+  const [automation] = await withHealth(ctx, [(await resolveAutomation(ctx, params.project, params.automationId)).automation]);
+  if (!automation) throw conflict("the automation could not be read");
+  return automation;
+};
 
 export const updateAutomation: Handler<O["updateAutomation"]> = async (ctx, { params, body }) => {
   const { project, automation } = await resolveAutomation(ctx, params.project, params.automationId);
@@ -139,12 +159,15 @@ export const updateAutomation: Handler<O["updateAutomation"]> = async (ctx, { pa
     status: body.status ?? automation.status,
     timeout_ms: body.timeout_ms ?? automation.timeout_ms,
     retries: body.retries ?? automation.retries,
+    quarantined: body.quarantined === undefined ? automation.quarantined : body.quarantined ? 1 : 0,
     // A person's change keeps a generated automation when the feature is generated again.
     edited: 1,
     updated_at: nowIso(),
   };
   await store.updateAutomation(ctx.core.db, automation.id, next);
-  return toAutomation(next);
+  const [answer] = await withHealth(ctx, [next]);
+  if (!answer) throw conflict("the automation could not be read");
+  return answer;
 };
 
 export const deleteAutomation: Handler<O["deleteAutomation"]> = async (ctx, { params }) => {

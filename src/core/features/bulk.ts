@@ -2,7 +2,7 @@
 import type { ops } from "../../manifest";
 import { FEATURE_RUN_MAX } from "../../manifest/define";
 import { conflict } from "../../manifest/errors";
-import { resolveEnvironmentId, toAutomation } from "../automations/operations";
+import { resolveEnvironmentId, withHealth } from "../automations/operations";
 import * as automations from "../automations/store";
 import type { Handler } from "../handler";
 import { startOnce } from "../idempotency";
@@ -17,7 +17,7 @@ export const activateFeatureDrafts: Handler<O["activateFeatureDrafts"]> = async 
   // As activating each by hand would: the automation counts as edited, so generating again keeps it.
   const rows = await automations.updateFeatureDrafts(ctx.core.db, project.id, feature.id, { status: "active", edited: 1, updated_at: nowIso() });
   rows.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
-  return { feature_id: feature.id, activated: rows.map(toAutomation) };
+  return { feature_id: feature.id, activated: await withHealth(ctx, rows) };
 };
 
 export const runFeature: Handler<O["runFeature"]> = async (ctx, { params, body }) => {

@@ -139,6 +139,7 @@ export async function completeGeneration(
         kind: d.kind,
         steps: JSON.stringify(d.steps),
         environment_id: null,
+        quarantined: 0,
         tags: JSON.stringify(d.tags),
         status: "draft",
         source: "generated",

@@ -49,6 +49,7 @@ export const importCurl: Handler<O["importCurl"]> = async (ctx, { params, body }
     last_run_status: null,
     last_run_at: null,
     key: null,
+    quarantined: 0,
     created_at: t,
     updated_at: t,
   };

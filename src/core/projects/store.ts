@@ -41,6 +41,7 @@ export async function projectRuns(db: Kysely<DB>, projectId: string): Promise<Pi
 export async function deleteProjectWithRuns(db: Kysely<DB>, projectId: string): Promise<boolean> {
   await db.deleteFrom("runs").where("project_id", "=", projectId).execute();
   await db.deleteFrom("group_runs").where("project_id", "=", projectId).execute();
+  await db.deleteFrom("run_daily").where("project_id", "=", projectId).execute();
   const res = await db.deleteFrom("projects").where("id", "=", projectId).executeTakeFirst();
   return Number(res.numDeletedRows) === 1;
 }

@@ -13,7 +13,12 @@ type RunLike = {
   attempts?: AttemptLike[];
   max_attempts?: number;
   steps?: StepLike[];
+  /** Its automation was quarantined: a failure is reported as skipped ("quarantined …"), not as a failure. */
+  quarantined?: boolean;
 };
+
+/** The status JUnit reports: a quarantined automation's failure is reported apart, as skipped. */
+const reported = (run: RunLike) => (run.quarantined && ["failed", "error", "timed_out"].includes(run.status) ? "quarantined" : run.status);
 
 const escapeXml = (s: string) =>
   s
@@ -61,7 +66,8 @@ function testcase(run: RunLike, classname: string): string {
   // Surefire's order: failure, rerunFailure/flakyFailure, skipped, error, rerunError/flakyError, system-out.
   const reruns = earlierAttempts(run);
   let body = "";
-  if (run.status === "failed")
+  if (reported(run) === "quarantined") body = `<skipped message="${escapeXml(`quarantined (${run.status}): ${firstLine}`)}"/>`;
+  else if (run.status === "failed")
     body = `<failure message="${escapeXml(firstLine)}" type="assertion">${escapeXml(detail)}</failure>${reruns.failures}${reruns.errors}`;
   else if (run.status === "error" || run.status === "timed_out")
     body = `${reruns.failures}<error message="${escapeXml(firstLine)}" type="${run.status}">${escapeXml(detail)}</error>${reruns.errors}`;
@@ -78,8 +84,8 @@ function suite(name: string, id: string, runs: RunLike[], timestamp: string): st
   const count = (pred: (r: RunLike) => boolean) => runs.filter(pred).length;
   const time = runs.reduce((a, r) => a + (r.duration_ms ?? 0), 0);
   return [
-    `  <testsuite name="${escapeXml(name)}" id="${escapeXml(id)}" tests="${runs.length}" failures="${count((r) => r.status === "failed")}" ` +
-      `errors="${count((r) => r.status === "error" || r.status === "timed_out")}" skipped="${count((r) => ["cancelled", "queued", "running"].includes(r.status))}" ` +
+    `  <testsuite name="${escapeXml(name)}" id="${escapeXml(id)}" tests="${runs.length}" failures="${count((r) => reported(r) === "failed")}" ` +
+      `errors="${count((r) => reported(r) === "error" || reported(r) === "timed_out")}" skipped="${count((r) => ["cancelled", "queued", "running", "quarantined"].includes(reported(r)))}" ` +
       `time="${seconds(time)}" timestamp="${escapeXml(timestamp)}">`,
     ...runs.map((r) => testcase(r, name)),
     "  </testsuite>",
@@ -90,7 +96,7 @@ function document(suiteXml: string, name: string, runs: RunLike[]): string {
   const count = (pred: (r: RunLike) => boolean) => runs.filter(pred).length;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="${escapeXml(name)}" tests="${runs.length}" failures="${count((r) => r.status === "failed")}" errors="${count((r) => r.status === "error" || r.status === "timed_out")}">`,
+    `<testsuites name="${escapeXml(name)}" tests="${runs.length}" failures="${count((r) => reported(r) === "failed")}" errors="${count((r) => reported(r) === "error" || reported(r) === "timed_out")}">`,
     suiteXml,
     "</testsuites>",
     "",

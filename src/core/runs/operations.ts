@@ -9,7 +9,7 @@ import { conflict, notFound } from "../../manifest/errors";
 import { TERMINAL_RUN_STATUSES } from "../../manifest/records";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
-import { AttemptsColumn, ResultsColumn, type RunSpec, RunSpecColumn, StepsColumn, SummaryColumn } from "../shared/columns";
+import { AttemptsColumn, GroupSummaryColumn, ResultsColumn, type RunSpec, RunSpecColumn, StepsColumn, SummaryColumn } from "../shared/columns";
 import { readJsonColumn, readJsonColumnOr } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
@@ -66,6 +66,7 @@ export function toRun(row: ListedRun, withSteps: boolean) {
     attempts,
     max_attempts: maxAttempts(row),
     flaky: isFlaky(row.status, attempts),
+    quarantined: row.quarantined === 1,
     ...(withSteps ? { steps: results.steps ?? [], artifacts: results.artifacts ?? [] } : {}),
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -84,7 +85,16 @@ export async function enqueueRuns(
     environmentId: string | null;
     /** The schedule starting the runs, if one is. */
     scheduleId?: string | null;
-    automations: { id: string; name: string; kind: RunSpec["kind"]; steps: string; timeout_ms: number; retries: number; environment_id: string | null }[];
+    automations: {
+      id: string;
+      name: string;
+      kind: RunSpec["kind"];
+      steps: string;
+      timeout_ms: number;
+      retries: number;
+      environment_id: string | null;
+      quarantined?: number;
+    }[];
   },
 ): Promise<RunRow[]> {
   await assertMayRunIn(
@@ -122,6 +132,8 @@ export async function enqueueRuns(
     lease_expires_at: null,
     runner_started_at: null,
     runner_losses: 0,
+    quarantined: a.quarantined === 1 ? 1 : 0,
+    rolled_up: 0,
     created_at: t,
     updated_at: t,
   }));
@@ -154,6 +166,10 @@ export async function cancelRunsWhere(
     await store.markLastRunCancelled(trx, r.id);
     ctx.core.events.emit("runCancelled", r.id);
   }
+  await settleGroupRuns(
+    trx,
+    active.map((r) => r.id),
+  );
   return active.length;
 }
 
@@ -238,6 +254,11 @@ export const getRunArtifact: Handler<O["getRunArtifact"]> = async (ctx, { params
 
 type RunLike = ReturnType<typeof toRun>;
 
+const NOT_PASSED = ["failed", "error", "timed_out"];
+
+/** A quarantined automation's failure is reported apart: it does not fail the group run. */
+const countsAgainst = (r: { status: string; quarantined?: boolean }) => !(r.quarantined && NOT_PASSED.includes(r.status));
+
 export function deriveGroupStatus(statuses: string[]): RunStatus {
   if (statuses.length === 0) return "passed";
   if (statuses.every((s) => s === "queued")) return "queued";
@@ -248,7 +269,7 @@ export function deriveGroupStatus(statuses: string[]): RunStatus {
 }
 
 /** What a group run is derived from: its runs' status and times (a listing reads no more). */
-type GroupMember = Pick<RunLike, "status" | "started_at" | "finished_at" | "flaky">;
+type GroupMember = Pick<RunLike, "status" | "started_at" | "finished_at" | "flaky" | "quarantined">;
 
 export function toGroupRun(row: GroupRunRow, runs: RunLike[], withRuns: true): ReturnType<typeof groupRun<RunLike>>;
 export function toGroupRun(row: GroupRunRow, runs: GroupMember[], withRuns: false): Omit<ReturnType<typeof groupRun<GroupMember>>, "runs">;
@@ -256,9 +277,11 @@ export function toGroupRun(row: GroupRunRow, runs: GroupMember[], withRuns: bool
   return groupRun(row, runs, withRuns);
 }
 
-function groupRun<R extends GroupMember>(row: GroupRunRow, runs: R[], withRuns: boolean) {
+/** The verdict of a group run from its runs: status, times and summary. */
+export function groupVerdict(runs: GroupMember[]) {
   const count = (s: string) => runs.filter((r) => r.status === s).length;
-  const status = deriveGroupStatus(runs.map((r) => r.status));
+  // Quarantined failures count as passes for the verdict (still failing under their own status in the summary).
+  const status = deriveGroupStatus(runs.map((r) => (countsAgainst(r) ? r.status : "passed")));
   const starts = runs
     .map((r) => r.started_at)
     .filter((x): x is string => x !== null)
@@ -271,16 +294,10 @@ function groupRun<R extends GroupMember>(row: GroupRunRow, runs: R[], withRuns: 
   const startedAt = starts[0] ?? null;
   const finishedAt = finished ? (ends[ends.length - 1] ?? null) : null;
   return {
-    id: row.id,
-    project_id: row.project_id,
-    group_id: row.group_id,
-    group_name: row.group_name,
-    trigger: row.trigger,
-    schedule_id: row.schedule_id,
     status,
+    finished,
     started_at: startedAt,
     finished_at: finishedAt,
-    duration_ms: startedAt && finishedAt ? Date.parse(finishedAt) - Date.parse(startedAt) : null,
     summary: {
       total: runs.length,
       queued: count("queued"),
@@ -291,7 +308,27 @@ function groupRun<R extends GroupMember>(row: GroupRunRow, runs: R[], withRuns: 
       error: count("error"),
       timed_out: count("timed_out"),
       cancelled: count("cancelled"),
+      quarantined: runs.filter((r) => !countsAgainst(r)).length,
     },
+  };
+}
+
+function groupRun<R extends GroupMember>(row: GroupRunRow, runs: R[], withRuns: boolean) {
+  // Once ended, the verdict stored then is the group run's (retention removes whole group runs, never part of one).
+  const stored = row.status !== null && row.summary !== null ? readJsonColumnOr(GroupSummaryColumn, row.summary, null) : null;
+  const v = stored ? { status: row.status as RunStatus, started_at: row.started_at, finished_at: row.finished_at, summary: stored } : groupVerdict(runs);
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    group_id: row.group_id,
+    group_name: row.group_name,
+    trigger: row.trigger,
+    schedule_id: row.schedule_id,
+    status: v.status,
+    started_at: v.started_at,
+    finished_at: v.finished_at,
+    duration_ms: v.started_at && v.finished_at ? Date.parse(v.finished_at) - Date.parse(v.started_at) : null,
+    summary: v.summary,
     ...(withRuns ? { runs } : {}),
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -320,6 +357,7 @@ export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, 
     started_at: r.started_at,
     finished_at: r.finished_at,
     flaky: isFlaky(r.status, readJsonColumn(AttemptsColumn, r.attempts, `attempts of run ${r.id}`)),
+    quarantined: r.quarantined === 1,
   }));
   return {
     // Without its runs, a group run is derived from these fields alone.
@@ -369,9 +407,30 @@ export function newGroupRunRow(ctx: OpContext, projectId: string, group: { id: s
     group_name: group.name,
     trigger: ctx.principal.trigger,
     schedule_id: scheduleId,
+    status: null,
+    summary: null,
+    started_at: null,
+    finished_at: null,
     created_at: t,
     updated_at: t,
   };
+}
+
+/** Stores the verdict of each group run of these runs whose last run has ended (once; later reads use it). */
+export async function settleGroupRuns(db: Kysely<DB>, runIds: string[]): Promise<void> {
+  const groups = await store.unsettledGroupRuns(db, await store.groupRunIdsOfRuns(db, runIds));
+  for (const g of groups) {
+    const runs = (await store.listedRunsOfGroupRun(db, g.id)).map((r) => toRun(r, false));
+    const v = groupVerdict(runs);
+    if (!v.finished) continue;
+    await store.storeGroupRunVerdict(db, g.id, {
+      status: v.status,
+      summary: JSON.stringify(v.summary),
+      started_at: v.started_at,
+      finished_at: v.finished_at,
+      updated_at: nowIso(),
+    });
+  }
 }
 
 /**

@@ -9,6 +9,8 @@ import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
 import type { StoredEnvironment } from "../storage";
 import type { RunSpec } from "../shared/columns";
+import { rollUpRuns } from "../history/operations";
+import { settleGroupRuns } from "./operations";
 import * as store from "./store";
 
 export type FinalRunStatus = "passed" | "failed" | "error" | "timed_out" | "cancelled";
@@ -141,6 +143,17 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
     rows.map((r) => r.id),
   );
   if (queued > 0) core.events.emit("alertsQueued");
+  await afterRunsEnded(
+    core,
+    outcomes.map((o) => o.id),
+  );
+}
+
+/** What follows runs ending: their daily roll-ups and health, their group runs' verdicts, and retention's notice. */
+async function afterRunsEnded(core: Core, runIds: string[]): Promise<void> {
+  await rollUpRuns(core.db, { ids: runIds });
+  await settleGroupRuns(core.db, runIds);
+  core.events.emit("runsEnded", runIds);
 }
 
 /** Saves the steps reached so far (long runs show progress; a crash keeps what was done). */
@@ -165,7 +178,7 @@ export const INTERRUPTED_MESSAGE = "interrupted by server restart";
  */
 export async function recoverInterruptedRuns(core: Core): Promise<string[]> {
   const t = nowIso();
-  return core.db.transaction().execute(async (trx) => {
+  const recovered = await core.db.transaction().execute(async (trx) => {
     // Runs held by remote runners are not this process's: their leases end them if their runner is gone too.
     const stale = await store.locallyRunningRuns(trx);
     for (const r of stale) {
@@ -179,4 +192,6 @@ export async function recoverInterruptedRuns(core: Core): Promise<string[]> {
     }
     return stale.map((r) => r.id);
   });
+  await afterRunsEnded(core, recovered);
+  return recovered;
 }

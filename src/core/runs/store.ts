@@ -22,6 +22,7 @@ export const RUN_LIST_COLUMNS = [
   "duration_ms",
   "summary",
   "error",
+  "quarantined",
   "created_at",
   "updated_at",
 ] as const;
@@ -190,12 +191,34 @@ export function groupRunsQuery(db: Kysely<DB>, projectId: string, groupId?: stri
   return q;
 }
 
+/** The group runs among `ids` whose verdict is not stored yet. */
+export async function unsettledGroupRuns(db: Kysely<DB>, ids: string[]): Promise<Selectable<GroupRunTable>[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom("group_runs").selectAll().where("id", "in", ids).where("status", "is", null).execute();
+}
+
+/** The group runs of these runs. */
+export async function groupRunIdsOfRuns(db: Kysely<DB>, runIds: string[]): Promise<string[]> {
+  if (runIds.length === 0) return [];
+  const rows = await db.selectFrom("runs").select("group_run_id").distinct().where("id", "in", runIds).where("group_run_id", "is not", null).execute();
+  return rows.map((r) => r.group_run_id).filter((x): x is string => x !== null);
+}
+
+/** Stores a group run's verdict once, when its last run has ended. */
+export async function storeGroupRunVerdict(
+  db: Kysely<DB>,
+  id: string,
+  verdict: Pick<Updateable<GroupRunTable>, "status" | "summary" | "started_at" | "finished_at" | "updated_at">,
+): Promise<void> {
+  await db.updateTable("group_runs").set(verdict).where("id", "=", id).where("status", "is", null).execute();
+}
+
 /** What a listing derives group runs from: their runs' status, times and attempts. */
 export async function runStatusesOfGroupRuns(db: Kysely<DB>, groupRunIds: string[]) {
   if (groupRunIds.length === 0) return [];
   return db
     .selectFrom("runs")
-    .select(["id", "group_run_id", "status", "started_at", "finished_at", "attempts"])
+    .select(["id", "group_run_id", "status", "started_at", "finished_at", "attempts", "quarantined"])
     .where("group_run_id", "in", groupRunIds)
     .execute();
 }

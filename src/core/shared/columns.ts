@@ -1,7 +1,7 @@
 // What each JSON column holds, as schemas: the manifest's records where the API returns the value as stored.
 import { z } from "zod";
 import { AutomationKind, type Step } from "../../manifest/automation-format";
-import { FeatureTarget, Generation, GenerationWarning, Project, RunStatus, RunSummary, StepResult } from "../../manifest/records";
+import { FeatureTarget, Generation, GenerationWarning, GroupRun, Project, RunStatus, RunSummary, StepResult } from "../../manifest/records";
 
 export const StringList = z.array(z.string());
 export const StringMap = z.record(z.string(), z.string());
@@ -44,3 +44,5 @@ export const AttemptsColumn = z.array(
 export const SummaryColumn = RunSummary;
 /** runs.results */
 export const ResultsColumn = z.object({ steps: z.array(StepResult).optional(), artifacts: z.array(z.string()).optional() });
+/** group_runs.summary: the summary stored with its verdict when it ended. */
+export const GroupSummaryColumn = GroupRun.shape.summary;

@@ -9,6 +9,7 @@ import * as fairDispatch from "./0006_fair_dispatch";
 import * as runners from "./0007_runners";
 import * as testsAsCode from "./0011_tests_as_code";
 import * as schedulesAlerts from "./0008_schedules_alerts";
+import * as history from "./0009_history";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   "0007_runners": runners,
   "0011_tests_as_code": testsAsCode,
   "0008_schedules_alerts": schedulesAlerts,
+  "0009_history": history,
 };

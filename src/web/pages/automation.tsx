@@ -1,11 +1,12 @@
 // One automation: its settings and steps (validated editor), activate/disable, run (in an environment), delete,
-// and its recent runs.
+// quarantine, its health and its timeline of runs, and its recent runs.
 import { useState } from "preact/hooks";
 import { call, enc } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
 import type { Automation, Environment, Feature } from "../types";
 import { Badge, Card, ConfirmButton, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { RunTimeline } from "../charts";
 import { ProjectFrame } from "./project-frame";
 import { RecentRuns } from "./runs";
 import { checkSteps, StepsEditor } from "./steps-editor";
@@ -116,6 +117,7 @@ export function AutomationPage({ project, automationId }: { project: string; aut
   const au = useLoad(() => call("getAutomation", { project, automationId }), `aut:${project}:${automationId}`);
   const envs = useLoad(() => call("listEnvironments", { project, limit: 200 }), `envs:${project}`);
   const features = useLoad(() => call("listFeatures", { project, limit: 200 }), `features:${project}`);
+  const timeline = useLoad(() => call("listAutomationRuns", { project, automationId, limit: 50 }), `timeline:${project}:${automationId}`);
   const [env, setEnv] = useState("");
   const a = useAction();
   const x = au.data;
@@ -148,6 +150,18 @@ export function AutomationPage({ project, automationId }: { project: string; aut
                     Activate
                   </button>
                 )}
+                <button
+                  type="button"
+                  class="btn"
+                  onClick={() =>
+                    void a.run(async () => {
+                      await call("updateAutomation", { project, automationId, quarantined: !x.quarantined });
+                      await au.reload();
+                    })
+                  }
+                >
+                  {x.quarantined ? "End quarantine" : "Quarantine"}
+                </button>
                 {x.status === "active" && (
                   <button type="button" class="btn" onClick={() => void setStatus("disabled")}>
                     Disable
@@ -183,6 +197,20 @@ export function AutomationPage({ project, automationId }: { project: string; aut
                 <dt>Updated</dt>
                 <dd>{when(x.updated_at)}</dd>
               </div>
+              <div>
+                <dt>Health</dt>
+                <dd data-testid="health">
+                  {x.health.state}
+                  {x.quarantined ? " (quarantined: its failures do not fail group runs)" : ""}
+                </dd>
+              </div>
+              <div>
+                <dt>Pass rate</dt>
+                <dd>
+                  {x.health.pass_rate === null ? "—" : `${Math.round(x.health.pass_rate * 100)}% of the last ${x.health.runs} runs`}
+                  {x.health.pass_rate_7d === null ? "" : ` · ${Math.round(x.health.pass_rate_7d * 100)}% in 7 days`}
+                </dd>
+              </div>
             </dl>
             <div class="form-row">
               <Field label="Environment">
@@ -200,6 +228,10 @@ export function AutomationPage({ project, automationId }: { project: string; aut
               </button>
             </div>
             <ErrorNote message={a.error} details={a.details} />
+          </Card>
+          <Card title="Timeline of runs">
+            {timeline.data && <RunTimeline runs={timeline.data.data} />}
+            <ErrorNote message={timeline.error} />
           </Card>
           <div class="two-col">
             <Card title="Edit">

@@ -1,18 +1,18 @@
-// The dashboard: per project, the pass rate of its recent runs with a strip chart, and the latest runs.
-import { TERMINAL_RUN_STATUSES } from "../../manifest/records";
+// The dashboard: per project, the share of its automations passing now (each by its latest run, flaky counted
+// apart), and the latest runs.
 import { call, enc } from "../api";
 import { useLoad } from "../hooks";
-import type { Project, Run } from "../types";
+import type { Automation, Project, Run } from "../types";
 import { Card, Empty, ErrorNote, Loading, duration, when } from "../ui";
+import { healthCounts } from "./health";
 import { RunStatusBadges } from "./runs";
 
 const RECENT = 30;
-/** Runs that reached a verdict: every terminal status but cancelled. */
-const FINISHED = new Set<Run["status"]>(TERMINAL_RUN_STATUSES.filter((s) => s !== "cancelled"));
 
 interface ProjectRuns {
   project: Project;
   runs: Run[];
+  automations: Automation[];
 }
 
 async function loadDashboard(): Promise<ProjectRuns[]> {
@@ -21,26 +21,8 @@ async function loadDashboard(): Promise<ProjectRuns[]> {
     projects.data.map(async (project) => ({
       project,
       runs: (await call("listRuns", { project: project.slug, limit: RECENT })).data,
+      automations: (await call("listAutomations", { project: project.slug, limit: 200 })).data.filter((a) => a.status !== "disabled"),
     })),
-  );
-}
-
-/** One bar per run, oldest on the left, its height the run's duration relative to the slowest. */
-function RunStrip({ runs }: { runs: Run[] }) {
-  const ordered = [...runs].reverse();
-  const slowest = Math.max(1, ...ordered.map((r) => r.duration_ms ?? 0));
-  const w = 8;
-  return (
-    <svg class="strip" viewBox={`0 0 ${RECENT * (w + 2)} 40`} role="img" aria-label={`Last ${ordered.length} runs`}>
-      {ordered.map((r, i) => {
-        const h = Math.max(6, Math.round(((r.duration_ms ?? 0) / slowest) * 38));
-        return (
-          <rect key={r.id} x={i * (w + 2)} y={40 - h} width={w} height={h} rx={2} class={`bar-${r.status}`}>
-            <title>{`${r.automation_name}: ${r.status}, ${duration(r.duration_ms)}`}</title>
-          </rect>
-        );
-      })}
-    </svg>
   );
 }
 
@@ -61,20 +43,21 @@ export function DashboardPage() {
         </Empty>
       )}
       <div class="grid">
-        {d.data?.map(({ project, runs }) => {
-          const finished = runs.filter((r) => FINISHED.has(r.status));
-          const passed = finished.filter((r) => r.status === "passed").length;
-          const rate = finished.length ? Math.round((100 * passed) / finished.length) : null;
+        {d.data?.map(({ project, automations }) => {
+          const c = healthCounts(automations);
+          const rate = c.known ? Math.round((100 * c.passing) / c.known) : null;
           return (
-            <a key={project.id} class="tile" href={`#/p/${enc(project.slug)}/runs`} data-project={project.slug}>
+            <a key={project.id} class="tile" href={`#/p/${enc(project.slug)}`} data-project={project.slug}>
               <strong>{project.name}</strong>
               <span class={`rate ${rate === null ? "" : rate >= 90 ? "rate-good" : rate >= 60 ? "rate-mid" : "rate-bad"}`} data-testid="pass-rate">
-                {rate === null ? "no finished runs" : `${rate}% passed`}
+                {rate === null ? "nothing has run yet" : `${rate}% passing now`}
               </span>
-              <span class="tile-meta">
-                {finished.length} of the last {runs.length} runs finished
+              <span class="tile-meta" data-testid="health-counts">
+                {c.known === 0
+                  ? `${automations.length} automations`
+                  : `${c.passing} of ${c.known} automations passing by their latest run · ${c.flaky} flaky · ${c.failing} failing`}
+                {c.never > 0 && c.known > 0 ? ` · ${c.never} never ran` : ""}
               </span>
-              {runs.length > 0 && <RunStrip runs={runs} />}
             </a>
           );
         })}

@@ -1,9 +1,10 @@
-// A project's overview: edit its name, slug and description, attach or remove its OpenAPI document, delete it.
+// A project's overview: its trend and the automations failing or flaky now; edit its name, slug and description, attach or remove its OpenAPI document, delete it.
 import { call } from "../api";
 import { useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
 import { Card, ConfirmButton, ErrorNote, Field, inputValue, Loading } from "../ui";
 import { ProjectFrame } from "./project-frame";
+import { ProjectHealth } from "./health";
 import { RecentRuns } from "./runs";
 
 async function readOpenApiFile(file: File): Promise<Record<string, unknown>> {
@@ -67,6 +68,7 @@ export function ProjectPage({ project }: { project: string }) {
             </form>
           </Card>
           <div class="stack-lg">
+            <ProjectHealth project={project} />
             <Card title="OpenAPI document">
               {p.data.has_openapi ? (
                 <p>Attached{info ? `: ${info.title ?? "untitled"} ${info.version ?? ""}` : ""}. Generation uses it for API features.</p>

@@ -1,0 +1,75 @@
+// The run_daily roll-ups and the reads health and history need: every query of src/core/history but retention's.
+import type { Insertable, Kysely, Selectable } from "kysely";
+import type { DB, RunDailyTable, RunTable } from "../../db/schema";
+
+type RunStatus = Selectable<RunTable>["status"];
+const ACTIVE: RunStatus[] = ["queued", "running"];
+const COUNTED: RunStatus[] = ["passed", "failed", "error", "timed_out"];
+
+/** An automation's latest finished runs (cancelled ones are not verdicts), newest first (by created_at alone, so the automation index gives the order). */
+export async function recentVerdicts(db: Kysely<DB>, automationId: string, limit: number) {
+  return db
+    .selectFrom("runs")
+    .select(["status", "attempts"])
+    .where("automation_id", "=", automationId)
+    .where("status", "in", COUNTED)
+    .orderBy("created_at", "desc")
+    .limit(limit)
+    .execute();
+}
+
+/** Roll-ups from `fromDay` on, of these automations. */
+export async function dailyOfAutomations(db: Kysely<DB>, automationIds: string[], fromDay: string): Promise<Selectable<RunDailyTable>[]> {
+  if (automationIds.length === 0) return [];
+  return db.selectFrom("run_daily").selectAll().where("automation_id", "in", automationIds).where("day", ">=", fromDay).execute();
+}
+
+/** Roll-ups of a project's automations from `fromDay` on. */
+export async function dailyOfProject(db: Kysely<DB>, projectId: string, fromDay: string): Promise<Selectable<RunDailyTable>[]> {
+  return db.selectFrom("run_daily").selectAll().where("project_id", "=", projectId).where("day", ">=", fromDay).execute();
+}
+
+/** Ended runs not yet counted in run_daily: these ids, or else up to `limit` of any. */
+export async function unrolledRuns(db: Kysely<DB>, filter: { ids?: string[]; limit?: number }) {
+  let q = db
+    .selectFrom("runs")
+    .select(["id", "project_id", "automation_id", "status", "attempts", "duration_ms", "finished_at", "created_at"])
+    .where("rolled_up", "=", 0)
+    // "not in": the planner takes the rolled_up index (an "in" on status would tempt it into the status index).
+    .where("status", "not in", ACTIVE);
+  if (filter.ids) {
+    if (filter.ids.length === 0) return [];
+    q = q.where("id", "in", filter.ids);
+  }
+  if (filter.limit !== undefined) q = q.limit(filter.limit);
+  return q.execute();
+}
+
+export async function markRolledUp(db: Kysely<DB>, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable("runs").set({ rolled_up: 1 }).where("id", "in", ids).where("rolled_up", "=", 0).execute();
+}
+
+export async function findDaily(db: Kysely<DB>, automationId: string, day: string): Promise<Selectable<RunDailyTable> | undefined> {
+  return db.selectFrom("run_daily").selectAll().where("automation_id", "=", automationId).where("day", "=", day).executeTakeFirst();
+}
+
+export async function insertDaily(db: Kysely<DB>, row: Insertable<RunDailyTable>): Promise<void> {
+  await db.insertInto("run_daily").values(row).execute();
+}
+
+export async function updateDaily(db: Kysely<DB>, row: Selectable<RunDailyTable>): Promise<void> {
+  await db
+    .updateTable("run_daily")
+    .set({ runs: row.runs, passed: row.passed, failed: row.failed, flaky: row.flaky, durations: row.durations })
+    .where("automation_id", "=", row.automation_id)
+    .where("day", "=", row.day)
+    .execute();
+}
+
+/** The automations of these runs. */
+export async function automationsOfRuns(db: Kysely<DB>, runIds: string[]): Promise<string[]> {
+  if (runIds.length === 0) return [];
+  const rows = await db.selectFrom("runs").select("automation_id").distinct().where("id", "in", runIds).execute();
+  return rows.map((r) => r.automation_id);
+}

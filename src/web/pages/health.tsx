@@ -1,0 +1,52 @@
+// What a project's history shows: the trend of pass rate and duration, and the automations failing or flaky now.
+import { call, enc } from "../api";
+import { useLoad } from "../hooks";
+import { TrendChart } from "../charts";
+import type { Automation } from "../types";
+import { Badge, Card, ErrorNote, Loading } from "../ui";
+
+/** The share of automations passing now, by each one's latest run; flaky and failing counted apart. */
+export function healthCounts(automations: Automation[]) {
+  const known = automations.filter((a) => a.health.state !== "unknown");
+  const count = (s: string) => known.filter((a) => a.health.state === s).length;
+  return { known: known.length, passing: count("passing"), flaky: count("flaky"), failing: count("failing"), never: automations.length - known.length };
+}
+
+export function ProjectHealth({ project }: { project: string }) {
+  const h = useLoad(
+    async () => ({
+      history: await call("getProjectHistory", { project, days: 30 }),
+      automations: (await call("listAutomations", { project, limit: 200 })).data.filter((a) => a.status !== "disabled"),
+    }),
+    `health:${project}`,
+  );
+  const bad = (h.data?.automations ?? [])
+    .filter((a) => a.health.state === "failing" || a.health.state === "flaky")
+    .sort((a, b) => (a.health.state === b.health.state ? a.name.localeCompare(b.name) : a.health.state === "failing" ? -1 : 1));
+  return (
+    <>
+      <Card title="Trend (30 days)">
+        {h.loading && <Loading />}
+        <ErrorNote message={h.error} />
+        {h.data && <TrendChart days={h.data.history.daily} totals={h.data.history} />}
+      </Card>
+      <Card title="Failing or flaky now">
+        {h.data && bad.length === 0 && <p class="muted">None: every automation that ran passed its latest run steadily.</p>}
+        {bad.length > 0 && (
+          <ul class="health-list" data-testid="failing-now">
+            {bad.map((a) => (
+              <li key={a.id}>
+                <Badge status={a.health.state === "flaky" ? "flaky" : "failed"} />
+                <a href={`#/p/${enc(project)}/automations/${a.id}`}>{a.name}</a>
+                <span class="muted">
+                  {a.health.pass_rate === null ? "" : `${Math.round(a.health.pass_rate * 100)}% of the last ${a.health.runs} runs passed`}
+                  {a.quarantined ? " · quarantined" : ""}
+                </span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Card>
+    </>
+  );
+}
