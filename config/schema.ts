@@ -1,4 +1,5 @@
 // The server's configuration: every key, its type and default. Validated at start.
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 
 const bool = z
@@ -25,6 +26,8 @@ export const ConfigSchema = z.strictObject({
   runner: z
     .strictObject({
       concurrency: int(1, 256).default(4),
+      /** Worker processes that execute runs; the `concurrency` slots are spread over them. */
+      workers: int(1, 256).default(availableParallelism()),
       browser_path: z.string().optional(),
       default_timeout_ms: int(1000, 3_600_000).default(300_000),
       shutdown_grace_ms: int(0, 600_000).default(10_000),

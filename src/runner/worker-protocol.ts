@@ -1,0 +1,26 @@
+// What crosses the boundary between the server (or a remote runner) and its worker processes. Messages travel in
+// batches (an array per send): everything produced in the same turn of the event loop crosses in one message.
+import type { ExecutionSettings, JobProgress, JobResult, RunJob } from "./execute-run";
+
+/** The first message a worker receives. */
+export interface WorkerInit {
+  t: "init";
+  browserPath: string | undefined;
+  /** A path the worker must not be able to read (the data directory): it reports whether it can. */
+  probePath: string | null;
+}
+
+export type ToWorker =
+  | WorkerInit
+  | { t: "run"; job: RunJob; settings: ExecutionSettings }
+  | { t: "abort"; id: string; reason: "timeout" | "cancelled" | "shutdown" }
+  | { t: "saved"; id: string; seq: number; error: string | null };
+
+export type FromWorker =
+  | { t: "ready"; pid: number; uid: number | null; probeReadable: boolean | null; env: string[] }
+  | { t: "progress"; id: string; progress: JobProgress }
+  | { t: "artifact"; id: string; seq: number; file: string; bytes: Uint8Array }
+  | { t: "done"; id: string; result: JobResult };
+
+/** The hidden subcommand of the compiled executable that starts a worker process. */
+export const WORKER_COMMAND = "__run-worker";
