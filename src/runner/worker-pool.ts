@@ -7,6 +7,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSyn
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import type { WorkersCheck } from "../core/health";
 import { log } from "../logging";
 import { type JobProgress, type JobResult, type RunJob, summarize } from "./execute-run";
 import type { ExecuteOptions, RunExecutor } from "./executor";
@@ -35,7 +36,7 @@ const PASSED_ENV = [
   "SSL_CERT_DIR",
 ];
 
-export type Isolation = "uid" | "construction";
+export type Isolation = WorkersCheck["isolation"];
 
 export interface WorkerPoolOptions {
   /** Worker processes (`runner.workers`); default: the CPU cores. */
@@ -48,18 +49,8 @@ export interface WorkerPoolOptions {
   graceMs?: number;
 }
 
-export interface WorkerHealth {
-  ok: boolean;
-  message?: string;
-  /** How workers are kept away from the data directory: "uid" (a separate unprivileged user, enforced by the OS)
-   * or "construction" (no database handle, no settings, no secrets key; same OS user as the server). */
-  isolation: Isolation;
-  workers: number;
-  ready: number;
-  running: number;
-  /** Workers replaced since the start (killed after a cancel or timeout, or crashed). */
-  replaced: number;
-}
+/** What GET /readyz shows of the workers. */
+export type WorkerHealth = WorkersCheck;
 
 interface PendingRun {
   job: RunJob;
@@ -174,6 +165,7 @@ export class WorkerPoolExecutor implements RunExecutor {
   private earlyDeaths = 0;
   private restartTimer: ReturnType<typeof setTimeout> | null = null;
   private lastProblem: string | null = null;
+  private databaseReadable: boolean | null = null;
 
   constructor(private readonly options: WorkerPoolOptions = {}) {
     this.size = Math.max(1, options.workers ?? availableParallelism());
@@ -244,6 +236,7 @@ export class WorkerPoolExecutor implements RunExecutor {
         w.ready = true;
         this.earlyDeaths = 0;
         this.lastProblem = null;
+        this.databaseReadable = m.probeReadable;
         if (this.isolation === "uid" && m.probeReadable) {
           this.lastProblem = "a worker process can read the database file: make the data directory private to the server's user";
           log.error(this.lastProblem, { pid: m.pid });
@@ -400,6 +393,7 @@ export class WorkerPoolExecutor implements RunExecutor {
       ready,
       running,
       replaced: this.replaced,
+      database_readable: this.databaseReadable,
     };
   }
 
