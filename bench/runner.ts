@@ -49,7 +49,7 @@ function statFields(pid: number): string[] {
 
 /** CPU time (user + system) the process and every process below it (workers, their browsers) have used so far,
  * children that already exited included: a figure the other load on the machine does not inflate. */
-function cpuMs(pid: number): number {
+function cpuMs(pid: number, alone = false): number {
   const parents = new Map<number, number[]>();
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
@@ -64,8 +64,8 @@ function cpuMs(pid: number): number {
     const f = statFields(p);
     // utime, stime, cutime, cstime are fields 14-17 of /proc/PID/stat, in clock ticks of 10 ms; cutime/cstime
     // hold the children that exited and were waited for.
-    if (f.length > 14) total += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
-    todo.push(...(parents.get(p) ?? []));
+    if (f.length > 14) total += (Number(f[11]) + Number(f[12]) + (alone ? 0 : Number(f[13]) + Number(f[14]))) * 10;
+    if (!alone) todo.push(...(parents.get(p) ?? []));
   }
   return total;
 }
@@ -79,6 +79,8 @@ function peakRssMb(pid: number): number {
 interface Round {
   wallMs: number;
   serverCpuMs: number;
+  /** The server process alone (the API's thread and its helpers), without its workers. */
+  ownCpuMs: number;
   perSec: number;
   passed: number;
   recordedSteps: number;
@@ -146,6 +148,7 @@ async function svcRun(concurrency: number, browser = false): Promise<{ rounds: R
     for (let round = 0; round < ROUNDS; round++) {
       const t0 = performance.now();
       const cpu0 = cpuMs(proc.pid);
+      const own0 = cpuMs(proc.pid, true);
       const gr = await call<{ id: string }>("POST", `/projects/bench/groups/${group.id}/run`, {});
       let status = "queued";
       while (status === "queued" || status === "running") {
@@ -154,6 +157,7 @@ async function svcRun(concurrency: number, browser = false): Promise<{ rounds: R
       }
       const wallMs = performance.now() - t0;
       const serverCpuMs = cpuMs(proc.pid) - cpu0;
+      const ownCpuMs = cpuMs(proc.pid, true) - own0;
       // Every run's step result is in the database: count passed runs and recorded assertions straight from it.
       const db = new Database(join(dataDir, "svc.sqlite"), { readonly: true });
       const rows = db.query("SELECT status, results FROM runs WHERE group_run_id = ?").all(gr.id) as { status: string; results: string }[];
@@ -166,7 +170,7 @@ async function svcRun(concurrency: number, browser = false): Promise<{ rounds: R
         if (browser ? steps.length === 2 && steps.every((x) => x.status === "passed") : steps.length === 1 && steps[0]?.assertions?.length === 3)
           recordedSteps++;
       }
-      rounds.push({ wallMs, perSec: (checks / wallMs) * 1000, serverCpuMs, passed, recordedSteps });
+      rounds.push({ wallMs, perSec: (checks / wallMs) * 1000, serverCpuMs, ownCpuMs, passed, recordedSteps });
     }
     return { rounds, rssMb: peakRssMb(proc.pid) };
   } finally {
@@ -266,7 +270,7 @@ for (const c of CONCURRENCIES) {
   const r = await svcRun(c);
   r.rounds.forEach((x, i) => {
     console.log(
-      `svc    concurrency ${String(c).padStart(3)}, round ${i + 1} (${i === 0 ? "cold" : "warm"}): ${fmt(x.wallMs)} ms wall, ${fmt(x.perSec)} checks/s, server CPU ${fmt(x.serverCpuMs)} ms (${fmt((x.serverCpuMs * 1000) / CHECKS)} µs/check), ${x.passed}/${CHECKS} runs passed, ${x.recordedSteps}/${CHECKS} step results with 3 assertions recorded`,
+      `svc    concurrency ${String(c).padStart(3)}, round ${i + 1} (${i === 0 ? "cold" : "warm"}): ${fmt(x.wallMs)} ms wall, ${fmt(x.perSec)} checks/s, server CPU ${fmt(x.serverCpuMs)} ms (${fmt((x.serverCpuMs * 1000) / CHECKS)} µs/check, server process alone ${fmt((x.ownCpuMs * 1000) / CHECKS)}), ${x.passed}/${CHECKS} runs passed, ${x.recordedSteps}/${CHECKS} step results with 3 assertions recorded`,
     );
   });
   const rates = r.rounds.map((x) => x.perSec);

@@ -236,7 +236,7 @@ export function runOutcome(run: Pick<ClaimedRun, "id" | "claim" | "automationId"
     error: result.error,
     failure: result.failure,
     summary: result.summary,
-    resultsJson: JSON.stringify({ steps: result.steps, artifacts: result.artifacts }),
+    resultsJson: result.resultsJson ?? JSON.stringify({ steps: result.steps, artifacts: result.artifacts }),
     attempts: result.attempts,
   };
 }

@@ -2,10 +2,25 @@
 // back their progress, screenshots and outcomes. It holds no database handle, gets no configuration but what the
 // init message carries, and stops when its parent goes away (the IPC channel closes).
 import { closeSync, openSync } from "node:fs";
+import { type RunSpec, RunSpecColumn } from "../core/shared/columns";
+import { readJsonColumnOr } from "../core/shared/json";
 import { SharedBrowser } from "./chromium";
 import { type ExecutionSettings, executeRun, type JobProgress, type RunJob } from "./execute-run";
 import { RunAborted } from "./run-attempt";
-import type { FromWorker, ToWorker } from "./worker-protocol";
+import type { FromWorker, ToWorker, WireJob } from "./worker-protocol";
+
+/** Snapshots parsed once per distinct text: a group run sends the same automations again and again. */
+const specs = new Map<string, RunSpec | null>();
+const SPECS_MAX = 5000;
+
+function parseSpec(text: string): RunSpec | null {
+  const hit = specs.get(text);
+  if (hit !== undefined) return hit;
+  const spec: RunSpec | null = readJsonColumnOr(RunSpecColumn, text, null);
+  if (specs.size >= SPECS_MAX) specs.clear();
+  specs.set(text, spec);
+  return spec;
+}
 
 /** Runs quicker than this send no progress: their outcome follows at once. */
 const PROGRESS_AFTER_MS = 500;
@@ -42,7 +57,9 @@ export function runWorker(): void {
     });
   };
 
-  const start = (job: RunJob, settings: ExecutionSettings) => {
+  const start = (wire: WireJob, settings: ExecutionSettings) => {
+    const { specReadable, ...rest } = wire;
+    const job: RunJob = { ...rest, spec: specReadable ? parseSpec(wire.specText) : null };
     const r: Running = { controller: new AbortController(), started: performance.now(), progress: null, progressTimer: null };
     running.set(job.id, r);
     const sendProgress = () => {
@@ -58,7 +75,7 @@ export function runWorker(): void {
         new Promise<void>((resolve, reject) => {
           const n = ++seq;
           saves.set(`${job.id}:${n}`, { resolve, reject });
-          post({ t: "artifact", id: job.id, seq: n, file, bytes });
+          post({ t: "artifact", id: job.id, seq: n, file, base64: Buffer.from(bytes).toString("base64") });
         }),
       onProgress: (progress) => {
         r.progress = progress;
@@ -69,7 +86,8 @@ export function runWorker(): void {
     }).then((result) => {
       if (r.progressTimer) clearTimeout(r.progressTimer);
       running.delete(job.id);
-      post({ t: "done", id: job.id, result });
+      const { steps, resultsJson: _, ...rest } = result;
+      post({ t: "done", id: job.id, result: { ...rest, resultsJson: JSON.stringify({ steps, artifacts: result.artifacts }) } });
     });
   };
 

@@ -12,7 +12,7 @@ import { log } from "../logging";
 import { type JobProgress, type JobResult, type RunJob, summarize } from "./execute-run";
 import type { ExecuteOptions, RunExecutor } from "./executor";
 import { RunAborted } from "./run-attempt";
-import { type FromWorker, type ToWorker, WORKER_COMMAND } from "./worker-protocol";
+import { type FromWorker, type ToWorker, WORKER_COMMAND, type WireResult } from "./worker-protocol";
 
 /** How long an aborted run may take to stop by itself before its worker is killed. */
 export const KILL_GRACE_MS = 300;
@@ -130,6 +130,18 @@ function killTree(pid: number): void {
   }
 }
 
+/** The outcome with its steps read from their JSON only when someone asks (the engine records the JSON as it is). */
+function jobResult(wire: WireResult): JobResult {
+  let steps: JobResult["steps"] | null = null;
+  return Object.defineProperty({ ...wire }, "steps", {
+    enumerable: true,
+    get: () => {
+      steps ??= (JSON.parse(wire.resultsJson) as { steps: JobResult["steps"] }).steps;
+      return steps;
+    },
+  }) as JobResult;
+}
+
 function abortedResult(reason: RunAborted["reason"], timeoutMs: number, progress: JobProgress | null): JobResult {
   const [status, error] =
     reason === "timeout"
@@ -204,7 +216,7 @@ export class WorkerPoolExecutor implements RunExecutor {
       stdout: "ignore",
       stderr: "inherit",
       detached: true,
-      serialization: "advanced",
+      serialization: "json",
       ipc: (batch: FromWorker[]) => this.receive(w, batch),
     });
     Object.assign(w, { proc, pid: proc.pid, runs: new Map(), ready: false, startedAt: performance.now(), killedFor: null, outbox: [], flushing: false });
@@ -249,11 +261,11 @@ export class WorkerPoolExecutor implements RunExecutor {
         run.progress = m.progress;
         run.options.onProgress?.(m.progress);
       } else if (m.t === "artifact") {
-        run.options.saveArtifact(m.file, m.bytes).then(
+        run.options.saveArtifact(m.file, Buffer.from(m.base64, "base64")).then(
           () => this.post(w, { t: "saved", id: m.id, seq: m.seq, error: null }),
           (e) => this.post(w, { t: "saved", id: m.id, seq: m.seq, error: (e as Error).message }),
         );
-      } else if (m.t === "done") this.settle(run, m.result);
+      } else if (m.t === "done") this.settle(run, jobResult(m.result));
     }
   }
 
@@ -306,7 +318,7 @@ export class WorkerPoolExecutor implements RunExecutor {
       };
       worker.runs.set(job.id, run);
       const { id, automationId, specText, environmentId, environment } = job;
-      this.post(worker, { t: "run", job: { id, automationId, spec, specText, environmentId, environment }, settings: options.settings });
+      this.post(worker, { t: "run", job: { id, automationId, specText, specReadable: spec !== null, environmentId, environment }, settings: options.settings });
       // The worker times the run itself; this is for a worker too busy to notice (a step that never yields).
       run.deadline = setTimeout(() => this.abort(run, "timeout"), timeoutMs + this.graceMs);
       if (options.signal.aborted) run.onAbort();
