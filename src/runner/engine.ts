@@ -50,8 +50,10 @@ export class RunEngine implements Engine {
     this.writer = new OutcomeWriter(core);
     const dataDir = core.config.data_dir;
     this.executor = new WorkerPoolExecutor({
-      workers: core.config.runner.workers,
+      // More workers than run slots would only sit idle.
+      workers: Math.min(core.config.runner.workers, core.config.runner.concurrency),
       browserPath: core.config.runner.browser_path,
+      logLevel: core.config.log_level,
       dataDir,
       // The database file (src/db names it): workers report whether they could open it.
       probePath: join(dataDir, "svc.sqlite"),

@@ -4,6 +4,7 @@
 import { closeSync, openSync } from "node:fs";
 import { type RunSpec, RunSpecColumn } from "../core/shared/columns";
 import { readJsonColumnOr } from "../core/shared/json";
+import { setLogLevel } from "../logging";
 import { SharedBrowser } from "./chromium";
 import { type ExecutionSettings, executeRun, type JobProgress, type RunJob } from "./execute-run";
 import { RunAborted } from "./run-attempt";
@@ -94,7 +95,8 @@ export function runWorker(): void {
   process.on("message", (batch: ToWorker[]) => {
     for (const m of batch) {
       if (m.t === "init") {
-        browser = new SharedBrowser(m.browserPath);
+        setLogLevel(m.logLevel);
+        browser = new SharedBrowser(m.browserPath, m.droppedFromRoot);
         let probeReadable: boolean | null = null;
         if (m.probePath) {
           try {

@@ -8,7 +8,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import type { WorkersCheck } from "../core/health";
-import { log } from "../logging";
+import { type Level, log } from "../logging";
 import { type JobProgress, type JobResult, type RunJob, summarize } from "./execute-run";
 import type { ExecuteOptions, RunExecutor } from "./executor";
 import { RunAborted } from "./run-attempt";
@@ -42,6 +42,8 @@ export interface WorkerPoolOptions {
   /** Worker processes (`runner.workers`); default: the CPU cores. */
   workers?: number;
   browserPath?: string;
+  /** The server's log level, for what workers log (a browser started, a sandbox missing). */
+  logLevel?: Level;
   /** The data directory: workers must not read it (made private to the server's user when workers run as another). */
   dataDir?: string | null;
   /** The file workers try to open at start, to report whether the OS keeps them out (the database). */
@@ -220,7 +222,13 @@ export class WorkerPoolExecutor implements RunExecutor {
       ipc: (batch: FromWorker[]) => this.receive(w, batch),
     });
     Object.assign(w, { proc, pid: proc.pid, runs: new Map(), ready: false, startedAt: performance.now(), killedFor: null, outbox: [], flushing: false });
-    this.post(w, { t: "init", browserPath: this.options.browserPath, probePath: this.options.probePath ?? null });
+    this.post(w, {
+      t: "init",
+      browserPath: this.options.browserPath,
+      logLevel: this.options.logLevel ?? "info",
+      droppedFromRoot: this.isolation === "uid",
+      probePath: this.options.probePath ?? null,
+    });
     void proc.exited.then(() => this.exited(w));
     return w;
   }

@@ -1,5 +1,6 @@
 // What crosses the boundary between the server (or a remote runner) and its worker processes. Messages travel as
 // JSON in batches (an array per send): everything produced in the same turn of the event loop crosses in one message.
+import type { Level } from "../logging";
 import type { ExecutionSettings, JobProgress, JobResult, RunJob } from "./execute-run";
 
 /** A job as it travels: the snapshot as its stored text only (the worker parses it once per distinct text). */
@@ -12,6 +13,9 @@ export type WireResult = Omit<JobResult, "steps" | "resultsJson"> & { resultsJso
 export interface WorkerInit {
   t: "init";
   browserPath: string | undefined;
+  logLevel: Level;
+  /** The worker was started by root as an unprivileged user (see SharedBrowser's sandbox fallback). */
+  droppedFromRoot: boolean;
   /** A path the worker must not be able to read (the data directory): it reports whether it can. */
   probePath: string | null;
 }
