@@ -88,11 +88,15 @@ const heavyStep = () => ({ request: { url: `http://127.0.0.1:${heavy.port}/items
 describe("one worker process, two slots", () => {
   let s: TestServer;
   let project: string;
+  /** Workers of servers that other test files in this process left running are not this server's. */
+  let others = new Set<number>();
+  const ours = () => workerPids(process.pid).filter((p) => !others.has(p));
   beforeAll(async () => {
+    others = new Set(workerPids(process.pid));
     process.env.SVC_WORKER_TEST_SETTING = "must-not-reach-workers";
     s = await startTestServer({ rate_limit: { enabled: false }, runner: { concurrency: 2, workers: 1 } });
     ({ project } = await projectWithEnv(s, "workers", { BASE_URL: target.url }));
-    await waitUntil(() => workerPids(process.pid).length === 1, 10_000);
+    await waitUntil(() => ours().length === 1, 10_000);
   }, 30_000);
   afterAll(async () => {
     delete process.env.SVC_WORKER_TEST_SETTING;
@@ -100,7 +104,7 @@ describe("one worker process, two slots", () => {
   });
 
   test("a CPU-heavy run executes in the worker process, a child of the server, while the server's thread stays free", async () => {
-    const [worker] = workerPids(process.pid) as [number];
+    const [worker] = ours() as [number];
     expect(worker).toBeNumber();
     const id = await createAutomation(s, project, http([heavyStep()], { timeout_ms: 120_000 }));
     const workerBefore = cpuTicks(worker);
@@ -126,7 +130,7 @@ describe("one worker process, two slots", () => {
   }, 180_000);
 
   test("the worker carries none of the server's settings and, where the OS can enforce it, cannot open the database", async () => {
-    const [worker] = workerPids(process.pid) as [number];
+    const [worker] = ours() as [number];
     const environ = readFileSync(`/proc/${worker}/environ`, "utf8").split("\0").filter(Boolean);
     expect(environ.some((e) => e.startsWith("SVC_"))).toBe(false);
     expect(environ.length).toBeLessThan(12);
@@ -143,7 +147,7 @@ describe("one worker process, two slots", () => {
   });
 
   test("a run busy past its timeout: its worker is killed and replaced, it ends timed_out, the run beside it ends error, the next run passes", async () => {
-    const [worker] = workerPids(process.pid) as [number];
+    const [worker] = ours() as [number];
     const busyId = await createAutomation(s, project, http([heavyStep(), heavyStep(), heavyStep()], { timeout_ms: 1000 }));
     const besideId = await createAutomation(s, project, http([{ request: { url: "/slow?ms=8000" } }]));
     const started = Date.now();
@@ -157,7 +161,7 @@ describe("one worker process, two slots", () => {
     expect(besideRun.status).toBe("error");
     expect(besideRun.error).toContain("the worker process executing the run was stopped because a run on the same worker process was timed out");
     expect(await waitUntil(() => !alive(worker), 5_000)).toBe(true);
-    expect(await waitUntil(() => workerPids(process.pid).some((p) => p !== worker), 10_000)).toBe(true);
+    expect(await waitUntil(() => ours().some((p) => p !== worker), 10_000)).toBe(true);
     const next = await waitForRun(s, project, await startRun(s, project, await createAutomation(s, project, http([{ request: { url: "/items/1" } }]))));
     expect(next.status).toBe("passed");
   }, 30_000);
@@ -177,7 +181,15 @@ describe("one worker process, two slots", () => {
   }, 30_000);
 
   test("a worker killed from outside (kill -9): its run ends error saying so, a new worker takes its place, the next run passes", async () => {
-    const [worker] = workerPids(process.pid) as [number];
+    // A worker killed by the test before is gone, and its successor is up.
+    const readyOne = async () => {
+      const r = (await (await fetch(`${s.url}/readyz`)).json()) as { checks: { workers: { workers: number; ready: number } } };
+      return r.checks.workers.workers === 1 && r.checks.workers.ready === 1;
+    };
+    const deadline = Date.now() + 10_000;
+    while (!((await readyOne()) && ours().length === 1) && Date.now() < deadline) await Bun.sleep(20);
+    expect(ours().length).toBe(1);
+    const [worker] = ours() as [number];
     const id = await createAutomation(s, project, http([{ request: { url: "/slow?ms=8001" } }]));
     const runId = await startRun(s, project, id);
     expect(await waitUntil(() => target.seen.some((r) => r.path === "/slow?ms=8001"), 5_000)).toBe(true);
@@ -185,7 +197,7 @@ describe("one worker process, two slots", () => {
     const run = await waitForRun(s, project, runId, 5_000);
     expect(run.status).toBe("error");
     expect(run.error).toContain("the worker process executing the run stopped unexpectedly (killed by SIGKILL): run it again");
-    expect(await waitUntil(() => workerPids(process.pid).some((p) => p !== worker), 10_000)).toBe(true);
+    expect(await waitUntil(() => ours().some((p) => p !== worker), 10_000)).toBe(true);
     const next = await waitForRun(s, project, await startRun(s, project, await createAutomation(s, project, http([{ request: { url: "/items/2" } }]))));
     expect(next.status).toBe("passed");
     const ready = (await (await fetch(`${s.url}/readyz`)).json()) as { checks: { workers: { ok: boolean; replaced: number } } };

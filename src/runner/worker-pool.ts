@@ -327,8 +327,9 @@ export class WorkerPoolExecutor implements RunExecutor {
       worker.runs.set(job.id, run);
       const { id, automationId, specText, environmentId, environment } = job;
       this.post(worker, { t: "run", job: { id, automationId, specText, specReadable: spec !== null, environmentId, environment }, settings: options.settings });
-      // The worker times the run itself; this is for a worker too busy to notice (a step that never yields).
-      run.deadline = setTimeout(() => this.abort(run, "timeout"), timeoutMs + this.graceMs);
+      // The worker times the run itself; this is for a worker too busy to notice (a step that never yields): it
+      // gets the same grace as a cancel before it is killed.
+      run.deadline = setTimeout(() => this.abort(run, "timeout"), timeoutMs);
       if (options.signal.aborted) run.onAbort();
       else options.signal.addEventListener("abort", run.onAbort, { once: true });
     });
