@@ -1,8 +1,11 @@
 // Benchmark of the run engine: 1,000 http checks (one request + 3 assertions each) through the API as one group
-// run, against a local target; Newman runs the same checks as a Postman collection, side by side.
-// Usage: bun bench/runner.ts [--checks 1000] [--concurrency 4,16] [--rounds 3] [--no-newman]
+// run, against a local target; a bare Bun fetch loop (10 at once, nothing recorded) and Newman run the same checks
+// side by side, and the ratios svc/bare and svc/Newman are printed (medians of the rounds). Server CPU counts the
+// server and every process below it (its worker processes), read from /proc.
+// `--browser`: 50 browser automations (goto + expect text) as one group run, in checks per minute.
+// Usage: bun bench/runner.ts [--checks 1000] [--concurrency 4,32] [--rounds 3] [--no-newman] [--browser [--browser-checks 50]]
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startTargetApp } from "../test/helpers/target-app";
@@ -12,8 +15,10 @@ const arg = (name: string, fallback: string) => {
   return i > 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 };
 const CHECKS = Number(arg("checks", "1000"));
-const CONCURRENCIES = arg("concurrency", "4,16").split(",").map(Number);
-const ROUNDS = Math.max(2, Number(arg("rounds", "3")));
+const CONCURRENCIES = arg("concurrency", "4,32").split(",").map(Number);
+const ROUNDS = Math.max(3, Number(arg("rounds", "3")));
+const BROWSER = process.argv.includes("--browser");
+const BROWSER_CHECKS = Number(arg("browser-checks", "50"));
 const ROOT = resolve(import.meta.dir, "..");
 const BINARY = join(ROOT, "dist/svc");
 
@@ -34,11 +39,35 @@ async function admin(dataDir: string, args: string[]): Promise<string> {
   return out.trim();
 }
 
-/** CPU time (user + system) the process has used so far: a figure the other load on the machine does not inflate. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-  // utime and stime are fields 14 and 15 of /proc/PID/stat, in clock ticks of 10 ms.
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+function statFields(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  } catch {
+    return [];
+  }
+}
+
+/** CPU time (user + system) the process and every process below it (workers, their browsers) have used so far,
+ * children that already exited included: a figure the other load on the machine does not inflate. */
+function cpuMs(pid: number, alone = false): number {
+  const parents = new Map<number, number[]>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const ppid = Number(statFields(Number(name))[1]);
+    if (!parents.has(ppid)) parents.set(ppid, []);
+    parents.get(ppid)?.push(Number(name));
+  }
+  let total = 0;
+  const todo = [pid];
+  while (todo.length > 0) {
+    const p = todo.pop() as number;
+    const f = statFields(p);
+    // utime, stime, cutime, cstime are fields 14-17 of /proc/PID/stat, in clock ticks of 10 ms; cutime/cstime
+    // hold the children that exited and were waited for.
+    if (f.length > 14) total += (Number(f[11]) + Number(f[12]) + (alone ? 0 : Number(f[13]) + Number(f[14]))) * 10;
+    if (!alone) todo.push(...(parents.get(p) ?? []));
+  }
+  return total;
 }
 
 function peakRssMb(pid: number): number {
@@ -50,13 +79,16 @@ function peakRssMb(pid: number): number {
 interface Round {
   wallMs: number;
   serverCpuMs: number;
+  /** The server process alone (the API's thread and its helpers), without its workers. */
+  ownCpuMs: number;
   perSec: number;
   passed: number;
   recordedSteps: number;
 }
 
-async function svcRun(concurrency: number): Promise<{ rounds: Round[]; rssMb: number }> {
-  const dataDir = join(work, `data-${concurrency}`);
+async function svcRun(concurrency: number, browser = false): Promise<{ rounds: Round[]; rssMb: number }> {
+  const dataDir = join(work, `data-${concurrency}-${browser ? "browser" : "http"}`);
+  const checks = browser ? BROWSER_CHECKS : CHECKS;
   await admin(dataDir, ["create-user", "--email", "bench@acme.test", "--name", "Bench", "--workspace", "acme"]);
   const key = await admin(dataDir, ["create-key", "--email", "bench@acme.test", "--workspace", "acme"]);
   const proc = Bun.spawn([...serverCommand(), "serve", "--port", "0", "--data-dir", dataDir], {
@@ -89,16 +121,25 @@ async function svcRun(concurrency: number): Promise<{ rounds: Round[]; rssMb: nu
     await call("POST", "/projects", { name: "bench", slug: "bench" });
     await call("POST", "/projects/bench/environments", { name: "local", variables: { BASE_URL: target.url } });
     const ids: string[] = [];
-    for (let n = 0; n < CHECKS; n++) {
+    for (let n = 0; n < checks; n++) {
       const c = checkOf(n);
-      const a = await call<{ id: string }>("POST", "/projects/bench/automations", {
-        name: `check ${n}`,
-        kind: "http",
-        environment: "local",
-        steps: [
-          { request: { url: c.path }, expect: [{ status: 200 }, { json: "$.id", equals: c.id }, { header: "content-type", contains: "application/json" }] },
-        ],
-      });
+      const a = await call<{ id: string }>(
+        "POST",
+        "/projects/bench/automations",
+        browser
+          ? { name: `page ${n}`, kind: "browser", environment: "local", steps: [{ goto: "/dashboard?user=bench" }, { expect: { text: "Welcome bench" } }] }
+          : {
+              name: `check ${n}`,
+              kind: "http",
+              environment: "local",
+              steps: [
+                {
+                  request: { url: c.path },
+                  expect: [{ status: 200 }, { json: "$.id", equals: c.id }, { header: "content-type", contains: "application/json" }],
+                },
+              ],
+            },
+      );
       ids.push(a.id);
     }
     const group = await call<{ id: string }>("POST", "/projects/bench/groups", { name: "bench", automation_ids: ids });
@@ -107,14 +148,16 @@ async function svcRun(concurrency: number): Promise<{ rounds: Round[]; rssMb: nu
     for (let round = 0; round < ROUNDS; round++) {
       const t0 = performance.now();
       const cpu0 = cpuMs(proc.pid);
+      const own0 = cpuMs(proc.pid, true);
       const gr = await call<{ id: string }>("POST", `/projects/bench/groups/${group.id}/run`, {});
       let status = "queued";
       while (status === "queued" || status === "running") {
-        await Bun.sleep(20);
+        await Bun.sleep(browser ? 100 : 20);
         status = (await call<{ status: string }>("GET", `/projects/bench/group-runs/${gr.id}`)).status;
       }
       const wallMs = performance.now() - t0;
       const serverCpuMs = cpuMs(proc.pid) - cpu0;
+      const ownCpuMs = cpuMs(proc.pid, true) - own0;
       // Every run's step result is in the database: count passed runs and recorded assertions straight from it.
       const db = new Database(join(dataDir, "svc.sqlite"), { readonly: true });
       const rows = db.query("SELECT status, results FROM runs WHERE group_run_id = ?").all(gr.id) as { status: string; results: string }[];
@@ -123,10 +166,11 @@ async function svcRun(concurrency: number): Promise<{ rounds: Round[]; rssMb: nu
       let recordedSteps = 0;
       for (const r of rows) {
         if (r.status === "passed") passed++;
-        const steps = (JSON.parse(r.results) as { steps?: { assertions?: unknown[] }[] }).steps ?? [];
-        if (steps.length === 1 && steps[0]?.assertions?.length === 3) recordedSteps++;
+        const steps = (JSON.parse(r.results) as { steps?: { status: string; assertions?: unknown[] }[] }).steps ?? [];
+        if (browser ? steps.length === 2 && steps.every((x) => x.status === "passed") : steps.length === 1 && steps[0]?.assertions?.length === 3)
+          recordedSteps++;
       }
-      rounds.push({ wallMs, perSec: (CHECKS / wallMs) * 1000, serverCpuMs, passed, recordedSteps });
+      rounds.push({ wallMs, perSec: (checks / wallMs) * 1000, serverCpuMs, ownCpuMs, passed, recordedSteps });
     }
     return { rounds, rssMb: peakRssMb(proc.pid) };
   } finally {
@@ -190,34 +234,82 @@ async function newman(parallel: number): Promise<{ wallMs: number; perSec: numbe
   return { wallMs, perSec: (CHECKS / wallMs) * 1000, failures: results.reduce((a, b) => a + b, 0) };
 }
 
+/** The floor: the same checks as a bare Bun loop in this process, 10 fetches at once, nothing recorded. */
+async function bare(): Promise<{ wallMs: number; perSec: number; failures: number }> {
+  let next = 0;
+  let failures = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: 10 }, async () => {
+      while (next < CHECKS) {
+        const c = checkOf(next++);
+        const res = await fetch(`${target.url}${c.path}`);
+        const body = (await res.json()) as { id: number };
+        if (res.status !== 200 || body.id !== c.id || !res.headers.get("content-type")?.includes("application/json")) failures++;
+      }
+    }),
+  );
+  const wallMs = performance.now() - t0;
+  return { wallMs, perSec: (CHECKS / wallMs) * 1000, failures };
+}
+
 const fmt = (n: number, d = 0) => n.toFixed(d);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 console.log(`svc run engine benchmark: ${CHECKS} http checks (1 request + 3 assertions each) against a local target`);
 console.log(`server: ${serverCommand().join(" ")}; machine: ${navigator.hardwareConcurrency} cores`);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-let best = 0;
-let bestMedian = 0;
+const bareRates: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  const b = await bare();
+  bareRates.push(b.perSec);
+  console.log(`bare   round ${round + 1}: ${fmt(b.wallMs)} ms wall, ${fmt(b.perSec)} checks/s, ${b.failures} failed checks`);
+}
+const bareMedian = median(bareRates);
+console.log(`bare   10 fetches at once: median ${fmt(bareMedian)} checks/s`);
+const svcMedians = new Map<number, number>();
 for (const c of CONCURRENCIES) {
   const r = await svcRun(c);
   r.rounds.forEach((x, i) => {
     console.log(
-      `svc    concurrency ${String(c).padStart(3)}, round ${i + 1} (${i === 0 ? "cold" : "warm"}): ${fmt(x.wallMs)} ms wall, ${fmt(x.perSec)} checks/s, server CPU ${fmt(x.serverCpuMs)} ms (${fmt((x.serverCpuMs * 1000) / CHECKS)} µs/check), ${x.passed}/${CHECKS} runs passed, ${x.recordedSteps}/${CHECKS} step results with 3 assertions recorded`,
+      `svc    concurrency ${String(c).padStart(3)}, round ${i + 1} (${i === 0 ? "cold" : "warm"}): ${fmt(x.wallMs)} ms wall, ${fmt(x.perSec)} checks/s, server CPU ${fmt(x.serverCpuMs)} ms (${fmt((x.serverCpuMs * 1000) / CHECKS)} µs/check, server process alone ${fmt((x.ownCpuMs * 1000) / CHECKS)}), ${x.passed}/${CHECKS} runs passed, ${x.recordedSteps}/${CHECKS} step results with 3 assertions recorded`,
     );
   });
   const rates = r.rounds.map((x) => x.perSec);
-  best = Math.max(best, ...rates);
-  bestMedian = Math.max(bestMedian, median(rates));
+  const m = median(rates);
+  svcMedians.set(c, m);
   console.log(
-    `svc    concurrency ${String(c).padStart(3)}: median ${fmt(median(rates))} checks/s, best ${fmt(Math.max(...rates))}; peak server RSS ${fmt(r.rssMb)} MB`,
+    `svc    concurrency ${String(c).padStart(3)}: median ${fmt(m)} checks/s (${fmt(m / bareMedian, 2)}x bare), best ${fmt(Math.max(...rates))}; median server CPU ${fmt((median(r.rounds.map((x) => x.serverCpuMs)) * 1000) / CHECKS)} µs/check (server + workers); peak server RSS ${fmt(r.rssMb)} MB`,
   );
 }
 if (!process.argv.includes("--no-newman")) {
-  const one = await newman(1);
-  console.log(`newman one at a time : ${fmt(one.wallMs)} ms wall, ${fmt(one.perSec, 1)} checks/s, ${one.failures} failed assertions`);
-  const ten = await newman(10);
-  console.log(`newman 10 at once    : ${fmt(ten.wallMs)} ms wall, ${fmt(ten.perSec, 1)} checks/s, ${ten.failures} failed assertions`);
-  console.log(
-    `ratio: svc (median of the best setting) is ${fmt(bestMedian / one.perSec, 1)}x newman one at a time, ${fmt(bestMedian / ten.perSec, 1)}x newman 10 at once (best round: ${fmt(best / one.perSec, 1)}x and ${fmt(best / ten.perSec, 1)}x)`,
-  );
+  const ones: number[] = [];
+  const tens: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const one = await newman(1);
+    ones.push(one.perSec);
+    console.log(`newman one at a time, round ${round + 1}: ${fmt(one.wallMs)} ms wall, ${fmt(one.perSec, 1)} checks/s, ${one.failures} failed assertions`);
+    const ten = await newman(10);
+    tens.push(ten.perSec);
+    console.log(`newman 10 at once, round ${round + 1}   : ${fmt(ten.wallMs)} ms wall, ${fmt(ten.perSec, 1)} checks/s, ${ten.failures} failed assertions`);
+  }
+  const one = median(ones);
+  const ten = median(tens);
+  console.log(`newman medians: one at a time ${fmt(one, 1)} checks/s, 10 at once ${fmt(ten, 1)} checks/s`);
+  for (const [c, m] of svcMedians)
+    console.log(
+      `ratio  concurrency ${String(c).padStart(3)}: svc/bare ${fmt(m / bareMedian, 2)}, svc/newman(10 at once) ${fmt(m / ten, 1)}, svc/newman(one) ${fmt(m / one, 1)}`,
+    );
+} else {
+  for (const [c, m] of svcMedians) console.log(`ratio  concurrency ${String(c).padStart(3)}: svc/bare ${fmt(m / bareMedian, 2)}`);
+}
+if (BROWSER) {
+  const c = CONCURRENCIES[0] ?? 4;
+  const r = await svcRun(c, true);
+  r.rounds.forEach((x, i) => {
+    console.log(
+      `browser concurrency ${c}, round ${i + 1}: ${BROWSER_CHECKS} automations (goto + expect text) in ${fmt(x.wallMs)} ms, ${fmt(x.perSec * 60)} checks/min, ${x.passed}/${BROWSER_CHECKS} passed, server CPU ${fmt(x.serverCpuMs)} ms`,
+    );
+  });
+  console.log(`browser concurrency ${c}: median ${fmt(median(r.rounds.map((x) => x.perSec * 60)))} checks/min`);
 }
 await target.stop();
 rmSync(work, { recursive: true, force: true });

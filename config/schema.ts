@@ -1,4 +1,5 @@
 // The server's configuration: every key, its type and default. Validated at start.
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 
 const bool = z
@@ -28,6 +29,8 @@ export const ConfigSchema = z.strictObject({
       workspace_concurrency: int(0, 256).default(0).describe("At most this many runs of one workspace at once (runs beyond it stay queued); 0: no cap"),
       local: bool.default(true).describe("false: the server executes no runs itself; it queues and records, and runners (svc runner) execute"),
       lease_ms: int(1000, 600_000).default(30_000).describe("How long a remote runner's claim on a run lasts without a heartbeat"),
+      /** Worker processes that execute runs; the `concurrency` slots are spread over them. */
+      workers: int(1, 256).default(availableParallelism()),
       browser_path: z.string().optional(),
       default_timeout_ms: int(1000, 3_600_000).default(300_000),
       shutdown_grace_ms: int(0, 600_000).default(10_000),

@@ -1,7 +1,7 @@
 // Structured JSON logs on stderr, one line per event. Secrets never reach it: callers pass no headers or bodies.
 // Lines are batched (flushed within 15 ms, at once for errors, and at exit) so that logging every request does
 // not cost a write system call per request.
-type Level = "debug" | "info" | "warn" | "error" | "silent";
+export type Level = "debug" | "info" | "warn" | "error" | "silent";
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 const FLUSH_MS = 15;
 const FLUSH_BYTES = 64 * 1024;

@@ -7,6 +7,7 @@ import { registerRunner } from "./commands/runner";
 import { registerServe } from "./commands/serve";
 import { UsageError } from "../cli/usage";
 import { VERSION } from "./version";
+import { WORKER_COMMAND } from "./runner/worker-protocol";
 
 export function buildProgram(): Command {
   const program = new Command("svc")
@@ -29,6 +30,11 @@ function needsClientCommands(argv: string[]): boolean {
 }
 
 async function main(): Promise<void> {
+  // A run worker process of `svc serve` (the compiled executable starts its workers from itself).
+  if (process.argv[2] === WORKER_COMMAND) {
+    (await import("./runner/worker-main")).runWorker();
+    return;
+  }
   const program = buildProgram();
   if (needsClientCommands(process.argv)) (await import("../cli/index")).registerCli(program);
   try {

@@ -1,11 +1,11 @@
-// Browser runs share one Chromium process and each gets a fresh context: no cookie or localStorage crosses from
-// one run to the next. Chromium's sandbox is turned off only when svc runs as root.
+// Browser runs share one Chromium process per worker and each gets a fresh context: no cookie or localStorage
+// crosses from one run to the next. Chromium's sandbox is turned off only when svc runs as root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { launchArgs } from "../src/runner/chromium";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
-import { runnerServer, runToEnd } from "./helpers/runs";
+import { projectWithEnv, runToEnd } from "./helpers/runs";
 import { waitUntil } from "./helpers/wait";
 
 let s: TestServer;
@@ -20,19 +20,27 @@ interface Proc {
 }
 
 /**
- * The Chromium browser processes started by this process: children of it running Chromium with a user data
- * dir (playwright-core gives every browser it launches its own). Its renderers and helpers are children of the
- * browser, not of this process, so each browser counts once. Exited ones have no command line and drop out.
+ * The Chromium browser processes started by this process's run workers: children of them running Chromium with
+ * a user data dir (playwright-core gives every browser it launches its own). Its renderers and helpers are
+ * children of the browser, so each browser counts once. Exited ones have no command line and drop out.
  */
 function chromiumBrowsers(): Proc[] {
   const out: Proc[] = [];
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {}
+  }
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       // "pid (comm) state ppid …": comm may contain spaces, so read after its closing parenthesis.
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid !== process.pid) continue;
+      if (parents.get(ppid) !== process.pid) continue;
       const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").filter(Boolean);
       if (/chrom/i.test(args[0] ?? "") && args.some((a) => a.startsWith("--user-data-dir="))) out.push({ pid: Number(entry), args });
     } catch {
@@ -47,7 +55,9 @@ const ours = () => chromiumBrowsers().filter((p) => !earlier.has(p.pid));
 beforeAll(async () => {
   earlier = new Set(chromiumBrowsers().map((p) => p.pid));
   target = startTargetApp();
-  ({ s, project } = await runnerServer("browser isolation", target.url, 3));
+  // One worker process: one Chromium for the whole file.
+  s = await startTestServer({ rate_limit: { enabled: false }, runner: { concurrency: 3, workers: 1 } });
+  ({ project } = await projectWithEnv(s, "browser isolation", { BASE_URL: target.url }));
 });
 afterAll(async () => {
   await s.stop();
@@ -108,9 +118,18 @@ describe("browser runs", () => {
 
     // The server's shutdown closes the browser (a fresh server for the rest of the file's hooks).
     await s.stop();
-    s = await startTestServer({ rate_limit: { enabled: false } });
-    await waitUntil(() => ours().length === 0, 15_000, 50);
+    s = await startTestServer({ rate_limit: { enabled: false }, runner: { workers: 1 } });
+    // Once its worker is gone the browser is no longer below this process: look for the process itself.
+    const running = (p: number) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, "utf8").length > 0;
+      } catch {
+        return false;
+      }
+    };
+    await waitUntil(() => ours().length === 0 && !running(pid), 15_000, 50);
     expect(ours()).toEqual([]);
+    expect(running(pid)).toBe(false);
   }, 90_000);
 });
 

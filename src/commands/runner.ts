@@ -1,4 +1,5 @@
 // `svc runner --server URL`: a runner on this machine for a server elsewhere (token in SVC_RUNNER_TOKEN).
+import { availableParallelism } from "node:os";
 import type { Command } from "commander";
 import { UsageError } from "../../cli/usage";
 
@@ -16,11 +17,21 @@ export function registerRunner(program: Command): void {
     .option("--name <name>", "a name shown in the server's logs (default: SVC_RUNNER_NAME, else the token's runner name)")
     .option("--labels <labels>", "comma-separated labels it offers besides its token's (default: SVC_RUNNER_LABELS)")
     .option("--concurrency <n>", "runs at once (default: SVC_RUNNER_CONCURRENCY, else 4)")
+    .option("--workers <n>", "worker processes the runs execute in (default: SVC_RUNNER_WORKERS, else the CPU cores)")
     .option("--browser-path <path>", "Chromium to run browser automations with (default: SVC_RUNNER_BROWSER_PATH, else found on PATH)")
     .option("--grace-ms <ms>", "after SIGTERM, how long running runs may finish before they are stopped", "10000")
     .option("--insecure-http", "allow plain http:// to a server that is not this machine (the token and secrets then travel unencrypted)")
     .action(
-      async (o: { server: string; name?: string; labels?: string; concurrency?: string; browserPath?: string; graceMs: string; insecureHttp?: boolean }) => {
+      async (o: {
+        server: string;
+        name?: string;
+        labels?: string;
+        concurrency?: string;
+        workers?: string;
+        browserPath?: string;
+        graceMs: string;
+        insecureHttp?: boolean;
+      }) => {
         const env = process.env;
         const token = env.SVC_RUNNER_TOKEN ?? "";
         if (token.trim() === "") throw new UsageError("set SVC_RUNNER_TOKEN to the runner token (svc admin create-runner-token, or create_runner)");
@@ -49,6 +60,7 @@ export function registerRunner(program: Command): void {
           labels.push(label.data);
         }
         const concurrency = positiveInt("--concurrency", o.concurrency ?? env.SVC_RUNNER_CONCURRENCY ?? "4", 256);
+        const workers = positiveInt("--workers", o.workers ?? env.SVC_RUNNER_WORKERS ?? String(availableParallelism()), 256);
         const graceMs = Number(o.graceMs);
         if (!Number.isInteger(graceMs) || graceMs < 0) throw new UsageError(`--grace-ms must be a whole number of milliseconds, not "${o.graceMs}"`);
         const runner = new RemoteRunner({
@@ -57,6 +69,7 @@ export function registerRunner(program: Command): void {
           name: o.name ?? env.SVC_RUNNER_NAME,
           labels,
           concurrency,
+          workers,
           browserPath: o.browserPath ?? env.SVC_RUNNER_BROWSER_PATH,
           graceMs,
         });

@@ -10,15 +10,29 @@ export interface Check {
 
 export interface Readiness {
   ready: boolean;
-  checks: { database: Check; disk: Check; migrations: Check; engines: Record<string, Check> };
+  checks: { database: Check; disk: Check; migrations: Check; engines: Record<string, Check>; workers?: WorkersCheck };
   /** One line per failing check, "name: reason". */
   failing: string[];
+}
+
+/** The processes that execute runs apart from the API, and how they are kept from the data directory. */
+export interface WorkersCheck extends Check {
+  /** "uid": a separate unprivileged user (enforced by the OS); "construction": no database handle, settings or keys. */
+  isolation: "uid" | "construction";
+  workers: number;
+  ready: number;
+  running: number;
+  replaced: number;
+  /** Whether a worker could open the database file when it started (null: not checked). */
+  database_readable: boolean | null;
 }
 
 /** What readiness needs to know of an engine running in this process. */
 export interface EngineHealth {
   name: string;
   healthy?(): boolean;
+  /** An engine that executes runs in worker processes reports them. */
+  workers?(): WorkersCheck | null;
 }
 
 /** Below this much free space the next write may fail: a load balancer should send traffic elsewhere. */
@@ -67,9 +81,22 @@ function checkEngines(engines: readonly EngineHealth[]): Record<string, Check> {
 
 export async function readiness(core: Core, engines: readonly EngineHealth[]): Promise<Readiness> {
   const engineChecks = checkEngines(engines);
-  const checks = { database: await checkWritable(core), disk: checkDisk(core.config.data_dir), migrations: await checkMigrations(core), engines: engineChecks };
+  const workers = engines.map((e) => e.workers?.() ?? null).find((w) => w !== null) ?? undefined;
+  const checks: Readiness["checks"] = {
+    database: await checkWritable(core),
+    disk: checkDisk(core.config.data_dir),
+    migrations: await checkMigrations(core),
+    engines: engineChecks,
+    ...(workers ? { workers } : {}),
+  };
   const failing = (
-    [["database", checks.database], ["disk", checks.disk], ["migrations", checks.migrations], ...Object.entries(engineChecks)] as [string, Check][]
+    [
+      ["database", checks.database],
+      ["disk", checks.disk],
+      ["migrations", checks.migrations],
+      ...Object.entries(engineChecks),
+      ...(workers ? [["workers", workers]] : []),
+    ] as [string, Check][]
   )
     .filter(([, c]) => !c.ok)
     .map(([name, c]) => `${name}: ${c.message ?? "failing"}`);

@@ -51,7 +51,12 @@ export function launchArgs(uid: number | null = process.getuid?.() ?? null): str
 export class SharedBrowser {
   private browser: Promise<Browser> | null = null;
 
-  constructor(private readonly configuredPath: string | undefined) {}
+  /** `sandboxFallback`: a worker that root started as an unprivileged user tries Chromium's sandbox first and,
+   * where the machine cannot give it one (a container without user namespaces), starts it as root always did. */
+  constructor(
+    private readonly configuredPath: string | undefined,
+    private readonly sandboxFallback = false,
+  ) {}
 
   async get(): Promise<Browser> {
     if (!this.browser) {
@@ -69,7 +74,13 @@ export class SharedBrowser {
     if ("problem" in found) throw new StepFailure("error", `this is a browser automation and ${found.problem}`);
     const { chromium } = await import("playwright-core");
     try {
-      const browser = await chromium.launch({ executablePath: found.path, headless: true, args: launchArgs(), timeout: LAUNCH_TIMEOUT_MS });
+      const args = launchArgs();
+      const start = (a: string[]) => chromium.launch({ executablePath: found.path, headless: true, args: a, timeout: LAUNCH_TIMEOUT_MS });
+      const browser = await start(args).catch((e: Error) => {
+        if (!this.sandboxFallback || args.includes("--no-sandbox")) throw e;
+        log.warn("Chromium could not start with its sandbox here: started without it", { error: e.message.split("\n")[0] });
+        return start(["--no-sandbox", ...args]);
+      });
       log.info("browser started", { path: found.path });
       browser.on("disconnected", () => {
         this.browser = null;

@@ -8,7 +8,8 @@ import { type ClaimedRun, claimQueuedRuns, type RunOutcome, recordRunProgress, r
 import type { Engine } from "../extensions";
 import { log } from "../logging";
 import type { JobProgress, JobResult } from "./execute-run";
-import { InProcessExecutor, type RunExecutor } from "./executor";
+import type { RunExecutor } from "./executor";
+import { WorkerPoolExecutor, type WorkerHealth } from "./worker-pool";
 import { OutcomeWriter } from "./outcome-writer";
 import { RunAborted } from "./run-attempt";
 
@@ -32,7 +33,7 @@ export class RunEngine implements Engine {
   /** Cancellations that may arrive while a claim is in flight, before the run is in `active`. */
   private readonly recentlyCancelled = new Map<string, number>();
   private readonly writer: OutcomeWriter;
-  private readonly executor: RunExecutor;
+  private readonly executor: RunExecutor & { health?(): WorkerHealth };
   private stopping = false;
   /** The claim in progress, if any: stop waits for it so no run is claimed behind its back. */
   private pumping: Promise<void> | null = null;
@@ -47,7 +48,16 @@ export class RunEngine implements Engine {
 
   constructor(private readonly core: OpenedCore) {
     this.writer = new OutcomeWriter(core);
-    this.executor = new InProcessExecutor(core.config.runner.browser_path);
+    const dataDir = core.config.data_dir;
+    this.executor = new WorkerPoolExecutor({
+      // More workers than run slots would only sit idle.
+      workers: Math.min(core.config.runner.workers, core.config.runner.concurrency),
+      browserPath: core.config.runner.browser_path,
+      logLevel: core.config.log_level,
+      dataDir,
+      // The database file (src/db names it): workers report whether they could open it.
+      probePath: join(dataDir, "svc.sqlite"),
+    });
   }
 
   private readonly onQueued = () => void this.pump();
@@ -78,6 +88,11 @@ export class RunEngine implements Engine {
 
   healthy(): boolean {
     return this.started && !this.stopping && this.claimFailures < 3 && !this.claimStuck();
+  }
+
+  /** The worker processes executing runs, for GET /readyz. */
+  workers(): WorkerHealth | null {
+    return this.executor.health?.() ?? null;
   }
 
   /** Longer than three polls plus two busy-timeout waits: more than lock contention can explain. */
@@ -228,7 +243,7 @@ export function runOutcome(run: Pick<ClaimedRun, "id" | "claim" | "automationId"
     error: result.error,
     failure: result.failure,
     summary: result.summary,
-    resultsJson: JSON.stringify({ steps: result.steps, artifacts: result.artifacts }),
+    resultsJson: result.resultsJson ?? JSON.stringify({ steps: result.steps, artifacts: result.artifacts }),
     attempts: result.attempts,
   };
 }

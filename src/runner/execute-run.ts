@@ -37,6 +37,8 @@ export interface JobResult {
   steps: StepResult[];
   artifacts: string[];
   attempts: RunAttempt[];
+  /** `{steps, artifacts}` as JSON when the executor has it at hand (made where the run executed): saves serializing it again. */
+  resultsJson?: string;
 }
 
 /** The steps reached so far, masked, for runs long enough to show progress. */

@@ -9,12 +9,14 @@ import { log } from "../logging";
 import { VERSION } from "../version";
 import { findChromium } from "./chromium";
 import type { JobProgress, JobResult, RunJob } from "./execute-run";
-import { InProcessExecutor, type RunExecutor } from "./executor";
+import type { RunExecutor } from "./executor";
+import { WorkerPoolExecutor } from "./worker-pool";
 import { RunAborted } from "./run-attempt";
 
 /** Where `svc runner` executes runs: the one place that chooses the executor. */
-export function runnerExecutor(browserPath: string | undefined): RunExecutor {
-  return new InProcessExecutor(browserPath);
+export function runnerExecutor(browserPath: string | undefined, workers: number, concurrency: number): RunExecutor {
+  // The same worker processes as the server's engine: no more of them than run slots.
+  return new WorkerPoolExecutor({ workers: Math.min(workers, concurrency), browserPath });
 }
 
 export interface RemoteRunnerOptions {
@@ -24,6 +26,8 @@ export interface RemoteRunnerOptions {
   name?: string;
   labels: string[];
   concurrency: number;
+  /** Worker processes the runs execute in (`runner.workers`). */
+  workers: number;
   browserPath?: string;
   /** How long running runs may go on after SIGTERM before they are stopped. */
   graceMs: number;
@@ -79,7 +83,7 @@ export class RemoteRunner {
 
   constructor(private readonly opts: RemoteRunnerOptions) {
     this.browser = "path" in findChromium(opts.browserPath);
-    this.executor = runnerExecutor(opts.browserPath);
+    this.executor = runnerExecutor(opts.browserPath, opts.workers, opts.concurrency);
   }
 
   private async call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, headers: Record<string, string> = {}): Promise<T> {
@@ -268,7 +272,9 @@ export class RemoteRunner {
         // Masked already: the log never holds a secret the results would hide.
         log.info("run finished", { run_id: job.id, status: result.status, ...(result.error !== null ? { error: result.error } : {}) });
         if (active.lost) return;
-        this.pendingFinish.push({ id: job.id, claim: job.claim, result });
+        // The protocol carries the steps themselves; the pool's pre-serialized copy is for the server's own writer.
+        const { resultsJson: _serialized, ...sent } = result;
+        this.pendingFinish.push({ id: job.id, claim: job.claim, result: sent });
         void this.flushFinished();
       })
       .finally(() => {

@@ -87,6 +87,17 @@ export function runEnvironment(core: Core, e: StoredEnvironment): RunEnvironment
   };
 }
 
+/** Snapshots read once per distinct text: the same automations are run again and again (group runs, schedules). */
+const specs = new Map<string, RunSpec | null>();
+function readSpec(text: string): RunSpec | null {
+  const hit = specs.get(text);
+  if (hit !== undefined) return hit;
+  const spec: RunSpec | null = readJsonColumnOr(RunSpecColumn, text, null);
+  if (specs.size >= 5000) specs.clear();
+  specs.set(text, spec);
+  return spec;
+}
+
 /**
  * Marks up to `limit` queued runs `running` in one statement, so no two workers get the same run. Fair between
  * workspaces: one workspace's backlog never holds another's run for more than one slot's turn (see the store),
@@ -107,7 +118,7 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
     automationId: r.automation_id,
     automationName: r.automation_name,
     startedAt: r.started_at,
-    spec: readJsonColumnOr(RunSpecColumn, r.spec, null),
+    spec: readSpec(r.spec),
     specText: r.spec,
     environmentId: r.environment_id,
     environment: r.environment_id ? (envs.get(r.environment_id) ?? null) : null,

@@ -1,0 +1,442 @@
+// Runs execute in worker processes spawned from this executable: `runner.workers` of them, each running several
+// runs at once, new runs going to the least busy. A worker holds no database handle, gets a minimal environment
+// (no SVC_* setting, no secrets key, no API key) and, when the server runs as root on Linux, runs as the
+// unprivileged user `nobody` that cannot read the data directory. A run that is cancelled or passes its timeout
+// is aborted in its worker; if it has not ended within a short grace, the worker is killed and replaced.
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import type { WorkersCheck } from "../core/health";
+import { type Level, log } from "../logging";
+import { type JobProgress, type JobResult, type RunJob, summarize } from "./execute-run";
+import type { ExecuteOptions, RunExecutor } from "./executor";
+import { RunAborted } from "./run-attempt";
+import { type FromWorker, type ToWorker, WORKER_COMMAND, type WireResult } from "./worker-protocol";
+
+/** How long an aborted run may take to stop by itself before its worker is killed. */
+export const KILL_GRACE_MS = 300;
+/** A worker that dies this soon after it started, twice in a row, is not restarted at once. */
+const EARLY_DEATH_MS = 2_000;
+const RESTART_BACKOFF_MS = 1_000;
+const NOBODY = 65534;
+/** The environment variables a worker inherits: what fetch and Chromium need, nothing of svc's own. */
+const PASSED_ENV = [
+  "PATH",
+  "LANG",
+  "LC_ALL",
+  "TZ",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+];
+
+export type Isolation = WorkersCheck["isolation"];
+
+export interface WorkerPoolOptions {
+  /** Worker processes (`runner.workers`); default: the CPU cores. */
+  workers?: number;
+  browserPath?: string;
+  /** The server's log level, for what workers log (a browser started, a sandbox missing). */
+  logLevel?: Level;
+  /** The data directory: workers must not read it (made private to the server's user when workers run as another). */
+  dataDir?: string | null;
+  /** The file workers try to open at start, to report whether the OS keeps them out (the database). */
+  probePath?: string | null;
+  graceMs?: number;
+}
+
+/** What GET /readyz shows of the workers. */
+export type WorkerHealth = WorkersCheck;
+
+interface PendingRun {
+  job: RunJob;
+  options: ExecuteOptions;
+  worker: Worker;
+  resolve(result: JobResult): void;
+  progress: JobProgress | null;
+  aborted: RunAborted["reason"] | null;
+  killTimer: ReturnType<typeof setTimeout> | null;
+  deadline: ReturnType<typeof setTimeout> | null;
+  started: number;
+  timeoutMs: number;
+  onAbort: () => void;
+}
+
+interface Worker {
+  proc: Subprocess;
+  pid: number;
+  runs: Map<string, PendingRun>;
+  ready: boolean;
+  startedAt: number;
+  /** Why the pool killed it; null while it lives or when it died by itself. */
+  killedFor: string | null;
+  outbox: ToWorker[];
+  flushing: boolean;
+}
+
+/** The command that starts a worker: the compiled executable's hidden subcommand, or bun with the worker's source. */
+export function workerCommand(): string[] {
+  if (process.env.SVC_COMPILED === "1") return [process.execPath, WORKER_COMMAND];
+  return [process.execPath, join(import.meta.dir, "worker-main.ts")];
+}
+
+function which(name: string): string | null {
+  for (const dir of (process.env.PATH ?? "/usr/bin:/bin").split(":")) {
+    const p = join(dir, name);
+    if (dir && existsSync(p)) return p;
+  }
+  return null;
+}
+
+/** Every process below `pid` (Linux /proc), deepest last. */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  try {
+    for (const name of readdirSync("/proc")) {
+      if (name.charCodeAt(0) > 57) continue;
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+        const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+        const list = children.get(ppid);
+        if (list) list.push(Number(name));
+        else children.set(ppid, [Number(name)]);
+      } catch {}
+    }
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  const todo = [pid];
+  while (todo.length > 0) {
+    for (const c of children.get(todo.pop() as number) ?? []) {
+      out.push(c);
+      todo.push(c);
+    }
+  }
+  return out;
+}
+
+function killTree(pid: number): void {
+  // Chromium started by a worker sits in its own process group: find it through /proc before the worker goes.
+  const below = descendants(pid);
+  for (const p of [pid, ...below]) {
+    try {
+      process.kill(p, "SIGKILL");
+    } catch {}
+  }
+}
+
+/** The outcome with its steps read from their JSON only when someone asks (the engine records the JSON as it is). */
+function jobResult(wire: WireResult): JobResult {
+  let steps: JobResult["steps"] | null = null;
+  return Object.defineProperty({ ...wire }, "steps", {
+    enumerable: true,
+    get: () => {
+      steps ??= (JSON.parse(wire.resultsJson) as { steps: JobResult["steps"] }).steps;
+      return steps;
+    },
+  }) as JobResult;
+}
+
+function abortedResult(reason: RunAborted["reason"], timeoutMs: number, progress: JobProgress | null): JobResult {
+  const [status, error] =
+    reason === "timeout"
+      ? (["timed_out", `the run did not finish within its timeout of ${timeoutMs} ms: raise the automation's timeout_ms or make the steps faster`] as const)
+      : reason === "cancelled"
+        ? (["cancelled", "cancelled by request"] as const)
+        : (["error", "interrupted by server shutdown before the run finished: run it again"] as const);
+  return stoppedResult(status, error, progress);
+}
+
+function stoppedResult(status: JobResult["status"], error: string, progress: JobProgress | null): JobResult {
+  const steps = progress?.steps ?? [];
+  const attempts = progress?.attempts ?? [];
+  return {
+    status,
+    error,
+    summary: summarize(steps),
+    steps,
+    artifacts: [],
+    attempts: [...attempts, { attempt: attempts.length + 1, status, error, message: error, duration_ms: 0 }],
+  };
+}
+
+export class WorkerPoolExecutor implements RunExecutor {
+  private readonly size: number;
+  private readonly graceMs: number;
+  private readonly workers: Worker[] = [];
+  private readonly prefix: string[];
+  readonly isolation: Isolation;
+  private readonly home: string;
+  private closed = false;
+  private replaced = 0;
+  private earlyDeaths = 0;
+  private restartTimer: ReturnType<typeof setTimeout> | null = null;
+  private lastProblem: string | null = null;
+  private databaseReadable: boolean | null = null;
+
+  constructor(private readonly options: WorkerPoolOptions = {}) {
+    this.size = Math.max(1, options.workers ?? availableParallelism());
+    this.graceMs = options.graceMs ?? KILL_GRACE_MS;
+    const setpriv = process.platform === "linux" ? which("setpriv") : null;
+    const root = process.getuid?.() === 0;
+    this.isolation = root && setpriv ? "uid" : "construction";
+    // A fresh HOME for Chromium's profile, owned by whoever the workers run as.
+    this.home = mkdtempSync(join(tmpdir(), "svc-worker-"));
+    if (this.isolation === "uid") {
+      chownSync(this.home, NOBODY, NOBODY);
+      const dir = options.dataDir;
+      if (dir && existsSync(dir) && (statSync(dir).mode & 0o077) !== 0) {
+        chmodSync(dir, 0o700);
+        log.warn("the data directory was readable by other users: it is now private to the server's user", { data_dir: dir });
+      }
+    }
+    // setpriv: the kernel kills a worker when the server dies (also on SIGKILL), and as root the worker drops to nobody.
+    this.prefix = setpriv
+      ? [setpriv, ...(this.isolation === "uid" ? [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups"] : []), "--pdeathsig=KILL", "--"]
+      : [];
+    for (let i = 0; i < this.size; i++) this.workers.push(this.spawn());
+  }
+
+  private spawn(): Worker {
+    const env: Record<string, string> = { HOME: this.home };
+    for (const k of PASSED_ENV) {
+      const v = process.env[k];
+      if (v !== undefined) env[k] = v;
+    }
+    const w = {} as Worker;
+    const proc = Bun.spawn([...this.prefix, ...workerCommand()], {
+      env,
+      cwd: this.home,
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "inherit",
+      detached: true,
+      serialization: "json",
+      ipc: (batch: FromWorker[]) => this.receive(w, batch),
+    });
+    Object.assign(w, { proc, pid: proc.pid, runs: new Map(), ready: false, startedAt: performance.now(), killedFor: null, outbox: [], flushing: false });
+    this.post(w, {
+      t: "init",
+      browserPath: this.options.browserPath,
+      logLevel: this.options.logLevel ?? "info",
+      droppedFromRoot: this.isolation === "uid",
+      probePath: this.options.probePath ?? null,
+    });
+    void proc.exited.then(() => this.exited(w));
+    return w;
+  }
+
+  private post(w: Worker, m: ToWorker): void {
+    w.outbox.push(m);
+    if (w.flushing) return;
+    w.flushing = true;
+    queueMicrotask(() => {
+      w.flushing = false;
+      const batch = w.outbox;
+      w.outbox = [];
+      if (w.killedFor !== null || w.proc.exitCode !== null || w.proc.signalCode !== null) return;
+      try {
+        w.proc.send(batch);
+      } catch (e) {
+        log.warn("could not reach a run worker", { pid: w.pid, error: (e as Error).message });
+      }
+    });
+  }
+
+  private receive(w: Worker, batch: FromWorker[]): void {
+    for (const m of batch) {
+      if (m.t === "ready") {
+        w.ready = true;
+        this.earlyDeaths = 0;
+        this.lastProblem = null;
+        this.databaseReadable = m.probeReadable;
+        if (this.isolation === "uid" && m.probeReadable) {
+          this.lastProblem = "a worker process can read the database file: make the data directory private to the server's user";
+          log.error(this.lastProblem, { pid: m.pid });
+        }
+        continue;
+      }
+      const run = w.runs.get(m.id);
+      if (!run) continue;
+      if (m.t === "progress") {
+        run.progress = m.progress;
+        run.options.onProgress?.(m.progress);
+      } else if (m.t === "artifact") {
+        run.options.saveArtifact(m.file, Buffer.from(m.base64, "base64")).then(
+          () => this.post(w, { t: "saved", id: m.id, seq: m.seq, error: null }),
+          (e) => this.post(w, { t: "saved", id: m.id, seq: m.seq, error: (e as Error).message }),
+        );
+      } else if (m.t === "done") this.settle(run, jobResult(m.result));
+    }
+  }
+
+  private settle(run: PendingRun, result: JobResult): void {
+    if (run.worker.runs.get(run.job.id) !== run) return;
+    run.worker.runs.delete(run.job.id);
+    if (run.killTimer) clearTimeout(run.killTimer);
+    if (run.deadline) clearTimeout(run.deadline);
+    run.options.signal.removeEventListener("abort", run.onAbort);
+    run.resolve(result);
+  }
+
+  /** The least busy live worker. */
+  private pick(): Worker | null {
+    let best: Worker | null = null;
+    for (const w of this.workers) {
+      if (w.killedFor !== null) continue;
+      if (!best || w.runs.size < best.runs.size || (w.runs.size === best.runs.size && w.ready && !best.ready)) best = w;
+    }
+    return best;
+  }
+
+  execute(job: RunJob, options: ExecuteOptions): Promise<JobResult> {
+    return new Promise<JobResult>((resolve) => {
+      const worker = this.closed ? null : this.pick();
+      if (!worker) {
+        resolve(
+          stoppedResult(
+            "error",
+            "no run worker process is available (the server is stopping or its workers cannot start): see the server's log and run it again",
+            null,
+          ),
+        );
+        return;
+      }
+      const spec = job.spec;
+      const timeoutMs = spec && spec.timeout_ms > 0 ? spec.timeout_ms : options.settings.defaultTimeoutMs;
+      const run: PendingRun = {
+        job,
+        options,
+        worker,
+        resolve,
+        progress: null,
+        aborted: null,
+        killTimer: null,
+        deadline: null,
+        started: performance.now(),
+        timeoutMs,
+        onAbort: () => this.abort(run, options.signal.reason instanceof RunAborted ? options.signal.reason.reason : "cancelled"),
+      };
+      worker.runs.set(job.id, run);
+      const { id, automationId, specText, environmentId, environment } = job;
+      this.post(worker, { t: "run", job: { id, automationId, specText, specReadable: spec !== null, environmentId, environment }, settings: options.settings });
+      // The worker times the run itself; this is for a worker too busy to notice (a step that never yields): it
+      // gets the same grace as a cancel before it is killed.
+      run.deadline = setTimeout(() => this.abort(run, "timeout"), timeoutMs);
+      if (options.signal.aborted) run.onAbort();
+      else options.signal.addEventListener("abort", run.onAbort, { once: true });
+    });
+  }
+
+  /** Asks the worker to stop the run; a worker that has not ended it after the grace is killed. */
+  private abort(run: PendingRun, reason: RunAborted["reason"]): void {
+    if (run.aborted) return;
+    run.aborted = reason;
+    this.post(run.worker, { t: "abort", id: run.job.id, reason });
+    run.killTimer = setTimeout(() => {
+      if (run.worker.runs.get(run.job.id) !== run) return;
+      log.warn("a run did not stop in time: its worker process is killed and replaced", {
+        run_id: run.job.id,
+        reason,
+        pid: run.worker.pid,
+        other_runs: run.worker.runs.size - 1,
+      });
+      this.settle(run, abortedResult(reason, run.timeoutMs, run.progress));
+      this.kill(
+        run.worker,
+        `a run on the same worker process was ${reason === "timeout" ? "timed out" : reason === "cancelled" ? "cancelled" : "stopped"} and did not stop in time`,
+      );
+    }, this.graceMs);
+  }
+
+  /** Kills a worker, whatever it is doing; its other runs end `error`, and a new worker takes its place. */
+  private kill(w: Worker, why: string): void {
+    if (w.killedFor !== null) return;
+    w.killedFor = why;
+    killTree(w.pid);
+    for (const run of [...w.runs.values()]) {
+      this.settle(run, stoppedResult("error", `the worker process executing the run was stopped because ${why}: run it again`, run.progress));
+    }
+    this.replace(w);
+  }
+
+  private exited(w: Worker): void {
+    if (w.killedFor === null) {
+      w.killedFor = "it exited";
+      const how = w.proc.signalCode ? `killed by ${w.proc.signalCode}` : `exit code ${w.proc.exitCode}`;
+      if (!this.closed) log.error("a run worker process stopped unexpectedly; it is replaced", { pid: w.pid, how, runs: w.runs.size });
+      for (const run of [...w.runs.values()]) {
+        this.settle(run, stoppedResult("error", `the worker process executing the run stopped unexpectedly (${how}): run it again`, run.progress));
+      }
+      if (!w.ready) {
+        this.earlyDeaths++;
+        this.lastProblem = `a run worker process could not start (${how}): see the server's log`;
+      } else if (performance.now() - w.startedAt < EARLY_DEATH_MS) this.earlyDeaths++;
+      this.replace(w);
+    }
+  }
+
+  private replace(w: Worker): void {
+    const i = this.workers.indexOf(w);
+    if (i < 0 || this.closed) return;
+    this.replaced++;
+    if (this.earlyDeaths >= 2) {
+      // A worker that cannot start would be respawned in a tight loop: wait before trying again.
+      this.workers.splice(i, 1);
+      if (!this.restartTimer)
+        this.restartTimer = setTimeout(() => {
+          this.restartTimer = null;
+          while (!this.closed && this.workers.length < this.size) this.workers.push(this.spawn());
+        }, RESTART_BACKOFF_MS);
+      return;
+    }
+    this.workers[i] = this.spawn();
+  }
+
+  health(): WorkerHealth {
+    const live = this.workers.filter((w) => w.killedFor === null);
+    const ready = live.filter((w) => w.ready).length;
+    let running = 0;
+    for (const w of live) running += w.runs.size;
+    const ok = this.lastProblem === null && live.length > 0;
+    return {
+      ok,
+      ...(ok ? {} : { message: this.lastProblem ?? "no run worker process is running" }),
+      isolation: this.isolation,
+      workers: live.length,
+      ready,
+      running,
+      replaced: this.replaced,
+      database_readable: this.databaseReadable,
+    };
+  }
+
+  /** The worker processes' ids (for health checks and tests). */
+  pids(): number[] {
+    return this.workers.filter((w) => w.killedFor === null).map((w) => w.pid);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    const all = [...this.workers];
+    for (const w of all) {
+      for (const run of [...w.runs.values()]) this.settle(run, abortedResult("shutdown", run.timeoutMs, run.progress));
+      try {
+        // The worker closes its browser and exits when its channel closes.
+        w.proc.disconnect();
+      } catch {}
+    }
+    await Promise.race([Promise.all(all.map((w) => w.proc.exited)), Bun.sleep(3_000)]);
+    for (const w of all) if (w.proc.exitCode === null && w.proc.signalCode === null) killTree(w.pid);
+    rmSync(this.home, { recursive: true, force: true });
+  }
+}
