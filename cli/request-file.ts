@@ -15,6 +15,8 @@ const RECORD_ONLY = [
   "environment_id",
   "secret_names",
   "has_openapi",
+  "key",
+  "health",
 ];
 
 export async function readRequestFile(path: string, bodyFields: string[]): Promise<Record<string, unknown>> {

@@ -69,7 +69,7 @@ test("get_run_artifact over MCP is an image result", async () => {
     }),
   );
   try {
-    const r = await client.callTool({ name: "get_run_artifact", arguments: { runId: run.id, name: run.artifacts[0] } });
+    const r = await client.callTool({ name: "get_run_artifact", arguments: { run: run.id, name: run.artifacts[0] } });
     const [content] = r.content as { type: string; data: string; mimeType: string }[];
     expect(content?.type).toBe("image");
     expect(content?.mimeType).toBe("image/png");

@@ -157,6 +157,18 @@ test("every operation's command works end to end, and every operation has one", 
     sent.delivery_id,
   );
   expect(await plain("delete_alert_channel", ["alert-channels", "delete", ch.id, ...P])).toContain("deleted alert-channels");
+  // runners: a token shown once, listed, read and revoked
+  const runner = await op<{ id: string; token: string }>("create_runner", ["runners", "create", "office-box", "--labels", "eu,fast"]);
+  expect(runner.token).toMatch(/^svcr_/);
+  expect((await op<{ data: Rec[] }>("list_runners", ["runners", "list"])).data.map((r) => r.id)).toContain(runner.id);
+  expect((await op("get_runner", ["runners", "show", runner.id])).labels).toEqual(["eu", "fast"]);
+  await plain("revoke_runner", ["runners", "revoke", runner.id]);
+  // tests as code: a folder applied, then a cURL command imported
+  await Bun.write(`${cli.cwd}/suite/items.yaml`, "name: items from a folder\nkind: http\nsteps:\n  - request: { url: /items }\n");
+  expect((await op<{ changes: { op: string }[] }>("apply", ["apply", "suite", ...P])).changes.map((c) => c.op)).toEqual(["create"]);
+  expect((await op<{ changes: unknown[] }>("apply", ["apply", "suite", ...P])).changes).toEqual([]);
+  const imported = await op<{ automations: Rec[] }>("import_curl", ["import", "curl", "curl https://shop.example.test/items/1", ...P]);
+  expect(imported.automations).toHaveLength(1);
   expect(await plain("delete_group", ["groups", "delete", group.id, ...P])).toContain("deleted groups");
 
   // a feature's automations at once, the feature named (its generation above may have added drafts of its own)
@@ -214,6 +226,9 @@ test("every operation's command works end to end, and every operation has one", 
   expect((await cli.json<{ data: Rec[] }>(["members", "invitations"])).data).toEqual([]);
 
   // deletions last
+  // history: an automation's and the project's, in the issue's shape
+  expect(await op("get_automation_history", ["automations", "history", aut.id, ...P, "--days", "7"])).toMatchObject({ days: 7 });
+  expect(await op("get_project_history", ["projects", "history", "shop", "--days", "7"])).toMatchObject({ days: 7 });
   expect(await plain("delete_automation", ["automations", "delete", aut.id, ...P])).toContain("deleted automations");
   expect(await plain("delete_feature", ["features", "delete", feature.id, ...P])).toContain("deleted features");
   expect(await plain("delete_environment", ["environments", "delete", env.id, ...P])).toContain("deleted environments");

@@ -79,6 +79,8 @@ describe("another workspace's key", () => {
       "add_member",
       "list_invitations",
       "list_workspace_invitations",
+      "list_runners",
+      "create_runner",
     ]);
     for (const op of operations) {
       if (allowedOwn.has(op.name)) continue;

@@ -33,6 +33,18 @@ export function registerRunner(program: Command): void {
         insecureHttp?: boolean;
       }) => {
         const env = process.env;
+        // Signals are handled from the first moment: a stop that arrives while it is still starting ends it cleanly.
+        let stopRunner: (() => void) | null = null;
+        let signalled = false;
+        const shutdown = (signal: string) => {
+          if (signalled) return;
+          signalled = true;
+          process.stderr.write(`svc: ${signal} received, stopping the runner\n`);
+          if (stopRunner) stopRunner();
+          else process.exit(0);
+        };
+        process.on("SIGTERM", () => shutdown("SIGTERM"));
+        process.on("SIGINT", () => shutdown("SIGINT"));
         const token = env.SVC_RUNNER_TOKEN ?? "";
         if (token.trim() === "") throw new UsageError("set SVC_RUNNER_TOKEN to the runner token (svc admin create-runner-token, or create_runner)");
         let url: URL;
@@ -74,16 +86,11 @@ export function registerRunner(program: Command): void {
           graceMs,
         });
         const { flushLogs } = await import("../logging");
-        let signalled = false;
-        const shutdown = (signal: string) => {
-          if (signalled) return;
-          signalled = true;
+        stopRunner = () => {
           flushLogs();
-          process.stderr.write(`svc: ${signal} received, stopping the runner\n`);
           runner.stop();
         };
-        process.on("SIGTERM", () => shutdown("SIGTERM"));
-        process.on("SIGINT", () => shutdown("SIGINT"));
+        if (signalled) stopRunner();
         try {
           await runner.connect();
           await runner.run();

@@ -186,11 +186,22 @@ export class WorkerPoolExecutor implements RunExecutor {
     this.graceMs = options.graceMs ?? KILL_GRACE_MS;
     const setpriv = process.platform === "linux" ? which("setpriv") : null;
     const root = process.getuid?.() === 0;
-    this.isolation = root && setpriv ? "uid" : "construction";
+    let isolation: Isolation = root && setpriv ? "uid" : "construction";
     // A fresh HOME for Chromium's profile, owned by whoever the workers run as.
     this.home = mkdtempSync(join(tmpdir(), "svc-worker-"));
+    if (isolation === "uid") {
+      try {
+        chownSync(this.home, NOBODY, NOBODY);
+      } catch (e) {
+        // Some namespaces (a container's user namespace without nobody mapped) refuse it: isolation by construction then.
+        isolation = "construction";
+        log.warn("run workers cannot run as nobody here: they run as the server's user, isolated by construction", {
+          error: (e as Error).message,
+        });
+      }
+    }
+    this.isolation = isolation;
     if (this.isolation === "uid") {
-      chownSync(this.home, NOBODY, NOBODY);
       const dir = options.dataDir;
       if (dir && existsSync(dir) && (statSync(dir).mode & 0o077) !== 0) {
         chmodSync(dir, 0o700);

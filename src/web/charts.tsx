@@ -5,6 +5,7 @@ import { useEffect, useRef } from "preact/hooks";
 import type { ComponentChildren } from "preact";
 import uPlot from "uplot";
 import type { Run } from "./types";
+import { TERMINAL_RUN_STATUSES } from "../manifest/records";
 import { duration, when } from "./ui";
 
 export interface HistoryDay {
@@ -117,7 +118,8 @@ export function TrendChart({ days, totals }: { days: HistoryDay[]; totals: { run
   );
 }
 
-const FAILED = new Set(["failed", "error", "timed_out"]);
+/** Finished and not passed, not cancelled: what the timeline draws red. */
+const FAILED = new Set<string>(TERMINAL_RUN_STATUSES.filter((s) => s !== "passed" && s !== "cancelled"));
 
 /** One bar per finished run, oldest on the left: green passed, red failed, grey cancelled; ▲ marks a retry. */
 export function RunTimeline({ runs }: { runs: Run[] }) {
