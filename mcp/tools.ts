@@ -16,7 +16,7 @@ export interface ToolContext {
 /** Path parameters, query and body fields as one object; `project` becomes optional when there is a default. */
 export function flatInputSchema(op: Operation, defaultProject: string | null): z.ZodObject {
   const shape: Record<string, z.ZodType> = {};
-  for (const part of [op.params, op.query, op.body]) {
+  for (const part of [op.params, op.query, op.body, op.headers]) {
     for (const [name, schema] of Object.entries(objectShape(part))) {
       if (name in shape) throw new Error(`${op.name}: field "${name}" appears twice in its input`);
       shape[name] = schema;

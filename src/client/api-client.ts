@@ -134,8 +134,8 @@ export class ApiClient {
   /** Sends one operation, retrying 429 (after Retry-After) and 503 (with backoff) a bounded number of times. */
   async send(op: Operation, input: Record<string, unknown>, opts: SendOptions = {}): Promise<ApiResponse> {
     const url = this.urlFor(op, input);
-    const { body } = splitInput(op, input);
-    const headers: Record<string, string> = { "user-agent": this.options.userAgent, accept: "application/json" };
+    const { body, headers: given } = splitInput(op, input);
+    const headers: Record<string, string> = { ...given, "user-agent": this.options.userAgent, accept: "application/json" };
     if (this.options.key) headers.authorization = `Bearer ${this.options.key}`;
     if (body !== undefined) headers["content-type"] = "application/json";
     // One key for every attempt: a retried start returns the first run instead of starting a second.

@@ -13,6 +13,7 @@ import * as groups from "./groups/operations";
 import type { Handler, OpInput } from "./handler";
 import * as projects from "./projects/operations";
 import * as runs from "./runs/operations";
+import * as selection from "./runs/selection";
 
 /** The manifest's keys that name an operation (as in `ops.createProject`). */
 export type OperationKey = { [K in keyof Ops]: Ops[K] extends Operation ? K : never }[keyof Ops];
@@ -72,6 +73,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   listGroupRuns: runs.listGroupRuns,
   getGroupRun: runs.getGroupRun,
   getGroupRunJunit: runs.getGroupRunJunit,
+  runSelection: selection.runSelection,
 };
 
 export type UntypedHandler = (ctx: OpContext, input: OpInput) => Promise<unknown>;

@@ -123,12 +123,24 @@ export interface GroupTable extends Stamped {
   name: string;
   description: string;
   automation_ids: string;
+  mode: Generated<"parallel" | "sequential">;
+  stop_on_failure: Generated<number>;
 }
 export interface GroupRunTable extends Stamped {
   project_id: string;
   group_id: string | null;
   group_name: string;
   trigger: z.infer<typeof RunTrigger>;
+  /** The environment asked for (null: each automation's default). */
+  environment_id: Generated<string | null>;
+  /** JSON object: the per-run variables it was started with. */
+  variables: Generated<string>;
+  /** JSON object: CI metadata (commit, branch, build_url, pr, free keys). */
+  metadata: Generated<string>;
+  mode: Generated<"parallel" | "sequential">;
+  stop_on_failure: Generated<number>;
+  /** JSON array of automation ids a sequential group run has yet to queue, in order. */
+  pending: Generated<string>;
 }
 export interface RunTable extends Stamped {
   project_id: string;
@@ -151,6 +163,18 @@ export interface RunTable extends Stamped {
   claim: Generated<number>;
   /** Order within its group run. */
   position: Generated<number>;
+  /** JSON object: per-run variables overriding the environment's. */
+  variables: Generated<string>;
+  /** JSON object: CI metadata. */
+  metadata: Generated<string>;
+  /** JSON array of the names of one-run secrets it was started with (their values are never stored). */
+  one_run_secrets: Generated<string>;
+}
+export interface RunMetadataTable {
+  /** A run or group run id. */
+  subject_id: string;
+  key: string;
+  value: string;
 }
 export interface IdempotencyTable {
   workspace_id: string;
@@ -176,5 +200,6 @@ export interface DB {
   groups: GroupTable;
   group_runs: GroupRunTable;
   runs: RunTable;
+  run_metadata: RunMetadataTable;
   idempotency_keys: IdempotencyTable;
 }

@@ -5,20 +5,25 @@ import { join } from "node:path";
 import type { DB, GroupRunTable, RunTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
-import { conflict, notFound } from "../../manifest/errors";
+import { conflict, invalid, notFound } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
-import { AttemptsColumn, ResultsColumn, type RunSpec, RunSpecColumn, StepsColumn, SummaryColumn } from "../shared/columns";
+import { AttemptsColumn, ResultsColumn, type RunSpec, RunSpecColumn, StringList, StringMap, SummaryColumn } from "../shared/columns";
 import { readJsonColumn, readJsonColumnOr } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { filterId, resolveProject } from "../scope";
 import { assertMayRunIn } from "../environments/protection";
+import * as environments from "../environments/store";
 import { artifactDir } from "./artifacts";
+import { forgetOneRunSecrets, keepOneRunSecrets } from "./one-run-secrets";
+import { type RunnableAutomation, type RunOptions, runRow } from "./run-rows";
+import { stopSequentialGroupRuns } from "./sequence";
 import { groupRunJunit, runJunit } from "./junit";
 import * as store from "./store";
 
 type O = typeof ops;
+export type { RunOptions };
 export type RunRow = Selectable<RunTable>;
 type GroupRunRow = Selectable<GroupRunTable>;
 type RunStatus = RunRow["status"];
@@ -64,13 +69,50 @@ export function toRun(row: ListedRun, withSteps: boolean) {
     attempts,
     max_attempts: maxAttempts(row),
     flaky: isFlaky(row.status, attempts),
+    variables: readJsonColumn(StringMap, row.variables, `variables of run ${row.id}`),
+    one_run_secrets: readJsonColumn(StringList, row.one_run_secrets, `one_run_secrets of run ${row.id}`),
+    metadata: readJsonColumn(StringMap, row.metadata, `metadata of run ${row.id}`),
     ...(withSteps ? { steps: results.steps ?? [], artifacts: results.artifacts ?? [] } : {}),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
 }
 
-const EMPTY_SUMMARY = JSON.stringify({ steps: 0, passed: 0, failed: 0, skipped: 0 });
+export const NO_RUN_OPTIONS: RunOptions = { environmentId: null, variables: {}, secrets: {}, metadata: {} };
+
+/** A run request's options, its environment resolved by the caller. */
+export function runOptions(
+  environmentId: string | null,
+  body: { variables?: Record<string, string>; secrets?: Record<string, string>; metadata?: Record<string, string> },
+): RunOptions {
+  const variables = body.variables ?? {};
+  const secrets = body.secrets ?? {};
+  const both = Object.keys(secrets).filter((k) => Object.hasOwn(variables, k));
+  if (both.length > 0) {
+    throw invalid(
+      `${both.join(", ")} is given both as a variable and as a secret`,
+      both.map((k) => ({ path: `body.variables.${k}`, message: "also given as a secret" })),
+    );
+  }
+  return { environmentId, variables, secrets, metadata: body.metadata ?? {} };
+}
+
+/** A per-run variable may not shadow a secret of the environment it runs in (its value would leave the masking). */
+async function assertNoShadowedSecrets(trx: Transaction<DB>, environmentIds: (string | null)[], variables: Record<string, string>): Promise<void> {
+  const names = Object.keys(variables);
+  if (names.length === 0) return;
+  const ids = [...new Set(environmentIds.filter((id): id is string => id !== null))];
+  for (const env of await environments.environmentsAmong(trx, ids)) {
+    const secretNames = Object.keys(readJsonColumnOr(StringMap, env.secrets, {}));
+    const shadowed = names.filter((n) => secretNames.includes(n));
+    if (shadowed.length > 0) {
+      throw invalid(
+        `a per-run variable cannot shadow a secret of the environment "${env.name}": ${shadowed.join(", ")}`,
+        shadowed.map((n) => ({ path: `body.variables.${n}`, message: `a secret of environment "${env.name}"` })),
+      );
+    }
+  }
+}
 
 /** Queues one run per automation (inside the caller's transaction). */
 export async function enqueueRuns(
@@ -79,44 +121,27 @@ export async function enqueueRuns(
   input: {
     projectId: string;
     groupRunId: string | null;
-    environmentId: string | null;
-    automations: { id: string; name: string; kind: RunSpec["kind"]; steps: string; timeout_ms: number; retries: number; environment_id: string | null }[];
-  },
+    automations: RunnableAutomation[];
+    /** Position of the first run in its group run (a sequential group run queues them one by one). */
+    firstPosition?: number;
+  } & RunOptions,
 ): Promise<RunRow[]> {
-  await assertMayRunIn(
-    ctx,
-    trx,
-    input.automations.map((a) => input.environmentId ?? a.environment_id),
-  );
+  const envIds = input.automations.map((a) => input.environmentId ?? a.environment_id);
+  await assertMayRunIn(ctx, trx, envIds);
+  await assertNoShadowedSecrets(trx, envIds, input.variables);
   const t = nowIso();
-  const rows: RunRow[] = input.automations.map((a, position) => ({
-    id: newId("run"),
-    project_id: input.projectId,
-    automation_id: a.id,
-    automation_name: a.name,
-    group_run_id: input.groupRunId,
-    environment_id: input.environmentId ?? a.environment_id,
-    trigger: ctx.principal.trigger,
-    status: "queued",
-    spec: JSON.stringify({
-      kind: a.kind,
-      steps: readJsonColumn(StepsColumn, a.steps, `steps of automation ${a.id}`),
-      timeout_ms: a.timeout_ms,
-      retries: a.retries,
-    } satisfies RunSpec),
-    attempts: "[]",
-    started_at: null,
-    finished_at: null,
-    duration_ms: null,
-    summary: EMPTY_SUMMARY,
-    error: null,
-    results: "{}",
-    claim: 0,
-    position,
-    created_at: t,
-    updated_at: t,
-  }));
+  const first = input.firstPosition ?? 0;
+  const rows = input.automations.map((a, i) =>
+    runRow(a, { projectId: input.projectId, groupRunId: input.groupRunId, position: first + i, trigger: ctx.principal.trigger, options: input, now: t }),
+  );
   await store.insertRuns(trx, rows);
+  await store.insertMetadata(
+    trx,
+    rows.map((r) => r.id),
+    input.metadata,
+  );
+  // Kept before the transaction commits, so the engine never claims the run without them.
+  for (const r of rows) keepOneRunSecrets(r.id, input.secrets);
   if (input.groupRunId !== null && rows.length > 1) {
     // One statement for a whole group instead of one per automation.
     await store.markGroupRunAutomationsQueued(trx, input.groupRunId, t);
@@ -143,17 +168,29 @@ export async function cancelRunsWhere(
       duration_ms: r.started_at ? Date.parse(t) - Date.parse(r.started_at) : null,
     });
     await store.markLastRunCancelled(trx, r.id);
+    forgetOneRunSecrets(r.id);
     ctx.core.events.emit("runCancelled", r.id);
   }
+  // A cancelled run of a sequential group run ends it: the runs it had yet to queue are not run.
+  await stopSequentialGroupRuns(
+    trx,
+    active.map((r) => r.group_run_id).filter((id): id is string => id !== null),
+    "not run: an earlier run of the sequential group run was cancelled",
+  );
   return active.length;
 }
 
 export async function listRunsPage(
   ctx: OpContext,
   projectId: string,
-  query: { limit: number; cursor?: string; status?: RunStatus; automation?: string; group_run?: string },
+  query: { limit: number; cursor?: string; status?: RunStatus; automation?: string; group_run?: string; metadata?: Record<string, string> },
 ) {
-  const q = store.runsQuery(ctx.core.db, projectId, { status: query.status, automationId: query.automation, groupRunId: query.group_run });
+  const q = store.runsQuery(ctx.core.db, projectId, {
+    status: query.status,
+    automationId: query.automation,
+    groupRunId: query.group_run,
+    metadata: query.metadata,
+  });
   return fetchPage(q, "runs", query, (r) => toRun(r, false));
 }
 
@@ -230,8 +267,10 @@ export function toGroupRun(row: GroupRunRow, runs: GroupMember[], withRuns: bool
 }
 
 function groupRun<R extends GroupMember>(row: GroupRunRow, runs: R[], withRuns: boolean) {
-  const count = (s: string) => runs.filter((r) => r.status === s).length;
-  const status = deriveGroupStatus(runs.map((r) => r.status));
+  // A sequential group run's automations not queued yet count as queued.
+  const pending = readJsonColumn(StringList, row.pending, `pending of group run ${row.id}`).length;
+  const count = (s: string) => runs.filter((r) => r.status === s).length + (s === "queued" ? pending : 0);
+  const status = deriveGroupStatus([...runs.map((r) => r.status), ...Array<string>(pending).fill("queued")]);
   const starts = runs
     .map((r) => r.started_at)
     .filter((x): x is string => x !== null)
@@ -249,12 +288,17 @@ function groupRun<R extends GroupMember>(row: GroupRunRow, runs: R[], withRuns: 
     group_id: row.group_id,
     group_name: row.group_name,
     trigger: row.trigger,
+    environment_id: row.environment_id,
+    variables: readJsonColumn(StringMap, row.variables, `variables of group run ${row.id}`),
+    metadata: readJsonColumn(StringMap, row.metadata, `metadata of group run ${row.id}`),
+    mode: row.mode,
+    stop_on_failure: row.stop_on_failure === 1,
     status,
     started_at: startedAt,
     finished_at: finishedAt,
     duration_ms: startedAt && finishedAt ? Date.parse(finishedAt) - Date.parse(startedAt) : null,
     summary: {
-      total: runs.length,
+      total: runs.length + pending,
       queued: count("queued"),
       running: count("running"),
       passed: count("passed"),
@@ -281,7 +325,7 @@ export async function loadGroupRun(ctx: OpContext, projectId: string, groupRunId
 export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
   const groupId = query.group ? await filterId(ctx, "group", project.id, query.group, "group", params.project) : undefined;
-  const page = await fetchPage(store.groupRunsQuery(ctx.core.db, project.id, groupId), "group_runs", query, (r) => r);
+  const page = await fetchPage(store.groupRunsQuery(ctx.core.db, project.id, groupId, query.metadata), "group_runs", query, (r) => r);
   const statuses = await store.runStatusesOfGroupRuns(
     ctx.core.db,
     page.data.map((r) => r.id),
@@ -319,14 +363,35 @@ export const getGroupRunJunit: Handler<O["getGroupRunJunit"]> = async (ctx, { pa
 };
 
 /** A group run of a group, or of a batch that is not one (a feature's automations: no group id). */
-export function newGroupRunRow(ctx: OpContext, projectId: string, group: { id: string | null; name: string }): GroupRunRow {
+export function newGroupRunRow(
+  ctx: OpContext,
+  projectId: string,
+  group: { id: string | null; name: string },
+  options: RunOptions,
+  order: { mode: GroupRunRow["mode"]; stopOnFailure: boolean; pending: string[] } = { mode: "parallel", stopOnFailure: false, pending: [] },
+): GroupRunRow {
   const t = nowIso();
-  return { id: newId("grn"), project_id: projectId, group_id: group.id, group_name: group.name, trigger: ctx.principal.trigger, created_at: t, updated_at: t };
+  return {
+    id: newId("grn"),
+    project_id: projectId,
+    group_id: group.id,
+    group_name: group.name,
+    trigger: ctx.principal.trigger,
+    environment_id: options.environmentId,
+    variables: JSON.stringify(options.variables),
+    metadata: JSON.stringify(options.metadata),
+    mode: order.mode,
+    stop_on_failure: order.stopOnFailure ? 1 : 0,
+    pending: JSON.stringify(order.pending),
+    created_at: t,
+    updated_at: t,
+  };
 }
 
 /**
- * Starts a group run of `automations` inside the caller's transaction (a group's, or a batch such as a feature's)
- * and answers it as get_group_run would, its runs queued.
+ * Starts a group run of `automations` inside the caller's transaction (a group's, a selection, or a batch such as a
+ * feature's) and answers it as get_group_run would, its runs queued. A sequential one queues only the first run;
+ * the others follow one by one as each ends (sequence.ts).
  */
 export async function startGroupRun(
   ctx: OpContext,
@@ -334,13 +399,30 @@ export async function startGroupRun(
   input: {
     projectId: string;
     group: { id: string | null; name: string };
-    environmentId: string | null;
     automations: Parameters<typeof enqueueRuns>[2]["automations"];
+    options: RunOptions;
+    mode?: GroupRunRow["mode"];
+    stopOnFailure?: boolean;
   },
 ) {
-  const gr = newGroupRunRow(ctx, input.projectId, input.group);
+  const sequential = input.mode === "sequential" && input.automations.length > 1;
+  const [first, ...rest] = input.automations;
+  const now = sequential && first ? [first] : input.automations;
+  const gr = newGroupRunRow(ctx, input.projectId, input.group, input.options, {
+    mode: input.mode ?? "parallel",
+    stopOnFailure: input.stopOnFailure ?? false,
+    pending: sequential ? rest.map((a) => a.id) : [],
+  });
   await store.insertGroupRun(trx, gr);
-  await enqueueRuns(ctx, trx, { projectId: input.projectId, groupRunId: gr.id, environmentId: input.environmentId, automations: input.automations });
+  await store.insertMetadata(trx, [gr.id], input.options.metadata);
+  await enqueueRuns(ctx, trx, { projectId: input.projectId, groupRunId: gr.id, automations: now, ...input.options });
+  // Checked for every automation now, not when its turn comes: a refusal is the request's, not a later run's.
+  if (sequential) {
+    const envIds = rest.map((a) => input.options.environmentId ?? a.environment_id);
+    await assertMayRunIn(ctx, trx, envIds);
+    await assertNoShadowedSecrets(trx, envIds, input.options.variables);
+    keepOneRunSecrets(gr.id, input.options.secrets);
+  }
   const { row, runs } = await loadGroupRun(ctx, input.projectId, gr.id, false, trx);
   return toGroupRun(row, runs, true);
 }

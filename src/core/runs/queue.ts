@@ -3,7 +3,9 @@
 import type { Core } from "../context";
 import { protectedHosts } from "../environments/protection";
 import { openSecrets } from "../environments/secrets";
-import { RunSpecColumn, StringMap } from "../shared/columns";
+import { RunSpecColumn, StringList, StringMap } from "../shared/columns";
+import { takeOneRunSecrets } from "./one-run-secrets";
+import { advanceSequentialGroupRuns } from "./sequence";
 import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
 import type { StoredEnvironment } from "../storage";
@@ -96,18 +98,77 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
   const envs = new Map<string, RunEnvironment>();
   for (const [id, e] of environments) envs.set(id, runEnvironment(core, e));
   rows.sort((a, b) => (a.id < b.id ? -1 : 1));
-  return rows.map((r) => ({
+  const overrides = new Map(
+    (
+      await store.runOverrides(
+        core.db,
+        rows.map((r) => r.id),
+      )
+    ).map((o) => [o.id, o]),
+  );
+  const claimed: ClaimedRun[] = [];
+  const lost: RunOutcome[] = [];
+  for (const r of rows) {
+    const o = overrides.get(r.id);
+    const variables = readJsonColumnOr(StringMap, o?.variables ?? "{}", {});
+    const secretNames = readJsonColumnOr(StringList, o?.one_run_secrets ?? "[]", []);
+    const secrets = takeOneRunSecrets(r.id) ?? {};
+    const missing = secretNames.filter((n) => !Object.hasOwn(secrets, n));
+    if (missing.length > 0) {
+      lost.push(lostSecretsOutcome(r, missing));
+      continue;
+    }
+    const shared = r.environment_id ? (envs.get(r.environment_id) ?? null) : null;
+    claimed.push({
+      id: r.id,
+      claim: r.claim,
+      projectId: r.project_id,
+      automationId: r.automation_id,
+      automationName: r.automation_name,
+      startedAt: r.started_at,
+      spec: readJsonColumnOr(RunSpecColumn, r.spec, null),
+      specText: r.spec,
+      environmentId: r.environment_id,
+      environment: withRunOverrides(shared, r.environment_id, variables, secrets),
+    });
+  }
+  if (lost.length > 0) await finishRuns(core, lost);
+  return claimed;
+}
+
+/**
+ * The environment a run executes in: its environment's, with the request's per-run variables over its variables and
+ * its one-run secrets beside its secrets. Where secrets may be sent stays the stored environment's (a per-run
+ * BASE_URL does not widen it). A run in an environment that no longer exists stays without one (the engine says so).
+ */
+function withRunOverrides(
+  shared: RunEnvironment | null,
+  environmentId: string | null,
+  variables: Record<string, string>,
+  secrets: Record<string, string>,
+): RunEnvironment | null {
+  if (Object.keys(variables).length === 0 && Object.keys(secrets).length === 0) return shared;
+  if (environmentId !== null && shared === null) return null;
+  const base = shared ?? { name: "", variables: {}, secrets: {}, unreadableSecrets: [], secretHosts: null };
+  return { ...base, variables: { ...base.variables, ...variables }, secrets: { ...base.secrets, ...secrets } };
+}
+
+/** A run whose one-run secrets were lost (the server restarted after it was queued) ends as error, not run. */
+function lostSecretsOutcome(r: { id: string; claim: number; automation_id: string; started_at: string }, missing: string[]): RunOutcome {
+  const error = `its one-run secrets (${missing.join(", ")}) are gone: they are never stored, and the server restarted before the run started; start it again`;
+  return {
     id: r.id,
     claim: r.claim,
-    projectId: r.project_id,
     automationId: r.automation_id,
-    automationName: r.automation_name,
+    status: "error",
     startedAt: r.started_at,
-    spec: readJsonColumnOr(RunSpecColumn, r.spec, null),
-    specText: r.spec,
-    environmentId: r.environment_id,
-    environment: r.environment_id ? (envs.get(r.environment_id) ?? null) : null,
-  }));
+    finishedAt: nowIso(),
+    durationMs: 0,
+    error,
+    summary: { steps: 0, passed: 0, failed: 0, skipped: 0 },
+    resultsJson: "{}",
+    attempts: [{ attempt: 1, status: "error", error, message: error, duration_ms: 0 }],
+  };
 }
 
 /**
@@ -131,6 +192,13 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
     attemptsJson: JSON.stringify(o.attempts),
   }));
   await core.queue.finishRuns(t, rows);
+  if (
+    await advanceSequentialGroupRuns(
+      core,
+      outcomes.map((o) => o.id),
+    )
+  )
+    core.events.emit("runQueued");
 }
 
 /** Saves the steps reached so far (long runs show progress; a crash keeps what was done). */
@@ -155,7 +223,7 @@ export const INTERRUPTED_MESSAGE = "interrupted by server restart";
  */
 export async function recoverInterruptedRuns(core: Core): Promise<string[]> {
   const t = nowIso();
-  return core.db.transaction().execute(async (trx) => {
+  const ids = await core.db.transaction().execute(async (trx) => {
     const stale = await store.runningRuns(trx);
     for (const r of stale) {
       await store.endRunningRunWithError(trx, r.id, {
@@ -168,4 +236,7 @@ export async function recoverInterruptedRuns(core: Core): Promise<string[]> {
     }
     return stale.map((r) => r.id);
   });
+  // A sequential group run goes on (or stops) after its interrupted run, as after any run that ended.
+  await advanceSequentialGroupRuns(core, ids);
+  return ids;
 }

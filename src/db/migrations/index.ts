@@ -5,6 +5,7 @@ import * as runPosition from "./0002_run_position";
 import * as urlExpectations from "./0003_url_expectations";
 import * as secretsProtected from "./0004_secrets_protected";
 import * as invitations from "./0005_invitations";
+import * as cockpit from "./0010_cockpit";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "0003_url_expectations": urlExpectations,
   "0004_secrets_protected": secretsProtected,
   "0005_invitations": invitations,
+  "0010_cockpit": cockpit,
 };
