@@ -141,7 +141,7 @@ export async function enqueueRuns(
     input.metadata,
   );
   // Kept before the transaction commits, so the engine never claims the run without them.
-  for (const r of rows) keepOneRunSecrets(r.id, input.secrets);
+  for (const r of rows) keepOneRunSecrets(ctx.core, r.id, input.secrets);
   if (input.groupRunId !== null && rows.length > 1) {
     // One statement for a whole group instead of one per automation.
     await store.markGroupRunAutomationsQueued(trx, input.groupRunId, t);
@@ -168,11 +168,12 @@ export async function cancelRunsWhere(
       duration_ms: r.started_at ? Date.parse(t) - Date.parse(r.started_at) : null,
     });
     await store.markLastRunCancelled(trx, r.id);
-    forgetOneRunSecrets(r.id);
+    forgetOneRunSecrets(ctx.core, r.id);
     ctx.core.events.emit("runCancelled", r.id);
   }
   // A cancelled run of a sequential group run ends it: the runs it had yet to queue are not run.
   await stopSequentialGroupRuns(
+    ctx.core,
     trx,
     active.map((r) => r.group_run_id).filter((id): id is string => id !== null),
     "not run: an earlier run of the sequential group run was cancelled",
@@ -421,7 +422,7 @@ export async function startGroupRun(
     const envIds = rest.map((a) => input.options.environmentId ?? a.environment_id);
     await assertMayRunIn(ctx, trx, envIds);
     await assertNoShadowedSecrets(trx, envIds, input.options.variables);
-    keepOneRunSecrets(gr.id, input.options.secrets);
+    keepOneRunSecrets(ctx.core, gr.id, input.options.secrets);
   }
   const { row, runs } = await loadGroupRun(ctx, input.projectId, gr.id, false, trx);
   return toGroupRun(row, runs, true);

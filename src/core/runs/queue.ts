@@ -112,7 +112,7 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
     const o = overrides.get(r.id);
     const variables = readJsonColumnOr(StringMap, o?.variables ?? "{}", {});
     const secretNames = readJsonColumnOr(StringList, o?.one_run_secrets ?? "[]", []);
-    const secrets = takeOneRunSecrets(r.id) ?? {};
+    const secrets = takeOneRunSecrets(core, r.id) ?? {};
     const missing = secretNames.filter((n) => !Object.hasOwn(secrets, n));
     if (missing.length > 0) {
       lost.push(lostSecretsOutcome(r, missing));

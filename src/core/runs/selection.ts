@@ -10,7 +10,7 @@ import type { Handler } from "../handler";
 import { startOnce } from "../idempotency";
 import { StringList, StringMap } from "../shared/columns";
 import { readJsonColumn } from "../shared/json";
-import { filterId, resolveProject } from "../scope";
+import { resolveProject } from "../scope";
 import * as automations from "../automations/store";
 import * as environments from "../environments/store";
 import * as features from "../features/store";
@@ -35,14 +35,20 @@ const RERUN_STATUSES = ["failed", "error", "timed_out", "cancelled"];
  * The automations a selection names, in order (as listed, else oldest first); tags and a feature alone select only
  * active automations. A name or feature that names nothing is a 400 naming the field.
  */
-export async function selectAutomations(ctx: OpContext, db: Transaction<DB>, project: ProjectRow, selection: Selection): Promise<AutomationRow[]> {
+export async function selectAutomations(db: Transaction<DB>, project: ProjectRow, selection: Selection): Promise<AutomationRow[]> {
   const tags = selection.tags?.map((t) => t.toLowerCase());
   let featureId: string | undefined;
   if (selection.feature !== undefined) {
-    featureId = await filterId(ctx, "feature", project.id, selection.feature, "body.feature", project.slug);
-    if (!(await features.findFeature(db, project.id, featureId))) {
-      throw invalid(`feature "${selection.feature}" does not exist in this project`, [{ path: "body.feature", message: "unknown feature" }]);
+    // Read in the caller's transaction (it holds the connection): by id, else by exact name.
+    const ref = selection.feature;
+    const byId = await features.findFeature(db, project.id, ref);
+    const found = byId ? [byId] : await features.featuresNamed(db, project.id, ref, 2);
+    if (found.length !== 1 || !found[0]) {
+      throw invalid(`feature "${ref}" ${found.length > 1 ? "names several features: give its id" : "does not exist in this project"}`, [
+        { path: "body.feature", message: found.length > 1 ? "names several features" : "unknown feature" },
+      ]);
     }
+    featureId = found[0].id;
   }
   let rows: AutomationRow[];
   if (selection.automations !== undefined) {
@@ -140,7 +146,7 @@ export async function startSelection(ctx: OpContext, trx: Transaction<DB>, proje
       stopOnFailure: from.stop_on_failure === 1,
     });
   }
-  const selected = await selectAutomations(ctx, trx, project, body);
+  const selected = await selectAutomations(trx, project, body);
   if (selected.length === 0)
     throw conflict("the selection has no automations that can run (none match, or all are disabled; tags and feature select active ones)");
   if (selected.length > FEATURE_RUN_MAX) throw conflict(`the selection has more than ${FEATURE_RUN_MAX} automations; narrow it`);

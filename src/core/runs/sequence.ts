@@ -17,7 +17,7 @@ import * as store from "./store";
 const STOPPED_ON_FAILURE = "not run: an earlier run of the sequential group run did not pass (stop_on_failure)";
 
 /** Ends these group runs' pending automations as not run (cancelled, with `reason`). */
-export async function stopSequentialGroupRuns(db: Kysely<DB>, groupRunIds: string[], reason: string): Promise<void> {
+export async function stopSequentialGroupRuns(core: Core, db: Kysely<DB>, groupRunIds: string[], reason: string): Promise<void> {
   for (const id of new Set(groupRunIds)) {
     const gr = await store.readGroupRun(db, id);
     if (!gr || gr.pending === "[]") continue;
@@ -32,7 +32,7 @@ export async function stopSequentialGroupRuns(db: Kysely<DB>, groupRunIds: strin
       .filter((a) => a !== undefined)
       .map((a) => runRow(a, { projectId: gr.project_id, groupRunId: gr.id, position: position++, trigger: gr.trigger, options, now: t, notRun: reason }));
     await store.insertRuns(db, notRun);
-    forgetOneRunSecrets(gr.id);
+    forgetOneRunSecrets(core, gr.id);
   }
 }
 
@@ -51,7 +51,7 @@ export async function advanceSequentialGroupRuns(core: Core, runIds: string[]): 
         const gr = await store.readGroupRun(trx, e.group_run_id);
         if (!gr || gr.pending === "[]") return false;
         if (stop || (e.run_status !== "passed" && gr.stop_on_failure === 1)) {
-          await stopSequentialGroupRuns(trx, [gr.id], stop ?? STOPPED_ON_FAILURE);
+          await stopSequentialGroupRuns(core, trx, [gr.id], stop ?? STOPPED_ON_FAILURE);
           return false;
         }
         const pending = readJsonColumn(StringList, gr.pending, `pending of group run ${gr.id}`);
@@ -62,7 +62,7 @@ export async function advanceSequentialGroupRuns(core: Core, runIds: string[]): 
         const options = {
           environmentId: gr.environment_id,
           variables: readJsonColumnOr(StringMapColumn, gr.variables, {}),
-          secrets: peekOneRunSecrets(gr.id) ?? {},
+          secrets: peekOneRunSecrets(core, gr.id) ?? {},
           metadata: readJsonColumnOr(StringMapColumn, gr.metadata, {}),
         };
         const rest = [...pending];
@@ -80,12 +80,12 @@ export async function advanceSequentialGroupRuns(core: Core, runIds: string[]): 
           await store.insertRuns(trx, [run]);
           await store.insertMetadata(trx, [run.id], options.metadata);
           await store.markAutomationQueued(trx, a.id, run.id, t);
-          keepOneRunSecrets(run.id, options.secrets);
-          if (rest.length === 0) forgetOneRunSecrets(gr.id);
+          keepOneRunSecrets(core, run.id, options.secrets);
+          if (rest.length === 0) forgetOneRunSecrets(core, gr.id);
           return true;
         }
         await store.setPending(trx, gr.id, gr.pending, "[]", t);
-        forgetOneRunSecrets(gr.id);
+        forgetOneRunSecrets(core, gr.id);
         return false;
       })) || queued;
   }
