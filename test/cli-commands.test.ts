@@ -140,6 +140,8 @@ test("every operation's command works end to end, and every operation has one", 
   expect((await op<{ data: Rec[] }>("list_group_runs", ["group-runs", "list", ...P])).data.map((g) => g.id)).toEqual([groupRun.id]);
   expect((await op("get_group_run", ["group-runs", "show", groupRun.id, ...P])).group_name).toBe("nightly");
   expect(await plain("get_group_run_junit", ["group-runs", "junit", groupRun.id, ...P])).toContain("<testsuite");
+  const selected = await op<{ runs: Rec[] }>("run_selection", ["run", "--automation", aut.id, ...P, "--env", "ci", "--no-ci-metadata"]);
+  expect(selected.runs).toHaveLength(1);
   expect(await plain("delete_group", ["groups", "delete", group.id, ...P])).toContain("deleted groups");
 
   // a feature's automations at once, the feature named (its generation above may have added drafts of its own)
