@@ -248,3 +248,28 @@ test("a sequential group with stop_on_failure stops at the first run that does n
   const goesOn = await groupRunToEnd((await json<GroupRun>(await s.call("POST", `/projects/${project}/groups/stops/run`, { environment: "test" }), 202)).id);
   expect(goesOn.runs.map((r) => r.status)).toEqual(["failed", "passed"]);
 });
+
+test("a sequential group run's later runs get its one-run secrets and per-run variables too", async () => {
+  const first = await automation("seq first", "/health?seq-first={{WHO}}");
+  const later = await json<{ id: string }>(
+    await s.call("POST", `/projects/${project}/automations`, {
+      name: "seq later",
+      kind: "http",
+      steps: [{ request: { url: "/echo?seq-later={{WHO}}", headers: { "x-seq": "{{SEQ_KEY}}" } }, expect: [{ status: 200 }] }],
+    }),
+    201,
+  );
+  await json(await s.call("POST", `/projects/${project}/groups`, { name: "seq secrets", automation_ids: [first, later.id], mode: "sequential" }), 201);
+  const started = await json<GroupRun>(
+    await s.call("POST", `/projects/${project}/groups/seq%20secrets/run`, {
+      environment: "test",
+      variables: { WHO: "seq" },
+      secrets: { SEQ_KEY: "sequential-secret-value" },
+    }),
+    202,
+  );
+  const ended = await groupRunToEnd(started.id);
+  expect(ended.runs.map((r) => r.status)).toEqual(["passed", "passed"]);
+  expect(target.seen.some((r) => r.path === "/echo?seq-later=seq" && r.headers["x-seq"] === "sequential-secret-value")).toBe(true);
+  expect(JSON.stringify(ended)).not.toContain("sequential-secret-value");
+});

@@ -189,6 +189,12 @@ test("MCP: list_automations with tag, run_selection with variables and metadata,
     });
     expect(bad.isError).toBe(true);
     expect((bad.structuredContent as { error: string }).error).toBe("invalid_request");
+    // Names are unique, and a group can be made sequential, over MCP too.
+    const twin = await client.callTool({ name: "create_automation", arguments: { name: "cli smoke", kind: "http", steps: [{ request: { url: "/health" } }] } });
+    expect(twin.isError).toBe(true);
+    expect((twin.structuredContent as { error: string; message: string }).message).toContain('an automation named "cli smoke" already exists');
+    const group = await client.callTool({ name: "create_group", arguments: { name: "mcp ordered", mode: "sequential", stop_on_failure: true } });
+    expect(group.structuredContent).toMatchObject({ mode: "sequential", stop_on_failure: true });
   } finally {
     await client.close();
   }
