@@ -157,6 +157,8 @@ test("every operation's command works end to end, and every operation has one", 
     sent.delivery_id,
   );
   expect(await plain("delete_alert_channel", ["alert-channels", "delete", ch.id, ...P])).toContain("deleted alert-channels");
+  const selected = await op<{ runs: Rec[] }>("run_selection", ["run", "--automation", aut.id, ...P, "--env", "ci", "--no-ci-metadata"]);
+  expect(selected.runs).toHaveLength(1);
   expect(await plain("delete_group", ["groups", "delete", group.id, ...P])).toContain("deleted groups");
 
   // a feature's automations at once, the feature named (its generation above may have added drafts of its own)
