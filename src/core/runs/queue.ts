@@ -239,7 +239,13 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
  * health, their group runs' verdicts, and retention's notice.
  */
 async function afterRunsEnded(core: Core, runIds: string[]): Promise<void> {
-  if (await advanceSequentialGroupRuns(core, runIds)) core.events.emit("runQueued");
+  // A sequential group run that ends here (stopped, or nothing left to queue) moves its alert state then.
+  let alerts = 0;
+  const queued = await advanceSequentialGroupRuns(core, runIds, async (trx, runId) => {
+    alerts += await recordFinishedRuns(core, trx, [runId], nowIso());
+  });
+  if (queued) core.events.emit("runQueued");
+  if (alerts > 0) core.events.emit("alertsQueued");
   await rollUpRuns(core.db, { ids: runIds });
   await settleGroupRuns(core.db, runIds);
   core.events.emit("runsEnded", runIds);

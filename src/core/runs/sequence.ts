@@ -5,7 +5,6 @@
 // ends it.
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema";
-import { recordFinishedRuns } from "../alerts/state";
 import type { Core } from "../context";
 import { StringList, StringMap as StringMapColumn } from "../shared/columns";
 import { readJsonColumn, readJsonColumnOr } from "../shared/json";
@@ -41,13 +40,16 @@ export async function stopSequentialGroupRuns(core: Core, db: Kysely<DB>, groupR
  * After runs ended: queues the next run of each sequential group run they belong to (or stops it). Answers whether
  * a run was queued, so the engine can be told.
  */
-export async function advanceSequentialGroupRuns(core: Core, runIds: string[]): Promise<boolean> {
+export async function advanceSequentialGroupRuns(
+  core: Core,
+  runIds: string[],
+  /** Called in the transaction that ends a group run here (stopped, or nothing left to queue), with its last run. */
+  whenEnded: (trx: Kysely<DB>, runId: string) => Promise<void> = async () => {},
+): Promise<boolean> {
   const ended = await store.sequentialGroupRunsOf(core.db, runIds);
   let queued = false;
-  let alerts = 0;
-  // A group run ended here (stopped, or nothing left to queue) moves its alert state in the same transaction.
   const ending = async (trx: Kysely<DB>, runId: string) => {
-    alerts += await recordFinishedRuns(core, trx, [runId], nowIso());
+    await whenEnded(trx, runId);
     return false;
   };
   for (const e of ended) {
@@ -97,6 +99,5 @@ export async function advanceSequentialGroupRuns(core: Core, runIds: string[]): 
         return ending(trx, e.run_id);
       })) || queued;
   }
-  if (alerts > 0) core.events.emit("alertsQueued");
   return queued;
 }
