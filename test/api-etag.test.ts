@@ -125,7 +125,7 @@ test("MCP tools of PATCH and DELETE take if_match; a stale one is an error resul
     const { tools } = await client.listTools();
     const update = tools.find((t) => t.name === "update_automation");
     expect(Object.keys((update?.inputSchema.properties ?? {}) as object)).toContain("if_match");
-    const stale = await client.callTool({ name: "delete_automation", arguments: { automationId: "etag mcp", if_match: tag0 } });
+    const stale = await client.callTool({ name: "delete_automation", arguments: { automation: "etag mcp", if_match: tag0 } });
     expect(stale.isError).toBe(true);
     expect((stale.structuredContent as { error: string }).error).toBe("precondition_failed");
     expect((await s.call("GET", "/projects/tags/automations/etag%20mcp")).status).toBe(200);
