@@ -9,9 +9,13 @@ import { jsonAsReceived, renderJson, styleFor } from "./output";
 import { readRequestFile } from "./request-file";
 import type { ResolvedSettings } from "../src/client/settings";
 import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
+import { ciMetadata } from "./ci-metadata";
 import { watchToEnd } from "./watch";
 
 const PAST: Record<string, string> = { delete: "deleted", revoke: "revoked", remove: "removed", "cancel-invitation": "cancelled" };
+
+/** Commands that start runs fill their metadata from the CI they run in. */
+const takesCiMetadata = (op: Operation) => op.startsWork === true && operationFields(op).body.some((f) => f.name === "metadata");
 
 /** The command for `words` under `root`, creating the intermediate groups. */
 function commandAt(root: Command, words: string[]): Command {
@@ -50,6 +54,12 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
       )
     : {};
   for (const o of options) if (flags[o.attr] !== undefined) input[o.field.name] = flags[o.attr];
+  if (takesCiMetadata(op) && flags.ciMetadata !== false) {
+    // What the command line gives wins over what CI says.
+    const given = typeof input.metadata === "object" && input.metadata !== null ? (input.metadata as Record<string, string>) : {};
+    const merged = { ...ciMetadata(process.env), ...given };
+    if (Object.keys(merged).length > 0) input.metadata = merged;
+  }
   args.forEach((name, i) => {
     input[name] = positional[i];
   });
@@ -95,7 +105,7 @@ function register(root: Command, op: Operation): void {
   const fields = operationFields(op);
   const args = op.cli.args ?? [];
   const cmd = commandAt(root, op.cli.words).description(op.cli.summary ?? op.summary);
-  const byName = new Map([...fields.params, ...fields.query, ...fields.body].map((f) => [f.name, f]));
+  const byName = new Map([...fields.params, ...fields.query, ...fields.body, ...fields.headers].map((f) => [f.name, f]));
   for (const a of args) {
     const f = byName.get(a);
     cmd.argument(`<${a}>`, f?.description ?? a.replace(/_/g, " "));
@@ -104,13 +114,16 @@ function register(root: Command, op: Operation): void {
     cmd.option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)");
   }
   const options: FieldOption[] = [];
-  for (const f of [...fields.query, ...fields.body]) {
+  for (const f of [...fields.query, ...fields.body, ...fields.headers]) {
     if (args.includes(f.name)) continue;
     const made = optionFor(f, op.cli.flags?.[f.name]);
     cmd.addOption(made.option);
     options.push(made);
   }
   if (op.body) cmd.option("--file <path>", "the request body from a JSON or YAML file (- for stdin); flags override it");
+  if (takesCiMetadata(op)) {
+    cmd.option("--no-ci-metadata", "do not add commit, branch, build_url and pr from GitHub Actions, GitLab CI or Jenkins variables to metadata");
+  }
   if (op.cli.watch) cmd.option("--watch", "follow it to the end; exit 1 unless it passed");
   if (op.cli.watch === "run" || op.cli.watch === "group_run") {
     cmd.option("--junit <file>", "follow it to the end (as --watch) and write its JUnit XML report to FILE, for the CI to read");

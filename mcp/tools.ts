@@ -86,7 +86,7 @@ function stepsArgument(schema: z.ZodType): z.ZodType {
   return arg;
 }
 
-/** The arguments of an operation's tool: path parameters (renamed), query and body fields, `include`, `idempotency_key`. */
+/** The arguments of an operation's tool: path parameters (renamed), query, body and header fields, `include`, `idempotency_key`. */
 export function toolArguments(op: Operation, defaultProject: string | null): { shape: Record<string, z.ZodType>; fieldOf: Map<string, string> } {
   const shape: Record<string, z.ZodType> = {};
   const fieldOf = new Map<string, string>();
@@ -101,7 +101,8 @@ export function toolArguments(op: Operation, defaultProject: string | null): { s
     if (arg === "project" && defaultProject) s = s.optional().describe(`${THING.project}; default "${defaultProject}"`);
     add(arg, name, s);
   }
-  for (const part of [op.query, op.body])
+  // Headers as fields too: `if_match` is the If-Match of a versioned change.
+  for (const part of [op.query, op.body, op.headers])
     for (const [name, schema] of Object.entries(objectShape(part))) add(name, name, name === "steps" ? stepsArgument(schema) : schema);
   const include = includeChoices(op);
   if (include.length > 0) {

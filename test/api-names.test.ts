@@ -11,7 +11,7 @@ setDefaultTimeout(60_000);
 let s: TestServer;
 let cli: SourceCli;
 let projectId = "";
-const ids = { feature: "", login: "", group: "", twinA: "", twinB: "", run: "", groupRun: "" };
+const ids = { feature: "", login: "", group: "", twinA: "", run: "", groupRun: "" };
 
 async function create(path: string, body: unknown, key?: string): Promise<string> {
   const res = await s.call("POST", path, body, key);
@@ -33,7 +33,6 @@ beforeAll(async () => {
   ids.feature = await create("/projects/names/features", { name: "Checkout" });
   ids.login = await create("/projects/names/automations", { name: "login works", kind: "http", steps, feature: ids.feature });
   ids.twinA = await create("/projects/names/automations", { name: "twin", kind: "http", steps });
-  ids.twinB = await create("/projects/names/automations", { name: "twin", kind: "http", steps });
   ids.group = await create("/projects/names/groups", { name: "smoke suite", automation_ids: [ids.login] });
   const run = await s.call("POST", "/projects/names/automations/login%20works/run", {});
   expect(run.status).toBe(202);
@@ -90,20 +89,21 @@ test("list filters take the exact name too: ?feature=, ?group=, ?automation=", a
   expect(await get("/projects/names/automations?feature=No%20such%20feature")).toEqual({ status: 200, body: { data: [], next_cursor: null } });
 });
 
-test("a name shared by several is refused with their ids: 409 in the path, 400 naming the filter", async () => {
-  const path = await get("/projects/names/automations/twin");
-  expect(path.status).toBe(409);
-  const message = String(path.body.message);
-  expect(path.body.error).toBe("conflict");
-  expect(message).toStartWith('2 automations are named "twin" in project names: give the id (');
-  expect(message).toContain(ids.twinA);
-  expect(message).toContain(ids.twinB);
-
-  const filter = await get("/projects/names/runs?automation=twin");
-  expect(filter.status).toBe(400);
-  expect(filter.body.error).toBe("invalid_request");
-  expect(filter.body.message).toContain('2 automations are named "twin"');
-  expect(filter.body.details).toEqual([{ path: "automation", message: "names 2 automations" }]);
+test("names are unique in a project: a second automation or group of a name is a 409 naming the existing one", async () => {
+  const steps = [{ request: { url: "http://127.0.0.1:9/" }, expect: [{ status: 200 }] }];
+  const twin = await s.call("POST", "/projects/names/automations", { name: "twin", kind: "http", steps });
+  expect(twin.status).toBe(409);
+  const body = (await twin.json()) as { error: string; message: string };
+  expect(body.error).toBe("conflict");
+  expect(body.message).toContain('an automation named "twin" already exists');
+  expect(body.message).toContain(ids.twinA);
+  expect((await s.call("PATCH", `/projects/names/automations/${ids.login}`, { name: "twin" })).status).toBe(409);
+  const group = await s.call("POST", "/projects/names/groups", { name: "smoke suite" });
+  expect(group.status).toBe(409);
+  expect(((await group.json()) as { message: string }).message).toContain(ids.group);
+  // So a name always names one: in the path and in a filter.
+  expect((await get("/projects/names/automations/twin")).body.id).toBe(ids.twinA);
+  expect((await get("/projects/names/runs?automation=twin")).status).toBe(200);
 });
 
 test("a name that matches nothing is a 404, and another workspace's names are never reached", async () => {
@@ -124,9 +124,9 @@ test("through the CLI: names in arguments and filters; several or none are refus
   expect(runs.code).toBe(0);
   expect((JSON.parse(runs.stdout) as { data: { id: string }[] }).data.map((r) => r.id)).toContain(ids.run);
 
-  const twin = await cli.run(["automations", "show", "twin"]);
+  const twin = await cli.run(["automations", "create", "--name", "twin", "--kind", "http", "--steps", '[{"request":{"url":"http://127.0.0.1:9/"}}]']);
   expect(twin.code).toBe(2);
-  expect(twin.stderr).toContain('2 automations are named "twin"');
+  expect(twin.stderr).toContain('an automation named "twin" already exists');
   expect(twin.stderr).toContain(ids.twinA);
 
   const none = await cli.run(["groups", "show", "nightly"]);

@@ -144,6 +144,8 @@ describe("every operation works end to end", () => {
     expect((await op("get_project_history", { project: "web-shop" })).days).toBe(30);
     const gj = await op("get_group_run_junit", { project: "web-shop", groupRunId: gr.id });
     expect(gj.text.match(/<testcase /g)?.length).toBe(2);
+    const sel = await op("run_selection", { project: "web-shop" }, { automations: [aut.id], metadata: { branch: "main" } });
+    expect(sel.runs.map((r: { automation_id: string }) => r.automation_id)).toEqual([aut.id]);
 
     // A feature's automations at once (the generation started above may add drafts of its own).
     expect((await op("activate_feature_drafts", { project: "web-shop", feature: "Login" })).feature_id).toBe(feature.id);

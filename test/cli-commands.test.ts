@@ -169,6 +169,8 @@ test("every operation's command works end to end, and every operation has one", 
   expect((await op<{ changes: unknown[] }>("apply", ["apply", "suite", ...P])).changes).toEqual([]);
   const imported = await op<{ automations: Rec[] }>("import_curl", ["import", "curl", "curl https://shop.example.test/items/1", ...P]);
   expect(imported.automations).toHaveLength(1);
+  const selected = await op<{ runs: Rec[] }>("run_selection", ["run", "--automation", aut.id, ...P, "--env", "ci", "--no-ci-metadata"]);
+  expect(selected.runs).toHaveLength(1);
   expect(await plain("delete_group", ["groups", "delete", group.id, ...P])).toContain("deleted groups");
 
   // a feature's automations at once, the feature named (its generation above may have added drafts of its own)

@@ -220,10 +220,10 @@ test("automations and groups can be named instead of given by id; no match is no
   expect(unknown.code).toBe(4); // a name that matches nothing is a 404 from the server, exit 4
   expect(unknown.stderr).toContain('no automation named "no such test" in project ci');
 
+  // Names are unique in a project, so a name in CI always means one automation.
   const twin = await s.call("POST", "/projects/ci/automations", { name: "failing", kind: "http", steps: [{ request: { url: "/ok" } }] });
-  expect(twin.status).toBe(201);
-  const ambiguous = await cli.run(["automations", "show", "failing"]);
-  expect(ambiguous.code).toBe(2);
-  expect(ambiguous.stderr).toContain('2 automations are named "failing"');
-  expect(ambiguous.stderr).toContain(ids.failing ?? "missing");
+  expect(twin.status).toBe(409);
+  const shown = await cli.run(["automations", "show", "failing", "--json"]);
+  expect(shown.code).toBe(0);
+  expect(JSON.parse(shown.stdout)).toMatchObject({ id: ids.failing ?? "missing" });
 });

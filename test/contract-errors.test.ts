@@ -120,7 +120,7 @@ describe("declared errors", () => {
     expect(missing).toEqual([]);
     // A known throw, to prove the tracer reads through the helpers.
     const [file, name] = locations.get("deleteProject") ?? ["", ""];
-    expect([...thrownCodes(file, name)].sort()).toEqual(["conflict", "forbidden", "not_found"]);
+    expect([...thrownCodes(file, name)].sort()).toEqual(["conflict", "forbidden", "not_found", "precondition_failed"]);
   });
 
   test("every handler throws only codes its operation can answer, and the OpenAPI document lists", () => {

@@ -2,6 +2,7 @@
 import type { z } from "zod";
 import { API_PREFIX, type Operation, ops, type RawResponse } from "../manifest/index";
 import type { OpKey, Ops } from "../manifest/index";
+import type { IfMatchHeaders } from "../manifest/define";
 import { codeForStatus } from "../manifest/errors";
 import { ClientError } from "./errors";
 import { operationPath } from "./operation-url";
@@ -12,7 +13,11 @@ type NoFields = Record<never, never>;
 type Fields<T> = string extends keyof T ? NoFields : T;
 type SchemaIn<S> = S extends z.ZodNever ? NoFields : S extends z.ZodType ? Fields<Exclude<z.input<S>, undefined>> : NoFields;
 /** One flat object: path parameters, query and body fields together (as the MCP tools take them). */
-export type OpInput<K extends OpKey> = SchemaIn<Ops[K]["params"]> & SchemaIn<Ops[K]["query"]> & SchemaIn<NonNullable<Ops[K]["body"]>>;
+export type OpInput<K extends OpKey> = SchemaIn<Ops[K]["params"]> &
+  SchemaIn<Ops[K]["query"]> &
+  SchemaIn<NonNullable<Ops[K]["body"]>> &
+  // Sent as a header by the operations that read it (PATCH and DELETE of a versioned record: If-Match).
+  Partial<z.input<typeof IfMatchHeaders>>;
 export type OpOutput<K extends OpKey> = Ops[K]["response"] extends z.ZodType
   ? z.output<Ops[K]["response"]>
   : Ops[K]["response"] extends RawResponse
@@ -142,8 +147,8 @@ export class ApiClient {
   /** Sends one operation, retrying 429 (after Retry-After) and 503 (with backoff) a bounded number of times. */
   async send(op: Operation, input: Record<string, unknown>, opts: SendOptions = {}): Promise<ApiResponse> {
     const url = this.urlFor(op, input);
-    const { body } = splitInput(op, input);
-    const headers: Record<string, string> = { "user-agent": this.options.userAgent, accept: "application/json" };
+    const { body, headers: given } = splitInput(op, input);
+    const headers: Record<string, string> = { ...given, "user-agent": this.options.userAgent, accept: "application/json" };
     if (this.options.key) headers.authorization = `Bearer ${this.options.key}`;
     if (body !== undefined) headers["content-type"] = "application/json";
     // One key for every attempt: a retried start returns the first run instead of starting a second.

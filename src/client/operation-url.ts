@@ -12,7 +12,13 @@ export function operationPath(op: Operation, input: Record<string, unknown>): st
     return encodeURIComponent(v);
   });
   const qs = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null) qs.set(k, String(v));
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined || v === null) continue;
+    // Lists repeat their key (?tag=a&tag=b); maps spread into dotted keys (?metadata.branch=main).
+    if (Array.isArray(v)) for (const item of v) qs.append(k, String(item));
+    else if (typeof v === "object") for (const [mk, mv] of Object.entries(v)) qs.append(`${k}.${mk}`, String(mv));
+    else qs.set(k, String(v));
+  }
   const q = qs.toString();
   return `${path}${q ? `?${q}` : ""}`;
 }

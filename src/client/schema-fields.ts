@@ -73,27 +73,35 @@ export interface OperationFields {
   params: FieldInfo[];
   query: FieldInfo[];
   body: FieldInfo[];
+  /** Request headers given as fields (`if_match` → If-Match). */
+  headers: FieldInfo[];
 }
 
 export function operationFields(op: Operation): OperationFields {
-  return { params: fieldsOf(op.params), query: fieldsOf(op.query), body: fieldsOf(op.body) };
+  return { params: fieldsOf(op.params), query: fieldsOf(op.query), body: fieldsOf(op.body), headers: fieldsOf(op.headers) };
 }
+
+/** The HTTP header a header field is sent as: `if_match` → `if-match`. */
+export const headerName = (field: string) => field.replace(/_/g, "-");
 
 /** Splits one flat input object into path parameters, query and body, by the operation's schemas. */
 export function splitInput(
   op: Operation,
   input: Record<string, unknown>,
-): { params: Record<string, string>; query: Record<string, unknown>; body: Record<string, unknown> | undefined } {
+): { params: Record<string, string>; query: Record<string, unknown>; body: Record<string, unknown> | undefined; headers: Record<string, string> } {
   const paramNames = Object.keys(objectShape(op.params));
   const queryNames = new Set(Object.keys(objectShape(op.query)));
+  const headerNames = new Set(Object.keys(objectShape(op.headers)));
   const params: Record<string, string> = {};
   const query: Record<string, unknown> = {};
   const body: Record<string, unknown> = {};
+  const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(input)) {
     if (v === undefined) continue;
     if (paramNames.includes(k)) params[k] = String(v);
     else if (queryNames.has(k)) query[k] = v;
+    else if (headerNames.has(k)) headers[headerName(k)] = String(v);
     else body[k] = v;
   }
-  return { params, query, body: op.body ? body : undefined };
+  return { params, query, body: op.body ? body : undefined, headers };
 }

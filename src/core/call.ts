@@ -27,6 +27,8 @@ export interface CallOptions {
   publicUrl?: () => string;
   /** An Idempotency-Key for an operation that starts work: a key already answered gets that answer again. */
   idempotencyKey?: string;
+  /** The If-Match of a change to a versioned record (PATCH or DELETE): a stale tag is 412 precondition_failed. */
+  ifMatch?: string;
 }
 
 /** Refuses a caller the operation is not for: a session-only operation is never available to an API key. */
@@ -73,6 +75,7 @@ export async function callOperation<K extends OperationKey>(
   checkCaller(op, principal);
   const input: OpInput = { ...parsePathAndQuery(op, raw.params ?? {}, raw.query ?? {}), body: parseBody(op, raw.body) };
   const ctx: OpContext = { core, principal, publicUrl: options.publicUrl ?? (() => configuredAddress(core.config)) };
+  if (op.headers && options.ifMatch !== undefined) ctx.ifMatch = options.ifMatch;
   let result: unknown;
   const idempotencyKey = op.startsWork ? options.idempotencyKey : undefined;
   if (idempotencyKey !== undefined) {

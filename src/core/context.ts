@@ -66,6 +66,8 @@ export interface OpContext {
   signal?: AbortSignal;
   /** The request's Idempotency-Key, on an operation that honours it (see core/idempotency.ts). */
   idempotency?: IdempotentStart;
+  /** The request's If-Match, on an operation that changes one versioned record (see core/versions.ts). */
+  ifMatch?: string;
 }
 
 /** A start under an Idempotency-Key: its answer is kept in the same transaction as its work. */

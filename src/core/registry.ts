@@ -19,6 +19,7 @@ import * as projects from "./projects/operations";
 import * as runners from "./runners/operations";
 import * as runs from "./runs/operations";
 import * as schedules from "./schedules/operations";
+import * as selection from "./runs/selection";
 
 /** The manifest's keys that name an operation (as in `ops.createProject`). */
 export type OperationKey = { [K in keyof Ops]: Ops[K] extends Operation ? K : never }[keyof Ops];
@@ -98,6 +99,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   listAlertDeliveries: alerts.listAlertDeliveries,
   getAutomationHistory: history.getAutomationHistory,
   getProjectHistory: history.getProjectHistory,
+  runSelection: selection.runSelection,
 };
 
 export type UntypedHandler = (ctx: OpContext, input: OpInput) => Promise<unknown>;

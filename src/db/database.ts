@@ -6,7 +6,9 @@ import { join } from "node:path";
 import { Kysely } from "kysely";
 import { type Migration, Migrator } from "kysely/migration";
 import type { StorageErrorKind } from "../core/storage";
+import { log } from "../logging";
 import { migrations } from "./migrations";
+import { takeRenamedDuplicates } from "./migrations/0010_cockpit";
 import type { DB } from "./schema";
 import { classifySqliteError, openSqliteFile, SqliteChangeFeed, SqliteProbe, SqliteRunQueue, sqliteDialect } from "./sqlite";
 
@@ -87,5 +89,9 @@ export async function migrateToLatest(db: Kysely<DB>, path: string, list: Record
     }
     const failed = results?.find((r) => r.status === "Error");
     throw new DatabaseOpenError(`migration ${failed?.migrationName ?? "?"} failed on ${path}: ${msg}`);
+  }
+  // Names became unique within a project (0010_cockpit): say once what had to be renamed.
+  for (const r of takeRenamedDuplicates()) {
+    log.warn(`renamed a duplicate ${r.table === "automations" ? "automation" : "group"} name: "${r.from}" is now "${r.to}"`, { id: r.id });
   }
 }

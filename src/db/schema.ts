@@ -133,6 +133,8 @@ export interface GroupTable extends Stamped {
   automation_ids: string;
   /** The identity `svc apply` gave it within the project (null: not applied). */
   key: Generated<string | null>;
+  mode: Generated<"parallel" | "sequential">;
+  stop_on_failure: Generated<number>;
 }
 export interface GroupRunTable extends Stamped {
   project_id: string;
@@ -147,6 +149,16 @@ export interface GroupRunTable extends Stamped {
   summary: string | null;
   started_at: string | null;
   finished_at: string | null;
+  /** The environment asked for (null: each automation's default). */
+  environment_id: Generated<string | null>;
+  /** JSON object: the per-run variables it was started with. */
+  variables: Generated<string>;
+  /** JSON object: CI metadata (commit, branch, build_url, pr, free keys). */
+  metadata: Generated<string>;
+  mode: Generated<"parallel" | "sequential">;
+  stop_on_failure: Generated<number>;
+  /** JSON array of automation ids a sequential group run has yet to queue, in order. */
+  pending: Generated<string>;
 }
 /** Daily roll-up of one automation's finished runs (UTC day), kept when the runs are pruned. */
 export interface RunDailyTable {
@@ -197,6 +209,12 @@ export interface RunTable extends Stamped {
   quarantined: Generated<number>;
   /** 1 once the finished run is counted in run_daily. */
   rolled_up: Generated<number>;
+  /** JSON object: per-run variables overriding the environment's. */
+  variables: Generated<string>;
+  /** JSON object: CI metadata. */
+  metadata: Generated<string>;
+  /** JSON array of the names of one-run secrets it was started with (their values are never stored). */
+  one_run_secrets: Generated<string>;
 }
 /** A runner on another machine: only its token's hash is kept. */
 export interface RunnerTable extends Stamped {
@@ -281,6 +299,12 @@ export interface AlertDeliveryTable {
   created_at: string;
   updated_at: string;
 }
+export interface RunMetadataTable {
+  /** A run or group run id. */
+  subject_id: string;
+  key: string;
+  value: string;
+}
 export interface IdempotencyTable {
   workspace_id: string;
   operation: string;
@@ -306,6 +330,7 @@ export interface DB {
   group_runs: GroupRunTable;
   runs: RunTable;
   run_daily: RunDailyTable;
+  run_metadata: RunMetadataTable;
   idempotency_keys: IdempotencyTable;
   runners: RunnerTable;
   schedules: ScheduleTable;

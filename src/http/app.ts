@@ -143,7 +143,10 @@ export function createHttpService(opts: AppOptions): HttpService {
     }
     // All headers at once: setting them one by one on the finished response costs more than the rest of a hit.
     state.headersSet = true;
-    return new Response(hit.body, { status: hit.status, headers: finalHeaders(state, { "content-type": "application/json; charset=utf-8" }, true) });
+    return new Response(hit.body, {
+      status: hit.status,
+      headers: finalHeaders(state, { "content-type": "application/json; charset=utf-8", ...(hit.etag ? { etag: hit.etag } : {}) }, true),
+    });
   }
 
   function fetch(incoming: Request, clientIp: string): Response | Promise<Response> {

@@ -99,7 +99,7 @@ export function createMcpRoute(opts: McpRouteOptions) {
           }
           const key = keyOf.get(op);
           if (!key) throw new Error(`operation ${op.name} is not in the manifest`);
-          const { params, query, body } = splitInput(op, input);
+          const { params, query, body, headers } = splitInput(op, input);
           const out = await callOperation(
             core,
             principal,
@@ -108,6 +108,7 @@ export function createMcpRoute(opts: McpRouteOptions) {
             {
               publicUrl: () => publicBaseUrl(config, request),
               idempotencyKey: callOpts.idempotencyKey,
+              ifMatch: headers["if-match"],
             },
           );
           if (op.response === null) return { json: null, raw: null };

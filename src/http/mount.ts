@@ -1,11 +1,13 @@
 // The one generic function that turns every manifest operation into a REST route: authentication, the
 // workspace rate limit, validation with the operation's zod schemas, idempotency, the handler, the response.
 import type { Elysia } from "elysia";
-import type { z } from "zod";
+import { z } from "zod";
+import { objectShape, unwrap } from "../client/schema-fields";
 import type { Core, IdempotentStart, OpContext } from "../core/context";
 import type { OpInput, RawBody } from "../core/handler";
 import type { UntypedHandler } from "../core/registry";
 import { checkCaller, parseBody, parsePathAndQuery } from "../core/call";
+import { tagOfAnswer } from "../core/versions";
 import { findIdempotentAnswer, type IdempotentAnswer, idempotencyScope } from "../core/idempotency";
 import { API_PREFIX } from "../manifest";
 import type { Operation } from "../manifest/define";
@@ -34,11 +36,6 @@ const JSON_TYPE = /^application\/([\w.+-]+\+)?json\b/i;
 
 export const toElysiaPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
 
-function jsonResponse(status: number, body: unknown): Response {
-  if (status === 204) return new Response(null, { status });
-  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
-}
-
 function rawResponse(status: number, raw: RawBody): Response {
   const headers: Record<string, string> = { "content-type": raw.contentType, "x-content-type-options": "nosniff" };
   if (raw.filename) headers["content-disposition"] = `inline; filename="${raw.filename.replace(/"/g, "")}"`;
@@ -62,10 +59,33 @@ async function readBody(request: Request, op: Operation, maxBytes: number): Prom
   return parseJsonBody(text);
 }
 
-function queryObject(url: string): Record<string, string> {
+/**
+ * The query string as the operation's query schema reads it: a list field collects every repetition
+ * (`?tag=a&tag=b`), a map field its dotted keys (`?metadata.branch=main`); any other field keeps its last value.
+ */
+export function queryObject(url: string, op: Operation): Record<string, unknown> {
   const q = url.indexOf("?");
   if (q < 0) return {};
-  return Object.fromEntries(new URLSearchParams(url.slice(q + 1)));
+  const shape = objectShape(op.query);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of new URLSearchParams(url.slice(q + 1))) {
+    const dot = k.indexOf(".");
+    const mapField = dot > 0 ? k.slice(0, dot) : null;
+    const map = mapField !== null && shape[mapField] ? unwrap(shape[mapField]).inner : null;
+    if (mapField !== null && map instanceof z.ZodRecord) {
+      const prev = out[mapField];
+      out[mapField] = { ...(typeof prev === "object" && prev !== null ? prev : {}), [k.slice(dot + 1)]: v };
+      continue;
+    }
+    const field = shape[k];
+    if (field && unwrap(field).inner instanceof z.ZodArray) {
+      const prev = out[k];
+      out[k] = [...(Array.isArray(prev) ? prev : []), v];
+      continue;
+    }
+    out[k] = v;
+  }
+  return out;
 }
 
 function replayResponse(answer: IdempotentAnswer): Response {
@@ -156,13 +176,15 @@ export function operationHandler(op: Operation, opts: MountOptions) {
       }
       // The same validation as an in-process call (core/call.ts), with the body read in between: a bad query
       // string is told before anything about the body.
-      const location = atEdge(() => parsePathAndQuery(op, decoded, queryObject(request.url)));
+      const location = atEdge(() => parsePathAndQuery(op, decoded, queryObject(request.url, op)));
       if (!location.ok) return location.response;
       const body = await readBody(request, op, maxBytes);
       if (!body.ok) return body.response;
       const bodyValue = atEdge(() => parseBody(op, body.value));
       if (!bodyValue.ok) return bodyValue.response;
       const ctx: OpContext = { core: opts.core, principal, publicUrl: () => publicBaseUrl(opts.core.config, request), signal: request.signal };
+      const ifMatch = op.headers ? request.headers.get("if-match") : null;
+      if (ifMatch !== null) ctx.ifMatch = ifMatch;
       const input: OpInput = { ...location.value, body: bodyValue.value };
       // A long-poll's answer depends on when it was asked, not only on the database: never kept.
       const longPoll = ((input.query as { wait?: unknown } | undefined)?.wait ?? 0) !== 0;
@@ -187,12 +209,14 @@ export function operationHandler(op: Operation, opts: MountOptions) {
             throw new Error(`response of ${op.name} does not match the manifest: ${JSON.stringify(zodDetails(check.error))}`);
           }
         }
+        const etag = op.versioned ? tagOfAnswer(result) : null;
+        const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8", ...(etag ? { etag } : {}) };
         if (cacheKey) {
           const body = JSON.stringify(result);
-          opts.responses.set(cacheKey, { version, status: op.successStatus, body, operation: op.name });
-          return new Response(body, { status: op.successStatus, headers: { "content-type": "application/json; charset=utf-8" } });
+          opts.responses.set(cacheKey, { version, status: op.successStatus, body, operation: op.name, etag });
+          return new Response(body, { status: op.successStatus, headers });
         }
-        return jsonResponse(op.successStatus, result);
+        return new Response(JSON.stringify(result), { status: op.successStatus, headers });
       });
     } catch (e) {
       return responseForError(e, requestId);

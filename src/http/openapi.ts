@@ -65,6 +65,7 @@ function parametersOf(op: Operation, c: ComponentCollector) {
     params.push({ name, in: "query", required: querySchema.required?.includes(name) ?? false, schema: s, ...(description ? { description } : {}) });
   }
   if (op.startsWork) params.push({ $ref: "#/components/parameters/IdempotencyKey" });
+  if (op.headers && "if_match" in op.headers.shape) params.push({ $ref: "#/components/parameters/IfMatch" });
   return params;
 }
 
@@ -105,7 +106,11 @@ export function answerableErrors(op: Operation, rateLimits: boolean): ErrorCode[
 function responsesOf(op: Operation, c: ComponentCollector, rateLimits: boolean): Json {
   const responses: Json = {};
   const headers = commonHeaders(rateLimits);
-  const successHeaders = op.startsWork ? { ...headers, "Idempotent-Replayed": headerRef("Idempotent-Replayed") } : headers;
+  const successHeaders = op.startsWork
+    ? { ...headers, "Idempotent-Replayed": headerRef("Idempotent-Replayed") }
+    : op.versioned && op.response !== null
+      ? { ...headers, ETag: headerRef("ETag") }
+      : headers;
   if (op.response === null) responses["204"] = { description: "Done", headers: successHeaders };
   else if ("raw" in op.response) {
     responses[String(op.successStatus)] = {
@@ -144,6 +149,10 @@ const HEADERS: Json = {
     schema: { type: "string", enum: ["true"] },
   },
   Allow: { description: "The methods this path accepts", schema: { type: "string" } },
+  ETag: {
+    description: "The version of the record answered; send it back as If-Match with a PATCH or DELETE so a change made meanwhile is not overwritten",
+    schema: { type: "string" },
+  },
 };
 
 export interface OpenApiOptions {
@@ -201,6 +210,14 @@ export function buildOpenApiDocument(version: string, options: OpenApiOptions = 
           required: false,
           schema: { type: "string", minLength: 1, maxLength: 255 },
           description: "The same key within 24 h returns the first response instead of starting the work again",
+        },
+        IfMatch: {
+          name: "If-Match",
+          in: "header",
+          required: false,
+          schema: { type: "string", minLength: 1, maxLength: 1000 },
+          description:
+            "The ETag of the version the change is made from (or *, or a list): when the record has changed since, the change is refused with 412 precondition_failed and nothing changes. Without it, the change is made as ever.",
         },
       },
       headers: HEADERS,

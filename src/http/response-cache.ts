@@ -9,6 +9,8 @@ interface Entry {
   status: number;
   body: string;
   operation: string;
+  /** The ETag of a versioned record's answer. */
+  etag?: string | null;
 }
 
 const MAX_ENTRIES = 2000;

@@ -1,11 +1,12 @@
 // Operations on automations: read, change, delete and run them.
 import { z } from "zod";
 import { AutomationKind, checkStepsForKind, Step } from "./automation-format";
-import { defineOperation, Description, FilterId, ListQuery, Name, page, PathId, ProjectParams, RunRequest } from "./define";
+import { defineOperation, Description, FilterId, ListQuery, Name, page, PathId, ProjectParams, RUN_FLAGS, RunRequest } from "./define";
 import { Automation, AutomationStatus, Run } from "./records";
 
 const Params = ProjectParams.extend({ automationId: PathId.describe("Automation id (aut_…) or exact name") });
-const Tags = z.array(z.string().trim().min(1).max(100)).max(50).describe("Labels to find it by");
+const Tag = z.string().trim().min(1).max(100);
+const Tags = z.array(Tag).max(50).describe("Labels to find it by");
 const Steps = z.array(Step).min(1).max(500).describe("The steps, in order: request steps for http, browser steps for browser (svc://docs/automations)");
 const TimeoutMs = z.number().int().min(1000).max(3_600_000).describe("Longest a run may take, in ms (default 60000)");
 const Retries = z.number().int().min(0).max(10).describe("Attempts after a failed one before the run fails (default 0)");
@@ -17,7 +18,7 @@ export const listAutomations = defineOperation({
   name: "list_automations",
   method: "GET",
   path: "/projects/{project}/automations",
-  summary: "List a project's automations, filtered by feature, group, status, kind or text",
+  summary: "List a project's automations, filtered by feature, group, tag, status, kind or text",
   params: ProjectParams,
   query: ListQuery.extend({
     feature: FilterId.optional().describe("Feature id (fea_…) or exact name"),
@@ -25,6 +26,7 @@ export const listAutomations = defineOperation({
     status: AutomationStatus.optional().describe("Only automations with this status"),
     kind: AutomationKind.optional().describe("Only automations of this kind"),
     q: z.string().max(200).optional().describe("Text in the name or description"),
+    tag: z.array(Tag).max(50).optional().describe("Tag (repeatable: ?tag=a&tag=b); an automation matches with any of them, ignoring case"),
   }),
   response: page(Automation, "AutomationPage"),
   errors: ["not_found"],
@@ -37,7 +39,7 @@ export const createAutomation = defineOperation({
   name: "create_automation",
   method: "POST",
   path: "/projects/{project}/automations",
-  summary: "Create an automation (http or browser steps)",
+  summary: "Create an automation (http or browser steps); its name is unique in the project",
   params: ProjectParams,
   body: z
     .strictObject({
@@ -55,7 +57,8 @@ export const createAutomation = defineOperation({
     .superRefine((b, ctx) => checkStepsForKind(b.kind, b.steps, ctx)),
   response: Automation,
   successStatus: 201,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
+  versioned: true,
   cli: { words: ["automations", "create"] },
 });
 
@@ -69,6 +72,7 @@ export const getAutomation = defineOperation({
   errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
   cached: true,
+  versioned: true,
   cli: { words: ["automations", "show"], args: ["automationId"] },
 });
 
@@ -92,8 +96,9 @@ export const updateAutomation = defineOperation({
     quarantined: z.boolean().optional().describe("True: it keeps running, but its failures do not fail its group run or the CLI's exit code (reported apart)"),
   }),
   response: Automation,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "precondition_failed"],
   hints: { idempotent: true, destructive: true },
+  versioned: true,
   cli: { words: ["automations", "update"], args: ["automationId"] },
 });
 
@@ -104,8 +109,9 @@ export const deleteAutomation = defineOperation({
   summary: "Delete one automation (its queued or running runs are cancelled; finished runs stay readable)",
   params: Params,
   response: null,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "precondition_failed"],
   hints: { destructive: true, idempotent: true },
+  versioned: true,
   cli: { words: ["automations", "delete"], args: ["automationId"] },
 });
 
@@ -120,7 +126,7 @@ export const runAutomation = defineOperation({
   successStatus: 202,
   errors: ["not_found", "conflict", "forbidden"],
   startsWork: true,
-  cli: { words: ["automations", "run"], args: ["automationId"], flags: { environment: "env" }, watch: "run" },
+  cli: { words: ["automations", "run"], args: ["automationId"], flags: RUN_FLAGS, watch: "run" },
 });
 
 export const listAutomationRuns = defineOperation({

@@ -70,7 +70,24 @@ export interface Operation<
    * member must keep working while that member's key spends the budget shared by the whole workspace.
    */
   budgetExempt?: boolean;
+  /**
+   * The answer is one stored record with a version: it carries an ETag, and a PATCH or DELETE honours If-Match
+   * (its `headers` then take `if_match`; a stale tag is 412 precondition_failed).
+   */
+  versioned?: boolean;
+  /** Request headers the operation reads, as fields (`if_match` is the If-Match header); null for none. */
+  headers: z.ZodObject | null;
 }
+
+/** The If-Match a change of one versioned record may carry. */
+export const IfMatchHeaders = z.object({
+  if_match: z
+    .string()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe("If-Match: the ETag of the version the change is made from; when the record has changed since, the change is refused (412 precondition_failed)"),
+});
 
 const EMPTY = z.object({});
 
@@ -100,6 +117,7 @@ export function defineOperation<
   sessionOnly?: boolean;
   cached?: boolean;
   budgetExempt?: boolean;
+  versioned?: boolean;
 }): Operation<P, Q, B, R> {
   const params = (op.params ?? EMPTY) as P;
   const query = (op.query ?? EMPTY) as Q;
@@ -111,6 +129,7 @@ export function defineOperation<
     successStatus: op.successStatus ?? (op.response === null ? 204 : 200),
     errors: op.errors ?? [],
     hints: op.hints ?? {},
+    headers: op.versioned && (op.method === "PATCH" || op.method === "DELETE") ? IfMatchHeaders : null,
   };
 }
 
@@ -183,4 +202,38 @@ export const Password = z.string().min(10, "the password needs at least 10 chara
 /** The most automations one run of a feature starts (as many as a group holds); more belong in groups. */
 export const FEATURE_RUN_MAX = 1000;
 
-export const RunRequest = z.strictObject({ environment: z.string().min(1).max(200).optional().describe("Environment name or id") }).default({});
+/** A variable's name, as environments name them. */
+export const VarName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "letters, digits and _, not starting with a digit")
+  .max(100);
+const MAX_RUN_VARIABLES = 100;
+export const RunVariables = z
+  .record(VarName, z.string().max(10_000))
+  .refine((v) => Object.keys(v).length <= MAX_RUN_VARIABLES, `at most ${MAX_RUN_VARIABLES} variables`)
+  .describe("Variables for this run only, overriding the environment's (never a secret's name)");
+export const OneRunSecrets = z
+  .record(VarName, z.string().min(1).max(10_000))
+  .refine((v) => Object.keys(v).length <= MAX_RUN_VARIABLES, `at most ${MAX_RUN_VARIABLES} secrets`)
+  .describe("Secrets for this run only: masked in results like the environment's, and never stored (a restart before the run starts ends it as error)");
+/** A metadata key: `commit`, `branch`, `build_url`, `pr` or any other of letters, digits, `_`, `-` and `.`. */
+export const MetadataKey = z
+  .string()
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/, "letters, digits, _, - and ., starting with a letter, digit or _")
+  .max(64);
+const MAX_METADATA_KEYS = 30;
+export const RunMetadata = z
+  .record(MetadataKey, z.string().max(1000))
+  .refine((v) => Object.keys(v).length <= MAX_METADATA_KEYS, `at most ${MAX_METADATA_KEYS} keys`)
+  .describe("Where the run comes from, e.g. commit, branch, build_url, pr (any keys; stored on the runs and the group run, and filterable)");
+
+/** The body of every request that starts runs; `flags` is how the CLI names its fields. */
+export const RunRequest = z
+  .strictObject({
+    environment: z.string().min(1).max(200).optional().describe("Environment name or id"),
+    variables: RunVariables.optional(),
+    secrets: OneRunSecrets.optional(),
+    metadata: RunMetadata.optional(),
+  })
+  .default({});
+export const RUN_FLAGS = { environment: "env", variables: "var", secrets: "secret" };

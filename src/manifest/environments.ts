@@ -1,12 +1,8 @@
 // Operations on a project's environments (variables, and write-only secrets).
 import { z } from "zod";
-import { defineOperation, ListQuery, Name, page, PathId, ProjectParams, RunnerLabel } from "./define";
+import { defineOperation, ListQuery, Name, page, PathId, ProjectParams, RunnerLabel, VarName } from "./define";
 import { Environment } from "./records";
 
-const VarName = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "letters, digits and _, not starting with a digit")
-  .max(100);
 const Variables = z
   .record(VarName, z.string().max(10_000))
   .describe("Variables by name, used in steps as {{NAME}} (BASE_URL makes relative URLs absolute); given, they replace all of the environment's variables");
@@ -70,6 +66,7 @@ export const createEnvironment = defineOperation({
   response: Environment,
   successStatus: 201,
   errors: ["not_found", "conflict", "forbidden"],
+  versioned: true,
   cli: { words: ["environments", "create"], args: ["name"] },
 });
 
@@ -83,6 +80,7 @@ export const getEnvironment = defineOperation({
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
   cached: true,
+  versioned: true,
   cli: { words: ["environments", "show"], args: ["environmentId"] },
 });
 
@@ -90,11 +88,15 @@ export const updateEnvironment = defineOperation({
   name: "update_environment",
   method: "PATCH",
   path: "/projects/{project}/environments/{environmentId}",
-  summary: "Update an environment: variables replace; secrets merge (a null value removes a secret)",
+  summary: "Update an environment: variables replace all, variables_merge changes only the names it gives; secrets merge (a null value removes one)",
   params: Params,
   body: z.strictObject({
     name: Name.optional().describe("The environment's name, e.g. staging"),
-    variables: Variables.optional(),
+    variables: Variables.optional().describe("Replaces every variable (names left out are removed)"),
+    variables_merge: z
+      .record(VarName, z.string().max(10_000).nullable())
+      .optional()
+      .describe("Sets only the variables it names, keeping the others; a null value removes one (not with variables)"),
     secrets: z
       .record(VarName, SecretValue.nullable())
       .optional()
@@ -106,8 +108,9 @@ export const updateEnvironment = defineOperation({
     runner_labels: RunnerLabels.optional(),
   }),
   response: Environment,
-  errors: ["not_found", "conflict", "forbidden"],
+  errors: ["not_found", "conflict", "forbidden", "precondition_failed"],
   hints: { idempotent: true, destructive: true },
+  versioned: true,
   cli: { words: ["environments", "update"], args: ["environmentId"] },
 });
 
@@ -118,7 +121,8 @@ export const deleteEnvironment = defineOperation({
   summary: "Delete an environment",
   params: Params,
   response: null,
-  errors: ["not_found", "forbidden"],
+  errors: ["not_found", "forbidden", "precondition_failed"],
   hints: { destructive: true, idempotent: true },
+  versioned: true,
   cli: { words: ["environments", "delete"], args: ["environmentId"] },
 });

@@ -1,6 +1,6 @@
 // The closed set of error codes and the one table mapping each to its HTTP status, CLI exit code and MCP result.
 // Exit codes: 0 success, 1 a watched run or generation that did not pass, 2 usage (the request cannot be done as
-// asked: invalid input, a conflict with the current state), 3 authentication (401) or not allowed (403),
+// asked: invalid input, a conflict with the current state, a stale If-Match), 3 authentication (401) or not allowed (403),
 // 4 not found, 5 rate limited after retries, 6 server or network error. The MCP server never exits over an API
 // error: it answers a tool result with isError set, carrying the code and status.
 import { z } from "zod";
@@ -12,6 +12,7 @@ export const ERROR_TABLE = {
   not_found: { status: 404, exit: 4, mcpIsError: true },
   method_not_allowed: { status: 405, exit: 2, mcpIsError: true },
   conflict: { status: 409, exit: 2, mcpIsError: true },
+  precondition_failed: { status: 412, exit: 2, mcpIsError: true },
   payload_too_large: { status: 413, exit: 2, mcpIsError: true },
   unsupported_media_type: { status: 415, exit: 2, mcpIsError: true },
   rate_limited: { status: 429, exit: 5, mcpIsError: true },

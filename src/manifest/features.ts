@@ -1,7 +1,7 @@
 // Operations on features, and on all of a feature's automations at once.
 import { z } from "zod";
 import { pageUrlProblem } from "./browser-urls";
-import { defineOperation, Description, FEATURE_RUN_MAX, ListQuery, Name, page, PathId, ProjectParams, RunRequest } from "./define";
+import { defineOperation, Description, FEATURE_RUN_MAX, ListQuery, Name, page, PathId, ProjectParams, RUN_FLAGS, RunRequest } from "./define";
 import { Automation, Feature, FeatureTarget, GroupRun } from "./records";
 
 const Params = ProjectParams.extend({ feature: PathId.describe("Feature id (fea_…) or exact name") });
@@ -52,6 +52,7 @@ export const createFeature = defineOperation({
   response: Feature,
   successStatus: 201,
   errors: ["not_found"],
+  versioned: true,
   cli: { words: ["features", "create"], args: ["name"] },
 });
 
@@ -65,6 +66,7 @@ export const getFeature = defineOperation({
   errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
   cached: true,
+  versioned: true,
   cli: { words: ["features", "show"], args: ["feature"] },
 });
 
@@ -81,8 +83,9 @@ export const updateFeature = defineOperation({
     target: Target.nullable().optional().describe(TARGET),
   }),
   response: Feature,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "precondition_failed"],
   hints: { idempotent: true, destructive: true },
+  versioned: true,
   cli: { words: ["features", "update"], args: ["feature"] },
 });
 
@@ -93,8 +96,9 @@ export const deleteFeature = defineOperation({
   summary: "Delete a feature (its automations stay, unlinked)",
   params: Params,
   response: null,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "precondition_failed"],
   hints: { destructive: true, idempotent: true },
+  versioned: true,
   cli: { words: ["features", "delete"], args: ["feature"] },
 });
 
@@ -124,5 +128,5 @@ export const runFeature = defineOperation({
   successStatus: 202,
   errors: ["not_found", "conflict", "forbidden"],
   startsWork: true,
-  cli: { words: ["features", "run"], args: ["feature"], flags: { environment: "env" }, watch: "group_run" },
+  cli: { words: ["features", "run"], args: ["feature"], flags: RUN_FLAGS, watch: "group_run" },
 });

@@ -1,12 +1,13 @@
 // Operations on groups: ordered sets of automations run together (their group runs are in runs.ts).
 import { z } from "zod";
-import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectParams, RunRequest } from "./define";
-import { Group, GroupRun } from "./records";
+import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectParams, RUN_FLAGS, RunRequest } from "./define";
+import { Group, GroupMode, GroupRun } from "./records";
 
 const GroupParams = ProjectParams.extend({ groupId: PathId.describe("Group id (grp_…) or exact name") });
 const AutomationIds = z.array(z.string().min(1).max(200)).max(1000).describe("The automations in the group, by id (aut_…); given, they replace its whole list");
 const GroupName = Name.describe("The group's name");
 const GroupDescription = Description.describe("What the group is for, for people");
+const StopOnFailure = z.boolean().describe("Sequential groups: stop at the first run that does not pass (default: false, run them all)");
 
 export const listGroups = defineOperation({
   name: "list_groups",
@@ -26,12 +27,19 @@ export const createGroup = defineOperation({
   name: "create_group",
   method: "POST",
   path: "/projects/{project}/groups",
-  summary: "Create a group: an ordered set of automations run together",
+  summary: "Create a group: an ordered set of automations run together (its name unique in the project)",
   params: ProjectParams,
-  body: z.strictObject({ name: GroupName, description: GroupDescription.optional(), automation_ids: AutomationIds.default([]) }),
+  body: z.strictObject({
+    name: GroupName,
+    description: GroupDescription.optional(),
+    automation_ids: AutomationIds.default([]),
+    mode: GroupMode.optional().describe("Default: parallel"),
+    stop_on_failure: StopOnFailure.optional(),
+  }),
   response: Group,
   successStatus: 201,
-  errors: ["not_found"],
+  errors: ["not_found", "conflict"],
+  versioned: true,
   cli: { words: ["groups", "create"], args: ["name"] },
 });
 
@@ -45,6 +53,7 @@ export const getGroup = defineOperation({
   errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
   cached: true,
+  versioned: true,
   cli: { words: ["groups", "show"], args: ["groupId"] },
 });
 
@@ -54,10 +63,17 @@ export const updateGroup = defineOperation({
   path: "/projects/{project}/groups/{groupId}",
   summary: "Update a group (automation_ids replaces the ordered list)",
   params: GroupParams,
-  body: z.strictObject({ name: GroupName.optional(), description: GroupDescription.optional(), automation_ids: AutomationIds.optional() }),
+  body: z.strictObject({
+    name: GroupName.optional(),
+    description: GroupDescription.optional(),
+    automation_ids: AutomationIds.optional(),
+    mode: GroupMode.optional(),
+    stop_on_failure: StopOnFailure.optional(),
+  }),
   response: Group,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "precondition_failed"],
   hints: { idempotent: true, destructive: true },
+  versioned: true,
   cli: { words: ["groups", "update"], args: ["groupId"] },
 });
 
@@ -68,8 +84,9 @@ export const deleteGroup = defineOperation({
   summary: "Delete a group (its automations and past group runs stay)",
   params: GroupParams,
   response: null,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "precondition_failed"],
   hints: { destructive: true, idempotent: true },
+  versioned: true,
   cli: { words: ["groups", "delete"], args: ["groupId"] },
 });
 
@@ -77,12 +94,12 @@ export const runGroup = defineOperation({
   name: "run_group",
   method: "POST",
   path: "/projects/{project}/groups/{groupId}/run",
-  summary: "Run every automation of the group under one group run",
+  summary: "Run every automation of the group under one group run (in order, one at a time, when the group is sequential)",
   params: GroupParams,
   body: RunRequest,
   response: GroupRun,
   successStatus: 202,
   errors: ["not_found", "conflict", "forbidden"],
   startsWork: true,
-  cli: { words: ["groups", "run"], args: ["groupId"], flags: { environment: "env" }, watch: "group_run" },
+  cli: { words: ["groups", "run"], args: ["groupId"], flags: RUN_FLAGS, watch: "group_run" },
 });

@@ -34,6 +34,7 @@ export const createProject = defineOperation({
   response: Project,
   successStatus: 201,
   errors: ["conflict"],
+  versioned: true,
   cli: { words: ["projects", "create"], args: ["name"] },
 });
 
@@ -47,6 +48,7 @@ export const getProject = defineOperation({
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
   cached: true,
+  versioned: true,
   cli: { words: ["projects", "show"], args: ["project"] },
 });
 
@@ -63,8 +65,9 @@ export const updateProject = defineOperation({
     openapi: OpenApiDocument.nullable().optional().describe("An OpenAPI 3.x document of the system under test; null removes it (replaces the whole document)"),
   }),
   response: Project,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "precondition_failed"],
   hints: { idempotent: true, destructive: true },
+  versioned: true,
   cli: { words: ["projects", "update"], args: ["project"] },
 });
 
@@ -75,7 +78,8 @@ export const deleteProject = defineOperation({
   summary: "Delete a project and everything in it (owners and admins only)",
   params: ProjectParams,
   response: null,
-  errors: ["not_found", "forbidden", "conflict"],
+  errors: ["not_found", "forbidden", "conflict", "precondition_failed"],
   hints: { destructive: true, idempotent: true },
+  versioned: true,
   cli: { words: ["projects", "delete"], args: ["project"] },
 });

@@ -157,6 +157,11 @@ export const Automation = z
   })
   .meta({ id: "Automation" });
 
+export const GroupMode = z
+  .enum(["parallel", "sequential"])
+  .describe("parallel: all runs queued at once; sequential: one at a time in the group's order, the next queued when the previous ends");
+const StringRecord = z.record(z.string(), z.string());
+
 export const Group = z
   .object({
     ...stamped,
@@ -165,6 +170,8 @@ export const Group = z
     description: z.string(),
     automation_ids: z.array(z.string()),
     key: z.string().nullable().describe("The identity `svc apply` gave it within the project (null: not applied)"),
+    mode: GroupMode,
+    stop_on_failure: z.boolean().describe("Sequential groups: stop at the first run that does not pass (the rest end cancelled, not run)"),
   })
   .meta({ id: "Group" });
 
@@ -232,6 +239,9 @@ export const Run = z
     max_attempts: z.number().int().describe("How many attempts the run may take: the automation's retries + 1"),
     flaky: z.boolean().describe("True when the run passed only after a failed attempt: its status is passed, and attempts say which attempt passed"),
     quarantined: z.boolean().describe("True when its automation was quarantined as it was queued: its failure does not fail its group run"),
+    variables: StringRecord.describe("The per-run variables it was started with (overriding its environment's)"),
+    one_run_secrets: z.array(z.string()).describe("Names of the one-run secrets it was started with (their values are never stored or shown)"),
+    metadata: StringRecord.describe("CI metadata it was started with (commit, branch, build_url, pr, …)"),
     steps: z.array(StepResult).optional().describe("Per-step results (get_run only)"),
     artifacts: z.array(z.string()).optional().describe("Artifact names (get_run only)"),
   })
@@ -245,13 +255,18 @@ export const GroupRun = z
     group_name: z.string(),
     trigger: RunTrigger,
     schedule_id: z.string().nullable().describe("The schedule that started the group run (trigger schedule), else null"),
+    environment_id: z.string().nullable().describe("The environment asked for; null: each automation's default"),
+    variables: StringRecord,
+    metadata: StringRecord,
+    mode: GroupMode,
+    stop_on_failure: z.boolean(),
     status: RunStatus.describe("Derived from its runs (failures of quarantined automations do not count), stored when its last run ends"),
     started_at: NullableTimestamp,
     finished_at: NullableTimestamp,
     duration_ms: z.number().nullable(),
     summary: z.object({
       total: z.number().int(),
-      queued: z.number().int(),
+      queued: z.number().int().describe("Includes the runs a sequential group run has yet to queue"),
       running: z.number().int(),
       passed: z.number().int(),
       flaky: z.number().int().describe("Of the passed runs, those that passed only after a failed attempt"),

@@ -1,7 +1,29 @@
 // Operations on runs and group runs.
 import { z } from "zod";
-import { defineOperation, FilterId, ListQuery, page, PathId, ProjectParams, raw, waitQuery } from "./define";
+import {
+  defineOperation,
+  FEATURE_RUN_MAX,
+  FilterId,
+  ListQuery,
+  MetadataKey,
+  OneRunSecrets,
+  page,
+  PathId,
+  ProjectParams,
+  RUN_FLAGS,
+  RunMetadata,
+  RunVariables,
+  raw,
+  waitQuery,
+} from "./define";
 import { GroupRun, Run, RunStatus } from "./records";
+
+/** `?metadata.branch=main&metadata.pr=12`: runs whose metadata has every one of these exactly. */
+const MetadataFilter = z
+  .record(MetadataKey, z.string().max(1000))
+  .optional()
+  .describe("Metadata to match exactly, as metadata.KEY=VALUE (repeatable with other keys; all must match)");
+const Selector = z.array(z.string().trim().min(1).max(200)).max(FEATURE_RUN_MAX);
 
 const RunParams = ProjectParams.extend({ runId: PathId.describe("Run id (run_…)") });
 const GroupRunParams = ProjectParams.extend({ groupRunId: PathId.describe("Group run id (grn_…)") });
@@ -10,12 +32,13 @@ export const listRuns = defineOperation({
   name: "list_runs",
   method: "GET",
   path: "/projects/{project}/runs",
-  summary: "List a project's runs, newest first, filtered by status, automation or group run",
+  summary: "List a project's runs, newest first, filtered by status, automation (id or exact name), group run or metadata",
   params: ProjectParams,
   query: ListQuery.extend({
     status: RunStatus.optional().describe("Only runs with this status"),
     automation: FilterId.optional().describe("Automation id (aut_…) or exact name"),
     group_run: FilterId.optional().describe("Only the runs of this group run (grun_…)"),
+    metadata: MetadataFilter,
   }),
   response: page(Run, "RunPage"),
   errors: ["not_found"],
@@ -78,9 +101,9 @@ export const listGroupRuns = defineOperation({
   name: "list_group_runs",
   method: "GET",
   path: "/projects/{project}/group-runs",
-  summary: "List a project's group runs, newest first",
+  summary: "List a project's group runs, newest first, filtered by group (id or exact name) or metadata",
   params: ProjectParams,
-  query: ListQuery.extend({ group: FilterId.optional().describe("Group id (grp_…) or exact name") }),
+  query: ListQuery.extend({ group: FilterId.optional().describe("Group id (grp_…) or exact name"), metadata: MetadataFilter }),
   response: page(GroupRun, "GroupRunPage"),
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
@@ -112,4 +135,40 @@ export const getGroupRunJunit = defineOperation({
   errors: ["not_found"],
   hints: { readOnly: true, idempotent: true },
   cli: { words: ["group-runs", "junit"], args: ["groupRunId"] },
+});
+
+export const runSelection = defineOperation({
+  name: "run_selection",
+  method: "POST",
+  path: "/projects/{project}/runs",
+  summary: "Run a selection of automations (by id or name, tag, feature) under one group run, or re-run a group run's failed runs",
+  description:
+    "The criteria given narrow each other (automations AND tags AND feature); tags match any of those listed. Tags and a feature select active " +
+    "automations; automations named in `automations` run unless disabled. With from_group_run, that group run's automations run again " +
+    "(only_failed: those that did not pass), with its environment, variables and metadata unless given. Answers 202 with the group run and its runs.",
+  params: ProjectParams,
+  body: z
+    .strictObject({
+      automations: Selector.optional().describe("Automation ids or exact names"),
+      tags: z.array(z.string().trim().min(1).max(100)).max(50).optional().describe("Automations tagged with any of these (ignoring case)"),
+      feature: z.string().min(1).max(200).optional().describe("The automations of this feature (id or exact name)"),
+      from_group_run: z.string().min(1).max(200).optional().describe("Re-run this group run's automations (grn_…)"),
+      only_failed: z.boolean().optional().describe("With from_group_run: only those whose run did not pass"),
+      environment: z.string().min(1).max(200).optional().describe("Environment name or id (default: each automation's own)"),
+      variables: RunVariables.optional(),
+      secrets: OneRunSecrets.optional(),
+      metadata: RunMetadata.optional(),
+    })
+    .default({}),
+  response: GroupRun,
+  successStatus: 202,
+  errors: ["not_found", "conflict", "forbidden"],
+  startsWork: true,
+  cli: {
+    words: ["run"],
+    flags: { ...RUN_FLAGS, tags: "tag", automations: "automation" },
+    watch: "group_run",
+    summary:
+      "Run automations selected by --tag, --automation (id or name) and --feature under one group run; --from-group-run ID --only-failed re-runs failures",
+  },
 });

@@ -28,8 +28,16 @@ export function whenSignedOut(handler: () => void): void {
   onSignedOut = handler;
 }
 
-async function send(method: string, url: string, body?: unknown): Promise<unknown> {
-  const headers: Record<string, string> = { accept: "application/json" };
+/** The ETag of each record as this page last read or saved it, by id: what a save sends as If-Match. */
+const versions = new Map<string, string>();
+
+/** The version of a record this page holds (its ETag when read), if known. */
+export function versionOf(record: { id: string }): string | undefined {
+  return versions.get(record.id);
+}
+
+async function send(method: string, url: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<unknown> {
+  const headers: Record<string, string> = { ...extraHeaders, accept: "application/json" };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (method !== "GET") headers["x-csrf-token"] = csrfToken;
   const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "same-origin" });
@@ -46,6 +54,9 @@ async function send(method: string, url: string, body?: unknown): Promise<unknow
     if (res.status === 401 && url.startsWith(API_PREFIX)) onSignedOut();
     throw new ApiError(res.status, e.error ?? "error", e.message ?? `request failed (${res.status})`, e.details ?? []);
   }
+  const etag = res.headers.get("etag");
+  const id = parsed && typeof parsed === "object" ? (parsed as { id?: unknown }).id : undefined;
+  if (etag && typeof id === "string") versions.set(id, etag);
   return parsed;
 }
 
@@ -57,8 +68,17 @@ function operation(key: OpKey): Operation {
 /** Calls an operation by its manifest name with one flat input (path, query and body fields); returns its parsed answer. */
 export async function call<K extends OpKey>(key: K, input: OpInput<K>): Promise<OpOutput<K>> {
   const op = operation(key);
-  const fields = input as Record<string, unknown>;
-  const answer = await send(op.method, `${API_PREFIX}${operationPath(op, fields)}`, splitInput(op, fields).body);
+  const fields = { ...(input as Record<string, unknown>) };
+  // A change of a record this page read carries its version, so another tab's or person's change is not overwritten
+  // silently: the server answers 412 precondition_failed instead (see StaleEdit).
+  if (op.headers && "if_match" in op.headers.shape && fields.if_match === undefined) {
+    const held = Object.values(splitInput(op, fields).params)
+      .map((v) => versions.get(v))
+      .find((v) => v !== undefined);
+    if (held) fields.if_match = held;
+  }
+  const parts = splitInput(op, fields);
+  const answer = await send(op.method, `${API_PREFIX}${operationPath(op, fields)}`, parts.body, parts.headers);
   if (op.response === null || "raw" in op.response) return null as OpOutput<K>;
   const checked = op.response.safeParse(answer);
   if (!checked.success) {

@@ -145,8 +145,10 @@ export async function finishedRuns(db: Kysely<DB>, ids: string[]) {
     .execute();
 }
 
-/** Whether the group run still has a run queued or running (stops at the first one found). */
+/** Whether the group run still has a run queued or running (stops at the first one found), or automations a sequential one has yet to queue. */
 async function groupRunActive(db: Kysely<DB>, groupRunId: string): Promise<boolean> {
+  const gr = await db.selectFrom("group_runs").select("pending").where("id", "=", groupRunId).executeTakeFirst();
+  if (gr !== undefined && gr.pending !== "[]") return true;
   const row = await db
     .selectFrom("runs")
     .select("id")

@@ -1,4 +1,5 @@
 // `svc apply`: the plan that makes a project match a folder of documents, applied in one transaction.
+import { nextStamp } from "../versions";
 import type { Kysely, Selectable } from "kysely";
 import type { AutomationTable, DB, EnvironmentTable, GroupTable } from "../../db/schema";
 import { newId } from "../../security/ids";
@@ -48,7 +49,7 @@ function changedFields<T extends Record<string, unknown>>(current: T, next: Part
 interface Plan {
   changes: Change[];
   /** The writes, run in order inside the transaction. */
-  writes: ((db: Kysely<DB>) => Promise<void>)[];
+  writes: ((db: Kysely<DB>) => Promise<unknown>)[];
 }
 
 export const applyDocuments: Handler<O["applyDocuments"]> = async (ctx, { params, body }) => {
@@ -134,7 +135,7 @@ async function makePlan(
         variables: JSON.stringify(d.body.variables),
         key: d.key,
         ...(fields.includes("secrets") ? { secrets: sealSecrets(ctx.core.secrets, current.id, wanted), secrets_sealed: 1 } : {}),
-        updated_at: t,
+        updated_at: nextStamp(current.updated_at),
       }),
     );
   }
@@ -202,7 +203,7 @@ async function makePlan(
     const fields = changedFields(asStored, { ...next, steps: b.steps, tags: b.tags ?? [] });
     if (fields.length === 0) continue;
     plan.changes.push({ op: "update", type: "automation", key: d.key, name: b.name, id: row.id, fields });
-    plan.writes.push((w) => automations.updateAutomation(w, row.id, { ...next, updated_at: t }));
+    plan.writes.push((w) => automations.updateAutomation(w, row.id, { ...next, updated_at: nextStamp(row.updated_at) }));
   }
 
   // Groups: their members are automations named by key.
@@ -231,7 +232,7 @@ async function makePlan(
     );
     if (fields.length === 0) continue;
     plan.changes.push({ op: "update", type: "group", key: d.key, name: d.body.name, id: current.id, fields });
-    plan.writes.push((w) => groups.updateGroup(w, current.id, { ...next, updated_at: t }));
+    plan.writes.push((w) => groups.updateGroup(w, current.id, { ...next, updated_at: nextStamp(current.updated_at) }));
   }
 
   if (prune)

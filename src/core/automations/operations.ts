@@ -7,6 +7,7 @@ import { stepKindProblems } from "../../manifest/automation-format";
 import { conflict, invalid } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
+import { expectVersion, nextStamp, staleVersion } from "../versions";
 import { startOnce } from "../idempotency";
 import { StepsColumn, StringList } from "../shared/columns";
 import { readJsonColumn } from "../shared/json";
@@ -15,7 +16,7 @@ import { nowIso } from "../shared/time";
 import { findEnvironment } from "../environments/operations";
 import { filterId, resolveAutomation, resolveProject } from "../scope";
 import { type Health, healthOfAutomations } from "../history/operations";
-import { cancelRunsWhere, enqueueRuns, listRunsPage, toRun } from "../runs/operations";
+import { cancelRunsWhere, enqueueRuns, listRunsPage, runOptions, toRun } from "../runs/operations";
 import * as features from "../features/store";
 import * as groups from "../groups/store";
 import * as store from "./store";
@@ -84,6 +85,12 @@ async function featureId(ctx: OpContext, projectId: string, ref: string | null |
   return f.id;
 }
 
+/** Automation names are unique within a project: a second one is refused, naming the first. */
+async function assertNameFree(ctx: OpContext, projectId: string, name: string, exceptId?: string): Promise<void> {
+  const [other] = (await store.automationsNamed(ctx.core.db, projectId, name, 2)).filter((a) => a.id !== exceptId);
+  if (other) throw conflict(`an automation named "${name}" already exists in this project (${other.id}): choose another name`);
+}
+
 export const listAutomations: Handler<O["listAutomations"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
   const filter: store.AutomationFilter = {};
@@ -91,6 +98,7 @@ export const listAutomations: Handler<O["listAutomations"]> = async (ctx, { para
   if (query.status) filter.status = query.status;
   if (query.kind) filter.kind = query.kind;
   if (query.q) filter.text = query.q;
+  if (query.tag && query.tag.length > 0) filter.tags = query.tag;
   if (query.group) {
     const group = await groups.findGroup(ctx.core.db, project.id, await filterId(ctx, "group", project.id, query.group, "group", params.project));
     const ids = group ? readJsonColumn(StringList, group.automation_ids, `automation_ids of group ${group.id}`) : [];
@@ -103,6 +111,7 @@ export const listAutomations: Handler<O["listAutomations"]> = async (ctx, { para
 
 export const createAutomation: Handler<O["createAutomation"]> = async (ctx, { params, body }) => {
   const project = await resolveProject(ctx, params.project);
+  await assertNameFree(ctx, project.id, body.name);
   const t = nowIso();
   const row: AutomationRow = {
     id: newId("aut"),
@@ -140,6 +149,8 @@ export const getAutomation: Handler<O["getAutomation"]> = async (ctx, { params }
 
 export const updateAutomation: Handler<O["updateAutomation"]> = async (ctx, { params, body }) => {
   const { project, automation } = await resolveAutomation(ctx, params.project, params.automationId);
+  const expected = expectVersion(ctx, automation, "automation");
+  if (body.name !== undefined && body.name !== automation.name) await assertNameFree(ctx, project.id, body.name, automation.id);
   const kind = body.kind ?? automation.kind;
   const steps = body.steps ?? stepsOf(automation);
   const problems = stepKindProblems(kind, steps);
@@ -162,9 +173,9 @@ export const updateAutomation: Handler<O["updateAutomation"]> = async (ctx, { pa
     quarantined: body.quarantined === undefined ? automation.quarantined : body.quarantined ? 1 : 0,
     // A person's change keeps a generated automation when the feature is generated again.
     edited: 1,
-    updated_at: nowIso(),
+    updated_at: nextStamp(automation.updated_at),
   };
-  await store.updateAutomation(ctx.core.db, automation.id, next);
+  if (!(await store.updateAutomation(ctx.core.db, automation.id, next, expected))) throw staleVersion("automation", automation);
   const [answer] = await withHealth(ctx, [next]);
   if (!answer) throw conflict("the automation could not be read");
   return answer;
@@ -172,9 +183,10 @@ export const updateAutomation: Handler<O["updateAutomation"]> = async (ctx, { pa
 
 export const deleteAutomation: Handler<O["deleteAutomation"]> = async (ctx, { params }) => {
   const { project, automation } = await resolveAutomation(ctx, params.project, params.automationId);
+  const expected = expectVersion(ctx, automation, "automation");
   await ctx.core.db.transaction().execute(async (trx) => {
     await cancelRunsWhere(ctx, trx, { automationId: automation.id }, "the automation was deleted");
-    await store.deleteAutomation(trx, automation.id);
+    if (!(await store.deleteAutomation(trx, automation.id, expected)) && expected !== undefined) throw staleVersion("automation", automation);
     for (const g of await groups.groupMemberLists(trx, project.id)) {
       const ids = readJsonColumn(StringList, g.automation_ids, `automation_ids of group ${g.id}`);
       if (ids.includes(automation.id)) {
@@ -188,8 +200,9 @@ export const runAutomation: Handler<O["runAutomation"]> = async (ctx, { params, 
   const { project, automation } = await resolveAutomation(ctx, params.project, params.automationId);
   if (automation.status === "disabled") throw conflict("the automation is disabled; activate it before running it");
   const env = body.environment === undefined ? automation.environment_id : await environmentId(ctx, project.id, body.environment);
+  const options = runOptions(env, body);
   const { answer, started } = await startOnce(ctx, async (trx) => {
-    const [run] = await enqueueRuns(ctx, trx, { projectId: project.id, groupRunId: null, environmentId: env, automations: [automation] });
+    const [run] = await enqueueRuns(ctx, trx, { projectId: project.id, groupRunId: null, automations: [automation], ...options });
     if (!run) throw conflict("the run could not be queued");
     return toRun(run, false);
   });

@@ -4,9 +4,10 @@ import type { Selectable } from "kysely";
 import type { EnvironmentTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
-import { conflict, forbidden, notFound } from "../../manifest/errors";
+import { conflict, forbidden, invalid, notFound } from "../../manifest/errors";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
+import { expectVersion, nextStamp, staleVersion } from "../versions";
 import { StringList, StringMap } from "../shared/columns";
 import { readJsonColumn } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
@@ -95,9 +96,29 @@ export const createEnvironment: Handler<O["createEnvironment"]> = async (ctx, { 
 export const getEnvironment: Handler<O["getEnvironment"]> = async (ctx, { params }) =>
   toEnvironment((await resolveEnvironment(ctx, params.project, params.environmentId)).env);
 
+/** `variables` replaces them all; `variables_merge` sets (or, with null, removes) only the names it gives. */
+function nextVariables(env: EnvRow, body: { variables?: Record<string, string>; variables_merge?: Record<string, string | null> }): Record<string, string> {
+  if (body.variables && body.variables_merge) {
+    throw invalid("give variables (replace all) or variables_merge (change some), not both", [{ path: "body.variables_merge", message: "not with variables" }]);
+  }
+  if (body.variables) return body.variables;
+  const current = readJsonColumn(StringMap, env.variables, `variables of environment ${env.id}`);
+  for (const [k, v] of Object.entries(body.variables_merge ?? {})) {
+    if (v === null) delete current[k];
+    else current[k] = v;
+  }
+  return current;
+}
+
+/** Names of an environment's secrets (what a per-run variable may not shadow). */
+export function secretNamesOf(row: EnvRow): string[] {
+  return Object.keys(secretsOf(row));
+}
+
 export const updateEnvironment: Handler<O["updateEnvironment"]> = async (ctx, { params, body }) => {
   const { project, env } = await resolveEnvironment(ctx, params.project, params.environmentId);
   assertMayChange(ctx, env, body);
+  const expected = expectVersion(ctx, env, "environment");
   if (body.name && body.name !== env.name && (await nameTaken(ctx, project.id, body.name, env.id))) {
     throw conflict(`an environment named "${body.name}" already exists`);
   }
@@ -110,20 +131,21 @@ export const updateEnvironment: Handler<O["updateEnvironment"]> = async (ctx, { 
   const next: EnvRow = {
     ...env,
     name: body.name ?? env.name,
-    variables: body.variables ? JSON.stringify(body.variables) : env.variables,
+    variables: JSON.stringify(nextVariables(env, body)),
     secrets: JSON.stringify(secrets),
     secrets_sealed: 1,
     protected: body.protected === undefined ? env.protected : body.protected ? 1 : 0,
     allowed_hosts: body.allowed_hosts === undefined ? env.allowed_hosts : hostsText(body.allowed_hosts),
     runner_labels: body.runner_labels === undefined ? env.runner_labels : labelsText(body.runner_labels),
-    updated_at: nowIso(),
+    updated_at: nextStamp(env.updated_at),
   };
-  await store.updateEnvironment(ctx.core.db, env.id, next);
+  if (!(await store.updateEnvironment(ctx.core.db, env.id, next, expected))) throw staleVersion("environment", env);
   return toEnvironment(next);
 };
 
 export const deleteEnvironment: Handler<O["deleteEnvironment"]> = async (ctx, { params }) => {
   const { env } = await resolveEnvironment(ctx, params.project, params.environmentId);
   assertMayChange(ctx, env, {});
-  await store.deleteEnvironment(ctx.core.db, env.id);
+  const expected = expectVersion(ctx, env, "environment");
+  if (!(await store.deleteEnvironment(ctx.core.db, env.id, expected)) && expected !== undefined) throw staleVersion("environment", env);
 };

@@ -30,12 +30,18 @@ export async function insertEnvironment(db: Kysely<DB>, row: Insertable<Environm
   await db.insertInto("environments").values(row).execute();
 }
 
-export async function updateEnvironment(db: Kysely<DB>, id: string, patch: Updateable<EnvironmentTable>): Promise<void> {
-  await db.updateTable("environments").set(patch).where("id", "=", id).execute();
+/** Answers false when `ifUpdatedAt` is given and the row no longer has it (changed meanwhile), or is gone. */
+export async function updateEnvironment(db: Kysely<DB>, id: string, patch: Updateable<EnvironmentTable>, ifUpdatedAt?: string): Promise<boolean> {
+  let q = db.updateTable("environments").set(patch).where("id", "=", id);
+  if (ifUpdatedAt !== undefined) q = q.where("updated_at", "=", ifUpdatedAt);
+  return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
 }
 
-export async function deleteEnvironment(db: Kysely<DB>, id: string): Promise<void> {
-  await db.deleteFrom("environments").where("id", "=", id).execute();
+/** Answers false when `ifUpdatedAt` is given and the row no longer has it (changed meanwhile), or is gone. */
+export async function deleteEnvironment(db: Kysely<DB>, id: string, ifUpdatedAt?: string): Promise<boolean> {
+  let q = db.deleteFrom("environments").where("id", "=", id);
+  if (ifUpdatedAt !== undefined) q = q.where("updated_at", "=", ifUpdatedAt);
+  return Number((await q.executeTakeFirst()).numDeletedRows) > 0;
 }
 
 /** The name of one protected environment among `ids`, if any is. */
@@ -74,4 +80,10 @@ export async function erasingReplacedValues(db: Kysely<DB>, work: () => Promise<
   } finally {
     await sql`PRAGMA secure_delete = OFF`.execute(db);
   }
+}
+
+/** The environments among `ids`, with what a run's per-run variables are checked against (their secrets' names). */
+export async function environmentsAmong(db: Kysely<DB>, ids: string[]): Promise<Pick<EnvRow, "id" | "name" | "secrets">[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom("environments").select(["id", "name", "secrets"]).where("id", "in", ids).execute();
 }

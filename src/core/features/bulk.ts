@@ -6,7 +6,7 @@ import { resolveEnvironmentId, withHealth } from "../automations/operations";
 import * as automations from "../automations/store";
 import type { Handler } from "../handler";
 import { startOnce } from "../idempotency";
-import { startGroupRun } from "../runs/operations";
+import { runOptions, startGroupRun } from "../runs/operations";
 import { resolveFeature } from "../scope";
 import { nowIso } from "../shared/time";
 
@@ -22,14 +22,14 @@ export const activateFeatureDrafts: Handler<O["activateFeatureDrafts"]> = async 
 
 export const runFeature: Handler<O["runFeature"]> = async (ctx, { params, body }) => {
   const { project, feature } = await resolveFeature(ctx, params.project, params.feature);
-  const env = body.environment === undefined ? null : await resolveEnvironmentId(ctx, project.id, body.environment);
+  const options = runOptions(body.environment === undefined ? null : await resolveEnvironmentId(ctx, project.id, body.environment), body);
   const { answer, started } = await startOnce(ctx, async (trx) => {
     const runnable = await automations.runnableFeatureAutomations(trx, project.id, feature.id, FEATURE_RUN_MAX + 1);
     if (runnable.length === 0) throw conflict("the feature has no automations that can run (none, or all disabled)");
     if (runnable.length > FEATURE_RUN_MAX) {
       throw conflict(`the feature has more than ${FEATURE_RUN_MAX} automations that can run; put them in groups and run those`);
     }
-    return startGroupRun(ctx, trx, { projectId: project.id, group: { id: null, name: `feature: ${feature.name}` }, environmentId: env, automations: runnable });
+    return startGroupRun(ctx, trx, { projectId: project.id, group: { id: null, name: `feature: ${feature.name}` }, automations: runnable, options });
   });
   if (started) ctx.core.events.emit("runQueued");
   return answer;

@@ -4,6 +4,7 @@ import type { FeatureTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import type { Handler } from "../handler";
+import { expectVersion, nextStamp, staleVersion } from "../versions";
 import { TargetColumn } from "../shared/columns";
 import { readJsonColumn } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
@@ -44,22 +45,25 @@ export const getFeature: Handler<O["getFeature"]> = async (ctx, { params }) => t
 
 export const updateFeature: Handler<O["updateFeature"]> = async (ctx, { params, body }) => {
   const { feature } = await resolveFeature(ctx, params.project, params.feature);
+  const expected = expectVersion(ctx, feature, "feature");
   const next: FeatureRow = {
     ...feature,
     name: body.name ?? feature.name,
     description: body.description ?? feature.description,
     acceptance_criteria: body.acceptance_criteria ?? feature.acceptance_criteria,
     target: body.target === undefined ? feature.target : body.target === null ? null : JSON.stringify(body.target),
-    updated_at: nowIso(),
+    updated_at: nextStamp(feature.updated_at),
   };
-  await store.updateFeature(ctx.core.db, feature.id, next);
+  if (!(await store.updateFeature(ctx.core.db, feature.id, next, expected))) throw staleVersion("feature", feature);
   return toFeature(next);
 };
 
 export const deleteFeature: Handler<O["deleteFeature"]> = async (ctx, { params }) => {
   const { feature } = await resolveFeature(ctx, params.project, params.feature);
+  const expected = expectVersion(ctx, feature, "feature");
   await ctx.core.db.transaction().execute(async (trx) => {
-    for (const id of await store.activeGenerationIds(trx, feature.id)) ctx.core.events.emit("generationCancelled", id);
-    await store.deleteFeature(trx, feature.id);
+    const ids = await store.activeGenerationIds(trx, feature.id);
+    if (!(await store.deleteFeature(trx, feature.id, expected)) && expected !== undefined) throw staleVersion("feature", feature);
+    for (const id of ids) ctx.core.events.emit("generationCancelled", id);
   });
 };

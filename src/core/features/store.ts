@@ -28,12 +28,18 @@ export async function insertFeature(db: Kysely<DB>, row: Insertable<FeatureTable
   await db.insertInto("features").values(row).execute();
 }
 
-export async function updateFeature(db: Kysely<DB>, id: string, patch: Updateable<FeatureTable>): Promise<void> {
-  await db.updateTable("features").set(patch).where("id", "=", id).execute();
+/** Answers false when `ifUpdatedAt` is given and the row no longer has it (changed meanwhile), or is gone. */
+export async function updateFeature(db: Kysely<DB>, id: string, patch: Updateable<FeatureTable>, ifUpdatedAt?: string): Promise<boolean> {
+  let q = db.updateTable("features").set(patch).where("id", "=", id);
+  if (ifUpdatedAt !== undefined) q = q.where("updated_at", "=", ifUpdatedAt);
+  return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
 }
 
-export async function deleteFeature(db: Kysely<DB>, id: string): Promise<void> {
-  await db.deleteFrom("features").where("id", "=", id).execute();
+/** Answers false when `ifUpdatedAt` is given and the row no longer has it (changed meanwhile), or is gone. */
+export async function deleteFeature(db: Kysely<DB>, id: string, ifUpdatedAt?: string): Promise<boolean> {
+  let q = db.deleteFrom("features").where("id", "=", id);
+  if (ifUpdatedAt !== undefined) q = q.where("updated_at", "=", ifUpdatedAt);
+  return Number((await q.executeTakeFirst()).numDeletedRows) > 0;
 }
 
 /** The ids of the feature's generations still queued or running. */

@@ -108,6 +108,14 @@ async function removeReplaceableDrafts(trx: Transaction<DB>, core: Core, feature
   return { replaced: replace.length, kept };
 }
 
+/** `name`, or `name (2)`, `name (3)`, … the first not taken (names are unique within a project). */
+export function uniqueName(name: string, taken: Set<string>): string {
+  if (!taken.has(name)) return name;
+  let n = 2;
+  while (taken.has(`${name} (${n})`)) n++;
+  return `${name} (${n})`;
+}
+
 function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
@@ -128,13 +136,17 @@ export async function completeGeneration(
     const { replaced, kept } = await removeReplaceableDrafts(trx, core, job.feature.id, job.id);
     const t = nowIso();
     const ids: string[] = [];
+    // Its own unedited drafts are gone (replaced); any other automation keeps its name and the draft is suffixed.
+    const taken = await automationStore.automationNames(trx, job.projectId);
     for (const d of drafts) {
+      const name = uniqueName(d.name, taken);
+      taken.add(name);
       const row: AutomationRow = {
         id: newId("aut"),
         project_id: job.projectId,
         feature_id: job.feature.id,
         generation_id: job.id,
-        name: d.name,
+        name,
         description: d.description,
         kind: d.kind,
         steps: JSON.stringify(d.steps),

@@ -33,10 +33,16 @@ export async function insertGroup(db: Kysely<DB>, row: Insertable<GroupTable>): 
   await db.insertInto("groups").values(row).execute();
 }
 
-export async function updateGroup(db: Kysely<DB>, id: string, patch: Updateable<GroupTable>): Promise<void> {
-  await db.updateTable("groups").set(patch).where("id", "=", id).execute();
+/** Answers false when `ifUpdatedAt` is given and the row no longer has it (changed meanwhile), or is gone. */
+export async function updateGroup(db: Kysely<DB>, id: string, patch: Updateable<GroupTable>, ifUpdatedAt?: string): Promise<boolean> {
+  let q = db.updateTable("groups").set(patch).where("id", "=", id);
+  if (ifUpdatedAt !== undefined) q = q.where("updated_at", "=", ifUpdatedAt);
+  return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
 }
 
-export async function deleteGroup(db: Kysely<DB>, id: string): Promise<void> {
-  await db.deleteFrom("groups").where("id", "=", id).execute();
+/** Answers false when `ifUpdatedAt` is given and the row no longer has it (changed meanwhile), or is gone. */
+export async function deleteGroup(db: Kysely<DB>, id: string, ifUpdatedAt?: string): Promise<boolean> {
+  let q = db.deleteFrom("groups").where("id", "=", id);
+  if (ifUpdatedAt !== undefined) q = q.where("updated_at", "=", ifUpdatedAt);
+  return Number((await q.executeTakeFirst()).numDeletedRows) > 0;
 }

@@ -7,6 +7,7 @@ import type { ops } from "../../manifest";
 import { AppError, conflict, forbidden } from "../../manifest/errors";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
+import { expectVersion, nextStamp, staleVersion } from "../versions";
 import { OpenApiColumn } from "../shared/columns";
 import { readJsonColumn } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
@@ -61,6 +62,7 @@ export const getProject: Handler<O["getProject"]> = async (ctx, { params }) => t
 
 export const updateProject: Handler<O["updateProject"]> = async (ctx, { params, body }) => {
   const row = await resolveProject(ctx, params.project);
+  const expected = expectVersion(ctx, row, "project");
   if (body.slug && body.slug !== row.slug && (await slugTaken(ctx, body.slug, row.id))) {
     throw conflict(`a project with slug "${body.slug}" already exists`);
   }
@@ -73,19 +75,23 @@ export const updateProject: Handler<O["updateProject"]> = async (ctx, { params, 
     slug: body.slug ?? row.slug,
     description: body.description ?? row.description,
     openapi,
-    updated_at: nowIso(),
+    updated_at: nextStamp(row.updated_at),
   };
-  await store.updateProject(ctx.core.db, row.id, next);
+  if (!(await store.updateProject(ctx.core.db, row.id, next, expected))) throw staleVersion("project", row);
   return toProject(next, true);
 };
 
 export const deleteProject: Handler<O["deleteProject"]> = async (ctx, { params }) => {
   const row = await resolveProject(ctx, params.project);
   if (!canAdminister(ctx.principal)) throw forbidden("only owners and admins can delete projects");
+  const expected = expectVersion(ctx, row, "project");
   const runIds = await ctx.core.db.transaction().execute(async (trx) => {
     const runs = await store.projectRuns(trx, row.id);
     for (const r of runs) if (r.status === "queued" || r.status === "running") ctx.core.events.emit("runCancelled", r.id);
-    if (!(await store.deleteProjectWithRuns(trx, row.id))) throw new AppError("conflict", "the project changed while it was being deleted");
+    if (!(await store.deleteProjectWithRuns(trx, row.id, expected))) {
+      if (expected !== undefined) throw staleVersion("project", row);
+      throw new AppError("conflict", "the project changed while it was being deleted");
+    }
     return runs.map((r) => r.id);
   });
   // The runs' files go once the rows are gone; a leftover file is harmless, a dangling row is not.

@@ -28,8 +28,11 @@ export async function insertProject(db: Kysely<DB>, row: Insertable<ProjectTable
   await db.insertInto("projects").values(row).execute();
 }
 
-export async function updateProject(db: Kysely<DB>, id: string, patch: Updateable<ProjectTable>): Promise<void> {
-  await db.updateTable("projects").set(patch).where("id", "=", id).execute();
+/** Answers false when `ifUpdatedAt` is given and the row no longer has it (changed meanwhile), or is gone. */
+export async function updateProject(db: Kysely<DB>, id: string, patch: Updateable<ProjectTable>, ifUpdatedAt?: string): Promise<boolean> {
+  let q = db.updateTable("projects").set(patch).where("id", "=", id);
+  if (ifUpdatedAt !== undefined) q = q.where("updated_at", "=", ifUpdatedAt);
+  return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
 }
 
 /** The runs of the project, with their status (what deleting it must cancel and whose files it removes). */
@@ -38,11 +41,13 @@ export async function projectRuns(db: Kysely<DB>, projectId: string): Promise<Pi
 }
 
 /** Deletes the project's runs, its group runs and then the project; answers whether the project row was deleted. */
-export async function deleteProjectWithRuns(db: Kysely<DB>, projectId: string): Promise<boolean> {
+export async function deleteProjectWithRuns(db: Kysely<DB>, projectId: string, ifUpdatedAt?: string): Promise<boolean> {
   await db.deleteFrom("runs").where("project_id", "=", projectId).execute();
   await db.deleteFrom("group_runs").where("project_id", "=", projectId).execute();
   await db.deleteFrom("run_daily").where("project_id", "=", projectId).execute();
-  const res = await db.deleteFrom("projects").where("id", "=", projectId).executeTakeFirst();
+  let q = db.deleteFrom("projects").where("id", "=", projectId);
+  if (ifUpdatedAt !== undefined) q = q.where("updated_at", "=", ifUpdatedAt);
+  const res = await q.executeTakeFirst();
   return Number(res.numDeletedRows) === 1;
 }
 

@@ -20,7 +20,7 @@ import { isWellFormedRunnerToken, runnerTokenMatches, runnerTokenPrefix } from "
 import { VERSION } from "../../version";
 import type { Core } from "../context";
 import { artifactDir } from "../runs/artifacts";
-import { finishRuns, type RunEnvironment, recordRunProgress, runEnvironment } from "../runs/queue";
+import { finishRuns, type RunEnvironment, recordRunProgress, runEnvironment, withRunRequests } from "../runs/queue";
 import { RunSpecColumn } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
@@ -100,14 +100,15 @@ export async function claimForRunner(core: Core, row: RunnerRow, slots: number):
   const envs = new Map<string, RunEnvironment>();
   for (const [id, e] of environments) envs.set(id, runEnvironment(core, e));
   log.info("runs claimed by runner", { runner_id: row.id, runs: runs.length });
-  return runs.map((r) => ({
+  // Per-run variables and one-run secrets go with the run, as to this server's own engine.
+  return (await withRunRequests(core, runs, envs)).map(({ row: r, environment }) => ({
     id: r.id,
     claim: r.claim,
     automation_id: r.automation_id,
     automation_name: r.automation_name,
     spec_text: r.spec,
     environment_id: r.environment_id,
-    environment: r.environment_id ? (envs.get(r.environment_id) ?? null) : null,
+    environment,
   }));
 }
 

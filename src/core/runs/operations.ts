@@ -5,21 +5,26 @@ import { join } from "node:path";
 import type { DB, GroupRunTable, RunTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
-import { conflict, notFound } from "../../manifest/errors";
+import { conflict, invalid, notFound } from "../../manifest/errors";
 import { TERMINAL_RUN_STATUSES } from "../../manifest/records";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
-import { AttemptsColumn, GroupSummaryColumn, ResultsColumn, type RunSpec, RunSpecColumn, StepsColumn, SummaryColumn } from "../shared/columns";
+import { AttemptsColumn, GroupSummaryColumn, ResultsColumn, type RunSpec, RunSpecColumn, StringList, StringMap, SummaryColumn } from "../shared/columns";
 import { readJsonColumn, readJsonColumnOr } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { filterId, resolveProject } from "../scope";
 import { assertMayRunIn } from "../environments/protection";
+import * as environments from "../environments/store";
 import { artifactDir } from "./artifacts";
+import { forgetOneRunSecrets, keepOneRunSecrets } from "./one-run-secrets";
+import { type RunnableAutomation, type RunOptions, runRow } from "./run-rows";
+import { stopSequentialGroupRuns } from "./sequence";
 import { groupRunJunit, runJunit } from "./junit";
 import * as store from "./store";
 
 type O = typeof ops;
+export type { RunOptions };
 export type RunRow = Selectable<RunTable>;
 type GroupRunRow = Selectable<GroupRunTable>;
 type RunStatus = RunRow["status"];
@@ -67,13 +72,50 @@ export function toRun(row: ListedRun, withSteps: boolean) {
     max_attempts: maxAttempts(row),
     flaky: isFlaky(row.status, attempts),
     quarantined: row.quarantined === 1,
+    variables: readJsonColumn(StringMap, row.variables, `variables of run ${row.id}`),
+    one_run_secrets: readJsonColumn(StringList, row.one_run_secrets, `one_run_secrets of run ${row.id}`),
+    metadata: readJsonColumn(StringMap, row.metadata, `metadata of run ${row.id}`),
     ...(withSteps ? { steps: results.steps ?? [], artifacts: results.artifacts ?? [] } : {}),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
 }
 
-const EMPTY_SUMMARY = JSON.stringify({ steps: 0, passed: 0, failed: 0, skipped: 0 });
+export const NO_RUN_OPTIONS: RunOptions = { environmentId: null, variables: {}, secrets: {}, metadata: {} };
+
+/** A run request's options, its environment resolved by the caller. */
+export function runOptions(
+  environmentId: string | null,
+  body: { variables?: Record<string, string>; secrets?: Record<string, string>; metadata?: Record<string, string> },
+): RunOptions {
+  const variables = body.variables ?? {};
+  const secrets = body.secrets ?? {};
+  const both = Object.keys(secrets).filter((k) => Object.hasOwn(variables, k));
+  if (both.length > 0) {
+    throw invalid(
+      `${both.join(", ")} is given both as a variable and as a secret`,
+      both.map((k) => ({ path: `body.variables.${k}`, message: "also given as a secret" })),
+    );
+  }
+  return { environmentId, variables, secrets, metadata: body.metadata ?? {} };
+}
+
+/** A per-run variable may not shadow a secret of the environment it runs in (its value would leave the masking). */
+async function assertNoShadowedSecrets(trx: Transaction<DB>, environmentIds: (string | null)[], variables: Record<string, string>): Promise<void> {
+  const names = Object.keys(variables);
+  if (names.length === 0) return;
+  const ids = [...new Set(environmentIds.filter((id): id is string => id !== null))];
+  for (const env of await environments.environmentsAmong(trx, ids)) {
+    const secretNames = Object.keys(readJsonColumnOr(StringMap, env.secrets, {}));
+    const shadowed = names.filter((n) => secretNames.includes(n));
+    if (shadowed.length > 0) {
+      throw invalid(
+        `a per-run variable cannot shadow a secret of the environment "${env.name}": ${shadowed.join(", ")}`,
+        shadowed.map((n) => ({ path: `body.variables.${n}`, message: `a secret of environment "${env.name}"` })),
+      );
+    }
+  }
+}
 
 /** Queues one run per automation (inside the caller's transaction). */
 export async function enqueueRuns(
@@ -82,62 +124,27 @@ export async function enqueueRuns(
   input: {
     projectId: string;
     groupRunId: string | null;
-    environmentId: string | null;
-    /** The schedule starting the runs, if one is. */
-    scheduleId?: string | null;
-    automations: {
-      id: string;
-      name: string;
-      kind: RunSpec["kind"];
-      steps: string;
-      timeout_ms: number;
-      retries: number;
-      environment_id: string | null;
-      quarantined?: number;
-    }[];
-  },
+    automations: RunnableAutomation[];
+    /** Position of the first run in its group run (a sequential group run queues them one by one). */
+    firstPosition?: number;
+  } & RunOptions,
 ): Promise<RunRow[]> {
-  await assertMayRunIn(
-    ctx,
-    trx,
-    input.automations.map((a) => input.environmentId ?? a.environment_id),
-  );
+  const envIds = input.automations.map((a) => input.environmentId ?? a.environment_id);
+  await assertMayRunIn(ctx, trx, envIds);
+  await assertNoShadowedSecrets(trx, envIds, input.variables);
   const t = nowIso();
-  const rows: RunRow[] = input.automations.map((a, position) => ({
-    id: newId("run"),
-    project_id: input.projectId,
-    automation_id: a.id,
-    automation_name: a.name,
-    group_run_id: input.groupRunId,
-    environment_id: input.environmentId ?? a.environment_id,
-    trigger: ctx.principal.trigger,
-    schedule_id: input.scheduleId ?? null,
-    status: "queued",
-    spec: JSON.stringify({
-      kind: a.kind,
-      steps: readJsonColumn(StepsColumn, a.steps, `steps of automation ${a.id}`),
-      timeout_ms: a.timeout_ms,
-      retries: a.retries,
-    } satisfies RunSpec),
-    attempts: "[]",
-    started_at: null,
-    finished_at: null,
-    duration_ms: null,
-    summary: EMPTY_SUMMARY,
-    error: null,
-    results: "{}",
-    claim: 0,
-    position,
-    runner_id: null,
-    lease_expires_at: null,
-    runner_started_at: null,
-    runner_losses: 0,
-    quarantined: a.quarantined === 1 ? 1 : 0,
-    rolled_up: 0,
-    created_at: t,
-    updated_at: t,
-  }));
+  const first = input.firstPosition ?? 0;
+  const rows = input.automations.map((a, i) =>
+    runRow(a, { projectId: input.projectId, groupRunId: input.groupRunId, position: first + i, trigger: ctx.principal.trigger, options: input, now: t }),
+  );
   await store.insertRuns(trx, rows);
+  await store.insertMetadata(
+    trx,
+    rows.map((r) => r.id),
+    input.metadata,
+  );
+  // Kept before the transaction commits, so the engine never claims the run without them.
+  for (const r of rows) keepOneRunSecrets(ctx.core, r.id, input.secrets);
   if (input.groupRunId !== null && rows.length > 1) {
     // One statement for a whole group instead of one per automation.
     await store.markGroupRunAutomationsQueued(trx, input.groupRunId, t);
@@ -164,8 +171,16 @@ export async function cancelRunsWhere(
       duration_ms: r.started_at ? Date.parse(t) - Date.parse(r.started_at) : null,
     });
     await store.markLastRunCancelled(trx, r.id);
+    forgetOneRunSecrets(ctx.core, r.id);
     ctx.core.events.emit("runCancelled", r.id);
   }
+  // A cancelled run of a sequential group run ends it: the runs it had yet to queue are not run.
+  await stopSequentialGroupRuns(
+    ctx.core,
+    trx,
+    active.map((r) => r.group_run_id).filter((id): id is string => id !== null),
+    "not run: an earlier run of the sequential group run was cancelled",
+  );
   await settleGroupRuns(
     trx,
     active.map((r) => r.id),
@@ -176,9 +191,14 @@ export async function cancelRunsWhere(
 export async function listRunsPage(
   ctx: OpContext,
   projectId: string,
-  query: { limit: number; cursor?: string; status?: RunStatus; automation?: string; group_run?: string },
+  query: { limit: number; cursor?: string; status?: RunStatus; automation?: string; group_run?: string; metadata?: Record<string, string> },
 ) {
-  const q = store.runsQuery(ctx.core.db, projectId, { status: query.status, automationId: query.automation, groupRunId: query.group_run });
+  const q = store.runsQuery(ctx.core.db, projectId, {
+    status: query.status,
+    automationId: query.automation,
+    groupRunId: query.group_run,
+    metadata: query.metadata,
+  });
   return fetchPage(q, "runs", query, (r) => toRun(r, false));
 }
 
@@ -277,11 +297,12 @@ export function toGroupRun(row: GroupRunRow, runs: GroupMember[], withRuns: bool
   return groupRun(row, runs, withRuns);
 }
 
-/** The verdict of a group run from its runs: status, times and summary. */
-export function groupVerdict(runs: GroupMember[]) {
-  const count = (s: string) => runs.filter((r) => r.status === s).length;
+/** The verdict of a group run from its runs (and a sequential one's automations not queued yet): status, times and summary. */
+export function groupVerdict(runs: GroupMember[], pending = 0) {
+  // A sequential group run's automations not queued yet count as queued.
+  const count = (s: string) => runs.filter((r) => r.status === s).length + (s === "queued" ? pending : 0);
   // Quarantined failures count as passes for the verdict (still failing under their own status in the summary).
-  const status = deriveGroupStatus(runs.map((r) => (countsAgainst(r) ? r.status : "passed")));
+  const status = deriveGroupStatus([...runs.map((r) => (countsAgainst(r) ? r.status : "passed")), ...Array<string>(pending).fill("queued")]);
   const starts = runs
     .map((r) => r.started_at)
     .filter((x): x is string => x !== null)
@@ -299,7 +320,7 @@ export function groupVerdict(runs: GroupMember[]) {
     started_at: startedAt,
     finished_at: finishedAt,
     summary: {
-      total: runs.length,
+      total: runs.length + pending,
       queued: count("queued"),
       running: count("running"),
       passed: count("passed"),
@@ -313,10 +334,15 @@ export function groupVerdict(runs: GroupMember[]) {
   };
 }
 
+/** How many automations a sequential group run has yet to queue. */
+const pendingOf = (row: GroupRunRow) => readJsonColumn(StringList, row.pending, `pending of group run ${row.id}`).length;
+
 function groupRun<R extends GroupMember>(row: GroupRunRow, runs: R[], withRuns: boolean) {
   // Once ended, the verdict stored then is the group run's (retention removes whole group runs, never part of one).
   const stored = row.status !== null && row.summary !== null ? readJsonColumnOr(GroupSummaryColumn, row.summary, null) : null;
-  const v = stored ? { status: row.status as RunStatus, started_at: row.started_at, finished_at: row.finished_at, summary: stored } : groupVerdict(runs);
+  const v = stored
+    ? { status: row.status as RunStatus, started_at: row.started_at, finished_at: row.finished_at, summary: stored }
+    : groupVerdict(runs, pendingOf(row));
   return {
     id: row.id,
     project_id: row.project_id,
@@ -324,6 +350,11 @@ function groupRun<R extends GroupMember>(row: GroupRunRow, runs: R[], withRuns: 
     group_name: row.group_name,
     trigger: row.trigger,
     schedule_id: row.schedule_id,
+    environment_id: row.environment_id,
+    variables: readJsonColumn(StringMap, row.variables, `variables of group run ${row.id}`),
+    metadata: readJsonColumn(StringMap, row.metadata, `metadata of group run ${row.id}`),
+    mode: row.mode,
+    stop_on_failure: row.stop_on_failure === 1,
     status: v.status,
     started_at: v.started_at,
     finished_at: v.finished_at,
@@ -346,7 +377,7 @@ export async function loadGroupRun(ctx: OpContext, projectId: string, groupRunId
 export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
   const groupId = query.group ? await filterId(ctx, "group", project.id, query.group, "group", params.project) : undefined;
-  const page = await fetchPage(store.groupRunsQuery(ctx.core.db, project.id, groupId), "group_runs", query, (r) => r);
+  const page = await fetchPage(store.groupRunsQuery(ctx.core.db, project.id, groupId, query.metadata), "group_runs", query, (r) => r);
   const statuses = await store.runStatusesOfGroupRuns(
     ctx.core.db,
     page.data.map((r) => r.id),
@@ -377,14 +408,17 @@ export const getGroupRun: Handler<O["getGroupRun"]> = async (ctx, { params, quer
   const first = await loadGroupRun(ctx, project.id, params.groupRunId);
   const answer = toGroupRun(first.row, first.runs, true);
   if (query.wait === 0 || isFinalRunStatus(answer.status)) return answer;
-  // A group run's runs are fixed when it starts: it ends when the last of them does.
+  // A group run ends when the last of its runs does (a sequential one's later runs are queued as it goes: the
+  // database's change wakes the wait for those, the ends of the runs known at the start wake it for these).
   await ctx.core.waits.until({
     workspaceId: ctx.principal.workspaceId,
     keys: first.runs.map((r) => r.id),
     seconds: query.wait,
     signal: ctx.signal,
     settled: async () => {
-      return !(await store.groupRunHasOpenRuns(ctx.core.db, first.row.id));
+      if (await store.groupRunHasOpenRuns(ctx.core.db, first.row.id)) return false;
+      const now = await store.readGroupRun(ctx.core.db, first.row.id);
+      return now === undefined || now.pending === "[]";
     },
   });
   const { row, runs } = await loadGroupRun(ctx, project.id, first.row.id);
@@ -398,7 +432,13 @@ export const getGroupRunJunit: Handler<O["getGroupRunJunit"]> = async (ctx, { pa
 };
 
 /** A group run of a group, or of a batch that is not one (a feature's automations: no group id). */
-export function newGroupRunRow(ctx: OpContext, projectId: string, group: { id: string | null; name: string }, scheduleId: string | null = null): GroupRunRow {
+export function newGroupRunRow(
+  ctx: OpContext,
+  projectId: string,
+  group: { id: string | null; name: string },
+  options: RunOptions,
+  order: { mode: GroupRunRow["mode"]; stopOnFailure: boolean; pending: string[] } = { mode: "parallel", stopOnFailure: false, pending: [] },
+): GroupRunRow {
   const t = nowIso();
   return {
     id: newId("grn"),
@@ -406,11 +446,17 @@ export function newGroupRunRow(ctx: OpContext, projectId: string, group: { id: s
     group_id: group.id,
     group_name: group.name,
     trigger: ctx.principal.trigger,
-    schedule_id: scheduleId,
+    schedule_id: options.scheduleId ?? null,
     status: null,
     summary: null,
     started_at: null,
     finished_at: null,
+    environment_id: options.environmentId,
+    variables: JSON.stringify(options.variables),
+    metadata: JSON.stringify(options.metadata),
+    mode: order.mode,
+    stop_on_failure: order.stopOnFailure ? 1 : 0,
+    pending: JSON.stringify(order.pending),
     created_at: t,
     updated_at: t,
   };
@@ -421,7 +467,7 @@ export async function settleGroupRuns(db: Kysely<DB>, runIds: string[]): Promise
   const groups = await store.unsettledGroupRuns(db, await store.groupRunIdsOfRuns(db, runIds));
   for (const g of groups) {
     const runs = (await store.listedRunsOfGroupRun(db, g.id)).map((r) => toRun(r, false));
-    const v = groupVerdict(runs);
+    const v = groupVerdict(runs, pendingOf(g));
     if (!v.finished) continue;
     await store.storeGroupRunVerdict(db, g.id, {
       status: v.status,
@@ -434,8 +480,9 @@ export async function settleGroupRuns(db: Kysely<DB>, runIds: string[]): Promise
 }
 
 /**
- * Starts a group run of `automations` inside the caller's transaction (a group's, or a batch such as a feature's)
- * and answers it as get_group_run would, its runs queued.
+ * Starts a group run of `automations` inside the caller's transaction (a group's, a selection, or a batch such as a
+ * feature's) and answers it as get_group_run would, its runs queued. A sequential one queues only the first run;
+ * the others follow one by one as each ends (sequence.ts).
  */
 export async function startGroupRun(
   ctx: OpContext,
@@ -443,20 +490,30 @@ export async function startGroupRun(
   input: {
     projectId: string;
     group: { id: string | null; name: string };
-    environmentId: string | null;
-    scheduleId?: string | null;
     automations: Parameters<typeof enqueueRuns>[2]["automations"];
+    options: RunOptions;
+    mode?: GroupRunRow["mode"];
+    stopOnFailure?: boolean;
   },
 ) {
-  const gr = newGroupRunRow(ctx, input.projectId, input.group, input.scheduleId ?? null);
-  await store.insertGroupRun(trx, gr);
-  await enqueueRuns(ctx, trx, {
-    projectId: input.projectId,
-    groupRunId: gr.id,
-    environmentId: input.environmentId,
-    scheduleId: input.scheduleId ?? null,
-    automations: input.automations,
+  const sequential = input.mode === "sequential" && input.automations.length > 1;
+  const [first, ...rest] = input.automations;
+  const now = sequential && first ? [first] : input.automations;
+  const gr = newGroupRunRow(ctx, input.projectId, input.group, input.options, {
+    mode: input.mode ?? "parallel",
+    stopOnFailure: input.stopOnFailure ?? false,
+    pending: sequential ? rest.map((a) => a.id) : [],
   });
+  await store.insertGroupRun(trx, gr);
+  await store.insertMetadata(trx, [gr.id], input.options.metadata);
+  await enqueueRuns(ctx, trx, { projectId: input.projectId, groupRunId: gr.id, automations: now, ...input.options });
+  // Checked for every automation now, not when its turn comes: a refusal is the request's, not a later run's.
+  if (sequential) {
+    const envIds = rest.map((a) => input.options.environmentId ?? a.environment_id);
+    await assertMayRunIn(ctx, trx, envIds);
+    await assertNoShadowedSecrets(trx, envIds, input.options.variables);
+    keepOneRunSecrets(ctx.core, gr.id, input.options.secrets);
+  }
   const { row, runs } = await loadGroupRun(ctx, input.projectId, gr.id, false, trx);
   return toGroupRun(row, runs, true);
 }

@@ -4,10 +4,12 @@ import { recordFinishedRuns } from "../alerts/state";
 import type { Core } from "../context";
 import { protectedHosts } from "../environments/protection";
 import { openSecrets } from "../environments/secrets";
-import { RunSpecColumn, StringMap } from "../shared/columns";
+import { RunSpecColumn, StringList, StringMap } from "../shared/columns";
+import { takeOneRunSecrets } from "./one-run-secrets";
+import { advanceSequentialGroupRuns } from "./sequence";
 import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
-import type { StoredEnvironment } from "../storage";
+import type { ClaimedRunRow, StoredEnvironment } from "../storage";
 import type { RunSpec } from "../shared/columns";
 import { rollUpRuns } from "../history/operations";
 import { settleGroupRuns } from "./operations";
@@ -111,7 +113,7 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
   const envs = new Map<string, RunEnvironment>();
   for (const [id, e] of environments) envs.set(id, runEnvironment(core, e));
   rows.sort((a, b) => (a.id < b.id ? -1 : 1));
-  return rows.map((r) => ({
+  return (await withRunRequests(core, rows, envs)).map(({ row: r, environment }) => ({
     id: r.id,
     claim: r.claim,
     projectId: r.project_id,
@@ -121,8 +123,80 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
     spec: readSpec(r.spec),
     specText: r.spec,
     environmentId: r.environment_id,
-    environment: r.environment_id ? (envs.get(r.environment_id) ?? null) : null,
+    environment,
   }));
+}
+
+/**
+ * Each claimed run (by this server's engine or a remote runner) with the environment it executes in: its stored
+ * environment with the request's per-run variables and one-run secrets. A run whose one-run secrets are gone (a
+ * restart since it was queued) is ended as error here and left out.
+ */
+export async function withRunRequests(
+  core: Core,
+  rows: ClaimedRunRow[],
+  envs: Map<string, RunEnvironment>,
+): Promise<{ row: ClaimedRunRow; environment: RunEnvironment | null }[]> {
+  const overrides = new Map(
+    (
+      await store.runOverrides(
+        core.db,
+        rows.map((r) => r.id),
+      )
+    ).map((o) => [o.id, o]),
+  );
+  const claimed: { row: ClaimedRunRow; environment: RunEnvironment | null }[] = [];
+  const lost: RunOutcome[] = [];
+  for (const r of rows) {
+    const o = overrides.get(r.id);
+    const variables = readJsonColumnOr(StringMap, o?.variables ?? "{}", {});
+    const secretNames = readJsonColumnOr(StringList, o?.one_run_secrets ?? "[]", []);
+    const secrets = takeOneRunSecrets(core, r.id) ?? {};
+    const missing = secretNames.filter((n) => !Object.hasOwn(secrets, n));
+    if (missing.length > 0) {
+      lost.push(lostSecretsOutcome(r, missing));
+      continue;
+    }
+    const shared = r.environment_id ? (envs.get(r.environment_id) ?? null) : null;
+    claimed.push({ row: r, environment: withRunOverrides(shared, r.environment_id, variables, secrets) });
+  }
+  if (lost.length > 0) await finishRuns(core, lost);
+  return claimed;
+}
+
+/**
+ * The environment a run executes in: its environment's, with the request's per-run variables over its variables and
+ * its one-run secrets beside its secrets. Where secrets may be sent stays the stored environment's (a per-run
+ * BASE_URL does not widen it). A run in an environment that no longer exists stays without one (the engine says so).
+ */
+function withRunOverrides(
+  shared: RunEnvironment | null,
+  environmentId: string | null,
+  variables: Record<string, string>,
+  secrets: Record<string, string>,
+): RunEnvironment | null {
+  if (Object.keys(variables).length === 0 && Object.keys(secrets).length === 0) return shared;
+  if (environmentId !== null && shared === null) return null;
+  const base = shared ?? { name: "", variables: {}, secrets: {}, unreadableSecrets: [], secretHosts: null };
+  return { ...base, variables: { ...base.variables, ...variables }, secrets: { ...base.secrets, ...secrets } };
+}
+
+/** A run whose one-run secrets were lost (the server restarted after it was queued) ends as error, not run. */
+function lostSecretsOutcome(r: { id: string; claim: number; automation_id: string; started_at: string }, missing: string[]): RunOutcome {
+  const error = `its one-run secrets (${missing.join(", ")}) are gone: they are never stored, and the server restarted before the run started; start it again`;
+  return {
+    id: r.id,
+    claim: r.claim,
+    automationId: r.automation_id,
+    status: "error",
+    startedAt: r.started_at,
+    finishedAt: nowIso(),
+    durationMs: 0,
+    error,
+    summary: { steps: 0, passed: 0, failed: 0, skipped: 0 },
+    resultsJson: "{}",
+    attempts: [{ attempt: 1, status: "error", error, message: error, duration_ms: 0 }],
+  };
 }
 
 /**
@@ -160,8 +234,18 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
   );
 }
 
-/** What follows runs ending: their daily roll-ups and health, their group runs' verdicts, and retention's notice. */
+/**
+ * What follows runs ending: the next run of their sequential group runs (or their stop), their daily roll-ups and
+ * health, their group runs' verdicts, and retention's notice.
+ */
 async function afterRunsEnded(core: Core, runIds: string[]): Promise<void> {
+  // A sequential group run that ends here (stopped, or nothing left to queue) moves its alert state then.
+  let alerts = 0;
+  const queued = await advanceSequentialGroupRuns(core, runIds, async (trx, runId) => {
+    alerts += await recordFinishedRuns(core, trx, [runId], nowIso());
+  });
+  if (queued) core.events.emit("runQueued");
+  if (alerts > 0) core.events.emit("alertsQueued");
   await rollUpRuns(core.db, { ids: runIds });
   await settleGroupRuns(core.db, runIds);
   core.events.emit("runsEnded", runIds);
@@ -203,6 +287,7 @@ export async function recoverInterruptedRuns(core: Core): Promise<string[]> {
     }
     return stale.map((r) => r.id);
   });
+  // A sequential group run goes on (or stops) after its interrupted run, as after any run that ended.
   await afterRunsEnded(core, recovered);
   return recovered;
 }

@@ -23,6 +23,9 @@ export const RUN_LIST_COLUMNS = [
   "summary",
   "error",
   "quarantined",
+  "variables",
+  "metadata",
+  "one_run_secrets",
   "created_at",
   "updated_at",
 ] as const;
@@ -55,7 +58,7 @@ export async function markAutomationQueued(db: Kysely<DB>, automationId: string,
 
 /** The queued and running runs of one run, one automation or several automations. */
 export async function activeRuns(db: Kysely<DB>, filter: { runId?: string; automationId?: string; automationIds?: string[] }) {
-  let q = db.selectFrom("runs").select(["id", "started_at"]).where("status", "in", ACTIVE);
+  let q = db.selectFrom("runs").select(["id", "started_at", "group_run_id"]).where("status", "in", ACTIVE);
   if (filter.automationId) q = q.where("automation_id", "=", filter.automationId);
   if (filter.automationIds) q = q.where("automation_id", "in", filter.automationIds);
   if (filter.runId) q = q.where("id", "=", filter.runId);
@@ -81,8 +84,12 @@ export async function markLastRunCancelled(db: Kysely<DB>, runId: string): Promi
   await db.updateTable("automations").set({ last_run_status: "cancelled" }).where("last_run_id", "=", runId).execute();
 }
 
-/** A project's runs for fetchPage, without snapshots or step results. */
-export function runsQuery(db: Kysely<DB>, projectId: string, filter: { status?: RunStatus; automationId?: string; groupRunId?: string }) {
+/** A project's runs for fetchPage, without snapshots or step results; `metadata` must all match exactly. */
+export function runsQuery(
+  db: Kysely<DB>,
+  projectId: string,
+  filter: { status?: RunStatus; automationId?: string; groupRunId?: string; metadata?: Record<string, string> },
+) {
   let q = db
     .selectFrom("runs")
     .select([...RUN_LIST_COLUMNS, RETRIES])
@@ -90,7 +97,64 @@ export function runsQuery(db: Kysely<DB>, projectId: string, filter: { status?: 
   if (filter.status) q = q.where("status", "=", filter.status);
   if (filter.automationId) q = q.where("automation_id", "=", filter.automationId);
   if (filter.groupRunId) q = q.where("group_run_id", "=", filter.groupRunId);
+  for (const [key, value] of Object.entries(filter.metadata ?? {})) {
+    q = q.where("id", "in", db.selectFrom("run_metadata").select("subject_id").where("key", "=", key).where("value", "=", value));
+  }
   return q;
+}
+
+/** Metadata as rows of a run or group run, for exact filtering. */
+export async function insertMetadata(db: Kysely<DB>, subjectIds: string[], metadata: Record<string, string>): Promise<void> {
+  const rows = subjectIds.flatMap((subject_id) => Object.entries(metadata).map(([key, value]) => ({ subject_id, key, value })));
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    await db
+      .insertInto("run_metadata")
+      .values(rows.slice(i, i + INSERT_CHUNK))
+      .execute();
+  }
+}
+
+/** What the run engine needs beside a claimed run: its per-run variables and the names of its one-run secrets. */
+export async function runOverrides(db: Kysely<DB>, ids: string[]) {
+  if (ids.length === 0) return [];
+  return db.selectFrom("runs").select(["id", "group_run_id", "variables", "one_run_secrets"]).where("id", "in", ids).execute();
+}
+
+/** The group runs (with runs yet to queue) of these runs, and how each run ended. */
+export async function sequentialGroupRunsOf(db: Kysely<DB>, runIds: string[]) {
+  if (runIds.length === 0) return [];
+  return db
+    .selectFrom("runs")
+    .innerJoin("group_runs", "group_runs.id", "runs.group_run_id")
+    .select(["runs.id as run_id", "runs.status as run_status", "group_runs.id as group_run_id"])
+    .where("runs.id", "in", runIds)
+    .where("group_runs.pending", "!=", "[]")
+    .execute();
+}
+
+/** Takes the group run's next pending automations, only if nobody took them meanwhile. */
+export async function setPending(db: Kysely<DB>, groupRunId: string, from: string, to: string, at: string): Promise<boolean> {
+  const res = await db
+    .updateTable("group_runs")
+    .set({ pending: to, updated_at: at })
+    .where("id", "=", groupRunId)
+    .where("pending", "=", from)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+export async function readGroupRun(db: Kysely<DB>, id: string): Promise<Selectable<GroupRunTable> | undefined> {
+  return db.selectFrom("group_runs").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** How many runs the group run has so far (the position of the next). */
+export async function runCountOfGroupRun(db: Kysely<DB>, groupRunId: string): Promise<number> {
+  const r = await db
+    .selectFrom("runs")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("group_run_id", "=", groupRunId)
+    .executeTakeFirst();
+  return Number(r?.n ?? 0);
 }
 
 export async function findRun(db: Kysely<DB>, projectId: string, id: string): Promise<RunRow | undefined> {
@@ -184,10 +248,13 @@ export async function listedRunsOfGroupRun(db: Kysely<DB>, groupRunId: string) {
     .execute();
 }
 
-/** A project's group runs for fetchPage, of one group when given. */
-export function groupRunsQuery(db: Kysely<DB>, projectId: string, groupId?: string) {
+/** A project's group runs for fetchPage, of one group when given; `metadata` must all match exactly. */
+export function groupRunsQuery(db: Kysely<DB>, projectId: string, groupId?: string, metadata: Record<string, string> = {}) {
   let q = db.selectFrom("group_runs").selectAll().where("project_id", "=", projectId);
   if (groupId !== undefined) q = q.where("group_id", "=", groupId);
+  for (const [key, value] of Object.entries(metadata)) {
+    q = q.where("id", "in", db.selectFrom("run_metadata").select("subject_id").where("key", "=", key).where("value", "=", value));
+  }
   return q;
 }
 

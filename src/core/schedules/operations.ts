@@ -14,7 +14,7 @@ import type { Core, OpContext, Principal } from "../context";
 import { assertMayRunIn } from "../environments/protection";
 import * as groups from "../groups/store";
 import type { Handler } from "../handler";
-import { enqueueRuns, startGroupRun } from "../runs/operations";
+import { enqueueRuns, NO_RUN_OPTIONS, startGroupRun } from "../runs/operations";
 import { pathParamId, resolveProject, resolveSchedule } from "../scope";
 import { StringList } from "../shared/columns";
 import { readJsonColumn, readJsonColumnOr } from "../shared/json";
@@ -95,7 +95,7 @@ async function targetAutomations(db: Kysely<DB>, projectId: string, target: Targ
     const a = await automations.findAutomation(db, projectId, target.automation);
     if (!a) throw conflict("the schedule's automation no longer exists");
     if (a.status === "disabled") throw conflict(`the automation "${a.name}" is disabled`);
-    return { group: null, automations: [a] };
+    return { group: null, order: null, automations: [a] };
   }
   if ("group" in target) {
     const g = await groups.findGroup(db, projectId, target.group);
@@ -104,7 +104,7 @@ async function targetAutomations(db: Kysely<DB>, projectId: string, target: Targ
     const rows = await automations.automationsAmong(db, projectId, ids);
     const runnable = ids.map((id) => rows.find((r) => r.id === id)).filter((r): r is (typeof rows)[number] => r !== undefined && r.status !== "disabled");
     if (runnable.length === 0) throw conflict(`the group "${g.name}" has no automations that can run`);
-    return { group: { id: g.id, name: g.name }, automations: runnable };
+    return { group: { id: g.id, name: g.name }, order: { mode: g.mode, stopOnFailure: g.stop_on_failure === 1 }, automations: runnable };
   }
   const tagged = (await store.automationsWithTags(db, projectId, 50_000)).filter((a) => {
     const tags = readJsonColumnOr(StringList, a.tags, []);
@@ -112,7 +112,7 @@ async function targetAutomations(db: Kysely<DB>, projectId: string, target: Targ
   });
   if (tagged.length === 0) throw conflict(`no runnable automation carries all of the tags ${target.tags.join(", ")}`);
   if (tagged.length > TAGS_TARGET_MAX) throw conflict(`more than ${TAGS_TARGET_MAX} automations carry the tags ${target.tags.join(", ")}`);
-  return { group: null, automations: tagged };
+  return { group: null, order: null, automations: tagged };
 }
 
 /** Owners and admins only may schedule runs in a protected environment (the schedule's, or its automations' own). */
@@ -285,6 +285,7 @@ export async function fireSchedule(core: Core, row: ScheduleRow, now: Date): Pro
         const [run] = await enqueueRuns(ctx, trx, {
           projectId: row.project_id,
           groupRunId: null,
+          ...NO_RUN_OPTIONS,
           environmentId: row.environment_id ?? what.automations[0]?.environment_id ?? null,
           scheduleId: row.id,
           automations: what.automations,
@@ -294,9 +295,11 @@ export async function fireSchedule(core: Core, row: ScheduleRow, now: Date): Pro
         const gr = await startGroupRun(ctx, trx, {
           projectId: row.project_id,
           group: what.group ?? { id: null, name: row.name },
-          environmentId: row.environment_id,
-          scheduleId: row.id,
+          options: { ...NO_RUN_OPTIONS, environmentId: row.environment_id, scheduleId: row.id },
           automations: what.automations,
+          // A sequential group runs in order when its schedule starts it too.
+          mode: what.order?.mode,
+          stopOnFailure: what.order?.stopOnFailure,
         });
         result = { groupRunId: gr.id };
       }

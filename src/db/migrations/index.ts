@@ -7,9 +7,10 @@ import * as secretsProtected from "./0004_secrets_protected";
 import * as invitations from "./0005_invitations";
 import * as fairDispatch from "./0006_fair_dispatch";
 import * as runners from "./0007_runners";
-import * as testsAsCode from "./0011_tests_as_code";
 import * as schedulesAlerts from "./0008_schedules_alerts";
 import * as history from "./0009_history";
+import * as cockpit from "./0010_cockpit";
+import * as testsAsCode from "./0011_tests_as_code";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -19,7 +20,8 @@ export const migrations: Record<string, Migration> = {
   "0005_invitations": invitations,
   "0006_fair_dispatch": fairDispatch,
   "0007_runners": runners,
-  "0011_tests_as_code": testsAsCode,
   "0008_schedules_alerts": schedulesAlerts,
   "0009_history": history,
+  "0010_cockpit": cockpit,
+  "0011_tests_as_code": testsAsCode,
 };

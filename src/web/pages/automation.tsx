@@ -1,12 +1,13 @@
 // One automation: its settings and steps (validated editor), activate/disable, run (in an environment), delete,
 // quarantine, its health and its timeline of runs, and its recent runs.
 import { useState } from "preact/hooks";
-import { call, enc } from "../api";
+import { call, enc, versionOf } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
 import type { Automation, Environment, Feature } from "../types";
 import { Badge, Card, ConfirmButton, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { RunTimeline } from "../charts";
+import { isStale, StaleEdit } from "../stale-edit";
 import { ProjectFrame } from "./project-frame";
 import { RecentRuns } from "./runs";
 import { checkSteps, StepsEditor } from "./steps-editor";
@@ -39,26 +40,50 @@ function AutomationEditor({
   const [text, setText] = useState(JSON.stringify(automation.steps, null, 2));
   const a = useAction();
   const steps = checkSteps(text, automation.kind).steps;
+  // The version these edits start from: a save made over someone else's newer one is refused, not lost.
+  const [base, setBase] = useState(() => ({ record: automation, tag: versionOf(automation) }));
+  const [stale, setStale] = useState<Automation | null>(null);
+  const submit = async (ifMatch: string | undefined) => {
+    if (!steps) return;
+    try {
+      const saved = await put(ifMatch);
+      // Later saves start from this one.
+      if (saved) setBase({ record: saved, tag: versionOf(saved) });
+    } catch (err) {
+      if (!isStale(err)) throw err;
+      setStale(await call("getAutomation", { project, automationId: automation.id }));
+      return;
+    }
+    setStale(null);
+    await onSaved();
+  };
   const save = async (e: Event) => {
     e.preventDefault();
-    if (!steps) return;
-    await a.run(async () => {
-      await call("updateAutomation", {
-        project,
-        automationId: automation.id,
-        name: f.name,
-        description: f.description,
-        steps,
-        tags: f.tags
-          .split(",")
-          .map((t) => t.trim())
-          .filter(Boolean),
-        timeout_ms: Number(f.timeout_ms),
-        retries: Number(f.retries),
-        environment: f.environment || null,
-        feature: f.feature || null,
-      });
-      await onSaved();
+    await a.run(() => submit(base.tag));
+  };
+  const overwrite = () => {
+    if (!stale) return;
+    const fresh = { record: stale, tag: versionOf(stale) };
+    setBase(fresh);
+    void a.run(() => submit(fresh.tag));
+  };
+  const put = async (ifMatch: string | undefined) => {
+    if (!steps) return null;
+    return call("updateAutomation", {
+      project,
+      automationId: automation.id,
+      if_match: ifMatch,
+      name: f.name,
+      description: f.description,
+      steps,
+      tags: f.tags
+        .split(",")
+        .map((t) => t.trim())
+        .filter(Boolean),
+      timeout_ms: Number(f.timeout_ms),
+      retries: Number(f.retries),
+      environment: f.environment || null,
+      feature: f.feature || null,
     });
   };
   return (
@@ -104,6 +129,7 @@ function AutomationEditor({
       </div>
       <StepsEditor text={text} kind={automation.kind} onChange={setText} />
       <ErrorNote message={a.error} details={a.details} />
+      {stale && <StaleEdit noun="automation" before={base.record} now={stale} onReload={() => void onSaved()} onOverwrite={overwrite} />}
       <div class="row">
         <button class="btn btn-primary" disabled={a.busy || !steps}>
           Save automation

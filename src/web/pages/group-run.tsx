@@ -41,6 +41,22 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
                   Run again
                 </button>
               )}
+              {r.status !== "queued" && r.status !== "running" && r.summary.failed + r.summary.error + r.summary.timed_out + r.summary.cancelled > 0 && (
+                <button
+                  type="button"
+                  class="btn"
+                  disabled={a.busy}
+                  onClick={() =>
+                    void a.run(async () => {
+                      // Its environment, variables and metadata are reused by the server.
+                      const next = await call("runSelection", { project, from_group_run: r.id, only_failed: true });
+                      navigate(`/p/${enc(project)}/group-runs/${next.id}`);
+                    })
+                  }
+                >
+                  Re-run failed
+                </button>
+              )}
               <a class="btn" href={operationHref("getGroupRunJunit", { project, groupRunId: r.id })} download={`${r.id}.xml`}>
                 JUnit XML
               </a>

@@ -1,0 +1,106 @@
+// In headless Chromium against a real server: a save from a stale tab is refused (If-Match), the page shows what
+// the other change did and lets the person reload or overwrite; "Re-run failed" on a group run runs only its failures.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import type { Browser, BrowserContext } from "playwright-core";
+import { explained, launchBrowser, signInAsOwner, watch } from "./helpers/browser";
+import { createAutomation, json, projectWithEnv } from "./helpers/runs";
+import { startTestServer, type TestServer } from "./helpers/server";
+import { startTargetApp, type TargetApp } from "./helpers/target-app";
+
+setDefaultTimeout(60_000);
+
+let s: TestServer;
+let target: TargetApp;
+let browser: Browser;
+let context: BrowserContext;
+
+/** Waits until `read` gives `want` (10 s at most), then checks it. */
+async function eventually(read: () => Promise<string>, want: string): Promise<void> {
+  let got = await read();
+  for (let i = 0; i < 200 && got !== want; i++) {
+    await Bun.sleep(50);
+    got = await read();
+  }
+  expect(got).toBe(want);
+}
+
+beforeAll(async () => {
+  target = startTargetApp();
+  s = await startTestServer({ rate_limit: { enabled: false } });
+  browser = await launchBrowser();
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1, locale: "en-US", timezoneId: "UTC" });
+});
+afterAll(async () => {
+  await browser?.close();
+  await s?.stop();
+  await target?.stop();
+});
+
+test("a stale tab's save is refused and shows what changed; Overwrite saves over it, Reload shows the other edit", async () => {
+  const { project } = await projectWithEnv(s, "Stale", { BASE_URL: target.url });
+  const id = await createAutomation(s, project, { name: "edited twice", kind: "http", steps: [{ request: { url: "/health" } }] });
+  const tabA = await context.newPage();
+  tabA.setDefaultTimeout(10_000);
+  watch(tabA);
+  await signInAsOwner(tabA, s.url);
+  const tabB = await context.newPage();
+  tabB.setDefaultTimeout(10_000);
+  watch(tabB);
+  await explained(tabB, "stale-edit", async () => {
+    for (const tab of [tabA, tabB]) {
+      await tab.goto(`${s.url}/#/p/${project}/automations/${id}`);
+      await tab.getByLabel("Description").waitFor();
+    }
+    await tabA.getByLabel("Description").fill("from tab A");
+    await tabA.getByRole("button", { name: "Save automation" }).click();
+    await eventually(
+      async () => (await json<{ description: string }>(await s.call("GET", `/projects/${project}/automations/${id}`))).description,
+      "from tab A",
+    );
+
+    await tabB.getByLabel("Description").fill("from tab B");
+    await tabB.getByRole("button", { name: "Save automation" }).click();
+    const dialog = tabB.getByRole("alertdialog");
+    await dialog.getByText("This automation was changed by someone else since you opened it").waitFor();
+    expect(await tabB.getByTestId("stale-changes").innerText()).toContain("description is now from tab A");
+    // Nothing was overwritten yet.
+    expect((await json<{ description: string }>(await s.call("GET", `/projects/${project}/automations/${id}`))).description).toBe("from tab A");
+    await dialog.getByRole("button", { name: "Overwrite with my edits" }).click();
+    await eventually(
+      async () => (await json<{ description: string }>(await s.call("GET", `/projects/${project}/automations/${id}`))).description,
+      "from tab B",
+    );
+    await dialog.waitFor({ state: "detached" });
+
+    // Tab A is stale now: Reload drops its edit and shows tab B's.
+    await tabA.getByLabel("Description").fill("from tab A again");
+    await tabA.getByRole("button", { name: "Save automation" }).click();
+    await tabA.getByRole("alertdialog").getByRole("button", { name: "Reload (discard my edits)" }).click();
+    await eventually(() => tabA.getByLabel("Description").inputValue(), "from tab B");
+    expect((await json<{ description: string }>(await s.call("GET", `/projects/${project}/automations/${id}`))).description).toBe("from tab B");
+  });
+});
+
+test("Re-run failed on a finished group run starts a group run of only its failed runs", async () => {
+  const { project, envId } = await projectWithEnv(s, "Rerun", { BASE_URL: target.url });
+  const ok = await createAutomation(s, project, { name: "passes", kind: "http", environment: envId, steps: [{ request: { url: "/health" } }] });
+  const bad = await createAutomation(s, project, {
+    name: "fails",
+    kind: "http",
+    environment: envId,
+    steps: [{ request: { url: "/status?code=500" }, expect: [{ status: 200 }] }],
+  });
+  await json(await s.call("POST", `/projects/${project}/groups`, { name: "mixed", automation_ids: [ok, bad] }), 201);
+  const first = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups/mixed/run`, {}), 202);
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  watch(page);
+  await page.goto(`${s.url}/#/p/${project}/group-runs/${first.id}`);
+  await page.getByTestId("group-run-status").getByText("failed").waitFor();
+  await page.getByRole("button", { name: "Re-run failed" }).click();
+  await page.waitForURL((u) => u.hash.includes("/group-runs/grn_") && !u.hash.endsWith(first.id));
+  const nextId = page.url().split("/group-runs/")[1] ?? "";
+  const next = await json<{ runs: { automation_id: string }[]; trigger: string }>(await s.call("GET", `/projects/${project}/group-runs/${nextId}`));
+  expect(next.runs.map((r) => r.automation_id)).toEqual([bad]);
+  expect(next.trigger).toBe("web");
+});
