@@ -10,6 +10,7 @@ import * as runners from "./0007_runners";
 import * as testsAsCode from "./0011_tests_as_code";
 import * as schedulesAlerts from "./0008_schedules_alerts";
 import * as history from "./0009_history";
+import * as assistant from "./0012_assistant";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   "0011_tests_as_code": testsAsCode,
   "0008_schedules_alerts": schedulesAlerts,
   "0009_history": history,
+  "0012_assistant": assistant,
 };
