@@ -79,6 +79,7 @@ describe("another workspace's key", () => {
       "add_member",
       "list_invitations",
       "list_workspace_invitations",
+      "list_assistant_conversations",
     ]);
     for (const op of operations) {
       if (allowedOwn.has(op.name)) continue;
