@@ -51,6 +51,16 @@ export const ConfigSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
+  assistant: z
+    .strictObject({
+      base_url: z.string().url().optional().describe("OpenAI-compatible endpoint of the in-app assistant's model (default: [generation.llm] base_url)"),
+      model: z.string().optional().describe("The assistant's model (default: [generation.llm] model)"),
+      api_key_env: z.string().optional().describe("The NAME of the environment variable holding the model's API key (default: [generation.llm] api_key_env)"),
+      max_steps: int(1, 50).default(8).describe("At most this many tool steps (model turns that call tools) per message"),
+      max_tokens: int(16, 100_000).default(1024).describe("max_tokens of each model turn"),
+      timeout_ms: int(1000, 600_000).default(60_000).describe("The whole answer to one message, model turns and tools together, within this long"),
+    })
+    .prefault({}),
   alerts: z
     .strictObject({
       retry_first_ms: int(100, 3_600_000).default(5000).describe("A failed delivery is tried again after this long, then with doubling delays"),

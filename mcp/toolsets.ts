@@ -13,6 +13,7 @@ export const TOOLSETS = {
   runs: "Runs and group runs: results, waiting, JUnit, artifacts",
   schedules: "Schedules that start runs on their own, and alert channels that hear about failures",
   invitations: "The caller's own invitations to workspaces",
+  assistant: "The in-app assistant: your conversations, and confirming the actions it held",
   admin: "Members, invitations to the workspace, API keys and runners (off unless named)",
 } as const;
 
@@ -28,6 +29,7 @@ export function toolsetOf(op: Operation): Toolset {
   if (seg === "group-runs" || seg === "runs" || seg === "history") return "runs";
   if (seg === "apply" || seg === "imports") return "automations";
   if (seg === "schedules" || seg === "alert-channels") return "schedules";
+  if (op.path.startsWith("/assistant/")) return "assistant";
   if (seg in TOOLSETS) return seg as Toolset;
   throw new Error(`${op.name}: no toolset for path ${op.path}`);
 }

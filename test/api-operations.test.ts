@@ -231,6 +231,16 @@ describe("every operation works end to end", () => {
     const imported = await op("import_curl", { project: "web-shop" }, { command: "curl -H 'accept: application/json' https://shop.example.test/items/1" });
     expect(imported.automations).toHaveLength(1);
 
+    // The assistant (its model and actions: test/assistant.test.ts): without a model, a message answers 409.
+    const asked = await s.call("POST", "/assistant/messages", { text: "hello" });
+    expect(asked.status).toBe(409);
+    exercised.add("send_assistant_message");
+    expect((await op("list_assistant_conversations", {})).data).toEqual([]);
+    expect((await s.call("GET", "/assistant/conversations/asst_none")).status).toBe(404);
+    exercised.add("get_assistant_conversation");
+    expect((await s.call("POST", "/assistant/actions/act_none/confirm")).status).toBe(404);
+    exercised.add("confirm_assistant_action");
+
     await op("delete_group", { project: "web-shop", groupId: group.id });
     await op("delete_automation", { project: "web-shop", automationId: browser.id });
     expect((await s.call("GET", `/projects/web-shop/runs/${run.id}`)).status).toBe(200);

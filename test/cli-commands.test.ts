@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { operations } from "../src/manifest/index";
 import { type CliSandbox, cliSandbox } from "./helpers/cli";
+import { type ScriptedModel, startScriptedModel } from "./helpers/scripted-model";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 // Each test spawns the compiled binary several times; on a busy machine that outgrows the 5 s default.
@@ -9,15 +10,19 @@ setDefaultTimeout(60_000);
 
 let s: TestServer;
 let cli: CliSandbox;
+/** The assistant's model: a scripted chat-completions server. */
+let model: ScriptedModel;
 const covered = new Set<string>();
 
 beforeAll(async () => {
-  s = await startTestServer();
+  model = startScriptedModel();
+  s = await startTestServer({}, { SVC_ASSISTANT_BASE_URL: model.baseUrl, SVC_ASSISTANT_MODEL: "scripted" });
   cli = cliSandbox({ SVC_SERVER: s.url, SVC_API_KEY: s.key });
 });
 afterAll(async () => {
   cli.remove();
   await s.stop();
+  await model.stop();
 });
 
 type Rec = Record<string, unknown> & { id: string };
@@ -157,6 +162,17 @@ test("every operation's command works end to end, and every operation has one", 
     sent.delivery_id,
   );
   expect(await plain("delete_alert_channel", ["alert-channels", "delete", ch.id, ...P])).toContain("deleted alert-channels");
+  // the assistant: a question whose write is held, then confirmed; the conversation listed and read
+  model.script({ tools: [{ name: "create_feature", arguments: { project: "shop", name: "asked for" } }] }, { text: "Confirm it, please." });
+  const asked = await op<{ conversation_id: string; actions: { id: string; status: string }[] }>("send_assistant_message", [
+    "assistant",
+    "ask",
+    "Add a feature called asked for",
+  ]);
+  expect(asked.actions.map((a) => a.status)).toEqual(["needs_confirmation"]);
+  expect((await op<{ status: string }>("confirm_assistant_action", ["assistant", "confirm", asked.actions[0]?.id ?? ""])).status).toBe("done");
+  expect((await op<{ data: Rec[] }>("list_assistant_conversations", ["assistant", "list"])).data.map((c) => c.id)).toContain(asked.conversation_id);
+  expect((await op("get_assistant_conversation", ["assistant", "show", asked.conversation_id])).id).toBe(asked.conversation_id);
   // runners: a token shown once, listed, read and revoked
   const runner = await op<{ id: string; token: string }>("create_runner", ["runners", "create", "office-box", "--labels", "eu,fast"]);
   expect(runner.token).toMatch(/^svcr_/);

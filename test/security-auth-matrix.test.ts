@@ -81,6 +81,7 @@ describe("another workspace's key", () => {
       "list_workspace_invitations",
       "list_runners",
       "create_runner",
+      "list_assistant_conversations",
     ]);
     for (const op of operations) {
       if (allowedOwn.has(op.name)) continue;

@@ -9,6 +9,7 @@ import { configuredAddress } from "./address";
 import type { Core, IdempotentStart, OpContext, Principal } from "./context";
 import type { OpInput, RawBody } from "./handler";
 import { findIdempotentAnswer, idempotencyScope } from "./idempotency";
+import { registerInProcessCall } from "./in-process";
 import { handlerMap, type OperationKey } from "./registry";
 
 /** Input as a caller gives it, before validation: path parameters, query fields and the JSON body. */
@@ -97,3 +98,5 @@ export async function callOperation<K extends OperationKey>(
   if (!parsed.success) throw new Error(`response of ${op.name} does not match the manifest: ${JSON.stringify(zodDetails(parsed.error))}`);
   return parsed.data as CallOutput<Ops[K]>;
 }
+
+registerInProcessCall(callOperation);

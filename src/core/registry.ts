@@ -4,6 +4,7 @@ import type { Operation } from "../manifest/define";
 import * as invitations from "./access/invitations";
 import * as access from "./access/operations";
 import * as apply from "./apply/operations";
+import * as assistant from "./assistant/operations";
 import * as alerts from "./alerts/operations";
 import * as automations from "./automations/operations";
 import type { OpContext } from "./context";
@@ -26,6 +27,10 @@ export type OperationKey = { [K in keyof Ops]: Ops[K] extends Operation ? K : ne
 
 const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   whoami: access.whoami,
+  sendAssistantMessage: assistant.sendAssistantMessage,
+  confirmAssistantAction: assistant.confirmAssistantAction,
+  listAssistantConversations: assistant.listAssistantConversations,
+  getAssistantConversation: assistant.getAssistantConversation,
   listKeys: access.listKeys,
   createKey: access.createKey,
   revokeKey: access.revokeKey,

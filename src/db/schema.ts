@@ -314,6 +314,23 @@ export interface IdempotencyTable {
   created_at: string;
 }
 
+export interface AssistantConversationTable extends Stamped {
+  workspace_id: string;
+  user_id: string;
+  title: string;
+  /** JSON: the chat-completions messages exchanged so far. */
+  messages: string;
+}
+export interface AssistantActionTable extends Stamped {
+  conversation_id: string;
+  tool: string;
+  /** JSON object. */
+  arguments: string;
+  status: "done" | "needs_confirmation" | "refused" | "failed";
+  /** JSON: the tool's compact result, or why it was refused. */
+  result: string | null;
+}
+
 export interface DB {
   workspaces: WorkspaceTable;
   users: UserTable;
@@ -338,4 +355,6 @@ export interface DB {
   alert_channels: AlertChannelTable;
   alert_states: AlertStateTable;
   alert_deliveries: AlertDeliveryTable;
+  assistant_conversations: AssistantConversationTable;
+  assistant_actions: AssistantActionTable;
 }

@@ -1,6 +1,7 @@
 // The manifest: every operation of the API, declared once. REST, OpenAPI, CLI and MCP derive from it.
 import * as access from "./access";
 import * as apply from "./apply";
+import * as assistant from "./assistant";
 import * as alerts from "./alerts";
 import * as automations from "./automations";
 import type { Operation } from "./define";
@@ -38,6 +39,10 @@ export const ops = {
   ...schedules,
   ...alerts,
   ...history,
+  sendAssistantMessage: assistant.sendAssistantMessage,
+  confirmAssistantAction: assistant.confirmAssistantAction,
+  listAssistantConversations: assistant.listAssistantConversations,
+  getAssistantConversation: assistant.getAssistantConversation,
 };
 
 export type Ops = typeof ops;

@@ -19,7 +19,9 @@ export type IdPrefix =
   | "rnr"
   | "sch"
   | "ach"
-  | "dlv";
+  | "dlv"
+  | "asst"
+  | "act";
 
 /** `count` base62 characters from the CSPRNG, without modulo bias. */
 export function randomBase62(count: number): string {

@@ -1,6 +1,8 @@
 // The frame around every signed-in page: the top bar with navigation and the signed-in person.
 import type { ComponentChildren } from "preact";
+import { useState } from "preact/hooks";
 import { web } from "./api";
+import { AssistantPanel } from "./assistant";
 import { PendingInvitations } from "./pages/invitations";
 import { useHashPath } from "./router";
 import { canAdminister, useSession } from "./session";
@@ -8,6 +10,7 @@ import { canAdminister, useSession } from "./session";
 export function Layout({ children }: { children: ComponentChildren }) {
   const { session, refresh } = useSession();
   const path = useHashPath();
+  const [assistant, setAssistant] = useState(false);
   const links = [
     { href: "#/", label: "Dashboard", active: path === "/" },
     { href: "#/projects", label: "Projects", active: path.startsWith("/projects") || path.startsWith("/p/") },
@@ -53,6 +56,9 @@ export function Layout({ children }: { children: ComponentChildren }) {
               ))}
             </select>
           )}
+          <button type="button" class="btn btn-quiet" aria-expanded={assistant} onClick={() => setAssistant(!assistant)}>
+            Assistant
+          </button>
           <button type="button" class="btn btn-quiet" onClick={signOut}>
             Sign out
           </button>
@@ -62,6 +68,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
         <PendingInvitations />
         {children}
       </main>
+      {assistant && <AssistantPanel onClose={() => setAssistant(false)} />}
     </div>
   );
 }

@@ -11,4 +11,5 @@ export const VALID_BODIES: Record<string, unknown> = {
   create_alert_channel: { name: "other", kind: "slack", url: "https://hooks.example.test/x" },
   apply: { documents: [{ path: "other.yaml", text: "name: other\nkind: http\nsteps:\n  - request: { url: /x }\n" }], dry_run: true },
   import_curl: { command: "curl https://shop.example.test/items" },
+  send_assistant_message: { text: "hello", conversation_id: "asst_elsewhere" },
 };

@@ -11,6 +11,7 @@ import * as schedulesAlerts from "./0008_schedules_alerts";
 import * as history from "./0009_history";
 import * as cockpit from "./0010_cockpit";
 import * as testsAsCode from "./0011_tests_as_code";
+import * as assistant from "./0012_assistant";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   "0009_history": history,
   "0010_cockpit": cockpit,
   "0011_tests_as_code": testsAsCode,
+  "0012_assistant": assistant,
 };

@@ -1,0 +1,67 @@
+// The assistant's conversations and actions, always read through their owner (workspace and person).
+import type { Insertable, Kysely, Selectable, Updateable } from "kysely";
+import type { AssistantActionTable, AssistantConversationTable, DB } from "../../db/schema";
+
+export type ConversationRow = Selectable<AssistantConversationTable>;
+export type ActionRow = Selectable<AssistantActionTable>;
+
+export interface Owner {
+  workspaceId: string;
+  userId: string;
+}
+
+export function conversationsQuery(db: Kysely<DB>, owner: Owner) {
+  return db
+    .selectFrom("assistant_conversations")
+    .select(["id", "title", "created_at", "updated_at"])
+    .where("workspace_id", "=", owner.workspaceId)
+    .where("user_id", "=", owner.userId);
+}
+
+export async function findConversation(db: Kysely<DB>, owner: Owner, id: string): Promise<ConversationRow | undefined> {
+  return db
+    .selectFrom("assistant_conversations")
+    .selectAll()
+    .where("id", "=", id)
+    .where("workspace_id", "=", owner.workspaceId)
+    .where("user_id", "=", owner.userId)
+    .executeTakeFirst();
+}
+
+export async function insertConversation(db: Kysely<DB>, row: Insertable<AssistantConversationTable>): Promise<void> {
+  await db.insertInto("assistant_conversations").values(row).execute();
+}
+
+export async function updateConversation(db: Kysely<DB>, id: string, patch: Updateable<AssistantConversationTable>): Promise<void> {
+  await db.updateTable("assistant_conversations").set(patch).where("id", "=", id).execute();
+}
+
+export async function insertAction(db: Kysely<DB>, row: Insertable<AssistantActionTable>): Promise<void> {
+  await db.insertInto("assistant_actions").values(row).execute();
+}
+
+export async function conversationActions(db: Kysely<DB>, conversationId: string): Promise<ActionRow[]> {
+  return db.selectFrom("assistant_actions").selectAll().where("conversation_id", "=", conversationId).orderBy("created_at").orderBy("id").execute();
+}
+
+/** An action of the owner's conversations, with its conversation's id. */
+export async function findOwnAction(db: Kysely<DB>, owner: Owner, id: string): Promise<ActionRow | undefined> {
+  return db
+    .selectFrom("assistant_actions")
+    .innerJoin("assistant_conversations", "assistant_conversations.id", "assistant_actions.conversation_id")
+    .selectAll("assistant_actions")
+    .where("assistant_actions.id", "=", id)
+    .where("assistant_conversations.workspace_id", "=", owner.workspaceId)
+    .where("assistant_conversations.user_id", "=", owner.userId)
+    .executeTakeFirst();
+}
+
+/** Moves a held action to its outcome; false when it was no longer held (confirmed twice at once). */
+export async function settleHeldAction(db: Kysely<DB>, id: string, patch: Updateable<AssistantActionTable>): Promise<boolean> {
+  const r = await db.updateTable("assistant_actions").set(patch).where("id", "=", id).where("status", "=", "needs_confirmation").executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+export async function updateAction(db: Kysely<DB>, id: string, patch: Updateable<AssistantActionTable>): Promise<void> {
+  await db.updateTable("assistant_actions").set(patch).where("id", "=", id).execute();
+}

@@ -1,0 +1,97 @@
+// The assistant panel: a conversation with the model that calls svc's operations with the signed-in person's
+// rights. Actions that change something wait for Confirm; without a configured model the panel says how to set one.
+import type { z } from "zod";
+import type { MessageRole } from "../manifest/assistant";
+import { useState } from "preact/hooks";
+import type { OpOutput } from "../client/api-client";
+import { ApiError, call } from "./api";
+import { useAction } from "./hooks";
+import { Badge, ErrorNote } from "./ui";
+
+type Action = OpOutput<"confirmAssistantAction">;
+interface Entry {
+  role: z.infer<typeof MessageRole>;
+  text: string;
+  actions: Action[];
+}
+
+const HOW_TO_CONFIGURE =
+  "The server's operator configures the assistant's model: [assistant] base_url and model in svc.toml (or SVC_ASSISTANT_BASE_URL and SVC_ASSISTANT_MODEL), any OpenAI-compatible chat-completions endpoint with tool calls; the [generation.llm] settings serve too.";
+
+export function AssistantPanel({ onClose }: { onClose: () => void }) {
+  const [entries, setEntries] = useState<Entry[]>([]);
+  const [conversation, setConversation] = useState<string | undefined>(undefined);
+  const [text, setText] = useState("");
+  const [unconfigured, setUnconfigured] = useState<string | null>(null);
+  const a = useAction();
+
+  const send = async (e: Event) => {
+    e.preventDefault();
+    const message = text.trim();
+    if (!message) return;
+    setEntries((es) => [...es, { role: "user", text: message, actions: [] }]);
+    setText("");
+    await a.run(async () => {
+      try {
+        const r = await call("sendAssistantMessage", { text: message, ...(conversation ? { conversation_id: conversation } : {}) });
+        setConversation(r.conversation_id);
+        setEntries((es) => [...es, { role: "assistant", text: r.reply, actions: r.actions }]);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 409 && err.message.includes("no model")) setUnconfigured(err.message);
+        else throw err;
+      }
+    });
+  };
+
+  const confirm = (id: string) =>
+    a.run(async () => {
+      const done = await call("confirmAssistantAction", { actionId: id });
+      setEntries((es) => es.map((en) => ({ ...en, actions: en.actions.map((x) => (x.id === id ? done : x)) })));
+    });
+
+  return (
+    <aside class="assistant card" aria-label="Assistant">
+      <div class="card-head">
+        <h2>Assistant</h2>
+        <button type="button" class="btn btn-quiet" onClick={onClose}>
+          Close
+        </button>
+      </div>
+      {unconfigured && (
+        <div class="note" role="status">
+          <p>No model is configured for the assistant.</p>
+          <p class="muted">{HOW_TO_CONFIGURE}</p>
+        </div>
+      )}
+      <ol class="assistant-log">
+        {entries.map((en, i) => (
+          <li key={`${i}-${en.role}`} class={`assistant-${en.role}`}>
+            <strong>{en.role === "user" ? "You" : "Assistant"}:</strong> {en.text}
+            {en.actions.length > 0 && (
+              <ul class="assistant-actions">
+                {en.actions.map((x) => (
+                  <li key={x.id}>
+                    <code>{x.tool}</code> <code class="muted">{JSON.stringify(x.arguments)}</code> <Badge status={x.status} />
+                    {x.status === "needs_confirmation" && (
+                      <button type="button" class="btn btn-primary" disabled={a.busy} onClick={() => void confirm(x.id)}>
+                        Confirm
+                      </button>
+                    )}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </li>
+        ))}
+      </ol>
+      <ErrorNote message={a.error} details={a.details} />
+      <form onSubmit={send} class="assistant-form">
+        <label for="assistant-text">Message</label>
+        <textarea id="assistant-text" rows={2} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+        <button class="btn btn-primary" disabled={a.busy}>
+          {a.busy ? "Thinking…" : "Send"}
+        </button>
+      </form>
+    </aside>
+  );
+}

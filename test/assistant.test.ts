@@ -1,0 +1,151 @@
+// The in-app assistant against a scripted OpenAI-compatible model (a real HTTP server): read-only tools run at
+// once, writes are held until confirmed (runs started so carry trigger "assistant"), what the person may not do
+// is refused at once (confirming it answers 403), conversations are their owner's alone, and without a model the
+// operation answers 409 saying how to configure one.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { json } from "./helpers/runs";
+import { startScriptedModel, type ScriptedModel } from "./helpers/scripted-model";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+setDefaultTimeout(60_000);
+
+let model: ScriptedModel;
+let s: TestServer;
+let target: ReturnType<typeof Bun.serve>;
+let member: { key: string };
+
+interface Action {
+  id: string;
+  tool: string;
+  status: string;
+  result?: Record<string, unknown>;
+}
+interface Reply {
+  conversation_id: string;
+  reply: string;
+  actions: Action[];
+}
+
+beforeAll(async () => {
+  model = startScriptedModel();
+  target = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => Response.json({ ok: true }) });
+  s = await startTestServer({ rate_limit: { enabled: false } }, { SVC_ASSISTANT_BASE_URL: model.baseUrl, SVC_ASSISTANT_MODEL: "scripted" });
+  member = await s.userWithKey("member@acme.test", "acme", "member");
+  await json(await s.call("POST", "/projects", { name: "Shop" }), 201);
+  await json(await s.call("POST", "/projects/shop/environments", { name: "local", variables: { BASE_URL: `http://127.0.0.1:${target.port}` } }), 201);
+  await json(
+    await s.call("POST", "/projects/shop/automations", {
+      name: "health",
+      kind: "http",
+      environment: "local",
+      steps: [{ request: { url: "/health" }, expect: [{ status: 200 }] }],
+    }),
+    201,
+  );
+});
+afterAll(async () => {
+  await s.stop();
+  await model.stop();
+  await target.stop(true);
+});
+
+const ask = async (text: string, key = s.key, conversation_id?: string) =>
+  json<Reply>(await s.call("POST", "/assistant/messages", { text, ...(conversation_id ? { conversation_id } : {}) }, key));
+
+test("a read-only tool runs at once (done) and the model reads its result; the model is offered the MCP tools", async () => {
+  model.script({ tools: [{ name: "list_projects", arguments: {} }] }, { text: "You have one project: Shop." });
+  const r = await ask("Which projects do I have?");
+  expect(r.reply).toBe("You have one project: Shop.");
+  expect(r.actions).toHaveLength(1);
+  expect(r.actions[0]?.tool).toBe("list_projects");
+  expect(r.actions[0]?.status).toBe("done");
+  const second = model.requests.at(-1);
+  expect(second?.messages.some((m) => m.role === "tool" && (m.content ?? "").includes("shop"))).toBe(true);
+  const offered = (model.requests.at(-2)?.tools ?? []).map((t) => t.function.name);
+  expect(offered).toContain("run_automation");
+  expect(offered).toContain("wait_for_run");
+  expect(offered).not.toContain("add_member");
+  expect(offered).not.toContain("send_assistant_message");
+});
+
+test("a write is held as needs_confirmation, runs only when confirmed, and its run has trigger assistant", async () => {
+  model.script({ tools: [{ name: "run_automation", arguments: { project: "shop", automation: "health" } }] }, { text: "Confirm the run, please." });
+  const r = await ask("Run the health check");
+  const held = r.actions[0] as Action;
+  expect(held.status).toBe("needs_confirmation");
+  const before = await json<{ data: unknown[] }>(await s.call("GET", "/projects/shop/runs"));
+  expect(before.data).toHaveLength(0);
+
+  const done = await json<Action>(await s.call("POST", `/assistant/actions/${held.id}/confirm`));
+  expect(done.status).toBe("done");
+  const runs = await json<{ data: { id: string; trigger: string }[] }>(await s.call("GET", "/projects/shop/runs"));
+  expect(runs.data).toHaveLength(1);
+  expect(runs.data[0]?.trigger).toBe("assistant");
+  // Once run, it cannot run again.
+  const again = await s.call("POST", `/assistant/actions/${held.id}/confirm`);
+  expect(again.status).toBe(409);
+});
+
+test("a member's assistant is refused an admin action at once; confirming it answers 403 and nothing changes", async () => {
+  model.script({ tools: [{ name: "delete_project", arguments: { project: "shop" } }] }, { text: "I may not delete it." });
+  const r = await ask("Delete the shop project", member.key);
+  const refused = r.actions[0] as Action;
+  expect(refused.status).toBe("refused");
+  expect(String(refused.result?.message)).toContain("only owners and admins");
+  const confirm = await s.call("POST", `/assistant/actions/${refused.id}/confirm`, undefined, member.key);
+  expect(confirm.status).toBe(403);
+  expect(((await confirm.json()) as { error: string }).error).toBe("forbidden");
+  expect((await s.call("GET", "/projects/shop")).status).toBe(200);
+});
+
+test("conversations are their owner's alone: listed, read, continued and confirmed by nobody else", async () => {
+  model.script({ tools: [{ name: "create_feature", arguments: { project: "shop", name: "Checkout" } }] }, { text: "Held." });
+  const mine = await ask("Add a Checkout feature");
+  const list = await json<{ data: { id: string }[] }>(await s.call("GET", "/assistant/conversations"));
+  expect(list.data.map((c) => c.id)).toContain(mine.conversation_id);
+  const read = await json<{ messages: { role: string; text: string }[]; actions: Action[] }>(
+    await s.call("GET", `/assistant/conversations/${mine.conversation_id}`),
+  );
+  expect(read.messages[0]).toEqual({ role: "user", text: "Add a Checkout feature" });
+  expect(read.actions.map((a) => a.id)).toContain(mine.actions[0]?.id as string);
+
+  const theirs = await json<{ data: { id: string }[] }>(await s.call("GET", "/assistant/conversations", undefined, member.key));
+  expect(theirs.data.map((c) => c.id)).not.toContain(mine.conversation_id);
+  expect((await s.call("GET", `/assistant/conversations/${mine.conversation_id}`, undefined, member.key)).status).toBe(404);
+  expect((await s.call("POST", "/assistant/messages", { text: "hi", conversation_id: mine.conversation_id }, member.key)).status).toBe(404);
+  expect((await s.call("POST", `/assistant/actions/${mine.actions[0]?.id}/confirm`, undefined, member.key)).status).toBe(404);
+  const features = await json<{ data: unknown[] }>(await s.call("GET", "/projects/shop/features"));
+  expect(features.data).toHaveLength(0);
+});
+
+test("without a configured model: 409 conflict saying how to configure one, and nothing is stored", async () => {
+  const bare = await startTestServer();
+  try {
+    const res = await bare.call("POST", "/assistant/messages", { text: "hello" });
+    expect(res.status).toBe(409);
+    const body = (await res.json()) as { error: string; message: string };
+    expect(body.error).toBe("conflict");
+    expect(body.message).toContain("[assistant] base_url and model");
+    expect(body.message).toContain("SVC_ASSISTANT_BASE_URL");
+    const list = await json<{ data: unknown[] }>(await bare.call("GET", "/assistant/conversations"));
+    expect(list.data).toHaveLength(0);
+  } finally {
+    await bare.stop();
+  }
+});
+
+test("figure: time to first byte of an assistant reply (one model turn, scripted model on loopback)", async () => {
+  model.script({ text: "Hello." });
+  const t0 = performance.now();
+  const res = await fetch(`${s.api}/assistant/messages`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${s.key}`, "content-type": "application/json" },
+    body: JSON.stringify({ text: "hello" }),
+  });
+  const reader = res.body?.getReader();
+  await reader?.read();
+  const ttfb = performance.now() - t0;
+  await reader?.cancel();
+  console.log(`assistant reply time to first byte: ${ttfb.toFixed(1)} ms`);
+  expect(res.status).toBe(200);
+});

@@ -1,0 +1,79 @@
+// The assistant panel in Chromium, against a scripted OpenAI-compatible model: ask, see the held action, Confirm
+// it (a run with trigger assistant); on a server without a model, the panel says how to configure one.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import type { Browser } from "playwright-core";
+import { explained, launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
+import { json } from "./helpers/runs";
+import { startScriptedModel, type ScriptedModel } from "./helpers/scripted-model";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+setDefaultTimeout(60_000);
+
+let model: ScriptedModel;
+let s: TestServer;
+let target: ReturnType<typeof Bun.serve>;
+let browser: Browser;
+
+beforeAll(async () => {
+  model = startScriptedModel();
+  target = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => Response.json({ ok: true }) });
+  s = await startTestServer({ rate_limit: { enabled: false } }, { SVC_ASSISTANT_BASE_URL: model.baseUrl, SVC_ASSISTANT_MODEL: "scripted" });
+  await json(await s.call("POST", "/projects", { name: "Shop" }), 201);
+  await json(await s.call("POST", "/projects/shop/environments", { name: "local", variables: { BASE_URL: `http://127.0.0.1:${target.port}` } }), 201);
+  await json(
+    await s.call("POST", "/projects/shop/automations", {
+      name: "health",
+      kind: "http",
+      environment: "local",
+      steps: [{ request: { url: "/health" }, expect: [{ status: 200 }] }],
+    }),
+    201,
+  );
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser.close();
+  await s.stop();
+  await model.stop();
+  await target.stop(true);
+});
+
+test("the panel: ask, the held action shows with Confirm, Confirm runs it", async () => {
+  const { context, page } = await newPage(browser);
+  await signInAsOwner(page, s.url);
+  await explained(page, "assistant-panel", async () => {
+    model.script({ tools: [{ name: "run_automation", arguments: { project: "shop", automation: "health" } }] }, { text: "Confirm the run, please." });
+    await page.getByRole("button", { name: "Assistant" }).click();
+    const panel = page.getByRole("complementary", { name: "Assistant" });
+    await panel.getByLabel("Message").fill("Run the health check");
+    await panel.getByRole("button", { name: "Send" }).click();
+    await panel.getByText("Confirm the run, please.").waitFor();
+    await panel.getByText("needs confirmation").waitFor();
+    await shot(page, "assistant-held");
+    await panel.getByRole("button", { name: "Confirm" }).click();
+    await panel.getByText("done", { exact: true }).waitFor();
+    expect(await panel.getByRole("button", { name: "Confirm" }).count()).toBe(0);
+  });
+  const runs = await json<{ data: { trigger: string }[] }>(await s.call("GET", "/projects/shop/runs"));
+  expect(runs.data.map((r) => r.trigger)).toEqual(["assistant"]);
+  await context.close();
+});
+
+test("without a model the panel says how to configure one", async () => {
+  const bare = await startTestServer();
+  try {
+    const { context, page } = await newPage(browser);
+    await signInAsOwner(page, bare.url);
+    await explained(page, "assistant-unconfigured", async () => {
+      await page.getByRole("button", { name: "Assistant" }).click();
+      const panel = page.getByRole("complementary", { name: "Assistant" });
+      await panel.getByLabel("Message").fill("hello");
+      await panel.getByRole("button", { name: "Send" }).click();
+      await panel.getByText("No model is configured for the assistant.").waitFor();
+      await panel.getByText(/SVC_ASSISTANT_BASE_URL/).waitFor();
+    });
+    await context.close();
+  } finally {
+    await bare.stop();
+  }
+});
