@@ -113,8 +113,12 @@ describe("the runner protocol", () => {
     const [second] = await claim(r);
     expect(second?.claim).toBeGreaterThan(Number(first?.claim));
     await runnerCall(s.url, r, "/start", { runs: [{ id: runId, claim: second?.claim }] });
+    // A client waiting on the run hears its end like any other: the read held by ?wait= answers with the error.
+    const waited = s.call("GET", `/projects/${project}/runs/${runId}?wait=30`);
     expect(await waitUntil(() => status(runId) === "error", LEASE_MS * 5)).toBe(true);
-    expect((await getRun(s, project, runId)).error).toContain("runner lost");
+    const heard = (await (await waited).json()) as { status: string; error: string };
+    expect(heard.status).toBe("error");
+    expect(heard.error).toContain("runner lost");
     const late = await json<{ recorded: string[] }>(await runnerCall(s.url, r, "/finish", { runs: [{ id: runId, claim: second?.claim, result: passed }] }));
     expect(late.recorded).toEqual([]);
     expect(status(runId)).toBe("error");

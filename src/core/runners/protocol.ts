@@ -20,7 +20,8 @@ import { isWellFormedRunnerToken, runnerTokenMatches, runnerTokenPrefix } from "
 import { VERSION } from "../../version";
 import type { Core } from "../context";
 import { artifactDir } from "../runs/artifacts";
-import { finishRuns, type RunEnvironment, recordRunProgress, runEnvironment, withRunRequests } from "../runs/queue";
+import { recordFinishedRuns } from "../alerts/state";
+import { finishRuns, type RunEnvironment, recordRunProgress, runEnvironment, runsEndedElsewhere, withRunRequests } from "../runs/queue";
 import { RunSpecColumn } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
@@ -259,12 +260,17 @@ export async function sweepExpiredLeases(core: Core): Promise<{ requeued: string
       await markLastRunErrored(trx, r.automation_id, r.id, t);
       lost.push(r.id);
     }
-    return { requeued, lost };
+    // A lost run is a state change like any other: its alerts are written with it.
+    const alerts = lost.length > 0 ? await recordFinishedRuns(core, trx, lost, t) : 0;
+    return { requeued, lost, alerts };
   });
   if (result.requeued.length > 0) {
     log.warn("runs of a lost runner queued again", { runs: result.requeued.length });
     core.events.emit("runQueued");
   }
-  if (result.lost.length > 0) log.warn("runs of a lost runner ended as error", { runs: result.lost.length });
-  return result;
+  if (result.lost.length > 0) {
+    log.warn("runs of a lost runner ended as error", { runs: result.lost.length });
+    await runsEndedElsewhere(core, result.lost, result.alerts);
+  }
+  return { requeued: result.requeued, lost: result.lost };
 }

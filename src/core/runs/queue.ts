@@ -235,10 +235,22 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
 }
 
 /**
+ * Runs ended outside finishRuns (a lost runner's, by its lease): waiting clients hear it, and everything that
+ * follows a run's end happens as it does for runs finished by an engine. `alertsWritten` counts the outbox rows
+ * the caller wrote in its own transaction (recordFinishedRuns).
+ */
+export async function runsEndedElsewhere(core: Core, runIds: string[], alertsWritten: number): Promise<void> {
+  if (runIds.length === 0) return;
+  core.events.emit("runsFinished", runIds);
+  if (alertsWritten > 0) core.events.emit("alertsQueued");
+  await afterRunsEnded(core, runIds);
+}
+
+/**
  * What follows runs ending: the next run of their sequential group runs (or their stop), their daily roll-ups and
  * health, their group runs' verdicts, and retention's notice.
  */
-async function afterRunsEnded(core: Core, runIds: string[]): Promise<void> {
+export async function afterRunsEnded(core: Core, runIds: string[]): Promise<void> {
   // A sequential group run that ends here (stopped, or nothing left to queue) moves its alert state then.
   let alerts = 0;
   const queued = await advanceSequentialGroupRuns(core, runIds, async (trx, runId) => {
