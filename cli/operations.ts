@@ -4,7 +4,7 @@ import { type Command, Option } from "commander";
 import { operationFields } from "../src/client/schema-fields";
 import { UsageError } from "./usage";
 import { type Operation, operations } from "../src/manifest/index";
-import { type FieldOption, optionFor } from "./field-options";
+import { type FieldOption, optionFor, parseJsonArgument } from "./field-options";
 import { jsonAsReceived, renderJson, styleFor } from "./output";
 import { readRequestFile } from "./request-file";
 import type { ResolvedSettings } from "../src/client/settings";
@@ -50,8 +50,9 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
       )
     : {};
   for (const o of options) if (flags[o.attr] !== undefined) input[o.field.name] = flags[o.attr];
+  const byName = new Map(fields.body.map((f) => [f.name, f]));
   args.forEach((name, i) => {
-    input[name] = positional[i];
+    input[name] = byName.get(name)?.kind === "json" ? parseJsonArgument(positional[i] as string) : positional[i];
   });
   const settings = settingsFor(flags);
   const needsProject = fields.params.some((p) => p.name === "project") && !args.includes("project");

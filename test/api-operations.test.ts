@@ -228,6 +228,8 @@ describe("every operation works end to end", () => {
     await op("apply", { project: "web-shop" }, { documents });
     const imported = await op("import_curl", { project: "web-shop" }, { command: "curl -H 'accept: application/json' https://shop.example.test/items/1" });
     expect(imported.automations).toHaveLength(1);
+    const collection = { info: { name: "walk" }, item: [{ name: "walk item", request: { method: "GET", url: "https://shop.example.test/items" } }] };
+    expect((await op("import_postman", { project: "web-shop" }, { collection })).automations).toHaveLength(1);
 
     await op("delete_group", { project: "web-shop", groupId: group.id });
     await op("delete_automation", { project: "web-shop", automationId: browser.id });

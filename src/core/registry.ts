@@ -84,6 +84,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   revokeRunner: runners.revokeRunner,
   applyDocuments: apply.applyDocuments,
   importCurl: imports.importCurl,
+  importPostman: imports.importPostman,
   listSchedules: schedules.listSchedules,
   createSchedule: schedules.createSchedule,
   getSchedule: schedules.getSchedule,

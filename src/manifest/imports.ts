@@ -1,4 +1,4 @@
-// Importers: what teams already have (a cURL command line) becomes automations.
+// Importers: what teams already have (a cURL command line, a Postman collection, a HAR file, an OpenAPI document) becomes automations.
 import { z } from "zod";
 import { defineOperation, Name, ProjectParams } from "./define";
 import { Automation } from "./records";
@@ -6,6 +6,15 @@ import { Automation } from "./records";
 export const ImportResult = z
   .object({
     automations: z.array(Automation),
+    environment: z
+      .object({ id: z.string() })
+      .nullable()
+      .optional()
+      .describe("The environment made of the imported variables, the default environment of the imported automations"),
+    groups: z
+      .array(z.object({ id: z.string(), name: z.string() }))
+      .optional()
+      .describe("The groups made of the imported folders"),
     warnings: z.array(z.object({ request: z.string(), message: z.string() })).describe("What could not be imported, per request"),
   })
   .meta({ id: "ImportResult" });
@@ -24,4 +33,24 @@ export const importCurl = defineOperation({
   successStatus: 201,
   errors: ["not_found"],
   cli: { words: ["import", "curl"], args: ["command"] },
+});
+
+export const importPostman = defineOperation({
+  name: "import_postman",
+  method: "POST",
+  path: "/projects/{project}/imports/postman",
+  summary: "Import a Postman collection (v2.1): each request an automation, folders groups, variables an environment",
+  description:
+    "Requests keep their method, URL, headers, body and authorization (inherited from folders and the collection). Test scripts' common " +
+    "pm.test / pm.expect / pm.response.to.have.status lines become assertions; every other line is a warning for its request. The " +
+    "collection's variables become an environment named after the collection, the default environment of every imported automation.",
+  params: ProjectParams,
+  body: z.strictObject({
+    collection: z.record(z.string(), z.unknown()).describe("The collection (its exported JSON); on the command line a file path"),
+    name: Name.optional().describe("The name of the environment made of its variables (default: the collection's name)"),
+  }),
+  response: ImportResult,
+  successStatus: 201,
+  errors: ["not_found"],
+  cli: { words: ["import", "postman"], args: ["collection"] },
 });

@@ -35,6 +35,7 @@ export const ops = {
   ...runners,
   applyDocuments: apply.applyDocuments,
   importCurl: imports.importCurl,
+  importPostman: imports.importPostman,
   ...schedules,
   ...alerts,
   ...history,

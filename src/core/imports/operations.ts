@@ -8,6 +8,8 @@ import { resolveProject } from "../scope";
 import { toAutomation } from "../automations/operations";
 import * as automations from "../automations/store";
 import { parseCurl } from "./curl";
+import { readPostman } from "./postman";
+import { type ImportPlan, saveImport } from "./save";
 
 type O = typeof ops;
 
@@ -55,4 +57,15 @@ export const importCurl: Handler<O["importCurl"]> = async (ctx, { params, body }
   };
   await automations.insertAutomation(ctx.core.db, row);
   return { automations: [toAutomation(row)], warnings: parsed.warnings.map((message) => ({ request: name, message })) };
+};
+
+export const importPostman: Handler<O["importPostman"]> = async (ctx, { params, body }) => {
+  const project = await resolveProject(ctx, params.project);
+  let plan: ImportPlan;
+  try {
+    plan = readPostman(body.collection, body.name);
+  } catch (e) {
+    throw invalid(`the collection cannot be read: ${(e as Error).message}`, [{ path: "collection", message: (e as Error).message }]);
+  }
+  return saveImport(ctx, project.id, plan);
 };
