@@ -230,6 +230,8 @@ describe("every operation works end to end", () => {
     expect(imported.automations).toHaveLength(1);
     const collection = { info: { name: "walk" }, item: [{ name: "walk item", request: { method: "GET", url: "https://shop.example.test/items" } }] };
     expect((await op("import_postman", { project: "web-shop" }, { collection })).automations).toHaveLength(1);
+    const har = { log: { entries: [{ request: { method: "GET", url: "https://shop.example.test/items" }, response: { status: 200 } }] } };
+    expect((await op("import_har", { project: "web-shop" }, { har })).automations).toHaveLength(1);
 
     await op("delete_group", { project: "web-shop", groupId: group.id });
     await op("delete_automation", { project: "web-shop", automationId: browser.id });

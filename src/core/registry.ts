@@ -85,6 +85,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   applyDocuments: apply.applyDocuments,
   importCurl: imports.importCurl,
   importPostman: imports.importPostman,
+  importHar: imports.importHar,
   listSchedules: schedules.listSchedules,
   createSchedule: schedules.createSchedule,
   getSchedule: schedules.getSchedule,

@@ -54,3 +54,19 @@ export const importPostman = defineOperation({
   errors: ["not_found"],
   cli: { words: ["import", "postman"], args: ["collection"] },
 });
+
+export const importHar = defineOperation({
+  name: "import_har",
+  method: "POST",
+  path: "/projects/{project}/imports/har",
+  summary: "Import a HAR file as one http automation: its requests in order, with captures where a later request reuses an earlier response value",
+  params: ProjectParams,
+  body: z.strictObject({
+    har: z.record(z.string(), z.unknown()).describe("The HAR document (its JSON, with log.entries); on the command line a file path"),
+    name: Name.optional().describe("The automation's name (default: the first page's title); suffixed on a name clash"),
+  }),
+  response: ImportResult,
+  successStatus: 201,
+  errors: ["not_found"],
+  cli: { words: ["import", "har"], args: ["har"] },
+});

@@ -36,6 +36,7 @@ export const ops = {
   applyDocuments: apply.applyDocuments,
   importCurl: imports.importCurl,
   importPostman: imports.importPostman,
+  importHar: imports.importHar,
   ...schedules,
   ...alerts,
   ...history,

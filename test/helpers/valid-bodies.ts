@@ -11,6 +11,7 @@ export const VALID_BODIES: Record<string, unknown> = {
   create_alert_channel: { name: "other", kind: "slack", url: "https://hooks.example.test/x" },
   apply: { documents: [{ path: "other.yaml", text: "name: other\nkind: http\nsteps:\n  - request: { url: /x }\n" }], dry_run: true },
   import_curl: { command: "curl https://shop.example.test/items" },
+  import_har: { har: { log: { entries: [{ request: { method: "GET", url: "https://shop.example.test/items" }, response: { status: 200 } }] } } },
   import_postman: {
     collection: { info: { name: "fuzz collection" }, item: [{ name: "one", request: { method: "GET", url: "https://shop.example.test/items" } }] },
   },

@@ -8,6 +8,7 @@ import { resolveProject } from "../scope";
 import { toAutomation } from "../automations/operations";
 import * as automations from "../automations/store";
 import { parseCurl } from "./curl";
+import { readHar } from "./har";
 import { readPostman } from "./postman";
 import { type ImportPlan, saveImport } from "./save";
 
@@ -66,6 +67,17 @@ export const importPostman: Handler<O["importPostman"]> = async (ctx, { params, 
     plan = readPostman(body.collection, body.name);
   } catch (e) {
     throw invalid(`the collection cannot be read: ${(e as Error).message}`, [{ path: "collection", message: (e as Error).message }]);
+  }
+  return saveImport(ctx, project.id, plan);
+};
+
+export const importHar: Handler<O["importHar"]> = async (ctx, { params, body }) => {
+  const project = await resolveProject(ctx, params.project);
+  let plan: ImportPlan;
+  try {
+    plan = readHar(body.har, body.name);
+  } catch (e) {
+    throw invalid(`the HAR file cannot be read: ${(e as Error).message}`, [{ path: "har", message: (e as Error).message }]);
   }
   return saveImport(ctx, project.id, plan);
 };
