@@ -24,7 +24,10 @@ const distinctive = (v: unknown): v is string | number =>
 
 /** Every distinctive leaf of a JSON value, by JSON path (first path wins), with the key it sits under. */
 function leaves(value: unknown, path = "$", key = "value", out = new Map<string, { path: string; key: string }>()) {
-  if (Array.isArray(value)) value.forEach((v, i) => leaves(v, `${path}[${i}]`, key, out));
+  if (Array.isArray(value))
+    value.forEach((v, i) => {
+      leaves(v, `${path}[${i}]`, key, out);
+    });
   else if (value && typeof value === "object")
     for (const [k, v] of Object.entries(value)) leaves(v, /^[A-Za-z_$][\w$]*$/.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`, k, out);
   else if (distinctive(value) && !out.has(String(value))) out.set(String(value), { path, key });
