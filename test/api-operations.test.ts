@@ -232,6 +232,12 @@ describe("every operation works end to end", () => {
     expect((await op("import_postman", { project: "web-shop" }, { collection })).automations).toHaveLength(1);
     const har = { log: { entries: [{ request: { method: "GET", url: "https://shop.example.test/items" }, response: { status: 200 } }] } };
     expect((await op("import_har", { project: "web-shop" }, { har })).automations).toHaveLength(1);
+    const document = {
+      openapi: "3.0.3",
+      info: { title: "walk api", version: "1" },
+      paths: { "/items": { get: { responses: { "200": { description: "ok" } } } } },
+    };
+    expect((await op("import_openapi", { project: "web-shop" }, { document, base_url: "https://shop.example.test" })).automations).toHaveLength(1);
 
     await op("delete_group", { project: "web-shop", groupId: group.id });
     await op("delete_automation", { project: "web-shop", automationId: browser.id });

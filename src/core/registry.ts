@@ -86,6 +86,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   importCurl: imports.importCurl,
   importPostman: imports.importPostman,
   importHar: imports.importHar,
+  importOpenapi: imports.importOpenapi,
   listSchedules: schedules.listSchedules,
   createSchedule: schedules.createSchedule,
   getSchedule: schedules.getSchedule,

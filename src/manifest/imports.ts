@@ -70,3 +70,29 @@ export const importHar = defineOperation({
   errors: ["not_found"],
   cli: { words: ["import", "har"], args: ["har"] },
 });
+
+export const importOpenapi = defineOperation({
+  name: "import_openapi",
+  method: "POST",
+  path: "/projects/{project}/imports/openapi",
+  summary: "Import an OpenAPI 3.x or Swagger 2.0 document: the openapi generator's tests of every operation become automations",
+  description:
+    "Swagger 2.0 is converted to OpenAPI 3.0 first. Each operation gets the tests a generation makes (a valid request, missing required " +
+    "fields, no credentials, an unknown id, create then read), saved as automations; the document's first server (or base_url) becomes " +
+    "the BASE_URL of an environment named after the document, the default environment of every imported automation; each tag a group.",
+  params: ProjectParams,
+  body: z.strictObject({
+    document: z.record(z.string(), z.unknown()).describe("The OpenAPI 3.x or Swagger 2.0 document; on the command line a JSON or YAML file path"),
+    name: Name.optional().describe("The name of the environment (default: the document's title)"),
+    base_url: z
+      .string()
+      .regex(/^https?:\/\/\S+$/, "an http(s) URL")
+      .max(2000)
+      .optional()
+      .describe("The API's base URL, the environment's BASE_URL (default: the document's first server)"),
+  }),
+  response: ImportResult,
+  successStatus: 201,
+  errors: ["not_found"],
+  cli: { words: ["import", "openapi"], args: ["document"] },
+});

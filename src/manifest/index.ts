@@ -37,6 +37,7 @@ export const ops = {
   importCurl: imports.importCurl,
   importPostman: imports.importPostman,
   importHar: imports.importHar,
+  importOpenapi: imports.importOpenapi,
   ...schedules,
   ...alerts,
   ...history,

@@ -9,6 +9,7 @@ import { toAutomation } from "../automations/operations";
 import * as automations from "../automations/store";
 import { parseCurl } from "./curl";
 import { readHar } from "./har";
+import { readOpenApi } from "./openapi";
 import { readPostman } from "./postman";
 import { type ImportPlan, saveImport } from "./save";
 
@@ -80,4 +81,9 @@ export const importHar: Handler<O["importHar"]> = async (ctx, { params, body }) 
     throw invalid(`the HAR file cannot be read: ${(e as Error).message}`, [{ path: "har", message: (e as Error).message }]);
   }
   return saveImport(ctx, project.id, plan);
+};
+
+export const importOpenapi: Handler<O["importOpenapi"]> = async (ctx, { params, body }) => {
+  const project = await resolveProject(ctx, params.project);
+  return saveImport(ctx, project.id, await readOpenApi(body.document, ctx.core.config.generation, body.name, body.base_url));
 };

@@ -20,6 +20,7 @@ export interface ImportedAutomation {
   name: string;
   description: string;
   steps: HttpStep[];
+  tags?: string[];
 }
 
 export interface ImportPlan {
@@ -42,7 +43,7 @@ export async function saveImport(ctx: OpContext, projectId: string, plan: Import
   if (plan.automations.length === 0) throw invalid("there is no request to import", [{ path: "", message: "no request found" }]);
   // Every automation is checked as create_automation checks it before anything is written.
   plan.automations.forEach((a, i) => {
-    const checked = ops.createAutomation.body?.safeParse({ name: a.name.slice(0, 200), kind: "http", steps: a.steps });
+    const checked = ops.createAutomation.body?.safeParse({ name: a.name.slice(0, 200), kind: "http", steps: a.steps, tags: a.tags });
     if (!checked) throw new Error("create_automation has no body schema");
     if (!checked.success)
       throw invalid(
@@ -87,7 +88,7 @@ export async function saveImport(ctx: OpContext, projectId: string, plan: Import
         kind: "http" as const,
         steps: JSON.stringify(a.steps),
         environment_id: environmentId,
-        tags: "[]",
+        tags: JSON.stringify(a.tags ?? []),
         status: "active" as const,
         source: "imported" as const,
         edited: 0,
