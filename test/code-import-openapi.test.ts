@@ -1,5 +1,9 @@
 // Importers: an OpenAPI 3.x document and a Swagger 2.0 one become the openapi generator's tests, which run and pass.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { sourceCli } from "./helpers/cli-source";
 import { waitForRun } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
@@ -148,3 +152,23 @@ test("a document that is not OpenAPI is a 400 naming the document and creates no
   }
   expect(((await (await s.call("GET", "/projects/oas/automations?limit=200")).json()) as { data: unknown[] }).data.length).toBe(before);
 });
+
+test("svc import openapi FILE reads a YAML file named as its argument, and svc import postman a JSON one", async () => {
+  const cli = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: "oas" });
+  try {
+    const file = join(cli.cwd, "api.yaml");
+    writeFileSync(file, stringify(openapi3(target.url)));
+    const r = await cli.run(["import", "openapi", "api.yaml", "--name", "From the CLI", "--json"]);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as Imported).automations).toHaveLength(4);
+    const collection = { info: { name: "cli collection" }, item: [{ name: "cli item", request: { method: "GET", url: `${target.url}/items` } }] };
+    writeFileSync(join(cli.cwd, "c.postman_collection.json"), JSON.stringify(collection));
+    const p = await cli.run(["import", "postman", "c.postman_collection.json", "--json"]);
+    expect(p.code).toBe(0);
+    expect((JSON.parse(p.stdout) as Imported).automations.map((a) => a.name)).toEqual(["cli item"]);
+    const missing = await cli.run(["import", "har", "nowhere.har"]);
+    expect(missing.code).not.toBe(0);
+  } finally {
+    cli.remove();
+  }
+}, 60_000);
