@@ -111,6 +111,7 @@ describe("every operation works end to end", () => {
     expect((await op("list_automations", { project: "web-shop" }, undefined, undefined, "?q=ZEBRA")).data.map((a: { id: string }) => a.id)).toEqual([aut.id]);
     expect((await op("get_automation", { project: "web-shop", automationId: aut.id })).steps[0].request.url).toBe("/items/1");
     expect((await op("update_automation", { project: "web-shop", automationId: browser.id }, { status: "active" })).status).toBe("active");
+    expect((await op("export_hurl", { project: "web-shop", automationId: aut.id }, undefined, undefined, "?environment=staging")).text).toContain("HTTP");
 
     const run = await op("run_automation", { project: "web-shop", automationId: aut.id }, { environment: "staging" });
     expect(run.trigger).toBe("api");

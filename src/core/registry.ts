@@ -12,6 +12,7 @@ import * as bulk from "./features/bulk";
 import * as features from "./features/operations";
 import * as generations from "./generations/operations";
 import * as groups from "./groups/operations";
+import * as exports from "./exports/operations";
 import * as imports from "./imports/operations";
 import * as history from "./history/operations";
 import type { Handler, OpInput } from "./handler";
@@ -83,6 +84,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   getRunner: runners.getRunner,
   revokeRunner: runners.revokeRunner,
   applyDocuments: apply.applyDocuments,
+  exportHurl: exports.exportHurl,
   importCurl: imports.importCurl,
   importPostman: imports.importPostman,
   importHar: imports.importHar,

@@ -8,6 +8,7 @@ import * as environments from "./environments";
 import * as features from "./features";
 import * as generations from "./generations";
 import * as groups from "./groups";
+import * as exports from "./exports";
 import * as imports from "./imports";
 import * as history from "./history";
 import * as projects from "./projects";
@@ -34,6 +35,7 @@ export const ops = {
   ...accessOps,
   ...runners,
   applyDocuments: apply.applyDocuments,
+  exportHurl: exports.exportHurl,
   importCurl: imports.importCurl,
   importPostman: imports.importPostman,
   importHar: imports.importHar,
