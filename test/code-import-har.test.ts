@@ -108,6 +108,14 @@ test("a HAR file imports as one automation in request order, with captures where
   expect(target.seen.some((r) => r.path === "/flaky/100?fail=0")).toBe(true);
 }, 130_000);
 
+test("a request whose path is longer than a step name allows still imports, its step name cut to 200 characters", async () => {
+  const long = `/items/${"x".repeat(300)}`;
+  const res = await s.call("POST", "/projects/har/imports/har", { har: { log: { entries: [entry("GET", `${target.url}${long}`, {}, undefined, 404, {})] } } });
+  expect(res.status).toBe(201);
+  const out = (await res.json()) as { automations: { steps: { name: string }[] }[] };
+  expect(out.automations[0]?.steps[0]?.name).toBe(`1. GET ${long}`.slice(0, 200));
+});
+
 test("what is not a HAR file is a 400 naming har and creates nothing", async () => {
   const res = await s.call("POST", "/projects/har/imports/har", { har: { entries: [] } });
   expect(res.status).toBe(400);

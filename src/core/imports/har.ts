@@ -67,7 +67,7 @@ export function readHar(doc: unknown, nameOverride?: string): ImportPlan {
 
   entries.forEach((e, i) => {
     const r = e.request;
-    const label = `${i + 1}. ${r?.method ?? "?"} ${r?.url ? safePath(r.url) : "?"}`;
+    const label = `${i + 1}. ${r?.method ?? "?"} ${r?.url ? safePath(r.url) : "?"}`.slice(0, 200);
     const warn = (message: string) => warnings.push({ request: name, message: `${label}: ${message}` });
     if (!r?.url || !/^https?:\/\//i.test(r.url)) {
       warn("it has no http(s) URL and was left out");

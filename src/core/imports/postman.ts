@@ -212,7 +212,7 @@ export function readPostman(doc: unknown, nameOverride?: string): ImportPlan {
         ref,
         name,
         description: `Imported from the Postman collection ${d.info?.name}`,
-        steps: [{ name, request, expect }],
+        steps: [{ name: name.slice(0, 200), request, expect }],
       };
       plan.automations.push(automation);
       for (const f of folders) f.members.push(ref);
