@@ -1,5 +1,5 @@
 // Turns a manifest field into a commander option and back: flags named after the field, values parsed by kind.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { InvalidArgumentError, Option } from "commander";
 import type { FieldInfo } from "../src/client/schema-fields";
 
@@ -58,6 +58,14 @@ function parseJsonValue(v: string): unknown {
   } catch {
     throw new InvalidArgumentError("not valid JSON (or @file.json / @file.yaml)");
   }
+}
+
+/** A positional argument for a JSON field: a path to a JSON or YAML file (or `@path`), else inline JSON. */
+export function parseJsonArgument(v: string): unknown {
+  if (v.startsWith("@") || /^\s*[[{"]/.test(v)) return parseJsonValue(v);
+  if (existsSync(v)) return parseJsonValue(`@${v}`);
+  // Plain text (an email address, a name): the operation's schema judges it as given.
+  return v;
 }
 
 /** The option for a field; `flag` overrides the flag (e.g. `env` for a run's environment). A field named like one

@@ -4,7 +4,7 @@ import { type Command, Option } from "commander";
 import { operationFields } from "../src/client/schema-fields";
 import { UsageError } from "./usage";
 import { type Operation, operations } from "../src/manifest/index";
-import { type FieldOption, optionFor } from "./field-options";
+import { type FieldOption, optionFor, parseJsonArgument } from "./field-options";
 import { jsonAsReceived, renderJson, styleFor } from "./output";
 import { readRequestFile } from "./request-file";
 import type { ResolvedSettings } from "../src/client/settings";
@@ -60,8 +60,9 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     const merged = { ...ciMetadata(process.env), ...given };
     if (Object.keys(merged).length > 0) input.metadata = merged;
   }
+  const byName = new Map(fields.body.map((f) => [f.name, f]));
   args.forEach((name, i) => {
-    input[name] = positional[i];
+    input[name] = byName.get(name)?.kind === "json" ? parseJsonArgument(positional[i] as string) : positional[i];
   });
   const settings = settingsFor(flags);
   const needsProject = fields.params.some((p) => p.name === "project") && !args.includes("project");

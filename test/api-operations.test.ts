@@ -111,6 +111,7 @@ describe("every operation works end to end", () => {
     expect((await op("list_automations", { project: "web-shop" }, undefined, undefined, "?q=ZEBRA")).data.map((a: { id: string }) => a.id)).toEqual([aut.id]);
     expect((await op("get_automation", { project: "web-shop", automationId: aut.id })).steps[0].request.url).toBe("/items/1");
     expect((await op("update_automation", { project: "web-shop", automationId: browser.id }, { status: "active" })).status).toBe("active");
+    expect((await op("export_hurl", { project: "web-shop", automationId: aut.id }, undefined, undefined, "?environment=staging")).text).toContain("HTTP");
 
     const run = await op("run_automation", { project: "web-shop", automationId: aut.id }, { environment: "staging" });
     expect(run.trigger).toBe("api");
@@ -230,6 +231,16 @@ describe("every operation works end to end", () => {
     await op("apply", { project: "web-shop" }, { documents });
     const imported = await op("import_curl", { project: "web-shop" }, { command: "curl -H 'accept: application/json' https://shop.example.test/items/1" });
     expect(imported.automations).toHaveLength(1);
+    const collection = { info: { name: "walk" }, item: [{ name: "walk item", request: { method: "GET", url: "https://shop.example.test/items" } }] };
+    expect((await op("import_postman", { project: "web-shop" }, { collection })).automations).toHaveLength(1);
+    const har = { log: { entries: [{ request: { method: "GET", url: "https://shop.example.test/items" }, response: { status: 200 } }] } };
+    expect((await op("import_har", { project: "web-shop" }, { har })).automations).toHaveLength(1);
+    const document = {
+      openapi: "3.0.3",
+      info: { title: "walk api", version: "1" },
+      paths: { "/items": { get: { responses: { "200": { description: "ok" } } } } },
+    };
+    expect((await op("import_openapi", { project: "web-shop" }, { document, base_url: "https://shop.example.test" })).automations).toHaveLength(1);
 
     // The assistant (its model and actions: test/assistant.test.ts): without a model, a message answers 409.
     const asked = await s.call("POST", "/assistant/messages", { text: "hello" });

@@ -185,6 +185,22 @@ test("every operation's command works end to end, and every operation has one", 
   expect((await op<{ changes: unknown[] }>("apply", ["apply", "suite", ...P])).changes).toEqual([]);
   const imported = await op<{ automations: Rec[] }>("import_curl", ["import", "curl", "curl https://shop.example.test/items/1", ...P]);
   expect(imported.automations).toHaveLength(1);
+  await Bun.write(
+    `${cli.cwd}/collection.json`,
+    JSON.stringify({ info: { name: "cli collection" }, item: [{ name: "list items", request: { method: "GET", url: "https://shop.example.test/items" } }] }),
+  );
+  expect((await op<{ automations: Rec[] }>("import_postman", ["import", "postman", "collection.json", ...P])).automations).toHaveLength(1);
+  await Bun.write(
+    `${cli.cwd}/capture.har`,
+    JSON.stringify({ log: { entries: [{ request: { method: "GET", url: "https://shop.example.test/items" }, response: { status: 200 } }] } }),
+  );
+  expect((await op<{ automations: Rec[] }>("import_har", ["import", "har", "capture.har", ...P, "--name", "from a capture"])).automations).toHaveLength(1);
+  await Bun.write(
+    `${cli.cwd}/api.yaml`,
+    'openapi: 3.0.3\ninfo: { title: cli api, version: "1" }\nservers: [{ url: "https://shop.example.test" }]\npaths:\n  /items:\n    get:\n      responses: { "200": { description: ok } }\n',
+  );
+  expect((await op<{ automations: Rec[] }>("import_openapi", ["import", "openapi", "api.yaml", ...P])).automations.length).toBeGreaterThan(0);
+  expect(await plain("export_hurl", ["export", "hurl", String(imported.automations[0]?.id), ...P])).toContain("GET https://shop.example.test/items/1");
   const selected = await op<{ runs: Rec[] }>("run_selection", ["run", "--automation", aut.id, ...P, "--env", "ci", "--no-ci-metadata"]);
   expect(selected.runs).toHaveLength(1);
   expect(await plain("delete_group", ["groups", "delete", group.id, ...P])).toContain("deleted groups");

@@ -13,6 +13,7 @@ import * as bulk from "./features/bulk";
 import * as features from "./features/operations";
 import * as generations from "./generations/operations";
 import * as groups from "./groups/operations";
+import * as exports from "./exports/operations";
 import * as imports from "./imports/operations";
 import * as history from "./history/operations";
 import type { Handler, OpInput } from "./handler";
@@ -89,7 +90,11 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   getRunner: runners.getRunner,
   revokeRunner: runners.revokeRunner,
   applyDocuments: apply.applyDocuments,
+  exportHurl: exports.exportHurl,
   importCurl: imports.importCurl,
+  importPostman: imports.importPostman,
+  importHar: imports.importHar,
+  importOpenapi: imports.importOpenapi,
   listSchedules: schedules.listSchedules,
   createSchedule: schedules.createSchedule,
   getSchedule: schedules.getSchedule,

@@ -9,6 +9,7 @@ import * as environments from "./environments";
 import * as features from "./features";
 import * as generations from "./generations";
 import * as groups from "./groups";
+import * as exports from "./exports";
 import * as imports from "./imports";
 import * as history from "./history";
 import * as projects from "./projects";
@@ -35,7 +36,11 @@ export const ops = {
   ...accessOps,
   ...runners,
   applyDocuments: apply.applyDocuments,
+  exportHurl: exports.exportHurl,
   importCurl: imports.importCurl,
+  importPostman: imports.importPostman,
+  importHar: imports.importHar,
+  importOpenapi: imports.importOpenapi,
   ...schedules,
   ...alerts,
   ...history,

@@ -12,4 +12,11 @@ export const VALID_BODIES: Record<string, unknown> = {
   apply: { documents: [{ path: "other.yaml", text: "name: other\nkind: http\nsteps:\n  - request: { url: /x }\n" }], dry_run: true },
   import_curl: { command: "curl https://shop.example.test/items" },
   send_assistant_message: { text: "hello", conversation_id: "asst_elsewhere" },
+  import_har: { har: { log: { entries: [{ request: { method: "GET", url: "https://shop.example.test/items" }, response: { status: 200 } }] } } },
+  import_openapi: {
+    document: { openapi: "3.0.3", info: { title: "fuzz api", version: "1" }, paths: { "/items": { get: { responses: { "200": { description: "ok" } } } } } },
+  },
+  import_postman: {
+    collection: { info: { name: "fuzz collection" }, item: [{ name: "one", request: { method: "GET", url: "https://shop.example.test/items" } }] },
+  },
 };

@@ -8,6 +8,10 @@ import { resolveProject } from "../scope";
 import { toAutomation } from "../automations/operations";
 import * as automations from "../automations/store";
 import { parseCurl } from "./curl";
+import { readHar } from "./har";
+import { readOpenApi } from "./openapi";
+import { readPostman } from "./postman";
+import { type ImportPlan, saveImport } from "./save";
 
 type O = typeof ops;
 
@@ -55,4 +59,31 @@ export const importCurl: Handler<O["importCurl"]> = async (ctx, { params, body }
   };
   await automations.insertAutomation(ctx.core.db, row);
   return { automations: [toAutomation(row)], warnings: parsed.warnings.map((message) => ({ request: name, message })) };
+};
+
+export const importPostman: Handler<O["importPostman"]> = async (ctx, { params, body }) => {
+  const project = await resolveProject(ctx, params.project);
+  let plan: ImportPlan;
+  try {
+    plan = readPostman(body.collection, body.name);
+  } catch (e) {
+    throw invalid(`the collection cannot be read: ${(e as Error).message}`, [{ path: "collection", message: (e as Error).message }]);
+  }
+  return saveImport(ctx, project.id, plan);
+};
+
+export const importHar: Handler<O["importHar"]> = async (ctx, { params, body }) => {
+  const project = await resolveProject(ctx, params.project);
+  let plan: ImportPlan;
+  try {
+    plan = readHar(body.har, body.name);
+  } catch (e) {
+    throw invalid(`the HAR file cannot be read: ${(e as Error).message}`, [{ path: "har", message: (e as Error).message }]);
+  }
+  return saveImport(ctx, project.id, plan);
+};
+
+export const importOpenapi: Handler<O["importOpenapi"]> = async (ctx, { params, body }) => {
+  const project = await resolveProject(ctx, params.project);
+  return saveImport(ctx, project.id, await readOpenApi(body.document, ctx.core.config.generation, body.name, body.base_url));
 };

@@ -1,0 +1,223 @@
+// A Postman collection (v2.1) read with the postman-collection package: folders become groups, variables an
+// environment, each request an automation; the common test-script patterns become assertions.
+import { Collection, ItemGroup } from "postman-collection";
+import type { Assertion, HttpStep } from "../../manifest/automation-format";
+import type { ImportedAutomation, ImportPlan } from "./save";
+
+const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+type Request = HttpStep["request"];
+type Method = Request["method"];
+const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]);
+
+// One statement of a test script, as Postman's snippets write them. A value is a JSON literal or a quoted string.
+const VALUE = String.raw`("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?|true|false|null)`;
+const JSON_REF = String.raw`(?:pm\.response\.json\(\)|jsonData|responseJson|json|body|data|response)((?:\.[A-Za-z_$][\w$]*|\[\d+\]|\[(?:"[^"]*"|'[^']*')\])*)`;
+const PATTERNS: [RegExp, (m: RegExpMatchArray) => Assertion | null][] = [
+  [/^pm\.response\.to\.have\.status\((\d{3})\)$/, (m) => ({ status: Number(m[1]) })],
+  [/^pm\.response\.to\.be\.ok$/, () => ({ status: { gte: 200, lt: 300 } })],
+  [/^pm\.response\.to\.be\.success$/, () => ({ status: { gte: 200, lt: 300 } })],
+  [/^pm\.response\.to\.(?:be\.json|have\.jsonBody\(\))$/, () => ({ header: "Content-Type", contains: "json" })],
+  [/^pm\.expect\(pm\.response\.(?:code|status)\)\.to\.(?:eql|equal|equals|be\.equal)\((\d{3})\)$/, (m) => ({ status: Number(m[1]) })],
+  [/^pm\.expect\(pm\.response\.code\)\.to\.be\.oneOf\(\[([\d\s,]+)\]\)$/, () => null],
+  [/^pm\.response\.to\.have\.header\(("[^"]*"|'[^']*')\)$/, (m) => ({ header: unquote(m[1] as string), exists: true })],
+  [
+    new RegExp(String.raw`^pm\.response\.to\.have\.header\(("[^"]*"|'[^']*'),\s*${VALUE}\)$`),
+    (m) => ({ header: unquote(m[1] as string), equals: literal(m[2] as string) as string }),
+  ],
+  [
+    /^pm\.expect\(pm\.response\.responseTime\)\.to\.be\.(below|lessThan|above)\((\d+)\)$/,
+    (m) => ({ duration_ms: m[1] === "above" ? { gt: Number(m[2]) } : { lt: Number(m[2]) } }),
+  ],
+  [
+    new RegExp(String.raw`^pm\.expect\(pm\.response\.text\(\)\)\.to\.(?:include|contain)\(${VALUE}\)$`),
+    (m) => ({ body: { contains: literal(m[1] as string) as string } }),
+  ],
+  [new RegExp(String.raw`^pm\.response\.to\.have\.body\(${VALUE}\)$`), (m) => ({ body: { equals: literal(m[1] as string) } })],
+  [
+    new RegExp(String.raw`^pm\.expect\(${JSON_REF}\)\.to\.(?:eql|equal|equals|be\.equal|deep\.equal)\(${VALUE}\)$`),
+    (m) => ({ json: path(m[1] as string), equals: literal(m[2] as string) }),
+  ],
+  [
+    new RegExp(String.raw`^pm\.expect\(${JSON_REF}\)\.to\.(?:include|contain)\(${VALUE}\)$`),
+    (m) => ({ json: path(m[1] as string), contains: literal(m[2] as string) as string }),
+  ],
+  [new RegExp(String.raw`^pm\.expect\(${JSON_REF}\)\.to\.(?:exist|not\.be\.undefined|be\.ok)$`), (m) => ({ json: path(m[1] as string), exists: true })],
+  [
+    new RegExp(String.raw`^pm\.expect\(${JSON_REF}\)\.to\.be\.(?:an?)\(("[a-z]+"|'[a-z]+')\)$`),
+    (m) => {
+      const t = unquote(m[2] as string);
+      return ["string", "number", "boolean", "object", "array", "null"].includes(t) ? { json: path(m[1] as string), type: t as "string" } : null;
+    },
+  ],
+  [
+    new RegExp(String.raw`^pm\.expect\(${JSON_REF}\.length\)\.to\.(?:eql|equal)\((\d+)\)$`),
+    (m) => ({ json: `${path(m[1] as string)}.length`, equals: Number(m[2]) }),
+  ],
+];
+// Lines that only frame the statements above.
+const FRAME = [
+  /^pm\.test\(.*,\s*(?:function\s*\(\)|\(\)\s*=>)\s*\{$/,
+  /^\}\);?$/,
+  /^(?:var|let|const)\s+(?:jsonData|responseJson|json|body|data|response)\s*=\s*pm\.response\.json\(\);?$/,
+  /^\/\//,
+  /^$/,
+];
+
+const unquote = (s: string) => (s.startsWith("'") ? JSON.parse(`"${s.slice(1, -1).replace(/\\'/g, "'").replace(/"/g, '\\"')}"`) : JSON.parse(s)) as string;
+const literal = (s: string): unknown => (s.startsWith("'") || s.startsWith('"') ? unquote(s) : JSON.parse(s));
+const path = (ref: string) =>
+  `$${ref.replace(/\[(?:"([^"]*)"|'([^']*)')\]/g, (_m, a: string | undefined, b: string | undefined) => `[${JSON.stringify(a ?? b)}]`)}`;
+
+/** The assertions a test script stands for, and a warning for each line that has no counterpart. */
+export function translateTests(lines: string[]): { expect: Assertion[]; warnings: string[] } {
+  const expect: Assertion[] = [];
+  const warnings: string[] = [];
+  for (const raw of lines) {
+    const line = raw.trim().replace(/;$/, "").trim();
+    if (FRAME.some((f) => f.test(line))) continue;
+    let done = false;
+    for (const [re, make] of PATTERNS) {
+      const m = line.match(re);
+      if (!m) continue;
+      const a = make(m);
+      if (a) {
+        expect.push(a);
+        done = true;
+      }
+      break;
+    }
+    if (!done) warnings.push(`the test script line \`${line.slice(0, 200)}\` has no counterpart and was left out`);
+  }
+  return { expect, warnings };
+}
+
+interface PmItem {
+  name: string;
+  request: {
+    method: string;
+    url: { toString(): string };
+    headers: { all(): { key: string; value: string; disabled?: boolean }[] };
+    body?: {
+      mode?: string;
+      raw?: string;
+      options?: { raw?: { language?: string } };
+      urlencoded?: { all(): { key: string; value: string; disabled?: boolean }[] };
+      formdata?: { all(): { key: string; value?: string; type?: string; disabled?: boolean }[] };
+      graphql?: { query?: string; variables?: string };
+    };
+  };
+  getAuth(): { type: string; parameters(): { toObject(): Record<string, unknown> } } | undefined;
+  events: { listeners(name: string): { script?: { exec?: string[] } }[] };
+}
+
+function authHeaders(item: PmItem, request: Request, headers: Record<string, string>, warn: (m: string) => void) {
+  const auth = item.getAuth();
+  if (!auth || auth.type === "noauth") return;
+  const p = auth.parameters().toObject();
+  const s = (k: string) => (p[k] === undefined || p[k] === null ? "" : String(p[k]));
+  if (auth.type === "bearer") headers.Authorization = `Bearer ${s("token")}`;
+  else if (auth.type === "basic") {
+    const pair = `${s("username")}:${s("password")}`;
+    if (pair.includes("{{")) warn("basic auth with variables cannot be encoded when imported: set an Authorization header with the encoded value");
+    else headers.Authorization = `Basic ${Buffer.from(pair).toString("base64")}`;
+  } else if (auth.type === "apikey") {
+    if (s("in") === "query") request.query = { ...(request.query ?? {}), [s("key")]: s("value") };
+    else headers[s("key") || "X-API-Key"] = s("value");
+  } else warn(`the ${auth.type} authorization is not supported and was left out`);
+}
+
+function readRequest(item: PmItem, warn: (m: string) => void): Request {
+  const r = item.request;
+  const method = r.method.toUpperCase();
+  if (!METHODS.has(method)) warn(`the method ${method} is not supported; GET is used`);
+  const request: Request = { method: (METHODS.has(method) ? method : "GET") as Method, url: r.url.toString() };
+  const headers: Record<string, string> = {};
+  for (const h of r.headers.all()) if (!h.disabled && h.key) headers[h.key] = h.value ?? "";
+  const contentType = () => Object.entries(headers).find(([k]) => k.toLowerCase() === "content-type")?.[1];
+  const body = r.body;
+  if (body?.mode === "raw" && body.raw) {
+    let json: unknown;
+    if (body.options?.raw?.language === "json" || /json/i.test(contentType() ?? "")) {
+      try {
+        json = JSON.parse(body.raw);
+      } catch {
+        // Postman lets {{variables}} stand for JSON values: sent as text.
+      }
+    }
+    if (json !== undefined) request.json = json as Request["json"];
+    else {
+      request.body = body.raw;
+      if (body.options?.raw?.language === "json" && !contentType()) headers["Content-Type"] = "application/json";
+    }
+  } else if (body?.mode === "urlencoded" && body.urlencoded) {
+    const form = new URLSearchParams();
+    for (const f of body.urlencoded.all()) if (!f.disabled) form.append(f.key, f.value ?? "");
+    request.body = form.toString();
+    if (!contentType()) headers["Content-Type"] = "application/x-www-form-urlencoded";
+  } else if (body?.mode === "graphql" && body.graphql) {
+    let variables: unknown;
+    try {
+      variables = body.graphql.variables ? JSON.parse(body.graphql.variables) : undefined;
+    } catch {
+      warn("the GraphQL variables are not valid JSON and were left out");
+    }
+    request.json = { query: body.graphql.query ?? "", ...(variables === undefined ? {} : { variables }) } as Request["json"];
+  } else if (body?.mode && body.mode !== "raw") warn(`the ${body.mode} body is not supported and was left out`);
+  authHeaders(item, request, headers, warn);
+  if (Object.keys(headers).length) request.headers = headers;
+  return request;
+}
+
+/** Reads a collection; throws on what is not a Postman collection. */
+export function readPostman(doc: unknown, nameOverride?: string): ImportPlan {
+  const d = doc as { info?: { name?: unknown; schema?: unknown }; item?: unknown };
+  if (!d || typeof d !== "object" || !d.info || typeof d.info.name !== "string" || !Array.isArray(d.item))
+    throw new Error("not a Postman collection (v2.1: info.name and item are required)");
+  if (typeof d.info.schema === "string" && !/v2\.[01]/.test(d.info.schema)) throw new Error(`the schema ${d.info.schema} is not v2.0 or v2.1`);
+  const collection = new Collection(doc as ConstructorParameters<typeof Collection>[0]);
+  const title = nameOverride ?? d.info.name;
+  const plan: ImportPlan = { automations: [], groups: [], warnings: [] };
+  const variables: Record<string, string> = {};
+  for (const v of collection.variables.all() as { key: string; value: unknown; disabled?: boolean }[]) {
+    if (v.disabled) continue;
+    if (!VAR_NAME.test(v.key))
+      plan.warnings.push({ request: title, message: `the variable "${v.key}" has no valid name (letters, digits and _) and was left out` });
+    else variables[v.key] = v.value === undefined || v.value === null ? "" : String(v.value);
+  }
+  if (Object.keys(variables).length) plan.environment = { name: title, variables };
+  for (const e of ["prerequest", "test"]) {
+    if ((collection.events.listeners(e) as unknown[]).length)
+      plan.warnings.push({ request: title, message: `the collection's ${e} script is not imported: its assertions are not repeated on each request` });
+  }
+  const walk = (list: { each(f: (i: unknown) => void): void }, folders: { members: string[] }[]) => {
+    list.each((node) => {
+      if (ItemGroup.isItemGroup(node)) {
+        const g = node as unknown as { name: string; description?: { content?: string }; items: typeof list };
+        const group = { name: g.name, description: `Imported from the folder ${g.name} of the Postman collection ${d.info?.name}`, members: [] as string[] };
+        plan.groups?.push(group);
+        walk(g.items, [...folders, group]);
+        return;
+      }
+      const item = node as PmItem;
+      const ref = String(plan.automations.length);
+      const name = item.name || `${item.request.method} ${item.request.url.toString()}`;
+      const warn = (message: string) => plan.warnings.push({ request: name, message });
+      const request = readRequest(item, warn);
+      const tests = translateTests(item.events.listeners("test").flatMap((e) => e.script?.exec ?? []));
+      for (const w of tests.warnings) warn(w);
+      if (item.events.listeners("prerequest").some((e) => (e.script?.exec ?? []).some((l) => l.trim())))
+        warn("the pre-request script is not imported and was left out");
+      const expect = tests.expect.some((a) => "status" in a) ? tests.expect : [{ status: { lt: 400 } }, ...tests.expect];
+      const automation: ImportedAutomation = {
+        ref,
+        name,
+        description: `Imported from the Postman collection ${d.info?.name}`,
+        steps: [{ name: name.slice(0, 200), request, expect }],
+      };
+      plan.automations.push(automation);
+      for (const f of folders) f.members.push(ref);
+    });
+  };
+  walk(collection.items as unknown as { each(f: (i: unknown) => void): void }, []);
+  return plan;
+}
