@@ -7,7 +7,7 @@ import { createGenerationEngine } from "../src/generation/engine";
 import { automationsOf, createFeature, createProject, generate, json, waitForGeneration } from "./helpers/gen-flow";
 import { SHOP_CRITERIA } from "./helpers/gen-target-app";
 import { clickTarget } from "../src/generation/gherkin/phrases";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { rawSqlite, startTestServer, type TestServer } from "./helpers/server";
 
 let t: TestServer;
 let project: string;
@@ -157,7 +157,7 @@ describe("the job's life", () => {
     const g = await generate(t, project, feature);
     const core = await openCore(loadConfig({ env: {}, flags: { data_dir: t.dataDir, log_level: "silent" } }));
     try {
-      core.sqlite.query("UPDATE generations SET status = 'running', finished_at = NULL WHERE id = ?").run(g.id);
+      rawSqlite(core).query("UPDATE generations SET status = 'running', finished_at = NULL WHERE id = ?").run(g.id);
       const engine = createGenerationEngine(core);
       await engine.start();
       await engine.stop(0);

@@ -15,7 +15,7 @@ import type { Core, CoreEvents, Principal, Role } from "./context";
  * (or create a key file) because of where the server keeps its key.
  */
 export async function withAdminCore<T>(config: Config, work: (core: Core) => Promise<T>): Promise<T> {
-  const opened = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms });
+  const opened = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms, url: config.database.url });
   const keys = new KeyVerifier(opened.db, opened.changes);
   const core: Core = {
     db: opened.db,

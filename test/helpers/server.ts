@@ -1,4 +1,5 @@
-// Starts the real server on a free port with a fresh SQLite file in a temp dir, and makes users and keys.
+// Starts the real server on a free port with a fresh SQLite file in a temp dir (or, with
+// SVC_TEST_BACKEND=postgres, a fresh PostgreSQL database: test/helpers/postgres.ts), and makes users and keys.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +8,7 @@ import type { ConfigInput } from "../../config/schema";
 import { createApiKey, createUserInWorkspace } from "../../src/core/access/users";
 import { type RunningServer, startServer } from "../../src/server";
 import { contractChecker } from "./contract";
+import { freshDatabaseUrl, onPostgres } from "./postgres";
 
 export interface TestServer {
   url: string;
@@ -33,9 +35,24 @@ export function tempDir(prefix = "svc-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/** On PostgreSQL, the database of each data directory: a server restarted on the same directory finds its data. */
+const databases = new Map<string, Promise<string>>();
+
+/** The database a test server on `dataDir` uses: its PostgreSQL URL, or undefined on SQLite (the file in the directory). */
+export function testDatabaseUrl(dataDir: string): Promise<string> | undefined {
+  if (!onPostgres) return undefined;
+  let url = databases.get(dataDir);
+  if (!url) {
+    url = freshDatabaseUrl();
+    databases.set(dataDir, url);
+  }
+  return url;
+}
+
 export async function startTestServer(overrides: Overrides = {}, env: Record<string, string> = {}): Promise<TestServer> {
   const dataDir = (overrides.data_dir as string | undefined) ?? tempDir();
-  const flags: Overrides = { port: 0, data_dir: dataDir, log_level: "warn", ...overrides };
+  const databaseUrl = env.SVC_DATABASE_URL ? undefined : await testDatabaseUrl(dataDir);
+  const flags: Overrides = { port: 0, data_dir: dataDir, log_level: "warn", ...(databaseUrl ? { database: { url: databaseUrl } } : {}), ...overrides };
   const config = loadConfig({ env, flags: flattenFlags(flags) });
   const server = await startServer(config);
   const url = server.url;
@@ -90,3 +107,9 @@ function flattenFlags(o: Overrides, prefix = ""): Overrides {
 }
 
 export type { ConfigInput };
+
+/** SQLite's raw connection of a core or store; throws on PostgreSQL (the tests that use it are about SQLite's file). */
+export function rawSqlite<T>(x: { sqlite?: T }): T {
+  if (!x.sqlite) throw new Error("this test reads SQLite's file directly: run it on the SQLite backend");
+  return x.sqlite;
+}

@@ -1,0 +1,376 @@
+// The PostgreSQL dialect: everything specific to PostgreSQL lives here — the connection pool (postgres.js), the
+// Kysely driver over it, the hot run-queue statements with `FOR UPDATE SKIP LOCKED` claims, the change feed
+// (LISTEN/NOTIFY), error classification and the migration lock. It implements the interfaces the core owns
+// (src/core/storage.ts), as src/db/sqlite.ts does for SQLite.
+import { randomBytes } from "node:crypto";
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type KyselyPlugin,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  type TransactionSettings,
+  type UnknownRow,
+} from "kysely";
+import postgres from "postgres";
+import type {
+  ChangeFeed,
+  ClaimedGenerationRow,
+  ClaimedRunRow,
+  FinishedRunRow,
+  RunQueueStore,
+  StorageErrorKind,
+  StorageProbe,
+  StoredEnvironment,
+} from "../core/storage";
+
+export type Pool = postgres.Sql;
+
+/** The channel every node listens on; the payload names the node that committed. */
+const CHANGES_CHANNEL = "svc_changes";
+
+/**
+ * Opens the pool. Counts (`COUNT(*)`, int8) and sums (numeric) come back as numbers, as SQLite gives them; the
+ * application name carries the node's id so the change feed can tell its own commits from other nodes'.
+ */
+export function openPool(url: string, opts: { nodeId: string; max?: number; connectTimeoutS?: number }): Pool {
+  const asNumber = (v: string) => Number(v);
+  return postgres(url, {
+    max: opts.max ?? 10,
+    connect_timeout: opts.connectTimeoutS ?? 10,
+    onnotice: () => undefined,
+    connection: { application_name: opts.nodeId },
+    types: {
+      int8: { to: 20, from: [20], parse: asNumber, serialize: (v: unknown) => String(v) },
+      numeric: { to: 1700, from: [1700], parse: asNumber, serialize: (v: unknown) => String(v) },
+    },
+  });
+}
+
+export function newNodeId(): string {
+  return `svc-${randomBytes(6).toString("hex")}`;
+}
+
+// ---- The Kysely driver ------------------------------------------------------------------------------------
+// Kysely asks a driver for a connection per query. Reserving a pooled connection for each (what
+// kysely-postgres-js does) costs a round of pool bookkeeping per statement; here a lone query goes straight to the
+// pool and a connection is reserved only for a transaction, which is the only place session state is relied on.
+
+class PooledConnection implements DatabaseConnection {
+  reserved: postgres.ReservedSql | null = null;
+
+  constructor(private readonly pool: Pool) {}
+
+  async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
+    const target = this.reserved ?? this.pool;
+    const result = await target.unsafe(q.sql, q.parameters as postgres.ParameterOrJSON<never>[], { prepare: true });
+    const command = result.command;
+    const affects = command === "INSERT" || command === "UPDATE" || command === "DELETE" || command === "MERGE";
+    return { numAffectedRows: affects ? BigInt(result.count) : undefined, rows: Array.from(result) as R[] };
+  }
+
+  // biome-ignore lint/correctness/useYield: streaming is not offered on this dialect
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error("streaming queries are not supported on PostgreSQL by svc's driver");
+  }
+}
+
+class PoolDriver implements Driver {
+  constructor(private readonly pool: Pool) {}
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new PooledConnection(this.pool);
+  }
+
+  async beginTransaction(c: PooledConnection, settings: TransactionSettings): Promise<void> {
+    c.reserved = await this.pool.reserve();
+    const level = settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : "";
+    await c.executeQuery(CompiledQuery.raw(`start transaction${level}`));
+  }
+
+  async commitTransaction(c: PooledConnection): Promise<void> {
+    await c.executeQuery(CompiledQuery.raw("commit"));
+  }
+
+  async rollbackTransaction(c: PooledConnection): Promise<void> {
+    await c.executeQuery(CompiledQuery.raw("rollback"));
+  }
+
+  async savepoint(c: PooledConnection, name: string): Promise<void> {
+    await c.executeQuery(CompiledQuery.raw(`savepoint "${name}"`));
+  }
+
+  async rollbackToSavepoint(c: PooledConnection, name: string): Promise<void> {
+    await c.executeQuery(CompiledQuery.raw(`rollback to savepoint "${name}"`));
+  }
+
+  async releaseSavepoint(c: PooledConnection, name: string): Promise<void> {
+    await c.executeQuery(CompiledQuery.raw(`release savepoint "${name}"`));
+  }
+
+  async releaseConnection(c: PooledConnection): Promise<void> {
+    c.reserved?.release();
+    c.reserved = null;
+  }
+
+  async destroy(): Promise<void> {
+    await this.pool.end({ timeout: 5 });
+  }
+}
+
+export class PoolDialect implements Dialect {
+  constructor(private readonly pool: Pool) {}
+  createAdapter() {
+    return new PostgresAdapter();
+  }
+  createDriver(): Driver {
+    return new PoolDriver(this.pool);
+  }
+  createQueryCompiler() {
+    return new PostgresQueryCompiler();
+  }
+  createIntrospector(db: Kysely<unknown>) {
+    return new PostgresIntrospector(db);
+  }
+}
+
+// ---- Migrations under a lock ---------------------------------------------------------------------------------
+
+/** The advisory lock key under which nodes migrate (and install the change triggers) one at a time. */
+const MIGRATION_LOCK = 7_301_915_042;
+
+/**
+ * Runs `work` (the migrations) while holding a session advisory lock on a connection of its own: nodes starting at
+ * once wait for each other, and the later ones find nothing left to apply. The change-notification triggers are
+ * (re)installed under the same lock, for every table the migrations left.
+ */
+export async function underMigrationLock<T>(pool: Pool, work: () => Promise<T>): Promise<T> {
+  const lock = await pool.reserve();
+  try {
+    await lock`SELECT pg_advisory_lock(${MIGRATION_LOCK})`;
+    try {
+      const out = await work();
+      await installChangeTriggers(lock);
+      return out;
+    } finally {
+      await lock`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`;
+    }
+  } finally {
+    lock.release();
+  }
+}
+
+/** Every table but Kysely's own notifies the change channel once per committing transaction that wrote it. */
+async function installChangeTriggers(c: postgres.ReservedSql): Promise<void> {
+  await c.unsafe(`CREATE OR REPLACE FUNCTION svc_notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN PERFORM pg_notify('${CHANGES_CHANNEL}', current_setting('application_name')); RETURN NULL; END $$`);
+  const tables = await c<{ name: string }[]>`SELECT tablename AS name FROM pg_tables
+    WHERE schemaname = current_schema() AND tablename NOT LIKE 'kysely_%'`;
+  for (const t of tables) {
+    await c.unsafe(`CREATE OR REPLACE TRIGGER svc_notify_change AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "${t.name}"
+      FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_change()`);
+  }
+}
+
+// ---- The change feed -------------------------------------------------------------------------------------------
+
+const READ_KINDS = new Set(["SelectQueryNode"]);
+
+/**
+ * Knows when the database may have changed: a counter bumped by every write this process sends, combined with a
+ * counter bumped by each notification another node (or `svc admin` in another process) sends when it commits.
+ * Notifications arrive as soon as the other side commits; refreshing costs nothing.
+ */
+export class PostgresChangeFeed implements ChangeFeed, KyselyPlugin {
+  private writes = 0;
+  private external = 0;
+  private listening: postgres.ListenMeta | null = null;
+
+  constructor(private readonly nodeId: string) {}
+
+  /** Subscribes to other nodes' commits; resolves once the subscription is in place. */
+  async listen(pool: Pool): Promise<void> {
+    this.listening = await pool.listen(
+      CHANGES_CHANNEL,
+      (from) => {
+        if (from !== this.nodeId) this.external++;
+      },
+      // After a reconnect, anything may have been missed.
+      () => {
+        this.external++;
+      },
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.listening?.unlisten().catch(() => undefined);
+    this.listening = null;
+  }
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    if (!READ_KINDS.has(args.node.kind)) this.writes++;
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+
+  noteWrite(): void {
+    this.writes++;
+  }
+
+  refreshExternal(): number {
+    return this.external;
+  }
+
+  refreshExternalIfOlderThan(maxAgeMs: number): void {
+    void maxAgeMs;
+  }
+
+  externalVersion(): number {
+    return this.external;
+  }
+
+  version(): string {
+    return `${this.writes}:${this.external}`;
+  }
+}
+
+// ---- The hot statements -------------------------------------------------------------------------------------
+
+/**
+ * The run queue on PostgreSQL. Claims lock the rows they take with `FOR UPDATE SKIP LOCKED`, so nodes claiming at
+ * once each get different runs and none waits for another.
+ */
+export class PostgresRunQueue implements RunQueueStore {
+  constructor(
+    private readonly pool: Pool,
+    private readonly changes: PostgresChangeFeed,
+  ) {}
+
+  async claimQueuedRuns(now: string, limit: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
+    const runs = await this.pool<ClaimedRunRow[]>`
+      UPDATE runs SET status = 'running', claim = claim + 1, started_at = ${now}, updated_at = ${now}
+      WHERE id IN (SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+      RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`;
+    const environments = new Map<string, StoredEnvironment>();
+    const ids = [...new Set(runs.map((r) => r.environment_id).filter((id): id is string => id !== null))];
+    if (ids.length > 0) {
+      const rows = await this.pool<StoredEnvironment[]>`
+        SELECT id, name, variables, secrets, secrets_sealed, protected, allowed_hosts FROM environments WHERE id IN ${this.pool(ids)}`;
+      for (const e of rows) environments.set(e.id, e);
+    }
+    if (runs.length > 0) this.changes.noteWrite();
+    return { runs: [...runs], environments };
+  }
+
+  async finishRuns(now: string, rows: FinishedRunRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.pool.begin(async (tx) => {
+      for (const o of rows) {
+        if (o.status === "cancelled") {
+          await tx`UPDATE runs SET results = ${o.resultsJson}, summary = ${o.summaryJson}, attempts = ${o.attemptsJson}, updated_at = ${now}
+            WHERE id = ${o.id} AND claim = ${o.claim} AND status = 'cancelled'`;
+          continue;
+        }
+        const r = await tx`UPDATE runs SET status = ${o.status}, finished_at = ${o.finishedAt}, duration_ms = ${o.durationMs}, summary = ${o.summaryJson},
+            error = ${o.error}, results = ${o.resultsJson}, attempts = ${o.attemptsJson}, updated_at = ${now}
+          WHERE id = ${o.id} AND status = 'running' AND claim = ${o.claim}`;
+        if (r.count > 0) {
+          await tx`UPDATE automations SET last_run_status = ${o.status}, last_run_at = ${o.finishedAt} WHERE id = ${o.automationId} AND last_run_id = ${o.id}`;
+        }
+      }
+    });
+    this.changes.noteWrite();
+  }
+
+  async claimNextGeneration(now: string, progressJson: string): Promise<ClaimedGenerationRow | null> {
+    const rows = await this.pool<ClaimedGenerationRow[]>`
+      UPDATE generations SET status = 'running', started_at = ${now}, updated_at = ${now}, progress = ${progressJson}
+      WHERE id = (SELECT id FROM generations WHERE status = 'queued' ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+      RETURNING id, project_id, feature_id, strategy`;
+    const row = rows[0] ?? null;
+    if (row) this.changes.noteWrite();
+    return row;
+  }
+
+  async runCountsByStatus(): Promise<{ status: string; n: number }[]> {
+    const rows = await this.pool<{ status: string; n: number }[]>`SELECT status, COUNT(*)::int AS n FROM runs GROUP BY status`;
+    return [...rows];
+  }
+}
+
+/** How long readiness waits for the database before it reports it unreachable. */
+const PROBE_TIMEOUT_MS = 3_000;
+
+export class PostgresProbe implements StorageProbe {
+  readonly backend = "postgres";
+  constructor(
+    private readonly pool: Pool,
+    private readonly known: string[],
+  ) {}
+
+  /** A transaction that takes a transaction id (refused on a read-only server) and is rolled back. */
+  async assertWritable(): Promise<void> {
+    await this.bounded(async () => {
+      const c = await this.pool.reserve();
+      try {
+        await c.unsafe("BEGIN READ WRITE");
+        try {
+          await c.unsafe("SELECT pg_current_xact_id()");
+        } finally {
+          await c.unsafe("ROLLBACK");
+        }
+      } finally {
+        c.release();
+      }
+    });
+  }
+
+  async missingMigrations(): Promise<string[]> {
+    const rows = await this.bounded(() => this.pool<{ name: string }[]>`SELECT name FROM kysely_migration`);
+    const have = new Set(rows.map((r) => r.name));
+    return this.known.filter((m) => !have.has(m));
+  }
+
+  private async bounded<T>(work: () => Promise<T>): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer from PostgreSQL within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+    });
+    const doing = work();
+    doing.catch(() => undefined);
+    try {
+      return await Promise.race([doing, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** PostgreSQL's SQLSTATE codes (postgres.js puts them in `code`) in the core's words. */
+export function classifyPostgresError(e: unknown): StorageErrorKind | null {
+  if ((e as { name?: unknown })?.name !== "PostgresError") {
+    // The pool could not reach the server: as for a locked SQLite file, the client should retry shortly.
+    const code = (e as { code?: unknown })?.code;
+    if (code === "CONNECTION_CLOSED" || code === "CONNECTION_ENDED" || code === "CONNECT_TIMEOUT" || code === "ECONNREFUSED") return "busy";
+    return null;
+  }
+  const state = String((e as { code?: unknown }).code ?? "");
+  if (state.startsWith("23")) return "constraint";
+  if (state === "53100") return "disk_full";
+  // serialization failure, deadlock, lock not available, too many connections, shutting down
+  if (state === "40001" || state === "40P01" || state === "55P03" || state === "53300" || state.startsWith("57P")) return "busy";
+  return null;
+}
