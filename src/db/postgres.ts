@@ -64,6 +64,15 @@ export function newNodeId(): string {
 // kysely-postgres-js does) costs a round of pool bookkeeping per statement; here a lone query goes straight to the
 // pool and a connection is reserved only for a transaction, which is the only place session state is relied on.
 
+/**
+ * PostgreSQL's text cannot hold U+0000 (SQLite's can): a string parameter carrying it would fail the whole
+ * statement. It is stored and looked up as U+FFFD instead — an id with it still matches nothing (404, as on
+ * SQLite), and a name with it is kept with the replacement character.
+ */
+function withoutNul(v: unknown): unknown {
+  return typeof v === "string" && v.includes("\u0000") ? v.replaceAll("\u0000", "\uFFFD") : v;
+}
+
 class PooledConnection implements DatabaseConnection {
   reserved: postgres.ReservedSql | null = null;
 
@@ -71,7 +80,8 @@ class PooledConnection implements DatabaseConnection {
 
   async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
     const target = this.reserved ?? this.pool;
-    const result = await target.unsafe(q.sql, q.parameters as postgres.ParameterOrJSON<never>[], { prepare: true });
+    const params = q.parameters.map(withoutNul) as postgres.ParameterOrJSON<never>[];
+    const result = await target.unsafe(q.sql, params, { prepare: true });
     const command = result.command;
     const affects = command === "INSERT" || command === "UPDATE" || command === "DELETE" || command === "MERGE";
     return { numAffectedRows: affects ? BigInt(result.count) : undefined, rows: Array.from(result) as R[] };

@@ -1,7 +1,7 @@
 // A throw-away PostgreSQL cluster for the tests: ONE per test process (initdb + pg_ctl on a free port in a temp
 // dir, stopped when the process exits), and a fresh database per test server. Run as the `postgres` user when the
 // tests run as root (initdb refuses root).
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -69,11 +69,19 @@ async function startCluster(): Promise<Cluster> {
       if (attempt >= 3) throw e;
     }
   }
-  process.once("exit", () => {
-    Bun.spawnSync(asOwner([pgBin("pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]), { stdout: "ignore", stderr: "ignore" });
-    rmSync(dir, { recursive: true, force: true });
-  });
+  // bun test does not always run exit handlers: a watcher in its own session waits for this process to end (however
+  // it ends), then stops the cluster and removes its directory.
+  const stop = asOwner([pgBin("pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"])
+    .map(shellQuote)
+    .join(" ");
+  // (Started through a shell that returns at once, so that bun test does not count it as a process left running.)
+  const watch = `tail --pid=${process.pid} -f /dev/null; ${stop}; rm -rf ${shellQuote(dir)}`;
+  Bun.spawnSync(["sh", "-c", `setsid sh -c ${shellQuote(watch)} </dev/null >/dev/null 2>&1 &`]);
   return { dir, port, adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres` };
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, "'\\''")}'`;
 }
 
 /** A new, empty database in this process's cluster (started on first use); its URL. */

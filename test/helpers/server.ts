@@ -1,8 +1,10 @@
 // Starts the real server on a free port with a fresh SQLite file in a temp dir (or, with
 // SVC_TEST_BACKEND=postgres, a fresh PostgreSQL database: test/helpers/postgres.ts), and makes users and keys.
+import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import postgres from "postgres";
 import { loadConfig } from "../../config/load";
 import type { ConfigInput } from "../../config/schema";
 import { createApiKey, createUserInWorkspace } from "../../src/core/access/users";
@@ -24,6 +26,13 @@ export interface TestServer {
     role?: "owner" | "admin" | "member",
     expiresAt?: string | null,
   ): Promise<{ key: string; keyId: string; userId: string }>;
+  /** The PostgreSQL database the server uses (SVC_TEST_BACKEND=postgres); undefined on SQLite. */
+  databaseUrl?: string;
+  /**
+   * Runs one statement on the server's database through a connection of its own, as another process would (`?`
+   * placeholders; add RETURNING to see what a write changed). Counts come back as numbers on both backends.
+   */
+  sql<R = Record<string, unknown>>(text: string, ...params: unknown[]): Promise<R[]>;
   /** fetch against the API with a key (the owner's by default); the response is checked against the OpenAPI document. */
   call(method: string, path: string, body?: unknown, key?: string | null, headers?: Record<string, string>): Promise<Response>;
   stop(): Promise<void>;
@@ -80,10 +89,13 @@ export async function startTestServer(overrides: Overrides = {}, env: Record<str
     if (problems.length > 0) throw new Error(`the response breaks the OpenAPI contract:\n  ${problems.join("\n  ")}`);
     return res;
   };
+  const usedUrl = config.database.url;
   return {
     url,
     api,
     dataDir,
+    databaseUrl: usedUrl,
+    sql: (text, ...params) => runSql(usedUrl, dataDir, text, params),
     server,
     key: owner.key,
     userWithKey,
@@ -93,6 +105,30 @@ export async function startTestServer(overrides: Overrides = {}, env: Record<str
       if (!overrides.data_dir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** One statement through a connection of its own: PostgreSQL when `url` is set, else the SQLite file in `dataDir`. */
+export async function runSql<R>(url: string | undefined, dataDir: string, text: string, params: unknown[]): Promise<R[]> {
+  if (url) {
+    const pg = postgres(url, { max: 1, onnotice: () => undefined, types: { int8: { to: 20, from: [20], parse: Number, serialize: String } } });
+    try {
+      let n = 0;
+      const rows = await pg.unsafe(
+        text.replace(/\?/g, () => `$${++n}`),
+        params as never[],
+      );
+      return [...rows] as R[];
+    } finally {
+      await pg.end();
+    }
+  }
+  const db = new Database(join(dataDir, "svc.sqlite"));
+  try {
+    db.exec("PRAGMA busy_timeout = 5000");
+    return db.query(text).all(...(params as never[])) as R[];
+  } finally {
+    db.close();
+  }
 }
 
 /** Nested override objects become dotted flags ({rate_limit: {enabled: false}} → "rate_limit.enabled"). */
