@@ -7,7 +7,7 @@ import { createGenerationEngine } from "../src/generation/engine";
 import { automationsOf, createFeature, createProject, generate, json, waitForGeneration } from "./helpers/gen-flow";
 import { SHOP_CRITERIA } from "./helpers/gen-target-app";
 import { clickTarget } from "../src/generation/gherkin/phrases";
-import { rawSqlite, startTestServer, type TestServer } from "./helpers/server";
+import { startTestServer, type TestServer } from "./helpers/server";
 
 let t: TestServer;
 let project: string;
@@ -155,9 +155,10 @@ describe("the job's life", () => {
   test("a job left running by a crash ends failed when the engine starts", async () => {
     const feature = await createFeature(t, project, { name: "Crash", acceptance_criteria: SHOP_CRITERIA });
     const g = await generate(t, project, feature);
-    const core = await openCore(loadConfig({ env: {}, flags: { data_dir: t.dataDir, log_level: "silent" } }));
+    const database = t.databaseUrl ? { "database.url": t.databaseUrl } : {};
+    const core = await openCore(loadConfig({ env: {}, flags: { data_dir: t.dataDir, log_level: "silent", ...database } }));
     try {
-      rawSqlite(core).query("UPDATE generations SET status = 'running', finished_at = NULL WHERE id = ?").run(g.id);
+      await t.sql("UPDATE generations SET status = 'running', finished_at = NULL WHERE id = ?", g.id);
       const engine = createGenerationEngine(core);
       await engine.start();
       await engine.stop(0);

@@ -93,6 +93,9 @@ class PooledConnection implements DatabaseConnection {
   }
 }
 
+/** The advisory lock key every transaction takes first (see beginTransaction). */
+const WRITER_LOCK = 7_301_915_043;
+
 class PoolDriver implements Driver {
   constructor(private readonly pool: Pool) {}
 
@@ -102,10 +105,17 @@ class PoolDriver implements Driver {
     return new PooledConnection(this.pool);
   }
 
+  /**
+   * Every transaction first takes one transaction-scoped advisory lock, so transactions run one at a time across all
+   * nodes, as SQLite's single writer runs them: the rules that check and then write (unique names and slugs, the last
+   * owner, one active generation per feature, first-run setup) hold by this lock, not by timing. Statements outside a
+   * transaction, and the run-queue claims (SKIP LOCKED), do not wait for it.
+   */
   async beginTransaction(c: PooledConnection, settings: TransactionSettings): Promise<void> {
     c.reserved = await this.pool.reserve();
     const level = settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : "";
     await c.executeQuery(CompiledQuery.raw(`start transaction${level}`));
+    await c.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock(${WRITER_LOCK})`));
   }
 
   async commitTransaction(c: PooledConnection): Promise<void> {
