@@ -58,6 +58,12 @@ export function testDatabaseUrl(dataDir: string): Promise<string> | undefined {
   return url;
 }
 
+/** The environment that points `svc admin` or `svc serve` in another process at the same database as a test server on `dataDir`. */
+export async function databaseEnv(dataDir: string): Promise<Record<string, string>> {
+  const url = await testDatabaseUrl(dataDir);
+  return url ? { SVC_DATABASE_URL: url } : {};
+}
+
 export async function startTestServer(overrides: Overrides = {}, env: Record<string, string> = {}): Promise<TestServer> {
   const dataDir = (overrides.data_dir as string | undefined) ?? tempDir();
   const databaseUrl = env.SVC_DATABASE_URL ? undefined : await testDatabaseUrl(dataDir);
