@@ -84,6 +84,21 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, "'\\''")}'`;
 }
 
+/** A copy of a database of this process's cluster (nothing may be connected to it): its URL. */
+export async function copiedDatabaseUrl(fromUrl: string): Promise<string> {
+  cluster ??= startCluster();
+  const c = await cluster;
+  const from = new URL(fromUrl).pathname.slice(1);
+  const name = `svc_test_${process.pid}_${++created}`;
+  const admin = postgres(c.adminUrl, { max: 1, onnotice: () => undefined });
+  try {
+    await admin.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${from}"`);
+  } finally {
+    await admin.end();
+  }
+  return `postgres://postgres@127.0.0.1:${c.port}/${name}`;
+}
+
 /** A new, empty database in this process's cluster (started on first use); its URL. */
 export async function freshDatabaseUrl(): Promise<string> {
   cluster ??= startCluster();

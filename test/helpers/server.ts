@@ -10,7 +10,7 @@ import type { ConfigInput } from "../../config/schema";
 import { createApiKey, createUserInWorkspace } from "../../src/core/access/users";
 import { type RunningServer, startServer } from "../../src/server";
 import { contractChecker } from "./contract";
-import { freshDatabaseUrl, onPostgres } from "./postgres";
+import { copiedDatabaseUrl, freshDatabaseUrl, onPostgres } from "./postgres";
 
 export interface TestServer {
   url: string;
@@ -56,6 +56,15 @@ export function testDatabaseUrl(dataDir: string): Promise<string> | undefined {
     databases.set(dataDir, url);
   }
   return url;
+}
+
+/**
+ * Copies the store of a test data directory to another (the caller copies the directory itself): on PostgreSQL a
+ * new database made from the first one, which nothing may be connected to.
+ */
+export async function copyTestDatabase(fromDir: string, toDir: string): Promise<void> {
+  const from = await testDatabaseUrl(fromDir);
+  if (from) databases.set(toDir, copiedDatabaseUrl(from));
 }
 
 /** The environment that points `svc admin` or `svc serve` in another process at the same database as a test server on `dataDir`. */
