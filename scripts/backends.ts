@@ -72,6 +72,12 @@ export const POSTGRES: string[] = [
   "test/trust-reporting-web.test.ts",
   "test/trust-secrets-masking.test.ts",
   "test/trust-secrets-protected.test.ts",
+  "test/web-auth.test.ts",
+  "test/web-copy.test.ts",
+  "test/web-details.test.ts",
+  "test/web-environments-protected.test.ts",
+  "test/web-flow.test.ts",
+  "test/web-pages.test.ts",
 ];
 
 /** Files whose subject is SQLite itself (its file, its locks, its backups, its old databases), with the reason. */
