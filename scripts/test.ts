@@ -1,7 +1,7 @@
 // The whole test suite: builds the executable (binary tests use it), runs `bun test` on SQLite, then the files
 // scripts/backends.ts lists again on PostgreSQL (a throw-away cluster, test/helpers/postgres.ts), and prints the
 // closing line "N passed, N failed" summed over both JUnit reports. `--sqlite-only` leaves the second pass out.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { POSTGRES, SQLITE_ONLY } from "./backends";
@@ -69,6 +69,9 @@ if (!extra.includes("--sqlite-only")) {
     if (pgCode !== 0 && code === 0) code = pgCode;
   }
 }
+// The PostgreSQL cluster of the second pass is stopped, and its directory removed, by a watcher once the test
+// process has ended (test/helpers/postgres.ts): let it finish before its directory goes.
+for (const until = Date.now() + 30_000; Date.now() < until && readdirSync(runTmp).some((f) => f.startsWith("svc-pg-")); ) await Bun.sleep(100);
 try {
   rmSync(runTmp, { recursive: true, force: true });
 } catch (e) {
