@@ -48,7 +48,7 @@ beforeAll(async () => {
   target = startTargetApp();
   s = await startTestServer({ rate_limit: { enabled: false }, runner: { local: false, lease_ms: LEASE_MS } });
   ({ project } = await projectWithEnv(s, "protocol", { BASE_URL: target.url }, { API_TOKEN: "protocol-secret-1234" }));
-});
+}, 60_000);
 afterAll(async () => {
   await s.stop();
   await target.stop();

@@ -40,7 +40,7 @@ beforeAll(async () => {
   target = startTargetApp();
   s = await startTestServer({ rate_limit: { enabled: false }, runner: { local: false, lease_ms: LEASE_MS } });
   ({ project } = await projectWithEnv(s, "remote", { BASE_URL: target.url }, { API_TOKEN: "acme-secret-value-1234" }));
-});
+}, 60_000);
 afterAll(async () => {
   await Promise.all(runners.map((r) => r.stop("SIGKILL")));
   await s.stop();

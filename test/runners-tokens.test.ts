@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { hashApiKey } from "../src/security/api-keys";
 import { json } from "./helpers/runs";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { databaseEnv, startTestServer, type TestServer } from "./helpers/server";
 
 const MAIN = join(import.meta.dir, "..", "src", "main.ts");
 let s: TestServer;
@@ -12,12 +12,12 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer({ rate_limit: { enabled: false } });
   await s.userWithKey("owner@other.test", "other", "owner");
-});
+}, 60_000);
 afterAll(() => s.stop());
 
 async function admin(args: string[]) {
   const proc = Bun.spawn([process.execPath, MAIN, "admin", ...args, "--data-dir", s.dataDir], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: s.dataDir },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: s.dataDir, ...(await databaseEnv(s.dataDir)) },
     stdout: "pipe",
     stderr: "pipe",
   });

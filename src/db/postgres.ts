@@ -325,7 +325,8 @@ export class PostgresRunQueue implements RunQueueStore {
 
   /**
    * The oldest queued runs the runner may take: of its workspace only (when it has one), whose environment's
-   * runner_labels it all has, browser runs only if it can.
+   * runner_labels it all has, browser runs only if it can. The runner's labels go as text (a parameter typed jsonb
+   * would be sent as a JSON string of the text).
    */
   async claimRunsForRunner(
     now: string,
@@ -339,7 +340,7 @@ export class PostgresRunQueue implements RunQueueStore {
         SELECT r.id FROM runs r LEFT JOIN environments e ON e.id = r.environment_id
         WHERE r.status = 'queued'
           AND (${runner.workspaceId}::text IS NULL OR r.project_id IN (SELECT id FROM projects WHERE workspace_id = ${runner.workspaceId}::text))
-          AND (e.id IS NULL OR e.runner_labels::jsonb <@ ${JSON.stringify(runner.labels)}::jsonb)
+          AND (e.id IS NULL OR e.runner_labels::jsonb <@ ${JSON.stringify(runner.labels)}::text::jsonb)
           AND (${runner.browser} OR (r.spec::jsonb ->> 'kind') IS DISTINCT FROM 'browser')
         ORDER BY r.created_at LIMIT ${limit} FOR UPDATE OF r SKIP LOCKED)
       RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`;
