@@ -8,6 +8,7 @@
 
 /** Run on SQLite and again on PostgreSQL. */
 export const POSTGRES: string[] = [
+  "test/alerts.test.ts",
   "test/api-auth.test.ts",
   "test/api-cache-policy.test.ts",
   "test/api-create-key.test.ts",
@@ -16,6 +17,7 @@ export const POSTGRES: string[] = [
   "test/api-filters.test.ts",
   "test/api-idempotency.test.ts",
   "test/api-invitations-admin.test.ts",
+  "test/api-long-poll.test.ts",
   "test/api-members.test.ts",
   "test/api-names.test.ts",
   "test/api-operations.test.ts",
@@ -28,6 +30,8 @@ export const POSTGRES: string[] = [
   "test/cli-config.test.ts",
   "test/cli-errors.test.ts",
   "test/cli-watch.test.ts",
+  "test/code-apply.test.ts",
+  "test/code-import-curl.test.ts",
   "test/contract-openapi.test.ts",
   "test/core-call.test.ts",
   "test/core-scenarios.test.ts",
@@ -38,9 +42,12 @@ export const POSTGRES: string[] = [
   "test/generation-llm.test.ts",
   "test/generation-openapi.test.ts",
   "test/generation-run.test.ts",
+  "test/history-health.test.ts",
+  "test/history-retention.test.ts",
   "test/http-bodies.test.ts",
   "test/http-headers.test.ts",
   "test/http-proxy.test.ts",
+  "test/mcp-http.test.ts",
   "test/mcp-inspector.test.ts",
   "test/mcp-server.test.ts",
   "test/mcp-wait.test.ts",
@@ -48,8 +55,14 @@ export const POSTGRES: string[] = [
   "test/rules-surfaces.test.ts",
   "test/runner-browser-isolation.test.ts",
   "test/runner-browser.test.ts",
+  "test/runner-fairness.test.ts",
   "test/runner-http.test.ts",
   "test/runner-lifecycle.test.ts",
+  "test/runner-workers.test.ts",
+  "test/runners-protocol.test.ts",
+  "test/runners-remote.test.ts",
+  "test/runners-tokens.test.ts",
+  "test/schedules.test.ts",
   "test/security-auth-matrix.test.ts",
   "test/security-key-timing.test.ts",
   "test/trust-accounts-invitations.test.ts",
@@ -77,7 +90,10 @@ export const POSTGRES: string[] = [
   "test/web-details.test.ts",
   "test/web-environments-protected.test.ts",
   "test/web-flow.test.ts",
+  "test/web-history.test.ts",
   "test/web-pages.test.ts",
+  "test/web-runners.test.ts",
+  "test/web-schedules.test.ts",
 ];
 
 /** Files whose subject is SQLite itself (its file, its locks, its backups, its old databases), with the reason. */
