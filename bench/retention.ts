@@ -30,6 +30,7 @@ try {
   const t0 = performance.now();
   const now = Date.now();
   const sqlite = core.sqlite;
+  if (!sqlite) throw new Error("this bench fills SQLite's file directly: run it on the SQLite backend");
   const iso = (ms: number) => new Date(ms).toISOString();
   sqlite.run("INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ('wsp_b', 'b', 'b', ?1, ?1)", [iso(now)]);
   sqlite.run(

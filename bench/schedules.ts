@@ -5,7 +5,7 @@
 // for every state change, the time from the run's end (finished_at) to the receiver having the delivery.
 // Usage: bun bench/schedules.ts [--schedules 100] [--rounds 3] [--alerts 20] [--smoke]   (--smoke: 10 schedules, 1 round, 4 alerts)
 import { flag, has } from "./args";
-import { startTestServer } from "../test/helpers/server";
+import { rawSqlite, startTestServer } from "../test/helpers/server";
 import { startTargetApp } from "../test/helpers/target-app";
 
 const smoke = has("smoke");
@@ -54,11 +54,11 @@ try {
     ids.push(sch.id);
   }
   const wanted = SCHEDULES * ROUNDS;
-  const fired = () => (s.server.core.sqlite.query("SELECT COUNT(*) AS n FROM schedule_fires WHERE run_id IS NOT NULL").get() as { n: number }).n;
+  const fired = () => (rawSqlite(s.server.core).query("SELECT COUNT(*) AS n FROM schedule_fires WHERE run_id IS NOT NULL").get() as { n: number }).n;
   const deadline = Date.now() + (ROUNDS + 2) * INTERVAL * 1000;
   while (fired() < wanted && Date.now() < deadline) await Bun.sleep(200);
   for (const id of ids) await call("PATCH", `/projects/bench/schedules/${id}`, { enabled: false });
-  const rows = s.server.core.sqlite.query("SELECT f.due_at, r.created_at FROM schedule_fires f JOIN runs r ON r.id = f.run_id ORDER BY f.due_at").all() as {
+  const rows = rawSqlite(s.server.core).query("SELECT f.due_at, r.created_at FROM schedule_fires f JOIN runs r ON r.id = f.run_id ORDER BY f.due_at").all() as {
     due_at: string;
     created_at: string;
   }[];

@@ -16,6 +16,15 @@ export const ConfigSchema = z.strictObject({
   max_body_bytes: int(1024, 1024 * 1024 * 1024).default(1024 * 1024),
   log_level: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   busy_timeout_ms: int(0, 600_000).default(5000),
+  database: z
+    .strictObject({
+      url: z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, "a PostgreSQL URL: postgres://user:password@host:port/database")
+        .optional()
+        .describe("PostgreSQL to use instead of SQLite in the data directory (postgres://user:password@host:port/database)"),
+    })
+    .prefault({}),
   rate_limit: z
     .strictObject({
       enabled: bool.default(true),

@@ -25,6 +25,8 @@ command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck) # the install scr
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v curl >/dev/null 2>&1 || missing+=(curl)
+# PostgreSQL (initdb, pg_ctl): the suite runs again on PostgreSQL in a throw-away cluster (test/helpers/postgres.ts).
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing ${missing[*]} (Debian packages)" >&2

@@ -1,13 +1,16 @@
-// The whole test suite: builds the executable (binary tests use it), runs `bun test` and prints the
-// closing line "N passed, N failed" from its JUnit report.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+// The whole test suite: builds the executable (binary tests use it), runs `bun test` on SQLite, then the files
+// scripts/backends.ts lists again on PostgreSQL (a throw-away cluster, test/helpers/postgres.ts), and prints the
+// closing line "N passed, N failed" summed over both JUnit reports. `--sqlite-only` leaves the second pass out.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { POSTGRES, SQLITE_ONLY } from "./backends";
 
 const extra = process.argv.slice(2);
 mkdirSync("test-artifacts", { recursive: true });
 const report = "test-artifacts/junit.xml";
-if (existsSync(report)) rmSync(report);
+const pgReport = "test-artifacts/junit-postgres.xml";
+for (const r of [report, pgReport]) if (existsSync(r)) rmSync(r);
 
 if (!extra.includes("--no-build")) {
   const build = Bun.spawnSync(["bun", "run", "scripts/build.ts"], { stdout: "inherit", stderr: "inherit" });
@@ -33,7 +36,8 @@ if (!extra.includes("--no-lint")) {
     process.exit(1);
   }
 }
-const args = extra.filter((a) => a !== "--no-build" && a !== "--no-typecheck" && a !== "--no-lint");
+const OWN_FLAGS = new Set(["--no-build", "--no-typecheck", "--no-lint", "--sqlite-only"]);
+const args = extra.filter((a) => !OWN_FLAGS.has(a));
 // Everything the tests put in temp dirs (databases, browser profiles, copied binaries) lives under one directory
 // that goes when the run ends. Like /tmp it is open to every user: some tests run commands as an unprivileged one.
 const runTmp = mkdtempSync(join(tmpdir(), "svc-test-run-"));
@@ -43,7 +47,31 @@ const proc = Bun.spawn(["bun", "test", "--timeout", "120000", "--reporter=junit"
   stderr: "inherit",
   env: { ...process.env, NODE_ENV: "test", TMPDIR: runTmp },
 });
-const code = await proc.exited;
+let code = await proc.exited;
+
+// The second pass: the files that touch the store, on PostgreSQL. With file arguments, those of them on the list.
+if (!extra.includes("--sqlite-only")) {
+  const named = args.filter((a) => !a.startsWith("-"));
+  const files = named.length === 0 ? POSTGRES : POSTGRES.filter((f) => named.some((n) => f.includes(n.replace(/^\.\//, ""))));
+  const flags = args.filter((a) => a.startsWith("-"));
+  if (files.length > 0) {
+    console.log(
+      `\nOn PostgreSQL: ${files.length} test files (scripts/backends.ts); SQLite only: ${Object.keys(SQLITE_ONLY).length} files, each with its reason there`,
+    );
+    const unlisted = unclassifiedStoreTests();
+    if (unlisted.length > 0) console.log(`Not run on PostgreSQL, not yet in scripts/backends.ts: ${unlisted.join(", ")}`);
+    const pg = Bun.spawn(["bun", "test", "--timeout", "120000", "--reporter=junit", `--reporter-outfile=${pgReport}`, ...flags, ...files], {
+      stdout: "inherit",
+      stderr: "inherit",
+      env: { ...process.env, NODE_ENV: "test", TMPDIR: runTmp, SVC_TEST_BACKEND: "postgres" },
+    });
+    const pgCode = await pg.exited;
+    if (pgCode !== 0 && code === 0) code = pgCode;
+  }
+}
+// The PostgreSQL cluster of the second pass is stopped, and its directory removed, by a watcher once the test
+// process has ended (test/helpers/postgres.ts): let it finish before its directory goes.
+for (const until = Date.now() + 30_000; Date.now() < until && readdirSync(runTmp).some((f) => f.startsWith("svc-pg-")); ) await Bun.sleep(100);
 try {
   rmSync(runTmp, { recursive: true, force: true });
 } catch (e) {
@@ -54,14 +82,18 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const failures: string[] = [];
-if (existsSync(report)) {
-  const xml = readFileSync(report, "utf8");
+for (const [file, backend] of [
+  [report, ""],
+  [pgReport, "[postgres] "],
+] as const) {
+  if (!existsSync(file)) continue;
+  const xml = readFileSync(file, "utf8");
   for (const m of xml.matchAll(/<testcase\b([^>]*?)(\/>|>([\s\S]*?)<\/testcase>)/g)) {
     const inner = m[3] ?? "";
     const failure = /<(failure|error)\b[^>]*>([\s\S]*?)<\/\1>|<(failure|error)\b[^>]*\/>/.exec(inner);
     if (failure) {
       failed++;
-      failures.push(describeFailure(m[1] ?? "", failure[2] ?? ""));
+      failures.push(`  ${backend}${describeFailure(m[1] ?? "", failure[2] ?? "").trimStart()}`);
     } else if (/<skipped\b/.test(inner)) skipped++;
     else passed++;
   }
@@ -91,4 +123,12 @@ function unescapeXml(s: string): string {
     if (e[0] === "#") return String.fromCodePoint(e[1] === "x" || e[1] === "X" ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1)));
     return ({ lt: "<", gt: ">", quot: '"', apos: "'", amp: "&" } as Record<string, string>)[e.toLowerCase()] ?? e;
   });
+}
+
+/** Test files that start a server or open a store but are in neither list of scripts/backends.ts. */
+function unclassifiedStoreTests(): string[] {
+  const listed = new Set([...POSTGRES, ...Object.keys(SQLITE_ONLY)]);
+  return [...new Bun.Glob("test/*.test.ts").scanSync(".")]
+    .filter((f) => !listed.has(f) && /startTestServer\(|openCore\(|openDatabase\(/.test(readFileSync(f, "utf8")))
+    .sort();
 }

@@ -8,7 +8,7 @@ import { SMTPServer } from "smtp-server";
 import { json, waitForRun } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
-import { waitUntil } from "./helpers/wait";
+import { waitUntil, waitUntilAsync } from "./helpers/wait";
 
 const SECRET = "whsec-Alert-7c1d2e9f";
 
@@ -284,17 +284,16 @@ describe("alert channels", () => {
       await s.call("POST", "/projects/shop/schedules", { name: "ghost", target: { tags: ["nobody"] }, interval_seconds: 3600 }),
       201,
     );
-    const makeDue = () =>
-      s.server.core.sqlite.query("UPDATE schedules SET next_run_at = ?1 WHERE id = ?2").run(new Date(Date.now() - 1000).toISOString(), ghost.id);
-    const failedTicks = () =>
-      s.server.core.sqlite.query("SELECT COUNT(*) AS n FROM schedule_fires WHERE schedule_id = ?1 AND error IS NOT NULL").get(ghost.id) as { n: number };
-    makeDue();
+    const makeDue = () => s.sql("UPDATE schedules SET next_run_at = ? WHERE id = ?", new Date(Date.now() - 1000).toISOString(), ghost.id);
+    const failedTicks = async () =>
+      (await s.sql<{ n: number }>("SELECT COUNT(*) AS n FROM schedule_fires WHERE schedule_id = ? AND error IS NOT NULL", ghost.id))[0]?.n ?? 0;
+    await makeDue();
     expect(await waitUntil(() => hooks().some((r) => r.headers["x-svc-event"] === "schedule_failed"), 15_000)).toBe(true);
     const failure = JSON.parse(hooks().find((r) => r.headers["x-svc-event"] === "schedule_failed")?.body ?? "{}");
     expect(failure).toMatchObject({ event: "schedule_failed", schedule: { id: ghost.id, name: "ghost" }, run: null, previous_status: null });
     expect(failure.error).toContain("nobody");
-    makeDue();
-    expect(await waitUntil(() => failedTicks().n >= 2, 15_000)).toBe(true);
+    await makeDue();
+    expect(await waitUntilAsync(async () => (await failedTicks()) >= 2, 15_000)).toBe(true);
     const record = await json<{ last_error: string | null }>(await s.call("GET", `/projects/shop/schedules/${ghost.id}`));
     expect(record.last_error).toContain("nobody");
     const list = await deliveries("ops hook");
@@ -318,7 +317,7 @@ describe("alert channels", () => {
     await runAs(id, "failed");
     expect((await deliveries(ch.id)).map((d) => d.event)).toEqual(["failing"]);
     // An hour later (as far as the outbox knows), the next failure reminds once.
-    s.server.core.sqlite.query("UPDATE alert_deliveries SET created_at = ?1 WHERE channel_id = ?2").run(new Date(Date.now() - 3_600_000).toISOString(), ch.id);
+    await s.sql("UPDATE alert_deliveries SET created_at = ? WHERE channel_id = ?", new Date(Date.now() - 3_600_000).toISOString(), ch.id);
     await runAs(id, "failed");
     await runAs(id, "failed");
     expect((await deliveries(ch.id)).map((d) => d.event)).toEqual(["failing", "failing"]);

@@ -2,8 +2,6 @@
 // key on the same route within 24 h answers the first response and starts nothing (whatever the body), a new
 // key starts again, and a key is scoped to its route — the same key on another group or feature is new work.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
-import { join } from "node:path";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 let s: TestServer;
@@ -29,14 +27,10 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
-/** A number read from the server's database through a second, read-only connection. */
-function count(sql: string, ...args: string[]): number {
-  const db = new Database(join(s.dataDir, "svc.sqlite"), { readonly: true });
-  try {
-    return (db.query(sql).get(...args) as { n: number }).n;
-  } finally {
-    db.close();
-  }
+/** A number read from the server's database through a second connection. */
+async function count(sql: string, ...args: string[]): Promise<number> {
+  const [row] = await s.sql<{ n: number }>(sql, ...args);
+  return row?.n ?? Number.NaN;
 }
 const groupRuns = (groupId: string) => count("SELECT COUNT(*) AS n FROM group_runs WHERE group_id = ?", groupId);
 const allRuns = () => count("SELECT COUNT(*) AS n FROM runs");
@@ -62,7 +56,7 @@ describe("run_group", () => {
   const g1Path = () => `/projects/shop/groups/${ids.g1}/run`;
 
   test("the same key answers the first group run and queues nothing more; a new key starts another", async () => {
-    const runsBefore = allRuns();
+    const runsBefore = await allRuns();
     const first = await post(g1Path(), "nightly-1");
     expect(first.status).toBe(202);
     expect(first.replayed).toBeNull();
@@ -73,34 +67,34 @@ describe("run_group", () => {
     expect(again.status).toBe(202);
     expect(again.replayed).toBe("true");
     expect(again.body).toEqual(first.body);
-    expect(groupRuns(ids.g1)).toBe(1);
-    expect(allRuns()).toBe(runsBefore + 2);
+    expect(await groupRuns(ids.g1)).toBe(1);
+    expect(await allRuns()).toBe(runsBefore + 2);
 
     const other = await post(g1Path(), "nightly-2");
     expect(other.status).toBe(202);
     expect(other.replayed).toBeNull();
     expect(other.body.id).not.toBe(first.body.id);
-    expect(groupRuns(ids.g1)).toBe(2);
-    expect(allRuns()).toBe(runsBefore + 4);
+    expect(await groupRuns(ids.g1)).toBe(2);
+    expect(await allRuns()).toBe(runsBefore + 4);
   });
 
   test("simultaneous requests with one key start one group run", async () => {
-    const before = groupRuns(ids.g1);
+    const before = await groupRuns(ids.g1);
     const answers = await Promise.all([1, 2, 3, 4].map(() => post(g1Path(), "burst-7")));
     expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
     expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
-    expect(groupRuns(ids.g1)).toBe(before + 1);
+    expect(await groupRuns(ids.g1)).toBe(before + 1);
   });
 
   test("the same key with a different body on the same route replays the first response, ignoring the body", async () => {
     const first = await post(g1Path(), "body-key");
     expect(first.body.runs.map((r: { environment_id: string | null }) => r.environment_id)).toEqual([null, null]);
-    const before = { groups: groupRuns(ids.g1), runs: allRuns() };
+    const before = { groups: await groupRuns(ids.g1), runs: await allRuns() };
     const changed = await post(g1Path(), "body-key", { environment: "staging" });
     expect(changed.status).toBe(202);
     expect(changed.replayed).toBe("true");
     expect(changed.body).toEqual(first.body);
-    expect({ groups: groupRuns(ids.g1), runs: allRuns() }).toEqual(before);
+    expect({ groups: await groupRuns(ids.g1), runs: await allRuns() }).toEqual(before);
     // The same body without the key does start, in the environment asked for: the replay was the key's doing.
     const fresh = await post(g1Path(), null, { environment: "staging" });
     expect(fresh.body.runs.map((r: { environment_id: string | null }) => r.environment_id)).toEqual([ids.env, ids.env]);
@@ -108,19 +102,19 @@ describe("run_group", () => {
 
   test("the same key on another route is new work there, and still replays on its first route", async () => {
     const first = await post(g1Path(), "shared-key");
-    const g2Before = groupRuns(ids.g2);
+    const g2Before = await groupRuns(ids.g2);
     const onG2 = await post(`/projects/shop/groups/${ids.g2}/run`, "shared-key");
     expect(onG2.status).toBe(202);
     expect(onG2.replayed).toBeNull();
     expect(onG2.body.group_id).toBe(ids.g2);
-    expect(groupRuns(ids.g2)).toBe(g2Before + 1);
+    expect(await groupRuns(ids.g2)).toBe(g2Before + 1);
 
-    const runsBefore = allRuns();
+    const runsBefore = await allRuns();
     const single = await post(`/projects/shop/automations/${ids.a1}/run`, "shared-key");
     expect(single.status).toBe(202);
     expect(single.replayed).toBeNull();
     expect(single.body.id).toStartWith("run_");
-    expect(allRuns()).toBe(runsBefore + 1);
+    expect(await allRuns()).toBe(runsBefore + 1);
 
     const back = await post(g1Path(), "shared-key");
     expect(back.replayed).toBe("true");
@@ -129,18 +123,15 @@ describe("run_group", () => {
 
   test("a key older than 24 hours starts the work again", async () => {
     const first = await post(g1Path(), "yesterday");
-    const db = new Database(join(s.dataDir, "svc.sqlite"));
-    db.exec("PRAGMA busy_timeout = 5000");
     const old = new Date(Date.now() - 25 * 3600 * 1000).toISOString();
-    const changed = db.query("UPDATE idempotency_keys SET created_at = ? WHERE key = 'yesterday'").run(old);
-    db.close();
-    expect(changed.changes).toBe(1);
-    const before = groupRuns(ids.g1);
+    const changed = await s.sql("UPDATE idempotency_keys SET created_at = ? WHERE key = 'yesterday' RETURNING key", old);
+    expect(changed.length).toBe(1);
+    const before = await groupRuns(ids.g1);
     const later = await post(g1Path(), "yesterday");
     expect(later.status).toBe(202);
     expect(later.replayed).toBeNull();
     expect(later.body.id).not.toBe(first.body.id);
-    expect(groupRuns(ids.g1)).toBe(before + 1);
+    expect(await groupRuns(ids.g1)).toBe(before + 1);
     // …and that new response is what the key replays from now on.
     expect((await post(g1Path(), "yesterday")).body.id).toBe(later.body.id);
   });
@@ -156,7 +147,7 @@ describe("start_generation", () => {
     const again = await post(f1Path(), "gen-1", { strategy: "gherkin" });
     expect(again.replayed).toBe("true");
     expect(again.body).toEqual(first.body);
-    expect(generations(ids.f1)).toBe(1);
+    expect(await generations(ids.f1)).toBe(1);
 
     const done = await generationDone(ids.f1);
     expect(done.id).toBe(first.body.id);
@@ -164,13 +155,13 @@ describe("start_generation", () => {
     expect(afterwards.status).toBe(202);
     expect(afterwards.replayed).toBe("true");
     expect(afterwards.body).toEqual(first.body);
-    expect(generations(ids.f1)).toBe(1);
+    expect(await generations(ids.f1)).toBe(1);
 
     const second = await post(f1Path(), "gen-2", { strategy: "gherkin" });
     expect(second.status).toBe(202);
     expect(second.replayed).toBeNull();
     expect(second.body.id).not.toBe(first.body.id);
-    expect(generations(ids.f1)).toBe(2);
+    expect(await generations(ids.f1)).toBe(2);
     await generationDone(ids.f1);
   }, 30_000);
 
@@ -182,7 +173,7 @@ describe("start_generation", () => {
     expect(onF2.replayed).toBeNull();
     expect(onF2.body.id).not.toBe(onF1.body.id);
     expect(onF2.body.feature_id).toBe(ids.f2);
-    expect(generations(ids.f2)).toBe(1);
+    expect(await generations(ids.f2)).toBe(1);
     await generationDone(ids.f1);
     await generationDone(ids.f2);
   }, 30_000);

@@ -1,9 +1,7 @@
 // Long-polls: `?wait=N` on get_run, get_group_run and get_generation answers as soon as the record has ended (at
 // once when it already has), else after N s with its current state. Waiting holds no database connection, ends
 // when the client goes away or the server stops, counts as one request, and is bounded per workspace.
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { MAX_WAITERS_PER_WORKSPACE } from "../src/core/waits";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
@@ -162,13 +160,8 @@ describe("long-polls on one server", () => {
       expect(await abandoned).toBe("aborted");
       await until("the abandoned read no longer waiting", () => s.server.core.waits.size === 1);
 
-      const other = new Database(join(s.dataDir, "svc.sqlite"));
-      try {
-        other.exec("PRAGMA busy_timeout = 5000");
-        other.query("UPDATE runs SET status = 'cancelled', error = 'cancelled elsewhere' WHERE id = ?1 AND status = 'queued'").run(second);
-      } finally {
-        other.close();
-      }
+      // Another connection (another node, on PostgreSQL) cancels it.
+      await s.sql("UPDATE runs SET status = 'cancelled', error = 'cancelled elsewhere' WHERE id = ? AND status = 'queued'", second);
       expect((await answer).status).toBe("cancelled");
     } finally {
       target.release(key);

@@ -5,7 +5,8 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RunStatus } from "../src/manifest/records";
 import { waitForRun } from "./helpers/runs";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { onPostgres } from "./helpers/postgres";
+import { rawSqlite, startTestServer, type TestServer } from "./helpers/server";
 import { waitUntil } from "./helpers/wait";
 
 /** Reads one sample's value from a Prometheus text body; undefined when the series is absent. */
@@ -32,7 +33,7 @@ describe("without a metrics token", () => {
     const body = await r.json();
     expect(r.status).toBe(200);
     expect(body.status).toBe("ready");
-    expect(body.checks.database).toEqual({ ok: true });
+    expect(body.checks.database).toEqual({ ok: true, backend: onPostgres ? "postgres" : "sqlite" });
     expect(body.checks.migrations).toEqual({ ok: true });
     expect(body.checks.disk).toEqual({ ok: true });
     // Every engine running inside this server is listed, and alive.
@@ -64,7 +65,7 @@ describe("without a metrics token", () => {
     other.exec("PRAGMA busy_timeout = 0");
     other.exec("BEGIN IMMEDIATE");
     try {
-      s.server.core.sqlite.exec("PRAGMA busy_timeout = 0");
+      rawSqlite(s.server.core).exec("PRAGMA busy_timeout = 0");
       const r = await fetch(`${s.url}/readyz`);
       const body = await r.json();
       expect(r.status).toBe(503);
@@ -74,7 +75,7 @@ describe("without a metrics token", () => {
     } finally {
       other.exec("ROLLBACK");
       other.close();
-      s.server.core.sqlite.exec("PRAGMA busy_timeout = 5000");
+      rawSqlite(s.server.core).exec("PRAGMA busy_timeout = 5000");
     }
     expect((await fetch(`${s.url}/readyz`)).status).toBe(200);
   });

@@ -10,7 +10,7 @@ import type { Principal, Role } from "../src/core/context";
 import { openCore, type OpenedCore } from "../src/core";
 import type { OperationKey } from "../src/core/registry";
 import { AppError, ERROR_TABLE, type ErrorCode, ops } from "../src/manifest";
-import { tempDir } from "./helpers/server";
+import { copyTestDatabase, tempDir, testDatabaseUrl } from "./helpers/server";
 
 type Actor = Role | "outsider";
 
@@ -46,7 +46,10 @@ let fixture: Fixture;
 let workspaces: { acme: string; initech: string };
 const dirs: string[] = [];
 
-const configFor = (dataDir: string) => loadConfig({ env: {}, flags: { data_dir: dataDir, log_level: "warn" } });
+const configFor = async (dataDir: string) => {
+  const url = await testDatabaseUrl(dataDir);
+  return loadConfig({ env: {}, flags: { data_dir: dataDir, log_level: "warn", ...(url ? { "database.url": url } : {}) } });
+};
 const principal = (f: Fixture, as: Actor): Principal => ({
   userId: f.users[as],
   workspaceId: as === "outsider" ? workspaces.initech : workspaces.acme,
@@ -58,7 +61,7 @@ const principal = (f: Fixture, as: Actor): Principal => ({
 
 beforeAll(async () => {
   fixtureDir = tempDir("svc-core-fixture-");
-  const core = await openCore(configFor(fixtureDir));
+  const core = await openCore(await configFor(fixtureDir));
   try {
     const make = (email: string, workspace: string, role: Role) =>
       createUserInWorkspace(core.db, { email, name: email.split("@")[0] ?? email, workspace, role });
@@ -112,7 +115,8 @@ async function play(s: Scenario): Promise<void> {
   const dir = tempDir("svc-core-scenario-");
   dirs.push(dir);
   cpSync(fixtureDir, dir, { recursive: true });
-  const core: OpenedCore = await openCore(configFor(dir));
+  await copyTestDatabase(fixtureDir, dir);
+  const core: OpenedCore = await openCore(await configFor(dir));
   try {
     const input = typeof s.input === "function" ? s.input(fixture) : (s.input ?? {});
     let status: number;

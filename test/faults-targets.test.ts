@@ -4,7 +4,6 @@
 // message, stored excerpts stay size-capped, and the API answers while those runs are in progress (the read
 // latency is printed, not asserted).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import { createServer, type Server as NetServer, type Socket } from "node:net";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { createAutomation, getRun, projectWithEnv, startRun, waitForRun, type RunRecord } from "./helpers/runs";
@@ -144,15 +143,10 @@ const automation = (steps: unknown[], timeoutMs = 10_000) => ({
 });
 
 /** The run's row as stored: its size proves the excerpts are capped in the database, not only in the API. */
-function storedResultsBytes(runId: string): number {
-  const db = new Database(`${s.dataDir}/svc.sqlite`, { readonly: true });
-  try {
-    const row = db.query<{ results: string }, [string]>("SELECT results FROM runs WHERE id = ?").get(runId);
-    if (!row) throw new Error(`run ${runId} is not in the database`);
-    return Buffer.byteLength(row.results);
-  } finally {
-    db.close();
-  }
+async function storedResultsBytes(runId: string): Promise<number> {
+  const [row] = await s.sql<{ results: string }>("SELECT results FROM runs WHERE id = ?", runId);
+  if (!row) throw new Error(`run ${runId} is not in the database`);
+  return Buffer.byteLength(row.results);
 }
 
 interface Case {
@@ -355,7 +349,7 @@ describe("runs against misbehaving targets", () => {
         c.check(run);
         expect(run.attempts.length).toBe(1);
         if (run.status !== "passed") expect(`${run.error ?? ""}${run.steps[0]?.message ?? ""}`.length).toBeGreaterThan(10);
-        expect(storedResultsBytes(runId)).toBeLessThan(EXCERPT_BYTES * 2 + 4096);
+        expect(await storedResultsBytes(runId)).toBeLessThan(EXCERPT_BYTES * 2 + 4096);
       } catch (e) {
         throw new Error(`${c.name}: ${(e as Error).message}\nrun: ${JSON.stringify(run).slice(0, 2000)}`);
       }

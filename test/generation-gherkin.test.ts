@@ -155,9 +155,10 @@ describe("the job's life", () => {
   test("a job left running by a crash ends failed when the engine starts", async () => {
     const feature = await createFeature(t, project, { name: "Crash", acceptance_criteria: SHOP_CRITERIA });
     const g = await generate(t, project, feature);
-    const core = await openCore(loadConfig({ env: {}, flags: { data_dir: t.dataDir, log_level: "silent" } }));
+    const database = t.databaseUrl ? { "database.url": t.databaseUrl } : {};
+    const core = await openCore(loadConfig({ env: {}, flags: { data_dir: t.dataDir, log_level: "silent", ...database } }));
     try {
-      core.sqlite.query("UPDATE generations SET status = 'running', finished_at = NULL WHERE id = ?").run(g.id);
+      await t.sql("UPDATE generations SET status = 'running', finished_at = NULL WHERE id = ?", g.id);
       const engine = createGenerationEngine(core);
       await engine.start();
       await engine.stop(0);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createAutomation, json, projectWithEnv, startRun, waitForRun } from "./helpers/runs";
-import { startTestServer, tempDir } from "./helpers/server";
+import { runSql, startTestServer, tempDir, testDatabaseUrl } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
 
 setDefaultTimeout(60_000);
@@ -87,9 +87,7 @@ test("retention removes whole group runs: the other automation's run in it goes 
     const left = await json<{ id: string; status: string; summary: { total: number; failed: number } }>(await groupRun(second.id));
     expect(left).toMatchObject({ status: "failed", summary: { total: 2, failed: 1 } });
     // Its verdict and summary were stored when its last run ended: what the API answers is that record.
-    const stored = s.server.core.sqlite
-      .query<{ status: string; summary: string }, [string]>("SELECT status, summary FROM group_runs WHERE id = ?1")
-      .get(second.id);
+    const [stored] = await s.sql<{ status: string; summary: string }>("SELECT status, summary FROM group_runs WHERE id = ?", second.id);
     expect(stored?.status).toBe("failed");
     expect(JSON.parse(stored?.summary ?? "null")).toEqual(left.summary);
   } finally {
@@ -108,11 +106,8 @@ test("runs older than run_days go on the sweep at start, and history still count
     await s.stop();
 
     // The first run was made 100 days ago (the default limit is 90).
-    const { Database } = await import("bun:sqlite");
-    const db = new Database(join(dataDir, "svc.sqlite"));
     const longAgo = new Date(Date.now() - 100 * 86_400_000).toISOString();
-    db.query("UPDATE runs SET created_at = ?1 WHERE id = ?2").run(longAgo, old);
-    db.close();
+    await runSql(await testDatabaseUrl(dataDir), dataDir, "UPDATE runs SET created_at = ? WHERE id = ?", [longAgo, old]);
 
     s = await startTestServer({ data_dir: dataDir, rate_limit: { enabled: false } });
     try {

@@ -13,6 +13,12 @@ import { SHOP_CRITERIA } from "./helpers/gen-target-app";
 import { databaseBefore } from "./helpers/old-database";
 import { startTestServer, tempDir } from "./helpers/server";
 
+/** The SQLite handle of a core opened on a data directory (this file's databases are SQLite files). */
+function sqliteOf(core: { sqlite?: import("bun:sqlite").Database } | undefined): import("bun:sqlite").Database {
+  if (!core?.sqlite) throw new Error("expected a core opened on SQLite");
+  return core.sqlite;
+}
+
 const dir = tempDir("svc-unique-names-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -66,7 +72,7 @@ test("existing duplicates are renamed name (2), … once and logged; a new twin 
     process.stderr.write = write;
   }
   try {
-    const names = core.sqlite.query<{ id: string; name: string }, []>("SELECT id, name FROM automations ORDER BY id").all();
+    const names = sqliteOf(core).query<{ id: string; name: string }, []>("SELECT id, name FROM automations ORDER BY id").all();
     expect(names).toEqual([
       { id: "aut_1", name: "login" },
       { id: "aut_2", name: "login (3)" },
@@ -74,7 +80,7 @@ test("existing duplicates are renamed name (2), … once and logged; a new twin 
       { id: "aut_4", name: "login (4)" },
       { id: "aut_5", name: "login" },
     ]);
-    const groups = core.sqlite.query<{ id: string; name: string }, []>("SELECT id, name FROM groups ORDER BY id").all();
+    const groups = sqliteOf(core).query<{ id: string; name: string }, []>("SELECT id, name FROM groups ORDER BY id").all();
     expect(groups).toEqual([
       { id: "grp_1", name: "smoke" },
       { id: "grp_2", name: "smoke (2)" },
@@ -82,13 +88,13 @@ test("existing duplicates are renamed name (2), … once and logged; a new twin 
     const text = logged.join("");
     expect(text).toContain('renamed a duplicate automation name: \\"login\\" is now \\"login (3)\\"');
     expect(text).toContain('renamed a duplicate group name: \\"smoke\\" is now \\"smoke (2)\\"');
-    expect(() => core?.sqlite.run("UPDATE automations SET name = 'login' WHERE id = 'aut_2'")).toThrow(/UNIQUE/);
+    expect(() => sqliteOf(core).run("UPDATE automations SET name = 'login' WHERE id = 'aut_2'")).toThrow(/UNIQUE/);
   } finally {
     await core?.close();
   }
   // Opened again: nothing left to rename, nothing logged.
   const again = await openCore(loadConfig({ env: {}, flags: { data_dir: dir, log_level: "warn" } }));
-  expect(again.sqlite.query<{ name: string }, []>("SELECT name FROM automations WHERE id = 'aut_4'").get()?.name).toBe("login (4)");
+  expect(sqliteOf(again).query<{ name: string }, []>("SELECT name FROM automations WHERE id = 'aut_4'").get()?.name).toBe("login (4)");
   await again.close();
 });
 

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { WebClient } from "./helpers/browser";
-import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { databaseEnv, startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 // `svc admin` is started from source several times; on a busy machine that outgrows the 5 s default.
 setDefaultTimeout(60_000);
@@ -18,7 +18,7 @@ async function admin(args: string[], stdin?: string, command = "create-user"): P
     stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
     stdout: "pipe",
     stderr: "pipe",
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dataDir, SVC_BASE_URL: "https://svc.example.test" },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dataDir, SVC_BASE_URL: "https://svc.example.test", ...(await databaseEnv(dataDir)) },
   });
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   return { code, stdout, stderr };

@@ -188,10 +188,11 @@ describe("one worker process, two slots", () => {
   }, 30_000);
 
   test("a worker killed from outside (kill -9): its run ends error saying so, a new worker takes its place, the next run passes", async () => {
-    // A worker killed by the test before is gone, and its successor is up.
+    // A worker killed by the test before is gone, and its successor is up; the run cancelled before has stopped
+    // (or its worker was replaced), so the run below cannot land on a worker about to be killed for it.
     const readyOne = async () => {
-      const r = (await (await fetch(`${s.url}/readyz`)).json()) as { checks: { workers: { workers: number; ready: number } } };
-      return r.checks.workers.workers === 1 && r.checks.workers.ready === 1;
+      const r = (await (await fetch(`${s.url}/readyz`)).json()) as { checks: { workers: { workers: number; ready: number; running: number } } };
+      return r.checks.workers.workers === 1 && r.checks.workers.ready === 1 && r.checks.workers.running === 0;
     };
     const deadline = Date.now() + 10_000;
     while (!((await readyOne()) && ours().length === 1) && Date.now() < deadline) await Bun.sleep(20);

@@ -8,9 +8,9 @@ import { loadConfig } from "../config/load";
 import { startServer } from "../src/server";
 import { runnerCall } from "./helpers/remote-runner";
 import { createAutomation, getRun, json, projectWithEnv, startRun, waitForRun } from "./helpers/runs";
-import { startTestServer, type TestServer, tempDir } from "./helpers/server";
+import { databaseEnv, startTestServer, type TestServer, tempDir } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
-import { waitUntil } from "./helpers/wait";
+import { waitUntilAsync } from "./helpers/wait";
 
 const LEASE_MS = 1000;
 let s: TestServer;
@@ -33,7 +33,7 @@ async function helloRunner(name: string, browser = false): Promise<string> {
 
 type Job = { id: string; claim: number; environment: { secrets: Record<string, string> } | null };
 const claim = async (token: string) => (await json<{ jobs: Job[] }>(await runnerCall(s.url, token, "/claim", { slots: 5, wait_ms: 0 }))).jobs;
-const status = (runId: string) => s.server.core.sqlite.query<{ status: string }, [string]>("SELECT status FROM runs WHERE id = ?").get(runId)?.status;
+const status = async (runId: string) => (await s.sql<{ status: string }>("SELECT status FROM runs WHERE id = ?", runId))[0]?.status;
 
 const passed = {
   status: "passed",
@@ -48,7 +48,7 @@ beforeAll(async () => {
   target = startTargetApp();
   s = await startTestServer({ rate_limit: { enabled: false }, runner: { local: false, lease_ms: LEASE_MS } });
   ({ project } = await projectWithEnv(s, "protocol", { BASE_URL: target.url }, { API_TOKEN: "protocol-secret-1234" }));
-});
+}, 60_000);
 afterAll(async () => {
   await s.stop();
   await target.stop();
@@ -80,7 +80,7 @@ describe("the runner protocol", () => {
     const finish = (token: string, claimNo: number) => runnerCall(s.url, token, "/finish", { runs: [{ id: runId, claim: claimNo, result: passed }] });
     expect((await json<{ recorded: string[] }>(await finish(b, c))).recorded).toEqual([]);
     expect((await json<{ recorded: string[] }>(await finish(a, c + 1))).recorded).toEqual([]);
-    expect(status(runId)).toBe("running");
+    expect(await status(runId)).toBe("running");
     expect((await json<{ recorded: string[] }>(await finish(a, c))).recorded).toEqual([runId]);
     const run = await getRun(s, project, runId);
     expect(run.status).toBe("passed");
@@ -96,10 +96,10 @@ describe("the runner protocol", () => {
     expect(await claim(noBrowser)).toEqual([]);
     const [job] = await claim(withBrowser);
     expect(job?.id).toBe(runId);
-    expect(status(runId)).toBe("running");
+    expect(await status(runId)).toBe("running");
     const released = await json<{ released: string[] }>(await runnerCall(s.url, withBrowser, "/release", { runs: [{ id: runId, claim: job?.claim }] }));
     expect(released.released).toEqual([runId]);
-    expect(status(runId)).toBe("queued");
+    expect(await status(runId)).toBe("queued");
     await s.call("POST", `/projects/${project}/runs/${runId}/cancel`);
   });
 
@@ -109,25 +109,25 @@ describe("the runner protocol", () => {
     const [first] = await claim(r);
     await runnerCall(s.url, r, "/start", { runs: [{ id: runId, claim: first?.claim }] });
     // No heartbeat: the lease expires and the retry queues it again.
-    expect(await waitUntil(() => status(runId) === "queued", LEASE_MS * 5)).toBe(true);
+    expect(await waitUntilAsync(async () => (await status(runId)) === "queued", LEASE_MS * 5)).toBe(true);
     const [second] = await claim(r);
     expect(second?.claim).toBeGreaterThan(Number(first?.claim));
     await runnerCall(s.url, r, "/start", { runs: [{ id: runId, claim: second?.claim }] });
     // A client waiting on the run hears its end like any other: the read held by ?wait= answers with the error.
     const waited = s.call("GET", `/projects/${project}/runs/${runId}?wait=30`);
-    expect(await waitUntil(() => status(runId) === "error", LEASE_MS * 5)).toBe(true);
+    expect(await waitUntilAsync(async () => (await status(runId)) === "error", LEASE_MS * 5)).toBe(true);
     const heard = (await (await waited).json()) as { status: string; error: string };
     expect(heard.status).toBe("error");
     expect(heard.error).toContain("runner lost");
     const late = await json<{ recorded: string[] }>(await runnerCall(s.url, r, "/finish", { runs: [{ id: runId, claim: second?.claim, result: passed }] }));
     expect(late.recorded).toEqual([]);
-    expect(status(runId)).toBe("error");
+    expect(await status(runId)).toBe("error");
   });
 
   test("a runner that goes away while its claim waits gets nothing claimed behind its back", async () => {
     const gone = await helloRunner("gone-box");
     const stays = await helloRunner("stays-box");
-    s.server.core.sqlite.run("UPDATE runners SET last_seen_at = NULL WHERE name = 'gone-box'");
+    await s.sql("UPDATE runners SET last_seen_at = NULL WHERE name = 'gone-box'");
     const abort = new AbortController();
     const waiting = fetch(`${s.url}/api/v1/runner/claim`, {
       method: "POST",
@@ -136,9 +136,8 @@ describe("the runner protocol", () => {
       signal: abort.signal,
     }).catch(() => null);
     // A claim marks its runner seen before it waits: once seen, the claim is waiting.
-    const lastSeen = () =>
-      s.server.core.sqlite.query<{ last_seen_at: string | null }, [string]>("SELECT last_seen_at FROM runners WHERE name = ?").get("gone-box")?.last_seen_at;
-    expect(await waitUntil(() => lastSeen() != null, 5_000)).toBe(true);
+    const lastSeen = async () => (await s.sql<{ last_seen_at: string | null }>("SELECT last_seen_at FROM runners WHERE name = ?", "gone-box"))[0]?.last_seen_at;
+    expect(await waitUntilAsync(async () => (await lastSeen()) != null, 5_000)).toBe(true);
     abort.abort();
     await waiting;
     const runId = await startRun(s, project, await createAutomation(s, project, auto("http", [{ request: { url: "/items/1" } }])));
@@ -195,16 +194,19 @@ describe("a server restart", () => {
       await first.server.stop();
     }
     const again = await startServer(
-      loadConfig({ env: {}, flags: { port: 0, data_dir: dataDir, log_level: "warn", "rate_limit.enabled": false, "runner.local": false } }),
+      loadConfig({
+        env: await databaseEnv(dataDir),
+        flags: { port: 0, data_dir: dataDir, log_level: "warn", "rate_limit.enabled": false, "runner.local": false },
+      }),
     );
     try {
-      const stored = () => again.core.sqlite.query<{ status: string }, [string]>("SELECT status FROM runs WHERE id = ?").get(runId)?.status;
-      expect(stored()).toBe("running");
+      const stored = async () => (await first.sql<{ status: string }>("SELECT status FROM runs WHERE id = ?", runId))[0]?.status;
+      expect(await stored()).toBe("running");
       const done = await json<{ recorded: string[] }>(
         await runnerCall(again.url, tok, "/finish", { runs: [{ id: runId, claim: job?.claim, result: { ...passed, steps: [], artifacts: [] } }] }),
       );
       expect(done.recorded).toEqual([runId]);
-      expect(stored()).toBe("passed");
+      expect(await stored()).toBe("passed");
     } finally {
       await again.stop();
       rmSync(dataDir, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import { type RunnerProcess, runnerCall, startRunnerProcess } from "./helpers/re
 import { createAutomation, getRun, json, projectWithEnv, startRun, waitForRun } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
-import { waitUntil } from "./helpers/wait";
+import { waitUntil, waitUntilAsync } from "./helpers/wait";
 
 const LEASE_MS = 1500;
 let s: TestServer;
@@ -32,15 +32,15 @@ function runner(tok: string, args: string[] = []): RunnerProcess {
 }
 
 /** Who holds a run, as stored (the API does not show it). */
-function holder(runId: string): { runner_id: string | null; status: string } | null {
-  return s.server.core.sqlite.query<{ runner_id: string | null; status: string }, [string]>("SELECT runner_id, status FROM runs WHERE id = ?").get(runId);
+async function holder(runId: string): Promise<{ runner_id: string | null; status: string } | undefined> {
+  return (await s.sql<{ runner_id: string | null; status: string }>("SELECT runner_id, status FROM runs WHERE id = ?", runId))[0];
 }
 
 beforeAll(async () => {
   target = startTargetApp();
   s = await startTestServer({ rate_limit: { enabled: false }, runner: { local: false, lease_ms: LEASE_MS } });
   ({ project } = await projectWithEnv(s, "remote", { BASE_URL: target.url }, { API_TOKEN: "acme-secret-value-1234" }));
-});
+}, 60_000);
 afterAll(async () => {
   await Promise.all(runners.map((r) => r.stop("SIGKILL")));
   await s.stop();
@@ -64,7 +64,7 @@ describe("svc runner", () => {
       const run = await waitForRun(s, project, id);
       expect(run.status).toBe("passed");
       expect(run.steps[0]?.response?.status).toBe(200);
-      expect(holder(id)?.runner_id).toBe(String(runnerId));
+      expect((await holder(id))?.runner_id).toBe(String(runnerId));
     }
     const listed = await json<{ version: string; browser: boolean; last_seen_at: string | null; running: number }>(await s.call("GET", `/runners/${runnerId}`));
     expect(listed.version).not.toBeNull();
@@ -134,8 +134,8 @@ describe("svc runner", () => {
       201,
     );
     const otherRun = await json<{ id: string }>(await s.call("POST", `/projects/${otherProject.slug}/automations/${otherAuto.id}/run`, {}, other.key), 202);
-    expect(await waitUntil(() => holder(otherRun.id)?.status === "passed", 20_000)).toBe(true);
-    expect(holder(acmeRun)?.status).toBe("queued");
+    expect(await waitUntilAsync(async () => (await holder(otherRun.id))?.status === "passed", 20_000)).toBe(true);
+    expect((await holder(acmeRun))?.status).toBe("queued");
     expect(r.output()).not.toContain("acme-secret-value-1234");
     await r.stop("SIGKILL");
     // Nobody else holds it: cancel it so that the other tests' runners do not take it.
@@ -190,20 +190,20 @@ describe("svc runner", () => {
     killed.proc.kill("SIGKILL");
     await killed.proc.exited;
     const t0 = performance.now();
-    expect(await waitUntil(() => holder(begun)?.status !== "running", LEASE_MS + 5_000)).toBe(true);
+    expect(await waitUntilAsync(async () => (await holder(begun))?.status !== "running", LEASE_MS + 5_000)).toBe(true);
     // Within the lease, plus a generous margin for the sweep and a loaded machine.
     expect(performance.now() - t0).toBeLessThan(LEASE_MS + 3_000);
     const lost = await getRun(s, project, begun);
     expect(lost.status).toBe("error");
     expect(lost.error).toContain("runner lost");
-    expect(await waitUntil(() => holder(unbegun)?.status === "queued", LEASE_MS + 5_000)).toBe(true);
+    expect(await waitUntilAsync(async () => (await holder(unbegun))?.status === "queued", LEASE_MS + 5_000)).toBe(true);
 
     const rescuer = runner(await token("rescuer"));
     expect((await waitForRun(s, project, unbegun, 20_000)).status).toBe("passed");
     // The run it lost was never begun again.
     target.release("remote-lost");
     expect(target.held("remote-lost").length).toBe(1);
-    expect(holder(begun)?.status).toBe("error");
+    expect((await holder(begun))?.status).toBe("error");
     await rescuer.stop("SIGKILL");
   }, 60_000);
 });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { hashApiKey } from "../src/security/api-keys";
 import { json } from "./helpers/runs";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { databaseEnv, startTestServer, type TestServer } from "./helpers/server";
 
 const MAIN = join(import.meta.dir, "..", "src", "main.ts");
 let s: TestServer;
@@ -12,12 +12,12 @@ let s: TestServer;
 beforeAll(async () => {
   s = await startTestServer({ rate_limit: { enabled: false } });
   await s.userWithKey("owner@other.test", "other", "owner");
-});
+}, 60_000);
 afterAll(() => s.stop());
 
 async function admin(args: string[]) {
   const proc = Bun.spawn([process.execPath, MAIN, "admin", ...args, "--data-dir", s.dataDir], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: s.dataDir },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: s.dataDir, ...(await databaseEnv(s.dataDir)) },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -25,8 +25,8 @@ async function admin(args: string[]) {
   return { stdout, stderr, code };
 }
 
-function storedRunner(id: string) {
-  return s.server.core.sqlite.query<Record<string, unknown>, [string]>("SELECT * FROM runners WHERE id = ?").get(id);
+async function storedRunner(id: string) {
+  return (await s.sql("SELECT * FROM runners WHERE id = ?", id))[0];
 }
 
 type RunnerRecord = { id: string; name: string; labels: string[]; scope: string; running: number; last_seen_at: string | null; token?: string };
@@ -41,7 +41,7 @@ describe("runner tokens", () => {
     const { id, token } = JSON.parse(made.stdout) as { id: string; token: string };
     expect(id).toStartWith("rnr_");
     expect(token).toMatch(/^svcr_/);
-    const row = storedRunner(id);
+    const row = await storedRunner(id);
     expect(row?.token_hash).toBe(hashApiKey(token));
     expect(JSON.stringify(row)).not.toContain(token);
     // Listed to the workspace's owners without the token: a server-wide runner and the workspace's own.
@@ -69,7 +69,7 @@ describe("runner tokens", () => {
     expect(created).toMatchObject({ scope: "workspace", labels: ["office"], running: 0 });
     const again = await json<RunnerRecord>(await s.call("GET", `/runners/${created.id}`));
     expect(again.token).toBeUndefined();
-    expect(storedRunner(created.id)?.token_hash).toBe(hashApiKey(String(created.token)));
+    expect((await storedRunner(created.id))?.token_hash).toBe(hashApiKey(String(created.token)));
 
     const other = await s.userWithKey("admin2@other.test", "other", "admin");
     expect((await s.call("GET", `/runners/${created.id}`, undefined, other.key)).status).toBe(404);

@@ -6,7 +6,7 @@ import { loadConfig } from "../config/load";
 import { type OpenedCore, openCore } from "../src/core";
 import { fireSchedule } from "../src/core/schedules/operations";
 import { json, waitForRun } from "./helpers/runs";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { databaseEnv, startTestServer, type TestServer } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
 
 let s: TestServer;
@@ -145,7 +145,7 @@ describe("firing", () => {
   test("a tags target starts one group run of the automations carrying all the tags", async () => {
     const made = await json<ScheduleRecord>(await create({ name: "smoke", target: { tags: ["smoke"] }, interval_seconds: 3600 }), 201);
     // The schedule is made due now, as if its hour had passed.
-    s.server.core.sqlite.query("UPDATE schedules SET next_run_at = ?1 WHERE id = ?2").run(new Date(Date.now() - 1000).toISOString(), made.id);
+    await s.sql("UPDATE schedules SET next_run_at = ? WHERE id = ?", new Date(Date.now() - 1000).toISOString(), made.id);
     let runs: RunPage["data"] = [];
     const deadline = Date.now() + 10_000;
     while (runs.length < 2 && Date.now() < deadline) {
@@ -165,7 +165,7 @@ describe("firing", () => {
 describe("several nodes, and downtime", () => {
   let other: OpenedCore;
   beforeAll(async () => {
-    other = await openCore(loadConfig({ env: {}, flags: { data_dir: s.dataDir, log_level: "warn" } }));
+    other = await openCore(loadConfig({ env: await databaseEnv(s.dataDir), flags: { data_dir: s.dataDir, log_level: "warn" } }));
   });
   afterAll(async () => {
     await other.close();
@@ -175,9 +175,10 @@ describe("several nodes, and downtime", () => {
     const made = await json<ScheduleRecord>(await create({ name: "missed", target: { automation: "home" }, interval_seconds: 10 }), 201);
     // The schedule was due an hour ago: 360 ticks were missed while no server ran.
     const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
-    s.server.core.sqlite.query("UPDATE schedules SET next_run_at = ?1 WHERE id = ?2").run(hourAgo, made.id);
+    await s.sql("UPDATE schedules SET next_run_at = ? WHERE id = ?", hourAgo, made.id);
     // Both nodes read the schedule as due at that time; each tries to fire it (the server's own scheduler may too).
-    const stale = s.server.core.sqlite.query("SELECT * FROM schedules WHERE id = ?1").get(made.id) as Parameters<typeof fireSchedule>[1];
+    const [stale] = (await s.sql("SELECT * FROM schedules WHERE id = ?", made.id)) as Parameters<typeof fireSchedule>[1][];
+    if (!stale) throw new Error("the schedule is not stored");
     expect(stale.next_run_at).toBe(hourAgo);
     const now = new Date();
     const a = await fireSchedule(s.server.core, stale, now);
@@ -186,7 +187,7 @@ describe("several nodes, and downtime", () => {
     expect([a, b].filter((f) => f !== null).length).toBeLessThanOrEqual(1);
     const runs = await runsOf(made.id);
     expect(runs).toHaveLength(1);
-    const fires = s.server.core.sqlite.query("SELECT due_at FROM schedule_fires WHERE schedule_id = ?1").all(made.id) as { due_at: string }[];
+    const fires = await s.sql<{ due_at: string }>("SELECT due_at FROM schedule_fires WHERE schedule_id = ?", made.id);
     expect(fires).toEqual([{ due_at: hourAgo }]);
     const after = await json<ScheduleRecord>(await s.call("GET", `/projects/shop/schedules/${made.id}`));
     expect(Date.parse(after.next_run_at ?? "")).toBeGreaterThan(now.getTime());

@@ -6,7 +6,7 @@ import { rmSync } from "node:fs";
 import { loadConfig } from "../config/load";
 import { openCore } from "../src/core";
 import { claimNextGeneration } from "../src/core/generations/queue";
-import { startTestServer, tempDir } from "./helpers/server";
+import { rawSqlite, startTestServer, tempDir } from "./helpers/server";
 import { waitUntil } from "./helpers/wait";
 
 const dirs: string[] = [];
@@ -20,16 +20,16 @@ async function coreWithQueuedGeneration() {
   dirs.push(dir);
   const core = await openCore(loadConfig({ flags: { data_dir: dir, log_level: "warn" } }));
   const t = "2026-01-01T00:00:00.000Z";
-  core.sqlite.run("INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ('wsp_1', 'W', 'w', ?, ?)", [t, t]);
-  core.sqlite.run("INSERT INTO projects (id, workspace_id, slug, name, description, created_at, updated_at) VALUES ('prj_1', 'wsp_1', 'p', 'P', '', ?, ?)", [
-    t,
-    t,
-  ]);
-  core.sqlite.run(
+  rawSqlite(core).run("INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ('wsp_1', 'W', 'w', ?, ?)", [t, t]);
+  rawSqlite(core).run(
+    "INSERT INTO projects (id, workspace_id, slug, name, description, created_at, updated_at) VALUES ('prj_1', 'wsp_1', 'p', 'P', '', ?, ?)",
+    [t, t],
+  );
+  rawSqlite(core).run(
     "INSERT INTO features (id, project_id, name, description, acceptance_criteria, target, created_at, updated_at) VALUES ('fea_1', 'prj_1', 'F', '', '', NULL, ?, ?)",
     [t, t],
   );
-  core.sqlite.run(
+  rawSqlite(core).run(
     `INSERT INTO generations (id, project_id, feature_id, status, strategy, progress, warnings, automation_ids, result, error, started_at, finished_at, created_at, updated_at)
      VALUES ('gen_1', 'prj_1', 'fea_1', 'queued', 'gherkin', '{}', '[]', '[]', NULL, NULL, NULL, NULL, ?, ?)`,
     [t, t],
@@ -38,7 +38,7 @@ async function coreWithQueuedGeneration() {
 }
 
 const statusOf = (core: Awaited<ReturnType<typeof openCore>>) =>
-  core.sqlite.query<{ status: string }, []>("SELECT status FROM generations WHERE id = 'gen_1'").get()?.status;
+  rawSqlite(core).query<{ status: string }, []>("SELECT status FROM generations WHERE id = 'gen_1'").get()?.status;
 
 test("a generation claimed while another request's transaction is open stays claimed when that transaction rolls back", async () => {
   const core = await coreWithQueuedGeneration();
@@ -66,7 +66,7 @@ test("a generation claimed while another request's transaction is open stays cla
     expect(await other).toBe("the other request failed");
     expect((await claim)?.id).toBe("gen_1");
     expect(statusOf(core)).toBe("running");
-    expect(core.sqlite.query<{ description: string }, []>("SELECT description FROM projects WHERE id = 'prj_1'").get()?.description).toBe("");
+    expect(rawSqlite(core).query<{ description: string }, []>("SELECT description FROM projects WHERE id = 'prj_1'").get()?.description).toBe("");
   } finally {
     await core.close();
   }
@@ -112,7 +112,7 @@ test("GET /readyz answers 200 while another request holds a transaction open (it
     await other;
     const r = await ready;
     const body = await r.json();
-    expect(body.checks?.database).toEqual({ ok: true });
+    expect(body.checks?.database).toMatchObject({ ok: true });
     expect(r.status).toBe(200);
   } finally {
     await s.stop();

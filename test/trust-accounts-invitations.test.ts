@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { explained, launchBrowser, newPage, signInAsOwner, WebClient } from "./helpers/browser";
-import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { databaseEnv, startTestServer, tempDir, type TestServer } from "./helpers/server";
 
 setDefaultTimeout(30_000);
 
@@ -102,7 +102,7 @@ test("svc admin create-user without a password prints a setup link, and never re
     const p = Bun.spawn(["bun", join(root, "src/main.ts"), "admin", "create-user", "--data-dir", dataDir, ...args], {
       stdout: "pipe",
       stderr: "pipe",
-      env: { ...process.env, SVC_BASE_URL: "https://svc.example.test" },
+      env: { ...process.env, SVC_BASE_URL: "https://svc.example.test", ...(await databaseEnv(dataDir)) },
     });
     const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
     expect({ code, err }).toEqual({ code: 0, err: "" });

@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { type AutomationRecord, type GenerationRecord, json } from "./helpers/gen-flow";
 import { explodingOutputDocument, fanOutDocument } from "./helpers/hostile-openapi";
-import { startTestServer, tempDir } from "./helpers/server";
+import { databaseEnv, startTestServer, tempDir } from "./helpers/server";
 
 const MAIN = resolve(import.meta.dir, "../src/main.ts");
 /** Generous: a healthy server answers /healthz in milliseconds; a blocked one does not answer for seconds. */
@@ -39,7 +39,7 @@ beforeAll(async () => {
   await setup.stop();
 
   proc = Bun.spawn(["bun", MAIN, "serve", "--port", "0", "--data-dir", dataDir], {
-    env: { ...process.env, SVC_LOG_LEVEL: "info", SVC_RATE_LIMIT_ENABLED: "false" },
+    env: { ...process.env, SVC_LOG_LEVEL: "info", SVC_RATE_LIMIT_ENABLED: "false", ...(await databaseEnv(dataDir)) },
     stdin: "ignore",
     stdout: "ignore",
     stderr: "pipe",

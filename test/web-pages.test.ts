@@ -102,7 +102,10 @@ scenario("features: create and edit with Gherkin acceptance criteria", "features
   await page.getByRole("button", { name: "Save feature" }).click();
   await page.getByRole("button", { name: "Generate automations" }).waitFor();
   const id = page.url().split("/").pop() ?? "";
-  const f = await (await s.call("GET", `/projects/shop-api/features/${id}`)).json();
+  // The button is there before the save's answer: wait (bounded) for the save to land, then check what it stored.
+  const read = async () => (await (await s.call("GET", `/projects/shop-api/features/${id}`)).json()) as { target: unknown };
+  let f = await read();
+  for (const until = Date.now() + 5_000; f.target === null && Date.now() < until; f = await read()) await Bun.sleep(20);
   expect(f.target).toEqual({ kind: "api", tags: [], paths: ["/items"] });
   visited.push([`/p/shop-api/features/${id}`, "feature"]);
 });

@@ -37,6 +37,10 @@ async function readStdin(): Promise<string> {
 
 const ROLES = ["owner", "admin", "member"] as const;
 
+/** What backup and restore say when the store is PostgreSQL (database.url): its own tools do both. */
+const POSTGRES_BACKUP =
+  "the database is PostgreSQL (database.url / SVC_DATABASE_URL): back it up with pg_dump (pg_dump --format=custom --file=svc.dump URL) and restore with pg_restore into an empty database (pg_restore --dbname=URL svc.dump); keep the secrets key with it (see docs/operations.md)";
+
 /** A core rule's refusal (a 400 over HTTP), told as a usage error (exit 2) naming the flag. */
 function asUsage<T>(flag: string, check: () => T): T {
   try {
@@ -202,6 +206,7 @@ export function registerAdmin(program: Command): void {
     const { loadConfig } = await import("../../config/load");
     const { backupDataDir } = await import("./backup");
     const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
+    if (config.database.url) throw new UsageError(POSTGRES_BACKUP);
     const r = backupDataDir(config.data_dir, o.out, config.busy_timeout_ms);
     const artifacts = r.runsWithArtifacts > 0 ? `artifacts of ${r.runsWithArtifacts} runs in ${r.file}.artifacts/` : "no run artifacts";
     process.stdout.write(`backed up ${config.data_dir} to ${r.file} (${r.bytes} bytes; ${artifacts})\n`);
@@ -216,6 +221,8 @@ export function registerAdmin(program: Command): void {
     .action(async (o: { from: string; dataDir: string; force?: boolean }) => {
       const { restoreDataDir } = await import("./backup");
       const { migrateDataDir } = await import("../core/admin");
+      const { loadConfig } = await import("../../config/load");
+      if (loadConfig({ flags: { data_dir: o.dataDir } }).database.url) throw new UsageError(POSTGRES_BACKUP);
       const r = restoreDataDir(o.from, o.dataDir, o.force === true);
       // Opening applies the migrations a backup from an older svc lacks.
       await migrateDataDir(o.dataDir);

@@ -16,7 +16,7 @@ import { StateWaits } from "./waits";
  * (or create a key file) because of where the server keeps its key.
  */
 export async function withAdminCore<T>(config: Config, work: (core: Core) => Promise<T>): Promise<T> {
-  const opened = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms });
+  const opened = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms, url: config.database.url });
   const keys = new KeyVerifier(opened.db, opened.changes);
   const events = new EventEmitter<CoreEvents>();
   const waits = new StateWaits(events, opened.changes);

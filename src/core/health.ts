@@ -8,9 +8,14 @@ export interface Check {
   message?: string;
 }
 
+/** The database check also names the engine holding the data. */
+export interface DatabaseCheck extends Check {
+  backend: "sqlite" | "postgres";
+}
+
 export interface Readiness {
   ready: boolean;
-  checks: { database: Check; disk: Check; migrations: Check; engines: Record<string, Check>; workers?: WorkersCheck };
+  checks: { database: DatabaseCheck; disk: Check; migrations: Check; engines: Record<string, Check>; workers?: WorkersCheck };
   /** One line per failing check, "name: reason". */
   failing: string[];
 }
@@ -39,12 +44,13 @@ export interface EngineHealth {
 export const MIN_FREE_BYTES = 512 * 1024;
 
 /** A write that leaves nothing behind: proves the file is writable and not locked beyond the busy timeout. */
-async function checkWritable(core: Core): Promise<Check> {
+async function checkWritable(core: Core): Promise<DatabaseCheck> {
+  const backend = core.probe.backend;
   try {
     await core.probe.assertWritable();
-    return { ok: true };
+    return { ok: true, backend };
   } catch (e) {
-    return { ok: false, message: `the database is not writable: ${(e as Error).message}` };
+    return { ok: false, backend, message: `the ${backend === "postgres" ? "PostgreSQL " : ""}database is not writable: ${(e as Error).message}` };
   }
 }
 

@@ -9,13 +9,13 @@ import type { Core, CoreEvents } from "./context";
 import { StateWaits } from "./waits";
 
 export interface OpenedCore extends Core {
-  /** The raw connection, for tests that set up or break the file directly; operations use `db` and `queue`. */
-  sqlite: Database;
+  /** SQLite's raw connection (absent on PostgreSQL), for tests that set up or break the file directly; operations use `db` and `queue`. */
+  sqlite?: Database;
   close(): Promise<void>;
 }
 
 export async function openCore(config: Config): Promise<OpenedCore> {
-  const opened = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms });
+  const opened = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms, url: config.database.url });
   const secrets = await openSecretsKey(opened.db, config).catch(async (e: unknown) => {
     await opened.close();
     throw e;

@@ -1,8 +1,13 @@
 // What the core needs from a storage dialect beyond the query builder: the hot run-queue statements, the
 // change feed read caches key on, readiness probes, error classification and backups. The core owns these
 // interfaces; src/db/sqlite.ts implements them for SQLite, and another backend is one more implementation.
-import type { Kysely } from "kysely";
+import { type Kysely, PostgresAdapter } from "kysely";
 import type { DB, GenerationTable, RunTable } from "../db/schema";
+
+/** Which SQL dialect a store's queries go to: the few statements that differ ask this and branch. */
+export function sqlDialect<T>(db: Kysely<T>): "sqlite" | "postgres" {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? "postgres" : "sqlite";
+}
 
 /** A storage failure in the core's words, whatever the backend called it. */
 export type StorageErrorKind = "busy" | "disk_full" | "constraint";
@@ -97,6 +102,8 @@ export interface RunnerClaimFilter {
 
 /** What readiness asks of the store. */
 export interface StorageProbe {
+  /** Which database engine holds the data. */
+  readonly backend: "sqlite" | "postgres";
   /** Throws unless a write transaction can be opened now (within the busy timeout); leaves nothing behind. */
   assertWritable(): Promise<void>;
   /** The migrations this binary knows that the database has not applied. */

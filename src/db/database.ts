@@ -1,26 +1,31 @@
-// Opens the store: the data directory, the SQLite dialect (src/db/sqlite.ts) wrapped in Kysely, and the
-// migrations, applied at start in one transaction.
+// Opens the store: SQLite in the data directory (src/db/sqlite.ts) or, when `database.url` is set, PostgreSQL
+// (src/db/postgres.ts), wrapped in Kysely, with the migrations applied at start in one transaction.
 import type { Database } from "bun:sqlite";
 import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Kysely } from "kysely";
 import { type Migration, Migrator } from "kysely/migration";
-import type { StorageErrorKind } from "../core/storage";
+import type { ChangeFeed, RunQueueStore, StorageErrorKind, StorageProbe } from "../core/storage";
 import { log } from "../logging";
 import { migrations } from "./migrations";
 import { takeRenamedDuplicates } from "./migrations/0010_cockpit";
 import type { DB } from "./schema";
+import { classifyPostgresError, newNodeId, openPool, PoolDialect, PostgresChangeFeed, PostgresProbe, PostgresRunQueue, underMigrationLock } from "./postgres";
 import { classifySqliteError, openSqliteFile, SqliteChangeFeed, SqliteProbe, SqliteRunQueue, sqliteDialect } from "./sqlite";
 
 export type Db = Kysely<DB>;
 
+export type StorageBackend = "sqlite" | "postgres";
+
 export interface OpenedDatabase {
   db: Db;
-  /** The raw connection, for tests that set up or break the file directly; the code uses `db`, `queue` and `probe`. */
-  sqlite: Database;
-  changes: SqliteChangeFeed;
-  queue: SqliteRunQueue;
-  probe: SqliteProbe;
+  backend: StorageBackend;
+  /** SQLite's raw connection, for tests that set up or break the file directly (absent on PostgreSQL); the code uses `db`, `queue` and `probe`. */
+  sqlite?: Database;
+  changes: ChangeFeed;
+  queue: RunQueueStore;
+  probe: StorageProbe;
+  /** Where the data is: the SQLite file, or the PostgreSQL URL without its password. */
   path: string;
   close(): Promise<void>;
 }
@@ -33,10 +38,15 @@ export function databasePath(dataDir: string): string {
 
 /** How the open store names a failure (busy, disk full, constraint), or null when it is not a storage failure. */
 export function storageErrorKind(e: unknown): StorageErrorKind | null {
-  return classifySqliteError(e);
+  return classifySqliteError(e) ?? classifyPostgresError(e);
 }
 
-export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: number } = {}): Promise<OpenedDatabase> {
+/**
+ * Opens the store the configuration names: PostgreSQL when `url` (database.url) is set, else SQLite in the data
+ * directory.
+ */
+export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: number; url?: string } = {}): Promise<OpenedDatabase> {
+  if (opts.url) return openPostgres(opts.url);
   try {
     mkdirSync(dataDir, { recursive: true });
   } catch (e) {
@@ -65,6 +75,7 @@ export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: numb
   const probe = new SqliteProbe(sqlite, db, path, Object.keys(migrations));
   return {
     db,
+    backend: "sqlite",
     sqlite,
     changes,
     queue: new SqliteRunQueue(sqlite, db, changes),
@@ -72,6 +83,46 @@ export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: numb
     path,
     async close() {
       probe.close();
+      await db.destroy();
+    },
+  };
+}
+
+/** The URL as it may be shown: without its password. */
+export function redactedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "postgres://…";
+  }
+}
+
+async function openPostgres(url: string): Promise<OpenedDatabase> {
+  const shown = redactedUrl(url);
+  const nodeId = newNodeId();
+  const pool = openPool(url, { nodeId });
+  const changes = new PostgresChangeFeed(nodeId);
+  const db = new Kysely<DB>({ dialect: new PoolDialect(pool), plugins: [changes] });
+  try {
+    await underMigrationLock(pool, () => migrateToLatest(db, shown));
+    await changes.listen(pool);
+  } catch (e) {
+    await changes.stop();
+    await db.destroy().catch(() => undefined);
+    if (e instanceof DatabaseOpenError) throw e;
+    throw new DatabaseOpenError(`cannot open the database ${shown}: ${(e as Error).message}`);
+  }
+  return {
+    db,
+    backend: "postgres",
+    changes,
+    queue: new PostgresRunQueue(pool, db, changes),
+    probe: new PostgresProbe(pool, Object.keys(migrations)),
+    path: shown,
+    async close() {
+      await changes.stop();
       await db.destroy();
     },
   };

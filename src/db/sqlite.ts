@@ -295,6 +295,7 @@ export class SqliteRunQueue implements RunQueueStore {
 const PROBE_LOCK_WAIT_MS = 3_000;
 
 export class SqliteProbe implements StorageProbe {
+  readonly backend = "sqlite";
   private side: Database | null = null;
 
   constructor(

@@ -1,12 +1,16 @@
-// Starts the real server on a free port with a fresh SQLite file in a temp dir, and makes users and keys.
+// Starts the real server on a free port with a fresh SQLite file in a temp dir (or, with
+// SVC_TEST_BACKEND=postgres, a fresh PostgreSQL database: test/helpers/postgres.ts), and makes users and keys.
+import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import postgres from "postgres";
 import { loadConfig } from "../../config/load";
 import type { ConfigInput } from "../../config/schema";
 import { createApiKey, createUserInWorkspace } from "../../src/core/access/users";
 import { type RunningServer, startServer } from "../../src/server";
 import { contractChecker } from "./contract";
+import { copiedDatabaseUrl, freshDatabaseUrl, onPostgres } from "./postgres";
 
 export interface TestServer {
   url: string;
@@ -22,6 +26,13 @@ export interface TestServer {
     role?: "owner" | "admin" | "member",
     expiresAt?: string | null,
   ): Promise<{ key: string; keyId: string; userId: string }>;
+  /** The PostgreSQL database the server uses (SVC_TEST_BACKEND=postgres); undefined on SQLite. */
+  databaseUrl?: string;
+  /**
+   * Runs one statement on the server's database through a connection of its own, as another process would (`?`
+   * placeholders; add RETURNING to see what a write changed). Counts come back as numbers on both backends.
+   */
+  sql<R = Record<string, unknown>>(text: string, ...params: unknown[]): Promise<R[]>;
   /** fetch against the API with a key (the owner's by default); the response is checked against the OpenAPI document. */
   call(method: string, path: string, body?: unknown, key?: string | null, headers?: Record<string, string>): Promise<Response>;
   stop(): Promise<void>;
@@ -33,9 +44,39 @@ export function tempDir(prefix = "svc-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/** On PostgreSQL, the database of each data directory: a server restarted on the same directory finds its data. */
+const databases = new Map<string, Promise<string>>();
+
+/** The database a test server on `dataDir` uses: its PostgreSQL URL, or undefined on SQLite (the file in the directory). */
+export function testDatabaseUrl(dataDir: string): Promise<string> | undefined {
+  if (!onPostgres) return undefined;
+  let url = databases.get(dataDir);
+  if (!url) {
+    url = freshDatabaseUrl();
+    databases.set(dataDir, url);
+  }
+  return url;
+}
+
+/**
+ * Copies the store of a test data directory to another (the caller copies the directory itself): on PostgreSQL a
+ * new database made from the first one, which nothing may be connected to.
+ */
+export async function copyTestDatabase(fromDir: string, toDir: string): Promise<void> {
+  const from = await testDatabaseUrl(fromDir);
+  if (from) databases.set(toDir, copiedDatabaseUrl(from));
+}
+
+/** The environment that points `svc admin` or `svc serve` in another process at the same database as a test server on `dataDir`. */
+export async function databaseEnv(dataDir: string): Promise<Record<string, string>> {
+  const url = await testDatabaseUrl(dataDir);
+  return url ? { SVC_DATABASE_URL: url } : {};
+}
+
 export async function startTestServer(overrides: Overrides = {}, env: Record<string, string> = {}): Promise<TestServer> {
   const dataDir = (overrides.data_dir as string | undefined) ?? tempDir();
-  const flags: Overrides = { port: 0, data_dir: dataDir, log_level: "warn", ...overrides };
+  const databaseUrl = env.SVC_DATABASE_URL ? undefined : await testDatabaseUrl(dataDir);
+  const flags: Overrides = { port: 0, data_dir: dataDir, log_level: "warn", ...(databaseUrl ? { database: { url: databaseUrl } } : {}), ...overrides };
   const config = loadConfig({ env, flags: flattenFlags(flags) });
   const server = await startServer(config);
   const url = server.url;
@@ -63,10 +104,13 @@ export async function startTestServer(overrides: Overrides = {}, env: Record<str
     if (problems.length > 0) throw new Error(`the response breaks the OpenAPI contract:\n  ${problems.join("\n  ")}`);
     return res;
   };
+  const usedUrl = config.database.url;
   return {
     url,
     api,
     dataDir,
+    databaseUrl: usedUrl,
+    sql: (text, ...params) => runSql(usedUrl, dataDir, text, params),
     server,
     key: owner.key,
     userWithKey,
@@ -76,6 +120,30 @@ export async function startTestServer(overrides: Overrides = {}, env: Record<str
       if (!overrides.data_dir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** One statement through a connection of its own: PostgreSQL when `url` is set, else the SQLite file in `dataDir`. */
+export async function runSql<R>(url: string | undefined, dataDir: string, text: string, params: unknown[]): Promise<R[]> {
+  if (url) {
+    const pg = postgres(url, { max: 1, onnotice: () => undefined, types: { int8: { to: 20, from: [20], parse: Number, serialize: String } } });
+    try {
+      let n = 0;
+      const rows = await pg.unsafe(
+        text.replace(/\?/g, () => `$${++n}`),
+        params as never[],
+      );
+      return [...rows] as R[];
+    } finally {
+      await pg.end();
+    }
+  }
+  const db = new Database(join(dataDir, "svc.sqlite"));
+  try {
+    db.exec("PRAGMA busy_timeout = 5000");
+    return db.query(text).all(...(params as never[])) as R[];
+  } finally {
+    db.close();
+  }
 }
 
 /** Nested override objects become dotted flags ({rate_limit: {enabled: false}} → "rate_limit.enabled"). */
@@ -90,3 +158,9 @@ function flattenFlags(o: Overrides, prefix = ""): Overrides {
 }
 
 export type { ConfigInput };
+
+/** SQLite's raw connection of a core or store; throws on PostgreSQL (the tests that use it are about SQLite's file). */
+export function rawSqlite<T>(x: { sqlite?: T }): T {
+  if (!x.sqlite) throw new Error("this test reads SQLite's file directly: run it on the SQLite backend");
+  return x.sqlite;
+}

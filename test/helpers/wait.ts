@@ -10,3 +10,13 @@ export async function waitUntil(done: () => boolean, ms: number, everyMs = 10): 
   }
   return true;
 }
+
+/** As waitUntil, for a check that has to ask (the database, a server). */
+export async function waitUntilAsync(done: () => Promise<boolean>, ms: number, everyMs = 20): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() >= until) return false;
+    await Bun.sleep(everyMs);
+  }
+  return true;
+}

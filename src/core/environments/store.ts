@@ -1,6 +1,7 @@
 // The environments table: every query operations on environments need, typed by the schema.
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DB, EnvironmentTable } from "../../db/schema";
+import { sqlDialect } from "../storage";
 
 type EnvRow = Selectable<EnvironmentTable>;
 
@@ -73,6 +74,8 @@ export async function storeSealedSecrets(db: Kysely<DB>, id: string, secrets: st
 
 /** Runs `work` with freed pages overwritten, then truncates the write-ahead log, so replaced values do not stay in the files. */
 export async function erasingReplacedValues(db: Kysely<DB>, work: () => Promise<void>): Promise<void> {
+  // PostgreSQL has no such switch: replaced row versions go at its next vacuum (see docs/operations.md).
+  if (sqlDialect(db) === "postgres") return work();
   await sql`PRAGMA secure_delete = ON`.execute(db);
   try {
     await work();

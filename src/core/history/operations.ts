@@ -37,38 +37,41 @@ const histogramOf = (json: string): Histogram => {
  * Answers how many runs it looked at.
  */
 export async function rollUpRuns(db: Kysely<DB>, filter: { ids?: string[]; limit?: number }): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const runs = await store.unrolledRuns(trx, filter);
-    const days = new Map<string, Selectable<RunDailyTable> & { hist: Histogram; known: boolean }>();
-    for (const r of runs) {
-      if (r.status === "cancelled") continue;
-      const day = dayOf(r.finished_at ?? r.created_at);
-      const key = `${r.automation_id} ${day}`;
-      let d = days.get(key);
-      if (!d) {
-        const found = await store.findDaily(trx, r.automation_id, day);
-        d = found
-          ? { ...found, hist: histogramOf(found.durations), known: true }
-          : { automation_id: r.automation_id, day, project_id: r.project_id, runs: 0, passed: 0, failed: 0, flaky: 0, durations: "{}", hist: {}, known: false };
-        days.set(key, d);
-      }
-      d.runs++;
-      if (r.status === "passed") d.passed++;
-      else d.failed++;
-      if (passedAfterRetry(r.status, r.attempts)) d.flaky++;
-      if (r.duration_ms !== null) addDuration(d.hist, r.duration_ms);
+  return db.transaction().execute((trx) => rollUpRunsIn(trx, filter));
+}
+
+/** As rollUpRuns, inside the caller's transaction (the one that finishes the runs). */
+export async function rollUpRunsIn(trx: Kysely<DB>, filter: { ids?: string[]; limit?: number }): Promise<number> {
+  const runs = await store.unrolledRuns(trx, filter);
+  const days = new Map<string, Selectable<RunDailyTable> & { hist: Histogram; known: boolean }>();
+  for (const r of runs) {
+    if (r.status === "cancelled") continue;
+    const day = dayOf(r.finished_at ?? r.created_at);
+    const key = `${r.automation_id} ${day}`;
+    let d = days.get(key);
+    if (!d) {
+      const found = await store.findDaily(trx, r.automation_id, day);
+      d = found
+        ? { ...found, hist: histogramOf(found.durations), known: true }
+        : { automation_id: r.automation_id, day, project_id: r.project_id, runs: 0, passed: 0, failed: 0, flaky: 0, durations: "{}", hist: {}, known: false };
+      days.set(key, d);
     }
-    for (const { hist, known, ...d } of days.values()) {
-      const row = { ...d, durations: JSON.stringify(hist) };
-      if (known) await store.updateDaily(trx, row);
-      else await store.insertDaily(trx, row);
-    }
-    await store.markRolledUp(
-      trx,
-      runs.map((r) => r.id),
-    );
-    return runs.length;
-  });
+    d.runs++;
+    if (r.status === "passed") d.passed++;
+    else d.failed++;
+    if (passedAfterRetry(r.status, r.attempts)) d.flaky++;
+    if (r.duration_ms !== null) addDuration(d.hist, r.duration_ms);
+  }
+  for (const { hist, known, ...d } of days.values()) {
+    const row = { ...d, durations: JSON.stringify(hist) };
+    if (known) await store.updateDaily(trx, row);
+    else await store.insertDaily(trx, row);
+  }
+  await store.markRolledUp(
+    trx,
+    runs.map((r) => r.id),
+  );
+  return runs.length;
 }
 
 export type Health = {

@@ -11,7 +11,7 @@ import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
 import type { ClaimedRunRow, StoredEnvironment } from "../storage";
 import type { RunSpec } from "../shared/columns";
-import { rollUpRuns } from "../history/operations";
+import { rollUpRuns, rollUpRunsIn } from "../history/operations";
 import { settleGroupRuns } from "./operations";
 import * as store from "./store";
 
@@ -222,6 +222,8 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
   let queued = 0;
   await core.queue.finishRuns(t, rows, async (trx, finished) => {
     queued = await recordFinishedRuns(core, trx, finished, t);
+    // Counted in the same transaction: a run read as ended is already in its automation's health and history.
+    await rollUpRunsIn(trx, { ids: finished });
   });
   core.events.emit(
     "runsFinished",

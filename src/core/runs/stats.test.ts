@@ -11,15 +11,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test("counts runs per status, zero for absent statuses, and the queue depth", async () => {
   const d = await openDatabase(dir);
+  const sqlite = d.sqlite as NonNullable<typeof d.sqlite>;
   const t = "2026-01-01T00:00:00.000Z";
-  d.sqlite.run("INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ('wsp_1', 'W', 'w', ?, ?)", [t, t]);
-  d.sqlite.run("INSERT INTO projects (id, workspace_id, slug, name, description, created_at, updated_at) VALUES ('prj_1', 'wsp_1', 'p', 'P', '', ?, ?)", [
-    t,
-    t,
-  ]);
+  sqlite.run("INSERT INTO workspaces (id, name, slug, created_at, updated_at) VALUES ('wsp_1', 'W', 'w', ?, ?)", [t, t]);
+  sqlite.run("INSERT INTO projects (id, workspace_id, slug, name, description, created_at, updated_at) VALUES ('prj_1', 'wsp_1', 'p', 'P', '', ?, ?)", [t, t]);
   const statuses = ["queued", "queued", "queued", "running", "passed", "passed", "failed"];
   for (const [i, status] of statuses.entries())
-    d.sqlite.run(
+    sqlite.run(
       `INSERT INTO runs (id, project_id, automation_id, automation_name, trigger, status, spec, attempts, summary, results, created_at, updated_at)
        VALUES (?, 'prj_1', 'aut_1', 'a', 'api', ?, '{}', '[]', '{}', '{}', ?, ?)`,
       [`run_${i}`, status, t, t],

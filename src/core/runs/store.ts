@@ -1,6 +1,7 @@
 // The runs and group_runs tables: every query operations on runs need, typed by the schema.
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DB, GroupRunTable, RunTable } from "../../db/schema";
+import { sqlDialect } from "../storage";
 
 type RunRow = Selectable<RunTable>;
 type RunStatus = RunRow["status"];
@@ -31,6 +32,8 @@ export const RUN_LIST_COLUMNS = [
 ] as const;
 /** The automation's retries as the run's snapshot holds them, read in SQL so lists need not load the snapshot. */
 const RETRIES = sql<number | null>`json_extract(runs.spec, '$.retries')`.as("retries");
+const RETRIES_PG = sql<number | null>`(runs.spec::jsonb ->> 'retries')::int`.as("retries");
+const retries = (db: Kysely<DB>) => (sqlDialect(db) === "postgres" ? RETRIES_PG : RETRIES);
 
 const ACTIVE: RunStatus[] = ["queued", "running"];
 
@@ -92,7 +95,7 @@ export function runsQuery(
 ) {
   let q = db
     .selectFrom("runs")
-    .select([...RUN_LIST_COLUMNS, RETRIES])
+    .select([...RUN_LIST_COLUMNS, retries(db)])
     .where("project_id", "=", projectId);
   if (filter.status) q = q.where("status", "=", filter.status);
   if (filter.automationId) q = q.where("automation_id", "=", filter.automationId);
@@ -242,7 +245,7 @@ export async function runsOfGroupRun(db: Kysely<DB>, groupRunId: string): Promis
 export async function listedRunsOfGroupRun(db: Kysely<DB>, groupRunId: string) {
   return db
     .selectFrom("runs")
-    .select([...RUN_LIST_COLUMNS, RETRIES])
+    .select([...RUN_LIST_COLUMNS, retries(db)])
     .where("group_run_id", "=", groupRunId)
     .orderBy("position")
     .execute();

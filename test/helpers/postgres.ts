@@ -1,0 +1,114 @@
+// A throw-away PostgreSQL cluster for the tests: ONE per test process (initdb + pg_ctl on a free port in a temp
+// dir, stopped when the process exits), and a fresh database per test server. Run as the `postgres` user when the
+// tests run as root (initdb refuses root).
+import { chmodSync, chownSync, existsSync, mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+
+/** Whether the tests of this process run their servers on PostgreSQL (SVC_TEST_BACKEND=postgres). */
+export const onPostgres = process.env.SVC_TEST_BACKEND === "postgres";
+
+const BIN_DIRS = ["/usr/lib/postgresql/17/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/15/bin", "/usr/local/bin", "/usr/bin"];
+
+function pgBin(name: string): string {
+  for (const d of BIN_DIRS) if (existsSync(join(d, name))) return join(d, name);
+  throw new Error(`${name} not found: install Debian's postgresql (apt-get install postgresql)`);
+}
+
+interface Cluster {
+  dir: string;
+  port: number;
+  adminUrl: string;
+}
+
+let cluster: Promise<Cluster> | null = null;
+let created = 0;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function asOwner(cmd: string[]): string[] {
+  return process.getuid?.() === 0 ? ["runuser", "-u", "postgres", "--", ...cmd] : cmd;
+}
+
+function run(cmd: string[]): void {
+  const r = Bun.spawnSync(asOwner(cmd), { stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")} failed (${r.exitCode}): ${r.stderr.toString()}${r.stdout.toString()}`);
+}
+
+async function startCluster(): Promise<Cluster> {
+  const dir = mkdtempSync(join(tmpdir(), "svc-pg-"));
+  if (process.getuid?.() === 0) {
+    const id = Bun.spawnSync(["id", "-u", "postgres"]);
+    const gid = Bun.spawnSync(["id", "-g", "postgres"]);
+    if (id.exitCode !== 0) throw new Error("no `postgres` user: install Debian's postgresql (apt-get install postgresql)");
+    chownSync(dir, Number(id.stdout.toString().trim()), Number(gid.stdout.toString().trim()));
+  }
+  chmodSync(dir, 0o700);
+  const data = join(dir, "data");
+  // C collation: text sorts by code point, as SQLite's does.
+  run([pgBin("initdb"), "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"]);
+  let port = 0;
+  for (let attempt = 0; ; attempt++) {
+    port = await freePort();
+    try {
+      const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400`;
+      run([pgBin("pg_ctl"), "-D", data, "-o", opts, "-l", join(dir, "log"), "-w", "start"]);
+      break;
+    } catch (e) {
+      if (attempt >= 3) throw e;
+    }
+  }
+  // bun test does not always run exit handlers: a watcher in its own session waits for this process to end (however
+  // it ends), then stops the cluster and removes its directory.
+  const stop = asOwner([pgBin("pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"])
+    .map(shellQuote)
+    .join(" ");
+  // (Started through a shell that returns at once, so that bun test does not count it as a process left running.)
+  const watch = `tail --pid=${process.pid} -f /dev/null; ${stop}; rm -rf ${shellQuote(dir)}`;
+  Bun.spawnSync(["sh", "-c", `setsid sh -c ${shellQuote(watch)} </dev/null >/dev/null 2>&1 &`]);
+  return { dir, port, adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres` };
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, "'\\''")}'`;
+}
+
+/** A copy of a database of this process's cluster (nothing may be connected to it): its URL. */
+export async function copiedDatabaseUrl(fromUrl: string): Promise<string> {
+  cluster ??= startCluster();
+  const c = await cluster;
+  const from = new URL(fromUrl).pathname.slice(1);
+  const name = `svc_test_${process.pid}_${++created}`;
+  const admin = postgres(c.adminUrl, { max: 1, onnotice: () => undefined });
+  try {
+    await admin.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${from}"`);
+  } finally {
+    await admin.end();
+  }
+  return `postgres://postgres@127.0.0.1:${c.port}/${name}`;
+}
+
+/** A new, empty database in this process's cluster (started on first use); its URL. */
+export async function freshDatabaseUrl(): Promise<string> {
+  cluster ??= startCluster();
+  const c = await cluster;
+  const name = `svc_test_${process.pid}_${++created}`;
+  const admin = postgres(c.adminUrl, { max: 1, onnotice: () => undefined });
+  try {
+    await admin.unsafe(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  return `postgres://postgres@127.0.0.1:${c.port}/${name}`;
+}
