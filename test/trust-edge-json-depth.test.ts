@@ -13,7 +13,9 @@ afterAll(() => s.stop());
 const nestedObject = (levels: number) => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
 const nestedArray = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`;
 /** An automation whose http step sends `json`: the body's own object, steps, step and request take 4 levels. */
-const automationWithJson = (json: string) => `{"name":"deep","kind":"http","steps":[{"request":{"method":"POST","url":"/x","json":${json}}}]}`;
+/** An automation whose request body is `json`; each gets its own name (names are unique in a project). */
+const automationWithJson = (json: string, name = "deep") =>
+  `{"name":"${name}","kind":"http","steps":[{"request":{"method":"POST","url":"/x","json":${json}}}]}`;
 
 async function automationCount(): Promise<number> {
   const r = await s.call("GET", "/projects/deep/automations");
@@ -42,6 +44,6 @@ test("nesting up to the cap is accepted, and brackets inside strings do not coun
   const atCap = await s.call("POST", "/projects/deep/automations", automationWithJson(nestedObject(60)));
   expect(atCap.status).toBe(201);
   const text = `"${"[{".repeat(5_000)}\\"${"[".repeat(100)}"`;
-  const inString = await s.call("POST", "/projects/deep/automations", automationWithJson(`{"note":${text}}`));
+  const inString = await s.call("POST", "/projects/deep/automations", automationWithJson(`{"note":${text}}`, "brackets in a string"));
   expect(inString.status).toBe(201);
 });

@@ -30,9 +30,10 @@ afterAll(async () => {
   await target?.stop();
 });
 
-const flaky = () =>
+/** A flaky automation; each test makes its own (names are unique in a project). */
+const flaky = (name = "checkout") =>
   createAutomation(s, project, {
-    name: "checkout",
+    name,
     kind: "http",
     retries: 2,
     environment: envId,
@@ -64,7 +65,7 @@ test("a flaky run's page says it passed on attempt 2 of 3 and what the failed at
 
 test("a group run's page counts its flaky runs and marks the flaky one", async () => {
   const steady = await createAutomation(s, project, { name: "health", kind: "http", environment: envId, steps: [{ request: { url: "/health" } }] });
-  const flakyId = await flaky();
+  const flakyId = await flaky("checkout in a group");
   const group = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups`, { name: "smoke", automation_ids: [flakyId, steady] }), 201);
   const groupRun = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups/${group.id}/run`, {}), 202);
   await explained(page, "flaky-group-run", async () => {
@@ -72,7 +73,7 @@ test("a group run's page counts its flaky runs and marks the flaky one", async (
     await page.getByText("2 passed (1 flaky)").waitFor();
     const rows = page.locator("tr[data-run-id]");
     expect(await rows.count()).toBe(2);
-    expect(await page.locator("tr[data-run-id]", { hasText: "checkout" }).locator(".badge-flaky").count()).toBe(1);
+    expect(await page.locator("tr[data-run-id]", { hasText: "checkout in a group" }).locator(".badge-flaky").count()).toBe(1);
     expect(await page.locator("tr[data-run-id]", { hasText: "health" }).locator(".badge-flaky").count()).toBe(0);
   });
 });
