@@ -1,6 +1,6 @@
 // Retention over the real server and its SQLite file: an automation's runs beyond the limit go within seconds of a
 // run passing it, with their artifacts and whole group runs (never part of one); runs past the age limit go on the
-// sweep at start; the daily roll-ups keep history whole.
+// sweep at start, and within 10 s of growing past it while the server runs; the daily roll-ups keep history whole.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -120,5 +120,27 @@ test("runs older than run_days go on the sweep at start, and history still count
     }
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test("a run that grows past run_days while the server runs goes within 10 s, without waiting for the hourly sweep", async () => {
+  const s = await startTestServer({ rate_limit: { enabled: false }, retention: { run_days: 1 } });
+  try {
+    const { project, envId } = await projectWithEnv(s, "Aging", { BASE_URL: target.url });
+    const id = await createAutomation(s, project, { name: "aging", kind: "http", environment: envId, steps: [{ request: { url: "/health" } }] });
+    const aging = (await waitForRun(s, project, await startRun(s, project, id))).id;
+    const recent = (await waitForRun(s, project, await startRun(s, project, id))).id;
+    // Made a day old less 3 s: still inside the limit when the passes after its end look, past it 3 s later with no
+    // run ending and no sweep due.
+    const passesLimitAt = Date.now() + 3_000;
+    const dayOld = new Date(passesLimitAt - 86_400_000).toISOString();
+    await s.sql("UPDATE runs SET created_at = ?, finished_at = ? WHERE id = ?", dayOld, dayOld, aging);
+    const ids = async () => (await json<Page<{ id: string }>>(await s.call("GET", `/projects/${project}/runs`))).data.map((r) => r.id);
+    expect(await ids()).toContain(aging);
+    const until = passesLimitAt + 10_000;
+    while (Date.now() < until && (await ids()).includes(aging)) await Bun.sleep(100);
+    expect(await ids()).toEqual([recent]);
+  } finally {
+    await s.stop();
   }
 });

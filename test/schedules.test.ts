@@ -142,8 +142,19 @@ describe("firing", () => {
     await s.call("DELETE", `/projects/shop/schedules/${made.id}`);
   }, 30_000);
 
-  test("a tags target starts one group run of the automations carrying all the tags", async () => {
-    const made = await json<ScheduleRecord>(await create({ name: "smoke", target: { tags: ["smoke"] }, interval_seconds: 3600 }), 201);
+  test("a tags target starts one group run of the active automations carrying any of the tags, ignoring case (as run_selection)", async () => {
+    const draft = await json<{ id: string }>(
+      await s.call("POST", "/projects/shop/automations", {
+        name: "draft smoke",
+        tags: ["smoke"],
+        status: "draft",
+        kind: "http",
+        steps: [{ request: { url: "/health" } }],
+      }),
+      201,
+    );
+    // Neither automation carries "nightly": tags match any of those listed, as a selection's do.
+    const made = await json<ScheduleRecord>(await create({ name: "smoke", target: { tags: ["SMOKE", "nightly"] }, interval_seconds: 3600 }), 201);
     // The schedule is made due now, as if its hour had passed.
     await s.sql("UPDATE schedules SET next_run_at = ? WHERE id = ?", new Date(Date.now() - 1000).toISOString(), made.id);
     let runs: RunPage["data"] = [];
@@ -158,6 +169,22 @@ describe("firing", () => {
     expect(runs.every((r) => r.group_run_id === groupRunId && r.trigger === "schedule")).toBe(true);
     const gr = await json<{ trigger: string; schedule_id: string; group_name: string }>(await s.call("GET", `/projects/shop/group-runs/${groupRunId}`));
     expect(gr).toMatchObject({ trigger: "schedule", schedule_id: made.id, group_name: "smoke" });
+    expect(runs.some((r) => r.automation_id === draft.id)).toBe(false);
+    await s.call("DELETE", `/projects/shop/schedules/${made.id}`);
+    await s.call("DELETE", `/projects/shop/automations/${draft.id}`);
+  });
+
+  test("a tags target nothing active carries records a clear 409 at its tick and starts nothing", async () => {
+    const made = await json<ScheduleRecord>(await create({ name: "nobody", target: { tags: ["no-such-tag"] }, interval_seconds: 3600 }), 201);
+    await s.sql("UPDATE schedules SET next_run_at = ? WHERE id = ?", new Date(Date.now() - 1000).toISOString(), made.id);
+    let after = made;
+    const deadline = Date.now() + 10_000;
+    while (after.last_error === null && Date.now() < deadline) {
+      after = await json<ScheduleRecord>(await s.call("GET", `/projects/shop/schedules/${made.id}`));
+      if (after.last_error === null) await Bun.sleep(50);
+    }
+    expect(after.last_error).toContain("no active automation carries any of the tags no-such-tag");
+    expect(await runsOf(made.id)).toHaveLength(0);
     await s.call("DELETE", `/projects/shop/schedules/${made.id}`);
   });
 });

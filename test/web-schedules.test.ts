@@ -1,5 +1,6 @@
 // The schedules & alerts page in headless Chromium against a real server: a schedule made with the form shows its
-// interval and next due time and pauses; a webhook channel made with the form sends a signed test that the
+// interval and next due time and pauses; cron schedules with a time zone, of a group or of tags, show their target
+// and the next due times the API computed; a webhook channel made with the form sends a signed test that the
 // page then shows delivered; at 390 px nothing overflows sideways.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser } from "playwright-core";
@@ -25,7 +26,16 @@ beforeAll(async () => {
   s = await startTestServer({ rate_limit: { enabled: false } });
   browser = await launchBrowser();
   await json(await s.call("POST", "/projects", { name: "shop" }), 201);
-  await json(await s.call("POST", "/projects/shop/automations", { name: "checkout", kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/" } }] }), 201);
+  const checkout = await json<{ id: string }>(
+    await s.call("POST", "/projects/shop/automations", {
+      name: "checkout",
+      kind: "http",
+      tags: ["smoke"],
+      steps: [{ request: { url: "http://127.0.0.1:9/" } }],
+    }),
+    201,
+  );
+  await json(await s.call("POST", "/projects/shop/groups", { name: "nightly", automation_ids: [checkout.id] }), 201);
 });
 afterAll(async () => {
   await browser.close();
@@ -50,6 +60,35 @@ test("schedules and alert channels are made, paused and tested from the page, re
       await row.getByRole("button", { name: "Resume" }).waitFor();
       const listed = await json<{ data: { name: string; enabled: boolean }[] }>(await s.call("GET", "/projects/shop/schedules"));
       expect(listed.data.find((x) => x.name === `every five ${width}`)?.enabled).toBe(false);
+
+      // A cron schedule in a time zone: of tags at one width, of a group at the other.
+      const byTags = width === 1280;
+      await form.getByLabel("Schedule name").fill(`nightly ${width}`);
+      await form.getByLabel("Runs").selectOption(byTags ? "tags" : "group");
+      await form.getByLabel(byTags ? "Tags (any of, comma-separated)" : "Group (name or id)").fill(byTags ? "SMOKE, api" : "nightly");
+      await form.getByLabel("Timing").selectOption("cron");
+      await form.getByLabel("Cron (5 fields)").fill("30 2 * * *");
+      await form.getByLabel("Time zone").fill("Europe/Berlin");
+      await form.getByRole("button", { name: "Create schedule" }).click();
+      const cronRow = page.getByRole("row").filter({ hasText: `nightly ${width}` });
+      await cronRow.getByText("30 2 * * * (Europe/Berlin)").waitFor();
+      const made = (
+        await json<{ data: { name: string; target: Record<string, unknown>; next_runs_at: string[] }[] }>(await s.call("GET", "/projects/shop/schedules"))
+      ).data.find((x) => x.name === `nightly ${width}`);
+      expect(made?.target).toEqual(byTags ? { tags: ["SMOKE", "api"] } : { group: expect.stringMatching(/.+/) });
+      await cronRow.getByText(byTags ? "tags: SMOKE, api" : `group ${String(made?.target.group)}`).waitFor();
+      const due = cronRow.getByRole("list", { name: `Next due times of nightly ${width}` }).locator("time");
+      expect(await due.evaluateAll((ts) => ts.map((t) => t.getAttribute("datetime")))).toEqual(made?.next_runs_at.slice(0, 3) ?? []);
+      // 02:30 in Berlin is 00:30 or 01:30 UTC, by the season.
+      expect(made?.next_runs_at.every((t) => /T0[01]:30:00/.test(t))).toBe(true);
+
+      // A bad cron is the API's 400, shown on the form; nothing is made.
+      await form.getByLabel("Schedule name").fill(`broken ${width}`);
+      await form.getByLabel("Cron (5 fields)").fill("61 * * * *");
+      await form.getByRole("button", { name: "Create schedule" }).click();
+      await form.locator("xpath=..").getByRole("alert").filter({ hasText: "cron" }).waitFor();
+      const names = (await json<{ data: { name: string }[] }>(await s.call("GET", "/projects/shop/schedules"))).data.map((x) => x.name);
+      expect(names).not.toContain(`broken ${width}`);
 
       const channel = page.getByRole("form", { name: "New alert channel" });
       await channel.getByLabel("Channel name").fill(`hook ${width}`);

@@ -24,7 +24,13 @@ const TargetIn = z
   .union([
     z.strictObject({ automation: z.string().min(1).max(200).describe("Automation id (aut_…) or exact name") }),
     z.strictObject({ group: z.string().min(1).max(200).describe("Group id (grp_…) or exact name") }),
-    z.strictObject({ tags: z.array(Tag).min(1).max(50).describe("The project's automations carrying ALL these tags, run as one group run") }),
+    z.strictObject({
+      tags: z
+        .array(Tag)
+        .min(1)
+        .max(50)
+        .describe("The project's active automations carrying ANY of these tags (ignoring case, as run_selection), run as one group run"),
+    }),
   ])
   .describe('What the schedule runs: {"automation": …}, {"group": …} or {"tags": [...]}');
 

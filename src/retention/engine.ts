@@ -1,7 +1,8 @@
 // The retention engine inside `svc serve`: prunes runs past `retention.*` in small batches, within seconds after
-// runs end (for the automations whose runs ended) and on an hourly sweep over everything (age and count).
+// runs end (for the automations whose runs ended), within seconds after a run grows past the age limit (a cheap
+// indexed check every few seconds), and on an hourly sweep over everything (age and count).
 import type { OpenedCore } from "../core";
-import { pruneAll } from "../core/history/retention";
+import { anyRunPastAge, pruneAll } from "../core/history/retention";
 import { automationsOfEndedRuns } from "../core/history/operations";
 import { type Engine, serverExtensions } from "../extensions";
 import { log } from "../logging";
@@ -10,6 +11,8 @@ import { log } from "../logging";
 const BATCH = 500;
 /** After runs end, their automations are checked this soon (the bound is 10 s). */
 const AFTER_END_MS = 2_000;
+/** How often the age limit is looked at (one indexed query); a run past it goes within this and one pass. */
+const AGE_CHECK_MS = 5_000;
 const SWEEP_MS = 3_600_000;
 /** After a failed pass (the database busy, say), a whole sweep is tried again this soon rather than in an hour. */
 const RETRY_MS = 60_000;
@@ -20,12 +23,19 @@ export function createRetentionEngine(core: OpenedCore): Engine {
   let soon: ReturnType<typeof setTimeout> | null = null;
   let hourly: ReturnType<typeof setInterval> | null = null;
   let retry: ReturnType<typeof setTimeout> | null = null;
+  let ageCheck: ReturnType<typeof setInterval> | null = null;
+  /** Passes queued or under way: the age check adds none while another is waiting. */
+  let pending = 0;
   const endedRuns = new Set<string>();
 
   /** Runs one pass after the one under way (passes never overlap). */
   function enqueue(pass: () => Promise<void>): void {
+    pending++;
     current = current.then(async () => {
-      if (stopped) return;
+      if (stopped) {
+        pending--;
+        return;
+      }
       try {
         await pass();
       } catch (e) {
@@ -36,6 +46,8 @@ export function createRetentionEngine(core: OpenedCore): Engine {
             retry = null;
             sweep();
           }, RETRY_MS);
+      } finally {
+        pending--;
       }
     });
   }
@@ -58,6 +70,16 @@ export function createRetentionEngine(core: OpenedCore): Engine {
     });
   }
 
+  /** The age pass alone (no count limits), when a run has grown past `run_days` since the last look. */
+  function checkAge(): void {
+    if (pending > 0) return;
+    enqueue(async () => {
+      if (!(await anyRunPastAge(core))) return;
+      const r = await pruneAll(core, { batch: BATCH, automationIds: [], stopped: () => stopped });
+      if (r.runs > 0) log.info("retention pruned runs", { runs: r.runs, group_runs: r.groupRuns });
+    });
+  }
+
   const onEnded = (ids: string[]) => {
     for (const id of ids) endedRuns.add(id);
     soon ??= setTimeout(afterEnd, AFTER_END_MS);
@@ -69,12 +91,14 @@ export function createRetentionEngine(core: OpenedCore): Engine {
       core.events.on("runsEnded", onEnded);
       sweep();
       hourly = setInterval(sweep, SWEEP_MS);
+      ageCheck = setInterval(checkAge, AGE_CHECK_MS);
     },
     async stop() {
       stopped = true;
       core.events.off("runsEnded", onEnded);
       if (soon) clearTimeout(soon);
       if (hourly) clearInterval(hourly);
+      if (ageCheck) clearInterval(ageCheck);
       if (retry) clearTimeout(retry);
       await current;
     },

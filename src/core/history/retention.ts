@@ -41,6 +41,13 @@ export async function pruneOldBatch(core: Core, batch: number, now = Date.now())
   return removeRuns(core, await store.runsCreatedBefore(core.db, new Date(now - days * DAY_MS).toISOString(), batch));
 }
 
+/** Whether a run is past the age limit now (an indexed look, cheap enough to ask every few seconds). */
+export async function anyRunPastAge(core: Core, now = Date.now()): Promise<boolean> {
+  const days = core.config.retention.run_days;
+  if (days <= 0) return false;
+  return store.anyRunCreatedBefore(core.db, new Date(now - days * DAY_MS).toISOString());
+}
+
 /** An automation's runs beyond the count limit, one batch. */
 export async function pruneExtraBatch(core: Core, automationId: string, batch: number): Promise<PruneResult> {
   const max = core.config.retention.max_runs_per_automation;

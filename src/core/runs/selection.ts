@@ -35,7 +35,7 @@ const RERUN_STATUSES = ["failed", "error", "timed_out", "cancelled"];
  * The automations a selection names, in order (as listed, else oldest first); tags and a feature alone select only
  * active automations. A name or feature that names nothing is a 400 naming the field.
  */
-export async function selectAutomations(db: Transaction<DB>, project: ProjectRow, selection: Selection): Promise<AutomationRow[]> {
+export async function selectAutomations(db: Transaction<DB>, project: Pick<ProjectRow, "id">, selection: Selection): Promise<AutomationRow[]> {
   const tags = selection.tags?.map((t) => t.toLowerCase());
   let featureId: string | undefined;
   if (selection.feature !== undefined) {

@@ -1,7 +1,7 @@
 // Schedules: runs started by the clock. A due time fires once however many nodes share the database (a row per
 // schedule and due time), a server that was down fires at most one catch-up, and the runs it starts carry
 // trigger "schedule" and the schedule's id.
-import type { Kysely, Selectable } from "kysely";
+import type { Kysely, Selectable, Transaction } from "kysely";
 import type { DB, ScheduleTable } from "../../db/schema";
 import type { ops } from "../../manifest";
 import { AppError, conflict, type ErrorDetail, invalid } from "../../manifest/errors";
@@ -15,6 +15,7 @@ import { assertMayRunIn } from "../environments/protection";
 import * as groups from "../groups/store";
 import type { Handler } from "../handler";
 import { enqueueRuns, NO_RUN_OPTIONS, startGroupRun } from "../runs/operations";
+import { selectAutomations } from "../runs/selection";
 import { pathParamId, resolveProject, resolveSchedule } from "../scope";
 import { StringList } from "../shared/columns";
 import { readJsonColumn, readJsonColumnOr } from "../shared/json";
@@ -90,7 +91,7 @@ function checkTiming(t: Timing): void {
 }
 
 /** What the schedule would start now: the automations (runnable ones) and, for a group or tags, the group run's name. */
-async function targetAutomations(db: Kysely<DB>, projectId: string, target: Target) {
+async function targetAutomations(db: Transaction<DB>, projectId: string, target: Target) {
   if ("automation" in target) {
     const a = await automations.findAutomation(db, projectId, target.automation);
     if (!a) throw conflict("the schedule's automation no longer exists");
@@ -106,11 +107,9 @@ async function targetAutomations(db: Kysely<DB>, projectId: string, target: Targ
     if (runnable.length === 0) throw conflict(`the group "${g.name}" has no automations that can run`);
     return { group: { id: g.id, name: g.name }, order: { mode: g.mode, stopOnFailure: g.stop_on_failure === 1 }, automations: runnable };
   }
-  const tagged = (await store.automationsWithTags(db, projectId, 50_000)).filter((a) => {
-    const tags = readJsonColumnOr(StringList, a.tags, []);
-    return target.tags.every((t) => tags.includes(t));
-  });
-  if (tagged.length === 0) throw conflict(`no runnable automation carries all of the tags ${target.tags.join(", ")}`);
+  // The same rule as running a selection: tags match any of those listed, ignoring case; active automations only.
+  const tagged = await selectAutomations(db, { id: projectId }, { tags: target.tags });
+  if (tagged.length === 0) throw conflict(`no active automation carries any of the tags ${target.tags.join(", ")}`);
   if (tagged.length > TAGS_TARGET_MAX) throw conflict(`more than ${TAGS_TARGET_MAX} automations carry the tags ${target.tags.join(", ")}`);
   return { group: null, order: null, automations: tagged };
 }

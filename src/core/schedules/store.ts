@@ -98,20 +98,6 @@ export async function recordFireResult(
   await db.updateTable("schedules").set({ last_error: result.error }).where("id", "=", scheduleId).execute();
 }
 
-/** The project's runnable automations carrying every one of `tags` (tags are stored as a JSON array). */
-export async function automationsWithTags(db: Kysely<DB>, projectId: string, limit: number) {
-  return db
-    .selectFrom("automations")
-    .select(["id", "name", "kind", "steps", "timeout_ms", "retries", "environment_id", "tags", "status"])
-    .where("project_id", "=", projectId)
-    .where("status", "!=", "disabled")
-    .where("tags", "!=", "[]")
-    .orderBy("created_at")
-    .orderBy("id")
-    .limit(limit)
-    .execute();
-}
-
 export async function projectWorkspace(db: Kysely<DB>, projectId: string) {
   return db.selectFrom("projects").select(["workspace_id"]).where("id", "=", projectId).executeTakeFirst();
 }

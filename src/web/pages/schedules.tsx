@@ -15,16 +15,48 @@ export function SchedulesPage({ project }: { project: string }) {
   );
 }
 
+type TargetKind = "automation" | "group" | "tags";
+type TimingKind = "interval" | "cron";
+const TARGET_LABEL: Record<TargetKind, string> = { automation: "Automation (name or id)", group: "Group (name or id)", tags: "Tags (any of, comma-separated)" };
+/** The browser's own zone: the cron form's default. */
+const LOCAL_ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+const ZONES: string[] = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
+/** How many upcoming due times each row shows (the record holds up to five). */
+const SHOWN_DUE = 3;
+
+function targetText(target: Record<string, unknown>): string {
+  if (Array.isArray(target.tags)) return `tags: ${target.tags.join(", ")}`;
+  if (typeof target.group === "string") return `group ${target.group}`;
+  if (typeof target.automation === "string") return `automation ${target.automation}`;
+  return "—";
+}
+
 function Schedules({ project }: { project: string }) {
   const list = useLoad(() => call("listSchedules", { project, limit: 200 }), `schedules:${project}`);
   const [name, setName] = useState("");
-  const [automation, setAutomation] = useState("");
+  const [targetKind, setTargetKind] = useState<TargetKind>("automation");
+  const [targetRef, setTargetRef] = useState("");
+  const [timing, setTiming] = useState<TimingKind>("interval");
   const [every, setEvery] = useState("300");
+  const [cron, setCron] = useState("0 6 * * 1-5");
+  const [zone, setZone] = useState(LOCAL_ZONE);
   const a = useAction();
   const create = async (e: Event) => {
     e.preventDefault();
     await a.run(async () => {
-      await call("createSchedule", { project, name, target: { automation }, interval_seconds: Number(every) });
+      const target =
+        targetKind === "tags"
+          ? {
+              tags: targetRef
+                .split(",")
+                .map((t) => t.trim())
+                .filter(Boolean),
+            }
+          : targetKind === "group"
+            ? { group: targetRef.trim() }
+            : { automation: targetRef.trim() };
+      const when = timing === "cron" ? { cron: cron.trim(), timezone: zone.trim() } : { interval_seconds: Number(every) };
+      await call("createSchedule", { project, name, target, ...when });
       setName("");
       list.reload();
     });
@@ -36,12 +68,46 @@ function Schedules({ project }: { project: string }) {
         <Field label="Schedule name">
           <input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="checkout every 5 minutes" />
         </Field>
-        <Field label="Automation (name or id)">
-          <input required value={automation} onInput={(e) => setAutomation(inputValue(e))} placeholder="checkout" />
+        <Field label="Runs">
+          <select value={targetKind} onChange={(e) => setTargetKind(inputValue(e) as TargetKind)}>
+            <option value="automation">one automation</option>
+            <option value="group">a group</option>
+            <option value="tags">automations with tags</option>
+          </select>
         </Field>
-        <Field label="Every (seconds)" hint="At least 10. Cron schedules and tags: the API, CLI or MCP.">
-          <input required type="number" min={10} value={every} onInput={(e) => setEvery(inputValue(e))} />
+        <Field label={TARGET_LABEL[targetKind]} hint={targetKind === "tags" ? "Active automations carrying any of them, as one group run." : undefined}>
+          <input
+            required
+            value={targetRef}
+            onInput={(e) => setTargetRef(inputValue(e))}
+            placeholder={targetKind === "tags" ? "smoke, api" : targetKind === "group" ? "nightly" : "checkout"}
+          />
         </Field>
+        <Field label="Timing">
+          <select value={timing} onChange={(e) => setTiming(inputValue(e) as TimingKind)}>
+            <option value="interval">every N seconds</option>
+            <option value="cron">cron</option>
+          </select>
+        </Field>
+        {timing === "interval" ? (
+          <Field label="Every (seconds)" hint="At least 10.">
+            <input required type="number" min={10} value={every} onInput={(e) => setEvery(inputValue(e))} />
+          </Field>
+        ) : (
+          <>
+            <Field label="Cron (5 fields)" hint="minute hour day-of-month month day-of-week">
+              <input required value={cron} onInput={(e) => setCron(inputValue(e))} placeholder="30 2 * * *" spellcheck={false} />
+            </Field>
+            <Field label="Time zone" hint="An IANA name; daylight saving is handled as cron does.">
+              <input required list="schedule-zones" value={zone} onInput={(e) => setZone(inputValue(e))} placeholder="Europe/Berlin" />
+              <datalist id="schedule-zones">
+                {ZONES.map((z) => (
+                  <option key={z} value={z} />
+                ))}
+              </datalist>
+            </Field>
+          </>
+        )}
         <button class="btn btn-primary" disabled={a.busy}>
           Create schedule
         </button>
@@ -57,6 +123,7 @@ function Schedules({ project }: { project: string }) {
             <thead>
               <tr>
                 <th>Name</th>
+                <th>Runs</th>
                 <th>When</th>
                 <th>Next</th>
                 <th>Last</th>
@@ -67,8 +134,21 @@ function Schedules({ project }: { project: string }) {
               {list.data.data.map((sch) => (
                 <tr key={sch.id}>
                   <td data-label="Name">{sch.name}</td>
+                  <td data-label="Runs">{targetText(sch.target)}</td>
                   <td data-label="When">{sch.cron ? `${sch.cron} (${sch.timezone ?? "UTC"})` : `every ${sch.interval_seconds} s`}</td>
-                  <td data-label="Next">{sch.enabled ? when(sch.next_run_at) : "off"}</td>
+                  <td data-label="Next">
+                    {sch.enabled && sch.next_runs_at.length > 0 ? (
+                      <ul class="due-list" aria-label={`Next due times of ${sch.name}`}>
+                        {sch.next_runs_at.slice(0, SHOWN_DUE).map((t) => (
+                          <li key={t}>
+                            <time dateTime={t}>{when(t)}</time>
+                          </li>
+                        ))}
+                      </ul>
+                    ) : (
+                      "off"
+                    )}
+                  </td>
                   <td data-label="Last">
                     {sch.last_fired_at ? when(sch.last_fired_at) : "never"}
                     {sch.last_error && <span class="muted"> — {sch.last_error}</span>}
