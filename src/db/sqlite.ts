@@ -176,19 +176,24 @@ export class SqliteRunQueue implements RunQueueStore {
     private readonly changes: SqliteChangeFeed,
   ) {}
 
+  /** The environments of claimed runs, as stored (read under the connection the claim holds). */
+  private environmentsOf(runs: ClaimedRunRow[]): Map<string, StoredEnvironment> {
+    const environments = new Map<string, StoredEnvironment>();
+    const read = this.sqlite.query<StoredEnvironment, [string]>(
+      "SELECT id, name, variables, secrets, secrets_sealed, protected, allowed_hosts FROM environments WHERE id = ?1",
+    );
+    for (const r of runs) {
+      if (r.environment_id === null || environments.has(r.environment_id)) continue;
+      const e = read.get(r.environment_id);
+      if (e) environments.set(r.environment_id, e);
+    }
+    return environments;
+  }
+
   async claimQueuedRuns(now: string, limit: number, workspaceCap: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
     const claimed = await holdingConnection(this.db, () => {
       const runs = this.sqlite.query<ClaimedRunRow, [string, number, number]>(CLAIM_IN_TURNS).all(now, limit, workspaceCap);
-      const environments = new Map<string, StoredEnvironment>();
-      const read = this.sqlite.query<StoredEnvironment, [string]>(
-        "SELECT id, name, variables, secrets, secrets_sealed, protected, allowed_hosts FROM environments WHERE id = ?1",
-      );
-      for (const r of runs) {
-        if (r.environment_id === null || environments.has(r.environment_id)) continue;
-        const e = read.get(r.environment_id);
-        if (e) environments.set(r.environment_id, e);
-      }
-      return { runs, environments };
+      return { runs, environments: this.environmentsOf(runs) };
     });
     if (claimed.runs.length > 0) this.changes.noteWrite();
     return claimed;
@@ -214,16 +219,7 @@ export class SqliteRunQueue implements RunQueueStore {
            RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`,
         )
         .all(now, runner.runnerId, runner.leaseExpiresAt, runner.workspaceId, JSON.stringify(runner.labels), runner.browser ? 1 : 0, limit);
-      const environments = new Map<string, StoredEnvironment>();
-      const read = this.sqlite.query<StoredEnvironment, [string]>(
-        "SELECT id, name, variables, secrets, secrets_sealed, protected, allowed_hosts FROM environments WHERE id = ?1",
-      );
-      for (const r of runs) {
-        if (r.environment_id === null || environments.has(r.environment_id)) continue;
-        const e = read.get(r.environment_id);
-        if (e) environments.set(r.environment_id, e);
-      }
-      return { runs, environments };
+      return { runs, environments: this.environmentsOf(runs) };
     });
     if (claimed.runs.length > 0) this.changes.noteWrite();
     return claimed;
