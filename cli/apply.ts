@@ -1,4 +1,5 @@
-// `svc apply DIR` and `svc pull DIR`: a project's automations, groups and environments kept as files in a repository.
+// `svc apply DIR` and `svc pull DIR`: a project's automations, groups, environments, schedules and alert channels
+// kept as files in a repository.
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import type { Command } from "commander";
@@ -41,10 +42,15 @@ function secretValues(documents: { text: string }[]): Record<string, string> {
     } catch {
       continue; // the server names the file and line
     }
-    if (!v || typeof v !== "object" || (v as { type?: unknown }).type !== "environment") continue;
-    const secrets = (v as { secrets?: unknown }).secrets;
-    if (!secrets || typeof secrets !== "object") continue;
-    for (const name of Object.values(secrets)) {
+    if (!v || typeof v !== "object") continue;
+    const doc = v as { type?: unknown; secrets?: unknown; secret_from?: unknown; url_from?: unknown };
+    const names =
+      doc.type === "environment" && doc.secrets && typeof doc.secrets === "object"
+        ? Object.values(doc.secrets)
+        : doc.type === "alert_channel"
+          ? [doc.secret_from, doc.url_from]
+          : [];
+    for (const name of names) {
       if (typeof name === "string" && process.env[name] !== undefined) out[name] = process.env[name] as string;
     }
   }
@@ -109,16 +115,25 @@ const slug = (name: string) =>
     .replace(/^-+|-+$/g, "")
     .slice(0, 80) || "unnamed";
 
+/** The machine environment variable `svc pull` names for an alert channel's secret or Slack URL: ALERT_<NAME>_SECRET / _URL. */
+const channelVariable = (name: string, what: "SECRET" | "URL") =>
+  `ALERT_${name
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "")}_${what}`.replace(/__+/g, "_");
+
 /** A key that can be the file's own path (relative, inside the folder, a document's extension). */
 const keyIsPath = (key: string) => DOCUMENT.test(key) && !key.startsWith("/") && !key.split("/").some((p) => p === ".." || p === "" || p.startsWith("."));
 
 async function pull(dir: string, flags: CommonFlags): Promise<number> {
   const { settings, project } = projectOf(flags);
   const client = clientFor(settings);
-  const [auts, grps, envs] = await Promise.all([
+  const [auts, grps, envs, schs, chans] = await Promise.all([
     listAll(client, ops.listAutomations, project),
     listAll(client, ops.listGroups, project),
     listAll(client, ops.listEnvironments, project),
+    listAll(client, ops.listSchedules, project),
+    listAll(client, ops.listAlertChannels, project),
   ]);
   const used = new Set<string>();
   /** The file for a record: its key when that is a path, else `<folder>/<name>.yaml` (with `key:` kept inside). */
@@ -172,8 +187,10 @@ async function pull(dir: string, flags: CommonFlags): Promise<number> {
       },
     });
   }
+  const grpKey = new Map<string, string>();
   for (const g of grps) {
     const { path, keyField } = place(g.key as string | null, "groups", g.name as string);
+    grpKey.set(g.id as string, keyField ?? path);
     const members = (g.automation_ids as string[]).map((id) => autKey.get(id)).filter((k): k is string => k !== undefined);
     files.push({
       path,
@@ -186,12 +203,55 @@ async function pull(dir: string, flags: CommonFlags): Promise<number> {
       },
     });
   }
+  for (const sc of schs) {
+    const { path, keyField } = place(sc.key as string | null, "schedules", sc.name as string);
+    const t = sc.target as { automation?: string; group?: string; tags?: string[] };
+    // A target that is no longer there is written by its id (apply then says it names nothing).
+    const target = t.automation
+      ? { automation: autKey.get(t.automation) ?? t.automation }
+      : t.group
+        ? { group: grpKey.get(t.group) ?? t.group }
+        : { tags: t.tags ?? [] };
+    const env = sc.environment_id ? envName.get(sc.environment_id as string) : undefined;
+    files.push({
+      path,
+      value: {
+        type: "schedule",
+        ...(keyField ? { key: keyField } : {}),
+        name: sc.name,
+        target,
+        ...(env ? { environment: env } : {}),
+        ...(sc.cron !== null ? { cron: sc.cron, timezone: sc.timezone } : { interval_seconds: sc.interval_seconds }),
+        enabled: sc.enabled,
+      },
+    });
+  }
+  for (const c of chans) {
+    const { path, keyField } = place(c.key as string | null, "alert-channels", c.name as string);
+    const secret = c.kind === "slack" ? { url_from: channelVariable(c.name as string, "URL") } : c.url !== null ? { url: c.url } : {};
+    files.push({
+      path,
+      value: {
+        type: "alert_channel",
+        ...(keyField ? { key: keyField } : {}),
+        name: c.name,
+        kind: c.kind,
+        ...secret,
+        ...(c.has_secret ? { secret_from: channelVariable(c.name as string, "SECRET") } : {}),
+        ...(c.email_to !== null ? { email_to: c.email_to } : {}),
+        events: c.events,
+        ...(c.remind_every !== null ? { remind_every: c.remind_every } : {}),
+      },
+    });
+  }
   for (const f of files) {
     const full = join(dir, ...f.path.split("/"));
     mkdirSync(dirname(full), { recursive: true });
     writeFileSync(full, /\.json$/i.test(f.path) ? `${JSON.stringify(f.value, null, 2)}\n` : stringify(f.value, { lineWidth: 0 }));
   }
-  process.stdout.write(`wrote ${files.length} file(s) to ${dir}: ${auts.length} automation(s), ${grps.length} group(s), ${envs.length} environment(s)\n`);
+  process.stdout.write(
+    `wrote ${files.length} file(s) to ${dir}: ${auts.length} automation(s), ${grps.length} group(s), ${envs.length} environment(s), ${schs.length} schedule(s), ${chans.length} alert channel(s)\n`,
+  );
   return 0;
 }
 
@@ -201,7 +261,7 @@ export function registerApply(program: Command): void {
   if (derived >= 0) (program.commands as Command[]).splice(derived, 1);
   program
     .command("apply")
-    .description("Make the project match a folder of automation, group and environment files (prints the plan)")
+    .description("Make the project match a folder of automation, group, environment, schedule and alert channel files (prints the plan)")
     .argument("<dir>", "the folder (*.yaml, *.yml, *.json; hidden folders skipped)")
     .option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)")
     .option("--dry-run", "print the plan only")
@@ -213,7 +273,7 @@ export function registerApply(program: Command): void {
     .action((dir: string, flags: ApplyFlags) => runCommand(() => apply(dir, flags)));
   program
     .command("pull")
-    .description("Write the project's automations, groups and environments (without secret values) as files svc apply takes back")
+    .description("Write the project's automations, groups, environments, schedules and alert channels (without secrets) as files svc apply takes back")
     .argument("<dir>", "the folder to write into")
     .option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)")
     .option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)")

@@ -249,6 +249,8 @@ export interface ScheduleTable extends Stamped {
   last_error: string | null;
   /** The member whose role the runs it starts are checked against (protected environments). */
   created_by: string;
+  /** Its identity within the project when `svc apply` made it (the document's key or path), else null. */
+  key: Generated<string | null>;
 }
 /** One row per schedule and due time: the key that makes a tick fire once, whatever the number of nodes. */
 export interface ScheduleFireTable {
@@ -271,6 +273,8 @@ export interface AlertChannelTable extends Stamped {
   events: string;
   /** Seconds between reminders while failing, or null for none. */
   remind_every: number | null;
+  /** Its identity within the project when `svc apply` made it (the document's key or path), else null. */
+  key: Generated<string | null>;
 }
 /** The last known state of what alerts are about: an automation in an environment, a group, a schedule. */
 export interface AlertStateTable {

@@ -10,7 +10,7 @@ export const ApplyDocument = z.strictObject({
 export const ApplyChange = z
   .object({
     op: z.enum(["create", "update", "delete"]),
-    type: z.enum(["automation", "group", "environment"]),
+    type: z.enum(["automation", "group", "environment", "schedule", "alert_channel"]),
     key: z.string(),
     name: z.string(),
     id: z.string().nullable().describe("The record's id (null for a create in a dry run)"),
@@ -30,22 +30,24 @@ export const applyDocuments = defineOperation({
   name: "apply",
   method: "POST",
   path: "/projects/{project}/apply",
-  summary: "Make the project match a folder of documents (automations, groups, environments), in one transaction",
+  summary: "Make the project match a folder of documents (automations, groups, environments, schedules, alert channels), in one transaction",
   description:
-    "Each document is identified by its `key:` or else its path. Automations are documents with `kind: http|browser` (the form create_automation takes); groups and environments have `type: group` / `type: environment`. Records it creates carry source `applied` and their key; with prune, applied records whose key no document has are deleted. A second apply of the same documents changes nothing.",
+    "Each document is identified by its `key:` or else its path. Automations are documents with `kind: http|browser` (the form create_automation takes); groups, environments, schedules and alert channels have `type: group` / `environment` / `schedule` / `alert_channel`. Records it creates carry source `applied` and their key; with prune, applied records whose key no document has are deleted. A second apply of the same documents changes nothing.",
   params: ProjectParams,
   body: z.strictObject({
     documents: z
       .array(ApplyDocument)
       .max(2000)
-      .describe("The folder's documents: each file's path relative to the folder and its text (an automation, group or environment)"),
+      .describe("The folder's documents: each file's path relative to the folder and its text (an automation, group, environment, schedule or alert channel)"),
     dry_run: z.boolean().default(false).describe("Only answer the plan"),
     prune: z.boolean().default(false).describe("Delete applied records whose key no document has"),
     environment: z.string().min(1).max(200).optional().describe("Default environment (name) of automations whose document names none"),
     secrets: z
       .record(z.string().max(200), z.string().max(100_000))
       .default({})
-      .describe("Values of the machine environment variables that environment documents name for their secrets"),
+      .describe(
+        "Values of the machine environment variables that documents name for their secrets (environment secrets, alert channels' secret_from and url_from)",
+      ),
   }),
   response: ApplyResult,
   errors: ["not_found", "forbidden", "conflict"],

@@ -28,6 +28,7 @@ export const Schedule = z
     next_runs_at: z.array(Timestamp).describe("The next few due times (up to 5); empty while disabled"),
     last_fired_at: NullableTimestamp,
     last_error: z.string().nullable().describe("Why the last due time started nothing (target gone, not allowed), else null"),
+    key: z.string().nullable().describe("Its identity within the project when svc apply made it (the document's key or path), else null"),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -44,6 +45,7 @@ export const AlertChannel = z
     email_to: z.array(z.string()).nullable(),
     events: z.array(AlertEventName),
     remind_every: z.number().int().nullable(),
+    key: z.string().nullable().describe("Its identity within the project when svc apply made it (the document's key or path), else null"),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

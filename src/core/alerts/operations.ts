@@ -32,6 +32,7 @@ export function toChannel(row: ChannelRow) {
     email_to: row.email_to === null ? null : readJsonColumnOr(StringList, row.email_to, []),
     events: readJsonColumnOr(StringList, row.events, [...ALERT_EVENTS]) as (typeof ALERT_EVENTS)[number][],
     remind_every: row.remind_every,
+    key: row.key,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -63,7 +64,7 @@ function urlProblem(url: string): string | null {
 }
 
 /** What each kind needs, checked on the channel as it would be saved; every problem is named by its field. */
-function checkChannel(ctx: OpContext, c: { kind: ChannelRow["kind"]; url: string | null; hasSecret: boolean; emailTo: string[] | null }): void {
+export function checkChannel(ctx: OpContext, c: { kind: ChannelRow["kind"]; url: string | null; hasSecret: boolean; emailTo: string[] | null }): void {
   const details: ErrorDetail[] = [];
   if (c.kind === "webhook" || c.kind === "slack") {
     if (c.url === null) details.push({ path: "url", message: `a ${c.kind} channel needs a url` });
@@ -85,7 +86,7 @@ function checkChannel(ctx: OpContext, c: { kind: ChannelRow["kind"]; url: string
   if (details.length > 0) throw invalid(details.map((d) => `${d.path}: ${d.message}`).join("; "), details);
 }
 
-const uniqueEvents = (events: string[] | undefined) => (events ? JSON.stringify([...new Set(events)]) : JSON.stringify(ALERT_EVENTS));
+export const uniqueEvents = (events: string[] | undefined) => (events ? JSON.stringify([...new Set(events)]) : JSON.stringify(ALERT_EVENTS));
 
 export const listAlertChannels: Handler<O["listAlertChannels"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
@@ -108,6 +109,7 @@ export const createAlertChannel: Handler<O["createAlertChannel"]> = async (ctx, 
     email_to: body.email_to ? JSON.stringify(body.email_to) : null,
     events: uniqueEvents(body.events),
     remind_every: body.remind_every ?? null,
+    key: null,
     created_at: t,
     updated_at: t,
   };

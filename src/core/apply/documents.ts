@@ -15,20 +15,43 @@ const GroupDoc = z.strictObject({
   description: Description.optional(),
   automations: z.array(Key).max(1000).default([]).describe("Keys of the automations, in order"),
 });
+const VariableName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "the name of an environment variable of the machine running svc apply");
 const EnvironmentDoc = z.strictObject({
   type: z.literal("environment"),
   key: Key.optional(),
   name: Name,
   variables: z.record(z.string().min(1).max(200), z.string().max(100_000)).default({}),
-  secrets: z
-    .record(z.string().min(1).max(200), z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "the name of an environment variable of the machine running svc apply"))
-    .default({}),
+  secrets: z.record(z.string().min(1).max(200), VariableName).default({}),
 });
+/** A schedule: create_schedule's body, its target naming an automation or group by key (or exact name), or tags. */
+const ScheduleDoc = (ops.createSchedule.body as NonNullable<typeof ops.createSchedule.body>).extend({
+  type: z.literal("schedule"),
+  key: Key.optional(),
+  target: z.union([
+    z.strictObject({ automation: Key.max(200) }),
+    z.strictObject({ group: Key.max(200) }),
+    z.strictObject({ tags: z.array(z.string().trim().min(1).max(100)).min(1).max(50) }),
+  ]),
+});
+/** An alert channel: create_alert_channel's body, its secrets (webhook secret, Slack URL) named by environment variable. */
+const AlertChannelDoc = (ops.createAlertChannel.body as NonNullable<typeof ops.createAlertChannel.body>).omit({ secret: true }).extend({
+  type: z.literal("alert_channel"),
+  key: Key.optional(),
+  secret_from: VariableName.optional().describe("webhook: the environment variable holding the signing secret"),
+  url_from: VariableName.optional().describe("the environment variable holding the URL (a Slack webhook URL is a secret)"),
+});
+export type ScheduleBody = z.output<typeof ScheduleDoc>;
+export type AlertChannelBody = z.output<typeof AlertChannelDoc>;
 
 export type Parsed =
   | { type: "automation"; key: string; path: string; line: (p: PropertyKey[]) => number; adopt?: string; body: AutomationBody }
   | { type: "group"; key: string; path: string; line: (p: PropertyKey[]) => number; body: z.output<typeof GroupDoc> }
-  | { type: "environment"; key: string; path: string; line: (p: PropertyKey[]) => number; body: z.output<typeof EnvironmentDoc> };
+  | { type: "environment"; key: string; path: string; line: (p: PropertyKey[]) => number; body: z.output<typeof EnvironmentDoc> }
+  | { type: "schedule"; key: string; path: string; line: (p: PropertyKey[]) => number; body: ScheduleBody }
+  | { type: "alert_channel"; key: string; path: string; line: (p: PropertyKey[]) => number; body: AlertChannelBody };
+
+const DOCS = { group: GroupDoc, environment: EnvironmentDoc, schedule: ScheduleDoc, alert_channel: AlertChannelDoc } as const;
+const TYPES = '"automation", "group", "environment", "schedule" or "alert_channel"';
 
 /** The line (1-based) of the value at `path` in the document, else of the nearest enclosing value. */
 function lineOf(doc: Document, counter: LineCounter, path: PropertyKey[]): number {
@@ -62,7 +85,9 @@ export function parseDocuments(documents: { path: string; text: string }[], defa
       continue;
     }
     if (!isMap(doc.contents)) {
-      problems.push(problemAt(d.path, 1, "", "the file must hold one object (an automation, or a document with type: group | environment)"));
+      problems.push(
+        problemAt(d.path, 1, "", "the file must hold one object (an automation, or a document with type: group | environment | schedule | alert_channel)"),
+      );
       continue;
     }
     const line = (p: PropertyKey[]) => lineOf(doc, counter, p);
@@ -72,14 +97,14 @@ export function parseDocuments(documents: { path: string; text: string }[], defa
     const report = (error: z.ZodError) => {
       for (const issue of error.issues) problems.push(problemAt(d.path, line(issue.path), issue.path.join("."), issue.message));
     };
-    if (type === "group" || type === "environment") {
-      const r = (type === "group" ? GroupDoc : EnvironmentDoc).safeParse(value);
+    if (typeof type === "string" && Object.hasOwn(DOCS, type)) {
+      const r = (DOCS[type as keyof typeof DOCS] as z.ZodType<Parsed["body"]>).safeParse(value);
       if (!r.success) report(r.error);
-      else out.push({ type, key: r.data.key ?? d.path, path: d.path, line, body: r.data } as Parsed);
+      else out.push({ type, key: (r.data as { key?: string }).key ?? d.path, path: d.path, line, body: r.data } as Parsed);
       continue;
     }
     if (type !== undefined && type !== "automation") {
-      problems.push(problemAt(d.path, line(["type"]), "type", 'expected "automation", "group" or "environment"'));
+      problems.push(problemAt(d.path, line(["type"]), "type", `expected ${TYPES}`));
       continue;
     }
     const { type: _t, key, id, ...rest } = value;

@@ -1,11 +1,11 @@
 // `svc apply`: the plan that makes a project match a folder of documents, applied in one transaction.
 import { nextStamp } from "../versions";
 import type { Kysely, Selectable } from "kysely";
-import type { AutomationTable, DB, EnvironmentTable, GroupTable } from "../../db/schema";
+import type { AlertChannelTable, AutomationTable, DB, EnvironmentTable, GroupTable, ScheduleTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import type { ApplyChange } from "../../manifest/apply";
-import { forbidden, invalid } from "../../manifest/errors";
+import { AppError, forbidden, invalid } from "../../manifest/errors";
 import type { z } from "zod";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
@@ -20,6 +20,12 @@ import * as automations from "../automations/store";
 import * as environments from "../environments/store";
 import * as features from "../features/store";
 import * as groups from "../groups/store";
+import * as schedules from "../schedules/store";
+import * as alerts from "../alerts/store";
+import { checkTiming, firstDue, StoredTarget } from "../schedules/operations";
+import { checkChannel, secretPlace, uniqueEvents } from "../alerts/operations";
+import { assertMayRunIn } from "../environments/protection";
+import { readJsonColumnOr } from "../shared/json";
 import { type Parsed, parseDocuments, problemAt } from "./documents";
 import * as store from "./store";
 
@@ -28,6 +34,8 @@ type Change = z.infer<typeof ApplyChange>;
 type AutRow = Selectable<AutomationTable>;
 type GrpRow = Selectable<GroupTable>;
 type EnvRow = Selectable<EnvironmentTable>;
+type SchRow = Selectable<ScheduleTable>;
+type ChanRow = Selectable<AlertChannelTable>;
 type Of<T extends Parsed["type"]> = Extract<Parsed, { type: T }>;
 
 /** The same JSON whatever order an object's keys were written in. */
@@ -59,6 +67,7 @@ export const applyDocuments: Handler<O["applyDocuments"]> = async (ctx, { params
     const plan = await makePlan(ctx, trx, project.id, docs, body.secrets, body.prune);
     if (!body.dry_run) for (const w of plan.writes) await w(trx);
     const count = (op: Change["op"]) => plan.changes.filter((c) => c.op === op).length;
+    if (!body.dry_run && plan.changes.some((c) => c.type === "schedule")) ctx.core.events.emit("schedulesChanged");
     const summary = plan.changes.length === 0 ? "no changes" : `${count("create")} to create, ${count("update")} to update, ${count("delete")} to delete`;
     return { dry_run: body.dry_run, changes: plan.changes, summary };
   });
@@ -208,6 +217,7 @@ async function makePlan(
 
   // Groups: their members are automations named by key.
   const keyedGrp = new Map((await store.keyedGroups(db, projectId)).map((g) => [g.key as string, g]));
+  const grpIdByKey = new Map([...keyedGrp].map(([k, g]) => [k, g.id]));
   for (const d of of("group")) {
     const ids = d.body.automations.map((k, i) => {
       const id = autIdByKey.get(k);
@@ -220,8 +230,9 @@ async function makePlan(
     const next = { name: d.body.name, description: d.body.description ?? "", automation_ids: JSON.stringify(ids), key: d.key };
     // A group of that name not applied yet is adopted (it gets the key).
     const current: GrpRow | undefined = keyedGrp.get(d.key) ?? (await groups.groupsNamed(db, projectId, d.body.name, 10)).find((g) => g.key === null);
+    grpIdByKey.set(d.key, current?.id ?? newId("grp"));
     if (!current) {
-      const id = newId("grp");
+      const id = grpIdByKey.get(d.key) as string;
       plan.changes.push({ op: "create", type: "group", key: d.key, name: d.body.name, id, fields: [] });
       plan.writes.push((w) => groups.insertGroup(w, { ...next, id, project_id: projectId, created_at: t, updated_at: t }));
       continue;
@@ -235,15 +246,218 @@ async function makePlan(
     plan.writes.push((w) => groups.updateGroup(w, current.id, { ...next, updated_at: nextStamp(current.updated_at) }));
   }
 
+  const keyedSch = await planSchedules(ctx, db, plan, projectId, of("schedule"), { autIdByKey, grpIdByKey, envIdByName, allEnvs });
+  const keyedChan = await planAlertChannels(ctx, db, plan, projectId, of("alert_channel"), secretValues);
+
   if (prune)
-    prunePlan(ctx, plan, projectId, docs, { automations: [...keyedAut.values()], groups: [...keyedGrp.values()], environments: [...envByKey.values()] });
+    prunePlan(ctx, plan, projectId, docs, {
+      automations: [...keyedAut.values()],
+      groups: [...keyedGrp.values()],
+      environments: [...envByKey.values()],
+      schedules: keyedSch,
+      alert_channels: keyedChan,
+    });
   return plan;
 }
 
+/** A 400 from a shared rule (schedule timing, alert channel kinds), its details moved to the document's file and line. */
+function relocate(d: Parsed, e: unknown, rename: Record<string, string> = {}): unknown {
+  if (!(e instanceof AppError) || e.code !== "invalid_request" || !e.details) return e;
+  return invalid(
+    e.message,
+    e.details.map((x) => {
+      const field = rename[x.path] ?? x.path;
+      return problemAt(d.path, d.line(field.split(".")), field, x.message);
+    }),
+  );
+}
+
+/** The one record a reference names: an applied record's key in this folder, else the exact name of one record. */
+async function targetId(db: Kysely<DB>, projectId: string, kind: "automation" | "group", ref: string, byKey: Map<string, string>): Promise<string | undefined> {
+  const keyed = byKey.get(ref);
+  if (keyed) return keyed;
+  const rows = kind === "automation" ? await store.automationNames(db, projectId) : await store.groupNames(db, projectId);
+  const named = rows.filter((r) => r.name === ref || r.id === ref);
+  return named.length === 1 ? named[0]?.id : undefined;
+}
+
+async function planSchedules(
+  ctx: OpContext,
+  db: Kysely<DB>,
+  plan: Plan,
+  projectId: string,
+  docs: Of<"schedule">[],
+  refs: { autIdByKey: Map<string, string>; grpIdByKey: Map<string, string>; envIdByName: Map<string, string>; allEnvs: EnvRow[] },
+): Promise<SchRow[]> {
+  const all = await store.allSchedules(db, projectId);
+  const keyed = new Map(all.filter((r) => r.key !== null).map((r) => [r.key as string, r]));
+  const now = new Date();
+  for (const d of docs) {
+    const b = d.body;
+    const timing = {
+      cron: b.cron ?? null,
+      timezone: b.cron !== undefined ? (b.timezone ?? "UTC") : (b.timezone ?? null),
+      interval_seconds: b.interval_seconds ?? null,
+    };
+    try {
+      checkTiming(timing);
+    } catch (e) {
+      throw relocate(d, e);
+    }
+    let target: { automation: string } | { group: string } | { tags: string[] };
+    if ("tags" in b.target) target = { tags: [...new Set(b.target.tags)] };
+    else {
+      const kind = "automation" in b.target ? "automation" : "group";
+      const ref = "automation" in b.target ? b.target.automation : b.target.group;
+      const id = await targetId(db, projectId, kind, ref, kind === "automation" ? refs.autIdByKey : refs.grpIdByKey);
+      if (!id)
+        throw invalid(`a schedule names an unknown ${kind}`, [
+          problemAt(d.path, d.line(["target", kind]), `target.${kind}`, `no ${kind} has the key or the exact name "${ref}"`),
+        ]);
+      target = kind === "automation" ? { automation: id } : { group: id };
+    }
+    let environmentId: string | null = null;
+    if (b.environment !== undefined && b.environment !== null) {
+      const ref = b.environment;
+      environmentId = refs.envIdByName.get(ref) ?? (refs.allEnvs.some((e) => e.id === ref) ? ref : null);
+      if (!environmentId)
+        throw invalid("unknown environment", [
+          problemAt(d.path, d.line(["environment"]), "environment", `environment "${ref}" does not exist in this project or the folder`),
+        ]);
+      // Whoever applies a schedule answers for the runs it starts, as when creating one.
+      await assertMayRunIn(ctx, db as Parameters<typeof assertMayRunIn>[1], [environmentId]);
+    }
+    const next = { name: b.name, target, environment_id: environmentId, ...timing, enabled: b.enabled ? 1 : 0, key: d.key };
+    const current = keyed.get(d.key) ?? all.find((r) => r.key === null && r.name === b.name);
+    if (!current) {
+      const id = newId("sch");
+      plan.changes.push({ op: "create", type: "schedule", key: d.key, name: b.name, id, fields: [] });
+      const t = now.toISOString();
+      plan.writes.push((w) =>
+        schedules.insertSchedule(w, {
+          ...next,
+          id,
+          project_id: projectId,
+          target: JSON.stringify(target),
+          next_run_at: firstDue(timing, b.enabled, now),
+          last_fired_at: null,
+          last_error: null,
+          created_by: ctx.principal.userId,
+          created_at: t,
+          updated_at: t,
+        }),
+      );
+      continue;
+    }
+    const row = current;
+    const fields = changedFields({ ...row, target: readJsonColumnOr(StoredTarget, row.target, null) } as Record<string, unknown>, next);
+    if (fields.length === 0) continue;
+    const retimed = fields.some((f) => ["cron", "timezone", "interval_seconds", "enabled"].includes(f));
+    plan.changes.push({ op: "update", type: "schedule", key: d.key, name: b.name, id: row.id, fields });
+    plan.writes.push((w) =>
+      schedules.updateSchedule(w, row.id, {
+        ...next,
+        target: JSON.stringify(target),
+        next_run_at: retimed ? firstDue(timing, b.enabled, now) : row.next_run_at,
+        created_by: ctx.principal.userId,
+        updated_at: nextStamp(row.updated_at),
+      }),
+    );
+  }
+  return [...keyed.values()];
+}
+
+async function planAlertChannels(
+  ctx: OpContext,
+  db: Kysely<DB>,
+  plan: Plan,
+  projectId: string,
+  docs: Of<"alert_channel">[],
+  secretValues: Record<string, string>,
+): Promise<ChanRow[]> {
+  const all = await store.allAlertChannels(db, projectId);
+  const keyed = new Map(all.filter((r) => r.key !== null).map((r) => [r.key as string, r]));
+  const t = nowIso();
+  for (const d of docs) {
+    const b = d.body;
+    const at = (field: string, message: string) => invalid(`${d.path}: ${field}: ${message}`, [problemAt(d.path, d.line([field]), field, message)]);
+    const fromVariable = (field: "url_from" | "secret_from", variable: string) => {
+      const value = secretValues[variable];
+      if (value === undefined) throw at(field, `the environment variable ${variable} is not set`);
+      return value;
+    };
+    if (b.url !== undefined && b.url_from !== undefined) throw at("url_from", "give url or url_from, not both");
+    const url = b.url ?? (b.url_from !== undefined ? fromVariable("url_from", b.url_from).trim() : null);
+    const secret = b.secret_from !== undefined ? fromVariable("secret_from", b.secret_from) : null;
+    if (secret !== null && (secret.length < 8 || secret.length > 1000))
+      throw at("secret_from", `the secret in ${b.secret_from} must have 8 to 1000 characters`);
+    try {
+      checkChannel(ctx, { kind: b.kind, url, hasSecret: secret !== null, emailTo: b.email_to ?? null });
+    } catch (e) {
+      throw relocate(d, e, { secret: "secret_from", ...(b.url_from !== undefined ? { url: "url_from" } : {}) });
+    }
+    const next = {
+      name: b.name,
+      kind: b.kind,
+      url,
+      email_to: b.email_to ? JSON.stringify(b.email_to) : null,
+      events: uniqueEvents(b.events),
+      remind_every: b.remind_every ?? null,
+      key: d.key,
+    };
+    const current = keyed.get(d.key) ?? all.find((r) => r.key === null && r.name === b.name);
+    if (!current) {
+      const id = newId("ach");
+      plan.changes.push({ op: "create", type: "alert_channel", key: d.key, name: b.name, id, fields: [] });
+      plan.writes.push((w) =>
+        alerts.insertChannel(w, {
+          ...next,
+          id,
+          project_id: projectId,
+          secret: secret === null ? null : ctx.core.secrets.seal(secret, secretPlace(id)),
+          created_at: t,
+          updated_at: t,
+        }),
+      );
+      continue;
+    }
+    const row = current;
+    if (row.kind !== b.kind) throw at("kind", `the alert channel "${row.name}" is a ${row.kind} channel: a channel's kind cannot change`);
+    const parsed = (r: typeof next) => ({ ...r, email_to: r.email_to === null ? null : JSON.parse(r.email_to), events: JSON.parse(r.events) });
+    const fields = changedFields(parsed({ ...row, key: row.key as string }), parsed(next));
+    const stored = row.secret === null ? null : ctx.core.secrets.open(row.secret, secretPlace(row.id));
+    if (stored !== secret) fields.push("secret");
+    if (fields.length === 0) continue;
+    plan.changes.push({ op: "update", type: "alert_channel", key: d.key, name: b.name, id: row.id, fields });
+    plan.writes.push((w) =>
+      alerts.updateChannel(w, row.id, {
+        ...next,
+        secret: secret === null ? null : ctx.core.secrets.seal(secret, secretPlace(row.id)),
+        updated_at: nextStamp(row.updated_at),
+      }),
+    );
+  }
+  return [...keyed.values()];
+}
+
 /** Applied records whose key no document has: deleted (and nothing else is). */
-function prunePlan(ctx: OpContext, plan: Plan, projectId: string, docs: Parsed[], keyed: { automations: AutRow[]; groups: GrpRow[]; environments: EnvRow[] }) {
+function prunePlan(
+  ctx: OpContext,
+  plan: Plan,
+  projectId: string,
+  docs: Parsed[],
+  keyed: { automations: AutRow[]; groups: GrpRow[]; environments: EnvRow[]; schedules: SchRow[]; alert_channels: ChanRow[] },
+) {
   const kept = new Set(docs.map((d) => `${d.type} ${d.key}`));
   const gone = <T extends { key: string | null }>(type: Parsed["type"], rows: T[]) => rows.filter((r) => !kept.has(`${type} ${r.key}`));
+  for (const r of gone("schedule", keyed.schedules)) {
+    plan.changes.push({ op: "delete", type: "schedule", key: r.key as string, name: r.name, id: r.id, fields: [] });
+    plan.writes.push((w) => schedules.deleteSchedule(w, r.id));
+  }
+  for (const r of gone("alert_channel", keyed.alert_channels)) {
+    plan.changes.push({ op: "delete", type: "alert_channel", key: r.key as string, name: r.name, id: r.id, fields: [] });
+    plan.writes.push((w) => alerts.deleteChannel(w, r.id));
+  }
   for (const g of gone("group", keyed.groups)) {
     plan.changes.push({ op: "delete", type: "group", key: g.key as string, name: g.name, id: g.id, fields: [] });
     plan.writes.push((w) => groups.deleteGroup(w, g.id));

@@ -1,6 +1,6 @@
 // What `svc apply` reads: the project's records that carry a key (applied records), and adoptable ones by id.
 import type { Kysely, Selectable } from "kysely";
-import type { AutomationTable, DB, EnvironmentTable, GroupTable } from "../../db/schema";
+import type { AlertChannelTable, AutomationTable, DB, EnvironmentTable, GroupTable, ScheduleTable } from "../../db/schema";
 
 export async function keyedAutomations(db: Kysely<DB>, projectId: string): Promise<Selectable<AutomationTable>[]> {
   return db.selectFrom("automations").selectAll().where("project_id", "=", projectId).where("key", "is not", null).execute();
@@ -36,4 +36,14 @@ export async function findUnkeyed<T extends "automations" | "groups" | "environm
     .where("id", "=", id)
     .where("key", "is", null)
     .executeTakeFirst();
+}
+
+/** Every schedule of the project: applied ones by key, and unkeyed ones to adopt by name. */
+export async function allSchedules(db: Kysely<DB>, projectId: string): Promise<Selectable<ScheduleTable>[]> {
+  return db.selectFrom("schedules").selectAll().where("project_id", "=", projectId).orderBy("created_at").orderBy("id").execute();
+}
+
+/** Every alert channel of the project: applied ones by key, and unkeyed ones to adopt by name. */
+export async function allAlertChannels(db: Kysely<DB>, projectId: string): Promise<Selectable<AlertChannelTable>[]> {
+  return db.selectFrom("alert_channels").selectAll().where("project_id", "=", projectId).orderBy("created_at").orderBy("id").execute();
 }

@@ -29,7 +29,7 @@ type O = typeof ops;
 type ScheduleRow = Selectable<ScheduleTable>;
 type Target = { automation: string } | { group: string } | { tags: string[] };
 
-const StoredTarget = z.union([z.object({ automation: z.string() }), z.object({ group: z.string() }), z.object({ tags: z.array(z.string()) })]);
+export const StoredTarget = z.union([z.object({ automation: z.string() }), z.object({ group: z.string() }), z.object({ tags: z.array(z.string()) })]);
 /** The most automations a tags target starts at once (as many as a group may hold). */
 const TAGS_TARGET_MAX = 1000;
 const SHOWN_DUE_TIMES = 5;
@@ -55,6 +55,7 @@ export function toSchedule(row: ScheduleRow) {
     next_runs_at: next === null ? [] : [next, ...later],
     last_fired_at: row.last_fired_at,
     last_error: row.last_error,
+    key: row.key,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -74,7 +75,7 @@ async function resolveTarget(ctx: OpContext, projectId: string, target: Target):
   return kind === "automation" ? { automation: found.id } : { group: found.id };
 }
 
-function checkTiming(t: Timing): void {
+export function checkTiming(t: Timing): void {
   const details: ErrorDetail[] = [];
   if (t.cron === null && t.interval_seconds === null) details.push({ path: "cron", message: "give cron or interval_seconds" });
   if (t.cron !== null && t.interval_seconds !== null) details.push({ path: "interval_seconds", message: "give cron or interval_seconds, not both" });
@@ -130,7 +131,7 @@ async function assertMaySchedule(ctx: OpContext, projectId: string, target: Targ
   });
 }
 
-function firstDue(t: Timing, enabled: boolean, now: Date): string | null {
+export function firstDue(t: Timing, enabled: boolean, now: Date): string | null {
   return enabled ? (nextDue(t, now, now)?.toISOString() ?? null) : null;
 }
 
@@ -164,6 +165,7 @@ export const createSchedule: Handler<O["createSchedule"]> = async (ctx, { params
     last_fired_at: null,
     last_error: null,
     created_by: ctx.principal.userId,
+    key: null,
     created_at: t,
     updated_at: t,
   };
