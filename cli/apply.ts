@@ -1,10 +1,14 @@
 // `svc apply DIR` and `svc pull DIR`: a project's automations, groups, environments, schedules and alert channels
 // kept as files in a repository.
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, sep } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import type { Command } from "commander";
 import { parse, stringify } from "yaml";
+import { operationFields } from "../src/client/schema-fields";
 import { ops } from "../src/manifest/index";
+import { ciMetadata } from "./ci-metadata";
+import { type FieldOption, optionFor } from "./field-options";
+import { watchToEnd } from "./watch";
 import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
 import { UsageError } from "./usage";
 
@@ -255,10 +259,33 @@ async function pull(dir: string, flags: CommonFlags): Promise<number> {
   return 0;
 }
 
-/** Replaces the command derived from the `apply` operation by one that reads a folder, and adds `svc pull`. */
+interface TestFlags extends CommonFlags {
+  junit?: string;
+  ciMetadata?: boolean;
+  [attr: string]: unknown;
+}
+
+/** `svc test DIR`: the folder's automations run on the server without being saved, followed to the end. */
+async function testFolder(dir: string, options: FieldOption[], flags: TestFlags): Promise<number> {
+  const documents = readFolder(dir);
+  const { settings, project } = projectOf(flags);
+  const client = clientFor(settings);
+  const input: Record<string, unknown> = { project, documents, name: `test ${basename(resolve(dir))}` };
+  for (const o of options) if (flags[o.attr] !== undefined) input[o.field.name] = flags[o.attr];
+  if (flags.ciMetadata !== false) {
+    const merged = { ...ciMetadata(process.env), ...((input.metadata as Record<string, string> | undefined) ?? {}) };
+    if (Object.keys(merged).length > 0) input.metadata = merged;
+  }
+  const res = await client.send(ops.testDocuments, input);
+  return watchToEnd(client, "group_run", res.json as Record<string, unknown>, { project }, flags.json === true, flags.junit);
+}
+
+/** Replaces the commands derived from the `apply` and `test_documents` operations by ones that read a folder, and adds `svc pull`. */
 export function registerApply(program: Command): void {
-  const derived = program.commands.findIndex((c) => c.name() === "apply");
-  if (derived >= 0) (program.commands as Command[]).splice(derived, 1);
+  for (const name of ["apply", "test"]) {
+    const derived = program.commands.findIndex((c) => c.name() === name);
+    if (derived >= 0) (program.commands as Command[]).splice(derived, 1);
+  }
   program
     .command("apply")
     .description("Make the project match a folder of automation, group, environment, schedule and alert channel files (prints the plan)")
@@ -278,4 +305,24 @@ export function registerApply(program: Command): void {
     .option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)")
     .option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)")
     .action((dir: string, flags: CommonFlags) => runCommand(() => pull(dir, flags)));
+  const test = program
+    .command("test")
+    .description("Run a folder's automations on the server without saving them, as one group run (trigger test); exit 1 unless all passed")
+    .argument("<dir>", "the folder (*.yaml, *.yml, *.json; hidden folders skipped), as svc apply reads it")
+    .option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)");
+  const flagOf: Record<string, string> = { environment: "env", variables: "var", secrets: "secret" };
+  const options: FieldOption[] = [];
+  for (const f of operationFields(ops.testDocuments).body) {
+    if (f.name === "documents") continue;
+    const made = optionFor(f, flagOf[f.name]);
+    test.addOption(made.option);
+    options.push(made);
+  }
+  test
+    .option("--no-ci-metadata", "do not add commit, branch, build_url and pr from GitHub Actions, GitLab CI or Jenkins variables to metadata")
+    .option("--watch", "follow the group run to its end (svc test always does: its exit code is the verdict)")
+    .option("--junit <file>", "write the group run's JUnit XML report to FILE, for the CI to read")
+    .option("--json", "print the final group run's JSON exactly")
+    .option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)")
+    .action((dir: string, flags: TestFlags) => runCommand(() => testFolder(dir, options, flags)));
 }

@@ -26,7 +26,7 @@ export function toolsetOf(op: Operation): Toolset {
   const seg = op.path.replace(/^\/projects\/\{project\}/, "").split("/")[1] ?? "";
   if (op.path === "/projects" || op.path === "/projects/{project}" || seg === "me" || op.path === "/me") return "projects";
   if (seg === "keys" || seg === "members" || seg === "runners") return "admin";
-  if (seg === "group-runs" || seg === "runs" || seg === "history") return "runs";
+  if (seg === "group-runs" || seg === "runs" || seg === "test-runs" || seg === "history") return "runs";
   if (seg === "apply" || seg === "imports") return "automations";
   if (seg === "schedules" || seg === "alert-channels") return "schedules";
   if (op.path.startsWith("/assistant/")) return "assistant";

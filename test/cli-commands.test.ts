@@ -183,6 +183,11 @@ test("every operation's command works end to end, and every operation has one", 
   await Bun.write(`${cli.cwd}/suite/items.yaml`, "name: items from a folder\nkind: http\nsteps:\n  - request: { url: /items }\n");
   expect((await op<{ changes: { op: string }[] }>("apply", ["apply", "suite", ...P])).changes.map((c) => c.op)).toEqual(["create"]);
   expect((await op<{ changes: unknown[] }>("apply", ["apply", "suite", ...P])).changes).toEqual([]);
+  // svc test runs the folder without saving it; its run cannot reach a target here, so it exits 1 with the group run.
+  covered.add("test_documents");
+  const tried = await cli.run(["test", "suite", ...P, "--json"]);
+  expect(tried.code).toBe(1);
+  expect(JSON.parse(tried.stdout)).toMatchObject({ trigger: "test", group_name: "test suite", status: expect.stringMatching(/^(failed|error)$/) });
   const imported = await op<{ automations: Rec[] }>("import_curl", ["import", "curl", "curl https://shop.example.test/items/1", ...P]);
   expect(imported.automations).toHaveLength(1);
   await Bun.write(

@@ -33,13 +33,14 @@ test("every operation a key may call gets its command from the manifest alone, w
 
 test("exactly the operations the manifest declares watchable get --watch, and runs and group runs --junit", () => {
   const watchable = operations.filter((o) => o.cli.watch);
-  expect(byKey(watchable)).toEqual(["run_automation", "run_feature", "run_group", "run_selection", "start_generation"]);
+  expect(byKey(watchable)).toEqual(["run_automation", "run_feature", "run_group", "run_selection", "start_generation", "test_documents"]);
   expect(Object.fromEntries(watchable.map((o) => [o.name, o.cli.watch]))).toEqual({
     run_automation: "run",
     run_feature: "group_run",
     run_group: "group_run",
     run_selection: "group_run",
     start_generation: "generation",
+    test_documents: "group_run",
   });
   for (const op of operations.filter((o) => !o.sessionOnly)) {
     const flags = longFlags(commandFor(op));
@@ -51,7 +52,7 @@ test("exactly the operations the manifest declares watchable get --watch, and ru
 test("a run's environment is --env on the commands whose manifest entry renames it, and nowhere else", () => {
   const renaming = operations.filter((o) => o.cli.flags?.environment === "env");
   // export_hurl writes an environment's variables in: its environment is --env like a run's.
-  expect(byKey(renaming)).toEqual(["export_hurl", "run_automation", "run_feature", "run_group", "run_selection"]);
+  expect(byKey(renaming)).toEqual(["export_hurl", "run_automation", "run_feature", "run_group", "run_selection", "test_documents"]);
   for (const op of renaming) {
     expect(longFlags(commandFor(op))).toContain("--env");
     expect(longFlags(commandFor(op))).not.toContain("--environment");

@@ -90,6 +90,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   getRunner: runners.getRunner,
   revokeRunner: runners.revokeRunner,
   applyDocuments: apply.applyDocuments,
+  testDocuments: apply.testDocuments,
   exportHurl: exports.exportHurl,
   importCurl: imports.importCurl,
   importPostman: imports.importPostman,

@@ -1,6 +1,7 @@
 // Tests as code: make a project match a folder of documents (automations, groups, environments).
 import { z } from "zod";
-import { defineOperation, ProjectParams } from "./define";
+import { defineOperation, OneRunSecrets, ProjectParams, RUN_FLAGS, RunMetadata, RunVariables } from "./define";
+import { GroupRun } from "./records";
 
 export const ApplyDocument = z.strictObject({
   path: z.string().min(1).max(1000).describe("The file's path relative to the applied folder (its identity unless it has a `key:`)"),
@@ -53,4 +54,39 @@ export const applyDocuments = defineOperation({
   errors: ["not_found", "forbidden", "conflict"],
   startsWork: true,
   cli: { words: ["apply"], summary: "Make the project match a folder: svc apply DIR [--dry-run] [--prune]" },
+});
+
+export const testDocuments = defineOperation({
+  name: "test_documents",
+  method: "POST",
+  path: "/projects/{project}/test-runs",
+  summary: "Run a folder's automations without saving them: one temporary group run (trigger test) of the documents' automations",
+  description:
+    "Takes the same documents as apply and checks them the same way (a problem names its file and line), then runs every automation document " +
+    "(disabled ones excepted) under one group run with trigger `test`. Nothing is saved: no automation is created or changed, the runs " +
+    "belong to no automation (their automation_id starts with tst_), change no automation's health, history or alerts, and are pruned " +
+    "by retention like other runs. An automation's `environment:` names an environment of the project. Answers 202 with the group run and its runs.",
+  params: ProjectParams,
+  body: z.strictObject({
+    documents: z
+      .array(ApplyDocument)
+      .min(1)
+      .max(2000)
+      .describe("The folder's documents, as for apply: each file's path relative to the folder and its text; its automations are run"),
+    name: z.string().trim().min(1).max(200).optional().describe('The group run\'s name (default "test")'),
+    environment: z.string().min(1).max(200).optional().describe("Environment name or id every run uses (default: each automation's own)"),
+    variables: RunVariables.optional(),
+    secrets: OneRunSecrets.optional(),
+    metadata: RunMetadata.optional(),
+  }),
+  response: GroupRun,
+  successStatus: 202,
+  errors: ["not_found", "forbidden", "conflict"],
+  startsWork: true,
+  cli: {
+    words: ["test"],
+    flags: RUN_FLAGS,
+    watch: "group_run",
+    summary: "Run a folder's automations without saving them: svc test DIR [--junit FILE] [--env E]",
+  },
 });

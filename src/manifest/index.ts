@@ -36,6 +36,7 @@ export const ops = {
   ...accessOps,
   ...runners,
   applyDocuments: apply.applyDocuments,
+  testDocuments: apply.testDocuments,
   exportHurl: exports.exportHurl,
   importCurl: imports.importCurl,
   importPostman: imports.importPostman,

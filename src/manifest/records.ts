@@ -87,7 +87,7 @@ export const Generation = z
 export const AutomationStatus = z.enum(["draft", "active", "disabled"]);
 export const RunStatus = z.enum(["queued", "running", "passed", "failed", "error", "timed_out", "cancelled"]);
 /** Where a run was started from. */
-export const RunTrigger = z.enum(["api", "cli", "mcp", "web", "schedule", "assistant"]);
+export const RunTrigger = z.enum(["api", "cli", "mcp", "web", "schedule", "assistant", "test"]);
 export const AutomationSource = z.enum(["manual", "generated", "applied", "imported"]);
 export const TERMINAL_RUN_STATUSES = ["passed", "failed", "error", "timed_out", "cancelled"] as const;
 export const TERMINAL_GENERATION_STATUSES = ["succeeded", "failed", "cancelled"] as const;

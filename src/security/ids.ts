@@ -21,7 +21,8 @@ export type IdPrefix =
   | "ach"
   | "dlv"
   | "asst"
-  | "act";
+  | "act"
+  | "tst";
 
 /** `count` base62 characters from the CSPRNG, without modulo bias. */
 export function randomBase62(count: number): string {

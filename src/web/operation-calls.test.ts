@@ -102,7 +102,7 @@ describe("the web app calls operations through the manifest", () => {
     expect(has(manifest.RunStatus.options)).toBe(true);
     expect(has(manifest.Role.options)).toBe(true);
     expect(has(manifest.AutomationKind.options)).toBe(true);
-    expect(has(["api", "cli", "mcp", "web", "schedule", "assistant"])).toBe(true); // a run's trigger, declared inline in the record
+    expect(has(["api", "cli", "mcp", "web", "schedule", "assistant", "test"])).toBe(true); // a run's trigger, declared inline in the record
   });
 
   test("the checks catch each pattern they exist for", () => {

@@ -165,6 +165,8 @@ export async function recordFinishedRuns(core: Core, db: Kysely<DB>, runIds: str
   const batch = new Set(groupRuns.filter((g) => g.group_id === null && g.schedule_id === null).map((g) => g.id));
   for (const r of runs) {
     if (r.group_run_id !== null && !batch.has(r.group_run_id)) continue;
+    // A test run (svc test) belongs to no saved automation: it moves no alert state.
+    if (r.trigger === "test") continue;
     const next = stateOf(r.status, isFlaky(r.status, readJsonColumnOr(AttemptsColumn, r.attempts, [])));
     if (next === null) continue;
     const subject: Subject = {

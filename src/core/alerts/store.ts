@@ -140,7 +140,7 @@ export async function finishedRuns(db: Kysely<DB>, ids: string[]) {
   if (ids.length === 0) return [];
   return db
     .selectFrom("runs")
-    .select(["id", "project_id", "automation_id", "automation_name", "group_run_id", "environment_id", "schedule_id", "status", "attempts"])
+    .select(["id", "project_id", "automation_id", "automation_name", "group_run_id", "environment_id", "schedule_id", "status", "attempts", "trigger"])
     .where("id", "in", ids)
     .execute();
 }

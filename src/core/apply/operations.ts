@@ -5,7 +5,7 @@ import type { AlertChannelTable, AutomationTable, DB, EnvironmentTable, GroupTab
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import type { ApplyChange } from "../../manifest/apply";
-import { AppError, forbidden, invalid } from "../../manifest/errors";
+import { AppError, conflict, forbidden, invalid } from "../../manifest/errors";
 import type { z } from "zod";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
@@ -14,7 +14,9 @@ import { StringList, StringMap } from "../shared/columns";
 import { readJsonColumn } from "../shared/json";
 import { nowIso } from "../shared/time";
 import { resolveProject } from "../scope";
-import { cancelRunsWhere } from "../runs/operations";
+import { cancelRunsWhere, runOptions, startGroupRun } from "../runs/operations";
+import type { RunnableAutomation } from "../runs/run-rows";
+import { FEATURE_RUN_MAX } from "../../manifest/define";
 import { openSecrets, sealSecrets } from "../environments/secrets";
 import * as automations from "../automations/store";
 import * as environments from "../environments/store";
@@ -479,3 +481,62 @@ function prunePlan(
     plan.writes.push((w) => environments.deleteEnvironment(w, e.id));
   }
 }
+
+/**
+ * `svc test DIR`: the documents' automations run as one group run with trigger "test", without saving anything.
+ * Each run carries its own snapshot (as every run does) and a `tst_` automation id that names no automation, so
+ * no automation's last run, health, history or alert state moves; retention prunes them as any other runs.
+ */
+export const testDocuments: Handler<O["testDocuments"]> = async (ctx, { params, body }) => {
+  const project = await resolveProject(ctx, params.project);
+  const docs = parseDocuments(body.documents, undefined).filter((d): d is Of<"automation"> => d.type === "automation");
+  const runnable = docs.filter((d) => d.body.status !== "disabled");
+  if (runnable.length === 0)
+    throw invalid("the documents hold no automation that can run", [{ path: "body.documents", message: "no automation document (or all are disabled)" }]);
+  if (runnable.length > FEATURE_RUN_MAX) throw conflict(`more than ${FEATURE_RUN_MAX} automations to run at once; test a smaller folder`);
+  // The runs are the test's, not the caller's usual trigger: that is what keeps them out of health and alerts.
+  const testCtx: OpContext = { ...ctx, principal: { ...ctx.principal, trigger: "test" } };
+  const { answer, started } = await startOnce(testCtx, async (trx) => {
+    const envs = await store.allEnvironments(trx, project.id);
+    const envId = (ref: string) => envs.find((e) => e.name === ref)?.id ?? envs.find((e) => e.id === ref)?.id;
+    let environmentId: string | null = null;
+    if (body.environment !== undefined) {
+      environmentId = envId(body.environment) ?? null;
+      if (!environmentId)
+        throw invalid(`environment "${body.environment}" does not exist in this project`, [{ path: "body.environment", message: "unknown environment" }]);
+    }
+    const automations: RunnableAutomation[] = runnable.map((d) => {
+      const b = d.body;
+      let own: string | null = null;
+      if (b.environment !== undefined && environmentId === null) {
+        own = envId(b.environment) ?? null;
+        if (!own)
+          throw invalid("unknown environment", [
+            problemAt(
+              d.path,
+              d.line(["environment"]),
+              "environment",
+              `environment "${b.environment}" does not exist in this project (apply it first, or pass an environment)`,
+            ),
+          ]);
+      }
+      return {
+        id: newId("tst"),
+        name: b.name,
+        kind: b.kind,
+        steps: JSON.stringify(b.steps),
+        timeout_ms: b.timeout_ms ?? ctx.core.config.runner.default_timeout_ms,
+        retries: b.retries ?? 0,
+        environment_id: own,
+      };
+    });
+    return startGroupRun(testCtx, trx, {
+      projectId: project.id,
+      group: { id: null, name: body.name ?? "test" },
+      automations,
+      options: runOptions(environmentId, body),
+    });
+  });
+  if (started) ctx.core.events.emit("runQueued");
+  return answer;
+};

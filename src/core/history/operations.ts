@@ -45,7 +45,8 @@ export async function rollUpRunsIn(trx: Kysely<DB>, filter: { ids?: string[]; li
   const runs = await store.unrolledRuns(trx, filter);
   const days = new Map<string, Selectable<RunDailyTable> & { hist: Histogram; known: boolean }>();
   for (const r of runs) {
-    if (r.status === "cancelled") continue;
+    // Cancelled runs and test runs (svc test: no saved automation) are marked, not counted.
+    if (r.status === "cancelled" || r.trigger === "test") continue;
     const day = dayOf(r.finished_at ?? r.created_at);
     const key = `${r.automation_id} ${day}`;
     let d = days.get(key);

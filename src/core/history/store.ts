@@ -33,7 +33,7 @@ export async function dailyOfProject(db: Kysely<DB>, projectId: string, fromDay:
 export async function unrolledRuns(db: Kysely<DB>, filter: { ids?: string[]; limit?: number }) {
   let q = db
     .selectFrom("runs")
-    .select(["id", "project_id", "automation_id", "status", "attempts", "duration_ms", "finished_at", "created_at"])
+    .select(["id", "project_id", "automation_id", "status", "attempts", "duration_ms", "finished_at", "created_at", "trigger"])
     .where("rolled_up", "=", 0)
     // "not in": the planner takes the rolled_up index (an "in" on status would tempt it into the status index).
     .where("status", "not in", ACTIVE);

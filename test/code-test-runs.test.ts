@@ -1,0 +1,166 @@
+// `svc test DIR` and POST /projects/{project}/test-runs: a folder's automations run on the server without being saved,
+// as one group run with trigger "test", against a real target; no automation is created or changed.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { type SourceCli, sourceCli } from "./helpers/cli-source";
+import { json } from "./helpers/runs";
+import { startTestServer, type TestServer, tempDir } from "./helpers/server";
+import { startTargetApp, type TargetApp } from "./helpers/target-app";
+import { waitUntilAsync } from "./helpers/wait";
+
+setDefaultTimeout(60_000);
+
+let s: TestServer;
+let target: TargetApp;
+let cli: SourceCli;
+
+interface GroupRun {
+  id: string;
+  status: string;
+  trigger: string;
+  group_id: string | null;
+  group_name: string;
+  runs: { id: string; automation_id: string; automation_name: string; status: string; trigger: string }[];
+}
+
+beforeAll(async () => {
+  target = startTargetApp();
+  s = await startTestServer({ rate_limit: { enabled: false }, retention: { run_days: 1 } });
+  for (const slug of ["tried", "rest"]) expect((await s.call("POST", "/projects", { name: slug, slug })).status).toBe(201);
+  cli = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: "tried" });
+});
+afterAll(async () => {
+  cli.remove();
+  await s.stop();
+  await target.stop();
+});
+
+function folder(files: Record<string, string>): string {
+  const dir = tempDir("svc-test-dir-");
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+const check = (name: string, status: number) => `name: ${name}
+kind: http
+steps:
+  - request: { method: GET, url: "{{BASE_URL}}/health" }
+    expect:
+      - status: ${status}
+`;
+
+async function list(project: string, what: string) {
+  return (await json<{ data: Record<string, unknown>[] }>(await s.call("GET", `/projects/${project}/${what}?limit=200`))).data;
+}
+
+async function groupRunToEnd(project: string, id: string): Promise<GroupRun> {
+  let gr = await json<GroupRun>(await s.call("GET", `/projects/${project}/group-runs/${id}`));
+  await waitUntilAsync(async () => {
+    gr = await json<GroupRun>(await s.call("GET", `/projects/${project}/group-runs/${id}`));
+    return !["queued", "running"].includes(gr.status);
+  }, 30_000);
+  return gr;
+}
+
+test("svc test DIR runs a passing and a failing automation without saving them: JUnit with both, exit 1, no automation", async () => {
+  const env = await s.call("POST", "/projects/tried/environments", { name: "local", variables: { BASE_URL: target.url } });
+  expect(env.status).toBe(201);
+  // A saved automation of the same name as a tested one keeps its last run and history.
+  const saved = await json<{ id: string }>(
+    await s.call("POST", "/projects/tried/automations", { name: "Passes", kind: "http", steps: [{ request: { method: "GET", url: `${target.url}/health` } }] }),
+    201,
+  );
+  // A channel that would hear of any automation starting to fail.
+  const channel = await s.call("POST", "/projects/tried/alert-channels", {
+    name: "hook",
+    kind: "webhook",
+    url: `${target.url}/health`,
+    secret: "s3cret-value",
+  });
+  expect(channel.status).toBe(201);
+  const dir = folder({
+    "checks/passes.yaml": check("Passes", 200),
+    "checks/fails.yaml": check("Fails", 418),
+    "env.yaml": "type: environment\nname: local\nvariables:\n  BASE_URL: http://127.0.0.1:9\n",
+  });
+  const junit = join(tempDir("svc-test-junit-"), "report.xml");
+  const r = await cli.run(["test", dir, "--env", "local", "--junit", junit]);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain(`wrote the JUnit report to ${junit}`);
+  const xml = readFileSync(junit, "utf8");
+  expect(xml).toContain('name="Passes"');
+  expect(xml).toContain('name="Fails"');
+  expect(xml).toContain("<failure");
+
+  // Nothing saved: the one automation is the hand-made one, untouched; the test is a group run with trigger test.
+  const auts = await list("tried", "automations");
+  expect(auts.map((a) => a.id)).toEqual([saved.id]);
+  expect(auts[0]?.last_run).toBeNull();
+  const groupRuns = await list("tried", "group-runs");
+  expect(groupRuns).toHaveLength(1);
+  const gr = await groupRunToEnd("tried", String(groupRuns[0]?.id));
+  expect(gr).toMatchObject({ trigger: "test", group_id: null, status: "failed" });
+  expect(gr.group_name).toStartWith("test svc-test-dir-");
+  expect(gr.runs.map((x) => [x.automation_name, x.status, x.trigger]).sort()).toEqual([
+    ["Fails", "failed", "test"],
+    ["Passes", "passed", "test"],
+  ]);
+  for (const run of gr.runs) expect(run.automation_id).toStartWith("tst_");
+  // No history moves: neither the saved automation's nor the project's.
+  const history = await json<{ runs: number }>(await s.call("GET", "/projects/tried/history"));
+  expect(history.runs).toBe(0);
+  expect((await json<{ runs: number }>(await s.call("GET", `/projects/tried/automations/${saved.id}/history`))).runs).toBe(0);
+
+  expect(await list("tried", "alert-channels/hook/deliveries")).toEqual([]);
+
+  // A folder whose automations all pass exits 0.
+  const ok = await cli.run(["test", folder({ "p.yaml": check("Only passes", 200) }), "--env", "local"]);
+  expect(ok.code).toBe(0);
+  expect((await list("tried", "automations")).length).toBe(1);
+});
+
+test("POST /test-runs answers 202 with the group run and its runs, honours Idempotency-Key, and names a bad file's line", async () => {
+  const documents = [
+    { path: "a.yaml", text: check("A", 200).replace("{{BASE_URL}}", target.url) },
+    { path: "b.yaml", text: check("B", 500).replace("{{BASE_URL}}", target.url) },
+  ];
+  const headers = { "Idempotency-Key": "test-run-1" };
+  const first = await s.call("POST", "/projects/rest/test-runs", { documents }, undefined, headers);
+  expect(first.status).toBe(202);
+  const started = await json<GroupRun>(first, 202);
+  expect(started.trigger).toBe("test");
+  expect(started.group_name).toBe("test");
+  expect(started.runs.map((x) => x.automation_name).sort()).toEqual(["A", "B"]);
+  const again = await s.call("POST", "/projects/rest/test-runs", { documents }, undefined, headers);
+  expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+  expect((await json<GroupRun>(again, 202)).id).toBe(started.id);
+  const done = await groupRunToEnd("rest", started.id);
+  expect(done.runs.map((x) => [x.automation_name, x.status]).sort()).toEqual([
+    ["A", "passed"],
+    ["B", "failed"],
+  ]);
+  expect(await list("rest", "automations")).toEqual([]);
+
+  const bad = await s.call("POST", "/projects/rest/test-runs", {
+    documents: [{ path: "bad.yaml", text: "name: Bad\nkind: http\nsteps:\n  - request:\n      method: FETCH\n      url: http://x/\n" }],
+  });
+  expect(bad.status).toBe(400);
+  const body = await json<{ error: string; details: { path: string }[] }>(bad, 400);
+  expect(body.error).toBe("invalid_request");
+  expect(body.details[0]?.path).toBe("bad.yaml:4");
+  const unknownEnv = await s.call("POST", "/projects/rest/test-runs", { documents: [{ path: "e.yaml", text: `environment: nowhere\n${check("E", 200)}` }] });
+  expect(unknownEnv.status).toBe(400);
+  expect((await json<{ details: { path: string }[] }>(unknownEnv, 400)).details[0]?.path).toBe("e.yaml:1");
+  expect(await list("rest", "group-runs")).toHaveLength(1);
+
+  // Retention prunes a test group run with its runs like any other.
+  const dayOld = new Date(Date.now() - 2 * 86_400_000).toISOString();
+  await s.sql("UPDATE runs SET created_at = ?, finished_at = ? WHERE group_run_id = ?", dayOld, dayOld, started.id);
+  await s.sql("UPDATE group_runs SET created_at = ? WHERE id = ?", dayOld, started.id);
+  expect(await waitUntilAsync(async () => (await list("rest", "group-runs")).length === 0, 20_000, 100)).toBe(true);
+  expect(await list("rest", "runs")).toEqual([]);
+});
