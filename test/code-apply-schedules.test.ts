@@ -1,11 +1,14 @@
 // Tests as code: schedules and alert channels as `type: schedule` / `type: alert_channel` documents of `svc apply`,
 // their secrets named by machine environment variables, and `svc pull` writing them back.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parse } from "yaml";
 import { type SourceCli, sourceCli } from "./helpers/cli-source";
 import { startTestServer, type TestServer, tempDir } from "./helpers/server";
+
+// Each test spawns the CLI several times (and on PostgreSQL the first server makes a cluster): more than 5 s on a busy machine.
+setDefaultTimeout(60_000);
 
 let s: TestServer;
 const clis: SourceCli[] = [];
