@@ -382,7 +382,7 @@ async function planAlertChannels(
   const t = nowIso();
   for (const d of docs) {
     const b = d.body;
-    const at = (field: string, message: string) => invalid(`${d.path}: ${field}: ${message}`, [problemAt(d.path, d.line([field]), field, message)]);
+    const at = (field: string, message: string) => invalid(message, [problemAt(d.path, d.line([field]), field, message)]);
     const fromVariable = (field: "url_from" | "secret_from", variable: string) => {
       const value = secretValues[variable];
       if (value === undefined) throw at(field, `the environment variable ${variable} is not set`);
