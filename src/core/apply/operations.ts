@@ -11,7 +11,7 @@ import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
 import { startOnce } from "../idempotency";
 import { StringList, StringMap } from "../shared/columns";
-import { readJsonColumn } from "../shared/json";
+import { readJsonColumn, readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
 import { resolveProject } from "../scope";
 import { cancelRunsWhere, runOptions, startGroupRun } from "../runs/operations";
@@ -27,7 +27,6 @@ import * as alerts from "../alerts/store";
 import { checkTiming, firstDue, StoredTarget } from "../schedules/operations";
 import { checkChannel, secretPlace, uniqueEvents } from "../alerts/operations";
 import { assertMayRunIn } from "../environments/protection";
-import { readJsonColumnOr } from "../shared/json";
 import { type Parsed, parseDocuments, problemAt } from "./documents";
 import * as store from "./store";
 
@@ -69,10 +68,11 @@ export const applyDocuments: Handler<O["applyDocuments"]> = async (ctx, { params
     const plan = await makePlan(ctx, trx, project.id, docs, body.secrets, body.prune);
     if (!body.dry_run) for (const w of plan.writes) await w(trx);
     const count = (op: Change["op"]) => plan.changes.filter((c) => c.op === op).length;
-    if (!body.dry_run && plan.changes.some((c) => c.type === "schedule")) ctx.core.events.emit("schedulesChanged");
     const summary = plan.changes.length === 0 ? "no changes" : `${count("create")} to create, ${count("update")} to update, ${count("delete")} to delete`;
     return { dry_run: body.dry_run, changes: plan.changes, summary };
   });
+  // Told once committed, so the scheduler reads the new due times.
+  if (!body.dry_run && answer.changes.some((c) => c.type === "schedule")) ctx.core.events.emit("schedulesChanged");
   return answer;
 };
 
