@@ -1,7 +1,9 @@
 // A small scripted OpenAI-compatible model: a real HTTP server answering `POST /v1/chat/completions` with the
 // next scripted message (text, or tool_calls), recording every request it was sent. Asked with `stream: true`, it
 // answers as the protocol streams: server-sent chunks (`choices[0].delta.content`, `delta.tool_calls` pieces by
-// index, then `[DONE]`), `chunkDelayMs` apart, optionally pausing after some chunks until `release()`.
+// index, then `[DONE]`), `chunkDelayMs` apart, optionally pausing after some chunks until `release()`. Asked
+// without it, it answers in one JSON body after as long as the stream would have taken: a model writes its answer
+// in the same time either way.
 export interface ScriptedCall {
   name: string;
   arguments: Record<string, unknown>;
@@ -53,6 +55,13 @@ export function startScriptedModel(opts: { chunkDelayMs?: number } = {}): Script
 
   const toolCalls = (turn: { tools: ScriptedCall[] }) =>
     turn.tools.map((t) => ({ id: `call_${++n}`, type: "function", function: { name: t.name, arguments: JSON.stringify(t.arguments) } }));
+
+  /** How many chunks a turn streams in: the role, its pieces, the finish. */
+  const chunkCount = (turn: ScriptedTurn) =>
+    2 +
+    ("text" in turn
+      ? pieces(turn.text, turn.chunks).length
+      : turn.tools.reduce((k, t) => k + 1 + pieces(JSON.stringify(t.arguments), turn.chunks ?? 3).length, 0));
 
   /** The chunks' data lines of one streamed turn. */
   function chunksOf(turn: ScriptedTurn, id: string): unknown[] {
@@ -123,6 +132,8 @@ export function startScriptedModel(opts: { chunkDelayMs?: number } = {}): Script
       requests.push(request);
       const turn = queue.shift() ?? { text: "(the script has ended)" };
       if (request.stream === true) return streamed(turn, req.signal);
+      const writing = (chunkCount(turn) - 1) * chunkDelayMs;
+      if (writing > 0) await Bun.sleep(writing);
       const message = "text" in turn ? { role: "assistant", content: turn.text } : { role: "assistant", content: null, tool_calls: toolCalls(turn) };
       return Response.json({
         id: `chatcmpl-${n}`,
