@@ -2,7 +2,7 @@
 // once, writes are held until confirmed (runs started so carry trigger "assistant"), what the person may not do
 // is refused at once (confirming it answers 403), conversations are their owner's alone, and without a model the
 // operation answers 409 saying how to configure one.
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { json } from "./helpers/runs";
 import { startScriptedModel, type ScriptedModel } from "./helpers/scripted-model";
 import { startTestServer, type TestServer } from "./helpers/server";
@@ -261,25 +261,58 @@ test("a client that goes away mid-answer stops the model call; the conversation 
   ]);
 });
 
-test("a failure after the stream began is an error event in the error shape, and the stream ends", async () => {
-  const own = await startTestServer({ rate_limit: { enabled: false } }, { SVC_ASSISTANT_BASE_URL: model.baseUrl, SVC_ASSISTANT_MODEL: "scripted" });
-  try {
+describe("streamed, on a server with tight bounds (an answer within 1 s, 16 tokens a turn)", () => {
+  let own: TestServer;
+  beforeAll(async () => {
+    own = await startTestServer(
+      { rate_limit: { enabled: false }, assistant: { timeout_ms: 1000, max_tokens: 16 } },
+      { SVC_ASSISTANT_BASE_URL: model.baseUrl, SVC_ASSISTANT_MODEL: "scripted" },
+    );
+  });
+  afterAll(() => own.stop());
+
+  const events = async (res: Response) => {
+    const reader = eventReader(res);
+    const out: { event: string; data: Record<string, unknown> }[] = [];
+    for (let e = await reader.next(); e; e = await reader.next()) out.push(e);
+    return out;
+  };
+
+  test("the time bound holds: a model that stops mid-answer is let go and done says so", async () => {
+    model.script({ text: "Thinking very hard about this.", pauseAfter: 1 });
+    const aborted = model.streams.aborted;
+    const seen = await events(await askStreamed("Think", {}, undefined, own));
+    // The model call was given up, not left running.
+    expect(await waitUntil(() => model.streams.aborted > aborted, 10_000)).toBe(true);
+    model.release();
+    expect(seen.map((e) => e.event).filter((e) => e !== "delta")).toEqual(["conversation", "done"]);
+    expect((seen.at(-1)?.data as unknown as Reply).reply).toBe("I could not finish within 1000 ms, the time one message may take.");
+  });
+
+  test("the token bound holds: a turn streams at most 8 characters a token, the rest is not read", async () => {
+    const long = "x".repeat(100).concat(" ", "y".repeat(100));
+    model.script({ text: long, chunks: 20 });
+    const seen = await events(await askStreamed("Go on", {}, undefined, own));
+    const said = seen.filter((e) => e.event === "delta").map((e) => e.data.text as string);
+    expect(said.join("")).toBe(long.slice(0, 16 * 8));
+    expect((seen.at(-1)?.data as unknown as Reply).reply).toBe(long.slice(0, 16 * 8));
+  });
+
+  test("a failure after the stream began is an error event in the error shape, and the stream ends", async () => {
     model.script({ tools: [{ name: "list_projects", arguments: {} }], pauseAfter: 1 });
     const res = await askStreamed("Which projects?", {}, undefined, own);
     expect(res.status).toBe(200);
-    const events = eventReader(res);
-    expect((await events.next())?.event).toBe("conversation");
+    const reader = eventReader(res);
+    expect((await reader.next())?.event).toBe("conversation");
     // The store fails under the answer: the action cannot be kept.
     await own.sql("DROP TABLE assistant_actions");
     model.release();
-    const failed = await events.next();
+    const failed = await reader.next();
     expect(failed?.event).toBe("error");
     expect(failed?.data.error).toBe("internal_error");
     expect(String(failed?.data.message)).toContain("request id");
-    expect(await events.next()).toBeNull();
-  } finally {
-    await own.stop();
-  }
+    expect(await reader.next()).toBeNull();
+  });
 });
 
 test("figure: time to first byte of an assistant reply (one model turn, scripted model on loopback)", async () => {
