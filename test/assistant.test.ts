@@ -3,9 +3,11 @@
 // is refused at once (confirming it answers 403), conversations are their owner's alone, and without a model the
 // operation answers 409 saying how to configure one.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { json } from "./helpers/runs";
 import { startScriptedModel, type ScriptedModel } from "./helpers/scripted-model";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { startTestServer, tempDir, type TestServer } from "./helpers/server";
 import { waitUntil, waitUntilAsync } from "./helpers/wait";
 
 setDefaultTimeout(60_000);
@@ -259,6 +261,47 @@ test("a client that goes away mid-answer stops the model call; the conversation 
     { role: "user", text: "Count the runs" },
     { role: "assistant", text: "Counting the (interrupted: the answer was not read to its end)" },
   ]);
+});
+
+test("svc assistant ask on a terminal prints the words as they arrive, then the answer; --json stays the API's JSON", async () => {
+  const home = tempDir("svc-cli-tty-");
+  const main = join(import.meta.dir, "..", "src", "main.ts");
+  const inTty = (args: string) =>
+    Bun.spawn(["script", "-qec", `${process.execPath} ${main} assistant ask ${args}`, "/dev/null"], {
+      cwd: home,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: join(home, "config"), SVC_SERVER: s.url, SVC_API_KEY: s.key },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+  try {
+    model.script({ text: "Shop looks healthy today.", pauseAfter: 2 });
+    const proc = inTty("'How is the shop?'");
+    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let out = "";
+    while (!out.includes("Shop looks")) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      out += decoder.decode(value, { stream: true });
+    }
+    // The first words are on the terminal while the model holds the rest back.
+    expect(out).toContain("Shop looks");
+    expect(model.streams.finished).toBeLessThan(model.streams.begun);
+    model.release();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
+    expect(await proc.exited).toBe(0);
+    expect(out).toStartWith("Shop looks healthy today.\r\n");
+    expect(out.split("Shop looks healthy today.").length).toBe(3); // the words as they came, then the answer
+    model.script({ text: "Plain JSON." });
+    const json = inTty("hello --json");
+    const text = await new Response(json.stdout).text();
+    expect(await json.exited).toBe(0);
+    expect(JSON.parse(text.replaceAll("\r\n", "\n"))).toMatchObject({ reply: "Plain JSON.", actions: [] });
+    expect(model.requests.at(-1)?.stream).toBeUndefined();
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 });
 
 describe("streamed, on a server with tight bounds (an answer within 1 s, 16 tokens a turn)", () => {

@@ -39,7 +39,8 @@ export interface CliSpec {
  * An operation that may also answer as a server-sent event stream, when the request says `Accept:
  * text/event-stream`: the events it sends as its work goes on (`events`, by name), then `done` carrying exactly the
  * JSON body the plain call answers, or `error` in the error shape when it fails after the stream began. Errors
- * before the stream began are ordinary JSON answers with their status.
+ * before the stream began are ordinary JSON answers with their status. A `delta` event's `{text}` is words to show
+ * as they arrive (the CLI prints them on a terminal).
  */
 export interface StreamSpec {
   description: string;

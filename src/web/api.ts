@@ -2,6 +2,7 @@
 // their response schemas (as the CLI and the MCP server call them), with the session cookie and the CSRF token
 // instead of a key; plus the few /api/v1/web routes of a signed-in person.
 import type { OpInput, OpOutput } from "../client/api-client";
+import { readEvents } from "../client/event-stream";
 import { operationPath } from "../client/operation-url";
 import { splitInput } from "../client/schema-fields";
 import type { z } from "zod";
@@ -133,39 +134,16 @@ export async function callStream<K extends OpKey>(key: K, input: OpInput<K>, onE
   if (!res.ok || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream") || !res.body) {
     return checked(op, "answer", op.response, await answerOf(res, url)) as OpOutput<K>;
   }
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    buffer += value.replace(/\r\n?/g, "\n");
-    for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
-      const lines = buffer.slice(0, end).split("\n");
-      buffer = buffer.slice(end + 2);
-      const event =
-        lines
-          .find((l) => l.startsWith("event:"))
-          ?.slice(6)
-          .trim() ?? "message";
-      const data = lines
-        .filter((l) => l.startsWith("data:"))
-        .map((l) => l.slice(5).replace(/^ /, ""))
-        .join("\n");
-      if (data === "") continue; // a keep-alive comment
-      const value = JSON.parse(data) as unknown;
-      if (event === "done") {
-        await reader.cancel();
-        return checked(op, "answer", op.response, value) as OpOutput<K>;
-      }
-      if (event === "error") {
-        const e = value as { error?: string; message?: string; details?: { path: string; message: string }[] };
-        await reader.cancel();
-        const status = e.error && e.error in ERROR_TABLE ? ERROR_TABLE[e.error as ErrorCode].status : 500;
-        throw new ApiError(status, e.error ?? "error", e.message ?? "the answer failed", e.details ?? []);
-      }
-      const schema = op.stream.events[event];
-      if (schema) onEvent(event, checked(op, `event ${event}`, schema, value));
+  for await (const { event, data } of readEvents(res.body)) {
+    const value = JSON.parse(data) as unknown;
+    if (event === "done") return checked(op, "answer", op.response, value) as OpOutput<K>;
+    if (event === "error") {
+      const e = value as { error?: string; message?: string; details?: { path: string; message: string }[] };
+      const status = e.error && e.error in ERROR_TABLE ? ERROR_TABLE[e.error as ErrorCode].status : 500;
+      throw new ApiError(status, e.error ?? "error", e.message ?? "the answer failed", e.details ?? []);
     }
+    const schema = op.stream.events[event];
+    if (schema) onEvent(event, checked(op, `event ${event}`, schema, value));
   }
   throw new ApiError(502, "invalid_response", `the answer of ${op.name} ended before it was done`);
 }
