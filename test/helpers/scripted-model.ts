@@ -98,13 +98,19 @@ export function startScriptedModel(opts: { chunkDelayMs?: number } = {}): Script
     signal.addEventListener("abort", giveUp);
     const body = new ReadableStream<Uint8Array>({
       async start(controller) {
+        // Chunk i is due chunkDelayMs × i after the first (a pause moves the rest on): the same pace as a whole answer.
+        let due = performance.now();
         try {
           for (let i = 0; i < chunks.length; i++) {
-            if (i > 0 && chunkDelayMs > 0) await Bun.sleep(chunkDelayMs);
+            if (i > 0 && chunkDelayMs > 0) {
+              due += chunkDelayMs;
+              await Bun.sleep(Math.max(0, due - performance.now()));
+            }
             if (turn.pauseAfter !== undefined && i === turn.pauseAfter + 1) {
               // +1: the first chunk only names the role; pauseAfter counts the chunks that carry the answer.
               if (released > 0) released--;
               else await new Promise<void>((resolve) => releases.push(resolve));
+              due = performance.now();
             }
             if (gone) return;
             controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunks[i])}\n\n`));
