@@ -199,7 +199,6 @@ export function operationHandler(op: Operation, opts: MountOptions) {
       const longPoll = ((input.query as { wait?: unknown } | undefined)?.wait ?? 0) !== 0;
       const cacheKey = cacheable && !longPoll ? ResponseCache.key(principal.workspaceId, request.url) : null;
       const version = cacheKey ? opts.responses.version() : "";
-      // Every params schema is an object of path parameters.
       // An operation that may stream, asked for a stream: its events as they come, then its answer (event-stream.ts).
       if (op.stream && wantsEventStream(request)) {
         const abort = new AbortController();
@@ -225,6 +224,7 @@ export function operationHandler(op: Operation, opts: MountOptions) {
           }),
         );
       }
+      // Every params schema is an object of path parameters.
       return await withIdempotency(ctx, op, request, input.params as Record<string, unknown>, async () => {
         const result = await handler(ctx, input);
         // A key revoked (or a member removed) while the read waited gets no answer: a key stops working at once.
