@@ -71,7 +71,17 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     input.project = settings.project.value;
   }
   const client = clientFor(settings);
-  const res = await client.send(op, input);
+  // On a terminal, an operation that streams shows its words as they arrive (`delta` events), then its answer.
+  let spoke = false;
+  const live = op.stream !== undefined && !flags.json && !flags.watch && process.stdout.isTTY === true;
+  const onEvent = (event: string, data: unknown) => {
+    const text = (data as { text?: unknown } | null)?.text;
+    if (event !== "delta" || typeof text !== "string") return;
+    spoke = true;
+    process.stdout.write(text);
+  };
+  const res = await client.send(op, input, live ? { onEvent } : {});
+  if (spoke) process.stdout.write("\n\n");
   const watchKind = op.cli.watch;
   if ((flags.watch || flags.junit) && watchKind) {
     const target = { project: String(input.project), feature: typeof input.feature === "string" ? input.feature : undefined };

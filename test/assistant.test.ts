@@ -2,10 +2,13 @@
 // once, writes are held until confirmed (runs started so carry trigger "assistant"), what the person may not do
 // is refused at once (confirming it answers 403), conversations are their owner's alone, and without a model the
 // operation answers 409 saying how to configure one.
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { json } from "./helpers/runs";
 import { startScriptedModel, type ScriptedModel } from "./helpers/scripted-model";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { startTestServer, tempDir, type TestServer } from "./helpers/server";
+import { waitUntil, waitUntilAsync } from "./helpers/wait";
 
 setDefaultTimeout(60_000);
 
@@ -132,6 +135,227 @@ test("without a configured model: 409 conflict saying how to configure one, and 
   } finally {
     await bare.stop();
   }
+});
+
+/** The events of a server-sent event stream, one at a time. */
+function eventReader(res: Response) {
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  return {
+    /** The next event, or null at the end of the stream; comment lines (keep-alives) are skipped. */
+    async next(): Promise<{ event: string; data: Record<string, unknown> } | null> {
+      for (;;) {
+        const end = buffer.indexOf("\n\n");
+        if (end >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const lines = block.split("\n").filter((l) => !l.startsWith(":"));
+          if (lines.length === 0) continue;
+          const event = lines.find((l) => l.startsWith("event: "))?.slice(7) ?? "message";
+          const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6));
+          return { event, data: JSON.parse(data.join("\n")) as Record<string, unknown> };
+        }
+        const { done, value } = await reader.read();
+        if (done) return null;
+        buffer += decoder.decode(value, { stream: true });
+      }
+    },
+    cancel: () => reader.cancel(),
+  };
+}
+
+const askStreamed = (text: string, extra: Record<string, unknown> = {}, signal?: AbortSignal, server = s) =>
+  fetch(`${server.api}/assistant/messages`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${server.key}`, "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify({ text, ...extra }),
+    signal,
+  });
+
+test("streamed (Accept: text/event-stream): conversation, the action, the words as they arrive (before the model has finished), then done with the JSON answer", async () => {
+  model.script({ tools: [{ name: "get_project", arguments: { project: "shop" } }], chunks: 4 }, { text: "Shop has no runs yet, all is quiet.", pauseAfter: 1 });
+  const res = await askStreamed("How is the shop project?");
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toStartWith("text/event-stream");
+  expect(res.headers.get("cache-control")).toContain("no-cache");
+  const events = eventReader(res);
+  const seen: { event: string; data: Record<string, unknown> }[] = [];
+  let e = await events.next();
+  while (e && e.event !== "delta") {
+    seen.push(e);
+    e = await events.next();
+  }
+  // The first words arrived while the model still holds the rest of its answer back.
+  expect(e?.data).toEqual({ text: "Shop " });
+  expect(model.streams.finished).toBeLessThan(model.streams.begun);
+  model.release();
+  const deltas = [e?.data.text];
+  for (e = await events.next(); e; e = await events.next()) {
+    seen.push(e);
+    if (e.event === "delta") deltas.push(e.data.text);
+  }
+  expect(seen.map((x) => x.event)).toEqual(["conversation", "action", ...deltas.slice(1).map(() => "delta"), "done"]);
+  const conversationId = seen[0]?.data.conversation_id as string;
+  expect(conversationId).toStartWith("asst_");
+  // The tool call came in pieces (its arguments cut in four) and was put together.
+  const action = seen[1]?.data as unknown as Action & { arguments: unknown };
+  expect(action.tool).toBe("get_project");
+  expect(action.arguments).toEqual({ project: "shop" });
+  expect(action.status).toBe("done");
+  expect(deltas.join("")).toBe("Shop has no runs yet, all is quiet.");
+  const done = seen.at(-1)?.data as unknown as Reply;
+  expect(done).toEqual({ conversation_id: conversationId, reply: "Shop has no runs yet, all is quiet.", actions: [seen[1]?.data as unknown as Action] });
+  // Each model turn was asked for as a stream.
+  expect(model.requests.slice(-2).map((r) => r.stream)).toEqual([true, true]);
+  const stored = await json<{ messages: { role: string; text: string }[] }>(await s.call("GET", `/assistant/conversations/${conversationId}`));
+  expect(stored.messages).toEqual([
+    { role: "user", text: "How is the shop project?" },
+    { role: "assistant", text: "Shop has no runs yet, all is quiet." },
+  ]);
+});
+
+test("without Accept: text/event-stream the answer is the JSON one, and the model is not asked to stream", async () => {
+  model.script({ text: "Plain." });
+  const res = await s.call("POST", "/assistant/messages", { text: "hello" });
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+  expect(res.headers.get("cache-control")).toBe("no-store");
+  const body = (await res.json()) as Reply;
+  expect(Object.keys(body)).toEqual(["conversation_id", "reply", "actions"]);
+  expect(body.reply).toBe("Plain.");
+  expect(model.requests.at(-1)?.stream).toBeUndefined();
+});
+
+test("asked for a stream, a refusal before it began is an ordinary JSON error with its status", async () => {
+  const missing = await askStreamed("hi", { conversation_id: "asst_nope" });
+  expect(missing.status).toBe(404);
+  expect(missing.headers.get("content-type")).toStartWith("application/json");
+  expect(((await missing.json()) as { error: string }).error).toBe("not_found");
+  const bad = await askStreamed("   ");
+  expect(bad.status).toBe(400);
+  const body = (await bad.json()) as { error: string; details: { path: string }[] };
+  expect(body.error).toBe("invalid_request");
+  expect(body.details.map((d) => d.path)).toContain("body.text");
+});
+
+test("a client that goes away mid-answer stops the model call; the conversation keeps what was said, whole", async () => {
+  model.script({ text: "Counting the runs one by one now.", pauseAfter: 2 });
+  const aborted = model.streams.aborted;
+  const client = new AbortController();
+  const res = await askStreamed("Count the runs", {}, client.signal);
+  const events = eventReader(res);
+  const first = await events.next();
+  expect(first?.event).toBe("conversation");
+  const conversationId = first?.data.conversation_id as string;
+  expect((await events.next())?.data).toEqual({ text: "Counting " });
+  expect((await events.next())?.data).toEqual({ text: "the " });
+  client.abort();
+  // The server let go of the model's answer: the model saw its stream given up, not finished.
+  expect(await waitUntil(() => model.streams.aborted > aborted, 10_000)).toBe(true);
+  model.release();
+  const kept = async () =>
+    (await json<{ messages: { role: string; text: string }[] }>(await s.call("GET", `/assistant/conversations/${conversationId}`))).messages;
+  expect(await waitUntilAsync(async () => (await kept()).length === 2, 10_000)).toBe(true);
+  expect(await kept()).toEqual([
+    { role: "user", text: "Count the runs" },
+    { role: "assistant", text: "Counting the (interrupted: the answer was not read to its end)" },
+  ]);
+});
+
+test("svc assistant ask on a terminal prints the words as they arrive, then the answer; --json stays the API's JSON", async () => {
+  const home = tempDir("svc-cli-tty-");
+  const main = join(import.meta.dir, "..", "src", "main.ts");
+  const inTty = (args: string) =>
+    Bun.spawn(["script", "-qec", `${process.execPath} ${main} assistant ask ${args}`, "/dev/null"], {
+      cwd: home,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: join(home, "config"), SVC_SERVER: s.url, SVC_API_KEY: s.key },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+  try {
+    model.script({ text: "Shop looks healthy today.", pauseAfter: 2 });
+    const proc = inTty("'How is the shop?'");
+    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let out = "";
+    while (!out.includes("Shop looks")) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      out += decoder.decode(value, { stream: true });
+    }
+    // The first words are on the terminal while the model holds the rest back.
+    expect(out).toContain("Shop looks");
+    expect(model.streams.finished).toBeLessThan(model.streams.begun);
+    model.release();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
+    expect(await proc.exited).toBe(0);
+    expect(out).toStartWith("Shop looks healthy today.\r\n");
+    expect(out.split("Shop looks healthy today.").length).toBe(3); // the words as they came, then the answer
+    model.script({ text: "Plain JSON." });
+    const json = inTty("hello --json");
+    const text = await new Response(json.stdout).text();
+    expect(await json.exited).toBe(0);
+    expect(JSON.parse(text.replaceAll("\r\n", "\n"))).toMatchObject({ reply: "Plain JSON.", actions: [] });
+    expect(model.requests.at(-1)?.stream).toBeUndefined();
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+describe("streamed, on a server with tight bounds (an answer within 1 s, 16 tokens a turn)", () => {
+  let own: TestServer;
+  beforeAll(async () => {
+    own = await startTestServer(
+      { rate_limit: { enabled: false }, assistant: { timeout_ms: 1000, max_tokens: 16 } },
+      { SVC_ASSISTANT_BASE_URL: model.baseUrl, SVC_ASSISTANT_MODEL: "scripted" },
+    );
+  });
+  afterAll(() => own.stop());
+
+  const events = async (res: Response) => {
+    const reader = eventReader(res);
+    const out: { event: string; data: Record<string, unknown> }[] = [];
+    for (let e = await reader.next(); e; e = await reader.next()) out.push(e);
+    return out;
+  };
+
+  test("the time bound holds: a model that stops mid-answer is let go and done says so", async () => {
+    model.script({ text: "Thinking very hard about this.", pauseAfter: 1 });
+    const aborted = model.streams.aborted;
+    const seen = await events(await askStreamed("Think", {}, undefined, own));
+    // The model call was given up, not left running.
+    expect(await waitUntil(() => model.streams.aborted > aborted, 10_000)).toBe(true);
+    model.release();
+    expect(seen.map((e) => e.event).filter((e) => e !== "delta")).toEqual(["conversation", "done"]);
+    expect((seen.at(-1)?.data as unknown as Reply).reply).toBe("I could not finish within 1000 ms, the time one message may take.");
+  });
+
+  test("the token bound holds: a turn streams at most 8 characters a token, the rest is not read", async () => {
+    const long = "x".repeat(100).concat(" ", "y".repeat(100));
+    model.script({ text: long, chunks: 20 });
+    const seen = await events(await askStreamed("Go on", {}, undefined, own));
+    const said = seen.filter((e) => e.event === "delta").map((e) => e.data.text as string);
+    expect(said.join("")).toBe(long.slice(0, 16 * 8));
+    expect((seen.at(-1)?.data as unknown as Reply).reply).toBe(long.slice(0, 16 * 8));
+  });
+
+  test("a failure after the stream began is an error event in the error shape, and the stream ends", async () => {
+    model.script({ tools: [{ name: "list_projects", arguments: {} }], pauseAfter: 1 });
+    const res = await askStreamed("Which projects?", {}, undefined, own);
+    expect(res.status).toBe(200);
+    const reader = eventReader(res);
+    expect((await reader.next())?.event).toBe("conversation");
+    // The store fails under the answer: the action cannot be kept.
+    await own.sql("DROP TABLE assistant_actions");
+    model.release();
+    const failed = await reader.next();
+    expect(failed?.event).toBe("error");
+    expect(failed?.data.error).toBe("internal_error");
+    expect(String(failed?.data.message)).toContain("request id");
+    expect(await reader.next()).toBeNull();
+  });
 });
 
 test("figure: time to first byte of an assistant reply (one model turn, scripted model on loopback)", async () => {

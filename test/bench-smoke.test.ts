@@ -23,6 +23,10 @@ describe("benchmarks (smoke runs)", () => {
     expect(out).toMatch(/pruned +\d+ runs and \d+ group runs in \d+ ms: \d+ runs\/s/);
     expect(out).toMatch(/batches +\d+, slowest [\d.]+ ms/);
   }, 120_000);
+  test("bench/assistant-stream.ts prints the JSON answer beside the event stream: first byte, first words, whole reply", async () => {
+    const out = await smoke("bench/assistant-stream.ts");
+    expect(out).toMatch(/first words \(delta\)\s+[\d.]+ ms\s+[\d.]+ ms/);
+  }, 120_000);
   test("bench/patterns.ts prints RegExp and re2js side by side on a hostile and an everyday pattern", async () => {
     const out = await smoke("bench/patterns.ts");
     expect(out).toMatch(/hostile .*RegExp\/re2js [\d.]+/);

@@ -1,5 +1,6 @@
 // The assistant panel in Chromium, against a scripted OpenAI-compatible model: ask, see the held action, Confirm
-// it (a run with trigger assistant); on a server without a model, the panel says how to configure one.
+// it (a run with trigger assistant); the answer's words show as they arrive; on a server without a model, the panel
+// says how to configure one.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { explained, launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
@@ -56,6 +57,27 @@ test("the panel: ask, the held action shows with Confirm, Confirm runs it", asyn
   });
   const runs = await json<{ data: { trigger: string }[] }>(await s.call("GET", "/projects/shop/runs"));
   expect(runs.data.map((r) => r.trigger)).toEqual(["assistant"]);
+  await context.close();
+});
+
+test("the panel shows the answer's words as they arrive, before the model has finished, then the whole answer", async () => {
+  const { context, page } = await newPage(browser);
+  await signInAsOwner(page, s.url);
+  await explained(page, "assistant-streaming", async () => {
+    model.script({ text: "Looking at the shop project now, one moment please.", pauseAfter: 3 });
+    await page.getByRole("button", { name: "Assistant" }).click();
+    const panel = page.getByRole("complementary", { name: "Assistant" });
+    await panel.getByLabel("Message").fill("How is the shop?");
+    await panel.getByRole("button", { name: "Send" }).click();
+    // The first three words are on screen while the model holds the rest of its answer back.
+    await panel.getByText("Looking at the", { exact: false }).waitFor();
+    expect(model.streams.finished).toBeLessThan(model.streams.begun);
+    expect(await panel.getByText("one moment please").count()).toBe(0);
+    await shot(page, "assistant-streaming");
+    model.release();
+    await panel.getByText("Assistant: Looking at the shop project now, one moment please.").waitFor();
+    await panel.getByRole("button", { name: "Send" }).waitFor();
+  });
   await context.close();
 });
 

@@ -3,8 +3,9 @@ import type { z } from "zod";
 import { API_PREFIX, type Operation, ops, type RawResponse } from "../manifest/index";
 import type { OpKey, Ops } from "../manifest/index";
 import type { IfMatchHeaders } from "../manifest/define";
-import { codeForStatus } from "../manifest/errors";
+import { codeForStatus, ERROR_TABLE, type ErrorCode } from "../manifest/errors";
 import { ClientError } from "./errors";
+import { readEvents } from "./event-stream";
 import { operationPath } from "./operation-url";
 import { splitInput } from "./schema-fields";
 
@@ -77,6 +78,11 @@ export interface SendOptions {
   signal?: AbortSignal;
   /** How long this request may take (a long-poll's wait and then some); by default the client's timeout. */
   timeoutMs?: number;
+  /**
+   * On an operation that may stream (a `stream` in the manifest): ask for the event stream and get each of its
+   * events (parsed JSON) as it arrives; the answer is still the one its `done` event carries.
+   */
+  onEvent?: (event: string, data: unknown) => void;
 }
 
 /** A read asked to wait (`?wait=N`) may take N seconds before its answer even starts. */
@@ -148,7 +154,12 @@ export class ApiClient {
   async send(op: Operation, input: Record<string, unknown>, opts: SendOptions = {}): Promise<ApiResponse> {
     const url = this.urlFor(op, input);
     const { body, headers: given } = splitInput(op, input);
-    const headers: Record<string, string> = { ...given, "user-agent": this.options.userAgent, accept: "application/json" };
+    const onEvent = op.stream ? opts.onEvent : undefined;
+    const headers: Record<string, string> = {
+      ...given,
+      "user-agent": this.options.userAgent,
+      accept: onEvent ? "text/event-stream, application/json" : "application/json",
+    };
     if (this.options.key) headers.authorization = `Bearer ${this.options.key}`;
     if (body !== undefined) headers["content-type"] = "application/json";
     // One key for every attempt: a retried start returns the first run instead of starting a second.
@@ -172,7 +183,10 @@ export class ApiClient {
         throw err;
       }
       this.lastRateLimit = rateLimitOf(res.headers) ?? this.lastRateLimit;
-      if (res.ok) return this.readSuccess(op, res);
+      if (res.ok) {
+        const streamed = onEvent && (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
+        return streamed ? this.readStream(op, res, onEvent) : this.readSuccess(op, res);
+      }
       const text = await res.text();
       const retryAfter = retryAfterSeconds(res.headers);
       const err = errorFromBody(res.status, text, retryAfter);
@@ -216,6 +230,41 @@ export class ApiClient {
     }
   }
 
+  /** An event stream: each event to `onEvent`, then the answer its `done` event carries (or its `error`). */
+  private async readStream(op: Operation, res: Response, onEvent: (event: string, data: unknown) => void): Promise<ApiResponse> {
+    const rateLimit = rateLimitOf(res.headers);
+    try {
+      for await (const { event, data } of readEvents(res.body as ReadableStream<Uint8Array>)) {
+        const value = JSON.parse(data) as unknown;
+        if (event === "done") return { ...this.checkedJson(op, res.status, value), text: data, raw: null, rateLimit };
+        if (event === "error") {
+          const e = value as { error?: string; message?: string; details?: { path: string; message: string }[] };
+          const code = typeof e.error === "string" && e.error in ERROR_TABLE ? (e.error as ErrorCode) : "internal_error";
+          throw new ClientError(ERROR_TABLE[code].status, code, e.message ?? "the answer failed", e.details);
+        }
+        onEvent(event, value);
+      }
+    } catch (e) {
+      if (e instanceof ClientError) throw e;
+      throw new ClientError(0, "network_error", `the answer of ${op.name} from ${this.options.server} broke off: ${(e as Error).message}`);
+    }
+    throw new ClientError(0, "network_error", `the answer of ${op.name} from ${this.options.server} ended before it was done`);
+  }
+
+  /** A JSON answer checked against the operation's response schema. */
+  private checkedJson(op: Operation, status: number, json: unknown): { status: number; json: unknown } {
+    const checked = (op.response as z.ZodType).safeParse(json);
+    if (!checked.success) {
+      const first = checked.error.issues[0];
+      throw new ClientError(
+        status,
+        "invalid_response",
+        `the server's answer to ${op.name} does not match the API contract (${first?.path.join(".") || "body"}: ${first?.message ?? "invalid"}); are the CLI and server versions the same?`,
+      );
+    }
+    return { status, json };
+  }
+
   private async readSuccess(op: Operation, res: Response): Promise<ApiResponse> {
     const rateLimit = rateLimitOf(res.headers);
     if (op.response === null) {
@@ -233,15 +282,7 @@ export class ApiClient {
     } catch {
       throw new ClientError(res.status, "invalid_response", `the server answered ${op.name} with something that is not JSON`);
     }
-    const checked = op.response.safeParse(json);
-    if (!checked.success) {
-      const first = checked.error.issues[0];
-      throw new ClientError(
-        res.status,
-        "invalid_response",
-        `the server's answer to ${op.name} does not match the API contract (${first?.path.join(".") || "body"}: ${first?.message ?? "invalid"}); are the CLI and server versions the same?`,
-      );
-    }
+    this.checkedJson(op, res.status, json);
     return { status: res.status, json, text, raw: null, rateLimit };
   }
 }

@@ -68,6 +68,12 @@ export interface OpContext {
   idempotency?: IdempotentStart;
   /** The request's If-Match, on an operation that changes one versioned record (see core/versions.ts). */
   ifMatch?: string;
+  /**
+   * Set when the caller reads the answer as an event stream (an operation with a `stream` in the manifest, asked
+   * with Accept: text/event-stream): sends one of the operation's declared events at once. The first one starts
+   * the stream, so a refusal thrown before it is still an ordinary error answer.
+   */
+  emit?: (event: string, data: unknown) => void;
 }
 
 /** A start under an Idempotency-Key: its answer is kept in the same transaction as its work. */

@@ -182,7 +182,11 @@ export function createHttpService(opts: AppOptions): HttpService {
   function finish(request: Request, state: RequestState, pathname: string, response: Response): Response {
     if (!state.headersSet) {
       const h = response.headers;
-      for (const [name, value] of Object.entries(finalHeaders(state, {}, pathname.startsWith("/api/") || pathname === MCP_PATH))) h.set(name, value);
+      // An event stream says its own Cache-Control (src/http/event-stream.ts).
+      const own = h.has("cache-control");
+      for (const [name, value] of Object.entries(finalHeaders(state, {}, pathname.startsWith("/api/") || pathname === MCP_PATH))) {
+        if (!(own && name === "cache-control")) h.set(name, value);
+      }
     }
     const duration = performance.now() - state.startedAt;
     opts.onFinished?.(request, response, duration);

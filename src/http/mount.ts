@@ -16,6 +16,7 @@ import { log } from "../logging";
 import type { TokenBuckets } from "../security/token-bucket";
 import { authenticate, type SessionResolver } from "./auth";
 import { errorResponse, responseForError } from "./errors";
+import { eventStreamAnswer, wantsEventStream } from "./event-stream";
 import { requestState } from "./request-state";
 import { isCacheable, ResponseCache } from "./response-cache";
 import { parseJsonBody, readBodyLimited } from "./body";
@@ -145,6 +146,14 @@ function atEdge<T>(check: () => T): { ok: true; value: T } | { ok: false; respon
   }
 }
 
+/** Throws when an answer (or a streamed event) does not match its schema in the manifest. */
+function checkAnswer(operation: string, what: string, schema: z.ZodType, value: unknown): void {
+  const check = schema.safeParse(value);
+  if (check.success) return;
+  log.error(`${what} does not match the manifest`, { operation, issues: zodDetails(check.error) });
+  throw new Error(`${what} of ${operation} does not match the manifest: ${JSON.stringify(zodDetails(check.error))}`);
+}
+
 /** Serves one operation: the whole pipeline from an authenticated request to a JSON (or raw) response. */
 export function operationHandler(op: Operation, opts: MountOptions) {
   const handler = opts.handlers.get(op.name);
@@ -190,6 +199,31 @@ export function operationHandler(op: Operation, opts: MountOptions) {
       const longPoll = ((input.query as { wait?: unknown } | undefined)?.wait ?? 0) !== 0;
       const cacheKey = cacheable && !longPoll ? ResponseCache.key(principal.workspaceId, request.url) : null;
       const version = cacheKey ? opts.responses.version() : "";
+      // An operation that may stream, asked for a stream: its events as they come, then its answer (event-stream.ts).
+      if (op.stream && wantsEventStream(request)) {
+        const abort = new AbortController();
+        ctx.signal = AbortSignal.any([request.signal, abort.signal]);
+        const declared = op.stream.events;
+        const emit = (send: (event: string, data: unknown) => void) => (event: string, data: unknown) => {
+          const schema = declared[event];
+          if (!schema) throw new Error(`${op.name} emitted the event "${event}", which the manifest does not declare`);
+          if (opts.validateResponses) checkAnswer(op.name, `event ${event}`, schema, data);
+          send(event, data);
+        };
+        return await withIdempotency(ctx, op, request, input.params as Record<string, unknown>, () =>
+          eventStreamAnswer({
+            status: op.successStatus,
+            abort,
+            run: async (send) => {
+              ctx.emit = emit(send);
+              const result = await handler(ctx, input);
+              if (opts.validateResponses) checkAnswer(op.name, "response", op.response as z.ZodType, result);
+              return result;
+            },
+            errorBody: (e) => responseForError(e, requestId).json(),
+          }),
+        );
+      }
       // Every params schema is an object of path parameters.
       return await withIdempotency(ctx, op, request, input.params as Record<string, unknown>, async () => {
         const result = await handler(ctx, input);
@@ -202,13 +236,7 @@ export function operationHandler(op: Operation, opts: MountOptions) {
         }
         if (op.response === null) return new Response(null, { status: 204 });
         if ("raw" in op.response) return rawResponse(op.successStatus, result as RawBody);
-        if (opts.validateResponses) {
-          const check = (op.response as z.ZodType).safeParse(result);
-          if (!check.success) {
-            log.error("response does not match the manifest", { operation: op.name, issues: zodDetails(check.error) });
-            throw new Error(`response of ${op.name} does not match the manifest: ${JSON.stringify(zodDetails(check.error))}`);
-          }
-        }
+        if (opts.validateResponses) checkAnswer(op.name, "response", op.response as z.ZodType, result);
         const etag = op.versioned ? tagOfAnswer(result) : null;
         const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8", ...(etag ? { etag } : {}) };
         if (cacheKey) {

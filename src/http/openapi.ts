@@ -2,7 +2,7 @@
 // bearer security, the error schema. Named zod schemas become components; their $defs are hoisted there.
 import { z } from "zod";
 import { API_PREFIX, operations } from "../manifest";
-import type { Operation } from "../manifest/define";
+import type { Operation, StreamSpec } from "../manifest/define";
 import { ERROR_TABLE, ErrorBody, type ErrorCode } from "../manifest/errors";
 import { SESSION_COOKIE } from "./web/cookies";
 
@@ -103,6 +103,21 @@ export function answerableErrors(op: Operation, rateLimits: boolean): ErrorCode[
   return [...codes].sort((a, b) => ERROR_TABLE[a].status - ERROR_TABLE[b].status);
 }
 
+/**
+ * An operation's server-sent event stream: `event: NAME` and `data: JSON` lines. OpenAPI 3.1 has no schema for
+ * the items of a stream, so each event's data schema is listed under x-svc-events (with done and error).
+ */
+function eventStreamOf(stream: StreamSpec, response: Json, c: ComponentCollector): Json {
+  const events: Json = {};
+  for (const [name, schema] of Object.entries(stream.events)) events[name] = c.convert(schema, "output");
+  events.done = response;
+  events.error = errorRef;
+  return {
+    schema: { type: "string", description: `${stream.description} On a failure after the stream began: error, in the error shape; the stream then ends.` },
+    "x-svc-events": events,
+  };
+}
+
 function responsesOf(op: Operation, c: ComponentCollector, rateLimits: boolean): Json {
   const responses: Json = {};
   const headers = commonHeaders(rateLimits);
@@ -119,10 +134,14 @@ function responsesOf(op: Operation, c: ComponentCollector, rateLimits: boolean):
       content: { [op.response.contentType]: { schema: { type: "string", format: "binary" } } },
     };
   } else {
+    const schema = c.convert(op.response, "output");
     responses[String(op.successStatus)] = {
-      description: "Success",
+      description: op.stream ? "Success: the JSON answer, or with Accept: text/event-stream the event stream" : "Success",
       headers: successHeaders,
-      content: { "application/json": { schema: c.convert(op.response, "output") } },
+      content: {
+        "application/json": { schema },
+        ...(op.stream ? { "text/event-stream": eventStreamOf(op.stream, schema, c) } : {}),
+      },
     };
   }
   for (const code of answerableErrors(op, rateLimits)) {

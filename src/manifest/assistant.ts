@@ -68,6 +68,15 @@ export const sendAssistantMessage = defineOperation({
   response: AssistantReply,
   errors: ["not_found", "conflict"],
   cli: { words: ["assistant", "ask"], args: ["text"], flags: { conversation_id: "conversation" } },
+  stream: {
+    description:
+      "The answer as it is made: conversation first, delta as the model's words arrive (also words said before a tool call; done's reply is the final answer), action as each action is decided or done, then done with the JSON answer.",
+    events: {
+      conversation: z.object({ conversation_id: z.string().describe("The conversation (asst_…)") }).meta({ id: "AssistantConversationEvent" }),
+      delta: z.object({ text: z.string().describe("The next words of the model's answer") }).meta({ id: "AssistantDeltaEvent" }),
+      action: AssistantAction,
+    },
+  },
 });
 
 export const confirmAssistantAction = defineOperation({

@@ -35,6 +35,18 @@ export interface CliSpec {
   showsSettings?: boolean;
 }
 
+/**
+ * An operation that may also answer as a server-sent event stream, when the request says `Accept:
+ * text/event-stream`: the events it sends as its work goes on (`events`, by name), then `done` carrying exactly the
+ * JSON body the plain call answers, or `error` in the error shape when it fails after the stream began. Errors
+ * before the stream began are ordinary JSON answers with their status. A `delta` event's `{text}` is words to show
+ * as they arrive (the CLI prints them on a terminal).
+ */
+export interface StreamSpec {
+  description: string;
+  events: Record<string, z.ZodType>;
+}
+
 export interface Operation<
   P extends z.ZodType = z.ZodType,
   Q extends z.ZodType = z.ZodType,
@@ -77,6 +89,8 @@ export interface Operation<
   versioned?: boolean;
   /** Request headers the operation reads, as fields (`if_match` is the If-Match header); null for none. */
   headers: z.ZodObject | null;
+  /** The operation may answer as an event stream (see StreamSpec). */
+  stream?: StreamSpec;
 }
 
 /** The If-Match a change of one versioned record may carry. */
@@ -118,6 +132,7 @@ export function defineOperation<
   cached?: boolean;
   budgetExempt?: boolean;
   versioned?: boolean;
+  stream?: StreamSpec;
 }): Operation<P, Q, B, R> {
   const params = (op.params ?? EMPTY) as P;
   const query = (op.query ?? EMPTY) as Q;

@@ -2,8 +2,11 @@
 // their response schemas (as the CLI and the MCP server call them), with the session cookie and the CSRF token
 // instead of a key; plus the few /api/v1/web routes of a signed-in person.
 import type { OpInput, OpOutput } from "../client/api-client";
+import { readEvents } from "../client/event-stream";
 import { operationPath } from "../client/operation-url";
 import { splitInput } from "../client/schema-fields";
+import type { z } from "zod";
+import { ERROR_TABLE, type ErrorCode } from "../manifest/errors";
 import { API_PREFIX, type OpKey, type Operation, ops } from "../manifest/index";
 
 export class ApiError extends Error {
@@ -41,6 +44,11 @@ async function send(method: string, url: string, body?: unknown, extraHeaders: R
   if (body !== undefined) headers["content-type"] = "application/json";
   if (method !== "GET") headers["x-csrf-token"] = csrfToken;
   const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "same-origin" });
+  return answerOf(res, url);
+}
+
+/** A response's JSON answer, or its error as an ApiError. */
+async function answerOf(res: Response, url: string): Promise<unknown> {
   if (res.status === 204) return undefined;
   const text = await res.text();
   let parsed: unknown = null;
@@ -90,6 +98,54 @@ export async function call<K extends OpKey>(key: K, input: OpInput<K>): Promise<
     );
   }
   return checked.data as OpOutput<K>;
+}
+
+/** An answer (or a streamed event) checked against its schema in the manifest. */
+function checked(op: Operation, what: string, schema: z.ZodType, value: unknown): unknown {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const first = r.error.issues[0];
+  throw new ApiError(
+    200,
+    "invalid_response",
+    `the server's ${what} of ${op.name} does not match the API contract (${first?.path.join(".") || "body"}: ${first?.message ?? "invalid"})`,
+  );
+}
+
+/**
+ * Calls an operation that may stream (a `stream` in the manifest) as an event stream: `onEvent` gets each of its
+ * events as it arrives, checked against the manifest; resolves to the answer its `done` event carries. An error
+ * before the stream began, or its `error` event, is an ApiError.
+ */
+export async function callStream<K extends OpKey>(key: K, input: OpInput<K>, onEvent: (event: string, data: unknown) => void): Promise<OpOutput<K>> {
+  const op = operation(key);
+  if (!op.stream || op.response === null || "raw" in op.response) throw new Error(`${op.name} does not stream`);
+  const fields = input as Record<string, unknown>;
+  const parts = splitInput(op, fields);
+  const url = `${API_PREFIX}${operationPath(op, fields)}`;
+  const headers: Record<string, string> = { ...parts.headers, accept: "text/event-stream", "x-csrf-token": csrfToken };
+  if (parts.body !== undefined) headers["content-type"] = "application/json";
+  const res = await fetch(url, {
+    method: op.method,
+    headers,
+    body: parts.body === undefined ? undefined : JSON.stringify(parts.body),
+    credentials: "same-origin",
+  });
+  if (!res.ok || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream") || !res.body) {
+    return checked(op, "answer", op.response, await answerOf(res, url)) as OpOutput<K>;
+  }
+  for await (const { event, data } of readEvents(res.body)) {
+    const value = JSON.parse(data) as unknown;
+    if (event === "done") return checked(op, "answer", op.response, value) as OpOutput<K>;
+    if (event === "error") {
+      const e = value as { error?: string; message?: string; details?: { path: string; message: string }[] };
+      const status = e.error && e.error in ERROR_TABLE ? ERROR_TABLE[e.error as ErrorCode].status : 500;
+      throw new ApiError(status, e.error ?? "error", e.message ?? "the answer failed", e.details ?? []);
+    }
+    const schema = op.stream.events[event];
+    if (schema) onEvent(event, checked(op, `event ${event}`, schema, value));
+  }
+  throw new ApiError(502, "invalid_response", `the answer of ${op.name} ended before it was done`);
 }
 
 /** The address of an operation's answer, for a link or an image (a JUnit report, a screenshot). */

@@ -1,10 +1,11 @@
 // The assistant panel: a conversation with the model that calls svc's operations with the signed-in person's
-// rights. Actions that change something wait for Confirm; without a configured model the panel says how to set one.
+// rights. The answer is read as an event stream: its words show as they arrive, then its actions. Actions that
+// change something wait for Confirm; without a configured model the panel says how to set one.
 import type { z } from "zod";
 import type { MessageRole } from "../manifest/assistant";
 import { useState } from "preact/hooks";
 import type { OpOutput } from "../client/api-client";
-import { ApiError, call } from "./api";
+import { ApiError, call, callStream } from "./api";
 import { useAction } from "./hooks";
 import { Badge, ErrorNote } from "./ui";
 
@@ -13,6 +14,8 @@ interface Entry {
   role: z.infer<typeof MessageRole>;
   text: string;
   actions: Action[];
+  /** The answer is still arriving. */
+  streaming?: boolean;
 }
 
 const HOW_TO_CONFIGURE =
@@ -29,14 +32,22 @@ export function AssistantPanel({ onClose }: { onClose: () => void }) {
     e.preventDefault();
     const message = text.trim();
     if (!message) return;
-    setEntries((es) => [...es, { role: "user", text: message, actions: [] }]);
+    setEntries((es) => [...es, { role: "user", text: message, actions: [] }, { role: "assistant", text: "", actions: [], streaming: true }]);
     setText("");
+    // The answer being made is the last entry until its stream is done.
+    const answering = (change: (en: Entry) => Entry) => setEntries((es) => es.map((en, i) => (i === es.length - 1 && en.streaming ? change(en) : en)));
     await a.run(async () => {
       try {
-        const r = await call("sendAssistantMessage", { text: message, ...(conversation ? { conversation_id: conversation } : {}) });
+        const r = await callStream("sendAssistantMessage", { text: message, ...(conversation ? { conversation_id: conversation } : {}) }, (event, data) => {
+          if (event === "conversation") setConversation((data as { conversation_id: string }).conversation_id);
+          else if (event === "delta") answering((en) => ({ ...en, text: en.text + (data as { text: string }).text }));
+          else if (event === "action") answering((en) => ({ ...en, actions: [...en.actions, data as Action] }));
+        });
         setConversation(r.conversation_id);
-        setEntries((es) => [...es, { role: "assistant", text: r.reply, actions: r.actions }]);
+        answering(() => ({ role: "assistant", text: r.reply, actions: r.actions }));
       } catch (err) {
+        // An answer that failed is not shown half-made: the error says what happened.
+        setEntries((es) => es.filter((en) => !en.streaming));
         if (err instanceof ApiError && err.status === 409 && err.message.includes("no model")) setUnconfigured(err.message);
         else throw err;
       }
@@ -65,8 +76,9 @@ export function AssistantPanel({ onClose }: { onClose: () => void }) {
       )}
       <ol class="assistant-log">
         {entries.map((en, i) => (
-          <li key={`${i}-${en.role}`} class={`assistant-${en.role}`}>
+          <li key={`${i}-${en.role}`} class={`assistant-${en.role}`} aria-busy={en.streaming ? "true" : undefined}>
             <strong>{en.role === "user" ? "You" : "Assistant"}:</strong> {en.text}
+            {en.streaming && <span class="muted"> …</span>}
             {en.actions.length > 0 && (
               <ul class="assistant-actions">
                 {en.actions.map((x) => (
