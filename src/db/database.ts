@@ -5,11 +5,12 @@ import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Kysely } from "kysely";
 import { type Migration, Migrator } from "kysely/migration";
-import type { ChangeFeed, RunQueueStore, StorageErrorKind, StorageProbe } from "../core/storage";
+import type { ChangeFeed, RunQueueStore, SharedBuckets, StorageErrorKind, StorageProbe } from "../core/storage";
 import { log } from "../logging";
 import { migrations } from "./migrations";
 import { takeRenamedDuplicates } from "./migrations/0010_cockpit";
 import type { DB } from "./schema";
+import { PostgresBuckets } from "./postgres-buckets";
 import { classifyPostgresError, newNodeId, openPool, PoolDialect, PostgresChangeFeed, PostgresProbe, PostgresRunQueue, underMigrationLock } from "./postgres";
 import { classifySqliteError, openSqliteFile, SqliteChangeFeed, SqliteProbe, SqliteRunQueue, sqliteDialect } from "./sqlite";
 
@@ -25,6 +26,8 @@ export interface OpenedDatabase {
   changes: ChangeFeed;
   queue: RunQueueStore;
   probe: StorageProbe;
+  /** Request budgets every node shares (PostgreSQL); absent on SQLite, whose one process keeps them in memory. */
+  buckets?: SharedBuckets;
   /** Where the data is: the SQLite file, or the PostgreSQL URL without its password. */
   path: string;
   close(): Promise<void>;
@@ -120,6 +123,7 @@ async function openPostgres(url: string): Promise<OpenedDatabase> {
     changes,
     queue: new PostgresRunQueue(pool, db, changes),
     probe: new PostgresProbe(pool, Object.keys(migrations)),
+    buckets: new PostgresBuckets(pool),
     path: shown,
     async close() {
       await changes.stop();
