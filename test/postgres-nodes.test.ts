@@ -9,23 +9,33 @@ import { freshDatabaseUrl } from "./helpers/postgres";
 import { startTestServer, type TestServer, tempDir } from "./helpers/server";
 
 const BUDGET = 300;
+/** Per address, above what one test sends from its own address (behind the trusted proxy, X-Forwarded-For). */
+const IP_BUDGET = 650;
 const dirs: string[] = [];
 let url = "";
 let a: TestServer;
 let others: RunningServer[] = [];
 let nodes: string[] = [];
 
-/** The same configuration as node A's: the database, and a workspace budget of 300 an hour. */
+/** The same configuration as node A's: the database, a workspace budget of 300 an hour, 650 per address, behind a proxy. */
 async function node(): Promise<RunningServer> {
   const dir = tempDir("svc-pg-nodes-");
   dirs.push(dir);
-  const flags = { port: 0, data_dir: dir, log_level: "warn", "database.url": url, "rate_limit.per_workspace_per_hour": BUDGET };
+  const flags = {
+    port: 0,
+    data_dir: dir,
+    log_level: "warn",
+    trust_proxy: true,
+    "database.url": url,
+    "rate_limit.per_workspace_per_hour": BUDGET,
+    "rate_limit.per_ip_per_hour": IP_BUDGET,
+  };
   return startServer(loadConfig({ env: {}, flags }));
 }
 
 beforeAll(async () => {
   url = await freshDatabaseUrl();
-  a = await startTestServer({ database: { url }, rate_limit: { per_workspace_per_hour: BUDGET } });
+  a = await startTestServer({ database: { url }, trust_proxy: true, rate_limit: { per_workspace_per_hour: BUDGET, per_ip_per_hour: IP_BUDGET } });
   others = [await node(), await node()];
   nodes = [a.url, ...others.map((o) => o.url)];
 }, 60_000);
@@ -36,7 +46,8 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const get = (base: string, path: string, key: string) => fetch(`${base}/api/v1/ops${path}`, { headers: { authorization: `Bearer ${key}` } });
+const get = (base: string, path: string, key: string, from = "10.0.0.1") =>
+  fetch(`${base}/api/v1/ops${path}`, { headers: { authorization: `Bearer ${key}`, "x-forwarded-for": from } });
 
 describe("three nodes on one PostgreSQL database", () => {
   test("a workspace budget of 300/h admits exactly 300 of 600 requests spread over the nodes (plus what refills meanwhile)", async () => {
@@ -68,6 +79,25 @@ describe("three nodes on one PostgreSQL database", () => {
     expect(last.headers.get("ratelimit-limit")).toBe("300");
     expect(last.headers.get("ratelimit-remaining")).toBe("0");
     expect(Number(last.headers.get("ratelimit-reset"))).toBeGreaterThan(3000);
+  });
+
+  test("the per-address budget is shared too, and counted before the key is read: 650 of 700 invalid keys get 401, the rest 429", async () => {
+    const statuses: number[] = [];
+    const started = performance.now();
+    for (let batch = 0; batch < 20; batch++) {
+      const answers = await Promise.all(
+        Array.from({ length: 35 }, (_, i) => get(nodes[(batch * 35 + i) % 3] as string, "/projects", `svc_invalid${batch}x${i}`, "10.0.0.2")),
+      );
+      for (const r of answers) {
+        statuses.push(r.status);
+        await r.arrayBuffer();
+      }
+    }
+    const refill = Math.floor(((performance.now() - started) * IP_BUDGET) / 3_600_000);
+    const unauthorized = statuses.filter((s) => s === 401).length;
+    expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
+    expect(unauthorized).toBeGreaterThanOrEqual(IP_BUDGET);
+    expect(unauthorized).toBeLessThanOrEqual(IP_BUDGET + refill);
   });
 
   test("sign-in failures count across the nodes: the 11th wrong password from one address is refused on any node", async () => {
