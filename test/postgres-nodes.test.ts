@@ -2,11 +2,14 @@
 // admits exactly its number across the nodes, sign-in failures count across them, a session and an idempotency key
 // made on one node hold on another, and /mcp answers a client whose requests land on different nodes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { loadConfig } from "../config/load";
 import { type RunningServer, startServer } from "../src/server";
+import { sourceCli } from "./helpers/cli-source";
 import { freshDatabaseUrl } from "./helpers/postgres";
-import { startTestServer, type TestServer, tempDir } from "./helpers/server";
+import { runSql, startTestServer, type TestServer, tempDir } from "./helpers/server";
 
 const BUDGET = 300;
 /** Per address, above what one test sends from its own address (behind the trusted proxy, X-Forwarded-For). */
@@ -17,7 +20,7 @@ let a: TestServer;
 let others: RunningServer[] = [];
 let nodes: string[] = [];
 
-/** The same configuration as node A's: the database, a workspace budget of 300 an hour, 650 per address, behind a proxy. */
+/** The same configuration as node A's: the database, its secrets key, a workspace budget of 300 an hour, 650 per address, behind a proxy. */
 async function node(): Promise<RunningServer> {
   const dir = tempDir("svc-pg-nodes-");
   dirs.push(dir);
@@ -29,6 +32,8 @@ async function node(): Promise<RunningServer> {
     "database.url": url,
     "rate_limit.per_workspace_per_hour": BUDGET,
     "rate_limit.per_ip_per_hour": IP_BUDGET,
+    // Every node of one database shares the secrets key: node A's.
+    "secrets.key_file": join(a.dataDir, "secrets.key"),
   };
   return startServer(loadConfig({ env: {}, flags }));
 }
@@ -181,4 +186,69 @@ describe("three nodes on one PostgreSQL database", () => {
     expect(called.result.isError ?? false).toBe(false);
     expect(JSON.stringify(called.result.content)).toContain("list_projects: ");
   });
+});
+
+describe("one secrets key for all nodes", () => {
+  test("the first node keeps a check of its key; a node with another key, or none, refuses to start naming secrets.key_file and changes nothing", async () => {
+    const db = await freshDatabaseUrl();
+    const keys = tempDir("svc-pg-keys-");
+    dirs.push(keys);
+    const keyA = join(keys, "a.key");
+    const first = await startTestServer({ database: { url: db }, secrets: { key_file: keyA } });
+    const clis: ReturnType<typeof sourceCli>[] = [];
+    try {
+      expect(statSync(keyA).mode & 0o777).toBe(0o600);
+      const checks = () => runSql<{ name: string; value: string }>(db, keys, "SELECT name, value FROM instance_settings", []);
+      const kept = await checks();
+      expect(kept.map((r) => r.name)).toEqual(["secrets_key_check"]);
+      expect(JSON.stringify(kept)).not.toContain(readFileSync(keyA, "utf8").trim());
+
+      const serve = (keyFile: string) => {
+        const dataDir = tempDir("svc-pg-keynode-");
+        dirs.push(dataDir);
+        const env = { SVC_DATABASE_URL: db, SVC_SECRETS_KEY_FILE: keyFile, SVC_PORT: "0", SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: "warn" };
+        const cli = sourceCli(env);
+        clis.push(cli);
+        return cli.run(["serve"]);
+      };
+      // Another key: refused, and its file left as it was.
+      const keyB = join(keys, "b.key");
+      writeFileSync(keyB, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
+      const before = readFileSync(keyB, "utf8");
+      const other = await serve(keyB);
+      expect(other.code).toBe(1);
+      expect(other.stderr).toContain(`the secrets key ${keyB} is not the key the other nodes of this database use`);
+      expect(other.stderr).toContain("secrets.key_file (SVC_SECRETS_KEY_FILE)");
+      expect(readFileSync(keyB, "utf8")).toBe(before);
+      // No key file at all: refused, and none created.
+      const missing = join(keys, "missing.key");
+      const none = await serve(missing);
+      expect(none.code).toBe(1);
+      expect(none.stderr).toContain(`the secrets key ${missing} does not exist, but other nodes of this database already use a key`);
+      expect(none.stderr).toContain("secrets.key_file (SVC_SECRETS_KEY_FILE)");
+      expect(existsSync(missing)).toBe(false);
+      expect(await checks()).toEqual(kept);
+
+      // A copy of the first node's key: the node starts and reads what the first one sealed.
+      const env = await first.call("POST", "/projects", { name: "Keys" });
+      expect(env.status).toBe(201);
+      const made = await first.call("POST", "/projects/keys/environments", { name: "prod", variables: {}, secrets: { TOKEN: "s3cret-value-1" } });
+      expect(made.status).toBe(201);
+      const copy = join(keys, "copy.key");
+      copyFileSync(keyA, copy);
+      const second = await startServer(
+        loadConfig({ env: {}, flags: { port: 0, data_dir: tempDir("svc-pg-keynode-"), log_level: "warn", "database.url": db, "secrets.key_file": copy } }),
+      );
+      try {
+        const read = await fetch(`${second.url}/api/v1/ops/projects/keys/environments/prod`, { headers: { authorization: `Bearer ${first.key}` } });
+        expect(read.status).toBe(200);
+        expect((await read.json()).secret_names).toEqual(["TOKEN"]);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      for (const c of clis) c.remove();
+      await first.stop();
+    }
+  }, 60_000);
 });
