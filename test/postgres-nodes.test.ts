@@ -6,7 +6,9 @@ import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../config/load";
+import { migrations } from "../src/db/migrations";
 import { type RunningServer, startServer } from "../src/server";
+import { VERSION } from "../src/version";
 import { sourceCli } from "./helpers/cli-source";
 import { freshDatabaseUrl } from "./helpers/postgres";
 import { runSql, startTestServer, type TestServer, tempDir } from "./helpers/server";
@@ -250,5 +252,33 @@ describe("one secrets key for all nodes", () => {
       for (const c of clis) c.remove();
       await first.stop();
     }
+  }, 60_000);
+});
+
+describe("upgrades", () => {
+  test("a node older than the database's schema refuses to start, naming both versions, and changes nothing", async () => {
+    const db = await freshDatabaseUrl();
+    const newer = await startTestServer({ database: { url: db } });
+    expect((await newer.call("POST", "/projects", { name: "Kept" })).status).toBe(201);
+    await newer.stop();
+    // What a newer svc leaves: a migration this build does not know.
+    await runSql(db, "", "INSERT INTO kysely_migration (name, timestamp) VALUES ('9999_from_a_newer_svc', '2030-01-01T00:00:00.000Z')", []);
+    const snapshot = () => runSql<{ name: string }>(db, "", "SELECT name FROM kysely_migration ORDER BY name", []);
+    const before = await snapshot();
+    const newest = Object.keys(migrations).sort().at(-1) as string;
+    const dataDir = tempDir("svc-pg-old-node-");
+    dirs.push(dataDir);
+    let refused: Error | null = null;
+    await startServer(loadConfig({ env: {}, flags: { port: 0, data_dir: dataDir, log_level: "silent", "database.url": db } })).then(
+      (s) => s.stop(),
+      (e: Error) => {
+        refused = e;
+      },
+    );
+    expect(String(refused)).toContain("was written by a newer version of svc: its schema is at 9999_from_a_newer_svc");
+    expect(String(refused)).toContain(`this svc ${VERSION} knows schemas up to ${newest}`);
+    expect(String(refused)).toContain("stop all nodes, upgrade each, then start them");
+    expect(await snapshot()).toEqual(before);
+    expect(await runSql<{ name: string }>(db, "", "SELECT name FROM projects", [])).toEqual([{ name: "Kept" }]);
   }, 60_000);
 });

@@ -3,10 +3,11 @@
 import type { Database } from "bun:sqlite";
 import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Kysely } from "kysely";
+import { Kysely, sql } from "kysely";
 import { type Migration, Migrator } from "kysely/migration";
 import type { ChangeFeed, RunQueueStore, SharedBuckets, StorageErrorKind, StorageProbe } from "../core/storage";
 import { log } from "../logging";
+import { VERSION } from "../version";
 import { migrations } from "./migrations";
 import { takeRenamedDuplicates } from "./migrations/0010_cockpit";
 import type { DB } from "./schema";
@@ -137,11 +138,7 @@ export async function migrateToLatest(db: Kysely<DB>, path: string, list: Record
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const msg = (error as Error).message ?? String(error);
-    if (/missing|corrupted/i.test(msg)) {
-      throw new DatabaseOpenError(
-        `the database ${path} was written by a newer version of svc (it has migrations this binary does not know); upgrade svc to open it`,
-      );
-    }
+    if (/missing|corrupted/i.test(msg)) throw new DatabaseOpenError(await newerSchemaMessage(db, path, list));
     const failed = results?.find((r) => r.status === "Error");
     throw new DatabaseOpenError(`migration ${failed?.migrationName ?? "?"} failed on ${path}: ${msg}`);
   }
@@ -149,4 +146,22 @@ export async function migrateToLatest(db: Kysely<DB>, path: string, list: Record
   for (const r of takeRenamedDuplicates()) {
     log.warn(`renamed a duplicate ${r.table === "automations" ? "automation" : "group"} name: "${r.from}" is now "${r.to}"`, { id: r.id });
   }
+}
+
+/**
+ * Why a database with migrations this binary does not know is refused, naming both schema versions: the newest
+ * migration the database has and the newest this svc knows. Nothing was changed (the migrator stops first).
+ */
+async function newerSchemaMessage(db: Kysely<DB>, path: string, list: Record<string, Migration>): Promise<string> {
+  const known = Object.keys(list).sort();
+  const applied = await sql<{ name: string }>`SELECT name FROM kysely_migration`
+    .execute(db)
+    .then((r) => r.rows.map((row) => row.name).sort())
+    .catch(() => [] as string[]);
+  const unknown = applied.filter((n) => !known.includes(n));
+  const dbVersion = applied.at(-1) ?? "?";
+  return (
+    `the database ${path} was written by a newer version of svc: its schema is at ${dbVersion}, this svc ${VERSION} knows schemas up to ${known.at(-1) ?? "?"}` +
+    ` (unknown migrations: ${unknown.join(", ") || "?"}). Run the same svc version on every node: to upgrade, stop all nodes, upgrade each, then start them; to go back, restore a backup taken before the upgrade`
+  );
 }
