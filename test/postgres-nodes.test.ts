@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { copyFileSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../config/load";
+import { measureRevocations } from "../bench/nodes-revocation";
 import { migrations } from "../src/db/migrations";
 import { type RunningServer, startServer } from "../src/server";
 import { VERSION } from "../src/version";
@@ -280,5 +281,13 @@ describe("upgrades", () => {
     expect(String(refused)).toContain("stop all nodes, upgrade each, then start them");
     expect(await snapshot()).toEqual(before);
     expect(await runSql<{ name: string }>(db, "", "SELECT name FROM projects", [])).toEqual([{ name: "Kept" }]);
+  }, 60_000);
+});
+
+describe("revocation across nodes", () => {
+  test("a key revoked on node A is refused on node B within 1 s (median of 20, bench/nodes-revocation.ts)", async () => {
+    const { delaysMs, medianMs } = await measureRevocations(await freshDatabaseUrl(), 20);
+    expect(delaysMs.length).toBe(20);
+    expect(medianMs).toBeLessThan(1000);
   }, 60_000);
 });
