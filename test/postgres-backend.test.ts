@@ -3,6 +3,7 @@
 // nodes never handing out the same run.
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { loadConfig } from "../config/load";
 import { insertRuns } from "../src/core/runs/store";
 import { openDatabase, type OpenedDatabase } from "../src/db/database";
@@ -32,8 +33,10 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-async function node(url: string): Promise<RunningServer> {
-  return startServer(loadConfig({ env: {}, flags: { port: 0, data_dir: dir(), log_level: "warn", "database.url": url } }));
+/** A node on the database at `url`; `keyFrom`: the data directory of the node whose secrets key it shares. */
+async function node(url: string, keyFrom?: string): Promise<RunningServer> {
+  const key = keyFrom ? { "secrets.key_file": join(keyFrom, "secrets.key") } : {};
+  return startServer(loadConfig({ env: {}, flags: { port: 0, data_dir: dir(), log_level: "warn", "database.url": url, ...key } }));
 }
 
 describe("PostgreSQL backend", () => {
@@ -83,7 +86,7 @@ describe("PostgreSQL backend", () => {
   test("two nodes on one database: a project created on one is read on the other; a key revoked on one is refused on the other", async () => {
     const url = await freshDatabaseUrl();
     const a = await startTestServer({ database: { url } });
-    const b = await node(url);
+    const b = await node(url, a.dataDir);
     try {
       expect((await a.call("POST", "/projects", { name: "Shared" })).status).toBe(201);
       const onB = await fetch(`${b.url}/api/v1/ops/projects/shared`, { headers: { authorization: `Bearer ${a.key}` } });

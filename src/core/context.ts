@@ -6,7 +6,7 @@ import type { Role as RoleEnum, RunTrigger } from "../manifest/records";
 import type { Db } from "../db/database";
 import type { SecretBox } from "../security/secret-box";
 import type { KeyVerifier } from "./auth/verifier";
-import type { ChangeFeed, RunQueueStore, StorageProbe } from "./storage";
+import type { ChangeFeed, RunQueueStore, SharedBuckets, StorageProbe } from "./storage";
 import type { StateWaits } from "./waits";
 
 export type Role = z.infer<typeof RoleEnum>;
@@ -48,6 +48,8 @@ export interface Core {
   changes: ChangeFeed;
   /** What readiness asks of the store. */
   probe: StorageProbe;
+  /** Request budgets every node shares (PostgreSQL); absent: kept in this process's memory (one SQLite node). */
+  buckets?: SharedBuckets;
   config: Config;
   events: EventEmitter<CoreEvents>;
   keys: KeyVerifier;

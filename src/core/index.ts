@@ -30,6 +30,7 @@ export async function openCore(config: Config): Promise<OpenedCore> {
     queue: opened.queue,
     changes: opened.changes,
     probe: opened.probe,
+    buckets: opened.buckets,
     config,
     events,
     keys,

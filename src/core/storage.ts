@@ -109,3 +109,17 @@ export interface StorageProbe {
   /** The migrations this binary knows that the database has not applied. */
   missingMigrations(): Promise<string[]>;
 }
+
+/** One take from a shared token bucket: whether a token was granted, and the tokens left after it (fractional). */
+export interface SharedBucketTake {
+  allowed: boolean;
+  tokens: number;
+}
+
+/**
+ * Token buckets kept in the database, so that every node sharing it takes from the same budget (PostgreSQL). Each
+ * take is one atomic statement: refill since the last take, then take one token if there is one.
+ */
+export interface SharedBuckets {
+  take(bucket: string, capacityPerHour: number): Promise<SharedBucketTake>;
+}

@@ -3,13 +3,15 @@
 import type { Database } from "bun:sqlite";
 import { accessSync, constants, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { Kysely } from "kysely";
+import { Kysely, sql } from "kysely";
 import { type Migration, Migrator } from "kysely/migration";
-import type { ChangeFeed, RunQueueStore, StorageErrorKind, StorageProbe } from "../core/storage";
+import type { ChangeFeed, RunQueueStore, SharedBuckets, StorageErrorKind, StorageProbe } from "../core/storage";
 import { log } from "../logging";
+import { VERSION } from "../version";
 import { migrations } from "./migrations";
 import { takeRenamedDuplicates } from "./migrations/0010_cockpit";
 import type { DB } from "./schema";
+import { PostgresBuckets } from "./postgres-buckets";
 import { classifyPostgresError, newNodeId, openPool, PoolDialect, PostgresChangeFeed, PostgresProbe, PostgresRunQueue, underMigrationLock } from "./postgres";
 import { classifySqliteError, openSqliteFile, SqliteChangeFeed, SqliteProbe, SqliteRunQueue, sqliteDialect } from "./sqlite";
 
@@ -25,6 +27,8 @@ export interface OpenedDatabase {
   changes: ChangeFeed;
   queue: RunQueueStore;
   probe: StorageProbe;
+  /** Request budgets every node shares (PostgreSQL); absent on SQLite, whose one process keeps them in memory. */
+  buckets?: SharedBuckets;
   /** Where the data is: the SQLite file, or the PostgreSQL URL without its password. */
   path: string;
   close(): Promise<void>;
@@ -120,6 +124,7 @@ async function openPostgres(url: string): Promise<OpenedDatabase> {
     changes,
     queue: new PostgresRunQueue(pool, db, changes),
     probe: new PostgresProbe(pool, Object.keys(migrations)),
+    buckets: new PostgresBuckets(pool),
     path: shown,
     async close() {
       await changes.stop();
@@ -133,11 +138,7 @@ export async function migrateToLatest(db: Kysely<DB>, path: string, list: Record
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const msg = (error as Error).message ?? String(error);
-    if (/missing|corrupted/i.test(msg)) {
-      throw new DatabaseOpenError(
-        `the database ${path} was written by a newer version of svc (it has migrations this binary does not know); upgrade svc to open it`,
-      );
-    }
+    if (/missing|corrupted/i.test(msg)) throw new DatabaseOpenError(await newerSchemaMessage(db, path, list));
     const failed = results?.find((r) => r.status === "Error");
     throw new DatabaseOpenError(`migration ${failed?.migrationName ?? "?"} failed on ${path}: ${msg}`);
   }
@@ -145,4 +146,22 @@ export async function migrateToLatest(db: Kysely<DB>, path: string, list: Record
   for (const r of takeRenamedDuplicates()) {
     log.warn(`renamed a duplicate ${r.table === "automations" ? "automation" : "group"} name: "${r.from}" is now "${r.to}"`, { id: r.id });
   }
+}
+
+/**
+ * Why a database with migrations this binary does not know is refused, naming both schema versions: the newest
+ * migration the database has and the newest this svc knows. Nothing was changed (the migrator stops first).
+ */
+async function newerSchemaMessage(db: Kysely<DB>, path: string, list: Record<string, Migration>): Promise<string> {
+  const known = Object.keys(list).sort();
+  const applied = await sql<{ name: string }>`SELECT name FROM kysely_migration`
+    .execute(db)
+    .then((r) => r.rows.map((row) => row.name).sort())
+    .catch(() => [] as string[]);
+  const unknown = applied.filter((n) => !known.includes(n));
+  const dbVersion = applied.at(-1) ?? "?";
+  return (
+    `the database ${path} was written by a newer version of svc: its schema is at ${dbVersion}, this svc ${VERSION} knows schemas up to ${known.at(-1) ?? "?"}` +
+    ` (unknown migrations: ${unknown.join(", ") || "?"}). Run the same svc version on every node: to upgrade, stop all nodes, upgrade each, then start them; to go back, restore a backup taken before the upgrade`
+  );
 }

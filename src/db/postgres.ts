@@ -193,12 +193,18 @@ export async function underMigrationLock<T>(pool: Pool, work: () => Promise<T>):
   }
 }
 
-/** Every table but Kysely's own notifies the change channel once per committing transaction that wrote it. */
+/**
+ * Tables whose writes change nothing a cache keeps: the request budgets are taken from on every request, and a
+ * notification for each would empty every node's caches all the time.
+ */
+const QUIET_TABLES = ["rate_limit_buckets"];
+
+/** Every table but Kysely's own (and the quiet ones) notifies the change channel once per committing transaction that wrote it. */
 async function installChangeTriggers(c: postgres.ReservedSql): Promise<void> {
   await c.unsafe(`CREATE OR REPLACE FUNCTION svc_notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN PERFORM pg_notify('${CHANGES_CHANNEL}', current_setting('application_name')); RETURN NULL; END $$`);
   const tables = await c<{ name: string }[]>`SELECT tablename AS name FROM pg_tables
-    WHERE schemaname = current_schema() AND tablename NOT LIKE 'kysely_%'`;
+    WHERE schemaname = current_schema() AND tablename NOT LIKE 'kysely_%' AND NOT (tablename = ANY(${QUIET_TABLES}))`;
   for (const t of tables) {
     await c.unsafe(`CREATE OR REPLACE TRIGGER svc_notify_change AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "${t.name}"
       FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_change()`);

@@ -318,6 +318,20 @@ export interface IdempotencyTable {
   created_at: string;
 }
 
+/** A request-budget token bucket shared by every node (PostgreSQL); see src/db/postgres-buckets.ts. */
+export interface RateLimitBucketTable {
+  bucket: string;
+  tokens: number;
+  updated_ms: number;
+  taken: number;
+}
+/** One setting of the installation, written once (the secrets key check). */
+export interface InstanceSettingTable {
+  name: string;
+  value: string;
+  created_at: string;
+}
+
 export interface AssistantConversationTable extends Stamped {
   workspace_id: string;
   user_id: string;
@@ -361,4 +375,6 @@ export interface DB {
   alert_deliveries: AlertDeliveryTable;
   assistant_conversations: AssistantConversationTable;
   assistant_actions: AssistantActionTable;
+  rate_limit_buckets: RateLimitBucketTable;
+  instance_settings: InstanceSettingTable;
 }

@@ -6,7 +6,7 @@ import { handlerMap } from "../core/registry";
 import { API_PREFIX, operations, ops } from "../manifest";
 import { log, logEnabled } from "../logging";
 import { newId } from "../security/ids";
-import { TokenBuckets } from "../security/token-bucket";
+import { type BucketVerdict, requestBudget } from "../security/token-bucket";
 import { VERSION } from "../version";
 import type { SessionResolver } from "./auth";
 import { errorResponse, responseForError } from "./errors";
@@ -77,8 +77,9 @@ function finalHeaders(state: RequestState, headers: Record<string, string>, api:
 export function createHttpService(opts: AppOptions): HttpService {
   const { core } = opts;
   const rl = core.config.rate_limit;
-  const ipBuckets = rl.enabled ? new TokenBuckets(rl.per_ip_per_hour) : null;
-  const workspaceBuckets = rl.enabled ? new TokenBuckets(rl.per_workspace_per_hour) : null;
+  // In memory on one SQLite node; in the database every node shares on PostgreSQL (the same verdicts either way).
+  const ipBuckets = rl.enabled ? requestBudget("ip", rl.per_ip_per_hour, core.buckets) : null;
+  const workspaceBuckets = rl.enabled ? requestBudget("workspace", rl.per_workspace_per_hour, core.buckets) : null;
   const responses = new ResponseCache(core.changes);
   // Built on first request: converting every schema takes ~50-100 ms, too much to add to every start.
   let openapi: string | undefined;
@@ -121,13 +122,17 @@ export function createHttpService(opts: AppOptions): HttpService {
     if (isMcpPath(pathname)) return mcp(request, pathname, state.id);
     if (request.method === "GET" && request.url.includes(API_PREFIX)) {
       const cached = cachedRead(request, state);
+      if (cached instanceof Promise) return cached.then((r) => r ?? app.handle(request));
       if (cached) return cached;
     }
     return app.handle(request);
   }
 
-  /** A cached read for a valid key: answered without routing, validation or the handler. */
-  function cachedRead(request: Request, state: RequestState): Response | null {
+  /**
+   * A cached read for a valid key: answered without routing, validation or the handler. A budget refusal is left
+   * to the route, which refuses it with the 429 every refusal gets.
+   */
+  function cachedRead(request: Request, state: RequestState): Response | null | Promise<Response | null> {
     const token = bearerToken(request);
     if (token === null) return null;
     const key = core.keys.verifyCached(token);
@@ -136,11 +141,16 @@ export function createHttpService(opts: AppOptions): HttpService {
     if (!hit) return null;
     state.operation = hit.operation;
     state.workspaceId = key.workspaceId;
-    if (workspaceBuckets) {
-      const verdict = workspaceBuckets.take(key.workspaceId);
-      state.rateLimit = verdict;
-      if (!verdict.allowed) return null;
-    }
+    if (!workspaceBuckets) return cachedAnswer(state, hit);
+    const verdict = workspaceBuckets.take(key.workspaceId);
+    const answer = (v: BucketVerdict) => {
+      state.rateLimit = v;
+      return v.allowed ? cachedAnswer(state, hit) : null;
+    };
+    return verdict instanceof Promise ? verdict.then(answer) : answer(verdict);
+  }
+
+  function cachedAnswer(state: RequestState, hit: NonNullable<ReturnType<ResponseCache["get"]>>): Response {
     // All headers at once: setting them one by one on the finished response costs more than the rest of a hit.
     state.headersSet = true;
     return new Response(hit.body, {
@@ -160,12 +170,15 @@ export function createHttpService(opts: AppOptions): HttpService {
     if (ipBuckets && (pathname.startsWith("/api/") || pathname === MCP_PATH)) {
       // Before the key is even parsed, so floods of invalid keys cannot probe or overload the API.
       const verdict = ipBuckets.take(clientIp);
-      state.rateLimit = verdict;
-      answer = verdict.allowed
-        ? serve(request, state, pathname)
-        : errorResponse("rate_limited", `too many requests from this address (${verdict.limit}/h); retry after ${verdict.retryAfterSeconds} s`, {
-            headers: { "retry-after": String(verdict.retryAfterSeconds) },
-          });
+      const afterIpCheck = (v: BucketVerdict) => {
+        state.rateLimit = v;
+        return v.allowed
+          ? serve(request, state, pathname)
+          : errorResponse("rate_limited", `too many requests from this address (${v.limit}/h); retry after ${v.retryAfterSeconds} s`, {
+              headers: { "retry-after": String(v.retryAfterSeconds) },
+            });
+      };
+      answer = verdict instanceof Promise ? verdict.then(afterIpCheck) : afterIpCheck(verdict);
     } else {
       answer = serve(request, state, pathname);
     }

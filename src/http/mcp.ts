@@ -10,7 +10,7 @@ import type { RawBody } from "../core/handler";
 import type { OperationKey } from "../core/registry";
 import { type Operation, ops } from "../manifest";
 import { AppError, UNAUTHORIZED_MESSAGE } from "../manifest/errors";
-import type { TokenBuckets } from "../security/token-bucket";
+import type { RequestBudget } from "../security/token-bucket";
 import { splitInput } from "../client/schema-fields";
 import { ClientError } from "../client/errors";
 import { bearerToken } from "./auth";
@@ -22,7 +22,7 @@ export const RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource";
 
 export interface McpRouteOptions {
   core: Core;
-  workspaceBuckets: TokenBuckets | null;
+  workspaceBuckets: RequestBudget | null;
 }
 
 const keyOf = new Map<Operation, OperationKey>(Object.entries(ops).map(([k, op]) => [op as Operation, k as OperationKey]));
@@ -86,7 +86,7 @@ export function createMcpRoute(opts: McpRouteOptions) {
       async call(op: Operation, input: Record<string, unknown>, callOpts: { idempotencyKey?: string } = {}) {
         try {
           if (workspaceBuckets && !op.budgetExempt) {
-            const verdict = workspaceBuckets.take(principal.workspaceId);
+            const verdict = await workspaceBuckets.take(principal.workspaceId);
             if (!verdict.allowed) {
               throw new ClientError(
                 429,

@@ -13,7 +13,7 @@ import { API_PREFIX } from "../manifest";
 import type { Operation } from "../manifest/define";
 import { AppError, UNAUTHORIZED_MESSAGE, zodDetails } from "../manifest/errors";
 import { log } from "../logging";
-import type { TokenBuckets } from "../security/token-bucket";
+import type { RequestBudget } from "../security/token-bucket";
 import { authenticate, type SessionResolver } from "./auth";
 import { errorResponse, responseForError } from "./errors";
 import { eventStreamAnswer, wantsEventStream } from "./event-stream";
@@ -26,7 +26,7 @@ import { CSRF_REFUSED } from "./web/csrf";
 export interface MountOptions {
   core: Core;
   handlers: Map<string, UntypedHandler>;
-  workspaceBuckets: TokenBuckets | null;
+  workspaceBuckets: RequestBudget | null;
   sessions?: SessionResolver;
   responses: ResponseCache;
   /** Check every response against the manifest (in tests), so core and manifest cannot drift apart. */
@@ -124,11 +124,11 @@ async function withIdempotency(
   return start.replayed ? replayResponse(start.replayed) : res;
 }
 
-function setRateLimit(request: Request, opts: MountOptions, workspaceId: string, op: Operation): Response | null {
+async function setRateLimit(request: Request, opts: MountOptions, workspaceId: string, op: Operation): Promise<Response | null> {
   const state = requestState(request);
   if (state) state.workspaceId = workspaceId;
   if (!opts.workspaceBuckets || op.budgetExempt) return null;
-  const verdict = opts.workspaceBuckets.take(workspaceId);
+  const verdict = await opts.workspaceBuckets.take(workspaceId);
   if (state) state.rateLimit = verdict;
   if (verdict.allowed) return null;
   return errorResponse("rate_limited", `the workspace's request budget (${verdict.limit}/h) is used up; retry after ${verdict.retryAfterSeconds} s`, {
@@ -172,7 +172,7 @@ export function operationHandler(op: Operation, opts: MountOptions) {
       if (!principal) return errorResponse("unauthorized", UNAUTHORIZED_MESSAGE, { headers: { "www-authenticate": 'Bearer realm="svc"' } });
       const caller = atEdge(() => checkCaller(op, principal));
       if (!caller.ok) return caller.response;
-      const limited = setRateLimit(request, opts, principal.workspaceId, op);
+      const limited = await setRateLimit(request, opts, principal.workspaceId, op);
       if (limited) return limited;
 
       const decoded: Record<string, string> = {};

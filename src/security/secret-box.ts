@@ -1,6 +1,6 @@
 // Environment secrets at rest: AES-256-GCM with a key kept outside the database (a 0600 file), so a copy of
 // the database or a backup alone reveals no secret.
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 
@@ -30,6 +30,14 @@ export class SecretBox {
     return `${SEALED_PREFIX}${iv.toString("base64url")}.${body.toString("base64url")}`;
   }
 
+  /**
+   * What the database keeps to recognise this key without holding it: an HMAC of a fixed label under the key. Nodes
+   * whose keys differ compute different checks.
+   */
+  keyCheck(): string {
+    return `v1.${createHmac("sha256", this.key).update("svc secrets key check").digest("base64url")}`;
+  }
+
   /** The value, or null when it does not open with this key at this place (another key, or tampered with). */
   open(sealed: string, place: string): string | null {
     if (!sealed.startsWith(SEALED_PREFIX)) return null;
@@ -54,17 +62,13 @@ export function secretsKeyPath(dataDir: string, keyFile: string | undefined): st
 }
 
 /**
- * Reads the key file, or creates it (mode 0600) when it does not exist yet. `mayCreate` is false when the
- * database already holds sealed secrets: a new key could never open them, so a missing key file is an error
- * (a database restored without its key) rather than a reason to start afresh.
+ * Reads the key file, or creates it (mode 0600) when it does not exist yet. `refuseMissing` says why a missing
+ * file is an error instead (null: it may be created): the database already holds sealed secrets, which a new key
+ * could never open (a database restored without its key), or other nodes already use a key this one must share.
  */
-export function loadSecretsKey(path: string, mayCreate: boolean): { box: SecretBox; created: boolean; looseMode: boolean } {
+export function loadSecretsKey(path: string, refuseMissing: string | null): { box: SecretBox; created: boolean; looseMode: boolean } {
   if (!existsSync(path)) {
-    if (!mayCreate) {
-      throw new SecretsKeyError(
-        `the database holds encrypted secrets but the secrets key ${path} does not exist: restore the key file kept with this database (or set secrets.key_file to where it is); without it the secrets cannot be read`,
-      );
-    }
+    if (refuseMissing !== null) throw new SecretsKeyError(refuseMissing);
     if (!existsSync(dirname(path))) throw new SecretsKeyError(`cannot create the secrets key ${path}: the directory ${dirname(path)} does not exist`);
     try {
       // Exclusive create: two processes starting at once never write two different keys.

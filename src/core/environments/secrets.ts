@@ -1,10 +1,14 @@
 // Where environment secrets are sealed and opened: the key at start (created on first start, checked against the
 // database), sealing what an older svc stored in plain text, and the values a run needs.
+import { rmSync } from "node:fs";
 import type { Config } from "../../../config/schema";
 import type { Db } from "../../db/database";
 import { log } from "../../logging";
 import { loadSecretsKey, type SecretBox, SecretsKeyError, secretsKeyPath } from "../../security/secret-box";
 import { StringMap } from "../shared/columns";
+import * as settings from "../shared/settings-store";
+import { nowIso } from "../shared/time";
+import { sqlDialect } from "../storage";
 import { readJsonColumnOr } from "../shared/json";
 import * as store from "./store";
 
@@ -51,21 +55,48 @@ export function openSecrets(box: SecretBox, row: { id: string; secrets: string; 
   return { values, unreadable };
 }
 
+/** The instance setting that keeps the secrets key check (see SecretBox.keyCheck). */
+const KEY_CHECK = "secrets_key_check";
+
+const SAME_KEY_HINT =
+  "every node of one database needs the same key: copy the key file of the node that started first to this one and point secrets.key_file (SVC_SECRETS_KEY_FILE) at it";
+
 /**
  * At start: the key (created when the database holds no sealed secret yet), refused when it does not open the
  * sealed secrets there are, and then every environment still in plain text (written by an older svc) sealed.
+ *
+ * On PostgreSQL, where several nodes share the database, the database also keeps a check of the key (written by
+ * the first node to start): a node whose key is another one — or whose key file is missing — refuses to start
+ * before it writes anything, even while no environment holds a secret yet.
  */
 export async function openSecretsKey(db: Db, config: Config): Promise<SecretBox> {
   const path = secretsKeyPath(config.data_dir, config.secrets.key_file);
   const sample = await store.sealedSecretsSample(db);
-  const { box, created, looseMode } = loadSecretsKey(path, sample === undefined);
-  if (created) log.info("created the secrets key", { path });
-  if (looseMode) log.warn("the secrets key can be read by other users: chmod 600 it", { path });
+  const shared = sqlDialect(db) === "postgres";
+  const check = shared ? await settings.findSetting(db, KEY_CHECK) : undefined;
+  const refuseMissing =
+    sample !== undefined
+      ? `the database holds encrypted secrets but the secrets key ${path} does not exist: restore the key file kept with this database (or set secrets.key_file to where it is); without it the secrets cannot be read`
+      : check !== undefined
+        ? `the secrets key ${path} does not exist, but other nodes of this database already use a key: ${SAME_KEY_HINT}`
+        : null;
+  const { box, created, looseMode } = loadSecretsKey(path, refuseMissing);
+  const refuse = (message: string): never => {
+    // A key this start created and cannot use is not left behind.
+    if (created) rmSync(path, { force: true });
+    throw new SecretsKeyError(message);
+  };
   if (sample && openSecrets(box, sample).unreadable.length > 0) {
-    throw new SecretsKeyError(
+    refuse(
       `the secrets key ${path} does not open the secrets in this database: it belongs with another database; restore the key file kept with this one (or set secrets.key_file to it)`,
     );
   }
+  if (shared) {
+    const kept = check ?? (await settings.keepSettingOnce(db, KEY_CHECK, box.keyCheck(), nowIso()));
+    if (kept !== box.keyCheck()) refuse(`the secrets key ${path} is not the key the other nodes of this database use: ${SAME_KEY_HINT}`);
+  }
+  if (created) log.info("created the secrets key", { path });
+  if (looseMode) log.warn("the secrets key can be read by other users: chmod 600 it", { path });
   const plain = await store.plainSecretRows(db);
   if (plain.length === 0) return box;
   // The plain text must not stay behind in the file's free space or in the write-ahead log.

@@ -13,6 +13,7 @@ import * as cockpit from "./0010_cockpit";
 import * as testsAsCode from "./0011_tests_as_code";
 import * as assistant from "./0012_assistant";
 import * as testRuns from "./0014_test_runs";
+import * as sharedLimits from "./0015_shared_limits";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   "0011_tests_as_code": testsAsCode,
   "0012_assistant": assistant,
   "0014_test_runs": testRuns,
+  "0015_shared_limits": sharedLimits,
 };

@@ -64,7 +64,7 @@ async function login(core: Core, limiter: LoginLimiter, request: Request): Promi
   if (!sameOrigin(request, core.config.base_url)) return errorResponse("forbidden", "cross-site requests are refused");
   const body = await readJson(request, LoginBody);
   if (!body.ok) return body.response;
-  const verdict = limiter.attempt(requestState(request)?.ip ?? "unknown", body.value.email);
+  const verdict = await limiter.attempt(requestState(request)?.ip ?? "unknown", body.value.email);
   if ("refuseForSeconds" in verdict) {
     const wait = verdict.refuseForSeconds;
     return errorResponse("rate_limited", `too many sign-in attempts from this address; retry after ${wait} s`, { headers: { "retry-after": String(wait) } });

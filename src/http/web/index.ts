@@ -12,7 +12,7 @@ const noParse = { parse: "none" as const };
 
 serverExtensions.http.push((core) => {
   const sessions = sessionResolver(core);
-  const auth = authRoutes(core, new LoginLimiter());
+  const auth = authRoutes(core, new LoginLimiter(core.buckets));
   const plugin = (app: Elysia) =>
     app
       .get(`${WEB_PREFIX}/session`, auth.state, noParse)
