@@ -35,6 +35,7 @@ export const POSTGRES: string[] = [
   "test/cli-mcp-runs.test.ts",
   "test/cli-watch.test.ts",
   "test/code-apply.test.ts",
+  "test/code-export-hurl-run.test.ts",
   "test/code-export-hurl.test.ts",
   "test/code-import-curl.test.ts",
   "test/code-import-har.test.ts",
