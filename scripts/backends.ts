@@ -37,6 +37,7 @@ export const POSTGRES: string[] = [
   "test/code-apply.test.ts",
   "test/code-export-hurl-run.test.ts",
   "test/code-export-hurl.test.ts",
+  "test/code-export-playwright.test.ts",
   "test/code-import-curl.test.ts",
   "test/code-import-har.test.ts",
   "test/code-import-openapi.test.ts",

@@ -119,7 +119,7 @@ beforeAll(async () => {
   }
   const failing = [{ request: { method: "GET", url: "/items" }, expect: [{ status: 200 }, { json: "$.total", equals: 4 }] }];
   expect((await s.call("POST", "/projects/hurl/automations", { name: "wrong total", kind: "http", steps: failing, environment: "local" })).status).toBe(201);
-});
+}, 60_000);
 afterAll(async () => {
   await s.stop();
   await app.stop();
@@ -150,14 +150,14 @@ test("scripts/hurl.sh gives Hurl 7", () => {
   const r = Bun.spawnSync(["bash", HURL, "--version"], { stdout: "pipe", stderr: "pipe" });
   expect(`${r.stdout.toString()}${r.stderr.toString()}`).toMatch(/^hurl 7\./m);
   expect(r.exitCode).toBe(0);
-});
+}, 120_000);
 
 test("the automations pass in svc itself (what Hurl is checked against)", async () => {
   for (const name of Object.keys(automations)) {
     const run = await waitForRun(s, "hurl", await startRun(s, "hurl", encodeURIComponent(name)));
     expect({ name, status: run.status }).toEqual({ name, status: "passed" });
   }
-});
+}, 120_000);
 
 test("exported http automations pass under Hurl 7: BASE_URL and the secret given as --variable", async () => {
   for (const name of Object.keys(automations)) {
@@ -167,14 +167,14 @@ test("exported http automations pass under Hurl 7: BASE_URL and the secret given
   }
   // The secret went out as the header Hurl was given, and never into a file.
   expect(app.seen.some((x) => x.path.startsWith("/echo") && x.headers.authorization === `Bearer ${TOKEN}`)).toBe(true);
-});
+}, 120_000);
 
 test("exported with --env, only the secret is a variable, and the files still pass", async () => {
   const files = await Promise.all(Object.keys(automations).map((name) => exported(name, "local")));
   for (const file of files) expect(await Bun.file(file).text()).not.toContain(TOKEN);
   const r = await hurl(files, { TOKEN });
   expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: expect.stringContaining("Succeeded files:   4 (100.0%)") });
-});
+}, 120_000);
 
 test("an export whose check fails in svc fails under Hurl", async () => {
   const r = await hurl([await exported("wrong total", "local")], {});
@@ -182,7 +182,7 @@ test("an export whose check fails in svc fails under Hurl", async () => {
   expect(r.out).toContain("Assert failure");
   expect(r.out).toContain('jsonpath "$.total" == 4');
   expect((await waitForRun(s, "hurl", await startRun(s, "hurl", "wrong%20total"))).status).toBe("failed");
-});
+}, 120_000);
 
 test("the golden files are Hurl 7 as Hurl reads it: no parsing error, and the first entry of the plain one passes", async () => {
   const golden = (name: string) => join(import.meta.dir, "golden", name);
@@ -193,4 +193,4 @@ test("the golden files are Hurl 7 as Hurl reads it: no parsing error, and the fi
   const staging = await hurl(["--to-entry", "1", golden("items-round-trip.staging.hurl")], vars);
   expect(staging.code).toBe(3);
   expect(staging.out).not.toContain("Parsing");
-});
+}, 120_000);

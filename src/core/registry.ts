@@ -91,6 +91,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   revokeRunner: runners.revokeRunner,
   applyDocuments: apply.applyDocuments,
   exportHurl: exports.exportHurl,
+  exportPlaywright: exports.exportPlaywright,
   importCurl: imports.importCurl,
   importPostman: imports.importPostman,
   importHar: imports.importHar,

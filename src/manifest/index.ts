@@ -37,6 +37,7 @@ export const ops = {
   ...runners,
   applyDocuments: apply.applyDocuments,
   exportHurl: exports.exportHurl,
+  exportPlaywright: exports.exportPlaywright,
   importCurl: imports.importCurl,
   importPostman: imports.importPostman,
   importHar: imports.importHar,
