@@ -41,12 +41,21 @@ const automations: Record<string, unknown[]> = {
         { duration_ms: { lt: 60000 } },
         { schema: { type: "object" } },
       ],
-      capture: { first_id: "$.items[0].id", total: { header: "X-Total" } },
+      capture: { first_id: "$.items[0].id", total: { header: "X-Total" }, count: "$.total" },
     },
     {
       name: "read the first",
       request: { method: "GET", url: "/items/{{first_id}}" },
       expect: [{ status: 200 }, { json: "$.id", equals: "{{first_id}}" }, { json: "$.name", equals: "apple" }],
+    },
+    {
+      name: "a header against captured values: the number as text",
+      request: { method: "GET", url: "/items" },
+      expect: [
+        { header: "X-Total", equals: "{{count}}" },
+        { header: "X-Total", equals: "{{total}}" },
+        { json: "$.total", equals: "{{count}}" },
+      ],
     },
   ],
   "create with a secret": [

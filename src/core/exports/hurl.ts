@@ -27,9 +27,12 @@ const regex = (s: string) => `/${s.replace(/\//g, "\\/")}/`;
 /** Exactly one `{{NAME}}`: svc keeps the variable's type, as Hurl does with an unquoted template. */
 const LONE = /^\{\{\s*[A-Za-z_][A-Za-z0-9_.-]*\s*\}\}$/;
 
-/** A predicate value: strings quoted, numbers/booleans/null as they are, a lone variable unquoted. */
-function value(v: unknown): string {
-  if (typeof v === "string") return LONE.test(v) ? v : quoted(v);
+/**
+ * A predicate value: strings quoted, numbers/booleans/null as they are, a lone variable unquoted — except against
+ * text (a header, the body), where svc compares the variable's text: `"{{NAME}}"`.
+ */
+function value(v: unknown, text = false): string {
+  if (typeof v === "string") return LONE.test(v) && !text ? v : quoted(v);
   if (typeof v === "number" || typeof v === "boolean" || v === null) return String(v);
   return quoted(JSON.stringify(v));
 }
@@ -79,7 +82,7 @@ function equalsLines(q: Query, expected: unknown): string[] {
       ...entries.flatMap(([k, x]) => equalsLines(at(member(k)), x)),
     ];
   }
-  return [`${q.text} == ${value(expected)}`];
+  return [`${q.text} == ${value(expected, q.kind === "text")}`];
 }
 
 /** The predicates of one operator set, each a line after the query. */
@@ -90,10 +93,10 @@ function predicates(q: Query, o: Operators): string[] {
   if (o.equals !== undefined) out.push(...equalsLines(q, o.equals));
   if (o.not_equals !== undefined) {
     if (o.not_equals !== null && typeof o.not_equals === "object") out.push(notExported(`!= ${JSON.stringify(o.not_equals).slice(0, 200)}`));
-    else out.push(`${query} != ${value(o.not_equals)}`);
+    else out.push(`${query} != ${value(o.not_equals, q.kind === "text")}`);
   }
   // Hurl 7's `contains` is a substring test on a string and an item test on a list, as svc's is.
-  if (o.contains !== undefined) out.push(`${query} contains ${value(o.contains)}`);
+  if (o.contains !== undefined) out.push(`${query} contains ${value(o.contains, q.kind === "text")}`);
   if (o.matches !== undefined) out.push(`${query} matches ${regex(o.matches)}`);
   if (o.exists === true) out.push(`${query} exists`);
   if (o.exists === false) out.push(`${query} not exists`);
