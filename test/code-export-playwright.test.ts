@@ -85,6 +85,15 @@ const automations: Record<string, { kind: "http" | "browser"; steps: unknown[] }
         capture: { where: "header:Location" },
       },
       { request: { method: "GET", url: "{{BASE_URL}}{{where}}" }, expect: [{ json: "$.ok", equals: true }] },
+      {
+        name: "a text body with characters TypeScript would read",
+        request: { method: "PUT", url: "/echo", headers: { "X-Odd`Name": "${x}" }, body: "a `tick`, ${not} a template, \\ and {{first_id}}\n" },
+        expect: [
+          { json: "$.body", equals: "a `tick`, ${not} a template, \\ and 1\n" },
+          { json: "$.headers['x-odd`name']", equals: "${x}" },
+          { header: "Content-Type", contains: "json" },
+        ],
+      },
     ],
   },
   "wrong page text": {

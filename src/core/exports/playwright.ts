@@ -111,7 +111,13 @@ class Writer {
   }
 }
 
-const templateChunk = (s: string) => s.replace(/\\/g, "\\\\").replace(/`/g, "\\`").replace(/\$\{/g, "\\${");
+/** Text inside a template literal: its own escapes, and control characters written as JSON writes them. */
+const templateChunk = (s: string) =>
+  s
+    .replace(/\\/g, "\\\\")
+    .replace(/`/g, "\\`")
+    .replace(/\$\{/g, "\\${")
+    .replace(/[\u0000-\u001f\u2028\u2029]/g, (c) => JSON.stringify(c).slice(1, -1));
 
 // ---- locators ----
 
