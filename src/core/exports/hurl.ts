@@ -56,7 +56,8 @@ interface Query {
 function jsonPathText(path: string): { path: string; count: boolean } {
   const segments = parseJsonPath(path);
   const last = segments[segments.length - 1];
-  const count = segments.length > 0 && last !== undefined && "key" in last && last.key === "length";
+  // After a wildcard, svc's `.length` is each item's length: no single count says that.
+  const count = last !== undefined && "key" in last && last.key === "length" && !segments.some((s) => "all" in s);
   const parts = (count ? segments.slice(0, -1) : segments).map((s) => ("all" in s ? "[*]" : "index" in s ? `[${s.index}]` : member(s.key)));
   return { path: `$${parts.join("")}`, count };
 }
