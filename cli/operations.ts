@@ -32,6 +32,7 @@ interface Flags extends CommonFlags {
   watch?: boolean;
   junit?: string;
   output?: string;
+  out?: string;
   [attr: string]: unknown;
 }
 
@@ -88,9 +89,10 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     return watchToEnd(client, watchKind, res.json as Record<string, unknown>, target, flags.json === true, flags.junit);
   }
   if (res.raw) {
-    if (flags.output) {
-      writeFileSync(flags.output, res.raw.bytes);
-      process.stderr.write(`wrote ${res.raw.bytes.length} bytes (${res.raw.contentType}) to ${flags.output}\n`);
+    const output = flags.output ?? flags.out;
+    if (output) {
+      writeFileSync(output, res.raw.bytes);
+      process.stderr.write(`wrote ${res.raw.bytes.length} bytes (${res.raw.contentType}) to ${output}\n`);
     } else if (process.stdout.isTTY && !/xml|json|text/.test(res.raw.contentType)) {
       throw new UsageError(`the answer is ${res.raw.contentType}; write it to a file with --output FILE`);
     } else {
@@ -139,7 +141,11 @@ function register(root: Command, op: Operation): void {
   if (op.cli.watch === "run" || op.cli.watch === "group_run") {
     cmd.option("--junit <file>", "follow it to the end (as --watch) and write its JUnit XML report to FILE, for the CI to read");
   }
-  if (op.response !== null && "raw" in op.response) cmd.option("-o, --output <file>", "write the answer to a file");
+  if (op.response !== null && "raw" in op.response) {
+    cmd.option("-o, --output <file>", "write the answer to a file");
+    // `svc export hurl X --out FILE` as the exporters are often written: the same as --output.
+    cmd.addOption(new Option("--out <file>").hideHelp());
+  }
   cmd.addOption(new Option("--json", "print the API's JSON exactly"));
   cmd.option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)");
   cmd.action(async (...received: unknown[]) => {

@@ -37,3 +37,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     echo "note: missing ${missing[*]}: browser steps, UI tests and benchmarks need them (apt-get install ${missing[*]})" >&2
   fi
 fi
+# Hurl 7 (Debian sid's packages, unpacked under .cache/hurl without touching the system's apt): the exported Hurl
+# files are run by it. Without it the tests that run Hurl fail (they fetch it themselves once more, then fail).
+bash scripts/hurl.sh --fetch ||
+  echo "warning: could not fetch Hurl 7 (scripts/hurl.sh): the Hurl export tests will fail" >&2

@@ -112,6 +112,7 @@ describe("every operation works end to end", () => {
     expect((await op("get_automation", { project: "web-shop", automationId: aut.id })).steps[0].request.url).toBe("/items/1");
     expect((await op("update_automation", { project: "web-shop", automationId: browser.id }, { status: "active" })).status).toBe("active");
     expect((await op("export_hurl", { project: "web-shop", automationId: aut.id }, undefined, undefined, "?environment=staging")).text).toContain("HTTP");
+    expect((await op("export_playwright", { project: "web-shop", automationId: browser.id })).text).toContain("await page.");
 
     const run = await op("run_automation", { project: "web-shop", automationId: aut.id }, { environment: "staging" });
     expect(run.trigger).toBe("api");

@@ -206,6 +206,9 @@ test("every operation's command works end to end, and every operation has one", 
   );
   expect((await op<{ automations: Rec[] }>("import_openapi", ["import", "openapi", "api.yaml", ...P])).automations.length).toBeGreaterThan(0);
   expect(await plain("export_hurl", ["export", "hurl", String(imported.automations[0]?.id), ...P])).toContain("GET https://shop.example.test/items/1");
+  // --out is --output under the name exporters are often given.
+  await plain("export_playwright", ["export", "playwright", String(imported.automations[0]?.id), ...P, "--out", "exported.spec.ts"]);
+  expect(await Bun.file(`${cli.cwd}/exported.spec.ts`).text()).toContain('await request.fetch("https://shop.example.test/items/1"');
   const selected = await op<{ runs: Rec[] }>("run_selection", ["run", "--automation", aut.id, ...P, "--env", "ci", "--no-ci-metadata"]);
   expect(selected.runs).toHaveLength(1);
   expect(await plain("delete_group", ["groups", "delete", group.id, ...P])).toContain("deleted groups");

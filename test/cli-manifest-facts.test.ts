@@ -51,8 +51,8 @@ test("exactly the operations the manifest declares watchable get --watch, and ru
 
 test("a run's environment is --env on the commands whose manifest entry renames it, and nowhere else", () => {
   const renaming = operations.filter((o) => o.cli.flags?.environment === "env");
-  // export_hurl writes an environment's variables in: its environment is --env like a run's.
-  expect(byKey(renaming)).toEqual(["export_hurl", "run_automation", "run_feature", "run_group", "run_selection", "test_documents"]);
+  // export_hurl and export_playwright write an environment's variables in: their environment is --env like a run's.
+  expect(byKey(renaming)).toEqual(["export_hurl", "export_playwright", "run_automation", "run_feature", "run_group", "run_selection", "test_documents"]);
   for (const op of renaming) {
     expect(longFlags(commandFor(op))).toContain("--env");
     expect(longFlags(commandFor(op))).not.toContain("--environment");

@@ -284,7 +284,7 @@ test("metadata: every argument described, snake_case and naming the thing; title
       const contractName = t.name === "send_assistant_message" && name === "conversation_id";
       if (!/^[a-z][a-z0-9_]*$/.test(name) || (/_id$/.test(name) && !contractName)) badNames.push(`${t.name}.${name}`);
     }
-    if (!["get_run_junit", "get_group_run_junit", "get_run_artifact", "export_hurl"].includes(t.name))
+    if (!["get_run_junit", "get_group_run_junit", "get_run_artifact", "export_hurl", "export_playwright"].includes(t.name))
       expect({ tool: t.name, output: typeof t.outputSchema }).toEqual({ tool: t.name, output: "object" });
   }
   expect(undescribed).toEqual([]);

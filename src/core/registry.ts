@@ -92,6 +92,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   applyDocuments: apply.applyDocuments,
   testDocuments: apply.testDocuments,
   exportHurl: exports.exportHurl,
+  exportPlaywright: exports.exportPlaywright,
   importCurl: imports.importCurl,
   importPostman: imports.importPostman,
   importHar: imports.importHar,

@@ -38,6 +38,7 @@ export const ops = {
   applyDocuments: apply.applyDocuments,
   testDocuments: apply.testDocuments,
   exportHurl: exports.exportHurl,
+  exportPlaywright: exports.exportPlaywright,
   importCurl: imports.importCurl,
   importPostman: imports.importPostman,
   importHar: imports.importHar,

@@ -1,6 +1,7 @@
 // An http automation written as a Hurl file (Hurl 7's grammar: https://hurl.dev/docs/hurl-file.html): one entry per
 // step, with its headers, [Query], [Options], body, then HTTP status, [Captures] and [Asserts].
 import type { Assertion, HttpStep } from "../../manifest/automation-format";
+import { parseJsonPath } from "../../manifest/json-path";
 
 type Operators = {
   equals?: unknown;
@@ -17,6 +18,8 @@ type Operators = {
 
 /** A Hurl quoted string: `"` and `\` escaped, as are the control characters. */
 export const quoted = (s: string) => `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t")}"`;
+/** A oneline body string (backquoted): sent exactly as written, its own newline excluded. */
+const oneline = (s: string) => `\`${s.replace(/\\/g, "\\\\").replace(/`/g, "\\`").replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t")}\``;
 /** A key or value string (headers, [Query], [Captures] names): `#` would start a comment, `\` escapes. */
 const keyString = (s: string) => s.replace(/\\/g, "\\\\").replace(/#/g, "\\#").replace(/\n/g, "\\n");
 const regex = (s: string) => `/${s.replace(/\//g, "\\/")}/`;
@@ -24,47 +27,98 @@ const regex = (s: string) => `/${s.replace(/\//g, "\\/")}/`;
 /** Exactly one `{{NAME}}`: svc keeps the variable's type, as Hurl does with an unquoted template. */
 const LONE = /^\{\{\s*[A-Za-z_][A-Za-z0-9_.-]*\s*\}\}$/;
 
-/** A predicate value: strings quoted, numbers/booleans/null as they are, a lone variable unquoted. */
-function value(v: unknown): string {
-  if (typeof v === "string") return LONE.test(v) ? v : quoted(v);
+/**
+ * A predicate value: strings quoted, numbers/booleans/null as they are, a lone variable unquoted — except against
+ * text (a header, the body), where svc compares the variable's text: `"{{NAME}}"`.
+ */
+function value(v: unknown, text = false): string {
+  if (typeof v === "string") return LONE.test(v) && !text ? v : quoted(v);
   if (typeof v === "number" || typeof v === "boolean" || v === null) return String(v);
   return quoted(JSON.stringify(v));
 }
 
-const TYPES: Record<string, string> = { string: "isString", number: "isNumber", boolean: "isBoolean", object: "isCollection", array: "isCollection" };
+// Hurl 7's type predicates: a JSON array is a list, an object an object (svc's `type` tells the two apart too).
+const TYPES: Record<string, string> = { string: "isString", number: "isNumber", boolean: "isBoolean", object: "isObject", array: "isList" };
 
-/** The predicates of one operator set, each a line after `query`. */
-function predicates(query: string, o: Operators): string[] {
+/** A query as Hurl reads it: a JSON path and the filters after it (`count` for svc's `.length`). */
+interface Query {
+  kind: "json" | "text" | "other";
+  path?: string;
+  filters?: string;
+  /** The query text with its filters. */
+  text: string;
+}
+
+/**
+ * A JSON path in the form Hurl's JSONPath reads: from svc's parsed path (a bare `id` is `$.id`), with names that are
+ * not identifiers bracketed; a final `.length` becomes Hurl's `count` filter.
+ */
+function jsonPathText(path: string): { path: string; count: boolean } {
+  const segments = parseJsonPath(path);
+  const last = segments[segments.length - 1];
+  // After a wildcard, svc's `.length` is each item's length: no single count says that.
+  const count = last !== undefined && "key" in last && last.key === "length" && !segments.some((s) => "all" in s);
+  const parts = (count ? segments.slice(0, -1) : segments).map((s) => ("all" in s ? "[*]" : "index" in s ? `[${s.index}]` : member(s.key)));
+  return { path: `$${parts.join("")}`, count };
+}
+
+/** `.name`, or `['name']` for a name that is not an identifier. */
+const member = (key: string) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `.${key}` : `['${key.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}']`);
+
+function jsonQuery(path: string): Query {
+  const p = jsonPathText(path);
+  return { kind: "json", path: p.path, filters: p.count ? " count" : "", text: `jsonpath ${quoted(p.path)}${p.count ? " count" : ""}` };
+}
+
+/** Deep equality as Hurl can say it: scalars compared as they are, lists by count and item, objects by key count and key. */
+function equalsLines(q: Query, expected: unknown): string[] {
+  if (q.kind === "json" && q.filters === "" && expected !== null && typeof expected === "object") {
+    const base = q.path as string;
+    const at = (suffix: string): Query => ({ kind: "json", path: `${base}${suffix}`, filters: "", text: `jsonpath ${quoted(`${base}${suffix}`)}` });
+    if (Array.isArray(expected)) return [`jsonpath ${quoted(base)} count == ${expected.length}`, ...expected.flatMap((x, i) => equalsLines(at(`[${i}]`), x))];
+    const entries = Object.entries(expected as Record<string, unknown>);
+    return [
+      `jsonpath ${quoted(base)} isObject`,
+      `jsonpath ${quoted(`${base}.*`)} count == ${entries.length}`,
+      ...entries.flatMap(([k, x]) => equalsLines(at(member(k)), x)),
+    ];
+  }
+  return [`${q.text} == ${value(expected, q.kind === "text")}`];
+}
+
+/** The predicates of one operator set, each a line after the query. */
+function predicates(q: Query, o: Operators): string[] {
   const out: string[] = [];
-  if (o.equals !== undefined) out.push(`${query} == ${value(o.equals)}`);
-  if (o.not_equals !== undefined) out.push(`${query} != ${value(o.not_equals)}`);
-  // `contains` is Hurl's substring test; `includes` tests a collection's items.
-  if (o.contains !== undefined) out.push(`${query} ${typeof o.contains === "string" ? "contains" : "includes"} ${value(o.contains)}`);
+  const query = q.text;
+  const notExported = (what: string) => `# not exported (Hurl has no counterpart): ${query} ${what}`;
+  if (o.equals !== undefined) out.push(...equalsLines(q, o.equals));
+  if (o.not_equals !== undefined) {
+    if (o.not_equals !== null && typeof o.not_equals === "object") out.push(notExported(`!= ${JSON.stringify(o.not_equals).slice(0, 200)}`));
+    else out.push(`${query} != ${value(o.not_equals, q.kind === "text")}`);
+  }
+  // Hurl 7's `contains` is a substring test on a string and an item test on a list, as svc's is.
+  if (o.contains !== undefined) out.push(`${query} contains ${value(o.contains, q.kind === "text")}`);
   if (o.matches !== undefined) out.push(`${query} matches ${regex(o.matches)}`);
   if (o.exists === true) out.push(`${query} exists`);
   if (o.exists === false) out.push(`${query} not exists`);
   if (o.type === "null") out.push(`${query} == null`);
   else if (o.type) out.push(`${query} ${TYPES[o.type]}`);
-  if (o.gt !== undefined) out.push(`${query} > ${o.gt}`);
-  if (o.gte !== undefined) out.push(`${query} >= ${o.gte}`);
-  if (o.lt !== undefined) out.push(`${query} < ${o.lt}`);
-  if (o.lte !== undefined) out.push(`${query} <= ${o.lte}`);
+  // svc compares a number written as text (a header, the body) as a number: Hurl needs the toFloat filter for that.
+  const numeric = q.kind === "text" ? `${query} toFloat` : query;
+  if (o.gt !== undefined) out.push(`${numeric} > ${o.gt}`);
+  if (o.gte !== undefined) out.push(`${numeric} >= ${o.gte}`);
+  if (o.lt !== undefined) out.push(`${numeric} < ${o.lt}`);
+  if (o.lte !== undefined) out.push(`${numeric} <= ${o.lte}`);
   return out;
-}
-
-/** A JSON path query; `.length` at the end becomes Hurl's `count` filter. */
-function jsonQuery(path: string): string {
-  const m = /^(.*)\.length$/.exec(path);
-  return m ? `jsonpath ${quoted(m[1] as string)} count` : `jsonpath ${quoted(path)}`;
 }
 
 function assertLines(a: Assertion): string[] {
   const x = a as Record<string, unknown>;
-  if ("status" in x) return typeof x.status === "number" ? [] : predicates("status", x.status as Operators);
-  if ("header" in x) return predicates(`header ${quoted(String(x.header))}`, x as Operators);
+  if ("status" in x) return typeof x.status === "number" ? [] : predicates({ kind: "other", text: "status" }, x.status as Operators);
+  if ("header" in x) return predicates({ kind: "text", text: `header ${quoted(String(x.header))}` }, x as Operators);
   if ("json" in x) return predicates(jsonQuery(String(x.json)), x as Operators);
-  if ("body" in x) return predicates("body", x.body as Operators);
-  if ("duration_ms" in x) return predicates("duration", x.duration_ms as Operators);
+  if ("body" in x) return predicates({ kind: "text", text: "body" }, x.body as Operators);
+  if ("duration_ms" in x) return predicates({ kind: "other", text: "duration" }, x.duration_ms as Operators);
   return [`# not exported (Hurl has no counterpart): ${JSON.stringify(a).replace(/\n/g, " ").slice(0, 300)}`];
 }
 
@@ -109,9 +163,10 @@ export function toHurl(automation: { name: string; steps: HttpStep[] }, options:
     // A JSON value that is one variable stays quoted: Hurl sends it as a string (svc would keep a number a number).
     if (r.json !== undefined) lines.push(JSON.stringify(writeJson(r.json), null, 2));
     else if (r.body !== undefined) {
+      // A multiline block sends its last line's newline too: only a body that ends with one is written that way.
       const body = w(r.body);
-      if (!body.includes("```")) lines.push("```", ...body.split("\n"), "```");
-      else lines.push(`${quoted(body).replace(/^"/, "`").replace(/"$/, "`")}`);
+      if (body.endsWith("\n") && !body.includes("```")) lines.push("```", ...body.slice(0, -1).split("\n"), "```");
+      else lines.push(oneline(body));
     }
     const expect = step.expect ?? [];
     const status = expect.find((a): a is { status: number } => "status" in a && typeof (a as { status: unknown }).status === "number");
@@ -122,7 +177,7 @@ export function toHurl(automation: { name: string; steps: HttpStep[] }, options:
       for (const [name, c] of captures) {
         const header = typeof c === "string" ? (c.toLowerCase().startsWith("header:") ? c.slice(7).trim() : undefined) : "header" in c ? c.header : undefined;
         const json = typeof c === "string" ? (header === undefined ? c : undefined) : "json" in c ? c.json : undefined;
-        lines.push(`${name}: ${header !== undefined ? `header ${quoted(header)}` : jsonQuery(json as string)}`);
+        lines.push(`${name}: ${header !== undefined ? `header ${quoted(header)}` : jsonQuery(json as string).text}`);
       }
     }
     const asserts = expect.flatMap(assertLines);
