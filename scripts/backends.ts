@@ -49,6 +49,7 @@ export const POSTGRES: string[] = [
   "test/generation-gherkin-values.test.ts",
   "test/generation-gherkin.test.ts",
   "test/generation-llm.test.ts",
+  "test/generation-openapi-petstore.test.ts",
   "test/generation-openapi.test.ts",
   "test/generation-run.test.ts",
   "test/history-health.test.ts",
