@@ -46,6 +46,7 @@ export const POSTGRES: string[] = [
   "test/core-scenarios.test.ts",
   "test/faults-targets.test.ts",
   "test/generation-crawl.test.ts",
+  "test/generation-gherkin-todomvc.test.ts",
   "test/generation-gherkin-values.test.ts",
   "test/generation-gherkin.test.ts",
   "test/generation-llm.test.ts",
