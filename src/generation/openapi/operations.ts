@@ -34,6 +34,8 @@ export interface ApiOperation {
   statuses: string[];
   /** The JSON schema of each documented response that has one. */
   responseSchemas: Map<string, unknown>;
+  /** The media types each documented response is written in, as listed. */
+  responseTypes: Map<string, string[]>;
   /** Security requirements in force (the operation's own, else the document's); [] means none. */
   security: Obj[];
   /** The parts whose expansion ran past the node budget, so are incomplete: "body", "response 200", … */
@@ -147,8 +149,10 @@ export function readOperation({ doc, refs }: OpenApiDocument, entry: OperationEn
   const otherType = !media && isObject(rb) && isObject(rb.content) ? Object.keys(rb.content)[0] : undefined;
   const responses = refs.deref(op.responses);
   const responseSchemas = new Map<string, unknown>();
+  const responseTypes = new Map<string, string[]>();
   for (const [code, r] of Object.entries(isObject(responses) ? responses : {})) {
     const response = refs.deref(r);
+    if (isObject(response) && isObject(response.content)) responseTypes.set(code, Object.keys(response.content));
     const m = isObject(response) ? jsonMedia(response.content, refs) : null;
     if (m?.schema !== undefined) responseSchemas.set(code, expand(m.schema, `response ${code}`));
   }
@@ -164,6 +168,7 @@ export function readOperation({ doc, refs }: OpenApiDocument, entry: OperationEn
     otherBody: otherType ? { mediaType: otherType, required: isObject(rb) && rb.required === true } : null,
     statuses: Object.keys(isObject(responses) ? responses : {}),
     responseSchemas,
+    responseTypes,
     security: Array.isArray(op.security) ? op.security.filter(isObject) : globalSecurity,
     cut,
   };

@@ -1,7 +1,7 @@
 // Request parameters serialized as the document says, and the unknown id an unknown-id test asks for.
 import { describe, expect, test } from "bun:test";
 import type { ApiOperation, ApiParameter } from "./operations";
-import { requestParameters, unknownValue } from "./tests";
+import { requestParameters, testsForOperation, unknownValue } from "./tests";
 
 const param = (p: Partial<ApiParameter>): ApiParameter => ({ name: "p", in: "query", required: true, schema: {}, example: undefined, ...p });
 const op = (parameters: ApiParameter[]): ApiOperation => ({
@@ -14,6 +14,7 @@ const op = (parameters: ApiParameter[]): ApiOperation => ({
   otherBody: null,
   statuses: ["200"],
   responseSchemas: new Map(),
+  responseTypes: new Map(),
   security: [],
   cut: [],
 });
@@ -74,5 +75,18 @@ describe("unknownValue", () => {
   ])("none exists for %s, and the reason says why", (_name, p, reason) => {
     const r = unknownValue(p);
     expect("none" in r && r.none).toContain(reason);
+  });
+});
+
+describe("the accept header", () => {
+  const accept = (types: string[]) => {
+    const o = { ...op([]), responseTypes: new Map([["200", types]]) };
+    const made = testsForOperation(o, {}, "");
+    return (made.automations[0]?.steps[0] as { request: { headers: Record<string, string> } }).request.headers.accept;
+  };
+  test("JSON when the success is documented in JSON (or in no media type), else the type it is documented in", () => {
+    expect(accept(["application/xml", "application/json"])).toBe("application/json");
+    expect(accept([])).toBe("application/json");
+    expect(accept(["text/plain"])).toBe("text/plain");
   });
 });

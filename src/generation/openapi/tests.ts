@@ -186,10 +186,19 @@ export function requestParameters(op: ApiOperation): {
   return { query, inUrl, headers, problems };
 }
 
+const isJsonType = (t: string) => /^application\/json\b|\+json\b|^\*\/\*$|^application\/\*$/i.test(t);
+
+/** JSON, unless the documented success answers only in other media types: then the first of those. */
+function acceptFor(op: ApiOperation): string {
+  const success = successStatus(op);
+  const types = (success && op.responseTypes.get(success.code)) || [];
+  return types.length === 0 || types.some(isJsonType) ? "application/json" : (types[0] as string);
+}
+
 function buildRequest(op: ApiOperation, creds: Credentials | null, opts: { path?: string; body?: unknown; withCredentials?: boolean } = {}): Request {
   const params = requestParameters(op);
   const query: Record<string, Scalar> = { ...params.query };
-  const headers: Record<string, string> = { accept: "application/json", ...params.headers };
+  const headers: Record<string, string> = { accept: acceptFor(op), ...params.headers };
   if (creds && opts.withCredentials !== false) {
     Object.assign(headers, creds.headers);
     Object.assign(query, creds.query);
