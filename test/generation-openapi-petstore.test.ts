@@ -62,10 +62,17 @@ test("Petstore `pet` drafts run against the Prism mock: all pass but the unknown
   expect(g.warnings.map((w) => w.message)).toContain("No positive test for POST /pet: it documents no 2xx response");
 }, 180_000);
 
-test("an unknown id within the schema's bounds: getOrderById allows 1 to 10, so the test asks for 10", async () => {
+test("an unknown id within the schema's bounds (getOrderById allows 1 to 10, so the test asks for 10); the create-then-read chain's warnings", async () => {
   const { g, autos } = await generateFor("store");
   const unknown = autos.find((a) => a.name === "getOrderById: GET /store/order/{orderId} with an unknown id answers 404");
   expect(unknown?.steps[0]).toMatchObject({ request: { url: "/store/order/10" }, expect: [{ status: 404 }] });
   expect(autos.find((a) => a.name === "getOrderById: GET /store/order/{orderId} answers 200")?.steps[0]).toMatchObject({ request: { url: "/store/order/1" } });
   expect(g.warnings.some((w) => w.message.includes("getOrderById") && w.message.includes("orderId 10"))).toBe(true);
+  // The create-then-read chain says why it may not pass: the read takes ids 1 to 10 only, and the created id's
+  // schema promises no such bound; and a static mock answers the read with its own example.
+  const chain = '"placeOrder then getOrderById: what is created can be read"';
+  expect(g.warnings.map((w) => w.message).filter((m) => m.startsWith(chain))).toEqual([
+    `${chain} may be refused: the path parameter "orderId" of GET /store/order/{orderId} allows only minimum 1, maximum 10, which the created id's schema does not promise`,
+    `${chain} cannot pass against a static mock: it checks the id read is the one created, and a static mock (one answering from the document's examples, such as Prism) answers the read with its own example, not what was created`,
+  ]);
 });

@@ -341,8 +341,9 @@ export function testsForOperation(op: ApiOperation, schemes: Obj, serverNote: st
 }
 
 /** A POST whose answer carries an `id`, and a GET of `<that path>/{param}`: create, then read what was created. */
-export function createThenRead(ops: ApiOperation[], schemes: Obj, serverNote: string): GeneratedDraft[] {
+export function createThenRead(ops: ApiOperation[], schemes: Obj, serverNote: string): OperationTests {
   const out: GeneratedDraft[] = [];
+  const warnings: GenerationWarningRecord[] = [];
   // The GET of `<path>/{param}` for each <path>, found in one pass rather than one scan of every operation per POST.
   const readOf = new Map<string, ApiOperation>();
   for (const o of ops) {
@@ -361,8 +362,11 @@ export function createThenRead(ops: ApiOperation[], schemes: Obj, serverNote: st
     const readExpect: Assertion[] = [readSuccess?.assertion ?? { status: { gte: 200, lt: 300 } }, { json: "$.id", equals: "{{created_id}}" }];
     const readSchema = readSuccess ? responseSchema(read, readSuccess.code) : null;
     if (readSchema) readExpect.push({ schema: readSchema });
+    const name = `${create.id} then ${read.id}: what is created can be read`;
+    const readParam = read.parameters.find((p) => p.in === "path" && p.name === param);
+    for (const reason of chainProblems(schema.properties.id, readParam, read)) warnings.push({ generator: "openapi", message: `"${name}" ${reason}` });
     out.push({
-      name: `${create.id} then ${read.id}: what is created can be read`,
+      name,
       kind: "http",
       tags: ["generated", "openapi", ...new Set([...create.tags, ...read.tags])].slice(0, 50),
       description: `Creates with ${label(create)}, keeps the returned id, reads it back with ${label(read)} and checks the id read is the one created. ${serverNote}`,
@@ -376,6 +380,35 @@ export function createThenRead(ops: ApiOperation[], schemes: Obj, serverNote: st
         { name: `read it back (${label(read)})`, request: buildRequest(read, credentialsFor(read, schemes), { path: readPath }), expect: readExpect },
       ],
     });
+  }
+  return { automations: out, warnings };
+}
+
+const BOUNDS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum", "pattern", "minLength", "maxLength", "format"] as const;
+
+/**
+ * Why the create-then-read chain may not pass, as the document shows it: the read's path parameter is bounded
+ * where the created id is not (a created id outside the bounds is refused), and a static mock answers the read with
+ * an example whose id need not be the created one.
+ */
+function chainProblems(createdId: unknown, readParam: ApiParameter | undefined, read: ApiOperation): string[] {
+  const out: string[] = [];
+  const created = isObject(createdId) ? createdId : {};
+  const accepted = readParam && isObject(readParam.schema) ? readParam.schema : {};
+  const tighter = BOUNDS.filter((k) => accepted[k] !== undefined && JSON.stringify(accepted[k]) !== JSON.stringify(created[k]));
+  if (readParam && tighter.length > 0) {
+    const bounds = tighter.map((k) => `${k} ${JSON.stringify(accepted[k])}`).join(", ");
+    out.push(`may be refused: the path parameter "${readParam.name}" of ${label(read)} allows only ${bounds}, which the created id's schema does not promise`);
+  }
+  const readSchema = read.responseSchemas.get(successStatus(read)?.code ?? "");
+  const readId = isObject(readSchema) && isObject(readSchema.properties) ? readSchema.properties.id : undefined;
+  const examples = [sampleOf(createdId), sampleOf(readId)];
+  const exemplified = created.example !== undefined || created.default !== undefined;
+  const sameExample = exemplified && JSON.stringify(examples[0]) === JSON.stringify(examples[1]);
+  if (!sameExample) {
+    out.push(
+      `cannot pass against a static mock: it checks the id read is the one created, and a static mock (one answering from the document's examples, such as Prism) answers the read with its own example, not what was created`,
+    );
   }
   return out;
 }
