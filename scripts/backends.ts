@@ -107,6 +107,7 @@ export const POSTGRES: string[] = [
   "test/web-runners.test.ts",
   "test/web-schedules.test.ts",
   "test/web-stale-edit.test.ts",
+  "test/web-step-names.test.ts",
 ];
 
 /** Files whose subject is SQLite itself (its file, its locks, its backups, its old databases), with the reason. */
