@@ -83,7 +83,7 @@ export function unknownValue(p: ApiParameter): { value: string | number } | { no
         : typeof s.exclusiveMaximum === "number"
           ? Math.ceil(s.exclusiveMaximum) - 1
           : Number.POSITIVE_INFINITY;
-    const candidates = [UNKNOWN_NUMBER, Math.floor(max), Math.floor(max) - 1, Math.ceil(min)];
+    const candidates = [UNKNOWN_NUMBER, UNKNOWN_NUMBER + 1, Math.floor(max), Math.floor(max) - 1, Math.ceil(min)];
     const value = candidates.find((c) => Number.isFinite(c) && c >= min && c <= max && c !== known);
     if (value === undefined)
       return { none: `its schema allows only ${min === max ? min : `${min} to ${max}`}, and the sample request uses ${JSON.stringify(known)}` };
@@ -140,7 +140,7 @@ export function requestParameters(op: ApiOperation): {
   for (const p of op.parameters) {
     if (p.in === "path" || (!p.required && p.example === undefined)) continue;
     const v = paramValue(p);
-    const where = `the required ${p.in} parameter "${p.name}"`;
+    const where = `the ${p.required ? "required " : ""}${p.in} parameter "${p.name}"`;
     if (v === null || v === undefined) {
       if (p.required) problems.push(`${where} has no example and no schema to build a value from, so the request leaves it out`);
       continue;
