@@ -50,9 +50,11 @@ export const POSTGRES: string[] = [
   "test/core-scenarios.test.ts",
   "test/faults-targets.test.ts",
   "test/generation-crawl.test.ts",
+  "test/generation-gherkin-todomvc.test.ts",
   "test/generation-gherkin-values.test.ts",
   "test/generation-gherkin.test.ts",
   "test/generation-llm.test.ts",
+  "test/generation-openapi-petstore.test.ts",
   "test/generation-openapi.test.ts",
   "test/generation-run.test.ts",
   "test/history-health.test.ts",
@@ -110,6 +112,7 @@ export const POSTGRES: string[] = [
   "test/web-runners.test.ts",
   "test/web-schedules.test.ts",
   "test/web-stale-edit.test.ts",
+  "test/web-step-names.test.ts",
 ];
 
 /** Files whose subject is SQLite itself (its file, its locks, its backups, its old databases), with the reason. */

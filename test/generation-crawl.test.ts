@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTargetApp, type TargetApp } from "./helpers/gen-target-app";
 import { automationsOf, createFeature, createProject, generate } from "./helpers/gen-flow";
 import { startTestServer, type TestServer } from "./helpers/server";
+import type { Step } from "../src/manifest/automation-format";
+import { stepLabel } from "../src/manifest/step-labels";
 
 let t: TestServer;
 let app: TargetApp;
@@ -49,7 +51,20 @@ describe("crawl generation", () => {
     expect(homeLinks?.steps.map((s) => (s.request as { url: string }).url)).toEqual([`${app.url}/login`, `${app.url}/about`]);
     expect(loginLinks?.steps.map((s) => (s.request as { url: string }).url)).toEqual([`${app.url}/`]);
     expect(loginForm?.steps.slice(1)).toEqual([{ expect: { visible: 'label="Email"' } }, { expect: { visible: 'label="Password"' } }]);
-    expect(aboutForm?.steps.slice(1)).toEqual([{ expect: { visible: 'css=input[name="q"]' } }, { expect: { visible: 'css=select[name="sort"]' } }]);
+    // A field without a label is found by its placeholder, else by its name.
+    expect(aboutForm?.steps.slice(1)).toEqual([{ expect: { visible: 'placeholder="Search"' } }, { expect: { visible: 'css=select[name="sort"]' } }]);
+    // Public locator forms of the step format only, and step labels as a person reads them.
+    expect(JSON.stringify(autos.map((a) => a.steps))).not.toContain("internal:");
+    const labels = autos.flatMap((a) => (a.kind === "browser" ? a.steps.map((s) => stepLabel(s as Step)) : []));
+    expect(labels.filter((l) => l.includes("internal:") || l.includes("role=") || l.includes("label="))).toEqual([]);
+    expect(home?.steps.map((s) => stepLabel(s as Step))).toEqual([
+      `goto ${app.url}/`,
+      'expect title "Acme Shop"',
+      'expect visible heading "Acme Shop"',
+      'expect visible heading "Featured items"',
+    ]);
+    expect(loginForm?.steps.slice(1).map((s) => stepLabel(s as Step))).toEqual(['expect visible "Email"', 'expect visible "Password"']);
+    expect(aboutForm?.steps.slice(1).map((s) => stepLabel(s as Step))).toEqual(['expect visible placeholder "Search"', 'expect visible select[name="sort"]']);
     expect(about?.steps).toContainEqual({ expect: { visible: 'role=heading[name="Our team"]' } });
     expect(g.progress).toEqual({ stage: "done", done: 7, total: 7 });
   });

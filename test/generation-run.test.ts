@@ -36,6 +36,21 @@ describe("generated automations run", () => {
     for (const a of autos) {
       const run = await runToEnd(t, project, a.id, "site");
       expect({ name: a.name, status: run.status, error: run.error }).toEqual({ name: a.name, status: "passed", error: null });
+      // Step names read as a person says them: the button's name, never a selector chain.
+      if (a.name === "Sign in works") {
+        expect(run.steps?.map((s) => s.name)).toEqual([
+          "goto /",
+          'click "Sign in"',
+          'expect url "/login"',
+          'fill "Email"',
+          'fill "Password"',
+          'click "Sign in"',
+          'expect text "Welcome"',
+          'expect url "/dashboard"',
+          'click "Show details"',
+          'expect text "Order history"',
+        ]);
+      }
     }
   }, 120_000);
 
@@ -70,6 +85,10 @@ describe("generated automations run", () => {
     for (const a of autos) {
       const run = await runToEnd(t, project, a.id, "site");
       expect({ name: a.name, status: run.status, error: run.error }).toEqual({ name: a.name, status: "passed", error: null });
+      expect(run.steps?.filter((s) => s.name.includes("internal:") || s.name.includes("role="))).toEqual([]);
+      if (a.name === "Form on /about has its fields") {
+        expect(run.steps?.map((s) => s.name)).toEqual([`goto ${app.url}/about`, 'expect visible placeholder "Search"', 'expect visible select[name="sort"]']);
+      }
     }
   }, 120_000);
 });

@@ -120,7 +120,7 @@ describe("browser steps", () => {
       [{ expect: { url: "/dashboard" }, timeout_ms: 300 }, "url: expected /dashboard, got http://"],
       [{ expect: { title: "Home" }, timeout_ms: 300 }, 'title: expected "Home", got "Sign in"'],
       [{ expect: { count: { locator: "css=input", equals: 9 } }, timeout_ms: 300 }, "count of css=input: expected 9, got 3"],
-      [{ click: "testid=nothing", timeout_ms: 300 }, "click testid=nothing: no element matches testid=nothing (waited 300 ms)"],
+      [{ click: "testid=nothing", timeout_ms: 300 }, 'click test id "nothing": no element matches testid=nothing (waited 300 ms)'],
       [{ expect: { visible: "#hint" }, timeout_ms: 300 }, "visible: expected #hint to be visible"],
     ];
     for (const [step, message] of cases) {
@@ -135,15 +135,15 @@ describe("browser steps", () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ fill: { locator: "#nickname", value: "ada" } }, "fill #nickname: no element matches #nickname (waited 300 ms)"],
       [{ fill: { locator: "#hint", value: "ada" } }, "fill #hint: #hint matched 1 element, but the first was not ready within 300 ms (it is not visible)"],
-      [{ select: { locator: "label=Team", value: "ops" } }, 'select in label=Team: expected an option "ops", got options "qa" (QA), "dev" (Dev)'],
+      [{ select: { locator: "label=Team", value: "ops" } }, 'select in "Team": expected an option "ops", got options "qa" (QA), "dev" (Dev)'],
       [
         { select: { locator: "label=Team", value: ["dev", "ops", "sales"] } },
-        'select in label=Team: expected options "ops", "sales", got options "qa" (QA), "dev" (Dev)',
+        'select in "Team": expected options "ops", "sales", got options "qa" (QA), "dev" (Dev)',
       ],
       [{ select: { locator: "#country", value: "fr" } }, "select in #country: no element matches #country (waited 300 ms)"],
-      [{ check: "label=Subscribe" }, "check label=Subscribe: no element matches label=Subscribe (waited 300 ms)"],
+      [{ check: "label=Subscribe" }, 'check "Subscribe": no element matches label=Subscribe (waited 300 ms)'],
       [{ uncheck: "#newsletter" }, "uncheck #newsletter: no element matches #newsletter (waited 300 ms)"],
-      [{ hover: "text=Help menu" }, "hover text=Help menu: no element matches text=Help menu (waited 300 ms)"],
+      [{ hover: "text=Help menu" }, 'hover text "Help menu": no element matches text=Help menu (waited 300 ms)'],
       [{ press: { locator: "#search", key: "Enter" } }, "press Enter in #search: no element matches #search (waited 300 ms)"],
       [{ wait_for: { locator: "#done" } }, "wait for #done: expected it to be visible within 300 ms, got no matching element"],
       [

@@ -164,7 +164,7 @@ const checked = (check: (s: string) => string | null) => (value: string, ctx: z.
   if (problem) ctx.addIssue({ code: "custom", message: problem });
 };
 
-/** `css=…` (or a bare CSS selector), `text=…`, `label=…`, `role=NAME[name="…"]`, `testid=…`. */
+/** `css=…` (or a bare CSS selector), `text=…`, `label=…`, `placeholder=…`, `button=…`, `role=NAME[name="…"]`, `testid=…`. */
 export const Locator = z.string().min(1).max(1000).superRefine(checked(locatorProblem)).meta({ id: "Locator" });
 
 /** A page to open: an http(s) URL, or a path relative to BASE_URL. */

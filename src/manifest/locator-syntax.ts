@@ -16,7 +16,7 @@ export const ARIA_ROLES = new Set(
 /** `role=NAME` or `role=NAME[name="…"]` (or single quotes); the same reading locate() uses. */
 export const ROLE_LOCATOR = /^\s*([a-z]+)\s*(?:\[\s*name\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')\s*\])?\s*$/i;
 
-const FORMS = 'write css=…, a CSS selector, text=…, label=…, role=button[name="…"] or testid=…';
+const FORMS = 'write css=…, a CSS selector, text=…, label=…, placeholder=…, button=…, role=button[name="…"] or testid=…';
 
 /** Playwright's selector engines a chained part (`… >> engine=…`) or a bare selector may name. */
 const ENGINES = new Set(["css", "xpath", "text", "id", "data-testid", "data-test-id", "data-test", "nth", "visible", "role", "aria-ref"]);
@@ -132,6 +132,8 @@ export function locatorProblem(locator: string): string | null {
   switch (kind) {
     case "text":
     case "label":
+    case "placeholder":
+    case "button":
       return quotedTextProblem(kind, rest);
     case "testid":
       return rest.trim() === "" ? "testid= needs a value" : null;

@@ -3,6 +3,7 @@ import type { Locator, Page } from "playwright-core";
 import type { BrowserStep } from "../manifest/automation-format";
 import { expectedUrlProblem, NOT_WEB, pageUrlProblem, urlIsExpected, webUrl } from "../manifest/browser-urls";
 import { locatorProblem } from "../manifest/locator-syntax";
+import { browserStepLabel } from "../manifest/step-labels";
 import { linearPattern, patternProblem } from "../manifest/patterns";
 import { interpolateText, MissingVariableError } from "./interpolation";
 import { locate } from "./locators";
@@ -13,24 +14,7 @@ import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./st
 const DEFAULT_STEP_TIMEOUT_MS = 5_000;
 
 export function browserStepName(step: BrowserStep): string {
-  if (step.name) return step.name;
-  if ("goto" in step) return `goto ${step.goto}`;
-  if ("click" in step) return `click ${step.click}`;
-  if ("fill" in step) return `fill ${step.fill.locator}`;
-  if ("press" in step)
-    return typeof step.press === "string" ? `press ${step.press}` : `press ${step.press.key}${step.press.locator ? ` in ${step.press.locator}` : ""}`;
-  if ("select" in step) return `select in ${step.select.locator}`;
-  if ("check" in step) return `check ${step.check}`;
-  if ("uncheck" in step) return `uncheck ${step.uncheck}`;
-  if ("hover" in step) return `hover ${step.hover}`;
-  if ("wait_for" in step)
-    return `wait for ${step.wait_for.locator ?? (step.wait_for.text !== undefined ? `text "${step.wait_for.text}"` : `url ${typeof step.wait_for.url === "string" ? step.wait_for.url : `matching /${step.wait_for.url?.matches}/`}`)}`;
-  if ("expect" in step)
-    return `expect ${Object.entries(step.expect)
-      .filter(([, v]) => v !== undefined)
-      .map(([k, v]) => `${k} ${typeof v === "string" ? `"${v}"` : JSON.stringify(v)}`)
-      .join(", ")}`;
-  return `screenshot ${step.screenshot}`;
+  return step.name ?? browserStepLabel(step);
 }
 
 type ExpectedUrl = NonNullable<Extract<BrowserStep, { expect: unknown }>["expect"]["url"]>;

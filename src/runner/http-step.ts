@@ -1,4 +1,5 @@
 // Executes one http step with fetch: interpolation, request, assertions, captures, and a size-capped excerpt.
+import { httpStepLabel } from "../manifest/step-labels";
 import type { Assertion, HttpStep } from "../manifest/automation-format";
 import { evaluateAssertion, interpolateAssertion, type AssertionResult, type ObservedResponse } from "./assertions";
 import { fetchFollowingRedirects } from "./http-fetch";
@@ -49,7 +50,7 @@ function headersRecord(h: Headers): Record<string, string> {
 }
 
 export function httpStepName(step: HttpStep): string {
-  return step.name ?? `${step.request.method} ${step.request.url}`;
+  return step.name ?? httpStepLabel(step);
 }
 
 /** Why fetch failed, in words, with what to do about it. */

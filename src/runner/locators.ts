@@ -1,4 +1,5 @@
-// Turns the step format's locator strings into Playwright locators: css=, text=, label=, role=, testid=, or bare CSS.
+// Turns the step format's locator strings into Playwright locators: css=, text=, label=, placeholder=, button=,
+// role=, testid=, or bare CSS.
 import type { Locator, Page } from "playwright-core";
 import { ROLE_LOCATOR } from "../manifest/locator-syntax";
 
@@ -24,6 +25,16 @@ export function locate(page: Page, locator: string): Locator {
     case "label": {
       const t = textArg(rest);
       return page.getByLabel(t.text, { exact: t.exact });
+    }
+    case "placeholder": {
+      const t = textArg(rest);
+      return page.getByPlaceholder(t.text, { exact: t.exact });
+    }
+    case "button": {
+      // The button or link of that accessible name; only when the page has none, the element showing that text.
+      const t = textArg(rest);
+      const named = page.getByRole("button", { name: t.text, exact: t.exact }).or(page.getByRole("link", { name: t.text, exact: t.exact }));
+      return named.or(page.locator("html").filter({ hasNot: named }).getByText(t.text, { exact: t.exact }));
     }
     case "testid":
       return page.getByTestId(rest.trim());

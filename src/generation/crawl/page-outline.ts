@@ -2,7 +2,7 @@
 import { type HTMLElement, parse } from "node-html-parser";
 
 export interface FormField {
-  /** A locator in the step format that finds the field: by its label when it has one, else by its name. */
+  /** A locator in the step format that finds the field: by its label when it has one, else its placeholder, else its name. */
   locator: string;
   describe: string;
 }
@@ -35,6 +35,8 @@ function fieldOf(root: HTMLElement, el: HTMLElement): FormField | null {
   if (el.tagName === "INPUT" && NOT_FIELDS.has(type)) return null;
   const label = labelOf(root, el);
   if (label) return { locator: `label=${JSON.stringify(label)}`, describe: `"${label}"` };
+  const placeholder = clean(el.getAttribute("placeholder") ?? "");
+  if (placeholder) return { locator: `placeholder=${JSON.stringify(placeholder)}`, describe: `the one with placeholder "${placeholder}"` };
   const name = el.getAttribute("name");
   if (name) return { locator: `css=${el.tagName.toLowerCase()}[name=${JSON.stringify(name)}]`, describe: `${el.tagName.toLowerCase()} "${name}"` };
   return null;

@@ -41,16 +41,35 @@ export function jsonPath(dotted: string): string {
 
 /**
  * What `I click "…"` means: the button or link with exactly that accessible name, or, only when the page has
- * none, the element showing exactly that text. Written in Playwright's selector syntax (which the run engine
- * takes for locators of no other kind) because the step format's locators cannot say "this, else that":
- * a heading with the same words therefore never competes with the button.
+ * none, the element showing exactly that text (the step format's `button="…"` locator). A heading with the same
+ * words therefore never competes with the button.
  */
 export function clickTarget(name: string): string {
-  const q = (s: string) => JSON.stringify(s);
-  const role = (r: string) => `internal:role=${r}[name=${q(name)}s]`;
-  const buttonOrLink = `${role("button")} >> internal:or=${q(role("link"))}`;
-  const textWhenNoneOfThose = `css=html >> internal:has-not=${q(buttonOrLink)} >> internal:text=${q(name)}s`;
-  return `${buttonOrLink} >> internal:or=${q(textWhenNoneOfThose)}`;
+  return `button=${quoteLocator(name)}`;
+}
+
+/** Key names a browser knows, as Playwright writes them; any one character is a key too. */
+const KEYS = new Set(
+  (
+    "Enter Tab Escape Backspace Delete Insert Home End PageUp PageDown ArrowUp ArrowDown ArrowLeft ArrowRight Space " +
+    "F1 F2 F3 F4 F5 F6 F7 F8 F9 F10 F11 F12 Backquote Minus Equal Backslash BracketLeft BracketRight Semicolon Quote Comma Period Slash"
+  ).split(" "),
+);
+const MODIFIERS = new Set(["Shift", "Control", "Alt", "Meta", "ControlOrMeta"]);
+
+/** Why a key to press is not one (`Enter`, `a`, `Control+A`, `Shift+Tab`), or null. */
+export function keyProblem(key: string): string | null {
+  const parts = key.split("+");
+  const last = parts.pop() ?? "";
+  const isKey = KEYS.has(last) || [...last].length === 1 || /^(Key[A-Z]|Digit[0-9]|Numpad[0-9])$/.test(last) || MODIFIERS.has(last);
+  if (isKey && parts.every((m) => MODIFIERS.has(m))) return null;
+  return `"${key}" is not a key: write a key name (Enter, Tab, Escape, ArrowDown, a, Control+A, …); to press a button write I click "${key}"`;
+}
+
+function pressStep(key: string, locator?: string): PhraseEffect | { error: string } {
+  const problem = keyProblem(key);
+  if (problem) return { error: problem };
+  return { kind: "page", step: { press: locator ? { locator, key } : key } };
 }
 
 function requestBody(docString: string | undefined): { json: unknown } | { text: string } | { error: string } {
@@ -75,6 +94,22 @@ export const PHRASES: Phrase[] = [
     build: (m) => ({ kind: "page", step: { click: `text=${quoteLocator(unescapeQuoted(m[1]))}` } }),
   },
   { example: 'I click "Sign in"', pattern: new RegExp(`^I click ${Q}$`), build: (m) => ({ kind: "page", step: { click: clickTarget(unescapeQuoted(m[1])) } }) },
+  {
+    example: 'I fill the field with placeholder "What needs to be done?" with "milk"',
+    pattern: new RegExp(`^I fill the field with placeholder ${Q} with ${Q}$`),
+    build: (m) => ({ kind: "page", step: { fill: { locator: `placeholder=${quoteLocator(unescapeQuoted(m[1]))}`, value: unescapeQuoted(m[2]) } } }),
+  },
+  {
+    example: 'I press "Enter" in the field with placeholder "What needs to be done?"',
+    pattern: new RegExp(`^I press ${Q} in the field with placeholder ${Q}$`),
+    build: (m) => pressStep(unescapeQuoted(m[1]), `placeholder=${quoteLocator(unescapeQuoted(m[2]))}`),
+  },
+  {
+    example: 'I press "Enter" in the "New todo" field',
+    pattern: new RegExp(`^I press ${Q} in the ${Q} field$`),
+    build: (m) => pressStep(unescapeQuoted(m[1]), `label=${quoteLocator(unescapeQuoted(m[2]))}`),
+  },
+  { example: 'I press "Enter"', pattern: new RegExp(`^I press ${Q}$`), build: (m) => pressStep(unescapeQuoted(m[1])) },
   {
     example: 'I should see "Welcome"',
     pattern: new RegExp(`^I should see ${Q}$`),

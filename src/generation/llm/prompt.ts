@@ -17,7 +17,7 @@ Rules:
   Assertions: {"status": 200}, {"json": "$.id", "equals": 1}, {"header": "content-type", "contains": "json"}, {"body": {"contains": "ok"}}, {"schema": {…JSON Schema…}}.
 - kind "browser": steps like {"goto": "/login"}, {"fill": {"locator": "label=Email", "value": "a@b.c"}}, {"click": "role=button[name=\\"Sign in\\"]"},
   {"expect": {"text": "Welcome"}}, {"expect": {"url": "/dashboard"}}, {"expect": {"title": "…"}}.
-  Locators: css=…, text=…, label=…, role=NAME[name="…"], testid=….
+  Locators: css=…, text=…, label=…, placeholder=…, button=…, role=NAME[name="…"], testid=….
 - URLs are relative (resolved against the environment's BASE_URL). Secrets are written as {{VARIABLE}}.
 - One automation per behaviour worth checking; names say what is checked.`;
 

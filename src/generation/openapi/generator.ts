@@ -65,7 +65,9 @@ export const openapiGenerator: Generator = {
       await run.progress(i + 1, entries.length);
       await yieldToEventLoop();
     }
-    keep(createThenRead(ops, schemes, note), entries.length);
+    const chains = createThenRead(ops, schemes, note);
+    warnings.push(...chains.warnings);
+    keep(chains.automations, entries.length);
     return { automations, warnings };
   },
 };

@@ -15,6 +15,9 @@ export interface ApiParameter {
   required: boolean;
   schema: unknown;
   example: unknown;
+  /** How the value is serialized (OpenAPI's `style`, `explode`): as written, or undefined for the location's default. */
+  style?: string;
+  explode?: boolean;
 }
 
 export interface ApiOperation {
@@ -25,10 +28,14 @@ export interface ApiOperation {
   parameters: ApiParameter[];
   /** The JSON request body's schema and example, when the operation takes one. */
   body: { required: boolean; schema: unknown; example: unknown } | null;
+  /** A request body the generated tests do not send (no JSON media type): its media type, and whether it is required. */
+  otherBody: { mediaType: string; required: boolean } | null;
   /** Documented status codes (as written: "200", "404", "2XX", "default"). */
   statuses: string[];
   /** The JSON schema of each documented response that has one. */
   responseSchemas: Map<string, unknown>;
+  /** The media types each documented response is written in, as listed. */
+  responseTypes: Map<string, string[]>;
   /** Security requirements in force (the operation's own, else the document's); [] means none. */
   security: Obj[];
   /** The parts whose expansion ran past the node budget, so are incomplete: "body", "response 200", … */
@@ -74,7 +81,15 @@ function parameterOf(p: unknown): ApiParameter | null {
     const first = Object.values(p.examples)[0];
     if (isObject(first)) example = first.value;
   }
-  return { name: p.name, in: p.in as ApiParameter["in"], required: p.required === true || p.in === "path", schema: p.schema, example };
+  return {
+    name: p.name,
+    in: p.in as ApiParameter["in"],
+    required: p.required === true || p.in === "path",
+    schema: p.schema,
+    example,
+    ...(typeof p.style === "string" ? { style: p.style } : {}),
+    ...(typeof p.explode === "boolean" ? { explode: p.explode } : {}),
+  };
 }
 
 /**
@@ -131,10 +146,13 @@ export function readOperation({ doc, refs }: OpenApiDocument, entry: OperationEn
   }
   const rb = refs.deref(op.requestBody);
   const media = isObject(rb) ? jsonMedia(rb.content, refs) : null;
+  const otherType = !media && isObject(rb) && isObject(rb.content) ? Object.keys(rb.content)[0] : undefined;
   const responses = refs.deref(op.responses);
   const responseSchemas = new Map<string, unknown>();
+  const responseTypes = new Map<string, string[]>();
   for (const [code, r] of Object.entries(isObject(responses) ? responses : {})) {
     const response = refs.deref(r);
+    if (isObject(response) && isObject(response.content)) responseTypes.set(code, Object.keys(response.content));
     const m = isObject(response) ? jsonMedia(response.content, refs) : null;
     if (m?.schema !== undefined) responseSchemas.set(code, expand(m.schema, `response ${code}`));
   }
@@ -147,8 +165,10 @@ export function readOperation({ doc, refs }: OpenApiDocument, entry: OperationEn
     body: media
       ? { required: isObject(rb) && rb.required === true, schema: expand(media.schema, "body"), example: expand(mediaExample(media, refs), "body example") }
       : null,
+    otherBody: otherType ? { mediaType: otherType, required: isObject(rb) && rb.required === true } : null,
     statuses: Object.keys(isObject(responses) ? responses : {}),
     responseSchemas,
+    responseTypes,
     security: Array.isArray(op.security) ? op.security.filter(isObject) : globalSecurity,
     cut,
   };

@@ -48,6 +48,15 @@ describe("toJsonSchema", () => {
       properties: { a: { type: ["string", "null"] } },
     });
   });
+  test("a write-only property is never required of a response", () => {
+    expect(
+      toJsonSchema({ type: "object", required: ["name", "password"], properties: { name: { type: "string" }, password: { type: "string", writeOnly: true } } }),
+    ).toEqual({ type: "object", required: ["name"], properties: { name: { type: "string" }, password: { type: "string", writeOnly: true } } });
+    expect(toJsonSchema({ type: "object", required: ["password"], properties: { password: { writeOnly: true } } })).toEqual({
+      type: "object",
+      properties: { password: { writeOnly: true } },
+    });
+  });
   test("a schema with a $ref left in it (circular or external) cannot be checked offline", () => {
     expect(toJsonSchema({ type: "object", properties: { next: { $ref: "#/components/schemas/Node" } } })).toBeNull();
     const loop: Record<string, unknown> = { type: "object", properties: {} };

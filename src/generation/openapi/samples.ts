@@ -120,8 +120,8 @@ export function requiredProperties(schema: unknown): string[] {
 const OPENAPI_ONLY = new Set(["example", "xml", "externalDocs", "discriminator", "nullable", "deprecated"]);
 
 /**
- * The response schema as plain JSON Schema: OpenAPI 3.0's `nullable` becomes a null type and its own keywords are
- * dropped. Null when it cannot be checked offline (a circular or external $ref is left in it).
+ * The response schema as plain JSON Schema: OpenAPI 3.0's `nullable` becomes a null type, its own keywords are
+ * dropped, and write-only properties are not required. Null when it cannot be checked offline (a circular or external $ref is left in it).
  */
 export function toJsonSchema(schema: unknown, seen = new Set<unknown>()): Schema | null {
   if (!isObject(schema)) return null;
@@ -153,5 +153,12 @@ export function toJsonSchema(schema: unknown, seen = new Set<unknown>()): Schema
   }
   seen.delete(schema);
   if (schema.nullable === true && typeof out.type === "string") out.type = [out.type, "null"];
+  // A write-only property is sent, never answered: a response cannot be required to hold it.
+  const props = isObject(schema.properties) ? schema.properties : {};
+  if (Array.isArray(out.required)) {
+    const readable = out.required.filter((name) => !(typeof name === "string" && isObject(props[name]) && props[name].writeOnly === true));
+    if (readable.length > 0) out.required = readable;
+    else delete out.required;
+  }
   return out;
 }

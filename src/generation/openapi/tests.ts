@@ -4,6 +4,7 @@ import type { GeneratedDraft, GenerationWarningRecord } from "../../core/generat
 import type { Assertion, HttpStep } from "../../manifest/automation-format";
 import type { ApiOperation, ApiParameter } from "./operations";
 import { MAX_SCHEMA_NODES } from "./expand";
+import { linearPattern, patternProblem } from "../../manifest/patterns";
 import { MAX_SAMPLE_VALUES, requiredProperties, sampleBudget, sampleOf, toJsonSchema } from "./samples";
 
 type Obj = Record<string, unknown>;
@@ -56,39 +57,157 @@ function responseSchema(op: ApiOperation, code: string): Record<string, unknown>
 /** A path parameter with neither example nor schema still needs a segment: 1 is the likeliest id. */
 const paramValue = (p: ApiParameter) => (p.example !== undefined ? p.example : (sampleOf(p.schema) ?? (p.in === "path" ? 1 : null)));
 
-/** An id no server should have: the unknown-id test expects 404 for it. */
-function unknownValue(p: ApiParameter): unknown {
+const UNKNOWN_NUMBER = 987654321;
+const UNKNOWN_STRINGS = ["does-not-exist-987654321", "987654321", "zzzzzzzz", "ZZZZZZZZ", "z"];
+
+/**
+ * A value the parameter's schema allows but that is unlikely to name anything the server holds: the unknown-id test
+ * expects 404 for it. Its reason instead when the schema leaves no such value (an enum, a constant, a range the
+ * sample fills, a pattern no candidate matches).
+ */
+export function unknownValue(p: ApiParameter): { value: string | number } | { none: string } {
   const s = isObject(p.schema) ? p.schema : {};
-  if (s.type === "integer" || s.type === "number") return 987654321;
-  if (s.format === "uuid") return "ffffffff-ffff-4fff-bfff-ffffffffffff";
-  return "does-not-exist-987654321";
+  const known = paramValue(p);
+  if (Array.isArray(s.enum)) return { none: `its schema lists every value it allows (enum ${JSON.stringify(s.enum).slice(0, 200)})` };
+  if (s.const !== undefined) return { none: `its schema allows only ${JSON.stringify(s.const)}` };
+  if (s.type === "integer" || s.type === "number") {
+    const min =
+      typeof s.minimum === "number"
+        ? s.minimum + (s.exclusiveMinimum === true ? 1 : 0)
+        : typeof s.exclusiveMinimum === "number"
+          ? Math.floor(s.exclusiveMinimum) + 1
+          : Number.NEGATIVE_INFINITY;
+    const max =
+      typeof s.maximum === "number"
+        ? s.maximum - (s.exclusiveMaximum === true ? 1 : 0)
+        : typeof s.exclusiveMaximum === "number"
+          ? Math.ceil(s.exclusiveMaximum) - 1
+          : Number.POSITIVE_INFINITY;
+    const candidates = [UNKNOWN_NUMBER, UNKNOWN_NUMBER + 1, Math.floor(max), Math.floor(max) - 1, Math.ceil(min)];
+    const value = candidates.find((c) => Number.isFinite(c) && c >= min && c <= max && c !== known);
+    if (value === undefined)
+      return { none: `its schema allows only ${min === max ? min : `${min} to ${max}`}, and the sample request uses ${JSON.stringify(known)}` };
+    return { value };
+  }
+  if (s.format === "uuid") return { value: "ffffffff-ffff-4fff-bfff-ffffffffffff" };
+  const minLength = typeof s.minLength === "number" ? s.minLength : 0;
+  const maxLength = typeof s.maxLength === "number" ? s.maxLength : Number.POSITIVE_INFINITY;
+  const fit = (c: string) => {
+    let v = c.slice(0, maxLength);
+    while (v.length < minLength) v += "9";
+    return v;
+  };
+  const pattern = typeof s.pattern === "string" && patternProblem(s.pattern) === null ? linearPattern(s.pattern) : null;
+  if (typeof s.pattern === "string" && !pattern) return { none: `its schema's pattern ${JSON.stringify(s.pattern)} cannot be checked` };
+  const value = UNKNOWN_STRINGS.map(fit).find((c) => c !== String(known) && c.length <= maxLength && (!pattern || pattern.test(c)));
+  if (value === undefined) {
+    return { none: pattern ? `no value the generator makes matches its schema's pattern ${JSON.stringify(s.pattern)}` : "its schema leaves no other value" };
+  }
+  return { value };
 }
 
 function buildPath(op: ApiOperation, value: (p: ApiParameter) => unknown): string {
   let path = op.path;
   for (const p of op.parameters.filter((x) => x.in === "path")) {
-    path = path.replaceAll(`{${p.name}}`, encodeURIComponent(String(value(p))));
+    const v = value(p);
+    // A path segment in the default "simple" style: an array's items joined with commas.
+    path = path.replaceAll(`{${p.name}}`, Array.isArray(v) ? v.map((x) => encodeURIComponent(String(x))).join(",") : encodeURIComponent(String(v)));
   }
   return path;
 }
 
-function buildRequest(op: ApiOperation, creds: Credentials | null, opts: { path?: string; body?: unknown; withCredentials?: boolean } = {}): Request {
-  const query: Record<string, string | number | boolean> = {};
-  const headers: Record<string, string> = { accept: "application/json" };
+type Scalar = string | number | boolean;
+const isScalar = (v: unknown): v is Scalar => typeof v === "string" || typeof v === "number" || typeof v === "boolean";
+
+/**
+ * The query, header and cookie parameters a request sends (required ones, and optional ones with an example), each
+ * serialized as the document says (OpenAPI `style` and `explode`). A value that is an exploded array of more than
+ * one item repeats its name, which the `query` map cannot hold: those pairs go into the URL. `problems` names the
+ * required parameters that could not be sent, and why.
+ */
+export function requestParameters(op: ApiOperation): {
+  query: Record<string, Scalar>;
+  inUrl: string[];
+  headers: Record<string, string>;
+  problems: string[];
+} {
+  const query: Record<string, Scalar> = {};
+  const inUrl: string[] = [];
+  const headers: Record<string, string> = {};
+  const cookies: string[] = [];
+  const problems: string[] = [];
+  const pair = (k: string, v: Scalar) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`;
   for (const p of op.parameters) {
-    if (!p.required && p.example === undefined) continue;
+    if (p.in === "path" || (!p.required && p.example === undefined)) continue;
     const v = paramValue(p);
-    if (p.in === "query" && (typeof v === "string" || typeof v === "number" || typeof v === "boolean")) query[p.name] = v;
-    if (p.in === "header" && v !== null && v !== undefined) headers[p.name.toLowerCase()] = String(v);
+    const where = `the ${p.required ? "required " : ""}${p.in} parameter "${p.name}"`;
+    if (v === null || v === undefined) {
+      if (p.required) problems.push(`${where} has no example and no schema to build a value from, so the request leaves it out`);
+      continue;
+    }
+    if (p.in === "query") {
+      const style = p.style ?? "form";
+      const explode = p.explode ?? style === "form";
+      if (isScalar(v)) query[p.name] = v;
+      else if (Array.isArray(v) && v.every(isScalar)) {
+        const delimiter = { form: ",", spaceDelimited: " ", pipeDelimited: "|" }[style];
+        if (v.length === 1) query[p.name] = v[0] as Scalar;
+        else if (explode && style === "form") inUrl.push(...v.map((x) => pair(p.name, x)));
+        else if (delimiter && !explode) query[p.name] = v.join(delimiter);
+        else problems.push(`${where} is an array in style "${style}"${explode ? " exploded" : ""}, which has no query form`);
+      } else if (isObject(v) && Object.values(v).every(isScalar)) {
+        const entries = Object.entries(v as Record<string, Scalar>);
+        if (style === "deepObject") for (const [k, x] of entries) query[`${p.name}[${k}]`] = x;
+        else if (style === "form" && explode) for (const [k, x] of entries) query[k] = x;
+        else if (style === "form") query[p.name] = entries.flat().join(",");
+        else problems.push(`${where} is an object in style "${style}", which has no query form`);
+      } else if (p.required) {
+        problems.push(
+          `${where} is ${Array.isArray(v) ? "an array" : "an object"} of nested values, which a query string cannot carry, so the request leaves it out`,
+        );
+      }
+    } else if (p.in === "header" || p.in === "cookie") {
+      const text = isScalar(v)
+        ? String(v)
+        : Array.isArray(v) && v.every(isScalar)
+          ? v.join(",")
+          : isObject(v) && Object.values(v).every(isScalar)
+            ? Object.entries(v)
+                .map(([k, x]) => (p.explode ? `${k}=${x}` : `${k},${x}`))
+                .join(",")
+            : null;
+      if (text === null) {
+        if (p.required) problems.push(`${where} is a nested value, which a ${p.in} cannot carry, so the request leaves it out`);
+      } else if (p.in === "header") headers[p.name.toLowerCase()] = text;
+      else cookies.push(`${p.name}=${encodeURIComponent(text)}`);
+    }
   }
+  if (cookies.length > 0) headers.cookie = cookies.join("; ");
+  return { query, inUrl, headers, problems };
+}
+
+const isJsonType = (t: string) => /^application\/json\b|\+json\b|^\*\/\*$|^application\/\*$/i.test(t);
+
+/** JSON, unless the documented success answers only in other media types: then the first of those. */
+function acceptFor(op: ApiOperation): string {
+  const success = successStatus(op);
+  const types = (success && op.responseTypes.get(success.code)) || [];
+  return types.length === 0 || types.some(isJsonType) ? "application/json" : (types[0] as string);
+}
+
+function buildRequest(op: ApiOperation, creds: Credentials | null, opts: { path?: string; body?: unknown; withCredentials?: boolean } = {}): Request {
+  const params = requestParameters(op);
+  const query: Record<string, Scalar> = { ...params.query };
+  const headers: Record<string, string> = { accept: acceptFor(op), ...params.headers };
   if (creds && opts.withCredentials !== false) {
     Object.assign(headers, creds.headers);
     Object.assign(query, creds.query);
   }
   const body = opts.body !== undefined ? opts.body : op.body ? (op.body.example !== undefined ? op.body.example : bodySample(op).value) : undefined;
+  const path = opts.path ?? buildPath(op, paramValue);
   return {
     method: op.method as Request["method"],
-    url: opts.path ?? buildPath(op, paramValue),
+    url: params.inUrl.length > 0 ? `${path}${path.includes("?") ? "&" : "?"}${params.inUrl.join("&")}` : path,
     headers,
     ...(Object.keys(query).length > 0 ? { query } : {}),
     ...(body !== undefined && body !== null ? { json: body } : {}),
@@ -127,6 +246,11 @@ export function testsForOperation(op: ApiOperation, schemes: Obj, serverNote: st
   }
   if (op.body && (op.body.example === undefined || requiredFields(op).length > 0) && bodySample(op).cut) {
     note(`The sample request body of ${label(op)} was cut at ${MAX_SAMPLE_VALUES} values (the limit for one sample body)`);
+  }
+
+  for (const problem of requestParameters(op).problems) note(`The requests to ${label(op)} may be refused: ${problem}`);
+  if (op.otherBody?.required) {
+    note(`The requests to ${label(op)} may be refused: its required body is ${op.otherBody.mediaType}, and the generated tests send only JSON bodies`);
   }
 
   const success = successStatus(op);
@@ -188,21 +312,38 @@ export function testsForOperation(op: ApiOperation, schemes: Obj, serverNote: st
   }
 
   const pathParams = op.parameters.filter((p) => p.in === "path");
-  if (op.statuses.includes("404") && pathParams.length > 0) {
-    automations.push({
-      name: `${op.id}: ${label(op)} with an unknown id answers 404`,
-      kind: "http",
-      tags,
-      description: describe("The operation documents 404: an id that does not exist must get it."),
-      steps: [{ name: `${label(op)} with an unknown id`, request: buildRequest(op, creds, { path: buildPath(op, unknownValue) }), expect: [{ status: 404 }] }],
-    });
+  const idParam = pathParams.at(-1);
+  if (op.statuses.includes("404") && idParam) {
+    const unknown = unknownValue(idParam);
+    if ("none" in unknown) {
+      note(`No unknown-id test for ${label(op)}: no value of its path parameter "${idParam.name}" is sure to be unknown, as ${unknown.none}`);
+    } else {
+      const name = `${op.id}: ${label(op)} with an unknown id answers 404`;
+      const shown = JSON.stringify(unknown.value);
+      const mockNote = `It expects 404 for ${idParam.name} ${shown}, a value the schema allows but real data is unlikely to hold: only a server holding data can answer so, while a static mock (one answering from the document's examples, such as Prism) answers every valid id alike.`;
+      note(`"${name}" cannot pass against a static mock. ${mockNote}`);
+      automations.push({
+        name,
+        kind: "http",
+        tags,
+        description: describe(`The operation documents 404: an id that does not exist must get it. ${mockNote}`),
+        steps: [
+          {
+            name: `${label(op)} with an unknown id`,
+            request: buildRequest(op, creds, { path: buildPath(op, (p) => (p === idParam ? unknown.value : paramValue(p))) }),
+            expect: [{ status: 404 }],
+          },
+        ],
+      });
+    }
   }
   return { automations, warnings };
 }
 
 /** A POST whose answer carries an `id`, and a GET of `<that path>/{param}`: create, then read what was created. */
-export function createThenRead(ops: ApiOperation[], schemes: Obj, serverNote: string): GeneratedDraft[] {
+export function createThenRead(ops: ApiOperation[], schemes: Obj, serverNote: string): OperationTests {
   const out: GeneratedDraft[] = [];
+  const warnings: GenerationWarningRecord[] = [];
   // The GET of `<path>/{param}` for each <path>, found in one pass rather than one scan of every operation per POST.
   const readOf = new Map<string, ApiOperation>();
   for (const o of ops) {
@@ -218,14 +359,17 @@ export function createThenRead(ops: ApiOperation[], schemes: Obj, serverNote: st
     const readSuccess = successStatus(read);
     const param = /\{([^/{}]+)\}$/.exec(read.path)?.[1] ?? "id";
     const readPath = buildPath({ ...read, parameters: read.parameters.filter((p) => p.name !== param) }, paramValue).replace(`{${param}}`, "{{created_id}}");
-    const readExpect: Assertion[] = [readSuccess?.assertion ?? { status: { gte: 200, lt: 300 } }, { json: "$.id", exists: true }];
+    const readExpect: Assertion[] = [readSuccess?.assertion ?? { status: { gte: 200, lt: 300 } }, { json: "$.id", equals: "{{created_id}}" }];
     const readSchema = readSuccess ? responseSchema(read, readSuccess.code) : null;
     if (readSchema) readExpect.push({ schema: readSchema });
+    const name = `${create.id} then ${read.id}: what is created can be read`;
+    const readParam = read.parameters.find((p) => p.in === "path" && p.name === param);
+    for (const reason of chainProblems(schema.properties.id, readParam, read)) warnings.push({ generator: "openapi", message: `"${name}" ${reason}` });
     out.push({
-      name: `${create.id} then ${read.id}: what is created can be read`,
+      name,
       kind: "http",
       tags: ["generated", "openapi", ...new Set([...create.tags, ...read.tags])].slice(0, 50),
-      description: `Creates with ${label(create)}, keeps the returned id, and reads it back with ${label(read)}. ${serverNote}`,
+      description: `Creates with ${label(create)}, keeps the returned id, reads it back with ${label(read)} and checks the id read is the one created. ${serverNote}`,
       steps: [
         {
           name: `create (${label(create)})`,
@@ -236,6 +380,35 @@ export function createThenRead(ops: ApiOperation[], schemes: Obj, serverNote: st
         { name: `read it back (${label(read)})`, request: buildRequest(read, credentialsFor(read, schemes), { path: readPath }), expect: readExpect },
       ],
     });
+  }
+  return { automations: out, warnings };
+}
+
+const BOUNDS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum", "pattern", "minLength", "maxLength", "format"] as const;
+
+/**
+ * Why the create-then-read chain may not pass, as the document shows it: the read's path parameter is bounded
+ * where the created id is not (a created id outside the bounds is refused), and a static mock answers the read with
+ * an example whose id need not be the created one.
+ */
+function chainProblems(createdId: unknown, readParam: ApiParameter | undefined, read: ApiOperation): string[] {
+  const out: string[] = [];
+  const created = isObject(createdId) ? createdId : {};
+  const accepted = readParam && isObject(readParam.schema) ? readParam.schema : {};
+  const tighter = BOUNDS.filter((k) => accepted[k] !== undefined && JSON.stringify(accepted[k]) !== JSON.stringify(created[k]));
+  if (readParam && tighter.length > 0) {
+    const bounds = tighter.map((k) => `${k} ${JSON.stringify(accepted[k])}`).join(", ");
+    out.push(`may be refused: the path parameter "${readParam.name}" of ${label(read)} allows only ${bounds}, which the created id's schema does not promise`);
+  }
+  const readSchema = read.responseSchemas.get(successStatus(read)?.code ?? "");
+  const readId = isObject(readSchema) && isObject(readSchema.properties) ? readSchema.properties.id : undefined;
+  const examples = [sampleOf(createdId), sampleOf(readId)];
+  const exemplified = created.example !== undefined || created.default !== undefined;
+  const sameExample = exemplified && JSON.stringify(examples[0]) === JSON.stringify(examples[1]);
+  if (!sameExample) {
+    out.push(
+      `cannot pass against a static mock: it checks the id read is the one created, and a static mock (one answering from the document's examples, such as Prism) answers the read with its own example, not what was created`,
+    );
   }
   return out;
 }

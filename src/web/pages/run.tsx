@@ -1,5 +1,6 @@
 // One run: per-step results with expected and actual values, request/response excerpts, inline screenshots,
 // live while it runs, cancel, and the JUnit download.
+import { readableStepName } from "../../manifest/step-labels";
 import { call, enc, operationHref } from "../api";
 import { useAction, useLoad } from "../hooks";
 import type { Run, StepResult } from "../types";
@@ -25,7 +26,7 @@ function StepCard({ project, run, step }: { project: string; run: Run; step: Ste
       <div class="step-head">
         <Badge status={step.status} />
         <strong>
-          {step.index + 1}. {step.name}
+          {step.index + 1}. {readableStepName(step.name)}
         </strong>
         <span class="muted">{duration(step.duration_ms)}</span>
       </div>
