@@ -5,6 +5,7 @@
 import type { Assertion, BrowserStep, HttpStep, Step } from "../../manifest/automation-format";
 import { parseJsonPath } from "../../manifest/json-path";
 import { ROLE_LOCATOR } from "../../manifest/locator-syntax";
+import { stepLabel } from "../../manifest/step-labels";
 
 type Operators = {
   equals?: unknown;
@@ -127,7 +128,7 @@ function textArg(w: Writer, raw: string): string {
   return m ? `${w.text(m[1] as string)}, { exact: true }` : w.text(raw.trim());
 }
 
-/** The Playwright locator for svc's locator string: getByRole/getByText/getByLabel/getByTestId, or page.locator. */
+/** The Playwright locator for svc's locator string: getByRole/getByText/getByLabel/getByPlaceholder/getByTestId, or page.locator. */
 export function locatorCode(w: Writer, locator: string): string {
   const eq = locator.indexOf("=");
   const kind = eq > 0 ? locator.slice(0, eq).trim().toLowerCase() : "";
@@ -139,6 +140,16 @@ export function locatorCode(w: Writer, locator: string): string {
       return `page.getByText(${textArg(w, rest)})`;
     case "label":
       return `page.getByLabel(${textArg(w, rest)})`;
+    case "placeholder":
+      return `page.getByPlaceholder(${textArg(w, rest)})`;
+    case "button": {
+      // As svc reads it: the button or link of that name; only when the page has none, the element showing that text.
+      const m = /^"(.*)"$/s.exec(rest.trim());
+      const text = w.text(m ? (m[1] as string) : rest.trim());
+      const exact = m ? "true" : "false";
+      const named = `page.getByRole("button", { name: ${text}, exact: ${exact} }).or(page.getByRole("link", { name: ${text}, exact: ${exact} }))`;
+      return `${named}.or(page.locator("html").filter({ hasNot: ${named} }).getByText(${text}, { exact: ${exact} }))`;
+    }
     case "testid":
       return `page.getByTestId(${w.text(rest.trim())})`;
     case "role": {
@@ -322,32 +333,9 @@ function browserStep(w: Writer, step: BrowserStep, index: number) {
   }
 }
 
-/** A step's title: its name, else what it does (as svc's run report names it). */
+/** A step's title: its name, else what it does, as svc's run report names it (src/manifest/step-labels.ts). */
 function stepTitle(step: Step, index: number): string {
-  const what = (): string => {
-    if (step.name) return step.name;
-    if ("request" in step) return `${step.request.method} ${step.request.url}`;
-    if ("goto" in step) return `goto ${step.goto}`;
-    if ("click" in step) return `click ${step.click}`;
-    if ("fill" in step) return `fill ${step.fill.locator}`;
-    if ("press" in step)
-      return typeof step.press === "string" ? `press ${step.press}` : `press ${step.press.key}${step.press.locator ? ` in ${step.press.locator}` : ""}`;
-    if ("select" in step) return `select in ${step.select.locator}`;
-    if ("check" in step) return `check ${step.check}`;
-    if ("uncheck" in step) return `uncheck ${step.uncheck}`;
-    if ("hover" in step) return `hover ${step.hover}`;
-    if ("wait_for" in step) {
-      const w = step.wait_for;
-      return `wait for ${w.locator ?? (w.text !== undefined ? `text "${w.text}"` : typeof w.url === "string" ? `url ${w.url}` : `url matching /${w.url?.matches}/`)}`;
-    }
-    if ("expect" in step)
-      return `expect ${Object.entries(step.expect)
-        .filter(([, v]) => v !== undefined)
-        .map(([k, v]) => `${k} ${typeof v === "string" ? `"${v}"` : JSON.stringify(v)}`)
-        .join(", ")}`;
-    return `screenshot ${step.screenshot}`;
-  };
-  return `${index + 1}. ${what()}`.replace(/\s+/g, " ").slice(0, 200);
+  return `${index + 1}. ${stepLabel(step)}`.replace(/\s+/g, " ").slice(0, 200);
 }
 
 const HELPERS: Record<string, string[]> = {
