@@ -230,6 +230,13 @@ describe("every operation works end to end", () => {
     const plan = await op("apply", { project: "web-shop" }, { documents, dry_run: true });
     expect(plan.changes.map((c: { op: string }) => c.op)).toEqual(["create"]);
     await op("apply", { project: "web-shop" }, { documents });
+    // The same folder tried without saving: a temporary group run of its automations.
+    const tried = await op(
+      "test_documents",
+      { project: "web-shop" },
+      { documents: [{ path: "try/items.yaml", text: "name: tried\nkind: http\nsteps:\n  - request: { url: /items }\n" }] },
+    );
+    expect(tried.runs).toHaveLength(1);
     const imported = await op("import_curl", { project: "web-shop" }, { command: "curl -H 'accept: application/json' https://shop.example.test/items/1" });
     expect(imported.automations).toHaveLength(1);
     const collection = { info: { name: "walk" }, item: [{ name: "walk item", request: { method: "GET", url: "https://shop.example.test/items" } }] };

@@ -162,6 +162,6 @@ async function newerSchemaMessage(db: Kysely<DB>, path: string, list: Record<str
   const dbVersion = applied.at(-1) ?? "?";
   return (
     `the database ${path} was written by a newer version of svc: its schema is at ${dbVersion}, this svc ${VERSION} knows schemas up to ${known.at(-1) ?? "?"}` +
-    ` (unknown migrations: ${unknown.join(", ") || "?"}). Run the same svc version on every node: to upgrade, stop all nodes, upgrade each, then start them; to go back, restore a backup taken before the upgrade`
+    ` (unknown migrations: ${unknown.join(", ") || "?"}). Run the same svc version on every node: to upgrade svc, stop all nodes, upgrade each, then start them; to go back, restore a backup taken before the upgrade`
   );
 }

@@ -10,6 +10,7 @@ export const VALID_BODIES: Record<string, unknown> = {
   create_schedule: { name: "other", target: { tags: ["x"] }, interval_seconds: 3600 },
   create_alert_channel: { name: "other", kind: "slack", url: "https://hooks.example.test/x" },
   apply: { documents: [{ path: "other.yaml", text: "name: other\nkind: http\nsteps:\n  - request: { url: /x }\n" }], dry_run: true },
+  test_documents: { documents: [{ path: "other.yaml", text: "name: other\nkind: http\nsteps:\n  - request: { url: /x }\n" }] },
   import_curl: { command: "curl https://shop.example.test/items" },
   send_assistant_message: { text: "hello", conversation_id: "asst_elsewhere" },
   import_har: { har: { log: { entries: [{ request: { method: "GET", url: "https://shop.example.test/items" }, response: { status: 200 } }] } } },
