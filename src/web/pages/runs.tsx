@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { RunStatus } from "../../manifest/records";
 import { call, chosen, enc } from "../api";
-import { useLoad } from "../hooks";
+import { LIST_POLL_MS, useLoad } from "../hooks";
 import type { Run } from "../types";
 import { ago, Badge, duration, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { ProjectFrame } from "./project-frame";
@@ -91,7 +91,7 @@ export function RecentRuns({ project, limit, automation, compact = false }: { pr
   const runs = useLoad(
     () => call("listRuns", { project, limit, automation: automation || undefined }),
     `recent:${project}:${automation ?? ""}`,
-    (d) => (d.data.some(active) ? 1500 : 0),
+    (d) => (d.data.some(active) ? 1500 : LIST_POLL_MS),
   );
   if (runs.loading) return <Loading />;
   if (runs.error) return <ErrorNote message={runs.error} />;
@@ -106,7 +106,7 @@ export function RunsPage({ project }: { project: string }) {
   const runs = useLoad(
     () => call("listRuns", { project, limit: 50, status: chosen(status), automation: chosen(automation), cursor: cursor ?? undefined }),
     `runs:${project}:${status}:${automation}:${cursor ?? ""}`,
-    (d) => (d.data.some(active) ? 1500 : 0),
+    (d) => (d.data.some(active) ? 1500 : LIST_POLL_MS),
   );
   return (
     <ProjectFrame project={project} section="runs">
