@@ -29,12 +29,15 @@ export function hashedName(original: string, bytes: Uint8Array): { name: string;
   return { name, hash };
 }
 
+/** Brotli's quality 11 is 7% smaller than 9 but takes over ten times as long (seconds for the script). */
+const BROTLI_QUALITY = 9;
+
 /** Both compressed forms of an asset, made off the event loop (zlib's thread pool). */
 export async function compressAsset(type: string, bytes: Uint8Array<ArrayBuffer>, hash: string): Promise<Asset> {
   const [br, gz] = await Promise.all([
     brotli(bytes, {
       params: {
-        [constants.BROTLI_PARAM_QUALITY]: 11,
+        [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
         [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
         [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
       },

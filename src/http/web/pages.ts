@@ -29,10 +29,10 @@ function ownAddress(server: Server<undefined>): URL {
 
 interface Loaded {
   html: string;
-  /** By the name the page refers to them by (under ASSET_PREFIX). */
-  assets: Map<string, Asset>;
+  /** By the name the page refers to them by (under ASSET_PREFIX); compressed while the page is on its way. */
+  assets: Map<string, Promise<Asset>>;
   /** The icon, also answered at /favicon.ico for clients that ask there without reading the page. */
-  icon: Asset | null;
+  icon: Promise<Asset> | null;
 }
 
 /** Local references of the page to its scripts, styles and icon (the bundle's own routes). */
@@ -53,18 +53,21 @@ export function framedPageRoutes(bundle: HTMLBundle, paths: string[]): Record<st
   };
   const load = async (server: Server<undefined>): Promise<Loaded> => {
     const page = await (await fetchOwn(server, hidden)).text();
-    const assets = new Map<string, Asset>();
+    const assets = new Map<string, Promise<Asset>>();
     const renamed = new Map<string, string>();
-    let icon: Asset | null = null;
+    let icon: Promise<Asset> | null = null;
     for (const [, , path] of page.matchAll(REFERENCE)) {
       if (!path || renamed.has(path)) continue;
       const res = await fetchOwn(server, path);
       const bytes = new Uint8Array(await res.arrayBuffer());
+      const type = res.headers.get("content-type") ?? "application/octet-stream";
       const { name, hash } = hashedName(path, bytes);
-      const asset = await compressAsset(res.headers.get("content-type") ?? "application/octet-stream", bytes, hash);
+      const asset = compressAsset(type, bytes, hash);
+      // Awaited by the asset's requests; a failure is theirs to report.
+      asset.catch(() => undefined);
       assets.set(name, asset);
       renamed.set(path, `${ASSET_PREFIX}${name}`);
-      if (asset.type.startsWith("image/")) icon ??= asset;
+      if (type.startsWith("image/")) icon ??= asset;
     }
     const html = page.replace(REFERENCE, (all, attr: string, path: string) => {
       const to = renamed.get(path);
@@ -90,7 +93,7 @@ export function framedPageRoutes(bundle: HTMLBundle, paths: string[]): Record<st
     const path = new URL(request.url).pathname;
     try {
       const found = (await get(server)).assets.get(path.slice(ASSET_PREFIX.length));
-      return found ? assetResponse(found, request) : assetNotFound(path);
+      return found ? assetResponse(await found, request) : assetNotFound(path);
     } catch (e) {
       return errorResponse("internal_error", `the web application's assets could not be loaded: ${(e as Error).message}`);
     }
@@ -100,7 +103,7 @@ export function framedPageRoutes(bundle: HTMLBundle, paths: string[]): Record<st
       const icon = (await get(server)).icon;
       if (!icon) return assetNotFound("/favicon.ico");
       // Not hashed: kept a day, then asked again.
-      const res = assetResponse(icon, request);
+      const res = assetResponse(await icon, request);
       res.headers.set("cache-control", "public, max-age=86400");
       return res;
     } catch (e) {
