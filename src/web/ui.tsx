@@ -39,12 +39,37 @@ export function Field({ label, children, hint }: { label: string; children: Comp
   );
 }
 
-export function Card({ title, actions, children }: { title?: ComponentChildren; actions?: ComponentChildren; children: ComponentChildren }) {
+/** The document's title for the page shown: `Runs · Shop · svc`. */
+export function useDocumentTitle(...parts: (string | null | undefined)[]): void {
+  const text = [...parts.filter((p) => p), "svc"].join(" · ");
+  useEffect(() => {
+    document.title = text;
+  }, [text]);
+}
+
+/** A page's <h1>, which also names the page in the document's title (with `context`, e.g. the project). */
+export function PageTitle({ title, context, children }: { title: string; context?: string | null; children?: ComponentChildren }) {
+  useDocumentTitle(title, context);
+  return <h1 class="page-title">{children ?? title}</h1>;
+}
+
+/** A card; `level` 1 makes its title the page's heading (a record's own page). */
+export function Card({
+  title,
+  actions,
+  children,
+  level = 2,
+}: {
+  title?: ComponentChildren;
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+  level?: 1 | 2;
+}) {
   return (
     <section class="card">
       {(title || actions) && (
         <header class="card-head">
-          {title && <h2>{title}</h2>}
+          {title && (level === 1 ? <h1 class="card-title">{title}</h1> : <h2>{title}</h2>)}
           {actions && <div class="row">{actions}</div>}
         </header>
       )}

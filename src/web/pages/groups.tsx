@@ -122,12 +122,13 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
     ? JSON.stringify(ids) !== JSON.stringify(g.data.automation_ids) || f.name !== g.data.name || f.description !== g.data.description
     : false;
   return (
-    <ProjectFrame project={project} section="groups">
+    <ProjectFrame project={project} section="groups" title={g.data?.name ?? "Group"}>
       {g.loading && <Loading />}
       <ErrorNote message={g.error} />
       {g.data && (
         <>
           <Card
+            level={1}
             title={g.data.name}
             actions={
               <>

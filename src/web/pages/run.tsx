@@ -187,12 +187,13 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
   const stepArtifacts = new Set(r?.steps?.flatMap((s) => s.artifacts ?? []) ?? []);
   const other = (r?.artifacts ?? []).filter((n) => !stepArtifacts.has(n));
   return (
-    <ProjectFrame project={project} section="runs">
+    <ProjectFrame project={project} section="runs" title={r ? `Run of ${r.automation_name}` : "Run"}>
       {run.loading && <Loading what="the run" />}
       <ErrorNote message={run.error} />
       {r && (
         <>
           <Card
+            level={1}
             title={
               <>
                 Run of <a href={`#/p/${enc(project)}/automations/${r.automation_id}`}>{r.automation_name}</a>
