@@ -57,42 +57,40 @@ export function MembersPage() {
     <div class="stack-lg">
       <PageTitle title={`Members of ${session.workspace?.name ?? "the workspace"}`} />
       {admin && (
-        <>
-          <Card title="Add a member">
-            <form class="form-row" onSubmit={add}>
-              <Field label="Email">
-                <input required type="email" value={email} onInput={(e) => setEmail(inputValue(e))} />
-              </Field>
-              <Field label="Name (optional)">
-                <input value={name} onInput={(e) => setName(inputValue(e))} />
-              </Field>
-              <Field label="Role">
-                <select value={role} onChange={(e) => setRole(inputValue(e) as Role)}>
-                  {ROLES.map((r) => (
-                    <option key={r} value={r}>
-                      {r}
-                    </option>
-                  ))}
-                </select>
-              </Field>
-              <button class="btn btn-primary" disabled={a.busy}>
-                Add member
-              </button>
-            </form>
-            {setupUrl && (
-              <div class="note note-warn" data-testid="setup-url">
-                Send this one-time link to the new member so they can set a password (valid for 7 days):
-                <CopyBlock text={setupUrl} label="Copy setup link" />
-              </div>
-            )}
-            {invited && (
-              <div class="note" data-testid="invited">
-                {invited} already has an account: they are invited, and join once they accept after signing in.
-              </div>
-            )}
-            <ErrorNote message={a.error} details={a.details} />
-          </Card>
-        </>
+        <Card title="Add a member">
+          <form class="form-row" onSubmit={add}>
+            <Field label="Email">
+              <input required type="email" value={email} onInput={(e) => setEmail(inputValue(e))} />
+            </Field>
+            <Field label="Name (optional)">
+              <input value={name} onInput={(e) => setName(inputValue(e))} />
+            </Field>
+            <Field label="Role">
+              <select value={role} onChange={(e) => setRole(inputValue(e) as Role)}>
+                {ROLES.map((r) => (
+                  <option key={r} value={r}>
+                    {r}
+                  </option>
+                ))}
+              </select>
+            </Field>
+            <button class="btn btn-primary" disabled={a.busy}>
+              Add member
+            </button>
+          </form>
+          {setupUrl && (
+            <div class="note note-warn" data-testid="setup-url">
+              Send this one-time link to the new member so they can set a password (valid for 7 days):
+              <CopyBlock text={setupUrl} label="Copy setup link" />
+            </div>
+          )}
+          {invited && (
+            <div class="note" data-testid="invited">
+              {invited} already has an account: they are invited, and join once they accept after signing in.
+            </div>
+          )}
+          <ErrorNote message={a.error} details={a.details} />
+        </Card>
       )}
       <Card title="Members">
         {members.loading && <Loading />}
