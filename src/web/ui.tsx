@@ -78,18 +78,39 @@ export function Card({
   );
 }
 
-/** A destructive button that asks once more, inline, before acting. */
+/**
+ * A destructive button that asks once more, inline, before acting. Asking moves the focus to "Cancel"; cancelling
+ * (or Escape) brings it back to the button.
+ */
 export function ConfirmButton({ label, question, onConfirm }: { label: string; question: string; onConfirm: () => void | Promise<void> }) {
   const [asking, setAsking] = useState(false);
+  const opener = useRef<HTMLButtonElement>(null);
+  const cancel = useRef<HTMLButtonElement>(null);
+  const moved = useRef(false);
+  useEffect(() => {
+    if (!moved.current) return;
+    (asking ? cancel : opener).current?.focus();
+  }, [asking]);
+  const ask = (v: boolean) => {
+    moved.current = true;
+    setAsking(v);
+  };
   if (!asking) {
     return (
-      <button type="button" class="btn btn-danger-quiet" onClick={() => setAsking(true)}>
+      <button type="button" class="btn btn-danger-quiet" ref={opener} onClick={() => ask(true)}>
         {label}
       </button>
     );
   }
   return (
-    <span class="confirm" role="group" aria-label={question}>
+    <span
+      class="confirm"
+      role="group"
+      aria-label={question}
+      onKeyDown={(e) => {
+        if (e.key === "Escape") ask(false);
+      }}
+    >
       <span>{question}</span>
       <button
         type="button"
@@ -101,7 +122,7 @@ export function ConfirmButton({ label, question, onConfirm }: { label: string; q
       >
         Yes, {label.toLowerCase()}
       </button>
-      <button type="button" class="btn" onClick={() => setAsking(false)}>
+      <button type="button" class="btn" ref={cancel} onClick={() => ask(false)}>
         Cancel
       </button>
     </span>
