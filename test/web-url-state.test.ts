@@ -94,7 +94,7 @@ test("the runs list keeps its filters and page in the URL: Back returns to the p
     await page.getByLabel("Status").selectOption("failed");
     await page.waitForURL((u) => u.hash === `#/p/${project}/runs?status=failed`);
     await page.waitForFunction(() => document.querySelectorAll("tbody tr[data-run-id]").length === 1);
-    expect(await rows.first().getAttribute("data-run-id")).toBe(ids.run);
+    expect(await rows.first().getAttribute("data-run-id")).toBe(ids.run ?? "");
     await page.reload();
     await page.locator(`tr[data-run-id='${ids.run}']`).waitFor();
     expect(await page.getByLabel("Status").inputValue()).toBe("failed");
