@@ -32,7 +32,14 @@ beforeAll(async () => {
     name: LONG,
     kind: "http",
     environment: envId,
-    steps: [{ name: LONG, request: { method: "GET", url: target }, expect: [{ status: 200 }, { json: "$.signed_in", equals: { long: LONG } }] }],
+    // A long document and a failed equality of two documents: the page's excerpt and diff scroll, and wrap.
+    steps: [
+      {
+        name: LONG,
+        request: { method: "GET", url: `${s.url}/api/v1/openapi.json` },
+        expect: [{ status: 200 }, { json: "$.info", equals: { title: LONG, version: "1", a: 1, b: 2, c: 3 } }],
+      },
+    ],
   });
   // A draft beside it: its badge is on the automations page too.
   await createAutomation(s, project, { name: `${LONG} draft`, kind: "http", status: "draft", steps: [{ request: { method: "GET", url: target } }] });
@@ -144,8 +151,15 @@ for (const width of [1280, 390]) {
         if (problems.length) found[route] = problems;
       });
     }
-    await page.goto(`${s.url}${address("/p/:project/runs/:id")}`);
-    await page.locator("h1").waitFor();
+    // The run page with its steps' requests and responses open (scrolling excerpts) is checked too.
+    await explained(page, "every-page-run-opened", async () => {
+      await page.goto(`${s.url}${address("/p/:project/runs/:id")}`);
+      await page.locator("h1").waitFor();
+      for (const summary of await page.getByText("Request and response").all()) await summary.click();
+      await page.locator("details pre.excerpt").first().waitFor();
+      const seen = await inspect(page);
+      if (seen.violations.length || seen.overflow > 0) found["run page, excerpts open"] = [...seen.violations, `overflow ${seen.overflow}`];
+    });
     await shot(page, "every-page-long-names-run");
     await page.goto(`${s.url}${address("/p/:project/automations/:id")}`);
     await page.locator("h1").waitFor();

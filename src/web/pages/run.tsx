@@ -36,7 +36,8 @@ function equalityDiff(a: AssertionRecord): DiffLine[] | null {
 
 function JsonDiff({ lines }: { lines: DiffLine[] }) {
   return (
-    <pre class="excerpt diff" data-testid="json-diff" aria-label="Expected (−) and actual (+)">
+    // Scrolls when long: focusable, so it scrolls from the keyboard too.
+    <pre class="excerpt diff" data-testid="json-diff" aria-label="Expected (−) and actual (+)" tabIndex={0}>
       {lines.map((l, i) => (
         <span key={i} class={`diff-${l.kind}`}>
           {l.kind === "removed" ? "- " : l.kind === "added" ? "+ " : "  "}
@@ -93,13 +94,16 @@ function Exchange({ step }: { step: StepResult }) {
     <details onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
       <summary>Request and response</summary>
       {open && step.request && (
-        <pre class="excerpt">{`${step.request.method} ${step.request.url}\n${Object.entries(step.request.headers ?? {})
+        <pre class="excerpt" tabIndex={0}>{`${step.request.method} ${step.request.url}\n${Object.entries(step.request.headers ?? {})
           .map(([k, v]) => `${k}: ${v}`)
           .join("\n")}${step.request.body ? `\n\n${step.request.body}` : ""}`}</pre>
       )}
       {open && step.response && (
         // The body first (what is read most), then the headers.
-        <pre class="excerpt">{`${step.response.status}\n\n${readableBody(step.response)}${step.response.truncated ? "\n… (truncated)" : ""}\n\n${Object.entries(
+        <pre
+          class="excerpt"
+          tabIndex={0}
+        >{`${step.response.status}\n\n${readableBody(step.response)}${step.response.truncated ? "\n… (truncated)" : ""}\n\n${Object.entries(
           step.response.headers,
         )
           .map(([k, v]) => `${k}: ${v}`)
