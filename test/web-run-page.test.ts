@@ -3,7 +3,7 @@
 // is at, and run lists that show runs started elsewhere (by CI through the API) without a reload.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { explained, launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
+import { explained, launchBrowser, newPage, shot, signInAsOwner, watch } from "./helpers/browser";
 import { createAutomation, json, projectWithEnv, startRun, waitForRun } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -139,3 +139,43 @@ test("the runs list and a group's runs show runs started elsewhere without a rel
     const groupRun = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups/${group.id}/run`, {}), 202);
     await page.locator(`a[href$='/group-runs/${groupRun.id}']`).first().waitFor({ timeout: 20_000 });
   }));
+
+test("a hidden page stops following the runs list, and reloads it at once when shown again", async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const p = await context.newPage();
+  watch(p);
+  await explained(p, "run-list-hidden", async () => {
+    await signInAsOwner(p, s.url);
+    // The page's timers are the test's from here: no poll happens unless the test moves the clock.
+    await p.clock.install();
+    let asked = 0;
+    p.on("request", (r) => {
+      if (r.url().includes(`/projects/${project}/runs?`)) asked++;
+    });
+    await p.goto(`${s.url}/#/p/${project}/runs`);
+    /** Moves the page's clock on in small steps until `done` holds (or a minute of page time has passed). */
+    const advance = async (done: () => boolean) => {
+      for (let i = 0; i < 600 && !done(); i++) await p.clock.runFor(100);
+      return done();
+    };
+    expect(await advance(() => asked >= 1)).toBe(true);
+    await p.getByLabel("Status").waitFor();
+    // Shown, it asks again every few seconds.
+    const first = asked;
+    expect(await advance(() => asked > first)).toBe(true);
+    const setHidden = (hidden: boolean) =>
+      p.evaluate((h) => {
+        Object.defineProperty(document, "hidden", { configurable: true, get: () => h });
+        document.dispatchEvent(new Event("visibilitychange"));
+      }, hidden);
+    await setHidden(true);
+    await p.clock.runFor(1_000);
+    const hiddenAt = asked;
+    // A minute of page time passes: not one request.
+    await p.clock.runFor(60_000);
+    expect(asked).toBe(hiddenAt);
+    await setHidden(false);
+    expect(await advance(() => asked > hiddenAt)).toBe(true);
+  });
+  await context.close();
+});
