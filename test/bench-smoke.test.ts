@@ -54,4 +54,9 @@ describe("benchmarks (smoke runs)", () => {
     expect(out).toMatch(/drift \(queued − due\) {2}p50 [\d.]+ ms, p95 [\d.]+ ms/);
     expect(out).toMatch(/alert latency \(run end → received\) {2}p50 [\d.]+ ms/);
   }, 120_000);
+  test("bench/web-run-page.ts prints the script bundle's sizes and the run page's time to interactive", async () => {
+    const out = await smoke("bench/web-run-page.ts");
+    expect(out).toMatch(/script bundle +[\d.]+ KB raw, [\d.]+ KB gzip -9, [\d.]+ KB brotli -11/);
+    expect(out).toMatch(/run page +\d+ steps: shown in \d+ ms, interactive in \d+ ms/);
+  }, 120_000);
 });

@@ -24,7 +24,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test("the embedded bundle is served with its assets, minified", async () => {
+test("the embedded bundle is served with its assets, minified, compressed and under hashed names", async () => {
   const html = await (await fetch(serve.url)).text();
   const js = /src="(\/[^"]+\.js)"/.exec(html)?.[1] ?? "";
   const css = /href="(\/[^"]+\.css)"/.exec(html)?.[1] ?? "";
@@ -34,6 +34,22 @@ test("the embedded bundle is served with its assets, minified", async () => {
   const body = await jsRes.text();
   console.log(`web bundle: ${js} ${body.length} bytes, ${Bun.gzipSync(body).length} gzipped`);
   expect((await fetch(`${serve.url}${css}`)).status).toBe(200);
+  // Hashed names kept a year, compressed as the browser accepts, and an icon where clients look for one.
+  for (const path of [js, css]) {
+    expect(path).toMatch(/^\/assets\/[\w-]+\.[a-z0-9]{10}\.(js|css)$/);
+    const br = await fetch(`${serve.url}${path}`, { headers: { "accept-encoding": "br" }, decompress: false } as RequestInit);
+    expect(br.headers.get("content-encoding")).toBe("br");
+    expect(br.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    const gz = await fetch(`${serve.url}${path}`, { headers: { "accept-encoding": "gzip" }, decompress: false } as RequestInit);
+    expect(gz.headers.get("content-encoding")).toBe("gzip");
+    if (path === js) {
+      const brBytes = (await br.arrayBuffer()).byteLength;
+      const gzBytes = (await gz.arrayBuffer()).byteLength;
+      console.log(`web bundle over the wire: ${gzBytes} bytes gzip, ${brBytes} bytes brotli`);
+      expect(brBytes).toBeLessThan(body.length / 3);
+    }
+  }
+  expect((await fetch(`${serve.url}/favicon.ico`)).status).toBe(200);
   // Only its own origin may provide scripts, styles and connections; no plugins, no <base> rewriting.
   const csp = /http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)?.[1] ?? "";
   expect(csp).toContain("default-src 'self'");

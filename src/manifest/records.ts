@@ -178,6 +178,11 @@ export const Group = z
 export const AssertionResult = z
   .object({
     assertion: z.string().describe("The assertion in short, e.g. status == 200"),
+    subject: z.string().optional().describe("What was checked: status, a JSON path ($.price), header NAME, body or duration_ms"),
+    operator: z
+      .string()
+      .optional()
+      .describe("How it was compared: ==, !=, <, <=, >, >=, contains, matches, is (a type), exists, does not exist or matches schema"),
     passed: z.boolean(),
     expected: z.unknown().optional(),
     actual: z.unknown().optional(),

@@ -8,6 +8,10 @@ import { StepFailure } from "./step-result";
 
 export interface AssertionResult {
   assertion: string;
+  /** What was looked at: `status`, `$.price`, `header x-total`, `body`, `duration_ms`. */
+  subject?: string;
+  /** How it was compared: `==`, `!=`, `<`, `<=`, `>`, `>=`, `contains`, `matches`, `is` (a type), `exists`, `does not exist`, `matches schema`. */
+  operator?: string;
   passed: boolean;
   expected?: unknown;
   actual?: unknown;
@@ -113,9 +117,11 @@ function capActual(v: unknown): unknown {
 function checkOperators(subject: string, ops: Ops, found: boolean, actual: unknown): AssertionResult[] {
   const out: AssertionResult[] = [];
   const recorded = found ? capActual(actual) : undefined;
-  const add = (label: string, expected: unknown, passed: boolean, expectation: string) =>
+  const add = (operator: string, label: string, expected: unknown, passed: boolean, expectation: string) =>
     out.push({
       assertion: `${subject} ${label}`,
+      subject,
+      operator,
       passed,
       expected,
       actual: recorded,
@@ -123,14 +129,21 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
         ? `${subject}: ${expectation}, got ${show(found ? actual : undefined)}`
         : `${subject}: expected ${expectation}, got ${show(found ? actual : undefined)}`,
     });
-  if (ops.exists !== undefined) add(ops.exists ? "exists" : "does not exist", ops.exists, found === ops.exists, ops.exists ? "to exist" : "not to exist");
-  if (ops.equals !== undefined) add(`== ${show(ops.equals)}`, ops.equals, found && deepEqual(actual, ops.equals), show(ops.equals));
+  if (ops.exists !== undefined)
+    add(
+      ops.exists ? "exists" : "does not exist",
+      ops.exists ? "exists" : "does not exist",
+      ops.exists,
+      found === ops.exists,
+      ops.exists ? "to exist" : "not to exist",
+    );
+  if (ops.equals !== undefined) add("==", `== ${show(ops.equals)}`, ops.equals, found && deepEqual(actual, ops.equals), show(ops.equals));
   if (ops.not_equals !== undefined)
-    add(`!= ${show(ops.not_equals)}`, ops.not_equals, !found || !deepEqual(actual, ops.not_equals), `anything but ${show(ops.not_equals)}`);
+    add("!=", `!= ${show(ops.not_equals)}`, ops.not_equals, !found || !deepEqual(actual, ops.not_equals), `anything but ${show(ops.not_equals)}`);
   if (ops.contains !== undefined) {
     const c = ops.contains;
     const passed = found && (typeof actual === "string" ? actual.includes(String(c)) : Array.isArray(actual) ? actual.some((x) => deepEqual(x, c)) : false);
-    add(`contains ${show(c)}`, c, passed, `to contain ${show(c)}`);
+    add("contains", `contains ${show(c)}`, c, passed, `to contain ${show(c)}`);
   }
   if (ops.matches !== undefined) {
     let passed = false;
@@ -143,16 +156,20 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
     if (bad)
       out.push({
         assertion: `${subject} matches /${ops.matches}/`,
+        subject,
+        operator: "matches",
         passed: false,
         expected: ops.matches,
         message: `${subject}: the regular expression /${ops.matches}/ is invalid: ${bad}`,
       });
-    else add(`matches /${ops.matches}/`, ops.matches, passed, `to match /${ops.matches}/`);
+    else add("matches", `matches /${ops.matches}/`, ops.matches, passed, `to match /${ops.matches}/`);
   }
   if (ops.type !== undefined) {
     const t = typeOf(actual);
     out.push({
       assertion: `${subject} is ${ops.type}`,
+      subject,
+      operator: "is",
       passed: found && t === ops.type,
       expected: ops.type,
       actual: found ? t : undefined,
@@ -168,7 +185,7 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
   ];
   for (const [key, sym, fn] of compare) {
     const bound = ops[key];
-    if (typeof bound === "number") add(`${sym} ${bound}`, bound, n !== null && fn(n, bound), `${sym} ${bound}`);
+    if (typeof bound === "number") add(sym, `${sym} ${bound}`, bound, n !== null && fn(n, bound), `${sym} ${bound}`);
   }
   return out;
 }
@@ -217,6 +234,8 @@ export function evaluateAssertion(a: Assertion, res: ObservedResponse): Assertio
       return [
         {
           assertion: `status == ${a.status}`,
+          subject: "status",
+          operator: "==",
           passed,
           expected: a.status,
           actual: res.status,
@@ -235,27 +254,41 @@ export function evaluateAssertion(a: Assertion, res: ObservedResponse): Assertio
     const { json: path, ...ops } = a;
     const parsed = res.json();
     if (!parsed.ok)
-      return [{ assertion: `${path}`, passed: false, message: `${path}: the body is not JSON (${parsed.error}), got ${show(res.text.slice(0, 100))}` }];
+      return [
+        { assertion: `${path}`, subject: path, passed: false, message: `${path}: the body is not JSON (${parsed.error}), got ${show(res.text.slice(0, 100))}` },
+      ];
     let r: { found: boolean; value: unknown };
     try {
       r = readJsonPath(parsed.value, path);
     } catch (e) {
-      return [{ assertion: path, passed: false, message: (e as Error).message }];
+      return [{ assertion: path, subject: path, passed: false, message: (e as Error).message }];
     }
     return checkOperators(path, ops, r.found, r.value);
   }
   if ("body" in a) return checkOperators("body", a.body, true, res.text);
   if ("duration_ms" in a) return checkOperators("duration_ms", a.duration_ms, true, Math.round(res.durationMs));
   const validate = compileJsonSchema(a.schema);
-  if (typeof validate === "string") return [{ assertion: "body matches schema", passed: false, message: validate }];
+  if (typeof validate === "string")
+    return [{ assertion: "body matches schema", subject: "body", operator: "matches schema", passed: false, message: validate }];
   const parsed = res.json();
-  if (!parsed.ok) return [{ assertion: "body matches schema", passed: false, message: `schema: the body is not JSON (${parsed.error})` }];
+  if (!parsed.ok)
+    return [
+      {
+        assertion: "body matches schema",
+        subject: "body",
+        operator: "matches schema",
+        passed: false,
+        message: `schema: the body is not JSON (${parsed.error})`,
+      },
+    ];
   const passed = validate(parsed.value) === true;
   const first = validate.errors?.[0];
   const where = first ? `${first.instancePath || "$"} ${first.message ?? "is invalid"}` : "";
   return [
     {
       assertion: "body matches schema",
+      subject: "body",
+      operator: "matches schema",
       passed,
       actual: passed ? undefined : where,
       message: passed ? "schema: the body matches" : `schema: expected the body to match the JSON Schema, got ${where}`,

@@ -3,6 +3,19 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 
 const MAX_POLL_MS = 10_000;
+/** How often a list follows changes made elsewhere (runs started by CI, say) while nothing in it is in progress. */
+export const LIST_POLL_MS = 5_000;
+
+/** Whether the page is shown: a hidden tab stops polling, and shown again it reloads at once. */
+function usePageVisible(): boolean {
+  const [visible, setVisible] = useState(() => typeof document === "undefined" || !document.hidden);
+  useEffect(() => {
+    const on = () => setVisible(!document.hidden);
+    document.addEventListener("visibilitychange", on);
+    return () => document.removeEventListener("visibilitychange", on);
+  }, []);
+  return visible;
+}
 /** A long-poll answered sooner than its wait less this, still in progress, was not held (the server could not wait). */
 const UNHELD_MARGIN_MS = 250;
 
@@ -17,7 +30,7 @@ export interface Loaded<T> {
  * Loads with `fetcher` when `key` changes; `pollMs(data)` > 0 reloads after that many ms (live updates). With
  * `longPoll`, the reload is sent at once and the fetcher is given that long in seconds to pass as `?wait`: the
  * server answers as soon as the record has ended, so the page shows the end at once; otherwise (or when the
- * server answered without waiting) it polls.
+ * server answered without waiting) it polls. Polling pauses while the page is hidden.
  */
 export function useLoad<T>(fetcher: (waitSeconds: number) => Promise<T>, key: string, pollMs?: (data: T) => number, longPoll = false): Loaded<T> {
   const [data, setData] = useState<T | null>(null);
@@ -59,10 +72,19 @@ export function useLoad<T>(fetcher: (waitSeconds: number) => Promise<T>, key: st
   useEffect(() => {
     polls.current = 0;
   }, [key]);
+  const visible = usePageVisible();
   const base = data !== null && pollMs ? pollMs(data) : 0;
+  const wasVisible = useRef(visible);
   useEffect(() => {
-    if (base <= 0) {
+    const shownAgain = visible && !wasVisible.current;
+    wasVisible.current = visible;
+    if (base <= 0 || !visible) {
+      if (base <= 0) polls.current = 0;
+      return;
+    }
+    if (shownAgain) {
       polls.current = 0;
+      void reload();
       return;
     }
     const delay = Math.min(base * (1 + Math.floor(polls.current / 10)), MAX_POLL_MS);
@@ -75,7 +97,7 @@ export function useLoad<T>(fetcher: (waitSeconds: number) => Promise<T>, key: st
       wait > 0 ? 0 : delay,
     );
     return () => clearTimeout(t);
-  }, [data, base]);
+  }, [data, base, visible]);
 
   return { data, error, loading, reload: () => reload() };
 }

@@ -1,16 +1,28 @@
 // The frame around every signed-in page: the top bar with navigation and the signed-in person.
 import type { ComponentChildren } from "preact";
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { web } from "./api";
 import { AssistantPanel } from "./assistant";
 import { PendingInvitations } from "./pages/invitations";
-import { useHashPath } from "./router";
+import { hashQuery, navigate, useHashPath } from "./router";
 import { canAdminister, useSession } from "./session";
 
 export function Layout({ children }: { children: ComponentChildren }) {
   const { session, refresh } = useSession();
   const path = useHashPath();
   const [assistant, setAssistant] = useState(false);
+  // Opening the assistant moves the focus into it; closing it brings the focus back to its button.
+  const assistantButton = useRef<HTMLButtonElement>(null);
+  const toggled = useRef(false);
+  useEffect(() => {
+    if (!toggled.current) return;
+    if (assistant) document.getElementById("assistant-text")?.focus();
+    else assistantButton.current?.focus();
+  }, [assistant]);
+  const showAssistant = (v: boolean) => {
+    toggled.current = true;
+    setAssistant(v);
+  };
   const links = [
     { href: "#/", label: "Dashboard", active: path === "/" },
     { href: "#/projects", label: "Projects", active: path.startsWith("/projects") || path.startsWith("/p/") },
@@ -19,10 +31,27 @@ export function Layout({ children }: { children: ComponentChildren }) {
     ...(canAdminister(session) ? [{ href: "#/settings/runners", label: "Runners", active: path.startsWith("/settings/runners") }] : []),
   ];
   const several = (session.workspaces?.length ?? 0) > 1;
-  const switchTo = async (workspace: string) => {
-    await web("POST", "/workspace", { workspace });
-    location.hash = "/";
-    await refresh();
+  // The workspace can be in the URL (`?ws=slug`, as the switcher puts it): a link opens in its workspace.
+  const wanted = hashQuery(path).get("ws");
+  const [switching, setSwitching] = useState<string | null>(null);
+  const [wrongWorkspace, setWrongWorkspace] = useState<string | null>(null);
+  useEffect(() => {
+    setWrongWorkspace(null);
+    if (!wanted || wanted === session.workspace?.slug) return;
+    const target = session.workspaces?.find((w) => w.slug === wanted);
+    if (!target) {
+      setWrongWorkspace(`This link is for workspace "${wanted}", which you are not a member of: you see workspace ${session.workspace?.name ?? ""}.`);
+      return;
+    }
+    setSwitching(target.name);
+    void web("POST", "/workspace", { workspace: target.id })
+      .then(refresh)
+      .catch((e: Error) => setWrongWorkspace(e.message))
+      .finally(() => setSwitching(null));
+  }, [wanted, session.workspace?.slug]);
+  const switchTo = (workspace: string) => {
+    const slug = session.workspaces?.find((w) => w.id === workspace)?.slug;
+    if (slug) navigate(`/?ws=${encodeURIComponent(slug)}`);
   };
   const signOut = async () => {
     await web("POST", "/logout");
@@ -48,7 +77,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
             {several ? "" : ` · ${session.workspace?.name ?? ""}`}
           </span>
           {several && (
-            <select aria-label="Workspace" class="who-switch" value={session.workspace?.id} onChange={(e) => void switchTo(e.currentTarget.value)}>
+            <select aria-label="Workspace" class="who-switch" value={session.workspace?.id} onChange={(e) => switchTo(e.currentTarget.value)}>
               {session.workspaces?.map((w) => (
                 <option key={w.id} value={w.id}>
                   {w.name}
@@ -56,7 +85,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
               ))}
             </select>
           )}
-          <button type="button" class="btn btn-quiet" aria-expanded={assistant} onClick={() => setAssistant(!assistant)}>
+          <button type="button" class="btn btn-quiet" ref={assistantButton} aria-expanded={assistant} onClick={() => showAssistant(!assistant)}>
             Assistant
           </button>
           <button type="button" class="btn btn-quiet" onClick={signOut}>
@@ -66,9 +95,14 @@ export function Layout({ children }: { children: ComponentChildren }) {
       </header>
       <main class="content">
         <PendingInvitations />
-        {children}
+        {wrongWorkspace && (
+          <div class="note note-warn" role="alert">
+            {wrongWorkspace}
+          </div>
+        )}
+        {switching ? <p class="muted">Switching to workspace {switching}…</p> : children}
       </main>
-      {assistant && <AssistantPanel onClose={() => setAssistant(false)} />}
+      {assistant && <AssistantPanel onClose={() => showAssistant(false)} />}
     </div>
   );
 }

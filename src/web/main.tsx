@@ -1,4 +1,5 @@
 // The web application's entry: decides between first-run setup, sign-in, password setup and the signed-in app.
+import "./no-eval";
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { whenSignedOut } from "./api";

@@ -43,3 +43,31 @@ export function hashQuery(path: string): URLSearchParams {
   const q = path.indexOf("?");
   return new URLSearchParams(q < 0 ? "" : path.slice(q + 1));
 }
+
+/** The query of the current hash path, following changes (filters and paging kept in the URL). */
+export function useHashQuery(): URLSearchParams {
+  return hashQuery(useHashPath());
+}
+
+/**
+ * Sets values in the query of the current hash path (empty ones are removed). `push` adds a history entry, so Back
+ * returns to the state before; without it the entry is replaced (typing in a search field).
+ */
+export function setHashQuery(values: Record<string, string | null | undefined>, push = true): void {
+  const path = currentPath();
+  const [base = "/"] = path.split("?");
+  const q = hashQuery(path);
+  for (const [k, v] of Object.entries(values)) {
+    if (v) q.set(k, v);
+    else q.delete(k);
+  }
+  const text = q.toString();
+  const next = `${base}${text ? `?${text}` : ""}`;
+  if (next === path) return;
+  if (push) {
+    location.hash = next;
+    return;
+  }
+  history.replaceState(history.state, "", `#${next}`);
+  dispatchEvent(new HashChangeEvent("hashchange"));
+}

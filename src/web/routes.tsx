@@ -16,7 +16,7 @@ import { RunnersPage } from "./pages/runners";
 import { RunPage } from "./pages/run";
 import { RunsPage } from "./pages/runs";
 import { SchedulesPage } from "./pages/schedules";
-import { Empty } from "./ui";
+import { Empty, PageTitle } from "./ui";
 
 type Params = Record<string, string>;
 const p = (x: Params, k: string) => x[k] ?? "";
@@ -48,8 +48,11 @@ export function Routes() {
     if (params) return <div key={path.split("?")[0]}>{page(params)}</div>;
   }
   return (
-    <Empty>
-      There is no page at {path}. <a href="#/">Go to the dashboard</a>.
-    </Empty>
+    <div class="stack-lg">
+      <PageTitle title="Page not found" />
+      <Empty>
+        There is no page at {path}. <a href="#/">Go to the dashboard</a>.
+      </Empty>
+    </div>
   );
 }

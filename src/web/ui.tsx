@@ -39,12 +39,37 @@ export function Field({ label, children, hint }: { label: string; children: Comp
   );
 }
 
-export function Card({ title, actions, children }: { title?: ComponentChildren; actions?: ComponentChildren; children: ComponentChildren }) {
+/** The document's title for the page shown: `Runs · Shop · svc`. */
+export function useDocumentTitle(...parts: (string | null | undefined)[]): void {
+  const text = [...parts.filter((p) => p), "svc"].join(" · ");
+  useEffect(() => {
+    document.title = text;
+  }, [text]);
+}
+
+/** A page's <h1>, which also names the page in the document's title (with `context`, e.g. the project). */
+export function PageTitle({ title, context, children }: { title: string; context?: string | null; children?: ComponentChildren }) {
+  useDocumentTitle(title, context);
+  return <h1 class="page-title">{children ?? title}</h1>;
+}
+
+/** A card; `level` 1 makes its title the page's heading (a record's own page). */
+export function Card({
+  title,
+  actions,
+  children,
+  level = 2,
+}: {
+  title?: ComponentChildren;
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+  level?: 1 | 2;
+}) {
   return (
     <section class="card">
       {(title || actions) && (
         <header class="card-head">
-          {title && <h2>{title}</h2>}
+          {title && (level === 1 ? <h1 class="card-title">{title}</h1> : <h2>{title}</h2>)}
           {actions && <div class="row">{actions}</div>}
         </header>
       )}
@@ -53,18 +78,39 @@ export function Card({ title, actions, children }: { title?: ComponentChildren; 
   );
 }
 
-/** A destructive button that asks once more, inline, before acting. */
+/**
+ * A destructive button that asks once more, inline, before acting. Asking moves the focus to "Cancel"; cancelling
+ * (or Escape) brings it back to the button.
+ */
 export function ConfirmButton({ label, question, onConfirm }: { label: string; question: string; onConfirm: () => void | Promise<void> }) {
   const [asking, setAsking] = useState(false);
+  const opener = useRef<HTMLButtonElement>(null);
+  const cancel = useRef<HTMLButtonElement>(null);
+  const moved = useRef(false);
+  useEffect(() => {
+    if (!moved.current) return;
+    (asking ? cancel : opener).current?.focus();
+  }, [asking]);
+  const ask = (v: boolean) => {
+    moved.current = true;
+    setAsking(v);
+  };
   if (!asking) {
     return (
-      <button type="button" class="btn btn-danger-quiet" onClick={() => setAsking(true)}>
+      <button type="button" class="btn btn-danger-quiet" ref={opener} onClick={() => ask(true)}>
         {label}
       </button>
     );
   }
   return (
-    <span class="confirm" role="group" aria-label={question}>
+    <span
+      class="confirm"
+      role="group"
+      aria-label={question}
+      onKeyDown={(e) => {
+        if (e.key === "Escape") ask(false);
+      }}
+    >
       <span>{question}</span>
       <button
         type="button"
@@ -76,7 +122,7 @@ export function ConfirmButton({ label, question, onConfirm }: { label: string; q
       >
         Yes, {label.toLowerCase()}
       </button>
-      <button type="button" class="btn" onClick={() => setAsking(false)}>
+      <button type="button" class="btn" ref={cancel} onClick={() => ask(false)}>
         Cancel
       </button>
     </span>

@@ -2,14 +2,14 @@
 import { useEffect, useState } from "preact/hooks";
 import { web } from "../api";
 import { useAction } from "../hooks";
-import { ErrorNote, Field, inputValue } from "../ui";
+import { ErrorNote, Field, inputValue, PageTitle } from "../ui";
 
 function AuthFrame({ title, intro, children }: { title: string; intro?: string; children: preact.ComponentChildren }) {
   return (
     <main class="auth">
       <div class="auth-card">
         <div class="brand brand-big">svc</div>
-        <h1>{title}</h1>
+        <PageTitle title={title} />
         {intro && <p class="muted">{intro}</p>}
         {children}
       </div>

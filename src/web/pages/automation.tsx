@@ -158,12 +158,13 @@ export function AutomationPage({ project, automationId }: { project: string; aut
       navigate(`/p/${enc(project)}/runs/${r.id}`);
     });
   return (
-    <ProjectFrame project={project} section="automations">
+    <ProjectFrame project={project} section="automations" title={x?.name ?? "Automation"}>
       {au.loading && <Loading />}
       <ErrorNote message={au.error} />
       {x && (
         <>
           <Card
+            level={1}
             title={
               <>
                 {x.name} <Badge status={x.status} />

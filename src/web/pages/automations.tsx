@@ -1,10 +1,10 @@
 // A project's automations: filtered by feature, group, status, kind and text; and a form to create one.
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { AutomationKind, AutomationStatus } from "../../manifest/index";
 import { call, chosen, enc } from "../api";
 import type { Automation } from "../types";
 import { useAction, useLoad } from "../hooks";
-import { navigate } from "../router";
+import { navigate, setHashQuery, useHashQuery } from "../router";
 import { Badge, Card, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { ProjectFrame } from "./project-frame";
 import { checkSteps, StepsEditor } from "./steps-editor";
@@ -74,8 +74,22 @@ interface Filters {
 }
 
 export function AutomationsPage({ project }: { project: string }) {
-  const [filters, setFilters] = useState<Filters>({ feature: "", group: "", status: "", kind: "", q: "" });
+  // The filters are in the URL: Back returns to the previous ones, and a link shows the same list.
+  const query = useHashQuery();
+  const filters: Filters = {
+    feature: query.get("feature") ?? "",
+    group: query.get("group") ?? "",
+    status: (query.get("status") ?? "") as Filters["status"],
+    kind: (query.get("kind") ?? "") as Filters["kind"],
+    q: query.get("q") ?? "",
+  };
   const [creating, setCreating] = useState(false);
+  // Closing the new-automation form brings the focus back to the button that opened it.
+  const opener = useRef<HTMLButtonElement>(null);
+  const toggled = useRef(false);
+  useEffect(() => {
+    if (toggled.current && !creating) opener.current?.focus();
+  }, [creating]);
   const list = useLoad(
     () =>
       call("listAutomations", {
@@ -91,14 +105,21 @@ export function AutomationsPage({ project }: { project: string }) {
   );
   const features = useLoad(() => call("listFeatures", { project, limit: 200 }), `f:${project}`);
   const groups = useLoad(() => call("listGroups", { project, limit: 200 }), `g:${project}`);
-  const set = (k: keyof typeof filters) => (e: Event) => setFilters({ ...filters, [k]: (e.currentTarget as HTMLInputElement).value });
+  // Typing in the search field replaces the history entry; choosing in a list adds one.
+  const set = (k: keyof Filters) => (e: Event) => setHashQuery({ [k]: (e.currentTarget as HTMLInputElement).value }, k !== "q");
   return (
     <ProjectFrame project={project} section="automations">
       {creating ? (
-        <CreateAutomation project={project} onCancel={() => setCreating(false)} />
+        <CreateAutomation
+          project={project}
+          onCancel={() => {
+            toggled.current = true;
+            setCreating(false);
+          }}
+        />
       ) : (
         <div class="row">
-          <button type="button" class="btn btn-primary" onClick={() => setCreating(true)}>
+          <button type="button" class="btn btn-primary" ref={opener} onClick={() => setCreating(true)}>
             New automation
           </button>
         </div>

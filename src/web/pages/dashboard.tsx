@@ -3,7 +3,7 @@
 import { call, enc } from "../api";
 import { useLoad } from "../hooks";
 import type { Automation, Project, Run } from "../types";
-import { Card, Empty, ErrorNote, Loading, duration, when } from "../ui";
+import { Card, Empty, ErrorNote, Loading, PageTitle, duration, when } from "../ui";
 import { healthCounts } from "./health";
 import { RunStatusBadges } from "./runs";
 
@@ -34,7 +34,7 @@ export function DashboardPage() {
     .slice(0, 10);
   return (
     <div class="stack-lg">
-      <h1>Dashboard</h1>
+      <PageTitle title="Dashboard" />
       {d.loading && <Loading />}
       <ErrorNote message={d.error} />
       {d.data && d.data.length === 0 && (

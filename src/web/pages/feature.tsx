@@ -257,12 +257,13 @@ export function FeaturePage({ project, feature }: { project: string; feature: st
   const f = useLoad(() => call("getFeature", { project, feature }), `feature:${project}:${feature}`);
   const a = useAction();
   return (
-    <ProjectFrame project={project} section="features">
+    <ProjectFrame project={project} section="features" title={f.data?.name ?? "Feature"}>
       {f.loading && <Loading />}
       <ErrorNote message={f.error ?? a.error} />
       {f.data && (
         <div class="two-col">
           <Card
+            level={1}
             title={f.data.name}
             actions={
               <ConfirmButton

@@ -16,11 +16,12 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
   const a = useAction();
   const r = gr.data;
   return (
-    <ProjectFrame project={project} section="groups">
+    <ProjectFrame project={project} section="groups" title={r ? `Group run of ${r.group_name}` : "Group run"}>
       {gr.loading && <Loading />}
       <ErrorNote message={gr.error} />
       {r && (
         <Card
+          level={1}
           title={<>Group run of {r.group_id ? <a href={`#/p/${enc(project)}/groups/${r.group_id}`}>{r.group_name}</a> : r.group_name}</>}
           actions={
             <>

@@ -1,7 +1,7 @@
 // Groups: the list, a form to create one, and one group's page (order its automations, run it, its runs).
 import { useState } from "preact/hooks";
 import { call, enc } from "../api";
-import { useAction, useEdits, useLoad } from "../hooks";
+import { LIST_POLL_MS, useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, duration, when } from "../ui";
 import { ProjectFrame } from "./project-frame";
@@ -49,7 +49,7 @@ export function GroupRunList({ project, group }: { project: string; group?: stri
   const runs = useLoad(
     () => call("listGroupRuns", { project, limit: 20, group: group || undefined }),
     `group-runs:${project}:${group ?? ""}`,
-    (d) => (d.data.some((r) => r.status === "queued" || r.status === "running") ? 1500 : 0),
+    (d) => (d.data.some((r) => r.status === "queued" || r.status === "running") ? 1500 : LIST_POLL_MS),
   );
   if (runs.loading) return <Loading />;
   if (runs.error) return <ErrorNote message={runs.error} />;
@@ -122,12 +122,13 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
     ? JSON.stringify(ids) !== JSON.stringify(g.data.automation_ids) || f.name !== g.data.name || f.description !== g.data.description
     : false;
   return (
-    <ProjectFrame project={project} section="groups">
+    <ProjectFrame project={project} section="groups" title={g.data?.name ?? "Group"}>
       {g.loading && <Loading />}
       <ErrorNote message={g.error} />
       {g.data && (
         <>
           <Card
+            level={1}
             title={g.data.name}
             actions={
               <>

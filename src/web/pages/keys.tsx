@@ -4,7 +4,7 @@ import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { useSession } from "../session";
 import type { ApiKey, CreatedKey } from "../types";
-import { Badge, Card, ConfirmButton, CopyBlock, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { Badge, Card, ConfirmButton, CopyBlock, Empty, ErrorNote, Field, inputValue, Loading, PageTitle, when } from "../ui";
 
 function keyState(k: ApiKey): string {
   if (k.revoked_at) return "revoked";
@@ -39,7 +39,7 @@ export function KeysPage() {
   const mcp = JSON.stringify({ mcpServers: { svc: { command: "svc", args: ["mcp"], env: { SVC_SERVER: base, SVC_API_KEY: "<your key>" } } } }, null, 2);
   return (
     <div class="stack-lg">
-      <h1>CLI &amp; API keys</h1>
+      <PageTitle title="CLI & API keys" />
       <Card title="Create a key">
         <p class="muted">
           A key acts as you in workspace <strong>{session.workspace?.name}</strong>. Use one key per machine or integration, so each can be revoked on its own.

@@ -6,7 +6,7 @@ import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { canAdminister, useSession } from "../session";
 import type { Role } from "../types";
-import { Card, ConfirmButton, CopyBlock, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { Card, ConfirmButton, CopyBlock, ErrorNote, Field, inputValue, Loading, PageTitle, when } from "../ui";
 
 /** Least privileged first (the manifest lists them from the owner down). */
 const ROLES: Role[] = [...Roles.options].reverse();
@@ -55,41 +55,43 @@ export function MembersPage() {
   const pending = invitations.data?.data ?? [];
   return (
     <div class="stack-lg">
-      <h1>Members of {session.workspace?.name}</h1>
-      <Card title="Add a member">
-        <form class="form-row" onSubmit={add}>
-          <Field label="Email">
-            <input required type="email" value={email} onInput={(e) => setEmail(inputValue(e))} />
-          </Field>
-          <Field label="Name (optional)">
-            <input value={name} onInput={(e) => setName(inputValue(e))} />
-          </Field>
-          <Field label="Role">
-            <select value={role} onChange={(e) => setRole(inputValue(e) as Role)}>
-              {ROLES.map((r) => (
-                <option key={r} value={r}>
-                  {r}
-                </option>
-              ))}
-            </select>
-          </Field>
-          <button class="btn btn-primary" disabled={a.busy}>
-            Add member
-          </button>
-        </form>
-        {setupUrl && (
-          <div class="note note-warn" data-testid="setup-url">
-            Send this one-time link to the new member so they can set a password (valid for 7 days):
-            <CopyBlock text={setupUrl} label="Copy setup link" />
-          </div>
-        )}
-        {invited && (
-          <div class="note" data-testid="invited">
-            {invited} already has an account: they are invited, and join once they accept after signing in.
-          </div>
-        )}
-        <ErrorNote message={a.error} details={a.details} />
-      </Card>
+      <PageTitle title={`Members of ${session.workspace?.name ?? "the workspace"}`} />
+      {admin && (
+        <Card title="Add a member">
+          <form class="form-row" onSubmit={add}>
+            <Field label="Email">
+              <input required type="email" value={email} onInput={(e) => setEmail(inputValue(e))} />
+            </Field>
+            <Field label="Name (optional)">
+              <input value={name} onInput={(e) => setName(inputValue(e))} />
+            </Field>
+            <Field label="Role">
+              <select value={role} onChange={(e) => setRole(inputValue(e) as Role)}>
+                {ROLES.map((r) => (
+                  <option key={r} value={r}>
+                    {r}
+                  </option>
+                ))}
+              </select>
+            </Field>
+            <button class="btn btn-primary" disabled={a.busy}>
+              Add member
+            </button>
+          </form>
+          {setupUrl && (
+            <div class="note note-warn" data-testid="setup-url">
+              Send this one-time link to the new member so they can set a password (valid for 7 days):
+              <CopyBlock text={setupUrl} label="Copy setup link" />
+            </div>
+          )}
+          {invited && (
+            <div class="note" data-testid="invited">
+              {invited} already has an account: they are invited, and join once they accept after signing in.
+            </div>
+          )}
+          <ErrorNote message={a.error} details={a.details} />
+        </Card>
+      )}
       <Card title="Members">
         {members.loading && <Loading />}
         <ErrorNote message={members.error} />
@@ -113,22 +115,26 @@ export function MembersPage() {
                     <td data-label="Name">{m.name}</td>
                     <td data-label="Email">{m.email}</td>
                     <td data-label="Role">
-                      <select
-                        aria-label={`Role of ${m.email}`}
-                        value={m.role}
-                        disabled={m.user_id === session.user?.id}
-                        onChange={(e) => void change(m.user_id, inputValue(e) as Role)}
-                      >
-                        {ROLES.map((r) => (
-                          <option key={r} value={r}>
-                            {r}
-                          </option>
-                        ))}
-                      </select>
+                      {!admin ? (
+                        m.role
+                      ) : (
+                        <select
+                          aria-label={`Role of ${m.email}`}
+                          value={m.role}
+                          disabled={m.user_id === session.user?.id}
+                          onChange={(e) => void change(m.user_id, inputValue(e) as Role)}
+                        >
+                          {ROLES.map((r) => (
+                            <option key={r} value={r}>
+                              {r}
+                            </option>
+                          ))}
+                        </select>
+                      )}
                     </td>
                     <td data-label="Since">{when(m.created_at)}</td>
                     <td class="actions">
-                      {m.user_id !== session.user?.id && (
+                      {admin && m.user_id !== session.user?.id && (
                         <ConfirmButton
                           label="Remove"
                           question={`Remove ${m.email}? Their keys stop working at once.`}

@@ -2,6 +2,7 @@
 import { call } from "../api";
 import { useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
+import { canAdminister, useSession } from "../session";
 import { Card, ConfirmButton, ErrorNote, Field, inputValue, Loading } from "../ui";
 import { ProjectFrame } from "./project-frame";
 import { ProjectHealth } from "./health";
@@ -19,6 +20,8 @@ async function readOpenApiFile(file: File): Promise<Record<string, unknown>> {
 
 export function ProjectPage({ project }: { project: string }) {
   const p = useLoad(() => call("getProject", { project }), `project:${project}`);
+  // Only owners and admins may delete a project: members are not offered it.
+  const admin = canAdminister(useSession().session);
   const form = useEdits({ name: p.data?.name ?? "", slug: p.data?.slug ?? "", description: p.data?.description ?? "" });
   const f = form.value;
   const a = useAction();
@@ -98,19 +101,21 @@ export function ProjectPage({ project }: { project: string }) {
             <Card title="Recent runs">
               <RecentRuns project={project} limit={5} compact />
             </Card>
-            <Card title="Danger zone">
-              <p class="muted">Deleting the project deletes its features, automations, runs and environments.</p>
-              <ConfirmButton
-                label="Delete project"
-                question={`Delete ${p.data.name} and everything in it?`}
-                onConfirm={() =>
-                  void a.run(async () => {
-                    await call("deleteProject", { project });
-                    navigate("/projects");
-                  })
-                }
-              />
-            </Card>
+            {admin && (
+              <Card title="Danger zone">
+                <p class="muted">Deleting the project deletes its features, automations, runs and environments.</p>
+                <ConfirmButton
+                  label="Delete project"
+                  question={`Delete ${p.data.name} and everything in it?`}
+                  onConfirm={() =>
+                    void a.run(async () => {
+                      await call("deleteProject", { project });
+                      navigate("/projects");
+                    })
+                  }
+                />
+              </Card>
+            )}
           </div>
         </div>
       )}

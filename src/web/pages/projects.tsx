@@ -3,7 +3,7 @@ import { useState } from "preact/hooks";
 import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
-import { Card, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { Card, Empty, ErrorNote, Field, inputValue, Loading, PageTitle, when } from "../ui";
 
 export function ProjectsPage() {
   const list = useLoad(() => call("listProjects", { limit: 200 }), "projects");
@@ -19,7 +19,7 @@ export function ProjectsPage() {
   };
   return (
     <div class="stack-lg">
-      <h1>Projects</h1>
+      <PageTitle title="Projects" />
       <Card title="New project">
         <form class="form-row" onSubmit={create}>
           <Field label="Project name">

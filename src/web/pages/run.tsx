@@ -1,9 +1,11 @@
 // One run: per-step results with expected and actual values, request/response excerpts, inline screenshots,
 // live while it runs, cancel, and the JUnit download.
 import { readableStepName } from "../../manifest/step-labels";
+import { useState } from "preact/hooks";
 import { call, enc, operationHref } from "../api";
+import { type DiffLine, lineDiff } from "../diff";
 import { useAction, useLoad } from "../hooks";
-import type { Run, StepResult } from "../types";
+import type { Automation, Run, StepResult } from "../types";
 import { Badge, Card, ErrorNote, Loading, duration, when } from "../ui";
 import { navigate } from "../router";
 import { ProjectFrame } from "./project-frame";
@@ -16,8 +18,100 @@ function show(v: unknown): string {
   return typeof v === "string" ? v : JSON.stringify(v);
 }
 
+type AssertionRecord = NonNullable<StepResult["assertions"]>[number];
+
+/** The expectation as written: subject, operator and value (`$.price < 3`, `status == 200`); older records say it in `assertion`. */
+function expectation(a: AssertionRecord): string {
+  if (!a.subject || !a.operator) return a.assertion;
+  if (a.operator === "exists" || a.operator === "does not exist" || a.operator === "matches schema") return `${a.subject} ${a.operator}`;
+  if (a.operator === "matches") return `${a.subject} matches /${String(a.expected)}/`;
+  return `${a.subject} ${a.operator} ${JSON.stringify(a.expected)}`;
+}
+
+/** A failed equality between two JSON documents (objects or arrays) is shown as a line diff of their indented forms. */
+function equalityDiff(a: AssertionRecord): DiffLine[] | null {
+  if (a.passed || a.operator !== "==" || a.expected === null || a.actual === null) return null;
+  if (typeof a.expected !== "object" || typeof a.actual !== "object") return null;
+  return lineDiff(JSON.stringify(a.expected, null, 2), JSON.stringify(a.actual, null, 2));
+}
+
+function JsonDiff({ lines }: { lines: DiffLine[] }) {
+  return (
+    // Scrolls when long: focusable, so it scrolls from the keyboard too.
+    <pre class="excerpt diff" data-testid="json-diff" aria-label="Expected (−) and actual (+)" tabIndex={0}>
+      {lines.map((l, i) => (
+        <span key={i} class={`diff-${l.kind}`}>
+          {l.kind === "removed" ? "- " : l.kind === "added" ? "+ " : "  "}
+          {l.text}
+        </span>
+      ))}
+    </pre>
+  );
+}
+
 function artifactUrl(project: string, runId: string, name: string): string {
   return operationHref("getRunArtifact", { project, runId, name });
+}
+
+function AssertionTable({ assertions }: { assertions: AssertionRecord[] }) {
+  return (
+    <div class="table-wrap">
+      <table class="compact">
+        <thead>
+          <tr>
+            <th>
+              <span class="visually-hidden">Result</span>
+            </th>
+            <th>Expected</th>
+            <th>Actual</th>
+          </tr>
+        </thead>
+        <tbody>
+          {assertions.map((a, i) => {
+            const diff = equalityDiff(a);
+            return (
+              <tr key={i} class={a.passed ? "" : "row-failed"}>
+                <td data-label="Result">{a.passed ? "✓" : "✗"}</td>
+                <td data-label="Expected">
+                  <code>{expectation(a)}</code>
+                </td>
+                <td data-label="Actual">
+                  <code>{show(a.actual)}</code>
+                  {diff && <JsonDiff lines={diff} />}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The request and response excerpt, folded away; its text is only made once opened (a 500-step run stays quick). */
+function Exchange({ step }: { step: StepResult }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <details onToggle={(e) => setOpen((e.currentTarget as HTMLDetailsElement).open)}>
+      <summary>Request and response</summary>
+      {open && step.request && (
+        <pre class="excerpt" tabIndex={0}>{`${step.request.method} ${step.request.url}\n${Object.entries(step.request.headers ?? {})
+          .map(([k, v]) => `${k}: ${v}`)
+          .join("\n")}${step.request.body ? `\n\n${step.request.body}` : ""}`}</pre>
+      )}
+      {open && step.response && (
+        // The body first (what is read most), then the headers.
+        <pre
+          class="excerpt"
+          tabIndex={0}
+        >{`${step.response.status}\n\n${readableBody(step.response)}${step.response.truncated ? "\n… (truncated)" : ""}\n\n${Object.entries(
+          step.response.headers,
+        )
+          .map(([k, v]) => `${k}: ${v}`)
+          .join("\n")}`}</pre>
+      )}
+    </details>
+  );
 }
 
 function StepCard({ project, run, step }: { project: string; run: Run; step: StepResult }) {
@@ -31,53 +125,8 @@ function StepCard({ project, run, step }: { project: string; run: Run; step: Ste
         <span class="muted">{duration(step.duration_ms)}</span>
       </div>
       {step.message && <p class="step-message">{step.message}</p>}
-      {step.assertions && step.assertions.length > 0 && (
-        <div class="table-wrap">
-          <table class="compact">
-            <thead>
-              <tr>
-                <th>
-                  <span class="visually-hidden">Result</span>
-                </th>
-                <th>Assertion</th>
-                <th>Expected</th>
-                <th>Actual</th>
-              </tr>
-            </thead>
-            <tbody>
-              {step.assertions.map((a, i) => (
-                <tr key={i} class={a.passed ? "" : "row-failed"}>
-                  <td data-label="Result">{a.passed ? "✓" : "✗"}</td>
-                  <td data-label="Assertion">
-                    <code>{a.assertion}</code>
-                  </td>
-                  <td data-label="Expected">
-                    <code>{show(a.expected)}</code>
-                  </td>
-                  <td data-label="Actual">
-                    <code>{show(a.actual)}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {(step.request || step.response) && (
-        <details>
-          <summary>Request and response</summary>
-          {step.request && (
-            <pre class="excerpt">{`${step.request.method} ${step.request.url}\n${Object.entries(step.request.headers ?? {})
-              .map(([k, v]) => `${k}: ${v}`)
-              .join("\n")}${step.request.body ? `\n\n${step.request.body}` : ""}`}</pre>
-          )}
-          {step.response && (
-            <pre class="excerpt">{`${step.response.status}\n${Object.entries(step.response.headers)
-              .map(([k, v]) => `${k}: ${v}`)
-              .join("\n")}\n\n${readableBody(step.response)}${step.response.truncated ? "\n… (truncated)" : ""}`}</pre>
-          )}
-        </details>
-      )}
+      {step.assertions && step.assertions.length > 0 && <AssertionTable assertions={step.assertions} />}
+      {(step.request || step.response) && <Exchange step={step} />}
       {step.artifacts
         ?.filter((n) => IMAGE.test(n))
         .map((n) => (
@@ -85,6 +134,28 @@ function StepCard({ project, run, step }: { project: string; run: Run; step: Ste
             <img class="shot" src={artifactUrl(project, run.id, n)} alt={`Screenshot ${n}`} loading="lazy" />
           </a>
         ))}
+    </li>
+  );
+}
+
+/** A step's name as the automation gives it (its own name, else what it does). */
+function stepName(step: Automation["steps"][number] | undefined): string | null {
+  if (!step) return null;
+  if (step.name) return step.name;
+  if ("request" in step) return `${step.request.method} ${step.request.url}`;
+  return Object.keys(step)[0] ?? null;
+}
+
+/** The step a running run is at: the one after the last result recorded so far, named from its automation. */
+function CurrentStep({ index, name }: { index: number; name: string | null }) {
+  return (
+    <li class="step step-running" data-step={index} data-testid="current-step" aria-current="step">
+      <div class="step-head">
+        <Badge status="running" />
+        <strong>
+          {index + 1}. {name ?? "next step"}
+        </strong>
+      </div>
     </li>
   );
 }
@@ -109,15 +180,25 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
   );
   const a = useAction();
   const r = run.data;
+  const running = r?.status === "running";
+  // The names of the steps not reached yet come from the automation (loaded once the run is seen running).
+  const automation = useLoad(
+    () => (running && r ? call("getAutomation", { project, automationId: r.automation_id }) : Promise.resolve(null)),
+    `run-automation:${running ? (r?.automation_id ?? "") : ""}`,
+  );
+  const results = r?.steps ?? [];
+  const planned = automation.data?.steps ?? [];
+  const current = running && results.length < Math.max(planned.length, 1) ? results.length : null;
   const stepArtifacts = new Set(r?.steps?.flatMap((s) => s.artifacts ?? []) ?? []);
   const other = (r?.artifacts ?? []).filter((n) => !stepArtifacts.has(n));
   return (
-    <ProjectFrame project={project} section="runs">
+    <ProjectFrame project={project} section="runs" title={r ? `Run of ${r.automation_name}` : "Run"}>
       {run.loading && <Loading what="the run" />}
       <ErrorNote message={run.error} />
       {r && (
         <>
           <Card
+            level={1}
             title={
               <>
                 Run of <a href={`#/p/${enc(project)}/automations/${r.automation_id}`}>{r.automation_name}</a>
@@ -214,13 +295,14 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
             <ErrorNote message={a.error} />
           </Card>
           <Card title="Steps">
-            {(r.steps ?? []).length === 0 ? (
+            {results.length === 0 && current === null ? (
               <p class="muted">{r.status === "queued" ? "Waiting for a worker…" : "No step results."}</p>
             ) : (
               <ol class="steps">
-                {(r.steps ?? []).map((s) => (
+                {results.map((s) => (
                   <StepCard key={s.index} project={project} run={r} step={s} />
                 ))}
+                {current !== null && <CurrentStep index={current} name={stepName(planned[current])} />}
               </ol>
             )}
           </Card>

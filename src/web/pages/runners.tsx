@@ -3,13 +3,14 @@
 import { useState } from "preact/hooks";
 import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
-import { useSession } from "../session";
+import { canAdminister, useSession } from "../session";
 import type { Runner } from "../types";
-import { ago, Badge, Card, ConfirmButton, CopyBlock, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { ago, Badge, Card, ConfirmButton, CopyBlock, Empty, ErrorNote, Field, inputValue, Loading, PageTitle, when } from "../ui";
 
 export function RunnersPage() {
   const { session } = useSession();
-  const runners = useLoad(() => call("listRunners", { limit: 200 }), "runners");
+  const admin = canAdminister(session);
+  const runners = useLoad(() => (admin ? call("listRunners", { limit: 200 }) : Promise.resolve({ data: [], next_cursor: null })), `runners-${admin}`);
   const [name, setName] = useState("");
   const [labels, setLabels] = useState("");
   const [token, setToken] = useState<string | null>(null);
@@ -34,9 +35,16 @@ export function RunnersPage() {
     });
   };
   const rows: Runner[] = runners.data?.data ?? [];
+  if (!admin)
+    return (
+      <div class="stack-lg">
+        <PageTitle title="Runners" />
+        <p class="note">Only owners and admins of {session.workspace?.name} can see and manage its runners.</p>
+      </div>
+    );
   return (
     <div class="stack-lg">
-      <h1>Runners</h1>
+      <PageTitle title="Runners" />
       <Card title="Add a runner">
         <p class="muted">
           A runner executes this workspace's runs on another machine — one in another network, or more capacity. It only ever takes runs of workspace{" "}

@@ -1,10 +1,10 @@
 // Run lists: a project's runs with status badges and durations, filtered by status, live while any is active.
-import { useState } from "preact/hooks";
 import { RunStatus } from "../../manifest/records";
 import { call, chosen, enc } from "../api";
-import { useLoad } from "../hooks";
+import { LIST_POLL_MS, useLoad } from "../hooks";
 import type { Run } from "../types";
 import { ago, Badge, duration, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { setHashQuery, useHashQuery } from "../router";
 import { ProjectFrame } from "./project-frame";
 
 const active = (r: Run) => r.status === "queued" || r.status === "running";
@@ -91,7 +91,7 @@ export function RecentRuns({ project, limit, automation, compact = false }: { pr
   const runs = useLoad(
     () => call("listRuns", { project, limit, automation: automation || undefined }),
     `recent:${project}:${automation ?? ""}`,
-    (d) => (d.data.some(active) ? 1500 : 0),
+    (d) => (d.data.some(active) ? 1500 : LIST_POLL_MS),
   );
   if (runs.loading) return <Loading />;
   if (runs.error) return <ErrorNote message={runs.error} />;
@@ -99,26 +99,22 @@ export function RecentRuns({ project, limit, automation, compact = false }: { pr
 }
 
 export function RunsPage({ project }: { project: string }) {
-  const [status, setStatus] = useState<Run["status"] | "">("");
-  const [automation, setAutomation] = useState("");
-  const [cursor, setCursor] = useState<string | null>(null);
+  // Filters and the page are in the URL: Back returns to the previous ones, and a link shows the same list.
+  const query = useHashQuery();
+  const status = (query.get("status") ?? "") as Run["status"] | "";
+  const automation = query.get("automation") ?? "";
+  const cursor = query.get("cursor");
   const automations = useLoad(() => call("listAutomations", { project, limit: 200 }), `run-filter:${project}`);
   const runs = useLoad(
     () => call("listRuns", { project, limit: 50, status: chosen(status), automation: chosen(automation), cursor: cursor ?? undefined }),
     `runs:${project}:${status}:${automation}:${cursor ?? ""}`,
-    (d) => (d.data.some(active) ? 1500 : 0),
+    (d) => (d.data.some(active) ? 1500 : LIST_POLL_MS),
   );
   return (
     <ProjectFrame project={project} section="runs">
       <div class="filters">
         <Field label="Status">
-          <select
-            value={status}
-            onChange={(e) => {
-              setCursor(null);
-              setStatus(inputValue(e) as Run["status"] | "");
-            }}
-          >
+          <select value={status} onChange={(e) => setHashQuery({ status: inputValue(e), cursor: null })}>
             <option value="">any</option>
             {RunStatus.options.map((s) => (
               <option key={s} value={s}>
@@ -128,13 +124,7 @@ export function RunsPage({ project }: { project: string }) {
           </select>
         </Field>
         <Field label="Automation">
-          <select
-            value={automation}
-            onChange={(e) => {
-              setCursor(null);
-              setAutomation(inputValue(e));
-            }}
-          >
+          <select value={automation} onChange={(e) => setHashQuery({ automation: inputValue(e), cursor: null })}>
             <option value="">any</option>
             {automations.data?.data.map((a) => (
               <option key={a.id} value={a.id}>
@@ -149,12 +139,12 @@ export function RunsPage({ project }: { project: string }) {
       {runs.data && <RunTable project={project} runs={runs.data.data} />}
       <div class="row">
         {cursor && (
-          <button type="button" class="btn" onClick={() => setCursor(null)}>
+          <button type="button" class="btn" onClick={() => setHashQuery({ cursor: null })}>
             First page
           </button>
         )}
         {runs.data?.next_cursor && (
-          <button type="button" class="btn" onClick={() => setCursor(runs.data?.next_cursor ?? null)}>
+          <button type="button" class="btn" onClick={() => setHashQuery({ cursor: runs.data?.next_cursor ?? null })}>
             Older runs
           </button>
         )}

@@ -1,0 +1,181 @@
+// The run pages in headless Chromium against a real server and run engine: each assertion's expectation with its
+// operator, a line diff where a JSON equality failed, the response body before its headers, the step a running run
+// is at, and run lists that show runs started elsewhere (by CI through the API) without a reload.
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import type { Browser, Page } from "playwright-core";
+import { explained, launchBrowser, newPage, shot, signInAsOwner, watch } from "./helpers/browser";
+import { createAutomation, json, projectWithEnv, startRun, waitForRun } from "./helpers/runs";
+import { startTestServer, type TestServer } from "./helpers/server";
+
+setDefaultTimeout(60_000);
+
+let s: TestServer;
+let browser: Browser;
+let page: Page;
+let target: ReturnType<typeof Bun.serve>;
+let project = "";
+let envId = "";
+let release: () => void = () => {};
+const held = new Promise<void>((resolve) => {
+  release = resolve;
+});
+
+beforeAll(async () => {
+  target = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    idleTimeout: 60,
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      if (path === "/product") return Response.json({ id: 7, name: "pear", price: 3, tags: ["fruit"] }, { headers: { "x-kind": "fruit" } });
+      if (path === "/held") {
+        await held;
+        return Response.json({ ok: true });
+      }
+      return new Response("no such page", { status: 404 });
+    },
+  });
+  s = await startTestServer({ rate_limit: { enabled: false } });
+  ({ project, envId } = await projectWithEnv(s, "Shop", { BASE_URL: `http://127.0.0.1:${target.port}` }));
+  browser = await launchBrowser();
+  ({ page } = await newPage(browser));
+  await signInAsOwner(page, s.url);
+});
+afterAll(async () => {
+  release();
+  await browser?.close();
+  await s?.stop();
+  target?.stop(true);
+});
+
+test("the Expected column shows subject and operator, a failed JSON equality shows a diff, the body comes before the headers", () =>
+  explained(page, "run-page-expectations", async () => {
+    const automation = await createAutomation(s, project, {
+      name: "product is cheap",
+      kind: "http",
+      environment: envId,
+      steps: [
+        {
+          name: "read the product",
+          request: { method: "GET", url: "/product" },
+          expect: [{ status: 200 }, { json: "$.price", lt: 3 }, { json: "$", equals: { id: 7, name: "apple", price: 3, tags: ["fruit"] } }],
+        },
+      ],
+    });
+    const runId = await startRun(s, project, automation);
+    expect((await waitForRun(s, project, runId)).status).toBe("failed");
+    await page.goto(`${s.url}/#/p/${project}/runs/${runId}`);
+    const step = page.locator("li.step[data-step='0']");
+    const table = step.locator("table");
+    await table.waitFor();
+    expect(await table.locator("thead th").allTextContents()).toEqual(["Result", "Expected", "Actual"]);
+    const expected = await table.locator("td[data-label='Expected']").allInnerTexts();
+    expect(expected).toEqual(["status == 200", "$.price < 3", '$ == {"id":7,"name":"apple","price":3,"tags":["fruit"]}']);
+    expect(await table.locator("td[data-label='Actual'] > code").allInnerTexts()).toEqual(["200", "3", '{"id":7,"name":"pear","price":3,"tags":["fruit"]}']);
+
+    // Only the failed equality of two documents has a diff: the expected line removed, the actual one added.
+    const diff = table.getByTestId("json-diff");
+    expect(await diff.count()).toBe(1);
+    expect(await diff.locator(".diff-removed").allInnerTexts()).toEqual(['-   "name": "apple",']);
+    expect(await diff.locator(".diff-added").allInnerTexts()).toEqual(['+   "name": "pear",']);
+    expect(await diff.locator(".diff-same").count()).toBeGreaterThan(3);
+
+    await step.getByText("Request and response").click();
+    const response = await step.locator("details pre.excerpt").nth(1).innerText();
+    const lines = response.split("\n");
+    expect(lines[0]).toBe("200");
+    const body = response.indexOf('"name": "pear"');
+    const header = response.indexOf("x-kind: fruit");
+    expect(body).toBeGreaterThan(0);
+    expect(header).toBeGreaterThan(body);
+    await shot(page, "run-page-expectations");
+  }));
+
+test("a running run shows the step it is at, live, until it ends", () =>
+  explained(page, "run-page-current-step", async () => {
+    const automation = await createAutomation(s, project, {
+      name: "waits at the gate",
+      kind: "http",
+      environment: envId,
+      steps: [
+        { name: "read the product", request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] },
+        { name: "wait for the gate", request: { method: "GET", url: "/held" }, expect: [{ status: 200 }] },
+        { name: "read it again", request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] },
+      ],
+    });
+    const runId = await startRun(s, project, automation);
+    await page.goto(`${s.url}/#/p/${project}/runs/${runId}`);
+    const current = page.getByTestId("current-step");
+    // The first step's result is recorded while the second waits at the gate: the page says where the run is.
+    await page.locator("li.step-passed[data-step='0']").waitFor({ timeout: 20_000 });
+    await current.getByText("2. wait for the gate").waitFor();
+    expect(await current.locator(".badge").innerText()).toBe("RUNNING");
+    await shot(page, "run-page-current-step");
+    release();
+    await page.getByTestId("run-status").getByText("passed").waitFor({ timeout: 20_000 });
+    await current.waitFor({ state: "detached" });
+    expect(await page.locator("li.step-passed").count()).toBe(3);
+  }));
+
+test("the runs list and a group's runs show runs started elsewhere without a reload", () =>
+  explained(page, "run-lists-live", async () => {
+    const automation = await createAutomation(s, project, {
+      name: "quick check",
+      kind: "http",
+      environment: envId,
+      steps: [{ request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] }],
+    });
+    await page.goto(`${s.url}/#/p/${project}/runs`);
+    await page.locator("table").first().waitFor();
+    // Started by CI, through the API: the open page shows it on its own.
+    const runId = await startRun(s, project, automation, { metadata: { commit: "abc123" } });
+    await page.locator(`tr[data-run-id='${runId}']`).waitFor({ timeout: 20_000 });
+    await waitForRun(s, project, runId);
+    await page.locator(`tr[data-run-id='${runId}'] .badge-passed`).waitFor({ timeout: 20_000 });
+
+    const group = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups`, { name: "nightly", automation_ids: [automation] }), 201);
+    await page.goto(`${s.url}/#/p/${project}/groups/${group.id}`);
+    await page.getByText("No group runs yet.").waitFor();
+    const groupRun = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups/${group.id}/run`, {}), 202);
+    await page.locator(`a[href$='/group-runs/${groupRun.id}']`).first().waitFor({ timeout: 20_000 });
+  }));
+
+test("a hidden page stops following the runs list, and reloads it at once when shown again", async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const p = await context.newPage();
+  watch(p);
+  await explained(p, "run-list-hidden", async () => {
+    await signInAsOwner(p, s.url);
+    // The page's timers are the test's from here: no poll happens unless the test moves the clock.
+    await p.clock.install();
+    let asked = 0;
+    p.on("request", (r) => {
+      if (r.url().includes(`/projects/${project}/runs?`)) asked++;
+    });
+    await p.goto(`${s.url}/#/p/${project}/runs`);
+    /** Moves the page's clock on in small steps until `done` holds (or a minute of page time has passed). */
+    const advance = async (done: () => boolean) => {
+      for (let i = 0; i < 600 && !done(); i++) await p.clock.runFor(100);
+      return done();
+    };
+    expect(await advance(() => asked >= 1)).toBe(true);
+    await p.getByLabel("Status").waitFor();
+    // Shown, it asks again every few seconds.
+    const first = asked;
+    expect(await advance(() => asked > first)).toBe(true);
+    const setHidden = (hidden: boolean) =>
+      p.evaluate((h) => {
+        Object.defineProperty(document, "hidden", { configurable: true, get: () => h });
+        document.dispatchEvent(new Event("visibilitychange"));
+      }, hidden);
+    await setHidden(true);
+    await p.clock.runFor(1_000);
+    const hiddenAt = asked;
+    // A minute of page time passes: not one request.
+    await p.clock.runFor(60_000);
+    expect(asked).toBe(hiddenAt);
+    await setHidden(false);
+    expect(await advance(() => asked > hiddenAt)).toBe(true);
+  });
+  await context.close();
+});
