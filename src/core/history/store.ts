@@ -5,6 +5,8 @@ import type { DB, RunDailyTable, RunTable } from "../../db/schema";
 type RunStatus = Selectable<RunTable>["status"];
 const ACTIVE: RunStatus[] = ["queued", "running"];
 const COUNTED: RunStatus[] = ["passed", "failed", "error", "timed_out"];
+/** Ids per statement: well under SQLite's limit on bound parameters. */
+const CHUNK = 400;
 
 /** An automation's latest finished runs (cancelled ones are not verdicts), newest first (by created_at alone, so the automation index gives the order). */
 export async function recentVerdicts(db: Kysely<DB>, automationId: string, limit: number) {
@@ -50,12 +52,30 @@ export async function markRolledUp(db: Kysely<DB>, ids: string[]): Promise<void>
   await db.updateTable("runs").set({ rolled_up: 1 }).where("id", "in", ids).where("rolled_up", "=", 0).execute();
 }
 
-export async function findDaily(db: Kysely<DB>, automationId: string, day: string): Promise<Selectable<RunDailyTable> | undefined> {
-  return db.selectFrom("run_daily").selectAll().where("automation_id", "=", automationId).where("day", "=", day).executeTakeFirst();
+/** The roll-ups of these automations on these days (a superset of the pairs wanted: the caller picks). */
+export async function dailiesOf(db: Kysely<DB>, automationIds: string[], days: string[]): Promise<Selectable<RunDailyTable>[]> {
+  const out: Selectable<RunDailyTable>[] = [];
+  for (let i = 0; i < automationIds.length; i += CHUNK) {
+    out.push(
+      ...(await db
+        .selectFrom("run_daily")
+        .selectAll()
+        .where("automation_id", "in", automationIds.slice(i, i + CHUNK))
+        .where("day", "in", days)
+        .execute()),
+    );
+  }
+  return out;
 }
 
-export async function insertDaily(db: Kysely<DB>, row: Insertable<RunDailyTable>): Promise<void> {
-  await db.insertInto("run_daily").values(row).execute();
+/** New roll-ups, many rows per statement (under SQLite's limit on bound parameters). */
+export async function insertDailies(db: Kysely<DB>, rows: Insertable<RunDailyTable>[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK / 2) {
+    await db
+      .insertInto("run_daily")
+      .values(rows.slice(i, i + CHUNK / 2))
+      .execute();
+  }
 }
 
 export async function updateDaily(db: Kysely<DB>, row: Selectable<RunDailyTable>): Promise<void> {
