@@ -284,7 +284,7 @@ export class PostgresRunQueue implements RunQueueStore {
   ) {}
 
   /**
-   * Claims in turns, as SQLite's CLAIM_IN_TURNS does (see src/db/sqlite.ts): a run's project turn is the runs its
+   * Claims in turns, as SQLite's claimInTurns does (see src/db/sqlite.ts): a run's project turn is the runs its
    * project has running plus its place among the project's queued runs; its workspace turn is the runs its
    * workspace has running plus its place among the workspace's queued runs by project turn. Only the first `limit`
    * queued runs of each project are ranked (a skip-scan of the projects waiting, on runs_queue), and they are

@@ -133,19 +133,22 @@ function holdingConnection<T>(db: Kysely<DB>, work: () => T): Promise<T> {
 const LOCAL_RUNS = "(environment_id IS NULL OR environment_id NOT IN (SELECT id FROM environments WHERE runner_labels != '[]'))";
 
 /**
- * Claims up to ?2 queued runs in turns. A run's project turn is the runs its project has running plus its place
+ * Claims up to `limit` queued runs in turns. A run's project turn is the runs its project has running plus its place
  * among the project's queued runs (oldest first); its workspace turn is the runs its workspace has running plus
  * its place among the workspace's queued runs taken by project turn. Claiming by workspace turn, then project
  * turn, then age is round-robin across workspaces, and across projects within one: a workspace's backlog never
- * keeps another workspace's run waiting for more than one slot's turn. ?3 > 0 caps a workspace's turn (runs
+ * keeps another workspace's run waiting for more than one slot's turn. ?2 > 0 caps a workspace's turn (runs
  * beyond it stay queued).
  *
- * Only the first ?2 queued runs of each project can be claimed (the earlier ones of its project always come
- * first), so only those are ranked: a skip-scan of the projects with queued runs and ?2 index entries each, on
+ * Only the first `limit` queued runs of each project can be claimed (the earlier ones of its project always come
+ * first), so only those are ranked: a skip-scan of the projects with queued runs and `limit` index entries each, on
  * runs_queue (0006_fair_dispatch) — the cost grows with the projects waiting, not with the queue. Runs whose
  * environment requires runner labels are left to remote runners (LOCAL_RUNS).
+ *
+ * The limit is written into the statement (one cached statement per limit, which is at most the slots): bound as
+ * a parameter, it keeps SQLite from planning the ranking around it, and the claim costs five to ten times more.
  */
-const CLAIM_IN_TURNS = `WITH RECURSIVE
+const claimInTurns = (limit: number) => `WITH RECURSIVE
   waiting(project_id) AS (
     SELECT MIN(project_id) FROM runs WHERE status = 'queued'
     UNION ALL
@@ -156,14 +159,17 @@ const CLAIM_IN_TURNS = `WITH RECURSIVE
     SELECT r.id, r.created_at, r.position, p.workspace_id,
       COALESCE(b.n, 0) + ROW_NUMBER() OVER (PARTITION BY r.project_id ORDER BY r.created_at, r.position, r.id) AS project_turn
     FROM waiting w JOIN projects p ON p.id = w.project_id LEFT JOIN busy b ON b.project_id = w.project_id
-      JOIN runs r ON r.id IN (SELECT id FROM runs WHERE status = 'queued' AND project_id = w.project_id AND ${LOCAL_RUNS} ORDER BY created_at, position, id LIMIT ?2)),
+      JOIN runs r ON r.id IN (SELECT id FROM runs WHERE status = 'queued' AND project_id = w.project_id AND ${LOCAL_RUNS} ORDER BY created_at, position, id LIMIT ${limit})),
   turns AS (
     SELECT h.id, h.created_at, h.position, h.project_turn,
       COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn, h.created_at, h.position, h.id) AS workspace_turn
     FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)
 UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1
-WHERE id IN (SELECT id FROM turns WHERE ?3 <= 0 OR workspace_turn <= ?3 ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ?2)
+WHERE id IN (SELECT id FROM turns WHERE ?2 <= 0 OR workspace_turn <= ?2 ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
 RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`;
+
+/** A whole number of runs to write into a statement. */
+const limitOf = (limit: number) => Math.max(1, Math.min(10_000, Math.trunc(limit) || 1));
 
 /**
  * The few statements too hot for the query builder (Kysely's query building was a third of the per-run cost),
@@ -192,7 +198,7 @@ export class SqliteRunQueue implements RunQueueStore {
 
   async claimQueuedRuns(now: string, limit: number, workspaceCap: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
     const claimed = await holdingConnection(this.db, () => {
-      const runs = this.sqlite.query<ClaimedRunRow, [string, number, number]>(CLAIM_IN_TURNS).all(now, limit, workspaceCap);
+      const runs = this.sqlite.query<ClaimedRunRow, [string, number]>(claimInTurns(limitOf(limit))).all(now, workspaceCap);
       return { runs, environments: this.environmentsOf(runs) };
     });
     if (claimed.runs.length > 0) this.changes.noteWrite();
