@@ -86,7 +86,8 @@ export interface RunQueueStore {
   /** Runs per status. */
   runCountsByStatus(): Promise<{ status: string; n: number }[]>;
   /**
-   * Marks up to `limit` of the oldest queued runs a remote runner may take `running` under its lease: of its
+   * Marks up to `limit` queued runs a remote runner may take `running` under its lease, in the same turns as
+   * claimQueuedRuns (no workspace cap): of its
    * workspace only (when it has one), whose environment's runner_labels it all has, browser runs only if it can.
    */
   claimRunsForRunner(now: string, runner: RunnerClaimFilter, limit: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }>;
