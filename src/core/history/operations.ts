@@ -69,13 +69,11 @@ export async function rollUpRunsIn(trx: Kysely<DB>, filter: { ids?: string[]; li
     if (passedAfterRetry(r.status, r.attempts)) d.flaky++;
     if (r.duration_ms !== null) addDuration(d.hist, r.duration_ms);
   }
-  const fresh: Selectable<RunDailyTable>[] = [];
-  for (const { hist, known, ...d } of days.values()) {
-    const row = { ...d, durations: JSON.stringify(hist) };
-    if (known) await store.updateDaily(trx, row);
-    else fresh.push(row);
-  }
-  await store.insertDailies(trx, fresh);
+  // Written whole (the counts read above plus these runs'), many rows per statement.
+  await store.writeDailies(
+    trx,
+    [...days.values()].map(({ hist, known: _, ...d }) => ({ ...d, durations: JSON.stringify(hist) })),
+  );
   await store.markRolledUp(
     trx,
     runs.map((r) => r.id),

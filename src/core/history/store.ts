@@ -68,23 +68,23 @@ export async function dailiesOf(db: Kysely<DB>, automationIds: string[], days: s
   return out;
 }
 
-/** New roll-ups, many rows per statement (under SQLite's limit on bound parameters). */
-export async function insertDailies(db: Kysely<DB>, rows: Insertable<RunDailyTable>[]): Promise<void> {
+/** Roll-ups as they now stand, new or not, many rows per statement (under SQLite's limit on bound parameters). */
+export async function writeDailies(db: Kysely<DB>, rows: Insertable<RunDailyTable>[]): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK / 2) {
     await db
       .insertInto("run_daily")
       .values(rows.slice(i, i + CHUNK / 2))
+      .onConflict((oc) =>
+        oc.columns(["automation_id", "day"]).doUpdateSet((eb) => ({
+          runs: eb.ref("excluded.runs"),
+          passed: eb.ref("excluded.passed"),
+          failed: eb.ref("excluded.failed"),
+          flaky: eb.ref("excluded.flaky"),
+          durations: eb.ref("excluded.durations"),
+        })),
+      )
       .execute();
   }
-}
-
-export async function updateDaily(db: Kysely<DB>, row: Selectable<RunDailyTable>): Promise<void> {
-  await db
-    .updateTable("run_daily")
-    .set({ runs: row.runs, passed: row.passed, failed: row.failed, flaky: row.flaky, durations: row.durations })
-    .where("automation_id", "=", row.automation_id)
-    .where("day", "=", row.day)
-    .execute();
 }
 
 /** The automations of these runs. */
