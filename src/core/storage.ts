@@ -33,6 +33,9 @@ export interface ClaimedRunRow {
   started_at: string;
   spec: string;
   environment_id: string | null;
+  /** Its per-run variables (a JSON object) and the names of its one-run secrets (a JSON array), as stored. */
+  variables: string;
+  one_run_secrets: string;
 }
 
 export interface StoredEnvironment {

@@ -166,7 +166,7 @@ const claimInTurns = (limit: number) => `WITH RECURSIVE
     FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)
 UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1
 WHERE id IN (SELECT id FROM turns WHERE ?2 <= 0 OR workspace_turn <= ?2 ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
-RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`;
+RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
 
 /**
  * A remote runner's claim, in the same turns as claimInTurns (round-robin across workspaces, then projects, then
@@ -196,7 +196,7 @@ const runnerClaimInTurns = (limit: number) => `WITH RECURSIVE
     FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)
 UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1, runner_id = ?2, lease_expires_at = ?3, runner_started_at = NULL
 WHERE id IN (SELECT id FROM turns ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
-RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`;
+RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
 
 /** A whole number of runs to write into a statement. */
 const limitOf = (limit: number) => Math.max(1, Math.min(10_000, Math.trunc(limit) || 1));

@@ -137,20 +137,12 @@ export async function withRunRequests(
   rows: ClaimedRunRow[],
   envs: Map<string, RunEnvironment>,
 ): Promise<{ row: ClaimedRunRow; environment: RunEnvironment | null }[]> {
-  const overrides = new Map(
-    (
-      await store.runOverrides(
-        core.db,
-        rows.map((r) => r.id),
-      )
-    ).map((o) => [o.id, o]),
-  );
   const claimed: { row: ClaimedRunRow; environment: RunEnvironment | null }[] = [];
   const lost: RunOutcome[] = [];
   for (const r of rows) {
-    const o = overrides.get(r.id);
-    const variables = readJsonColumnOr(StringMap, o?.variables ?? "{}", {});
-    const secretNames = readJsonColumnOr(StringList, o?.one_run_secrets ?? "[]", []);
+    // Read from the claimed row itself: the claim returns them, no second look at the runs is needed.
+    const variables = r.variables === "{}" ? {} : readJsonColumnOr(StringMap, r.variables, {});
+    const secretNames = r.one_run_secrets === "[]" ? [] : readJsonColumnOr(StringList, r.one_run_secrets, []);
     const secrets = takeOneRunSecrets(core, r.id) ?? {};
     const missing = secretNames.filter((n) => !Object.hasOwn(secrets, n));
     if (missing.length > 0) {
