@@ -3,7 +3,9 @@
 // side by side, and the ratios svc/bare and svc/Newman are printed (medians of the rounds). Server CPU counts the
 // server and every process below it (its worker processes), read from /proc.
 // `--browser`: 50 browser automations (goto + expect text) as one group run, in checks per minute.
-// Usage: bun bench/runner.ts [--checks 1000] [--concurrency 4,32] [--rounds 3] [--no-newman] [--browser [--browser-checks 50]]
+// `--svc A,B`: the servers to measure side by side (paths of compiled executables, or `src` for bun src/main.ts);
+// default dist/svc when built, else the source. `--cpu-prof DIR` (source servers only) writes each server's CPU profile there.
+// Usage: bun bench/runner.ts [--no-http] [--checks 1000] [--concurrency 4,32] [--rounds 3] [--no-newman] [--browser [--browser-checks 50]] [--svc A,B]
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,6 +23,10 @@ const BROWSER = process.argv.includes("--browser");
 const BROWSER_CHECKS = Number(arg("browser-checks", "50"));
 const ROOT = resolve(import.meta.dir, "..");
 const BINARY = join(ROOT, "dist/svc");
+const SERVERS = arg("svc", existsSync(BINARY) ? BINARY : "src")
+  .split(",")
+  .map((s) => (s === "src" ? s : resolve(s)));
+const CPU_PROF = process.argv.includes("--cpu-prof") ? resolve(arg("cpu-prof", "prof")) : null;
 
 const target = startTargetApp();
 const work = join(tmpdir(), `svc-bench-${process.pid}`);
@@ -28,12 +34,13 @@ mkdirSync(work, { recursive: true });
 
 const checkOf = (n: number) => ({ path: `/items/${(n % 3) + 1}`, id: (n % 3) + 1 });
 
-function serverCommand(): string[] {
-  return existsSync(BINARY) ? [BINARY] : ["bun", join(ROOT, "src/main.ts")];
+function serverCommand(server: string, profile = false): string[] {
+  if (server !== "src") return [server];
+  return ["bun", ...(profile && CPU_PROF ? ["--cpu-prof", "--cpu-prof-dir", CPU_PROF] : []), join(ROOT, "src/main.ts")];
 }
 
-async function admin(dataDir: string, args: string[]): Promise<string> {
-  const p = Bun.spawn([...serverCommand(), "admin", ...args, "--data-dir", dataDir], { stdout: "pipe", stderr: "pipe", env: { ...process.env } });
+async function admin(server: string, dataDir: string, args: string[]): Promise<string> {
+  const p = Bun.spawn([...serverCommand(server), "admin", ...args, "--data-dir", dataDir], { stdout: "pipe", stderr: "pipe", env: { ...process.env } });
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   if (code !== 0) throw new Error(`admin ${args[0]}: ${err}`);
   return out.trim();
@@ -77,6 +84,8 @@ function peakRssMb(pid: number): number {
 }
 
 interface Round {
+  /** Starting the group run (the POST), first run started → last run finished, last run finished → the client knew. */
+  phases: { postMs: number; runsMs: number; tailMs: number };
   wallMs: number;
   serverCpuMs: number;
   /** The server process alone (the API's thread and its helpers), without its workers. */
@@ -86,12 +95,12 @@ interface Round {
   recordedSteps: number;
 }
 
-async function svcRun(concurrency: number, browser = false): Promise<{ rounds: Round[]; rssMb: number }> {
-  const dataDir = join(work, `data-${concurrency}-${browser ? "browser" : "http"}`);
+async function svcRun(server: string, concurrency: number, browser = false): Promise<{ rounds: Round[]; rssMb: number }> {
+  const dataDir = join(work, `data-${SERVERS.indexOf(server)}-${concurrency}-${browser ? "browser" : "http"}`);
   const checks = browser ? BROWSER_CHECKS : CHECKS;
-  await admin(dataDir, ["create-user", "--email", "bench@acme.test", "--name", "Bench", "--workspace", "acme"]);
-  const key = await admin(dataDir, ["create-key", "--email", "bench@acme.test", "--workspace", "acme"]);
-  const proc = Bun.spawn([...serverCommand(), "serve", "--port", "0", "--data-dir", dataDir], {
+  await admin(server, dataDir, ["create-user", "--email", "bench@acme.test", "--name", "Bench", "--workspace", "acme"]);
+  const key = await admin(server, dataDir, ["create-key", "--email", "bench@acme.test", "--workspace", "acme"]);
+  const proc = Bun.spawn([...serverCommand(server, true), "serve", "--port", "0", "--data-dir", dataDir], {
     stdout: "ignore",
     stderr: "pipe",
     env: { ...process.env, SVC_RATE_LIMIT_ENABLED: "false", SVC_RUNNER_CONCURRENCY: String(concurrency), SVC_LOG_LEVEL: "warn" },
@@ -150,18 +159,22 @@ async function svcRun(concurrency: number, browser = false): Promise<{ rounds: R
       const cpu0 = cpuMs(proc.pid);
       const own0 = cpuMs(proc.pid, true);
       const gr = await call<{ id: string }>("POST", `/projects/bench/groups/${group.id}/run`, {});
+      const postMs = performance.now() - t0;
       let status = "queued";
+      // Waited for as `svc groups run --watch` does: a long-poll that answers as the group run ends.
       while (status === "queued" || status === "running") {
-        await Bun.sleep(browser ? 100 : 20);
-        status = (await call<{ status: string }>("GET", `/projects/bench/group-runs/${gr.id}`)).status;
+        status = (await call<{ status: string }>("GET", `/projects/bench/group-runs/${gr.id}?wait=30`)).status;
       }
       const wallMs = performance.now() - t0;
+      const seenAt = Date.now();
       const serverCpuMs = cpuMs(proc.pid) - cpu0;
       const ownCpuMs = cpuMs(proc.pid, true) - own0;
       // Every run's step result is in the database: count passed runs and recorded assertions straight from it.
       const db = new Database(join(dataDir, "svc.sqlite"), { readonly: true });
       const rows = db.query("SELECT status, results FROM runs WHERE group_run_id = ?").all(gr.id) as { status: string; results: string }[];
+      const span = db.query("SELECT MIN(started_at) AS s, MAX(finished_at) AS f FROM runs WHERE group_run_id = ?").get(gr.id) as { s: string; f: string };
       db.close();
+      const phases = { postMs, runsMs: Date.parse(span.f) - Date.parse(span.s), tailMs: seenAt - Date.parse(span.f) };
       let passed = 0;
       let recordedSteps = 0;
       for (const r of rows) {
@@ -170,7 +183,7 @@ async function svcRun(concurrency: number, browser = false): Promise<{ rounds: R
         if (browser ? steps.length === 2 && steps.every((x) => x.status === "passed") : steps.length === 1 && steps[0]?.assertions?.length === 3)
           recordedSteps++;
       }
-      rounds.push({ wallMs, perSec: (checks / wallMs) * 1000, serverCpuMs, ownCpuMs, passed, recordedSteps });
+      rounds.push({ phases, wallMs, perSec: (checks / wallMs) * 1000, serverCpuMs, ownCpuMs, passed, recordedSteps });
     }
     return { rounds, rssMb: peakRssMb(proc.pid) };
   } finally {
@@ -256,31 +269,37 @@ async function bare(): Promise<{ wallMs: number; perSec: number; failures: numbe
 const fmt = (n: number, d = 0) => n.toFixed(d);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 console.log(`svc run engine benchmark: ${CHECKS} http checks (1 request + 3 assertions each) against a local target`);
-console.log(`server: ${serverCommand().join(" ")}; machine: ${navigator.hardwareConcurrency} cores`);
-const bareRates: number[] = [];
-for (let round = 0; round < ROUNDS; round++) {
-  const b = await bare();
-  bareRates.push(b.perSec);
-  console.log(`bare   round ${round + 1}: ${fmt(b.wallMs)} ms wall, ${fmt(b.perSec)} checks/s, ${b.failures} failed checks`);
+console.log(`servers: ${SERVERS.map((s) => serverCommand(s).join(" ")).join(" | ")}; machine: ${navigator.hardwareConcurrency} cores`);
+const label = (server: string) => (SERVERS.length > 1 ? ` [${server === "src" ? "src" : server}]` : "");
+const svcMedians: { server: string; concurrency: number; median: number }[] = [];
+let bareMedian = 0;
+if (!process.argv.includes("--no-http")) {
+  const bareRates: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const b = await bare();
+    bareRates.push(b.perSec);
+    console.log(`bare   round ${round + 1}: ${fmt(b.wallMs)} ms wall, ${fmt(b.perSec)} checks/s, ${b.failures} failed checks`);
+  }
+  bareMedian = median(bareRates);
+  console.log(`bare   10 fetches at once: median ${fmt(bareMedian)} checks/s`);
+  for (const c of CONCURRENCIES) {
+    for (const server of SERVERS) {
+      const r = await svcRun(server, c);
+      r.rounds.forEach((x, i) => {
+        console.log(
+          `svc${label(server)} concurrency ${String(c).padStart(3)}, round ${i + 1} (${i === 0 ? "cold" : "warm"}): ${fmt(x.wallMs)} ms wall (start ${fmt(x.phases.postMs)}, runs ${fmt(x.phases.runsMs)}, seen ${fmt(x.phases.tailMs)} after), ${fmt(x.perSec)} checks/s, server CPU ${fmt(x.serverCpuMs)} ms (${fmt((x.serverCpuMs * 1000) / CHECKS)} µs/check, server process alone ${fmt((x.ownCpuMs * 1000) / CHECKS)}), ${x.passed}/${CHECKS} runs passed, ${x.recordedSteps}/${CHECKS} step results with 3 assertions recorded`,
+        );
+      });
+      const rates = r.rounds.map((x) => x.perSec);
+      const m = median(rates);
+      svcMedians.push({ server, concurrency: c, median: m });
+      console.log(
+        `svc${label(server)} concurrency ${String(c).padStart(3)}: median ${fmt(m)} checks/s (${fmt(m / bareMedian, 2)}x bare), best ${fmt(Math.max(...rates))}; median server CPU ${fmt((median(r.rounds.map((x) => x.serverCpuMs)) * 1000) / CHECKS)} µs/check (server + workers), ${fmt((median(r.rounds.map((x) => x.ownCpuMs)) * 1000) / CHECKS)} µs/check (server process alone); peak server RSS ${fmt(r.rssMb)} MB`,
+      );
+    }
+  }
 }
-const bareMedian = median(bareRates);
-console.log(`bare   10 fetches at once: median ${fmt(bareMedian)} checks/s`);
-const svcMedians = new Map<number, number>();
-for (const c of CONCURRENCIES) {
-  const r = await svcRun(c);
-  r.rounds.forEach((x, i) => {
-    console.log(
-      `svc    concurrency ${String(c).padStart(3)}, round ${i + 1} (${i === 0 ? "cold" : "warm"}): ${fmt(x.wallMs)} ms wall, ${fmt(x.perSec)} checks/s, server CPU ${fmt(x.serverCpuMs)} ms (${fmt((x.serverCpuMs * 1000) / CHECKS)} µs/check, server process alone ${fmt((x.ownCpuMs * 1000) / CHECKS)}), ${x.passed}/${CHECKS} runs passed, ${x.recordedSteps}/${CHECKS} step results with 3 assertions recorded`,
-    );
-  });
-  const rates = r.rounds.map((x) => x.perSec);
-  const m = median(rates);
-  svcMedians.set(c, m);
-  console.log(
-    `svc    concurrency ${String(c).padStart(3)}: median ${fmt(m)} checks/s (${fmt(m / bareMedian, 2)}x bare), best ${fmt(Math.max(...rates))}; median server CPU ${fmt((median(r.rounds.map((x) => x.serverCpuMs)) * 1000) / CHECKS)} µs/check (server + workers); peak server RSS ${fmt(r.rssMb)} MB`,
-  );
-}
-if (!process.argv.includes("--no-newman")) {
+if (!process.argv.includes("--no-newman") && !process.argv.includes("--no-http")) {
   const ones: number[] = [];
   const tens: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
@@ -294,22 +313,25 @@ if (!process.argv.includes("--no-newman")) {
   const one = median(ones);
   const ten = median(tens);
   console.log(`newman medians: one at a time ${fmt(one, 1)} checks/s, 10 at once ${fmt(ten, 1)} checks/s`);
-  for (const [c, m] of svcMedians)
+  for (const { server, concurrency: c, median: m } of svcMedians)
     console.log(
-      `ratio  concurrency ${String(c).padStart(3)}: svc/bare ${fmt(m / bareMedian, 2)}, svc/newman(10 at once) ${fmt(m / ten, 1)}, svc/newman(one) ${fmt(m / one, 1)}`,
+      `ratio${label(server)} concurrency ${String(c).padStart(3)}: svc/bare ${fmt(m / bareMedian, 2)}, svc/newman(10 at once) ${fmt(m / ten, 1)}, svc/newman(one) ${fmt(m / one, 1)}`,
     );
 } else {
-  for (const [c, m] of svcMedians) console.log(`ratio  concurrency ${String(c).padStart(3)}: svc/bare ${fmt(m / bareMedian, 2)}`);
+  for (const { server, concurrency: c, median: m } of svcMedians)
+    console.log(`ratio${label(server)} concurrency ${String(c).padStart(3)}: svc/bare ${fmt(m / bareMedian, 2)}`);
 }
 if (BROWSER) {
   const c = CONCURRENCIES[0] ?? 4;
-  const r = await svcRun(c, true);
-  r.rounds.forEach((x, i) => {
-    console.log(
-      `browser concurrency ${c}, round ${i + 1}: ${BROWSER_CHECKS} automations (goto + expect text) in ${fmt(x.wallMs)} ms, ${fmt(x.perSec * 60)} checks/min, ${x.passed}/${BROWSER_CHECKS} passed, server CPU ${fmt(x.serverCpuMs)} ms`,
-    );
-  });
-  console.log(`browser concurrency ${c}: median ${fmt(median(r.rounds.map((x) => x.perSec * 60)))} checks/min`);
+  for (const server of SERVERS) {
+    const r = await svcRun(server, c, true);
+    r.rounds.forEach((x, i) => {
+      console.log(
+        `browser${label(server)} concurrency ${c}, round ${i + 1}: ${BROWSER_CHECKS} automations (goto + expect text) in ${fmt(x.wallMs)} ms, ${fmt(x.perSec * 60)} checks/min, ${x.passed}/${BROWSER_CHECKS} passed, server CPU ${fmt(x.serverCpuMs)} ms`,
+      );
+    });
+    console.log(`browser${label(server)} concurrency ${c}: median ${fmt(median(r.rounds.map((x) => x.perSec * 60)))} checks/min`);
+  }
 }
 await target.stop();
 rmSync(work, { recursive: true, force: true });

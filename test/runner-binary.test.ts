@@ -1,7 +1,8 @@
 // The run engine inside the compiled executable: a browser run (playwright-core bundled, no node_modules beside
-// the binary), restart recovery after kill -9, and SIGTERM letting a running run finish.
+// the binary), restart recovery after kill -9, SIGTERM letting a running run finish, and `svc runner` executing a
+// server's runs in its worker processes, which go with it.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, rmSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { apiClient, BINARY, requireBinary } from "./helpers/binary";
@@ -20,10 +21,10 @@ interface Serve {
 }
 
 /** `svc serve` from a copy of the binary in a directory with no node_modules anywhere above it. */
-async function serve(): Promise<Serve> {
+async function serve(env: Record<string, string> = {}): Promise<Serve> {
   const proc = Bun.spawn([binary, "serve", "--port", "0", "--data-dir", join(dir, "data")], {
     cwd: dir,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, SVC_RATE_LIMIT_ENABLED: "false" },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, SVC_RATE_LIMIT_ENABLED: "false", ...env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -189,5 +190,76 @@ test("SIGTERM lets a running run finish before the process exits", async () => {
   } finally {
     again.proc.kill("SIGKILL");
     await again.proc.exited;
+  }
+}, 90_000);
+
+/** The processes below `pid` (Linux /proc). */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(name)]);
+    } catch {}
+  }
+  const out: number[] = [];
+  const todo = [pid];
+  while (todo.length > 0) {
+    for (const c of children.get(todo.pop() as number) ?? []) {
+      out.push(c);
+      todo.push(c);
+    }
+  }
+  return out;
+}
+
+/** Whether a process still runs (a zombie waiting to be reaped runs nothing). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+test("svc runner from the compiled binary executes a server's http run; on SIGTERM its worker processes go with it", async () => {
+  const s = await serve({ SVC_RUNNER_LOCAL: "false" });
+  let runner: Subprocess<"ignore", "pipe", "pipe"> | null = null;
+  try {
+    const call = api(s);
+    await call("POST", "/projects", { name: "remote", slug: "remote" }, 201);
+    await call("POST", "/projects/remote/environments", { name: "local", variables: { BASE_URL: target.url } }, 201);
+    const a = await call<{ id: string }>(
+      "POST",
+      "/projects/remote/automations",
+      { name: "item", kind: "http", environment: "local", steps: [{ request: { url: "/items/1" }, expect: [{ status: 200 }, { json: "$.id", equals: 1 }] }] },
+      201,
+    );
+    const token = (await admin(["create-runner-token", "--name", "bin-runner"])).trim();
+    runner = Bun.spawn([binary, "runner", "--server", s.url], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, SVC_RUNNER_TOKEN: token, SVC_RUNNER_WORKERS: "2" },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const queued = await call<{ id: string }>("POST", `/projects/remote/automations/${a.id}/run`, {}, 202);
+    const run = await waitFor(call, `/projects/remote/runs/${queued.id}`, done, 60_000);
+    expect(run.status).toBe("passed");
+    const workers = descendants(runner.pid);
+    expect(workers.length).toBeGreaterThanOrEqual(2);
+    runner.kill("SIGTERM");
+    expect(await runner.exited).toBe(0);
+    // No orphans: every process the runner started is gone once it has exited.
+    const deadline = Date.now() + 5_000;
+    while (workers.some(alive) && Date.now() < deadline) await Bun.sleep(20);
+    expect(workers.filter(alive)).toEqual([]);
+  } finally {
+    if (runner && runner.exitCode === null) runner.kill("SIGKILL");
+    s.proc.kill("SIGKILL");
+    await s.proc.exited;
   }
 }, 90_000);

@@ -4,6 +4,7 @@
 // whose environment requires runner labels.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { loadConfig } from "../config/load";
 import { startServer } from "../src/server";
 import { runnerCall } from "./helpers/remote-runner";
@@ -157,6 +158,47 @@ describe("the runner protocol", () => {
     const answer = await json<{ cancelled: string[]; lost: string[] }>(await beat);
     expect(answer.cancelled).toEqual([runId]);
   });
+});
+
+describe("a runner's claims", () => {
+  test("go in turns as the server's own do: round-robin across workspaces, then projects, then oldest first", async () => {
+    const fair = await startTestServer({ rate_limit: { enabled: false }, runner: { local: false } });
+    try {
+      const beta = await fair.userWithKey("owner@beta.test", "beta");
+      const { project: first } = await projectWithEnv(fair, "first", { BASE_URL: target.url });
+      const { project: second } = await projectWithEnv(fair, "second", { BASE_URL: target.url });
+      const third = (await json<{ slug: string }>(await fair.call("POST", "/projects", { name: "third" }, beta.key), 201)).slug;
+      await json(await fair.call("POST", `/projects/${third}/environments`, { name: "test", variables: { BASE_URL: target.url } }, beta.key), 201);
+      const queue = async (project: string, key = fair.key) => {
+        const body = auto("http", [{ request: { url: "/items/1" } }]);
+        const a = await json<{ id: string }>(await fair.call("POST", `/projects/${project}/automations`, body, key), 201);
+        return (await json<{ id: string }>(await fair.call("POST", `/projects/${project}/automations/${a.id}/run`, {}, key), 202)).id;
+      };
+      // Oldest first: acme's project "first" has three runs queued before anyone else's.
+      const [b1, b2, b3] = [await queue(first), await queue(first), await queue(first)];
+      const other = await queue(second);
+      const betas = await queue(third, beta.key);
+      // A server-wide runner (it may take every workspace's runs).
+      const made = Bun.spawn(
+        [process.execPath, join(import.meta.dir, "..", "src", "main.ts"), "admin", "create-runner-token", "--name", "fair", "--data-dir", fair.dataDir],
+        {
+          env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: fair.dataDir, ...(await databaseEnv(fair.dataDir)) },
+          stdout: "pipe",
+          stderr: "pipe",
+        },
+      );
+      const token = (await new Response(made.stdout).text()).trim();
+      expect(await made.exited).toBe(0);
+      expect((await runnerCall(fair.url, token, "/hello", { protocol: 1, version: "test", labels: [], capabilities: { browser: false } })).status).toBe(200);
+      const take = async (slots: number) =>
+        (await json<{ jobs: Job[] }>(await runnerCall(fair.url, token, "/claim", { slots, wait_ms: 0 }))).jobs.map((j) => j.id).sort();
+      // One of beta's, one of each acme project: not the three oldest.
+      expect(await take(3)).toEqual([b1, other, betas].sort());
+      expect(await take(5)).toEqual([b2, b3].sort());
+    } finally {
+      await fair.stop();
+    }
+  }, 60_000);
 });
 
 describe("the server's own engine", () => {

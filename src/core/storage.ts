@@ -33,6 +33,9 @@ export interface ClaimedRunRow {
   started_at: string;
   spec: string;
   environment_id: string | null;
+  /** Its per-run variables (a JSON object) and the names of its one-run secrets (a JSON array), as stored. */
+  variables: string;
+  one_run_secrets: string;
 }
 
 export interface StoredEnvironment {
@@ -86,7 +89,8 @@ export interface RunQueueStore {
   /** Runs per status. */
   runCountsByStatus(): Promise<{ status: string; n: number }[]>;
   /**
-   * Marks up to `limit` of the oldest queued runs a remote runner may take `running` under its lease: of its
+   * Marks up to `limit` queued runs a remote runner may take `running` under its lease, in the same turns as
+   * claimQueuedRuns (no workspace cap): of its
    * workspace only (when it has one), whose environment's runner_labels it all has, browser runs only if it can.
    */
   claimRunsForRunner(now: string, runner: RunnerClaimFilter, limit: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }>;

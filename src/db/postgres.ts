@@ -290,7 +290,7 @@ export class PostgresRunQueue implements RunQueueStore {
   ) {}
 
   /**
-   * Claims in turns, as SQLite's CLAIM_IN_TURNS does (see src/db/sqlite.ts): a run's project turn is the runs its
+   * Claims in turns, as SQLite's claimInTurns does (see src/db/sqlite.ts): a run's project turn is the runs its
    * project has running plus its place among the project's queued runs; its workspace turn is the runs its
    * workspace has running plus its place among the workspace's queued runs by project turn. Only the first `limit`
    * queued runs of each project are ranked (a skip-scan of the projects waiting, on runs_queue), and they are
@@ -325,12 +325,12 @@ export class PostgresRunQueue implements RunQueueStore {
           ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
       UPDATE runs SET status = 'running', claim = claim + 1, started_at = ${now}, updated_at = ${now}
       WHERE id IN (SELECT id FROM chosen) AND status = 'queued'
-      RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`;
+      RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
     return { runs: [...runs], environments: await this.environmentsOf(runs) };
   }
 
   /**
-   * The oldest queued runs the runner may take: of its workspace only (when it has one), whose environment's
+   * In the same turns as claimQueuedRuns, the queued runs the runner may take: of its workspace only (when it has one), whose environment's
    * runner_labels it all has, browser runs only if it can. The runner's labels go as text (a parameter typed jsonb
    * would be sent as a JSON string of the text).
    */
@@ -340,16 +340,34 @@ export class PostgresRunQueue implements RunQueueStore {
     limit: number,
   ): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
     const runs = await this.pool<ClaimedRunRow[]>`
+      WITH RECURSIVE
+        waiting(project_id) AS (
+          SELECT MIN(project_id) FROM runs WHERE status = 'queued'
+          UNION ALL
+          SELECT (SELECT MIN(project_id) FROM runs WHERE status = 'queued' AND project_id > w.project_id) FROM waiting w WHERE w.project_id IS NOT NULL),
+        busy AS (SELECT project_id, COUNT(*) AS n FROM runs WHERE status = 'running' GROUP BY project_id),
+        busy_workspaces AS (SELECT p.workspace_id, SUM(b.n) AS n FROM busy b JOIN projects p ON p.id = b.project_id GROUP BY p.workspace_id),
+        heads AS (
+          SELECT r.id, r.created_at, r.position, p.workspace_id,
+            COALESCE(b.n, 0) + ROW_NUMBER() OVER (PARTITION BY w.project_id ORDER BY r.created_at, r.position, r.id) AS project_turn
+          FROM waiting w
+            JOIN projects p ON p.id = w.project_id AND (${runner.workspaceId}::text IS NULL OR p.workspace_id = ${runner.workspaceId}::text)
+            LEFT JOIN busy b ON b.project_id = w.project_id
+            CROSS JOIN LATERAL (
+              SELECT q.id, q.created_at, q.position FROM runs q LEFT JOIN environments e ON e.id = q.environment_id
+              WHERE q.status = 'queued' AND q.project_id = w.project_id
+                AND (e.id IS NULL OR e.runner_labels::jsonb <@ ${JSON.stringify(runner.labels)}::text::jsonb)
+                AND (${runner.browser} OR (q.spec::jsonb ->> 'kind') IS DISTINCT FROM 'browser')
+              ORDER BY q.created_at, q.position, q.id LIMIT ${limit} FOR UPDATE OF q SKIP LOCKED) r),
+        turns AS (
+          SELECT h.id, h.created_at, h.position, h.project_turn,
+            COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn, h.created_at, h.position, h.id) AS workspace_turn
+          FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id),
+        chosen AS (SELECT id FROM turns ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
       UPDATE runs SET status = 'running', claim = claim + 1, started_at = ${now}, updated_at = ${now}, runner_id = ${runner.runnerId},
         lease_expires_at = ${runner.leaseExpiresAt}, runner_started_at = NULL
-      WHERE id IN (
-        SELECT r.id FROM runs r LEFT JOIN environments e ON e.id = r.environment_id
-        WHERE r.status = 'queued'
-          AND (${runner.workspaceId}::text IS NULL OR r.project_id IN (SELECT id FROM projects WHERE workspace_id = ${runner.workspaceId}::text))
-          AND (e.id IS NULL OR e.runner_labels::jsonb <@ ${JSON.stringify(runner.labels)}::text::jsonb)
-          AND (${runner.browser} OR (r.spec::jsonb ->> 'kind') IS DISTINCT FROM 'browser')
-        ORDER BY r.created_at LIMIT ${limit} FOR UPDATE OF r SKIP LOCKED)
-      RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`;
+      WHERE id IN (SELECT id FROM chosen) AND status = 'queued'
+      RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
     return { runs: [...runs], environments: await this.environmentsOf(runs) };
   }
 

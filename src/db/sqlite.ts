@@ -133,19 +133,22 @@ function holdingConnection<T>(db: Kysely<DB>, work: () => T): Promise<T> {
 const LOCAL_RUNS = "(environment_id IS NULL OR environment_id NOT IN (SELECT id FROM environments WHERE runner_labels != '[]'))";
 
 /**
- * Claims up to ?2 queued runs in turns. A run's project turn is the runs its project has running plus its place
+ * Claims up to `limit` queued runs in turns. A run's project turn is the runs its project has running plus its place
  * among the project's queued runs (oldest first); its workspace turn is the runs its workspace has running plus
  * its place among the workspace's queued runs taken by project turn. Claiming by workspace turn, then project
  * turn, then age is round-robin across workspaces, and across projects within one: a workspace's backlog never
- * keeps another workspace's run waiting for more than one slot's turn. ?3 > 0 caps a workspace's turn (runs
+ * keeps another workspace's run waiting for more than one slot's turn. ?2 > 0 caps a workspace's turn (runs
  * beyond it stay queued).
  *
- * Only the first ?2 queued runs of each project can be claimed (the earlier ones of its project always come
- * first), so only those are ranked: a skip-scan of the projects with queued runs and ?2 index entries each, on
+ * Only the first `limit` queued runs of each project can be claimed (the earlier ones of its project always come
+ * first), so only those are ranked: a skip-scan of the projects with queued runs and `limit` index entries each, on
  * runs_queue (0006_fair_dispatch) — the cost grows with the projects waiting, not with the queue. Runs whose
  * environment requires runner labels are left to remote runners (LOCAL_RUNS).
+ *
+ * The limit is written into the statement (one cached statement per limit, which is at most the slots): bound as
+ * a parameter, it keeps SQLite from planning the ranking around it, and the claim costs five to ten times more.
  */
-const CLAIM_IN_TURNS = `WITH RECURSIVE
+const claimInTurns = (limit: number) => `WITH RECURSIVE
   waiting(project_id) AS (
     SELECT MIN(project_id) FROM runs WHERE status = 'queued'
     UNION ALL
@@ -156,14 +159,47 @@ const CLAIM_IN_TURNS = `WITH RECURSIVE
     SELECT r.id, r.created_at, r.position, p.workspace_id,
       COALESCE(b.n, 0) + ROW_NUMBER() OVER (PARTITION BY r.project_id ORDER BY r.created_at, r.position, r.id) AS project_turn
     FROM waiting w JOIN projects p ON p.id = w.project_id LEFT JOIN busy b ON b.project_id = w.project_id
-      JOIN runs r ON r.id IN (SELECT id FROM runs WHERE status = 'queued' AND project_id = w.project_id AND ${LOCAL_RUNS} ORDER BY created_at, position, id LIMIT ?2)),
+      JOIN runs r ON r.id IN (SELECT id FROM runs WHERE status = 'queued' AND project_id = w.project_id AND ${LOCAL_RUNS} ORDER BY created_at, position, id LIMIT ${limit})),
   turns AS (
     SELECT h.id, h.created_at, h.position, h.project_turn,
       COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn, h.created_at, h.position, h.id) AS workspace_turn
     FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)
 UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1
-WHERE id IN (SELECT id FROM turns WHERE ?3 <= 0 OR workspace_turn <= ?3 ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ?2)
-RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`;
+WHERE id IN (SELECT id FROM turns WHERE ?2 <= 0 OR workspace_turn <= ?2 ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
+RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
+
+/**
+ * A remote runner's claim, in the same turns as claimInTurns (round-robin across workspaces, then projects, then
+ * oldest first), among the runs it may take: of its workspace only (?4, when it has one), whose environment's
+ * runner_labels it all has (?5), browser runs only if it can run a browser (?6). It holds them under its lease.
+ */
+const runnerClaimInTurns = (limit: number) => `WITH RECURSIVE
+  waiting(project_id) AS (
+    SELECT MIN(project_id) FROM runs WHERE status = 'queued'
+    UNION ALL
+    SELECT (SELECT MIN(project_id) FROM runs WHERE status = 'queued' AND project_id > w.project_id) FROM waiting w WHERE w.project_id IS NOT NULL),
+  busy AS (SELECT project_id, COUNT(*) AS n FROM runs WHERE status = 'running' GROUP BY project_id),
+  busy_workspaces AS (SELECT p.workspace_id, SUM(b.n) AS n FROM busy b JOIN projects p ON p.id = b.project_id GROUP BY p.workspace_id),
+  heads AS (
+    SELECT r.id, r.created_at, r.position, p.workspace_id,
+      COALESCE(b.n, 0) + ROW_NUMBER() OVER (PARTITION BY r.project_id ORDER BY r.created_at, r.position, r.id) AS project_turn
+    FROM waiting w JOIN projects p ON p.id = w.project_id AND (?4 IS NULL OR p.workspace_id = ?4) LEFT JOIN busy b ON b.project_id = w.project_id
+      JOIN runs r ON r.id IN (
+        SELECT q.id FROM runs q LEFT JOIN environments e ON e.id = q.environment_id
+        WHERE q.status = 'queued' AND q.project_id = w.project_id
+          AND (e.id IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(e.runner_labels) l WHERE l.value NOT IN (SELECT value FROM json_each(?5))))
+          AND (?6 = 1 OR json_extract(q.spec, '$.kind') IS NOT 'browser')
+        ORDER BY q.created_at, q.position, q.id LIMIT ${limit})),
+  turns AS (
+    SELECT h.id, h.created_at, h.position, h.project_turn,
+      COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn, h.created_at, h.position, h.id) AS workspace_turn
+    FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)
+UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1, runner_id = ?2, lease_expires_at = ?3, runner_started_at = NULL
+WHERE id IN (SELECT id FROM turns ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
+RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
+
+/** A whole number of runs to write into a statement. */
+const limitOf = (limit: number) => Math.max(1, Math.min(10_000, Math.trunc(limit) || 1));
 
 /**
  * The few statements too hot for the query builder (Kysely's query building was a third of the per-run cost),
@@ -192,7 +228,7 @@ export class SqliteRunQueue implements RunQueueStore {
 
   async claimQueuedRuns(now: string, limit: number, workspaceCap: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
     const claimed = await holdingConnection(this.db, () => {
-      const runs = this.sqlite.query<ClaimedRunRow, [string, number, number]>(CLAIM_IN_TURNS).all(now, limit, workspaceCap);
+      const runs = this.sqlite.query<ClaimedRunRow, [string, number]>(claimInTurns(limitOf(limit))).all(now, workspaceCap);
       return { runs, environments: this.environmentsOf(runs) };
     });
     if (claimed.runs.length > 0) this.changes.noteWrite();
@@ -206,19 +242,8 @@ export class SqliteRunQueue implements RunQueueStore {
   ): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
     const claimed = await holdingConnection(this.db, () => {
       const runs = this.sqlite
-        .query<ClaimedRunRow, [string, string, string, string | null, string, number, number]>(
-          `UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1, runner_id = ?2, lease_expires_at = ?3,
-             runner_started_at = NULL
-           WHERE id IN (
-             SELECT r.id FROM runs r LEFT JOIN environments e ON e.id = r.environment_id
-             WHERE r.status = 'queued'
-               AND (?4 IS NULL OR r.project_id IN (SELECT id FROM projects WHERE workspace_id = ?4))
-               AND (e.id IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(e.runner_labels) l WHERE l.value NOT IN (SELECT value FROM json_each(?5))))
-               AND (?6 = 1 OR json_extract(r.spec, '$.kind') IS NOT 'browser')
-             ORDER BY r.created_at LIMIT ?7)
-           RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id`,
-        )
-        .all(now, runner.runnerId, runner.leaseExpiresAt, runner.workspaceId, JSON.stringify(runner.labels), runner.browser ? 1 : 0, limit);
+        .query<ClaimedRunRow, [string, string, string, string | null, string, number]>(runnerClaimInTurns(limitOf(limit)))
+        .all(now, runner.runnerId, runner.leaseExpiresAt, runner.workspaceId, JSON.stringify(runner.labels), runner.browser ? 1 : 0);
       return { runs, environments: this.environmentsOf(runs) };
     });
     if (claimed.runs.length > 0) this.changes.noteWrite();

@@ -26,6 +26,8 @@ const POLL_MS = 1000;
 /** Runs shorter than this never write progress: their one final write is enough. */
 const PROGRESS_AFTER_MS = 1000;
 const CANCEL_MEMORY_MS = 60_000;
+/** How long a freed slot may wait for others before it is filled (see pumpSoon). */
+const CLAIM_COALESCE_MS = 2;
 
 export class RunEngine implements Engine {
   readonly name = "runs";
@@ -103,6 +105,7 @@ export class RunEngine implements Engine {
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
     if (this.poller) clearInterval(this.poller);
+    if (this.pumpTimer) clearTimeout(this.pumpTimer);
     this.core.events.off("runQueued", this.onQueued);
     this.core.events.off("runCancelled", this.onCancelled);
     await this.pumping;
@@ -128,15 +131,30 @@ export class RunEngine implements Engine {
     });
   }
 
-  /** Runs finishing in the same turn share one claim instead of claiming one run each. */
-  private pumpScheduled = false;
+  /**
+   * Runs finishing close together share one claim instead of claiming one run each: at once when a quarter of the
+   * slots is free (or with few slots), else after CLAIM_COALESCE_MS, so that with many slots a claim (one
+   * statement and one commit) takes several runs.
+   */
+  private pumpImmediate = false;
+  private pumpTimer: ReturnType<typeof setTimeout> | null = null;
   private pumpSoon(): void {
-    if (this.pumpScheduled) return;
-    this.pumpScheduled = true;
-    setImmediate(() => {
-      this.pumpScheduled = false;
+    if (this.pumpImmediate) return;
+    const slots = this.core.config.runner.concurrency;
+    if (slots - this.active.size >= Math.max(1, Math.floor(slots / 4))) {
+      if (this.pumpTimer !== null) clearTimeout(this.pumpTimer);
+      this.pumpTimer = null;
+      this.pumpImmediate = true;
+      setImmediate(() => {
+        this.pumpImmediate = false;
+        void this.pump();
+      });
+      return;
+    }
+    this.pumpTimer ??= setTimeout(() => {
+      this.pumpTimer = null;
       void this.pump();
-    });
+    }, CLAIM_COALESCE_MS);
   }
 
   /** Fills free pool slots with queued runs; calls that arrive while a claim is running make it go round again. */

@@ -2,6 +2,7 @@
 // need, typed by the schema.
 import type { Insertable, Kysely, Selectable, Updateable } from "kysely";
 import type { AlertChannelTable, AlertDeliveryTable, AlertStateTable, DB } from "../../db/schema";
+import { groupRunHasOpenRuns } from "../runs/store";
 
 type ChannelRow = Selectable<AlertChannelTable>;
 
@@ -145,18 +146,11 @@ export async function finishedRuns(db: Kysely<DB>, ids: string[]) {
     .execute();
 }
 
-/** Whether the group run still has a run queued or running (stops at the first one found), or automations a sequential one has yet to queue. */
+/** Whether the group run still has a run queued or running, or automations a sequential one has yet to queue. */
 async function groupRunActive(db: Kysely<DB>, groupRunId: string): Promise<boolean> {
-  const gr = await db.selectFrom("group_runs").select("pending").where("id", "=", groupRunId).executeTakeFirst();
-  if (gr !== undefined && gr.pending !== "[]") return true;
-  const row = await db
-    .selectFrom("runs")
-    .select("id")
-    .where("group_run_id", "=", groupRunId)
-    .where("status", "in", ["queued", "running"])
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+  const gr = await db.selectFrom("group_runs").select(["pending", "project_id"]).where("id", "=", groupRunId).executeTakeFirst();
+  if (gr === undefined) return false;
+  return gr.pending !== "[]" || (await groupRunHasOpenRuns(db, groupRunId, gr.project_id));
 }
 
 export async function groupRunHeads(db: Kysely<DB>, ids: string[]) {

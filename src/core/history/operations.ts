@@ -43,15 +43,22 @@ export async function rollUpRuns(db: Kysely<DB>, filter: { ids?: string[]; limit
 /** As rollUpRuns, inside the caller's transaction (the one that finishes the runs). */
 export async function rollUpRunsIn(trx: Kysely<DB>, filter: { ids?: string[]; limit?: number }): Promise<number> {
   const runs = await store.unrolledRuns(trx, filter);
+  if (runs.length === 0) return 0;
   const days = new Map<string, Selectable<RunDailyTable> & { hist: Histogram; known: boolean }>();
-  for (const r of runs) {
-    // Cancelled runs and test runs (svc test: no saved automation) are marked, not counted.
-    if (r.status === "cancelled" || r.trigger === "test") continue;
+  // The roll-ups these runs add to, read in one query (a group run's batch touches as many automations as runs).
+  // Cancelled runs and test runs (svc test: no saved automation) are marked, not counted.
+  const counted = runs.filter((r) => r.status !== "cancelled" && r.trigger !== "test");
+  const existing = new Map(
+    (await store.dailiesOf(trx, [...new Set(counted.map((r) => r.automation_id))], [...new Set(counted.map((r) => dayOf(r.finished_at ?? r.created_at)))])).map(
+      (d) => [`${d.automation_id} ${d.day}`, d],
+    ),
+  );
+  for (const r of counted) {
     const day = dayOf(r.finished_at ?? r.created_at);
     const key = `${r.automation_id} ${day}`;
     let d = days.get(key);
     if (!d) {
-      const found = await store.findDaily(trx, r.automation_id, day);
+      const found = existing.get(key);
       d = found
         ? { ...found, hist: histogramOf(found.durations), known: true }
         : { automation_id: r.automation_id, day, project_id: r.project_id, runs: 0, passed: 0, failed: 0, flaky: 0, durations: "{}", hist: {}, known: false };
@@ -63,11 +70,11 @@ export async function rollUpRunsIn(trx: Kysely<DB>, filter: { ids?: string[]; li
     if (passedAfterRetry(r.status, r.attempts)) d.flaky++;
     if (r.duration_ms !== null) addDuration(d.hist, r.duration_ms);
   }
-  for (const { hist, known, ...d } of days.values()) {
-    const row = { ...d, durations: JSON.stringify(hist) };
-    if (known) await store.updateDaily(trx, row);
-    else await store.insertDaily(trx, row);
-  }
+  // Written whole (the counts read above plus these runs'), many rows per statement.
+  await store.writeDailies(
+    trx,
+    [...days.values()].map(({ hist, known: _, ...d }) => ({ ...d, durations: JSON.stringify(hist) })),
+  );
   await store.markRolledUp(
     trx,
     runs.map((r) => r.id),

@@ -5,6 +5,8 @@ import type { DB, RunDailyTable, RunTable } from "../../db/schema";
 type RunStatus = Selectable<RunTable>["status"];
 const ACTIVE: RunStatus[] = ["queued", "running"];
 const COUNTED: RunStatus[] = ["passed", "failed", "error", "timed_out"];
+/** Ids per statement: well under SQLite's limit on bound parameters. */
+const CHUNK = 400;
 
 /** An automation's latest finished runs (cancelled ones are not verdicts), newest first (by created_at alone, so the automation index gives the order). */
 export async function recentVerdicts(db: Kysely<DB>, automationId: string, limit: number) {
@@ -50,21 +52,39 @@ export async function markRolledUp(db: Kysely<DB>, ids: string[]): Promise<void>
   await db.updateTable("runs").set({ rolled_up: 1 }).where("id", "in", ids).where("rolled_up", "=", 0).execute();
 }
 
-export async function findDaily(db: Kysely<DB>, automationId: string, day: string): Promise<Selectable<RunDailyTable> | undefined> {
-  return db.selectFrom("run_daily").selectAll().where("automation_id", "=", automationId).where("day", "=", day).executeTakeFirst();
+/** The roll-ups of these automations on these days (a superset of the pairs wanted: the caller picks). */
+export async function dailiesOf(db: Kysely<DB>, automationIds: string[], days: string[]): Promise<Selectable<RunDailyTable>[]> {
+  const out: Selectable<RunDailyTable>[] = [];
+  for (let i = 0; i < automationIds.length; i += CHUNK) {
+    out.push(
+      ...(await db
+        .selectFrom("run_daily")
+        .selectAll()
+        .where("automation_id", "in", automationIds.slice(i, i + CHUNK))
+        .where("day", "in", days)
+        .execute()),
+    );
+  }
+  return out;
 }
 
-export async function insertDaily(db: Kysely<DB>, row: Insertable<RunDailyTable>): Promise<void> {
-  await db.insertInto("run_daily").values(row).execute();
-}
-
-export async function updateDaily(db: Kysely<DB>, row: Selectable<RunDailyTable>): Promise<void> {
-  await db
-    .updateTable("run_daily")
-    .set({ runs: row.runs, passed: row.passed, failed: row.failed, flaky: row.flaky, durations: row.durations })
-    .where("automation_id", "=", row.automation_id)
-    .where("day", "=", row.day)
-    .execute();
+/** Roll-ups as they now stand, new or not, many rows per statement (under SQLite's limit on bound parameters). */
+export async function writeDailies(db: Kysely<DB>, rows: Insertable<RunDailyTable>[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK / 2) {
+    await db
+      .insertInto("run_daily")
+      .values(rows.slice(i, i + CHUNK / 2))
+      .onConflict((oc) =>
+        oc.columns(["automation_id", "day"]).doUpdateSet((eb) => ({
+          runs: eb.ref("excluded.runs"),
+          passed: eb.ref("excluded.passed"),
+          failed: eb.ref("excluded.failed"),
+          flaky: eb.ref("excluded.flaky"),
+          durations: eb.ref("excluded.durations"),
+        })),
+      )
+      .execute();
+  }
 }
 
 /** The automations of these runs. */

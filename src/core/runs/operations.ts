@@ -416,7 +416,7 @@ export const getGroupRun: Handler<O["getGroupRun"]> = async (ctx, { params, quer
     seconds: query.wait,
     signal: ctx.signal,
     settled: async () => {
-      if (await store.groupRunHasOpenRuns(ctx.core.db, first.row.id)) return false;
+      if (await store.groupRunHasOpenRuns(ctx.core.db, first.row.id, first.row.project_id)) return false;
       const now = await store.readGroupRun(ctx.core.db, first.row.id);
       return now === undefined || now.pending === "[]";
     },
@@ -466,6 +466,8 @@ export function newGroupRunRow(
 export async function settleGroupRuns(db: Kysely<DB>, runIds: string[]): Promise<void> {
   const groups = await store.unsettledGroupRuns(db, await store.groupRunIdsOfRuns(db, runIds));
   for (const g of groups) {
+    // Most batches end runs of a group run that goes on: two index probes say so without reading its runs.
+    if (pendingOf(g) > 0 || (await store.groupRunHasOpenRuns(db, g.id, g.project_id))) continue;
     const runs = (await store.listedRunsOfGroupRun(db, g.id)).map((r) => toRun(r, false));
     const v = groupVerdict(runs, pendingOf(g));
     if (!v.finished) continue;

@@ -137,20 +137,12 @@ export async function withRunRequests(
   rows: ClaimedRunRow[],
   envs: Map<string, RunEnvironment>,
 ): Promise<{ row: ClaimedRunRow; environment: RunEnvironment | null }[]> {
-  const overrides = new Map(
-    (
-      await store.runOverrides(
-        core.db,
-        rows.map((r) => r.id),
-      )
-    ).map((o) => [o.id, o]),
-  );
   const claimed: { row: ClaimedRunRow; environment: RunEnvironment | null }[] = [];
   const lost: RunOutcome[] = [];
   for (const r of rows) {
-    const o = overrides.get(r.id);
-    const variables = readJsonColumnOr(StringMap, o?.variables ?? "{}", {});
-    const secretNames = readJsonColumnOr(StringList, o?.one_run_secrets ?? "[]", []);
+    // Read from the claimed row itself: the claim returns them, no second look at the runs is needed.
+    const variables = r.variables === "{}" ? {} : readJsonColumnOr(StringMap, r.variables, {});
+    const secretNames = r.one_run_secrets === "[]" ? [] : readJsonColumnOr(StringList, r.one_run_secrets, []);
     const secrets = takeOneRunSecrets(core, r.id) ?? {};
     const missing = secretNames.filter((n) => !Object.hasOwn(secrets, n));
     if (missing.length > 0) {
@@ -220,8 +212,10 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
     attemptsJson: JSON.stringify(o.attempts),
   }));
   let queued = 0;
+  const rolledUp = new Set<string>();
   await core.queue.finishRuns(t, rows, async (trx, finished) => {
     queued = await recordFinishedRuns(core, trx, finished, t);
+    for (const id of finished) rolledUp.add(id);
     // Counted in the same transaction: a run read as ended is already in its automation's health and history.
     await rollUpRunsIn(trx, { ids: finished });
   });
@@ -233,6 +227,7 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
   await afterRunsEnded(
     core,
     outcomes.map((o) => o.id),
+    rolledUp,
   );
 }
 
@@ -252,7 +247,7 @@ export async function runsEndedElsewhere(core: Core, runIds: string[], alertsWri
  * What follows runs ending: the next run of their sequential group runs (or their stop), their daily roll-ups and
  * health, their group runs' verdicts, and retention's notice.
  */
-export async function afterRunsEnded(core: Core, runIds: string[]): Promise<void> {
+export async function afterRunsEnded(core: Core, runIds: string[], rolledUp: ReadonlySet<string> = new Set()): Promise<void> {
   // A sequential group run that ends here (stopped, or nothing left to queue) moves its alert state then.
   let alerts = 0;
   const queued = await advanceSequentialGroupRuns(core, runIds, async (trx, runId) => {
@@ -260,7 +255,9 @@ export async function afterRunsEnded(core: Core, runIds: string[]): Promise<void
   });
   if (queued) core.events.emit("runQueued");
   if (alerts > 0) core.events.emit("alertsQueued");
-  await rollUpRuns(core.db, { ids: runIds });
+  // Runs the finishing transaction counted already need no second look.
+  const unrolled = runIds.filter((id) => !rolledUp.has(id));
+  if (unrolled.length > 0) await rollUpRuns(core.db, { ids: unrolled });
   await settleGroupRuns(core.db, runIds);
   core.events.emit("runsEnded", runIds);
 }

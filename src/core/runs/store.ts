@@ -170,15 +170,22 @@ export async function runStatus(db: Kysely<DB>, id: string): Promise<RunRow["sta
 }
 
 /** Whether any run of the group run is still queued or running. */
-export async function groupRunHasOpenRuns(db: Kysely<DB>, groupRunId: string): Promise<boolean> {
-  const open = await db
-    .selectFrom("runs")
-    .select("id")
-    .where("group_run_id", "=", groupRunId)
-    .where("status", "in", ["queued", "running"])
-    .limit(1)
-    .executeTakeFirst();
-  return open !== undefined;
+export async function groupRunHasOpenRuns(db: Kysely<DB>, groupRunId: string, projectId: string): Promise<boolean> {
+  // One status at a time, by project: the queue index (runs_queue) holds the few running runs and the project's
+  // queued ones oldest first, so the probe stops at once; the group-run index would walk every ended run of the
+  // group before its open ones, once per finished batch of a large group run.
+  for (const status of ["running", "queued"] as const) {
+    const open = await db
+      .selectFrom("runs")
+      .select("id")
+      .where("status", "=", status)
+      .where("project_id", "=", projectId)
+      .where("group_run_id", "=", groupRunId)
+      .limit(1)
+      .executeTakeFirst();
+    if (open !== undefined) return true;
+  }
+  return false;
 }
 
 /** A run known to exist. */
