@@ -1,9 +1,8 @@
 // The run engine: a bounded pool that claims queued runs, has them executed (execute-run.ts: timeout, cancel,
 // retries) and hands the outcomes to the batch writer.
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { OpenedCore } from "../core";
-import { artifactDir } from "../core/runs/artifacts";
+import { saveRunArtifact } from "../core/runs/artifacts";
 import { type ClaimedRun, claimQueuedRuns, type RunOutcome, recordRunProgress, recoverInterruptedRuns } from "../core/runs/queue";
 import type { Engine } from "../extensions";
 import { log } from "../logging";
@@ -179,15 +178,11 @@ export class RunEngine implements Engine {
     this.active.set(run.id, active);
     if (this.recentlyCancelled.has(run.id)) active.controller.abort(new RunAborted("cancelled"));
     const cfg = this.core.config.runner;
-    const dir = artifactDir(this.core.config.data_dir, run.id);
     this.executor
       .execute(run, {
         signal: active.controller.signal,
         settings: { defaultTimeoutMs: cfg.default_timeout_ms, excerptBytes: cfg.response_excerpt_bytes, maxResponseBytes: cfg.max_response_bytes },
-        saveArtifact: async (file, bytes) => {
-          await mkdir(dir, { recursive: true });
-          await Bun.write(join(dir, file), bytes);
-        },
+        saveArtifact: (file, bytes) => saveRunArtifact(this.core, run.id, file, bytes),
         onProgress: (progress) => {
           active.progress = progress;
           active.dirty = true;
