@@ -63,6 +63,7 @@ export const POSTGRES: string[] = [
   "test/mcp-wait.test.ts",
   "test/postgres-artifacts.test.ts",
   "test/postgres-backend.test.ts",
+  "test/postgres-migrate.test.ts",
   "test/rules-surfaces.test.ts",
   "test/runner-browser-isolation.test.ts",
   "test/runner-browser.test.ts",

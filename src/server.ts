@@ -37,7 +37,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   setLogLevel(config.log_level);
   await import("./modules");
   const core = await openCore(config);
-  await moveDiskArtifactsIn(core);
+  await moveDiskArtifactsIn(core.db, config.data_dir);
   core.keys.startFlushing();
   let engines: Engine[] = [];
   const extensions = serverExtensions.http.map((f) => f(core, { engines: () => engines }));

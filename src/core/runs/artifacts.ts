@@ -4,6 +4,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { log } from "../../logging";
+import type { Db } from "../../db/database";
 import type { Core } from "../context";
 import * as store from "./artifacts-store";
 
@@ -26,11 +27,11 @@ export async function readRunArtifact(core: Core, runId: string, name: string): 
  * FILE.artifacts/) into the database: each file of a run that exists becomes a row, then its directory goes. A
  * directory of a run that is gone is removed too (nothing could serve it). Returns how many files were moved in.
  */
-export async function moveDiskArtifactsIn(core: Core, dataDir: string = core.config.data_dir): Promise<number> {
+export async function moveDiskArtifactsIn(db: Db, dataDir: string): Promise<number> {
   const root = join(dataDir, "artifacts");
   if (!existsSync(root)) return 0;
   const dirs = readdirSync(root).filter((d) => statSync(join(root, d)).isDirectory());
-  const runs = await store.existingRunIds(core.db, dirs);
+  const runs = await store.existingRunIds(db, dirs);
   let moved = 0;
   const at = new Date().toISOString();
   for (const d of dirs) {
@@ -39,7 +40,7 @@ export async function moveDiskArtifactsIn(core: Core, dataDir: string = core.con
       for (const f of readdirSync(dir)) {
         const file = join(dir, f);
         if (!statSync(file).isFile()) continue;
-        await store.putArtifactIfAbsent(core.db, d, f, new Uint8Array(readFileSync(file)), at);
+        await store.putArtifactIfAbsent(db, d, f, new Uint8Array(readFileSync(file)), at);
         moved++;
       }
     }
