@@ -64,6 +64,7 @@ export const POSTGRES: string[] = [
   "test/postgres-artifacts.test.ts",
   "test/postgres-backend.test.ts",
   "test/postgres-migrate.test.ts",
+  "test/postgres-node-kill.test.ts",
   "test/rules-surfaces.test.ts",
   "test/runner-browser-isolation.test.ts",
   "test/runner-browser.test.ts",

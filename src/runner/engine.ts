@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import type { OpenedCore } from "../core";
 import { saveRunArtifact } from "../core/runs/artifacts";
-import { type ClaimedRun, claimQueuedRuns, type RunOutcome, recordRunProgress, recoverInterruptedRuns } from "../core/runs/queue";
+import { type ClaimedRun, claimQueuedRuns, type RunOutcome, recordRunProgress, recoverInterruptedRuns, renewNodeLeases } from "../core/runs/queue";
 import type { Engine } from "../extensions";
 import { log } from "../logging";
 import type { JobProgress, JobResult } from "./execute-run";
@@ -82,7 +82,18 @@ export class RunEngine implements Engine {
       const old = Date.now() - CANCEL_MEMORY_MS;
       for (const [id, at] of this.recentlyCancelled) if (at < old) this.recentlyCancelled.delete(id);
     }, POLL_MS);
+    // On PostgreSQL the runs this node executes are held under a lease it renews (several nodes share the queue).
+    this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(100, Math.floor(this.core.config.runner.lease_ms / 3)));
     void this.pump();
+  }
+
+  private leaseTimer: ReturnType<typeof setInterval> | null = null;
+  private async renewLeases(): Promise<void> {
+    try {
+      await renewNodeLeases(this.core, [...this.active.keys()]);
+    } catch (e) {
+      log.warn("could not renew the leases of running runs", { error: (e as Error).message });
+    }
   }
 
   healthy(): boolean {
@@ -113,6 +124,7 @@ export class RunEngine implements Engine {
     }
     await this.writer.close();
     await this.executor.close();
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
   }
 
   private waitIdle(ms: number): Promise<void> {
