@@ -208,8 +208,9 @@ export function registerAdmin(program: Command): void {
     const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
     if (config.database.url) throw new UsageError(POSTGRES_BACKUP);
     const r = backupDataDir(config.data_dir, o.out, config.busy_timeout_ms);
-    const artifacts = r.runsWithArtifacts > 0 ? `artifacts of ${r.runsWithArtifacts} runs in ${r.file}.artifacts/` : "no run artifacts";
-    process.stdout.write(`backed up ${config.data_dir} to ${r.file} (${r.bytes} bytes; ${artifacts})\n`);
+    // Run artifacts are rows of the database; files an older svc left on disk (not yet moved in) are copied beside.
+    const files = r.runsWithArtifacts > 0 ? `; artifacts of ${r.runsWithArtifacts} runs still on disk in ${r.file}.artifacts/` : "";
+    process.stdout.write(`backed up ${config.data_dir} to ${r.file} (${r.bytes} bytes, run artifacts included${files})\n`);
   });
 
   admin
