@@ -11,7 +11,7 @@ import { startServer } from "../src/server";
 import { sourceCli } from "./helpers/cli-source";
 import { freshDatabaseUrl } from "./helpers/postgres";
 import { createAutomation, json, projectWithEnv, startRun, waitForRun } from "./helpers/runs";
-import { startTestServer, tempDir } from "./helpers/server";
+import { runSql, startTestServer, tempDir } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
 
 setDefaultTimeout(120_000);
@@ -86,6 +86,19 @@ test("an SQLite installation copied into PostgreSQL is read back whole by a serv
     const again = await cli.run(["admin", "migrate-to-postgres", "--from", sqliteDir]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain("is not empty");
+    expect(again.stderr).toMatch(/\d+ rows in projects/);
+
+    // A database holding another application's table is refused before anything is created in it.
+    const other = await freshDatabaseUrl();
+    await runSql(other, "", "CREATE TABLE other_app (x integer)", []);
+    const otherCli = sourceCli({ SVC_DATABASE_URL: other });
+    const refused = await otherCli.run(["admin", "migrate-to-postgres", "--from", sqliteDir]);
+    otherCli.remove();
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("is not empty (it holds table other_app)");
+    expect(await runSql(other, "", "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()", [])).toEqual([
+      { table_name: "other_app" },
+    ]);
 
     const pg = await startServer(
       loadConfig({

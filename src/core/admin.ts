@@ -3,7 +3,7 @@
 import { EventEmitter } from "node:events";
 import type { Config } from "../../config/schema";
 import { existsSync } from "node:fs";
-import { CopyError, copySqliteIntoPostgres, otherTablesIn, type TableCount, tablesInDependencyOrder } from "../db/copy";
+import { CopyError, copySqliteIntoPostgres, type TableCount, tablesInDependencyOrder, whyNotEmpty } from "../db/copy";
 import { databasePath, openDatabase, redactedUrl } from "../db/database";
 import { secretsKeyPath } from "../security/secret-box";
 import { moveDiskArtifactsIn } from "./runs/artifacts";
@@ -58,7 +58,8 @@ export interface MigrateToPostgresResult {
 /**
  * `svc admin migrate-to-postgres`: copies the SQLite installation in `fromDir` (brought to this version's
  * migrations first, its artifacts still on disk moved into it, as `svc serve` would) into the empty PostgreSQL
- * database at `url`, in one transaction verified by counts per table. A database holding anything is refused.
+ * database at `url`, in one transaction verified by counts per table. A database holding anything (a table that
+ * is not svc's, or a row in one of svc's) is refused before anything is created in it.
  */
 export async function migrateToPostgres(
   fromDir: string,
@@ -72,9 +73,9 @@ export async function migrateToPostgres(
     const sqlite = source.sqlite;
     if (!sqlite) throw new CopyError(`${fromDir} is not an SQLite installation`);
     const artifactsMovedIn = await moveDiskArtifactsIn(source.db, fromDir);
-    const others = await otherTablesIn(url, tablesInDependencyOrder(sqlite));
-    if (others.length > 0)
-      throw new CopyError(`the PostgreSQL database ${redactedUrl(url)} is not empty (it holds ${others.join(", ")}); give an empty database`);
+    const filled = await whyNotEmpty(url, tablesInDependencyOrder(sqlite));
+    if (filled.length > 0)
+      throw new CopyError(`the PostgreSQL database ${redactedUrl(url)} is not empty (it holds ${filled.join(", ")}); give an empty database`);
     const target = await openDatabase(fromDir, { url });
     try {
       const counts = await copySqliteIntoPostgres(sqlite, target.db, opts.onTable);

@@ -50,16 +50,22 @@ export function tablesInDependencyOrder(sqlite: Database): string[] {
 }
 
 /**
- * The tables of the target database's schema that are not svc's: a database holding anything else is not the
- * empty one the copy needs, and is refused before anything is created in it.
+ * What makes the target database other than empty, before anything is created in it: tables that are not svc's,
+ * and svc's tables holding rows (an svc already used there). Empty: nothing to say.
  */
-export async function otherTablesIn(url: string, ours: string[]): Promise<string[]> {
+export async function whyNotEmpty(url: string, ours: string[]): Promise<string[]> {
   const pg = postgres(url, { max: 1, onnotice: () => undefined, connect_timeout: 10 });
   try {
     const rows = await pg<{ table_name: string }[]>`
       select table_name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by table_name`;
     const known = new Set([...ours, ...MIGRATION_TABLES]);
-    return rows.map((r) => r.table_name).filter((t) => !known.has(t));
+    const reasons = rows.filter((r) => !known.has(r.table_name)).map((r) => `table ${r.table_name}`);
+    for (const { table_name: t } of rows) {
+      if (!ours.includes(t)) continue;
+      const [{ n } = { n: "0" }] = await pg<{ n: string }[]>`select count(*) as n from ${pg(t)}`;
+      if (Number(n) > 0) reasons.push(`${n} rows in ${t}`);
+    }
+    return reasons;
   } finally {
     await pg.end();
   }
@@ -119,9 +125,10 @@ export async function copySqliteIntoPostgres(
     const counted = async (t: string) => (await sql<{ n: number }>`select count(*) as n from ${sql.table(t)}`.execute(trx)).rows[0]?.n ?? 0;
     for (const t of tables) {
       if (!columns.rows.some((c) => c.table_name === t)) throw new CopyError(`the PostgreSQL database has no table ${t}: it is not at the same migration`);
-      const present = await counted(t);
-      if (present > 0) throw new CopyError(`the PostgreSQL database is not empty: ${t} holds ${present} rows; give an empty database`);
     }
+    // The target was empty before its migrations ran (whyNotEmpty): rows now present are ones the migrations wrote
+    // themselves, and the source holds its own of them.
+    for (const t of [...tables].reverse()) await sql`delete from ${sql.table(t)}`.execute(trx);
     const counts: TableCount[] = [];
     for (const t of tables) {
       let batch: Record<string, unknown>[] = [];
