@@ -37,7 +37,9 @@ export const ConfigSchema = z.strictObject({
       concurrency: int(1, 256).default(4),
       workspace_concurrency: int(0, 256).default(0).describe("At most this many runs of one workspace at once (runs beyond it stay queued); 0: no cap"),
       local: bool.default(true).describe("false: the server executes no runs itself; it queues and records, and runners (svc runner) execute"),
-      lease_ms: int(1000, 600_000).default(30_000).describe("How long a remote runner's claim on a run lasts without a heartbeat"),
+      lease_ms: int(1000, 600_000)
+        .default(30_000)
+        .describe("How long a remote runner's claim on a run (on PostgreSQL, also a node's) lasts without a heartbeat"),
       /** Worker processes that execute runs; the `concurrency` slots are spread over them. */
       workers: int(1, 256).default(availableParallelism()),
       browser_path: z.string().optional(),

@@ -2,6 +2,7 @@
 import type { Server } from "bun";
 import type { Config } from "../config/schema";
 import { openCore, type OpenedCore } from "./core";
+import { moveDiskArtifactsIn } from "./core/runs/artifacts";
 import { createHttpService } from "./http/app";
 import { type Engine, serverExtensions } from "./extensions";
 import { log, setLogLevel } from "./logging";
@@ -36,6 +37,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   setLogLevel(config.log_level);
   await import("./modules");
   const core = await openCore(config);
+  await moveDiskArtifactsIn(core.db, config.data_dir);
   core.keys.startFlushing();
   let engines: Engine[] = [];
   const extensions = serverExtensions.http.map((f) => f(core, { engines: () => engines }));

@@ -126,6 +126,56 @@ test("a backup taken during write load restores into a new data dir with every r
   }
 });
 
+test("a run's screenshot is inside the backup's database file: restored alone, it is served", async () => {
+  const target = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: () => new Response("<!doctype html><title>Home</title><h1>Welcome</h1>", { headers: { "content-type": "text/html" } }),
+  });
+  try {
+    expect((await s.call("POST", "/projects", { name: "Shots" })).status).toBe(201);
+    expect((await s.call("POST", "/projects/shots/environments", { name: "local", variables: { BASE_URL: `http://127.0.0.1:${target.port}` } })).status).toBe(
+      201,
+    );
+    const aut = await (
+      await s.call("POST", "/projects/shots/automations", {
+        name: "home",
+        kind: "browser",
+        environment: "local",
+        steps: [{ goto: "/" }, { screenshot: "home" }],
+      })
+    ).json();
+    const runId = (await (await s.call("POST", `/projects/shots/automations/${aut.id}/run`)).json()).id as string;
+    let run: { status: string; artifacts: string[] } = { status: "queued", artifacts: [] };
+    for (const until = Date.now() + 90_000; Date.now() < until && ["queued", "running"].includes(run.status); await Bun.sleep(100)) {
+      run = await (await s.call("GET", `/projects/shots/runs/${runId}`)).json();
+    }
+    expect(run.status).toBe("passed");
+    const path = `/projects/shots/runs/${runId}/artifacts/${run.artifacts[0]}`;
+    const shot = new Uint8Array(await (await s.call("GET", path)).arrayBuffer());
+    expect(shot.byteLength).toBeGreaterThan(100);
+
+    const out = join(work, "shots.sqlite");
+    const backup = svc("admin", "backup", "--out", out, "--data-dir", s.dataDir);
+    expect(backup.err).toBe("");
+    expect(backup.code).toBe(0);
+    // Nothing beside the file: the screenshot travels inside it.
+    expect(existsSync(join(`${out}.artifacts`, runId))).toBe(false);
+    const restored = join(work, "shots-restored");
+    expect(svc("admin", "restore", "--from", out, "--data-dir", restored).code).toBe(0);
+    const server = await startServer(loadConfig({ env: {}, flags: { port: 0, data_dir: restored, log_level: "warn" } }));
+    try {
+      const res = await fetch(`${server.url}/api/v1/ops${path}`, { headers: { authorization: `Bearer ${s.key}` } });
+      expect(res.status).toBe(200);
+      expect(new Uint8Array(await res.arrayBuffer())).toEqual(shot);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await target.stop(true);
+  }
+}, 120_000);
+
 test("backup refuses to overwrite an existing file and names a missing database", () => {
   const existing = join(work, "exists.sqlite");
   writeFileSync(existing, "keep me");

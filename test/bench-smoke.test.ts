@@ -49,6 +49,13 @@ describe("benchmarks (smoke runs)", () => {
     expect(out).toContain("runs            300 in the database");
     expect(out).toContain("every run terminal, none twice, none left queued/running");
   }, 120_000);
+  test("bench/nodes.ts: nodes on PostgreSQL vs one SQLite node, and a node killed mid group run leaves every run ended once", async () => {
+    const out = await smoke("bench/nodes.ts");
+    expect(out).toMatch(/postgres \/ sqlite +reads [\d.]+ +writes [\d.]+/);
+    expect(out).toMatch(/3 PostgreSQL nodes \+ 2 runners +\d+ ms .*passed\)/);
+    expect(out).toMatch(/killed with SIGKILL at +\{.*"running":\d+/);
+    expect(out).toContain("every run terminal within the lease (plus one sweep), none executed twice");
+  }, 300_000);
   test("bench/schedules.ts prints scheduler drift and alert latency", async () => {
     const out = await smoke("bench/schedules.ts");
     expect(out).toMatch(/drift \(queued − due\) {2}p50 [\d.]+ ms, p95 [\d.]+ ms/);

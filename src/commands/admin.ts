@@ -200,7 +200,7 @@ export function registerAdmin(program: Command): void {
   common(
     admin
       .command("backup")
-      .description("Write a consistent copy of the database (and beside it FILE.artifacts/) while the server runs")
+      .description("Write a consistent copy of the database (run artifacts included) while the server runs")
       .requiredOption("--out <file>", "the backup file to create (a plain SQLite database)"),
   ).action(async (o: { out: string; dataDir?: string; config?: string }) => {
     const { loadConfig } = await import("../../config/load");
@@ -208,9 +208,42 @@ export function registerAdmin(program: Command): void {
     const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
     if (config.database.url) throw new UsageError(POSTGRES_BACKUP);
     const r = backupDataDir(config.data_dir, o.out, config.busy_timeout_ms);
-    const artifacts = r.runsWithArtifacts > 0 ? `artifacts of ${r.runsWithArtifacts} runs in ${r.file}.artifacts/` : "no run artifacts";
-    process.stdout.write(`backed up ${config.data_dir} to ${r.file} (${r.bytes} bytes; ${artifacts})\n`);
+    // Run artifacts are rows of the database; files an older svc left on disk (not yet moved in) are copied beside.
+    const files = r.runsWithArtifacts > 0 ? `; artifacts of ${r.runsWithArtifacts} runs still on disk in ${r.file}.artifacts/` : "";
+    process.stdout.write(`backed up ${config.data_dir} to ${r.file} (${r.bytes} bytes, run artifacts included${files})\n`);
   });
+
+  admin
+    .command("migrate-to-postgres")
+    .description("Copy an SQLite installation into an empty PostgreSQL database (named by database.url / SVC_DATABASE_URL), verified by counts")
+    .requiredOption("--from <dir>", "the data directory of the SQLite installation (stop its server first)")
+    .option("--config <file>", "config file (its database.url names the target)")
+    .action(async (o: { from: string; config?: string }) => {
+      const { loadConfig } = await import("../../config/load");
+      const { CopyError, migrateToPostgres } = await import("../core/admin");
+      setLogLevel("warn");
+      const config = loadConfig({ file: o.config, flags: {} });
+      const url = config.database.url;
+      if (!url)
+        throw new UsageError("name the PostgreSQL database to copy into with SVC_DATABASE_URL or database.url (postgres://user:password@host:port/database)");
+      process.stdout.write("table                      sqlite   postgres\n");
+      try {
+        const r = await migrateToPostgres(o.from, url, {
+          busyTimeoutMs: config.busy_timeout_ms,
+          secretsKeyFile: config.secrets.key_file,
+          onTable: (c) => process.stdout.write(`${c.table.padEnd(24)} ${String(c.sqlite).padStart(8)} ${String(c.postgres).padStart(10)}\n`),
+        });
+        const rows = r.counts.reduce((n, c) => n + c.sqlite, 0);
+        const moved = r.artifactsMovedIn > 0 ? ` (${r.artifactsMovedIn} artifact files from ${o.from}/artifacts moved in first)` : "";
+        process.stdout.write(`copied ${rows} rows of ${r.counts.length} tables; the counts match${moved}\n`);
+        process.stdout.write(
+          `the secrets key must travel too: copy ${r.secretsKey} to every node and point secrets.key_file / SVC_SECRETS_KEY_FILE at it, or the copied secrets cannot be read\n`,
+        );
+      } catch (e) {
+        if (e instanceof CopyError) throw new UsageError(e.message);
+        throw e;
+      }
+    });
 
   admin
     .command("restore")

@@ -2,7 +2,11 @@
 // what the commands name by email, workspace slug or key id, and says whom an operation is called as.
 import { EventEmitter } from "node:events";
 import type { Config } from "../../config/schema";
-import { openDatabase } from "../db/database";
+import { existsSync } from "node:fs";
+import { CopyError, copySqliteIntoPostgres, type TableCount, tablesInDependencyOrder, whyNotEmpty } from "../db/copy";
+import { databasePath, openDatabase, redactedUrl } from "../db/database";
+import { secretsKeyPath } from "../security/secret-box";
+import { moveDiskArtifactsIn } from "./runs/artifacts";
 import { AppError } from "../manifest/errors";
 import type { SecretBox } from "../security/secret-box";
 import * as accessStore from "./access/store";
@@ -39,6 +43,48 @@ export async function withAdminCore<T>(config: Config, work: (core: Core) => Pro
     waits.close();
     await keys.stop();
     await opened.close();
+  }
+}
+
+export { CopyError };
+
+export interface MigrateToPostgresResult {
+  counts: TableCount[];
+  /** The source installation's secrets key: the PostgreSQL nodes need this very key to read the copied secrets. */
+  secretsKey: string;
+  artifactsMovedIn: number;
+}
+
+/**
+ * `svc admin migrate-to-postgres`: copies the SQLite installation in `fromDir` (brought to this version's
+ * migrations first, its artifacts still on disk moved into it, as `svc serve` would) into the empty PostgreSQL
+ * database at `url`, in one transaction verified by counts per table. A database holding anything (a table that
+ * is not svc's, or a row in one of svc's) is refused before anything is created in it.
+ */
+export async function migrateToPostgres(
+  fromDir: string,
+  url: string,
+  opts: { busyTimeoutMs: number; secretsKeyFile?: string; onTable?: (c: TableCount) => void },
+): Promise<MigrateToPostgresResult> {
+  if (!existsSync(databasePath(fromDir)))
+    throw new CopyError(`no SQLite database at ${databasePath(fromDir)}: --from names the data directory of the installation`);
+  const source = await openDatabase(fromDir, { busyTimeoutMs: opts.busyTimeoutMs });
+  try {
+    const sqlite = source.sqlite;
+    if (!sqlite) throw new CopyError(`${fromDir} is not an SQLite installation`);
+    const artifactsMovedIn = await moveDiskArtifactsIn(source.db, fromDir);
+    const filled = await whyNotEmpty(url, tablesInDependencyOrder(sqlite));
+    if (filled.length > 0)
+      throw new CopyError(`the PostgreSQL database ${redactedUrl(url)} is not empty (it holds ${filled.join(", ")}); give an empty database`);
+    const target = await openDatabase(fromDir, { url });
+    try {
+      const counts = await copySqliteIntoPostgres(sqlite, target.db, opts.onTable);
+      return { counts, secretsKey: secretsKeyPath(fromDir, opts.secretsKeyFile), artifactsMovedIn };
+    } finally {
+      await target.close();
+    }
+  } finally {
+    await source.close();
   }
 }
 

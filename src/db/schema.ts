@@ -349,6 +349,15 @@ export interface AssistantActionTable extends Stamped {
   result: string | null;
 }
 
+/** A run's artifact (a screenshot): its bytes, kept with the run and removed with it. */
+export interface RunArtifactTable {
+  run_id: string;
+  name: string;
+  bytes: Uint8Array;
+  size: number;
+  created_at: string;
+}
+
 export interface DB {
   workspaces: WorkspaceTable;
   users: UserTable;
@@ -366,6 +375,7 @@ export interface DB {
   runs: RunTable;
   run_daily: RunDailyTable;
   run_metadata: RunMetadataTable;
+  run_artifacts: RunArtifactTable;
   idempotency_keys: IdempotencyTable;
   runners: RunnerTable;
   schedules: ScheduleTable;

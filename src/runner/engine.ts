@@ -1,10 +1,9 @@
 // The run engine: a bounded pool that claims queued runs, has them executed (execute-run.ts: timeout, cancel,
 // retries) and hands the outcomes to the batch writer.
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { OpenedCore } from "../core";
-import { artifactDir } from "../core/runs/artifacts";
-import { type ClaimedRun, claimQueuedRuns, type RunOutcome, recordRunProgress, recoverInterruptedRuns } from "../core/runs/queue";
+import { saveRunArtifact } from "../core/runs/artifacts";
+import { type ClaimedRun, claimQueuedRuns, type RunOutcome, recordRunProgress, recoverInterruptedRuns, renewNodeLeases } from "../core/runs/queue";
 import type { Engine } from "../extensions";
 import { log } from "../logging";
 import type { JobProgress, JobResult } from "./execute-run";
@@ -85,7 +84,18 @@ export class RunEngine implements Engine {
       const old = Date.now() - CANCEL_MEMORY_MS;
       for (const [id, at] of this.recentlyCancelled) if (at < old) this.recentlyCancelled.delete(id);
     }, POLL_MS);
+    // On PostgreSQL the runs this node executes are held under a lease it renews (several nodes share the queue).
+    this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(100, Math.floor(this.core.config.runner.lease_ms / 3)));
     void this.pump();
+  }
+
+  private leaseTimer: ReturnType<typeof setInterval> | null = null;
+  private async renewLeases(): Promise<void> {
+    try {
+      await renewNodeLeases(this.core, [...this.active.keys()]);
+    } catch (e) {
+      log.warn("could not renew the leases of running runs", { error: (e as Error).message });
+    }
   }
 
   healthy(): boolean {
@@ -117,6 +127,7 @@ export class RunEngine implements Engine {
     }
     await this.writer.close();
     await this.executor.close();
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
   }
 
   private waitIdle(ms: number): Promise<void> {
@@ -197,15 +208,11 @@ export class RunEngine implements Engine {
     this.active.set(run.id, active);
     if (this.recentlyCancelled.has(run.id)) active.controller.abort(new RunAborted("cancelled"));
     const cfg = this.core.config.runner;
-    const dir = artifactDir(this.core.config.data_dir, run.id);
     this.executor
       .execute(run, {
         signal: active.controller.signal,
         settings: { defaultTimeoutMs: cfg.default_timeout_ms, excerptBytes: cfg.response_excerpt_bytes, maxResponseBytes: cfg.max_response_bytes },
-        saveArtifact: async (file, bytes) => {
-          await mkdir(dir, { recursive: true });
-          await Bun.write(join(dir, file), bytes);
-        },
+        saveArtifact: (file, bytes) => saveRunArtifact(this.core, run.id, file, bytes),
         onProgress: (progress) => {
           active.progress = progress;
           active.dirty = true;

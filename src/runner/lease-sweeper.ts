@@ -1,7 +1,9 @@
-// Ends the leases of runners that stopped heart-beating (see sweepExpiredLeases): inside every `svc serve`,
-// also when the server executes no runs itself (runner.local = false).
+// Ends the leases of runners that stopped heart-beating (see sweepExpiredLeases), and on PostgreSQL those of nodes
+// that stopped renewing theirs (sweepLostNodeRuns): inside every `svc serve`, also when the server executes no runs
+// itself (runner.local = false).
 import type { OpenedCore } from "../core";
 import { sweepExpiredLeases } from "../core/runners/protocol";
+import { sweepLostNodeRuns } from "../core/runs/queue";
 import type { Engine } from "../extensions";
 import { log } from "../logging";
 
@@ -23,6 +25,8 @@ export class LeaseSweeper implements Engine {
     this.sweeping = true;
     try {
       await sweepExpiredLeases(this.core);
+      const lost = await sweepLostNodeRuns(this.core);
+      if (lost.length > 0) log.warn("runs of a node that stopped renewing its lease were finished as error", { runs: lost.length });
     } catch (e) {
       log.warn("could not end expired runner leases", { error: (e as Error).message });
     } finally {

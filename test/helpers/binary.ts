@@ -39,10 +39,10 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
 
-/** Starts `svc serve --port 0` and waits for its "listening on" line. */
-export async function startServe(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<ServeProcess> {
-  requireBinary();
-  const proc = Bun.spawn([BINARY, "serve", "--port", "0", ...args], {
+/** Starts `svc serve --port 0` (the binary, or `command`: e.g. the source through bun) and waits for its "listening on" line. */
+export async function startServe(args: string[], opts: { cwd?: string; env?: Record<string, string>; command?: string[] } = {}): Promise<ServeProcess> {
+  if (!opts.command) requireBinary();
+  const proc = Bun.spawn([...(opts.command ?? [BINARY]), "serve", "--port", "0", ...args], {
     cwd: opts.cwd,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...opts.env },
     stdin: "ignore",

@@ -1,8 +1,6 @@
 // The server's side of the runner protocol: a runner says hello, claims runs under a lease, says which it began,
 // heart-beats (extending its leases, hearing of cancellations), uploads artifacts, finishes (fenced by its claim
 // and its runner id) and releases what it did not begin. Expired leases are swept here too.
-import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
 import type { z } from "zod";
 import { log } from "../../logging";
 import { AppError, conflict, invalid, notFound } from "../../manifest/errors";
@@ -19,7 +17,7 @@ import {
 import { isWellFormedRunnerToken, runnerTokenMatches, runnerTokenPrefix } from "../../security/runner-tokens";
 import { VERSION } from "../../version";
 import type { Core } from "../context";
-import { artifactDir } from "../runs/artifacts";
+import { saveRunArtifact } from "../runs/artifacts";
 import { recordFinishedRuns } from "../alerts/state";
 import { finishRuns, type RunEnvironment, recordRunProgress, runEnvironment, runsEndedElsewhere, withRunRequests } from "../runs/queue";
 import { RunSpecColumn } from "../shared/columns";
@@ -215,9 +213,7 @@ export async function saveRunnerArtifact(core: Core, row: RunnerRow, runId: stri
     throw invalid(`"${file}" is not an artifact name`, [{ path: "file", message: "letters, digits, '.', '_', '-'" }]);
   if (bytes.byteLength > RUNNER_ARTIFACT_MAX_BYTES) throw new AppError("payload_too_large", `an artifact is at most ${RUNNER_ARTIFACT_MAX_BYTES} bytes`);
   if (!(await store.runnerHoldsRun(core.db, row.id, { id: runId, claim }, ["running", "cancelled"]))) throw notFound("run");
-  const dir = artifactDir(core.config.data_dir, runId);
-  await mkdir(dir, { recursive: true });
-  await Bun.write(join(dir, file), bytes);
+  await saveRunArtifact(core, runId, file, bytes);
 }
 
 /**

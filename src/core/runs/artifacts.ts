@@ -1,7 +1,52 @@
-// Where a run's artifacts (screenshots and other files) live on disk: written by the engine, served by
-// get_run_artifact, removed with their project.
+// A run's artifacts (screenshots and other files): kept in the database with their run (table run_artifacts), so
+// every node serves them and backups, retention and project deletion take them with the run. Before 0016 they
+// lived on one node's disk under DATA_DIR/artifacts/<run>/; those files are moved into the database at start.
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { log } from "../../logging";
+import type { Db } from "../../db/database";
+import type { Core } from "../context";
+import * as store from "./artifacts-store";
 
+/** Where a run's artifacts lived on disk before they moved into the database (files left there are moved in at start). */
 export function artifactDir(dataDir: string, runId: string): string {
   return join(dataDir, "artifacts", runId);
+}
+
+/** Keeps an artifact of a run (replacing one of the same name). */
+export async function saveRunArtifact(core: Core, runId: string, name: string, bytes: Uint8Array): Promise<void> {
+  await store.putArtifact(core.db, runId, name, bytes, new Date().toISOString());
+}
+
+export async function readRunArtifact(core: Core, runId: string, name: string): Promise<Uint8Array | undefined> {
+  return store.readArtifact(core.db, runId, name);
+}
+
+/**
+ * Moves the artifacts left on this node's disk by an earlier version (or restored from an older backup's
+ * FILE.artifacts/) into the database: each file of a run that exists becomes a row, then its directory goes. A
+ * directory of a run that is gone is removed too (nothing could serve it). Returns how many files were moved in.
+ */
+export async function moveDiskArtifactsIn(db: Db, dataDir: string): Promise<number> {
+  const root = join(dataDir, "artifacts");
+  if (!existsSync(root)) return 0;
+  const dirs = readdirSync(root).filter((d) => statSync(join(root, d)).isDirectory());
+  const runs = await store.existingRunIds(db, dirs);
+  let moved = 0;
+  const at = new Date().toISOString();
+  for (const d of dirs) {
+    const dir = join(root, d);
+    if (runs.has(d)) {
+      for (const f of readdirSync(dir)) {
+        const file = join(dir, f);
+        if (!statSync(file).isFile()) continue;
+        await store.putArtifactIfAbsent(db, d, f, new Uint8Array(readFileSync(file)), at);
+        moved++;
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+  if (readdirSync(root).length === 0) rmSync(root, { recursive: true, force: true });
+  if (moved > 0) log.info("moved run artifacts from the data directory into the database", { files: moved, runs: dirs.length });
+  return moved;
 }

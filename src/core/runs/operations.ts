@@ -1,7 +1,5 @@
 // Runs and group runs: queueing, reading, cancelling, JUnit export and artifacts.
 import type { Kysely, Selectable, Transaction } from "kysely";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import type { DB, GroupRunTable, RunTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
@@ -16,7 +14,7 @@ import { nowIso } from "../shared/time";
 import { filterId, resolveProject } from "../scope";
 import { assertMayRunIn } from "../environments/protection";
 import * as environments from "../environments/store";
-import { artifactDir } from "./artifacts";
+import { readRunArtifact } from "./artifacts";
 import { forgetOneRunSecrets, keepOneRunSecrets } from "./one-run-secrets";
 import { type RunnableAutomation, type RunOptions, runRow } from "./run-rows";
 import { stopSequentialGroupRuns } from "./sequence";
@@ -264,10 +262,10 @@ const CONTENT_TYPES: Record<string, string> = {
 export const getRunArtifact: Handler<O["getRunArtifact"]> = async (ctx, { params }) => {
   const { run } = await resolveRun(ctx, params.project, params.runId);
   if (!ARTIFACT_NAME.test(params.name) || params.name.includes("..")) throw notFound("artifact");
-  const file = join(artifactDir(ctx.core.config.data_dir, run.id), params.name);
-  if (!existsSync(file)) throw notFound("artifact");
+  const bytes = await readRunArtifact(ctx.core, run.id, params.name);
+  if (!bytes) throw notFound("artifact");
   const ext = params.name.split(".").pop()?.toLowerCase() ?? "";
-  return { body: Bun.file(file), contentType: CONTENT_TYPES[ext] ?? "application/octet-stream", filename: params.name };
+  return { body: new Blob([bytes as Uint8Array<ArrayBuffer>]), contentType: CONTENT_TYPES[ext] ?? "application/octet-stream", filename: params.name };
 };
 
 // ---- group runs ----

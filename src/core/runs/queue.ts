@@ -110,6 +110,10 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
   const t = nowIso();
   const { runs: rows, environments } = await core.queue.claimQueuedRuns(t, limit, core.config.runner.workspace_concurrency);
   if (rows.length === 0) return [];
+  await renewNodeLeases(
+    core,
+    rows.map((r) => r.id),
+  );
   const envs = new Map<string, RunEnvironment>();
   for (const [id, e] of environments) envs.set(id, runEnvironment(core, e));
   rows.sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -277,28 +281,57 @@ export async function recordRunProgress(
 }
 
 export const INTERRUPTED_MESSAGE = "interrupted by server restart";
+export const NODE_LOST_MESSAGE = "node lost: the server executing it stopped renewing its lease";
 
 /**
- * At start, no run can really be running: finishes those a dead process left `running` as `error`. They are not
- * re-queued, because a step may already have changed the system under test.
+ * Several nodes share the queue on PostgreSQL: a node holds the runs its engine executes under a lease
+ * (`runner.lease_ms`) it renews while it runs them, and a node that dies (SIGKILL, a lost machine) leaves runs
+ * that any node ends once the lease lapses. On SQLite one process owns the file, and a start ends them all.
+ */
+const nodeLeases = (core: Core) => core.probe.backend === "postgres";
+
+/** Renews this node's lease on the runs its engine holds (PostgreSQL; nothing to do on SQLite). */
+export async function renewNodeLeases(core: Core, runIds: string[]): Promise<void> {
+  if (!nodeLeases(core) || runIds.length === 0) return;
+  await store.renewLocalLeases(core.db, runIds, new Date(Date.now() + core.config.runner.lease_ms).toISOString());
+}
+
+/** Ends as error the runs of nodes that stopped renewing their leases (PostgreSQL). */
+export async function sweepLostNodeRuns(core: Core): Promise<string[]> {
+  if (!nodeLeases(core)) return [];
+  return endLocalRuns(core, NODE_LOST_MESSAGE, true);
+}
+
+/**
+ * At start, no run of this process can really be running: finishes those a dead process left `running` as `error`
+ * (on PostgreSQL, only those whose node's lease lapsed: the others belong to live nodes). They are not re-queued,
+ * because a step may already have changed the system under test.
  */
 export async function recoverInterruptedRuns(core: Core): Promise<string[]> {
+  return endLocalRuns(core, nodeLeases(core) ? NODE_LOST_MESSAGE : INTERRUPTED_MESSAGE, nodeLeases(core));
+}
+
+async function endLocalRuns(core: Core, message: string, onlyLost: boolean): Promise<string[]> {
   const t = nowIso();
+  const lost = onlyLost ? { now: t, startedBefore: new Date(Date.now() - core.config.runner.lease_ms).toISOString() } : undefined;
   const recovered = await core.db.transaction().execute(async (trx) => {
     // Runs held by remote runners are not this process's: their leases end them if their runner is gone too.
-    const stale = await store.locallyRunningRuns(trx);
+    const stale = await store.locallyRunningRuns(trx, lost);
     for (const r of stale) {
       await store.endRunningRunWithError(trx, r.id, {
-        error: INTERRUPTED_MESSAGE,
+        error: message,
         finished_at: t,
         updated_at: t,
         duration_ms: r.started_at ? Math.max(0, Date.parse(t) - Date.parse(r.started_at)) : null,
       });
       await store.markLastRunErrored(trx, r.automation_id, r.id, t);
     }
-    return stale.map((r) => r.id);
+    const ids = stale.map((r) => r.id);
+    // A run a lost node held ends while the others run: its alerts are written with it, as for a lost runner's.
+    return { ids, alerts: onlyLost && ids.length > 0 ? await recordFinishedRuns(core, trx, ids, t) : 0 };
   });
+  if (onlyLost) await runsEndedElsewhere(core, recovered.ids, recovered.alerts);
   // A sequential group run goes on (or stops) after its interrupted run, as after any run that ended.
-  await afterRunsEnded(core, recovered);
-  return recovered;
+  else await afterRunsEnded(core, recovered.ids);
+  return recovered.ids;
 }

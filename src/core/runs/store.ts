@@ -204,9 +204,35 @@ export async function saveRunProgress(
     WHERE id = ${run.id} AND status = 'running' AND claim = ${run.claim}`.execute(db);
 }
 
-/** Runs `running` in this server's own engine (not held by a remote runner). */
-export async function locallyRunningRuns(db: Kysely<DB>) {
-  return db.selectFrom("runs").select(["id", "automation_id", "started_at"]).where("status", "=", "running").where("runner_id", "is", null).execute();
+/**
+ * Runs `running` in a server's own engine (not held by a remote runner). With `lost`, only those whose node let its
+ * lease lapse: expired, or never set (a node dies between its claim and its first renewal) and begun before
+ * `startedBefore`.
+ */
+export async function locallyRunningRuns(db: Kysely<DB>, lost?: { now: string; startedBefore: string }) {
+  let q = db.selectFrom("runs").select(["id", "automation_id", "started_at"]).where("status", "=", "running").where("runner_id", "is", null);
+  if (lost) {
+    q = q.where((eb) =>
+      eb.or([
+        eb.and([eb("lease_expires_at", "is not", null), eb("lease_expires_at", "<", lost.now)]),
+        eb.and([eb("lease_expires_at", "is", null), eb("started_at", "<", lost.startedBefore)]),
+      ]),
+    );
+  }
+  return q.execute();
+}
+
+/** A node's lease on the runs its engine executes, renewed while it runs them (several nodes on PostgreSQL). */
+export async function renewLocalLeases(db: Kysely<DB>, ids: string[], until: string): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) {
+    await db
+      .updateTable("runs")
+      .set({ lease_expires_at: until })
+      .where("id", "in", ids.slice(i, i + 500))
+      .where("status", "=", "running")
+      .where("runner_id", "is", null)
+      .execute();
+  }
 }
 
 /** Ends a run left `running` with an error, unless it ended meanwhile. */
@@ -215,9 +241,10 @@ export async function endRunningRunWithError(
   id: string,
   patch: Pick<Updateable<RunTable>, "error" | "finished_at" | "updated_at" | "duration_ms">,
 ): Promise<void> {
+  // The claim moves on: the process that held the run can no longer finish it.
   await db
     .updateTable("runs")
-    .set({ ...patch, status: "error" })
+    .set({ ...patch, status: "error", claim: sql`claim + 1` })
     .where("id", "=", id)
     .where("status", "=", "running")
     .execute();

@@ -14,6 +14,7 @@ import * as testsAsCode from "./0011_tests_as_code";
 import * as assistant from "./0012_assistant";
 import * as testRuns from "./0014_test_runs";
 import * as sharedLimits from "./0015_shared_limits";
+import * as artifactsInDb from "./0016_artifacts_in_db";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   "0012_assistant": assistant,
   "0014_test_runs": testRuns,
   "0015_shared_limits": sharedLimits,
+  "0016_artifacts_in_db": artifactsInDb,
 };
