@@ -1,3 +1,4 @@
+import { join } from "node:path";
 // Artifacts on PostgreSQL, whatever SVC_TEST_BACKEND says: a screenshot made by a run through one node is served by
 // another node on the same database, which never saw the run's files (each node has a data directory of its own).
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
@@ -37,7 +38,10 @@ test("a screenshot made through node A is served by node B", async () => {
 
     const dir = tempDir("svc-pg-node-b-");
     dirs.push(dir);
-    b = await startServer(loadConfig({ env: {}, flags: { port: 0, data_dir: dir, log_level: "warn", "database.url": url } }));
+    // Node B shares node A's secrets key, as every node of one database must.
+    b = await startServer(
+      loadConfig({ env: {}, flags: { port: 0, data_dir: dir, log_level: "warn", "database.url": url, "secrets.key_file": join(a.dataDir, "secrets.key") } }),
+    );
     const res = await fetch(`${b.url}${path}`, { headers: { authorization: `Bearer ${a.key}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("image/png");
