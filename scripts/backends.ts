@@ -67,6 +67,7 @@ export const POSTGRES: string[] = [
   "test/mcp-inspector.test.ts",
   "test/mcp-server.test.ts",
   "test/mcp-wait.test.ts",
+  "test/postgres-alerts.test.ts",
   "test/postgres-artifacts.test.ts",
   "test/postgres-backend.test.ts",
   "test/postgres-nodes.test.ts",
