@@ -289,6 +289,7 @@ export const ApiKey = z
     name: z.string(),
     prefix: z.string().describe("svc_ + the first 8 characters"),
     created_at: Timestamp,
+    updated_at: Timestamp.describe("When the key last changed (revoked); its ETag follows it"),
     last_used_at: NullableTimestamp,
     expires_at: NullableTimestamp,
     revoked_at: NullableTimestamp,
@@ -320,6 +321,7 @@ export const Member = z
     name: z.string(),
     role: Role,
     created_at: Timestamp,
+    updated_at: Timestamp.describe("When the membership last changed (its role); its ETag follows it"),
   })
   .meta({ id: "Member" });
 
@@ -343,6 +345,7 @@ export const WorkspaceInvitation = z
     role: Role.describe("The role the person gets on accepting"),
     invited_by: z.object({ name: z.string(), email: z.string() }).nullable().describe("Null when the inviting person's account is gone"),
     created_at: Timestamp,
+    updated_at: Timestamp,
   })
   .meta({ id: "WorkspaceInvitation" });
 
