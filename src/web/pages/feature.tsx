@@ -7,6 +7,7 @@ import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
 import type { Automation, Feature, Generation } from "../types";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { StaleEdit, useStaleGuard } from "../stale-edit";
 import { GherkinPreview } from "./gherkin";
 import { ProjectFrame } from "./project-frame";
 
@@ -29,20 +30,24 @@ function FeatureForm({ project, feature, onSaved }: { project: string; feature: 
     paths: t?.kind === "api" ? t.paths.join(", ") : "",
   });
   const a = useAction();
-  const save = async (e: Event) => {
-    e.preventDefault();
+  const guard = useStaleGuard(feature, () => call("getFeature", { project, feature: feature.id }));
+  const put = (ifMatch: string) => {
     const target =
       f.kind === "web" ? { kind: "web" as const, url: f.url } : f.kind === "api" ? { kind: "api" as const, tags: list(f.tags), paths: list(f.paths) } : null;
+    return call("updateFeature", {
+      project,
+      feature: feature.id,
+      if_match: ifMatch,
+      name: f.name,
+      description: f.description,
+      acceptance_criteria: f.acceptance_criteria,
+      target,
+    });
+  };
+  const save = async (e: Event) => {
+    e.preventDefault();
     await a.run(async () => {
-      await call("updateFeature", {
-        project,
-        feature: feature.id,
-        name: f.name,
-        description: f.description,
-        acceptance_criteria: f.acceptance_criteria,
-        target,
-      });
-      await onSaved();
+      if ((await guard.save(put)) !== null) await onSaved();
     });
   };
   return (
@@ -80,6 +85,19 @@ function FeatureForm({ project, feature, onSaved }: { project: string; feature: 
         </div>
       )}
       <ErrorNote message={a.error} details={a.details} />
+      {guard.stale && (
+        <StaleEdit
+          noun="feature"
+          before={feature}
+          now={guard.stale}
+          onReload={() => void onSaved()}
+          onOverwrite={() =>
+            void a.run(async () => {
+              if ((await guard.overwrite(put)) !== null) await onSaved();
+            })
+          }
+        />
+      )}
       <div class="row">
         <button class="btn btn-primary" disabled={a.busy}>
           Save feature

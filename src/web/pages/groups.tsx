@@ -4,6 +4,7 @@ import { call, enc } from "../api";
 import { useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, duration, when } from "../ui";
+import { StaleEdit, useStaleGuard } from "../stale-edit";
 import { ProjectFrame } from "./project-frame";
 
 export function GroupsPage({ project }: { project: string }) {
@@ -107,12 +108,14 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
     next.splice(i + d, 0, item);
     setOrder(next);
   };
-  const save = () =>
-    a.run(async () => {
-      await call("updateGroup", { project, groupId, ...f });
-      await g.reload();
-      form.reset();
-    });
+  const guard = useStaleGuard(g.data, () => call("getGroup", { project, groupId }));
+  const put = (ifMatch: string) => call("updateGroup", { project, groupId, if_match: ifMatch, ...f });
+  const saved = async (answer: unknown) => {
+    if (answer === null) return;
+    await g.reload();
+    form.reset();
+  };
+  const save = () => a.run(async () => saved(await guard.save(put)));
   const run = () =>
     a.run(async () => {
       const gr = await call("runGroup", { project, groupId });
@@ -210,6 +213,20 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
               </button>
             </div>
             <ErrorNote message={a.error} details={a.details} />
+            {guard.stale && (
+              <StaleEdit
+                noun="group"
+                before={g.data}
+                now={guard.stale}
+                onReload={() =>
+                  void g.reload().then(() => {
+                    form.reset();
+                    guard.dismiss();
+                  })
+                }
+                onOverwrite={() => void a.run(async () => saved(await guard.overwrite(put)))}
+              />
+            )}
           </Card>
           <Card title="Group runs">
             <GroupRunList project={project} group={groupId} />
