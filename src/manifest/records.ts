@@ -199,6 +199,17 @@ export const StepResult = z
   })
   .meta({ id: "StepResult" });
 
+export const StartedBy = z
+  .object({
+    kind: z
+      .enum(["user", "key", "schedule", "assistant", "operator"])
+      .describe("user: a person in the web app; key: an API key (CLI, API, MCP); schedule; assistant: the in-app assistant for a person; operator: svc admin"),
+    name: z.string().describe("The person's email, the key's name, the schedule's name (as they were when it started)"),
+  })
+  .nullable()
+  .describe("Who or what started it; null for runs started before this was kept")
+  .meta({ id: "StartedBy" });
+
 export const RunSummary = z.object({
   steps: z.number().int(),
   passed: z.number().int(),
@@ -216,6 +227,7 @@ export const Run = z
     environment_id: z.string().nullable(),
     trigger: RunTrigger,
     schedule_id: z.string().nullable().describe("The schedule that started the run (trigger schedule), else null"),
+    started_by: StartedBy,
     status: RunStatus,
     started_at: NullableTimestamp,
     finished_at: NullableTimestamp,
@@ -255,6 +267,7 @@ export const GroupRun = z
     group_name: z.string(),
     trigger: RunTrigger,
     schedule_id: z.string().nullable().describe("The schedule that started the group run (trigger schedule), else null"),
+    started_by: StartedBy,
     environment_id: z.string().nullable().describe("The environment asked for; null: each automation's default"),
     variables: StringRecord,
     metadata: StringRecord,

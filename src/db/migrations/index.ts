@@ -12,6 +12,7 @@ import * as history from "./0009_history";
 import * as cockpit from "./0010_cockpit";
 import * as testsAsCode from "./0011_tests_as_code";
 import * as assistant from "./0012_assistant";
+import * as accessVersions from "./0013_access_versions";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   "0010_cockpit": cockpit,
   "0011_tests_as_code": testsAsCode,
   "0012_assistant": assistant,
+  "0013_access_versions": accessVersions,
 };

@@ -9,11 +9,9 @@ import { Badge, Card, ConfirmButton, ErrorNote, Field, inputValue, Loading, when
 import { RunTimeline } from "../charts";
 import { isStale, StaleEdit } from "../stale-edit";
 import { ProjectFrame } from "./project-frame";
+import { environmentLabel, useRunEnvironment } from "./run-environment";
 import { RecentRuns } from "./runs";
 import { checkSteps, StepsEditor } from "./steps-editor";
-
-/** A protected environment says so where it is chosen: only owners and admins may start runs in it. */
-const environmentLabel = (e: Environment) => (e.protected ? `${e.name} (protected)` : e.name);
 
 function AutomationEditor({
   project,
@@ -144,9 +142,9 @@ export function AutomationPage({ project, automationId }: { project: string; aut
   const envs = useLoad(() => call("listEnvironments", { project, limit: 200 }), `envs:${project}`);
   const features = useLoad(() => call("listFeatures", { project, limit: 200 }), `features:${project}`);
   const timeline = useLoad(() => call("listAutomationRuns", { project, automationId, limit: 50 }), `timeline:${project}:${automationId}`);
-  const [env, setEnv] = useState("");
   const a = useAction();
   const x = au.data;
+  const env = useRunEnvironment(project, x ? [x] : []);
   const setStatus = (status: Automation["status"]) =>
     a.run(async () => {
       await call("updateAutomation", { project, automationId, status });
@@ -154,7 +152,8 @@ export function AutomationPage({ project, automationId }: { project: string; aut
     });
   const run = () =>
     a.run(async () => {
-      const r = await call("runAutomation", { project, automationId, environment: env || undefined });
+      env.remember();
+      const r = await call("runAutomation", { project, automationId, environment: env.environment });
       navigate(`/p/${enc(project)}/runs/${r.id}`);
     });
   return (
@@ -239,17 +238,8 @@ export function AutomationPage({ project, automationId }: { project: string; aut
               </div>
             </dl>
             <div class="form-row">
-              <Field label="Environment">
-                <select value={env} onChange={(e) => setEnv(inputValue(e))}>
-                  <option value="">{x.environment_id ? "the automation's default" : "none"}</option>
-                  {envs.data?.data.map((e) => (
-                    <option key={e.id} value={e.id}>
-                      {environmentLabel(e)}
-                    </option>
-                  ))}
-                </select>
-              </Field>
-              <button type="button" class="btn btn-primary" disabled={a.busy} onClick={() => void run()}>
+              {env.picker}
+              <button type="button" class="btn btn-primary" disabled={a.busy || !env.ready} onClick={() => void run()}>
                 Run now
               </button>
             </div>

@@ -10,6 +10,7 @@ import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loadin
 import { StaleEdit, useStaleGuard } from "../stale-edit";
 import { GherkinPreview } from "./gherkin";
 import { ProjectFrame } from "./project-frame";
+import { useRunEnvironment } from "./run-environment";
 
 type TargetKind = "none" | "web" | "api";
 const list = (s: string) =>
@@ -234,9 +235,11 @@ function FeatureAutomations({
       await call("activateFeatureDrafts", { project, feature });
       await onChanged();
     });
+  const env = useRunEnvironment(project, runnable);
   const runAll = () =>
     bulk.run(async () => {
-      await call("runFeature", { project, feature });
+      env.remember();
+      await call("runFeature", { project, feature, environment: env.environment });
       navigate(`/p/${enc(project)}/runs`);
     });
   return (
@@ -261,7 +264,8 @@ function FeatureAutomations({
               Activate {plural(drafts.length, "draft")}
             </button>
           )}
-          <button type="button" class="btn" disabled={bulk.busy} onClick={() => void runAll()}>
+          {env.picker}
+          <button type="button" class="btn" disabled={bulk.busy || !env.ready} onClick={() => void runAll()}>
             Run {runnable.length === 1 ? "it" : `all ${runnable.length}`}
           </button>
         </div>

@@ -5,6 +5,7 @@ import { useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, duration, when } from "../ui";
 import { StaleEdit, useStaleGuard } from "../stale-edit";
+import { useRunEnvironment } from "./run-environment";
 import { ProjectFrame } from "./project-frame";
 
 export function GroupsPage({ project }: { project: string }) {
@@ -116,9 +117,12 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
     form.reset();
   };
   const save = () => a.run(async () => saved(await guard.save(put)));
+  const members = ids.map((id) => byId.get(id)).filter((x) => x !== undefined && x.status !== "disabled");
+  const env = useRunEnvironment(project, members as { environment_id: string | null }[]);
   const run = () =>
     a.run(async () => {
-      const gr = await call("runGroup", { project, groupId });
+      env.remember();
+      const gr = await call("runGroup", { project, groupId, environment: env.environment });
       navigate(`/p/${enc(project)}/group-runs/${gr.id}`);
     });
   const dirty = g.data
@@ -134,10 +138,11 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
             title={g.data.name}
             actions={
               <>
+                {env.picker}
                 <button
                   type="button"
                   class="btn btn-primary"
-                  disabled={a.busy || dirty || ids.length === 0}
+                  disabled={a.busy || dirty || ids.length === 0 || !env.ready}
                   onClick={() => void run()}
                   title={dirty ? "Save first" : undefined}
                 >
