@@ -112,7 +112,7 @@ test("environments: a stale tab's save opens the same dialog (never a bare error
   const tabs = [await own.newPage(), await own.newPage()];
   await signInAsOwner(tabs[0] as (typeof tabs)[0], s.url);
   for (const tab of tabs) {
-    tab.setDefaultTimeout(10_000);
+    tab.setDefaultTimeout(20_000);
     watch(tab);
     await tab.goto(`${s.url}/#/p/${project}/environments`);
     await tab.getByLabel("Variables").first().waitFor();

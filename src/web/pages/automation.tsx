@@ -8,6 +8,7 @@ import type { Automation, Environment, Feature } from "../types";
 import { Badge, Card, ConfirmButton, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { RunTimeline } from "../charts";
 import { isStale, StaleEdit } from "../stale-edit";
+import { savingEdits, useUnsavedEdits } from "../unsaved";
 import { ProjectFrame } from "./project-frame";
 import { environmentLabel, useRunEnvironment } from "./run-environment";
 import { RecentRuns } from "./runs";
@@ -26,7 +27,7 @@ function AutomationEditor({
   features: Feature[];
   onSaved: () => Promise<void>;
 }) {
-  const [f, setF] = useState({
+  const [initial] = useState(() => ({
     name: automation.name,
     description: automation.description,
     tags: automation.tags.join(", "),
@@ -34,8 +35,11 @@ function AutomationEditor({
     retries: String(automation.retries),
     environment: automation.environment_id ?? "",
     feature: automation.feature_id ?? "",
-  });
-  const [text, setText] = useState(JSON.stringify(automation.steps, null, 2));
+    text: JSON.stringify(automation.steps, null, 2),
+  }));
+  const [f, setF] = useState(initial);
+  const [text, setText] = useState(initial.text);
+  const unsaved = useUnsavedEdits({ ...f, text }, initial);
   const a = useAction();
   const steps = checkSteps(text, automation.kind).steps;
   // The version these edits start from: a save made over someone else's newer one is refused, not lost.
@@ -44,7 +48,7 @@ function AutomationEditor({
   const submit = async (ifMatch: string | undefined) => {
     if (!steps) return;
     try {
-      const saved = await put(ifMatch);
+      const saved = await savingEdits(unsaved, () => put(ifMatch));
       // Later saves start from this one.
       if (saved) setBase({ record: saved, tag: versionOf(saved) });
     } catch (err) {
@@ -198,7 +202,7 @@ export function AutomationPage({ project, automationId }: { project: string; aut
                   onConfirm={() =>
                     void a.run(async () => {
                       await call("deleteAutomation", { project, automationId });
-                      navigate(`/p/${enc(project)}/automations`);
+                      navigate(`/p/${enc(project)}/automations`, { settled: true });
                     })
                   }
                 />

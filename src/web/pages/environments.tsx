@@ -2,6 +2,7 @@
 // protection (owners and admins only): who may change an environment or run in it, and where its secrets may go.
 import { useState } from "preact/hooks";
 import { StaleEdit, useStaleGuard } from "../stale-edit";
+import { savingEdits, useUnsavedEdits } from "../unsaved";
 import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { canAdminister, useSession } from "../session";
@@ -158,6 +159,10 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
   const [secrets, setSecrets] = useState("");
   const [protect, setProtect] = useState(env.protected);
   const [hosts, setHosts] = useState((env.allowed_hosts ?? []).join("\n"));
+  const unsaved = useUnsavedEdits(
+    { vars, secrets, protect, hosts },
+    { vars: toLines(env.variables), secrets: "", protect: env.protected, hosts: (env.allowed_hosts ?? []).join("\n") },
+  );
   const a = useAction();
   const guard = useStaleGuard(env, () => call("getEnvironment", { project, environmentId: env.id }));
   const put = (ifMatch: string) => {
@@ -179,7 +184,7 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
   };
   const save = async (e: Event) => {
     e.preventDefault();
-    await a.run(async () => saved(await guard.save(put)));
+    await a.run(async () => saved(await savingEdits(unsaved, () => guard.save(put))));
   };
   return (
     <Card
@@ -242,7 +247,7 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
             before={env}
             now={guard.stale}
             onReload={() => void onSaved()}
-            onOverwrite={() => void a.run(async () => saved(await guard.overwrite(put)))}
+            onOverwrite={() => void a.run(async () => saved(await savingEdits(unsaved, () => guard.overwrite(put))))}
           />
         )}
         <div class="row">

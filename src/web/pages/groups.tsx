@@ -5,6 +5,7 @@ import { useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, duration, when } from "../ui";
 import { StaleEdit, useStaleGuard } from "../stale-edit";
+import { savingEdits, useUnsavedEdits } from "../unsaved";
 import { useRunEnvironment } from "./run-environment";
 import { ProjectFrame } from "./project-frame";
 
@@ -116,7 +117,7 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
     await g.reload();
     form.reset();
   };
-  const save = () => a.run(async () => saved(await guard.save(put)));
+  const save = () => a.run(async () => saved(await savingEdits(unsaved, () => guard.save(put))));
   const members = ids.map((id) => byId.get(id)).filter((x) => x !== undefined && x.status !== "disabled");
   const env = useRunEnvironment(project, members as { environment_id: string | null }[]);
   const run = () =>
@@ -128,6 +129,10 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
   const dirty = g.data
     ? JSON.stringify(ids) !== JSON.stringify(g.data.automation_ids) || f.name !== g.data.name || f.description !== g.data.description
     : false;
+  const unsaved = useUnsavedEdits(
+    { name: f.name, description: f.description, ids },
+    g.data ? { name: g.data.name, description: g.data.description, ids: g.data.automation_ids } : { name: f.name, description: f.description, ids },
+  );
   return (
     <ProjectFrame project={project} section="groups">
       {g.loading && <Loading />}
@@ -154,7 +159,7 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
                   onConfirm={() =>
                     void a.run(async () => {
                       await call("deleteGroup", { project, groupId });
-                      navigate(`/p/${enc(project)}/groups`);
+                      navigate(`/p/${enc(project)}/groups`, { settled: true });
                     })
                   }
                 />

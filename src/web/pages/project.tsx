@@ -4,6 +4,7 @@ import { useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
 import { Card, ConfirmButton, ErrorNote, Field, inputValue, Loading } from "../ui";
 import { StaleEdit, useStaleGuard } from "../stale-edit";
+import { savingEdits, useUnsavedEdits } from "../unsaved";
 import { ProjectFrame } from "./project-frame";
 import { ProjectHealth } from "./health";
 import { RecentRuns } from "./runs";
@@ -22,19 +23,20 @@ export function ProjectPage({ project }: { project: string }) {
   const p = useLoad(() => call("getProject", { project }), `project:${project}`);
   const form = useEdits({ name: p.data?.name ?? "", slug: p.data?.slug ?? "", description: p.data?.description ?? "" });
   const f = form.value;
+  const unsaved = useUnsavedEdits(f, p.data ? { name: p.data.name, slug: p.data.slug, description: p.data.description } : f);
   const a = useAction();
   const doc = useAction();
   const guard = useStaleGuard(p.data, () => call("getProject", { project }));
   const put = (ifMatch: string) => call("updateProject", { project, if_match: ifMatch, ...f });
   const saved = async (updated: Awaited<ReturnType<typeof put>> | null) => {
     if (updated === null) return;
-    if (updated.slug !== project) navigate(`/p/${updated.slug}`);
+    if (updated.slug !== project) navigate(`/p/${updated.slug}`, { settled: true });
     else await p.reload();
     form.reset();
   };
   const save = async (e: Event) => {
     e.preventDefault();
-    await a.run(async () => saved(await guard.save(put)));
+    await a.run(async () => saved(await savingEdits(unsaved, () => guard.save(put))));
   };
   const upload = async (e: Event) => {
     const file = (e.currentTarget as HTMLInputElement).files?.[0];
@@ -124,7 +126,7 @@ export function ProjectPage({ project }: { project: string }) {
                 onConfirm={() =>
                   void a.run(async () => {
                     await call("deleteProject", { project });
-                    navigate("/projects");
+                    navigate("/projects", { settled: true });
                   })
                 }
               />
