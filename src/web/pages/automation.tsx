@@ -129,7 +129,7 @@ function AutomationEditor({
           </select>
         </Field>
       </div>
-      <StepsEditor text={text} kind={automation.kind} onChange={setText} />
+      <StepsEditor text={text} kind={automation.kind} onChange={setText} details={a.details} />
       <ErrorNote message={a.error} details={a.details} />
       {stale && <StaleEdit noun="automation" before={base.record} now={stale} onReload={() => void onSaved()} onOverwrite={overwrite} />}
       <div class="row">

@@ -50,7 +50,7 @@ function CreateAutomation({ project, onCancel }: { project: string; onCancel: ()
             </select>
           </Field>
         </div>
-        <StepsEditor text={text} kind={kind} onChange={setText} />
+        <StepsEditor text={text} kind={kind} onChange={setText} details={a.details} />
         <ErrorNote message={a.error} details={a.details} />
         <div class="row">
           <button class="btn btn-primary" disabled={a.busy || checkSteps(text, kind).steps === null}>
