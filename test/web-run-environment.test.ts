@@ -85,3 +85,40 @@ test("generated drafts: Run all asks for an environment, runs in the chosen one 
   expect(await page.getByLabel("Environment").inputValue()).toBe(staging.id);
   expect(await run.isDisabled()).toBe(false);
 });
+
+test("the automations list runs the selected ones as one group run, in the environment chosen beside the button", async () => {
+  expect((await s.call("POST", "/projects", { name: "Selected", slug: "selected" })).status).toBe(201);
+  const staging = await json<{ id: string }>(
+    await s.call("POST", "/projects/selected/environments", { name: "staging", variables: { BASE_URL: target.url } }),
+    201,
+  );
+  await json(await s.call("POST", "/projects/selected/environments", { name: "decoy", variables: { BASE_URL: "http://127.0.0.1:9" } }), 201);
+  for (const name of ["first", "second", "not picked"]) {
+    await json(
+      await s.call("POST", "/projects/selected/automations", { name, kind: "http", steps: [{ request: { url: "/health" }, expect: [{ status: 200 }] }] }),
+      201,
+    );
+  }
+  const { page } = await newPage(browser);
+  watch(page);
+  await signInAsOwner(page, s.url);
+  await page.goto(`${s.url}/#/p/selected/automations`);
+  await page.getByRole("checkbox", { name: "Select first" }).check();
+  await page.getByRole("checkbox", { name: "Select second" }).check();
+  const run = page.getByRole("button", { name: "Run selected (2)" });
+  await run.waitFor();
+  expect(await run.isDisabled()).toBe(true);
+  await page.getByLabel("Environment").selectOption({ label: "staging" });
+  await run.click();
+  await page.waitForURL(/group-runs\/grn_/);
+  await page.getByTestId("group-run-status").getByText("passed").waitFor({ timeout: 30_000 });
+  const id = page.url().split("/group-runs/")[1] ?? "";
+  const gr = await json<{ environment_id: string; runs: { automation_name: string; environment_id: string }[]; started_by: { kind: string; name: string } }>(
+    await s.call("GET", `/projects/selected/group-runs/${id}`),
+  );
+  expect(gr.runs.map((r) => r.automation_name).sort()).toEqual(["first", "second"]);
+  expect(gr.runs.every((r) => r.environment_id === staging.id)).toBe(true);
+  expect(gr.started_by).toEqual({ kind: "user", name: "owner@acme.test" });
+  expect(await page.getByTestId("run-started-by").innerText()).toBe("owner@acme.test");
+  expect(await page.getByTestId("run-environment").innerText()).toBe("staging");
+});
