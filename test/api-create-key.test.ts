@@ -32,7 +32,7 @@ test("create_key is session-only in the manifest, so the CLI has no command for 
   const program = new Command("svc");
   registerCli(program);
   const keys = program.commands.find((c) => c.name() === "keys");
-  expect(keys?.commands.map((c) => c.name()).sort()).toEqual(["list", "revoke"]);
+  expect(keys?.commands.map((c) => c.name()).sort()).toEqual(["get", "list", "revoke"]);
 });
 
 test("a signed-in person creates a key through the operation; the key works with the API", async () => {

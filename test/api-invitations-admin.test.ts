@@ -43,6 +43,7 @@ describe("list_workspace_invitations", () => {
       role: "admin",
       invited_by: { name: "owner", email: "owner@acme.test" },
       created_at: expect.any(String),
+      updated_at: expect.any(String),
     });
     // Nothing of the invited account: not its id, not the name it goes by.
     expect(JSON.stringify(body)).not.toContain(person.userId);

@@ -158,6 +158,7 @@ describe("every operation works end to end", () => {
     const keys = await op("list_keys", {});
     expect(keys.data.length).toBe(1);
     expect(keys.data[0].prefix).toMatch(/^svc_[0-9A-Za-z]{8}$/);
+    expect((await op("get_key", { keyId: keys.data[0].id })).prefix).toBe(keys.data[0].prefix);
     expect(JSON.stringify(keys)).not.toContain(s.key);
     // create_key is session-only: the signed-in owner calls it with the session cookie and CSRF token.
     const owner = new WebClient(s.url);
@@ -170,6 +171,7 @@ describe("every operation works end to end", () => {
     const added = await op("add_member", {}, { email: "new@acme.test", role: "member" });
     expect(added.setup_url).toContain("/setup-password?token=");
     expect((await op("list_members", {})).data.map((m: { email: string }) => m.email)).toContain("new@acme.test");
+    expect((await op("get_member", { userId: added.user_id })).email).toBe("new@acme.test");
     expect((await op("update_member", { userId: added.user_id }, { role: "admin" })).role).toBe("admin");
     await op("remove_member", { userId: added.user_id });
 
@@ -190,6 +192,7 @@ describe("every operation works end to end", () => {
     await s.userWithKey("mistaken@globex.test", "globex", "owner");
     const mistaken = await op("add_member", {}, { email: "mistaken@globex.test", role: "admin" });
     expect((await op("list_workspace_invitations", {})).data.map((i: { id: string }) => i.id)).toEqual([mistaken.invitation_id]);
+    expect((await op("get_workspace_invitation", { invitationId: mistaken.invitation_id })).email).toBe("mistaken@globex.test");
     await op("cancel_invitation", { invitationId: mistaken.invitation_id });
     expect((await op("list_workspace_invitations", {})).data).toEqual([]);
 

@@ -62,10 +62,10 @@ test("project → feature → generate → run a draft → the run's steps and s
 
     await draft.getByRole("link").click();
     await page.waitForURL(/automations\/aut_/);
-    const editor = page.getByLabel("Steps (JSON)");
-    const steps = JSON.parse(await editor.inputValue()) as unknown[];
+    const editor = page.getByRole("textbox", { name: "Steps", exact: true });
+    const steps = JSON.parse(await editor.innerText()) as unknown[];
     expect(steps.length).toBeGreaterThan(0);
-    await editor.fill(JSON.stringify([...steps, { screenshot: "greeting" }], null, 2));
+    await editor.fill(JSON.stringify([...steps, { screenshot: "greeting" }]));
     await page.getByTestId("steps-valid").waitFor();
     const saved = page.waitForResponse((r) => r.request().method() === "PATCH" && r.url().includes("/automations/"));
     await page.getByRole("button", { name: "Save automation" }).click();

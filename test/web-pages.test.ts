@@ -114,7 +114,7 @@ scenario("automations: the steps editor shows schema errors inline; create, acti
   await visit("/p/shop-api/automations", "automations");
   await page.getByRole("button", { name: "New automation" }).click();
   await page.getByLabel("Name").fill("items list");
-  const editor = page.getByLabel("Steps (JSON)");
+  const editor = page.getByRole("textbox", { name: "Steps", exact: true });
   await editor.fill('[{"request": {"method": "FETCH", "url": "/items"}}]');
   await page.getByTestId("steps-problems").waitFor();
   expect(await page.getByTestId("steps-problems").innerText()).toContain("steps.0");

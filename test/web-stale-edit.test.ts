@@ -104,3 +104,36 @@ test("Re-run failed on a finished group run starts a group run of only its faile
   expect(next.runs.map((r) => r.automation_id)).toEqual([bad]);
   expect(next.trigger).toBe("web");
 });
+
+test("environments: a stale tab's save opens the same dialog (never a bare error); Overwrite saves over the other edit", async () => {
+  const { project } = await projectWithEnv(s, "Stale env", { BASE_URL: target.url });
+  // A context of its own, signed in here whichever tests ran before.
+  const own = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US", timezoneId: "UTC" });
+  const tabs = [await own.newPage(), await own.newPage()];
+  await signInAsOwner(tabs[0] as (typeof tabs)[0], s.url);
+  for (const tab of tabs) {
+    tab.setDefaultTimeout(20_000);
+    watch(tab);
+    await tab.goto(`${s.url}/#/p/${project}/environments`);
+    await tab.getByLabel("Variables").first().waitFor();
+  }
+  const [tabA, tabB] = tabs as [(typeof tabs)[0], (typeof tabs)[0]];
+  const variables = async () =>
+    JSON.stringify(
+      (await json<{ data: { variables: Record<string, string> }[] }>(await s.call("GET", `/projects/${project}/environments`))).data[0]?.variables,
+    );
+  await tabA.getByLabel("Variables").first().fill(`BASE_URL=${target.url}\nFROM=a`);
+  await tabA.getByRole("button", { name: "Save environment" }).click();
+  await eventually(variables, JSON.stringify({ BASE_URL: target.url, FROM: "a" }));
+
+  await tabB.getByLabel("Variables").first().fill(`BASE_URL=${target.url}\nFROM=b`);
+  await tabB.getByRole("button", { name: "Save environment" }).click();
+  const dialog = tabB.getByRole("alertdialog");
+  await dialog.getByText("This environment was changed by someone else since you opened it").waitFor();
+  expect(await tabB.getByTestId("stale-changes").innerText()).toContain('variables is now {"BASE_URL"');
+  expect(await variables()).toBe(JSON.stringify({ BASE_URL: target.url, FROM: "a" }));
+  await dialog.getByRole("button", { name: "Overwrite with my edits" }).click();
+  await eventually(variables, JSON.stringify({ BASE_URL: target.url, FROM: "b" }));
+  await tabB.getByRole("alertdialog").waitFor({ state: "detached" });
+  await own.close();
+});

@@ -14,10 +14,12 @@ export function entityTag(record: Versioned): string {
   return `"${createHash("sha256").update(`${record.id}\n${record.updated_at}`).digest("base64url").slice(0, 27)}"`;
 }
 
-/** A record answer carries a tag when it is one stored record (an id and an updated_at). */
+/** A record answer carries a tag when it is one stored record (an id, or a member's user_id, and an updated_at). */
 export function tagOfAnswer(answer: unknown): string | null {
   if (typeof answer !== "object" || answer === null) return null;
-  const { id, updated_at } = answer as Record<string, unknown>;
+  const { updated_at } = answer as Record<string, unknown>;
+  const record = answer as Record<string, unknown>;
+  const id = record.id ?? record.user_id;
   return typeof id === "string" && typeof updated_at === "string" ? entityTag({ id, updated_at }) : null;
 }
 

@@ -159,6 +159,8 @@ export interface GroupRunTable extends Stamped {
   stop_on_failure: Generated<number>;
   /** JSON array of automation ids a sequential group run has yet to queue, in order. */
   pending: Generated<string>;
+  /** JSON {kind, name}: who or what started it (null: started before this was kept). */
+  started_by: Generated<string | null>;
 }
 /** Daily roll-up of one automation's finished runs (UTC day), kept when the runs are pruned. */
 export interface RunDailyTable {
@@ -215,6 +217,8 @@ export interface RunTable extends Stamped {
   metadata: Generated<string>;
   /** JSON array of the names of one-run secrets it was started with (their values are never stored). */
   one_run_secrets: Generated<string>;
+  /** JSON {kind, name}: who or what started it (null: started before this was kept). */
+  started_by: Generated<string | null>;
 }
 /** A runner on another machine: only its token's hash is kept. */
 export interface RunnerTable extends Stamped {

@@ -47,6 +47,19 @@ export const createKey = defineOperation({
   sessionOnly: true,
 });
 
+export const getKey = defineOperation({
+  name: "get_key",
+  method: "GET",
+  path: "/keys/{keyId}",
+  summary: "Get one of the caller's API keys (never the key itself); the answer carries its ETag",
+  params: z.object({ keyId: PathId.describe("Key id (key_…)") }),
+  response: ApiKey,
+  errors: ["not_found"],
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["keys", "get"], args: ["keyId"] },
+  versioned: true,
+});
+
 export const revokeKey = defineOperation({
   name: "revoke_key",
   method: "DELETE",
@@ -55,10 +68,11 @@ export const revokeKey = defineOperation({
   description: "Never refused for the workspace's request budget (the per-IP limit still applies).",
   params: z.object({ keyId: PathId.describe("Key id (key_…)") }),
   response: null,
-  errors: ["not_found"],
+  errors: ["not_found", "precondition_failed"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["keys", "revoke"], args: ["keyId"] },
   budgetExempt: true,
+  versioned: true,
 });
 
 export const listMembers = defineOperation({
@@ -71,6 +85,19 @@ export const listMembers = defineOperation({
   hints: { readOnly: true, idempotent: true },
   cached: true,
   cli: { words: ["members", "list"] },
+});
+
+export const getMember = defineOperation({
+  name: "get_member",
+  method: "GET",
+  path: "/members/{userId}",
+  summary: "Get one member of the workspace; the answer carries its ETag",
+  params: z.object({ userId: PathId.describe("User id (usr_…)") }),
+  response: Member,
+  errors: ["not_found"],
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["members", "get"], args: ["userId"] },
+  versioned: true,
 });
 
 export const addMember = defineOperation({
@@ -107,9 +134,10 @@ export const updateMember = defineOperation({
   params: z.object({ userId: PathId.describe("User id (usr_…)") }),
   body: z.strictObject({ role: Role.describe("The member's new role: owner, admin or member") }),
   response: Member,
-  errors: ["not_found", "forbidden", "conflict"],
+  errors: ["not_found", "forbidden", "conflict", "precondition_failed"],
   hints: { idempotent: true, destructive: true },
   cli: { words: ["members", "update"], args: ["userId"] },
+  versioned: true,
 });
 
 export const removeMember = defineOperation({
@@ -121,10 +149,11 @@ export const removeMember = defineOperation({
     "Never refused for the workspace's request budget (the per-IP limit still applies), so a member whose key spends the budget can still be removed.",
   params: z.object({ userId: PathId.describe("User id (usr_…)") }),
   response: null,
-  errors: ["not_found", "forbidden", "conflict"],
+  errors: ["not_found", "forbidden", "conflict", "precondition_failed"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["members", "remove"], args: ["userId"] },
   budgetExempt: true,
+  versioned: true,
 });
 
 // The workspace's side of invitations: they sit under /members, as the members-to-be of the caller's workspace
@@ -142,6 +171,19 @@ export const listWorkspaceInvitations = defineOperation({
   cli: { words: ["members", "invitations"] },
 });
 
+export const getWorkspaceInvitation = defineOperation({
+  name: "get_workspace_invitation",
+  method: "GET",
+  path: "/members/invitations/{invitationId}",
+  summary: "Get one pending invitation this workspace has sent (owners and admins); the answer carries its ETag",
+  params: z.object({ invitationId: PathId.describe("Invitation id (inv_…)") }),
+  response: WorkspaceInvitation,
+  errors: ["not_found", "forbidden"],
+  hints: { readOnly: true, idempotent: true },
+  cli: { words: ["members", "invitation"], args: ["invitationId"] },
+  versioned: true,
+});
+
 export const cancelInvitation = defineOperation({
   name: "cancel_invitation",
   method: "DELETE",
@@ -151,9 +193,10 @@ export const cancelInvitation = defineOperation({
   description: "An invitation that was accepted, declined or cancelled no longer exists: 404, as for another workspace's invitation.",
   params: z.object({ invitationId: PathId.describe("Invitation id (inv_…)") }),
   response: null,
-  errors: ["not_found", "forbidden"],
+  errors: ["not_found", "forbidden", "precondition_failed"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["members", "cancel-invitation"], args: ["invitationId"] },
+  versioned: true,
 });
 
 export const listInvitations = defineOperation({

@@ -154,7 +154,7 @@ export const HttpStep = z
     name: z.string().max(200).optional(),
     request: HttpRequest,
     expect: z.array(Assertion).max(100).optional(),
-    capture: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), Capture).optional(),
+    capture: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "a capture's name is letters, digits and _, not starting with a digit"), Capture).optional(),
   })
   .meta({ id: "HttpStep" });
 

@@ -75,31 +75,129 @@ export const UNAUTHORIZED_MESSAGE = "A valid API key is required as a Bearer tok
 /** Turns zod issues into the `details` of a 400. */
 type Issue = z.core.$ZodIssue;
 
+const isMissing = (i: Issue): boolean =>
+  (i.code === "invalid_type" && / received undefined$/.test(i.message)) ||
+  (i.code === "invalid_union" && "errors" in i && (i.errors as Issue[][]).every((b) => b.every((x) => x.path.length === 0 && isMissing(x))));
+
+/** The type a value was given as, from zod's "…, received X" (the issue does not carry the value). */
+const receivedOf = (i: Issue): string | null => /received (\w+)$/.exec(i.message)?.[1] ?? null;
+
 /**
- * A union's "Invalid input" says nothing useful. When only some of its alternatives were of the right kind
- * (the others failed on the value's type itself), their issues are what the caller needs: a malformed
- * condition string, or the missing field of the object it was meant to be.
+ * How far the value is from being an alternative of a union, by its issues: of the wrong type altogether, worst; with
+ * keys the alternative does not know, next; missing one of its fields, next; any other problem inside it, least. The
+ * closest alternative is the one the person meant, and its issues are the ones to show.
+ */
+function distance(issues: Issue[]): number {
+  let d = 0;
+  for (const i of issues) {
+    if (i.path.length === 0 && i.code === "invalid_union" && "errors" in i) d += Math.min(...(i.errors as Issue[][]).map(distance));
+    else if (i.path.length === 0 && i.code === "invalid_type") d += 10_000;
+    else if (i.path.length === 0 && i.code === "unrecognized_keys") d += 1000;
+    else if (i.path.length === 1 && isMissing(i)) d += 100;
+    else d += 1;
+  }
+  return d;
+}
+
+/** The fields an alternative of a union is known by: its required fields the value lacks (nested unions flattened). */
+function requiredOf(issues: Issue[]): string[] {
+  return issues.flatMap((i) =>
+    i.path.length === 0 && i.code === "invalid_union" && "errors" in i
+      ? (i.errors as Issue[][]).flatMap(requiredOf)
+      : i.path.length === 1 && isMissing(i)
+        ? [String(i.path[0])]
+        : [],
+  );
+}
+
+/** The unknown keys of a value every alternative refused. */
+function unknownKeysOf(issues: Issue[]): string[] {
+  return issues.flatMap((i) =>
+    i.path.length === 0 && i.code === "invalid_union" && "errors" in i
+      ? (i.errors as Issue[][]).flatMap(unknownKeysOf)
+      : i.path.length === 0 && i.code === "unrecognized_keys" && "keys" in i
+        ? (i.keys as string[])
+        : [],
+  );
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const next = Math.min((row[j] as number) + 1, (row[j - 1] as number) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = row[j] as number;
+      row[j] = next;
+    }
+  }
+  return row[b.length] as number;
+}
+
+const quoted = (keys: string[]) => keys.map((k) => `"${k}"`).join(", ");
+
+/** An unknown key, with the known one it is probably a typo of. */
+function unknownKeyMessage(unknown: string[], known: string[], orString: boolean): string {
+  const guess = unknown.length === 1 ? known.find((k) => editDistance(k, unknown[0] as string) <= Math.max(1, Math.floor(k.length / 3))) : undefined;
+  return `unknown field${unknown.length === 1 ? "" : "s"} ${quoted(unknown)}${guess ? ` (did you mean "${guess}"?)` : ""}: expected ${orString ? "a string, or " : ""}one of ${known.join(", ")}`;
+}
+
+/** zod's own wording, made to say what is wrong in the terms of the document (required, not, unknown). */
+function plain(issue: Issue): string {
+  if (isMissing(issue)) return "expected" in issue && issue.expected ? `required (${String(issue.expected)})` : "required";
+  if (issue.code === "invalid_type") {
+    const received = receivedOf(issue);
+    return received ? `expected ${String(issue.expected)}, not ${received}` : issue.message;
+  }
+  if (issue.code === "unrecognized_keys" && "keys" in issue) return `unknown field${issue.keys.length === 1 ? "" : "s"} ${quoted(issue.keys as string[])}`;
+  if (issue.code === "invalid_value" && "values" in issue && Array.isArray(issue.values) && issue.values.length > 1) {
+    return `expected one of ${issue.values.map(String).join(", ")}`;
+  }
+  return issue.message;
+}
+
+/**
+ * A union's "Invalid input" says nothing useful. The alternative closest to the value (see distance) is the one
+ * meant: its issues are what the caller needs — a malformed condition string, the missing field of the object it
+ * was meant to be. When none is close (every alternative refuses a key), the unknown key is named with the fields
+ * that would do; when several are equally close for lack of their one field, that field's choices are named.
  */
 function explain(issue: Issue, base: PropertyKey[]): { path: PropertyKey[]; message: string }[] {
   const path = [...base, ...issue.path];
   if (issue.code === "invalid_union" && "errors" in issue && Array.isArray(issue.errors) && issue.errors.length > 0) {
-    const branches = (issue.errors as Issue[][]).filter((b) => !b.every((i) => i.code === "invalid_type" && i.path.length === 0));
+    const all = issue.errors as Issue[][];
+    const branches = all.filter((b) => !b.every((i) => i.code === "invalid_type" && i.path.length === 0));
     if (branches.length > 0) {
-      const best = branches.reduce((a, b) => (b.length < a.length ? b : a));
-      return best.flatMap((i) => explain(i, path));
+      const scored = branches.map((b) => ({ b, d: distance(b) }));
+      const best = Math.min(...scored.map((x) => x.d));
+      const closest = scored.filter((x) => x.d === best).map((x) => x.b);
+      const known = [...new Set(branches.flatMap(requiredOf))];
+      const unknown = [...new Set(closest.flatMap(unknownKeysOf))];
+      if (best >= 1000 && unknown.length > 0 && known.length > 0) {
+        const strings = all.some((b) => b.some((i) => i.code === "invalid_type" && i.path.length === 0 && "expected" in i && i.expected === "string"));
+        return [{ path, message: unknownKeyMessage(unknown, known, strings) }];
+      }
+      const choices = [...new Set(closest.flatMap(requiredOf))];
+      if (closest.length > 1 && choices.length > 1 && best < 1000) return [{ path, message: `needs one of ${choices.join(", ")}` }];
+      return (closest[0] ?? []).flatMap((i) => explain(i, path));
     }
     // Of no alternative's type: say which types would do.
     const expected = [
       ...new Set(
-        (issue.errors as Issue[][])
+        all
           .flat()
           .map((i) => ("expected" in i ? String(i.expected) : ""))
           .filter(Boolean),
       ),
     ];
-    if (expected.length > 0) return [{ path, message: `expected ${expected.join(" or ")}` }];
+    const received = all.flat().map(receivedOf).find(Boolean);
+    if (expected.length > 0) return [{ path, message: `expected ${expected.join(" or ")}${received ? `, not ${received}` : ""}` }];
   }
-  return [{ path, message: issue.message }];
+  if (issue.code === "invalid_key" && "issues" in issue && Array.isArray(issue.issues) && issue.issues.length > 0) {
+    return [{ path, message: `invalid name "${String(path[path.length - 1])}": ${(issue.issues as Issue[]).map(plain).join("; ")}` }];
+  }
+  return [{ path, message: plain(issue) }];
 }
 
 export function zodDetails(error: z.ZodError, prefix = ""): ErrorDetail[] {

@@ -204,6 +204,17 @@ export const StepResult = z
   })
   .meta({ id: "StepResult" });
 
+export const StartedBy = z
+  .object({
+    kind: z
+      .enum(["user", "key", "schedule", "assistant", "operator"])
+      .describe("user: a person in the web app; key: an API key (CLI, API, MCP); schedule; assistant: the in-app assistant for a person; operator: svc admin"),
+    name: z.string().describe("The person's email, the key's name, the schedule's name (as they were when it started)"),
+  })
+  .nullable()
+  .describe("Who or what started it; null for runs started before this was kept")
+  .meta({ id: "StartedBy" });
+
 export const RunSummary = z.object({
   steps: z.number().int(),
   passed: z.number().int(),
@@ -221,6 +232,7 @@ export const Run = z
     environment_id: z.string().nullable(),
     trigger: RunTrigger,
     schedule_id: z.string().nullable().describe("The schedule that started the run (trigger schedule), else null"),
+    started_by: StartedBy,
     status: RunStatus,
     started_at: NullableTimestamp,
     finished_at: NullableTimestamp,
@@ -260,6 +272,7 @@ export const GroupRun = z
     group_name: z.string(),
     trigger: RunTrigger,
     schedule_id: z.string().nullable().describe("The schedule that started the group run (trigger schedule), else null"),
+    started_by: StartedBy,
     environment_id: z.string().nullable().describe("The environment asked for; null: each automation's default"),
     variables: StringRecord,
     metadata: StringRecord,
@@ -294,6 +307,7 @@ export const ApiKey = z
     name: z.string(),
     prefix: z.string().describe("svc_ + the first 8 characters"),
     created_at: Timestamp,
+    updated_at: Timestamp.describe("When the key last changed (revoked); its ETag follows it"),
     last_used_at: NullableTimestamp,
     expires_at: NullableTimestamp,
     revoked_at: NullableTimestamp,
@@ -325,6 +339,7 @@ export const Member = z
     name: z.string(),
     role: Role,
     created_at: Timestamp,
+    updated_at: Timestamp.describe("When the membership last changed (its role); its ETag follows it"),
   })
   .meta({ id: "Member" });
 
@@ -348,6 +363,7 @@ export const WorkspaceInvitation = z
     role: Role.describe("The role the person gets on accepting"),
     invited_by: z.object({ name: z.string(), email: z.string() }).nullable().describe("Null when the inviting person's account is gone"),
     created_at: Timestamp,
+    updated_at: Timestamp,
   })
   .meta({ id: "WorkspaceInvitation" });
 

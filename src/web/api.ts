@@ -31,12 +31,14 @@ export function whenSignedOut(handler: () => void): void {
   onSignedOut = handler;
 }
 
-/** The ETag of each record as this page last read or saved it, by id: what a save sends as If-Match. */
-const versions = new Map<string, string>();
+/** The ETag of each record as this page last read or saved it, by id, with the updated_at it was read at. */
+const versions = new Map<string, { tag: string; stamp: unknown }>();
 
-/** The version of a record this page holds (its ETag when read), if known. */
-export function versionOf(record: { id: string }): string | undefined {
-  return versions.get(record.id);
+/** The ETag of this version of a record (the one with its updated_at), if this page has read it. */
+export function versionOf(record: { id: string; updated_at?: string }): string | undefined {
+  const held = versions.get(record.id);
+  if (!held) return undefined;
+  return record.updated_at === undefined || held.stamp === record.updated_at ? held.tag : undefined;
 }
 
 async function send(method: string, url: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<unknown> {
@@ -63,8 +65,9 @@ async function answerOf(res: Response, url: string): Promise<unknown> {
     throw new ApiError(res.status, e.error ?? "error", e.message ?? `request failed (${res.status})`, e.details ?? []);
   }
   const etag = res.headers.get("etag");
-  const id = parsed && typeof parsed === "object" ? (parsed as { id?: unknown }).id : undefined;
-  if (etag && typeof id === "string") versions.set(id, etag);
+  const record = parsed && typeof parsed === "object" ? (parsed as { id?: unknown; user_id?: unknown; updated_at?: unknown }) : {};
+  const id = record.id ?? record.user_id;
+  if (etag && typeof id === "string") versions.set(id, { tag: etag, stamp: record.updated_at });
   return parsed;
 }
 
@@ -81,7 +84,7 @@ export async function call<K extends OpKey>(key: K, input: OpInput<K>): Promise<
   // silently: the server answers 412 precondition_failed instead (see StaleEdit).
   if (op.headers && "if_match" in op.headers.shape && fields.if_match === undefined) {
     const held = Object.values(splitInput(op, fields).params)
-      .map((v) => versions.get(v))
+      .map((v) => versions.get(v)?.tag)
       .find((v) => v !== undefined);
     if (held) fields.if_match = held;
   }

@@ -1,22 +1,41 @@
 // Hash routing: the page is chosen by `#/…`, so the server needs only the entry page.
 import { useEffect, useState } from "preact/hooks";
+import { leavingSettled, mayLeave, takeSettled } from "./unsaved";
 
 export function currentPath(): string {
   const h = location.hash.replace(/^#/, "");
   return h.startsWith("/") ? h : "/";
 }
 
+const following = new Set<(path: string) => void>();
+
+// One listener decides every route change: a page with unsaved edits asks before it is left, and staying puts its
+// address back; the pages follow only the changes made.
+if (typeof location !== "undefined") {
+  addEventListener("hashchange", (e) => {
+    if (!takeSettled() && !mayLeave()) {
+      history.replaceState(history.state, "", (e as HashChangeEvent).oldURL);
+      return;
+    }
+    const path = currentPath();
+    for (const follow of following) follow(path);
+  });
+}
+
 export function useHashPath(): string {
   const [path, setPath] = useState(currentPath());
   useEffect(() => {
-    const on = () => setPath(currentPath());
-    addEventListener("hashchange", on);
-    return () => removeEventListener("hashchange", on);
+    following.add(setPath);
+    setPath(currentPath());
+    return () => {
+      following.delete(setPath);
+    };
   }, []);
   return path;
 }
 
-export function navigate(path: string): void {
+export function navigate(path: string, opts: { settled?: boolean } = {}): void {
+  if (opts.settled) leavingSettled();
   location.hash = path;
 }
 

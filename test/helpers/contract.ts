@@ -28,6 +28,9 @@ export class ContractChecker {
       methods,
       regex: new RegExp(`^${path.replace(/\{\w+\}/g, "[^/]+")}/?$`),
     }));
+    // As the router does: a literal segment wins over a parameter (GET /members/invitations is not GET /members/{userId}).
+    const params = (path: string) => (path.match(/\{/g) ?? []).length;
+    this.routes.sort((a, b) => params(a.path) - params(b.path));
     this.ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
     addFormats(this.ajv);
     // The whole document under one id: response schemas are compiled by pointer, their $refs resolve within it.

@@ -8,6 +8,7 @@ import { canAdminister, type Role } from "../context";
 import type { Handler } from "../handler";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
+import { expectVersion } from "../versions";
 import * as store from "./store";
 
 type O = typeof ops;
@@ -16,7 +17,7 @@ type O = typeof ops;
 export async function inviteUser(
   trx: Db,
   input: { workspaceId: string; userId: string; role: Role; name: string; invitedBy: string; email: string },
-): Promise<{ id: string; created_at: string }> {
+): Promise<{ id: string; created_at: string; updated_at: string }> {
   const pending = await store.findInvitationOf(trx, input.workspaceId, input.userId);
   if (pending) throw conflict(`${input.email} is already invited to this workspace`);
   const t = nowIso();
@@ -31,7 +32,7 @@ export async function inviteUser(
     created_at: t,
     updated_at: t,
   });
-  return { id, created_at: t };
+  return { id, created_at: t, updated_at: t };
 }
 
 /** Who sent an invitation, as both lists show it (null once that account is gone). */
@@ -70,19 +71,31 @@ export const declineInvitation: Handler<O["declineInvitation"]> = async ({ core,
 
 // The workspace's side: owners and admins see the invitations it has sent and cancel a mistaken one. The list shows
 // what the inviter gave (the address and the name), never anything of the invited account.
+const toWorkspaceInvitation = (r: {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  created_at: string;
+  updated_at: string;
+  inviter_name: string | null;
+  inviter_email: string | null;
+}) => ({ id: r.id, email: r.email, name: r.name, role: r.role, invited_by: inviter(r), created_at: r.created_at, updated_at: r.updated_at });
+
 export const listWorkspaceInvitations: Handler<O["listWorkspaceInvitations"]> = async ({ core, principal }, { query }) => {
   if (!canAdminister(principal)) throw forbidden("only owners and admins can see the workspace's invitations");
-  return fetchPage(store.invitationsFromQuery(core.db, principal.workspaceId), "i", query, (r) => ({
-    id: r.id,
-    email: r.email,
-    name: r.name,
-    role: r.role,
-    invited_by: inviter(r),
-    created_at: r.created_at,
-  }));
+  return fetchPage(store.invitationsFromQuery(core.db, principal.workspaceId), "i", query, toWorkspaceInvitation);
 };
 
-export const cancelInvitation: Handler<O["cancelInvitation"]> = async ({ core, principal }, { params }) => {
+export const getWorkspaceInvitation: Handler<O["getWorkspaceInvitation"]> = async ({ core, principal }, { params }) => {
+  if (!canAdminister(principal)) throw forbidden("only owners and admins can see the workspace's invitations");
+  const row = await store.invitationsFromQuery(core.db, principal.workspaceId).where("i.id", "=", params.invitationId).executeTakeFirst();
+  if (!row) throw notFound("invitation");
+  return toWorkspaceInvitation(row);
+};
+
+export const cancelInvitation: Handler<O["cancelInvitation"]> = async (ctx, { params }) => {
+  const { core, principal } = ctx;
   if (!canAdminister(principal)) throw forbidden("only owners and admins can cancel invitations");
   await core.db.transaction().execute(async (trx) => {
     const inv = await store.findInvitationFrom(trx, principal.workspaceId, params.invitationId);
@@ -90,6 +103,8 @@ export const cancelInvitation: Handler<O["cancelInvitation"]> = async ({ core, p
     if (!inv) throw notFound("invitation");
     // As with adding and removing owners: only an owner undoes an owner's decision about who becomes one.
     if (inv.role === "owner" && principal.role !== "owner") throw forbidden("only owners can cancel an invitation to the owner role");
+    // Checked inside the transaction, so a change made meanwhile cannot slip between the check and the delete.
+    expectVersion(ctx, inv, "invitation");
     await store.deleteInvitation(trx, params.invitationId);
   });
 };

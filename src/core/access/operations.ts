@@ -6,6 +6,7 @@ import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
 import { fetchPage, toPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
+import { expectVersion, nextStamp, staleVersion } from "../versions";
 import { inviteUser } from "./invitations";
 import * as store from "./store";
 import { addToWorkspace, createApiKey, findUserByEmail, issueSetupToken, prepareMember, removeMembership, revokeKeyById } from "./users";
@@ -38,11 +39,20 @@ export const createKey: Handler<O["createKey"]> = async ({ core, principal }, { 
   return created;
 };
 
-export const revokeKey: Handler<O["revokeKey"]> = async ({ core, principal }, { params }) => {
+export const getKey: Handler<O["getKey"]> = async ({ core, principal }, { params }) => {
+  const key = await store.ownKey(core.db, principal.workspaceId, principal.userId, params.keyId);
+  if (!key) throw notFound("key");
+  return { ...key, last_used_at: core.keys.pendingLastUsedAt(key.id) ?? key.last_used_at };
+};
+
+export const revokeKey: Handler<O["revokeKey"]> = async (ctx, { params }) => {
+  const { core, principal } = ctx;
   const key = await store.findKeyInWorkspace(core.db, principal.workspaceId, params.keyId);
   if (!key) throw notFound("key");
-  await revokeKeyById(core.db, params.keyId, principal.userId);
+  const expected = expectVersion(ctx, key, "key");
+  const done = await revokeKeyById(core.db, params.keyId, principal.userId, expected);
   core.keys.invalidate();
+  if (!done) throw staleVersion("key", (await store.findKeyInWorkspace(core.db, principal.workspaceId, params.keyId)) ?? key);
 };
 
 async function memberRecord(ctx: OpContext, userId: string) {
@@ -50,6 +60,11 @@ async function memberRecord(ctx: OpContext, userId: string) {
   if (!row) throw notFound("member");
   return row;
 }
+
+export const getMember: Handler<O["getMember"]> = async (ctx, { params }) => memberRecord(ctx, params.userId);
+
+/** A membership's version: the member's user id and the membership's updated_at. */
+const memberVersion = (userId: string, m: { updated_at: string }) => ({ id: userId, updated_at: m.updated_at });
 
 export const listMembers: Handler<O["listMembers"]> = async ({ core, principal }, { query }) => {
   const rows = await store.membersAfter(core.db, principal.workspaceId, query);
@@ -94,6 +109,7 @@ export const addMember: Handler<O["addMember"]> = async (ctx, { body }) => {
       name,
       role: body.role,
       created_at: inv.created_at,
+      updated_at: inv.updated_at,
       status: "invited" as const,
       invitation_id: inv.id,
       setup_url: null,
@@ -111,11 +127,15 @@ export const updateMember: Handler<O["updateMember"]> = async (ctx, { params, bo
   if ((current.role === "owner" || body.role === "owner") && principal.role !== "owner") {
     throw forbidden("only owners can grant or take the owner role");
   }
+  const expected = expectVersion(ctx, memberVersion(params.userId, current), "member");
   await core.db.transaction().execute(async (trx) => {
     if (current.role === "owner" && body.role !== "owner" && (await store.countOwners(trx, principal.workspaceId)) <= 1) {
       throw conflict("the last owner of a workspace must stay an owner");
     }
-    await store.setMembershipRole(trx, principal.workspaceId, params.userId, body.role, nowIso());
+    const at = nextStamp(current.updated_at);
+    if (!(await store.setMembershipRole(trx, principal.workspaceId, params.userId, body.role, at, expected))) {
+      throw staleVersion("member", memberVersion(params.userId, current));
+    }
   });
   core.keys.invalidate();
   return memberRecord(ctx, params.userId);
@@ -126,6 +146,7 @@ export const removeMember: Handler<O["removeMember"]> = async (ctx, { params }) 
   if (!canAdminister(principal)) throw forbidden("only owners and admins can remove members");
   const current = await memberRecord(ctx, params.userId);
   if (current.role === "owner" && principal.role !== "owner") throw forbidden("only owners can remove owners");
-  await removeMembership(core.db, principal.workspaceId, params.userId);
+  // The version is checked inside removal's transaction, so a role change made meanwhile is not missed.
+  await removeMembership(core.db, principal.workspaceId, params.userId, (m) => void expectVersion(ctx, memberVersion(params.userId, m), "member"));
   core.keys.invalidate();
 };

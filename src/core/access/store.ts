@@ -65,7 +65,7 @@ export async function updateUserWithSetupToken(db: Kysely<DB>, id: string, token
 // Memberships
 
 export async function findMembership(db: Kysely<DB>, workspaceId: string, userId: string) {
-  return db.selectFrom("memberships").select("role").where("workspace_id", "=", workspaceId).where("user_id", "=", userId).executeTakeFirst();
+  return db.selectFrom("memberships").select(["role", "updated_at"]).where("workspace_id", "=", workspaceId).where("user_id", "=", userId).executeTakeFirst();
 }
 
 /** A member of the workspace with what the members list shows of them. */
@@ -73,7 +73,7 @@ export async function findMember(db: Kysely<DB>, workspaceId: string, userId: st
   return db
     .selectFrom("memberships as m")
     .innerJoin("users as u", "u.id", "m.user_id")
-    .select(["u.id as user_id", "u.email", "u.name", "m.role", "m.created_at"])
+    .select(["u.id as user_id", "u.email", "u.name", "m.role", "m.created_at", "m.updated_at"])
     .where("m.workspace_id", "=", workspaceId)
     .where("m.user_id", "=", userId)
     .executeTakeFirst();
@@ -84,7 +84,7 @@ export async function membersAfter(db: Kysely<DB>, workspaceId: string, query: {
   return db
     .selectFrom("memberships as m")
     .innerJoin("users as u", "u.id", "m.user_id")
-    .select(["u.id as user_id", "u.id", "u.email", "u.name", "m.role", "m.created_at"])
+    .select(["u.id as user_id", "u.id", "u.email", "u.name", "m.role", "m.created_at", "m.updated_at"])
     .where("m.workspace_id", "=", workspaceId)
     .where(afterCursor("m", query.cursor, { createdAt: "m.created_at", id: "u.id" }))
     .orderBy("m.created_at", "desc")
@@ -144,8 +144,12 @@ export async function insertMembershipIfAbsent(db: Kysely<DB>, row: Insertable<M
     .execute();
 }
 
-export async function setMembershipRole(db: Kysely<DB>, workspaceId: string, userId: string, role: Role, at: string): Promise<void> {
-  await db.updateTable("memberships").set({ role, updated_at: at }).where("workspace_id", "=", workspaceId).where("user_id", "=", userId).execute();
+/** Changes a member's role (only while the membership still has `expected` as its updated_at, when given); false when nothing matched. */
+export async function setMembershipRole(db: Kysely<DB>, workspaceId: string, userId: string, role: Role, at: string, expected?: string): Promise<boolean> {
+  let q = db.updateTable("memberships").set({ role, updated_at: at }).where("workspace_id", "=", workspaceId).where("user_id", "=", userId);
+  if (expected !== undefined) q = q.where("updated_at", "=", expected);
+  const res = await q.executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
 }
 
 export async function deleteMembership(db: Kysely<DB>, workspaceId: string, userId: string): Promise<void> {
@@ -165,14 +169,19 @@ export async function findKey(db: Kysely<DB>, id: string) {
 }
 
 export async function findKeyInWorkspace(db: Kysely<DB>, workspaceId: string, id: string) {
-  return db.selectFrom("api_keys").select("id").where("id", "=", id).where("workspace_id", "=", workspaceId).executeTakeFirst();
+  return db.selectFrom("api_keys").select(["id", "updated_at"]).where("id", "=", id).where("workspace_id", "=", workspaceId).executeTakeFirst();
+}
+
+/** One of a member's keys in a workspace as the keys list shows it (never the hash). */
+export async function ownKey(db: Kysely<DB>, workspaceId: string, userId: string, id: string) {
+  return keysQuery(db, workspaceId, userId).where("id", "=", id).executeTakeFirst();
 }
 
 /** A member's keys in a workspace, for fetchPage (never the hash). */
 export function keysQuery(db: Kysely<DB>, workspaceId: string, userId: string) {
   return db
     .selectFrom("api_keys")
-    .select(["id", "name", "prefix", "created_at", "last_used_at", "expires_at", "revoked_at"])
+    .select(["id", "name", "prefix", "created_at", "updated_at", "last_used_at", "expires_at", "revoked_at"])
     .where("workspace_id", "=", workspaceId)
     .where("user_id", "=", userId);
 }
@@ -182,9 +191,10 @@ export async function insertApiKey(db: Kysely<DB>, row: Insertable<ApiKeyTable>)
 }
 
 /** Marks a live key revoked (only if it is the owner's, when one is given); false when no live key matched. */
-export async function revokeLiveKey(db: Kysely<DB>, id: string, at: string, ownerUserId?: string): Promise<boolean> {
+export async function revokeLiveKey(db: Kysely<DB>, id: string, at: string, ownerUserId?: string, expected?: string): Promise<boolean> {
   let q = db.updateTable("api_keys").set({ revoked_at: at, updated_at: at }).where("id", "=", id).where("revoked_at", "is", null);
   if (ownerUserId) q = q.where("user_id", "=", ownerUserId);
+  if (expected !== undefined) q = q.where("updated_at", "=", expected);
   const res = await q.executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
@@ -208,7 +218,7 @@ export async function findInvitationTo(db: Kysely<DB>, userId: string, id: strin
 
 /** An invitation the workspace sent. */
 export async function findInvitationFrom(db: Kysely<DB>, workspaceId: string, id: string) {
-  return db.selectFrom("invitations").select("role").where("id", "=", id).where("workspace_id", "=", workspaceId).executeTakeFirst();
+  return db.selectFrom("invitations").select(["id", "role", "updated_at"]).where("id", "=", id).where("workspace_id", "=", workspaceId).executeTakeFirst();
 }
 
 /** The invitations addressed to the user, with the workspace and who sent each, for fetchPage (alias "i"). */
@@ -236,7 +246,7 @@ export function invitationsFromQuery(db: Kysely<DB>, workspaceId: string) {
     .selectFrom("invitations as i")
     .innerJoin("users as invitee", "invitee.id", "i.user_id")
     .leftJoin("users as u", "u.id", "i.invited_by")
-    .select(["i.id", "invitee.email", "i.name", "i.role", "i.created_at", "u.name as inviter_name", "u.email as inviter_email"])
+    .select(["i.id", "invitee.email", "i.name", "i.role", "i.created_at", "i.updated_at", "u.name as inviter_name", "u.email as inviter_email"])
     .where("i.workspace_id", "=", workspaceId);
 }
 

@@ -185,19 +185,22 @@ export async function createApiKey(
   return { id, key, prefix, name: input.name, created_at: t, expires_at: input.expiresAt };
 }
 
-export async function revokeKeyById(db: Db, keyId: string, ownerUserId?: string): Promise<void> {
-  if (!(await store.revokeLiveKey(db, keyId, nowIso(), ownerUserId))) {
+export async function revokeKeyById(db: Db, keyId: string, ownerUserId?: string, expected?: string): Promise<boolean> {
+  if (!(await store.revokeLiveKey(db, keyId, nowIso(), ownerUserId, expected))) {
     const exists = await store.findKey(db, keyId);
     if (!exists || (ownerUserId && exists.user_id !== ownerUserId)) throw notFound("key");
-    // Already revoked: revoking is idempotent.
+    // Already revoked: revoking is idempotent (unless it was to be revoked from a version it no longer has).
+    return expected === undefined;
   }
+  return true;
 }
 
 /** Removes a member; their keys stop working because verification requires the membership. */
-export async function removeMembership(db: Db, workspaceId: string, userId: string): Promise<void> {
+export async function removeMembership(db: Db, workspaceId: string, userId: string, check?: (m: { role: string; updated_at: string }) => void): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const member = await store.findMembership(trx, workspaceId, userId);
     if (!member) throw notFound("member");
+    check?.(member);
     if (member.role === "owner" && (await store.countOwners(trx, workspaceId)) <= 1) throw conflict("the last owner of a workspace cannot be removed");
     await store.deleteMembership(trx, workspaceId, userId);
     await sessionStore.deleteSessionsOf(trx, workspaceId, userId);

@@ -4,7 +4,7 @@ import type { DB, GroupRunTable, RunTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import { conflict, invalid, notFound } from "../../manifest/errors";
-import { TERMINAL_RUN_STATUSES } from "../../manifest/records";
+import { StartedBy, TERMINAL_RUN_STATUSES } from "../../manifest/records";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
 import { AttemptsColumn, GroupSummaryColumn, ResultsColumn, type RunSpec, RunSpecColumn, StringList, StringMap, SummaryColumn } from "../shared/columns";
@@ -41,6 +41,26 @@ function maxAttempts(row: ListedRun): number {
   return Math.max(1, (typeof retries === "number" ? retries : 0) + 1);
 }
 
+/** Who or what started a run or group run, as kept with it (null for those started before it was kept). */
+const startedBy = (text: string | null) => (text === null ? null : readJsonColumnOr(StartedBy, text, null));
+
+/** What a run started by this request keeps as its starter: the schedule, the assistant, the key, the operator or the person. */
+export async function startedByOf(ctx: OpContext, db: Kysely<DB>, scheduleId: string | null | undefined): Promise<string> {
+  const p = ctx.principal;
+  const names = await store.starterNames(db, { keyId: p.keyId, userId: p.userId, scheduleId: scheduleId ?? null });
+  const who =
+    p.trigger === "schedule"
+      ? { kind: "schedule", name: names.schedule ?? scheduleId ?? "a schedule" }
+      : p.trigger === "assistant"
+        ? { kind: "assistant", name: names.email ?? p.userId }
+        : p.keyId
+          ? { kind: "key", name: names.key ?? p.keyId }
+          : p.via === "operator"
+            ? { kind: "operator", name: names.email ?? "svc admin" }
+            : { kind: "user", name: names.email ?? p.userId };
+  return JSON.stringify(who);
+}
+
 export function toRun(row: ListedRun, withSteps: boolean) {
   const results = withSteps && row.results !== undefined ? readJsonColumn(ResultsColumn, row.results, `results of run ${row.id}`) : {};
   // Runs recorded before attempts carried a message still say what went wrong when they errored.
@@ -60,6 +80,7 @@ export function toRun(row: ListedRun, withSteps: boolean) {
     environment_id: row.environment_id,
     trigger: row.trigger,
     schedule_id: row.schedule_id,
+    started_by: startedBy(row.started_by),
     status: row.status,
     started_at: row.started_at,
     finished_at: row.finished_at,
@@ -132,8 +153,9 @@ export async function enqueueRuns(
   await assertNoShadowedSecrets(trx, envIds, input.variables);
   const t = nowIso();
   const first = input.firstPosition ?? 0;
+  const options = input.startedBy !== undefined ? input : { ...input, startedBy: await startedByOf(ctx, trx, input.scheduleId) };
   const rows = input.automations.map((a, i) =>
-    runRow(a, { projectId: input.projectId, groupRunId: input.groupRunId, position: first + i, trigger: ctx.principal.trigger, options: input, now: t }),
+    runRow(a, { projectId: input.projectId, groupRunId: input.groupRunId, position: first + i, trigger: ctx.principal.trigger, options, now: t }),
   );
   await store.insertRuns(trx, rows);
   await store.insertMetadata(
@@ -348,6 +370,7 @@ function groupRun<R extends GroupMember>(row: GroupRunRow, runs: R[], withRuns: 
     group_name: row.group_name,
     trigger: row.trigger,
     schedule_id: row.schedule_id,
+    started_by: startedBy(row.started_by),
     environment_id: row.environment_id,
     variables: readJsonColumn(StringMap, row.variables, `variables of group run ${row.id}`),
     metadata: readJsonColumn(StringMap, row.metadata, `metadata of group run ${row.id}`),
@@ -445,6 +468,7 @@ export function newGroupRunRow(
     group_name: group.name,
     trigger: ctx.principal.trigger,
     schedule_id: options.scheduleId ?? null,
+    started_by: options.startedBy ?? null,
     status: null,
     summary: null,
     started_at: null,
@@ -499,14 +523,15 @@ export async function startGroupRun(
   const sequential = input.mode === "sequential" && input.automations.length > 1;
   const [first, ...rest] = input.automations;
   const now = sequential && first ? [first] : input.automations;
-  const gr = newGroupRunRow(ctx, input.projectId, input.group, input.options, {
+  const options = { ...input.options, startedBy: input.options.startedBy ?? (await startedByOf(ctx, trx, input.options.scheduleId)) };
+  const gr = newGroupRunRow(ctx, input.projectId, input.group, options, {
     mode: input.mode ?? "parallel",
     stopOnFailure: input.stopOnFailure ?? false,
     pending: sequential ? rest.map((a) => a.id) : [],
   });
   await store.insertGroupRun(trx, gr);
   await store.insertMetadata(trx, [gr.id], input.options.metadata);
-  await enqueueRuns(ctx, trx, { projectId: input.projectId, groupRunId: gr.id, automations: now, ...input.options });
+  await enqueueRuns(ctx, trx, { projectId: input.projectId, groupRunId: gr.id, automations: now, ...options });
   // Checked for every automation now, not when its turn comes: a refusal is the request's, not a later run's.
   if (sequential) {
     const envIds = rest.map((a) => input.options.environmentId ?? a.environment_id);

@@ -18,6 +18,8 @@ export interface RunOptions {
   metadata: Record<string, string>;
   /** The schedule starting the runs, if one is. */
   scheduleId?: string | null;
+  /** Who or what starts them, as stored (JSON {kind, name}); set once by the core where the request is known. */
+  startedBy?: string | null;
 }
 
 export interface RunnableAutomation {
@@ -59,6 +61,7 @@ export function runRow(
     environment_id: o.environmentId ?? a.environment_id,
     trigger: at.trigger,
     schedule_id: o.scheduleId ?? null,
+    started_by: o.startedBy ?? null,
     status: at.notRun ? "cancelled" : "queued",
     spec: JSON.stringify({
       kind: a.kind,

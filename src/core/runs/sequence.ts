@@ -26,7 +26,7 @@ export async function stopSequentialGroupRuns(core: Core, db: Kysely<DB>, groupR
     if (!(await store.setPending(db, gr.id, gr.pending, "[]", t))) continue;
     const rows = await automations.automationsAmong(db, gr.project_id, pending);
     let position = await store.runCountOfGroupRun(db, gr.id);
-    const options = { environmentId: gr.environment_id, variables: {}, secrets: {}, metadata: {}, scheduleId: gr.schedule_id };
+    const options = { environmentId: gr.environment_id, variables: {}, secrets: {}, metadata: {}, scheduleId: gr.schedule_id, startedBy: gr.started_by };
     const notRun = pending
       .map((aid) => rows.find((r) => r.id === aid))
       .filter((a) => a !== undefined)
@@ -74,6 +74,7 @@ export async function advanceSequentialGroupRuns(
           secrets: peekOneRunSecrets(core, gr.id) ?? {},
           metadata: readJsonColumnOr(StringMapColumn, gr.metadata, {}),
           scheduleId: gr.schedule_id,
+          startedBy: gr.started_by,
         };
         const rest = [...pending];
         while (rest.length > 0) {

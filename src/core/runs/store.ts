@@ -16,6 +16,7 @@ export const RUN_LIST_COLUMNS = [
   "environment_id",
   "trigger",
   "schedule_id",
+  "started_by",
   "status",
   "attempts",
   "started_at",
@@ -325,4 +326,12 @@ export async function runStatusesOfGroupRuns(db: Kysely<DB>, groupRunIds: string
     .select(["id", "group_run_id", "status", "started_at", "finished_at", "attempts", "quarantined"])
     .where("group_run_id", "in", groupRunIds)
     .execute();
+}
+
+/** The names a run's starter is shown by: the key's, the person's email, the schedule's (each when given and found). */
+export async function starterNames(db: Kysely<DB>, ids: { keyId: string | null; userId: string; scheduleId: string | null }) {
+  const key = ids.keyId ? await db.selectFrom("api_keys").select("name").where("id", "=", ids.keyId).executeTakeFirst() : undefined;
+  const user = await db.selectFrom("users").select("email").where("id", "=", ids.userId).executeTakeFirst();
+  const schedule = ids.scheduleId ? await db.selectFrom("schedules").select("name").where("id", "=", ids.scheduleId).executeTakeFirst() : undefined;
+  return { key: key?.name ?? null, email: user?.email ?? null, schedule: schedule?.name ?? null };
 }

@@ -15,6 +15,7 @@ import * as assistant from "./0012_assistant";
 import * as testRuns from "./0014_test_runs";
 import * as sharedLimits from "./0015_shared_limits";
 import * as artifactsInDb from "./0016_artifacts_in_db";
+import * as startedBy from "./0017_started_by";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   "0014_test_runs": testRuns,
   "0015_shared_limits": sharedLimits,
   "0016_artifacts_in_db": artifactsInDb,
+  "0017_started_by": startedBy,
 };

@@ -8,12 +8,11 @@ import type { Automation, Environment, Feature } from "../types";
 import { Badge, Card, ConfirmButton, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { RunTimeline } from "../charts";
 import { isStale, StaleEdit } from "../stale-edit";
+import { savingEdits, useUnsavedEdits } from "../unsaved";
 import { ProjectFrame } from "./project-frame";
+import { environmentLabel, useRunEnvironment } from "./run-environment";
 import { RecentRuns } from "./runs";
 import { checkSteps, StepsEditor } from "./steps-editor";
-
-/** A protected environment says so where it is chosen: only owners and admins may start runs in it. */
-const environmentLabel = (e: Environment) => (e.protected ? `${e.name} (protected)` : e.name);
 
 function AutomationEditor({
   project,
@@ -28,7 +27,7 @@ function AutomationEditor({
   features: Feature[];
   onSaved: () => Promise<void>;
 }) {
-  const [f, setF] = useState({
+  const [initial] = useState(() => ({
     name: automation.name,
     description: automation.description,
     tags: automation.tags.join(", "),
@@ -36,8 +35,11 @@ function AutomationEditor({
     retries: String(automation.retries),
     environment: automation.environment_id ?? "",
     feature: automation.feature_id ?? "",
-  });
-  const [text, setText] = useState(JSON.stringify(automation.steps, null, 2));
+    text: JSON.stringify(automation.steps, null, 2),
+  }));
+  const [f, setF] = useState(initial);
+  const [text, setText] = useState(initial.text);
+  const unsaved = useUnsavedEdits({ ...f, text }, initial);
   const a = useAction();
   const steps = checkSteps(text, automation.kind).steps;
   // The version these edits start from: a save made over someone else's newer one is refused, not lost.
@@ -46,7 +48,7 @@ function AutomationEditor({
   const submit = async (ifMatch: string | undefined) => {
     if (!steps) return;
     try {
-      const saved = await put(ifMatch);
+      const saved = await savingEdits(unsaved, () => put(ifMatch));
       // Later saves start from this one.
       if (saved) setBase({ record: saved, tag: versionOf(saved) });
     } catch (err) {
@@ -127,7 +129,7 @@ function AutomationEditor({
           </select>
         </Field>
       </div>
-      <StepsEditor text={text} kind={automation.kind} onChange={setText} />
+      <StepsEditor text={text} kind={automation.kind} onChange={setText} details={a.details} />
       <ErrorNote message={a.error} details={a.details} />
       {stale && <StaleEdit noun="automation" before={base.record} now={stale} onReload={() => void onSaved()} onOverwrite={overwrite} />}
       <div class="row">
@@ -144,9 +146,9 @@ export function AutomationPage({ project, automationId }: { project: string; aut
   const envs = useLoad(() => call("listEnvironments", { project, limit: 200 }), `envs:${project}`);
   const features = useLoad(() => call("listFeatures", { project, limit: 200 }), `features:${project}`);
   const timeline = useLoad(() => call("listAutomationRuns", { project, automationId, limit: 50 }), `timeline:${project}:${automationId}`);
-  const [env, setEnv] = useState("");
   const a = useAction();
   const x = au.data;
+  const env = useRunEnvironment(project, x ? [x] : []);
   const setStatus = (status: Automation["status"]) =>
     a.run(async () => {
       await call("updateAutomation", { project, automationId, status });
@@ -154,7 +156,8 @@ export function AutomationPage({ project, automationId }: { project: string; aut
     });
   const run = () =>
     a.run(async () => {
-      const r = await call("runAutomation", { project, automationId, environment: env || undefined });
+      env.remember();
+      const r = await call("runAutomation", { project, automationId, environment: env.environment });
       navigate(`/p/${enc(project)}/runs/${r.id}`);
     });
   return (
@@ -200,7 +203,7 @@ export function AutomationPage({ project, automationId }: { project: string; aut
                   onConfirm={() =>
                     void a.run(async () => {
                       await call("deleteAutomation", { project, automationId });
-                      navigate(`/p/${enc(project)}/automations`);
+                      navigate(`/p/${enc(project)}/automations`, { settled: true });
                     })
                   }
                 />
@@ -240,17 +243,8 @@ export function AutomationPage({ project, automationId }: { project: string; aut
               </div>
             </dl>
             <div class="form-row">
-              <Field label="Environment">
-                <select value={env} onChange={(e) => setEnv(inputValue(e))}>
-                  <option value="">{x.environment_id ? "the automation's default" : "none"}</option>
-                  {envs.data?.data.map((e) => (
-                    <option key={e.id} value={e.id}>
-                      {environmentLabel(e)}
-                    </option>
-                  ))}
-                </select>
-              </Field>
-              <button type="button" class="btn btn-primary" disabled={a.busy} onClick={() => void run()}>
+              {env.picker}
+              <button type="button" class="btn btn-primary" disabled={a.busy || !env.ready} onClick={() => void run()}>
                 Run now
               </button>
             </div>

@@ -7,6 +7,7 @@ import { useAction, useLoad } from "../hooks";
 import { navigate, setHashQuery, useHashQuery } from "../router";
 import { Badge, Card, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { ProjectFrame } from "./project-frame";
+import { useRunEnvironment } from "./run-environment";
 import { checkSteps, StepsEditor } from "./steps-editor";
 
 const EXAMPLE_HTTP = JSON.stringify([{ name: "health", request: { method: "GET", url: "/health" }, expect: [{ status: 200 }] }], null, 2);
@@ -50,7 +51,7 @@ function CreateAutomation({ project, onCancel }: { project: string; onCancel: ()
             </select>
           </Field>
         </div>
-        <StepsEditor text={text} kind={kind} onChange={setText} />
+        <StepsEditor text={text} kind={kind} onChange={setText} details={a.details} />
         <ErrorNote message={a.error} details={a.details} />
         <div class="row">
           <button class="btn btn-primary" disabled={a.busy || checkSteps(text, kind).steps === null}>
@@ -62,6 +63,29 @@ function CreateAutomation({ project, onCancel }: { project: string; onCancel: ()
         </div>
       </form>
     </Card>
+  );
+}
+
+/** Runs the automations picked in the list, or all shown when none is, as one group run in the chosen environment. */
+function RunShown({ project, shown, picked }: { project: string; shown: Automation[]; picked: Set<string> }) {
+  const runnable = (picked.size > 0 ? shown.filter((x) => picked.has(x.id)) : shown).filter((x) => x.status !== "disabled");
+  const env = useRunEnvironment(project, runnable);
+  const a = useAction();
+  if (runnable.length === 0) return null;
+  const run = () =>
+    a.run(async () => {
+      env.remember();
+      const gr = await call("runSelection", { project, automations: runnable.map((x) => x.id), environment: env.environment });
+      navigate(`/p/${enc(project)}/group-runs/${gr.id}`);
+    });
+  return (
+    <div class="form-row">
+      {env.picker}
+      <button type="button" class="btn" disabled={a.busy || !env.ready} onClick={() => void run()}>
+        {picked.size > 0 ? `Run selected (${runnable.length})` : `Run all shown (${runnable.length})`}
+      </button>
+      <ErrorNote message={a.error} details={a.details} />
+    </div>
   );
 }
 
@@ -90,6 +114,13 @@ export function AutomationsPage({ project }: { project: string }) {
   useEffect(() => {
     if (toggled.current && !creating) opener.current?.focus();
   }, [creating]);
+  const [picked, setPicked] = useState<Set<string>>(new Set());
+  const toggle = (id: string) => {
+    const next = new Set(picked);
+    if (next.has(id)) next.delete(id);
+    else next.add(id);
+    setPicked(next);
+  };
   const list = useLoad(
     () =>
       call("listAutomations", {
@@ -168,11 +199,15 @@ export function AutomationsPage({ project }: { project: string }) {
       {list.loading && <Loading what="automations" />}
       <ErrorNote message={list.error} />
       {list.data?.data.length === 0 && <Empty>No automations match.</Empty>}
+      {list.data && list.data.data.length > 0 && <RunShown project={project} shown={list.data.data} picked={picked} />}
       {list.data && list.data.data.length > 0 && (
         <div class="table-wrap">
           <table>
             <thead>
               <tr>
+                <th>
+                  <span class="sr-only">Select</span>
+                </th>
                 <th>Name</th>
                 <th>Kind</th>
                 <th>Status</th>
@@ -184,6 +219,9 @@ export function AutomationsPage({ project }: { project: string }) {
             <tbody>
               {list.data.data.map((x) => (
                 <tr key={x.id} data-automation={x.name}>
+                  <td data-label="Select">
+                    <input type="checkbox" aria-label={`Select ${x.name}`} checked={picked.has(x.id)} onChange={() => toggle(x.id)} />
+                  </td>
                   <td data-label="Name">
                     <a href={`#/p/${enc(project)}/automations/${x.id}`}>{x.name}</a>
                   </td>

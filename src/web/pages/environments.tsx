@@ -1,6 +1,8 @@
 // A project's environments: variables shown and edited as text, secrets write-only (only names come back), and
 // protection (owners and admins only): who may change an environment or run in it, and where its secrets may go.
 import { useState } from "preact/hooks";
+import { StaleEdit, useStaleGuard } from "../stale-edit";
+import { savingEdits, useUnsavedEdits } from "../unsaved";
 import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { canAdminister, useSession } from "../session";
@@ -157,22 +159,32 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
   const [secrets, setSecrets] = useState("");
   const [protect, setProtect] = useState(env.protected);
   const [hosts, setHosts] = useState((env.allowed_hosts ?? []).join("\n"));
+  const unsaved = useUnsavedEdits(
+    { vars, secrets, protect, hosts },
+    { vars: toLines(env.variables), secrets: "", protect: env.protected, hosts: (env.allowed_hosts ?? []).join("\n") },
+  );
   const a = useAction();
+  const guard = useStaleGuard(env, () => call("getEnvironment", { project, environmentId: env.id }));
+  const put = (ifMatch: string) => {
+    const newSecrets = parseLines(secrets);
+    return call("updateEnvironment", {
+      project,
+      environmentId: env.id,
+      if_match: ifMatch,
+      variables: parseLines(vars),
+      ...(Object.keys(newSecrets).length > 0 ? { secrets: newSecrets } : {}),
+      // Only owners and admins may send these at all: a member's save leaves protection as it is.
+      ...(mayProtect ? { protected: protect, allowed_hosts: parseHosts(hosts) } : {}),
+    });
+  };
+  const saved = async (answer: unknown) => {
+    if (answer === null) return;
+    setSecrets("");
+    await onSaved();
+  };
   const save = async (e: Event) => {
     e.preventDefault();
-    await a.run(async () => {
-      const newSecrets = parseLines(secrets);
-      await call("updateEnvironment", {
-        project,
-        environmentId: env.id,
-        variables: parseLines(vars),
-        ...(Object.keys(newSecrets).length > 0 ? { secrets: newSecrets } : {}),
-        // Only owners and admins may send these at all: a member's save leaves protection as it is.
-        ...(mayProtect ? { protected: protect, allowed_hosts: parseHosts(hosts) } : {}),
-      });
-      setSecrets("");
-      await onSaved();
-    });
+    await a.run(async () => saved(await savingEdits(unsaved, () => guard.save(put))));
   };
   return (
     <Card
@@ -229,6 +241,15 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
           />
         )}
         <ErrorNote message={a.error} details={otherDetails(a.details)} />
+        {guard.stale && (
+          <StaleEdit
+            noun="environment"
+            before={env}
+            now={guard.stale}
+            onReload={() => void onSaved()}
+            onOverwrite={() => void a.run(async () => saved(await savingEdits(unsaved, () => guard.overwrite(put))))}
+          />
+        )}
         <div class="row">
           <button class="btn btn-primary" disabled={a.busy}>
             Save environment

@@ -1,14 +1,17 @@
 // One feature: edit its description, acceptance criteria and target; start generation and watch it live;
 // see its warnings and the drafts it made.
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { Strategy } from "../../manifest/records";
 import { ApiError, call, enc } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
 import type { Automation, Feature, Generation } from "../types";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { StaleEdit, useStaleGuard } from "../stale-edit";
+import { savingEdits, useUnsavedEdits } from "../unsaved";
 import { GherkinPreview } from "./gherkin";
 import { ProjectFrame } from "./project-frame";
+import { useRunEnvironment } from "./run-environment";
 
 type TargetKind = "none" | "web" | "api";
 const list = (s: string) =>
@@ -17,9 +20,28 @@ const list = (s: string) =>
     .map((x) => x.trim())
     .filter(Boolean);
 
-function FeatureForm({ project, feature, onSaved }: { project: string; feature: Feature; onSaved: () => Promise<void> }) {
+/** What the feature page's form holds unsaved, and how to save it: Generate saves it first. */
+export interface FormEdits {
+  dirty: () => boolean;
+  /** Saves the edits (from the version shown); false when they were not saved (stale, invalid: the form says why). */
+  save: () => Promise<boolean>;
+  /** The save on its way, if one is. */
+  pending: () => Promise<boolean> | null;
+}
+
+function FeatureForm({
+  project,
+  feature,
+  onSaved,
+  edits,
+}: {
+  project: string;
+  feature: Feature;
+  onSaved: () => Promise<void>;
+  edits?: { current: FormEdits | null };
+}) {
   const t = feature.target;
-  const [f, setF] = useState({
+  const [initial] = useState(() => ({
     name: feature.name,
     description: feature.description,
     acceptance_criteria: feature.acceptance_criteria,
@@ -27,23 +49,44 @@ function FeatureForm({ project, feature, onSaved }: { project: string; feature: 
     url: t?.kind === "web" ? t.url : "",
     tags: t?.kind === "api" ? t.tags.join(", ") : "",
     paths: t?.kind === "api" ? t.paths.join(", ") : "",
-  });
+  }));
+  const [f, setF] = useState(initial);
+  const unsaved = useUnsavedEdits(f, initial);
+  const dirty = JSON.stringify(f) !== JSON.stringify(initial);
   const a = useAction();
-  const save = async (e: Event) => {
-    e.preventDefault();
+  const guard = useStaleGuard(feature, () => call("getFeature", { project, feature: feature.id }));
+  const put = (ifMatch: string) => {
     const target =
       f.kind === "web" ? { kind: "web" as const, url: f.url } : f.kind === "api" ? { kind: "api" as const, tags: list(f.tags), paths: list(f.paths) } : null;
-    await a.run(async () => {
-      await call("updateFeature", {
-        project,
-        feature: feature.id,
-        name: f.name,
-        description: f.description,
-        acceptance_criteria: f.acceptance_criteria,
-        target,
-      });
-      await onSaved();
+    return call("updateFeature", {
+      project,
+      feature: feature.id,
+      if_match: ifMatch,
+      name: f.name,
+      description: f.description,
+      acceptance_criteria: f.acceptance_criteria,
+      target,
     });
+  };
+  // One save at a time: Generate waits for a save already on its way instead of sending a second from the same version.
+  const inflight = useRef<Promise<boolean> | null>(null);
+  const saveNow = () => {
+    inflight.current ??= (async () => {
+      let saved = false;
+      await a.run(async () => {
+        if ((await savingEdits(unsaved, () => guard.save(put))) === null) return;
+        saved = true;
+        await onSaved();
+      });
+      inflight.current = null;
+      return saved;
+    })();
+    return inflight.current;
+  };
+  if (edits) edits.current = { dirty: () => dirty, save: saveNow, pending: () => inflight.current };
+  const save = async (e: Event) => {
+    e.preventDefault();
+    await saveNow();
   };
   return (
     <form class="stack" onSubmit={save}>
@@ -80,6 +123,19 @@ function FeatureForm({ project, feature, onSaved }: { project: string; feature: 
         </div>
       )}
       <ErrorNote message={a.error} details={a.details} />
+      {guard.stale && (
+        <StaleEdit
+          noun="feature"
+          before={feature}
+          now={guard.stale}
+          onReload={() => void onSaved()}
+          onOverwrite={() =>
+            void a.run(async () => {
+              if ((await guard.overwrite(put)) !== null) await onSaved();
+            })
+          }
+        />
+      )}
       <div class="row">
         <button class="btn btn-primary" disabled={a.busy}>
           Save feature
@@ -98,7 +154,7 @@ async function latestGeneration(project: string, feature: string, wait: number):
   }
 }
 
-function GenerationPanel({ project, feature }: { project: string; feature: string }) {
+function GenerationPanel({ project, feature, edits }: { project: string; feature: string; edits: { current: FormEdits | null } }) {
   const gen = useLoad(
     (wait) => latestGeneration(project, feature, wait),
     `gen:${project}:${feature}`,
@@ -113,6 +169,14 @@ function GenerationPanel({ project, feature }: { project: string; feature: strin
   const made = new Set(g?.automation_ids ?? []);
   const start = () =>
     a.run(async () => {
+      // Generation reads the stored feature: edits on screen are saved first, never silently left out.
+      const form = edits.current;
+      const sent = form?.pending();
+      if (sent && !(await sent))
+        throw new Error("The feature's edits on screen could not be saved (see the form above), so generation was not started: it would use the old text.");
+      if (!sent && form?.dirty() && !(await form.save())) {
+        throw new Error("The feature's edits on screen could not be saved (see the form above), so generation was not started: it would use the old text.");
+      }
       await call("startGeneration", { project, feature, strategy });
       await gen.reload();
     });
@@ -216,9 +280,11 @@ function FeatureAutomations({
       await call("activateFeatureDrafts", { project, feature });
       await onChanged();
     });
+  const env = useRunEnvironment(project, runnable);
   const runAll = () =>
     bulk.run(async () => {
-      await call("runFeature", { project, feature });
+      env.remember();
+      await call("runFeature", { project, feature, environment: env.environment });
       navigate(`/p/${enc(project)}/runs`);
     });
   return (
@@ -243,7 +309,8 @@ function FeatureAutomations({
               Activate {plural(drafts.length, "draft")}
             </button>
           )}
-          <button type="button" class="btn" disabled={bulk.busy} onClick={() => void runAll()}>
+          {env.picker}
+          <button type="button" class="btn" disabled={bulk.busy || !env.ready} onClick={() => void runAll()}>
             Run {runnable.length === 1 ? "it" : `all ${runnable.length}`}
           </button>
         </div>
@@ -255,6 +322,7 @@ function FeatureAutomations({
 
 export function FeaturePage({ project, feature }: { project: string; feature: string }) {
   const f = useLoad(() => call("getFeature", { project, feature }), `feature:${project}:${feature}`);
+  const edits = useRef<FormEdits | null>(null);
   const a = useAction();
   return (
     <ProjectFrame project={project} section="features" title={f.data?.name ?? "Feature"}>
@@ -272,15 +340,15 @@ export function FeaturePage({ project, feature }: { project: string; feature: st
                 onConfirm={() =>
                   void a.run(async () => {
                     await call("deleteFeature", { project, feature });
-                    navigate(`/p/${enc(project)}/features`);
+                    navigate(`/p/${enc(project)}/features`, { settled: true });
                   })
                 }
               />
             }
           >
-            <FeatureForm key={f.data.updated_at} project={project} feature={f.data} onSaved={f.reload} />
+            <FeatureForm key={f.data.updated_at} project={project} feature={f.data} onSaved={f.reload} edits={edits} />
           </Card>
-          <GenerationPanel project={project} feature={f.data.id} />
+          <GenerationPanel project={project} feature={f.data.id} edits={edits} />
         </div>
       )}
     </ProjectFrame>

@@ -3,8 +3,71 @@ import { call, enc, operationHref } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
 import { Badge, Card, ErrorNote, Loading, duration, when } from "../ui";
+import type { GroupRun } from "../types";
 import { ProjectFrame } from "./project-frame";
+import { OriginFacts, useRunEnvironment } from "./run-environment";
 import { RunTable } from "./runs";
+
+/**
+ * Run again / Re-run failed, in the environment chosen beside them: by default this group run's own (the server
+ * reuses its environment, variables and metadata for a re-run of its failures).
+ */
+function GroupRunActions({ project, r }: { project: string; r: GroupRun }) {
+  const a = useAction();
+  const ended = r.status !== "queued" && r.status !== "running";
+  const failures = r.summary.failed + r.summary.error + r.summary.timed_out + r.summary.cancelled;
+  const env = useRunEnvironment(project, r.runs ?? [], { label: "as this group run", id: r.environment_id });
+  if (!ended || (!r.group_id && failures === 0))
+    return (
+      <a class="btn" href={operationHref("getGroupRunJunit", { project, groupRunId: r.id })} download={`${r.id}.xml`}>
+        JUnit XML
+      </a>
+    );
+  return (
+    <>
+      {env.picker}
+      {r.group_id && (
+        <button
+          type="button"
+          class="btn"
+          disabled={a.busy}
+          onClick={() =>
+            void a.run(async () => {
+              env.remember();
+              // The same group: in the chosen environment, else the one its runs used.
+              const same = r.environment_id ?? r.runs?.[0]?.environment_id ?? undefined;
+              const next = await call("runGroup", { project, groupId: r.group_id ?? "", environment: env.environment ?? (same || undefined) });
+              navigate(`/p/${enc(project)}/group-runs/${next.id}`);
+            })
+          }
+        >
+          Run again
+        </button>
+      )}
+      {failures > 0 && (
+        <button
+          type="button"
+          class="btn"
+          disabled={a.busy}
+          onClick={() =>
+            void a.run(async () => {
+              env.remember();
+              // Unless another is chosen, its environment, variables and metadata are reused by the server.
+              const next = await call("runSelection", { project, from_group_run: r.id, only_failed: true, environment: env.environment });
+              navigate(`/p/${enc(project)}/group-runs/${next.id}`);
+            })
+          }
+        >
+          Re-run failed
+        </button>
+      )}
+      <a class="btn" href={operationHref("getGroupRunJunit", { project, groupRunId: r.id })} download={`${r.id}.xml`}>
+        JUnit XML
+      </a>
+      <ErrorNote message={a.error} />
+    </>
+  );
+}
 
 export function GroupRunPage({ project, groupRunId }: { project: string; groupRunId: string }) {
   const gr = useLoad(
@@ -13,7 +76,6 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
     (d) => (d.status === "queued" || d.status === "running" ? 1000 : 0),
     true,
   );
-  const a = useAction();
   const r = gr.data;
   return (
     <ProjectFrame project={project} section="groups" title={r ? `Group run of ${r.group_name}` : "Group run"}>
@@ -23,48 +85,8 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
         <Card
           level={1}
           title={<>Group run of {r.group_id ? <a href={`#/p/${enc(project)}/groups/${r.group_id}`}>{r.group_name}</a> : r.group_name}</>}
-          actions={
-            <>
-              {r.group_id && r.status !== "queued" && r.status !== "running" && (
-                <button
-                  type="button"
-                  class="btn"
-                  disabled={a.busy}
-                  onClick={() =>
-                    void a.run(async () => {
-                      // The same group in the environment its runs used.
-                      const env = r.runs?.[0]?.environment_id;
-                      const next = await call("runGroup", { project, groupId: r.group_id ?? "", environment: env || undefined });
-                      navigate(`/p/${enc(project)}/group-runs/${next.id}`);
-                    })
-                  }
-                >
-                  Run again
-                </button>
-              )}
-              {r.status !== "queued" && r.status !== "running" && r.summary.failed + r.summary.error + r.summary.timed_out + r.summary.cancelled > 0 && (
-                <button
-                  type="button"
-                  class="btn"
-                  disabled={a.busy}
-                  onClick={() =>
-                    void a.run(async () => {
-                      // Its environment, variables and metadata are reused by the server.
-                      const next = await call("runSelection", { project, from_group_run: r.id, only_failed: true });
-                      navigate(`/p/${enc(project)}/group-runs/${next.id}`);
-                    })
-                  }
-                >
-                  Re-run failed
-                </button>
-              )}
-              <a class="btn" href={operationHref("getGroupRunJunit", { project, groupRunId: r.id })} download={`${r.id}.xml`}>
-                JUnit XML
-              </a>
-            </>
-          }
+          actions={<GroupRunActions project={project} r={r} />}
         >
-          <ErrorNote message={a.error} />
           <dl class="facts">
             <div>
               <dt>Status</dt>
@@ -80,6 +102,7 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
               <dt>Duration</dt>
               <dd>{duration(r.duration_ms)}</dd>
             </div>
+            <OriginFacts project={project} record={r} />
             <div>
               <dt>Results</dt>
               <dd>

@@ -4,6 +4,9 @@ import { call, enc } from "../api";
 import { LIST_POLL_MS, useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, duration, when } from "../ui";
+import { StaleEdit, useStaleGuard } from "../stale-edit";
+import { savingEdits, useUnsavedEdits } from "../unsaved";
+import { useRunEnvironment } from "./run-environment";
 import { ProjectFrame } from "./project-frame";
 
 export function GroupsPage({ project }: { project: string }) {
@@ -107,20 +110,29 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
     next.splice(i + d, 0, item);
     setOrder(next);
   };
-  const save = () =>
-    a.run(async () => {
-      await call("updateGroup", { project, groupId, ...f });
-      await g.reload();
-      form.reset();
-    });
+  const guard = useStaleGuard(g.data, () => call("getGroup", { project, groupId }));
+  const put = (ifMatch: string) => call("updateGroup", { project, groupId, if_match: ifMatch, ...f });
+  const saved = async (answer: unknown) => {
+    if (answer === null) return;
+    await g.reload();
+    form.reset();
+  };
+  const save = () => a.run(async () => saved(await savingEdits(unsaved, () => guard.save(put))));
+  const members = ids.map((id) => byId.get(id)).filter((x) => x !== undefined && x.status !== "disabled");
+  const env = useRunEnvironment(project, members as { environment_id: string | null }[]);
   const run = () =>
     a.run(async () => {
-      const gr = await call("runGroup", { project, groupId });
+      env.remember();
+      const gr = await call("runGroup", { project, groupId, environment: env.environment });
       navigate(`/p/${enc(project)}/group-runs/${gr.id}`);
     });
   const dirty = g.data
     ? JSON.stringify(ids) !== JSON.stringify(g.data.automation_ids) || f.name !== g.data.name || f.description !== g.data.description
     : false;
+  const unsaved = useUnsavedEdits(
+    { name: f.name, description: f.description, ids },
+    g.data ? { name: g.data.name, description: g.data.description, ids: g.data.automation_ids } : { name: f.name, description: f.description, ids },
+  );
   return (
     <ProjectFrame project={project} section="groups" title={g.data?.name ?? "Group"}>
       {g.loading && <Loading />}
@@ -132,10 +144,11 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
             title={g.data.name}
             actions={
               <>
+                {env.picker}
                 <button
                   type="button"
                   class="btn btn-primary"
-                  disabled={a.busy || dirty || ids.length === 0}
+                  disabled={a.busy || dirty || ids.length === 0 || !env.ready}
                   onClick={() => void run()}
                   title={dirty ? "Save first" : undefined}
                 >
@@ -147,7 +160,7 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
                   onConfirm={() =>
                     void a.run(async () => {
                       await call("deleteGroup", { project, groupId });
-                      navigate(`/p/${enc(project)}/groups`);
+                      navigate(`/p/${enc(project)}/groups`, { settled: true });
                     })
                   }
                 />
@@ -211,6 +224,20 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
               </button>
             </div>
             <ErrorNote message={a.error} details={a.details} />
+            {guard.stale && (
+              <StaleEdit
+                noun="group"
+                before={g.data}
+                now={guard.stale}
+                onReload={() =>
+                  void g.reload().then(() => {
+                    form.reset();
+                    guard.dismiss();
+                  })
+                }
+                onOverwrite={() => void a.run(async () => saved(await guard.overwrite(put)))}
+              />
+            )}
           </Card>
           <Card title="Group runs">
             <GroupRunList project={project} group={groupId} />

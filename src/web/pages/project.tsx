@@ -4,6 +4,8 @@ import { useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
 import { canAdminister, useSession } from "../session";
 import { Card, ConfirmButton, ErrorNote, Field, inputValue, Loading } from "../ui";
+import { StaleEdit, useStaleGuard } from "../stale-edit";
+import { savingEdits, useUnsavedEdits } from "../unsaved";
 import { ProjectFrame } from "./project-frame";
 import { ProjectHealth } from "./health";
 import { RecentRuns } from "./runs";
@@ -24,16 +26,20 @@ export function ProjectPage({ project }: { project: string }) {
   const admin = canAdminister(useSession().session);
   const form = useEdits({ name: p.data?.name ?? "", slug: p.data?.slug ?? "", description: p.data?.description ?? "" });
   const f = form.value;
+  const unsaved = useUnsavedEdits(f, p.data ? { name: p.data.name, slug: p.data.slug, description: p.data.description } : f);
   const a = useAction();
   const doc = useAction();
+  const guard = useStaleGuard(p.data, () => call("getProject", { project }));
+  const put = (ifMatch: string) => call("updateProject", { project, if_match: ifMatch, ...f });
+  const saved = async (updated: Awaited<ReturnType<typeof put>> | null) => {
+    if (updated === null) return;
+    if (updated.slug !== project) navigate(`/p/${updated.slug}`, { settled: true });
+    else await p.reload();
+    form.reset();
+  };
   const save = async (e: Event) => {
     e.preventDefault();
-    await a.run(async () => {
-      const updated = await call("updateProject", { project, ...f });
-      if (updated.slug !== project) navigate(`/p/${updated.slug}`);
-      else await p.reload();
-      form.reset();
-    });
+    await a.run(async () => saved(await savingEdits(unsaved, () => guard.save(put))));
   };
   const upload = async (e: Event) => {
     const file = (e.currentTarget as HTMLInputElement).files?.[0];
@@ -63,6 +69,20 @@ export function ProjectPage({ project }: { project: string }) {
                 <textarea rows={4} value={f.description} onInput={(e) => form.edit({ description: inputValue(e) })} />
               </Field>
               <ErrorNote message={a.error} details={a.details} />
+              {guard.stale && (
+                <StaleEdit
+                  noun="project"
+                  before={p.data}
+                  now={guard.stale}
+                  onReload={() =>
+                    void p.reload().then(() => {
+                      form.reset();
+                      guard.dismiss();
+                    })
+                  }
+                  onOverwrite={() => void a.run(async () => saved(await guard.overwrite(put)))}
+                />
+              )}
               <div class="row">
                 <button class="btn btn-primary" disabled={a.busy}>
                   Save
@@ -110,7 +130,7 @@ export function ProjectPage({ project }: { project: string }) {
                   onConfirm={() =>
                     void a.run(async () => {
                       await call("deleteProject", { project });
-                      navigate("/projects");
+                      navigate("/projects", { settled: true });
                     })
                   }
                 />

@@ -9,6 +9,7 @@ import type { Automation, Run, StepResult } from "../types";
 import { Badge, Card, ErrorNote, Loading, duration, when } from "../ui";
 import { navigate } from "../router";
 import { ProjectFrame } from "./project-frame";
+import { OriginFacts } from "./run-environment";
 import { passedOn, RunStatusBadges } from "./runs";
 
 const IMAGE = /\.(png|jpe?g|webp|gif)$/i;
@@ -265,10 +266,7 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
                   {r.summary.passed} passed · {r.summary.failed} failed · {r.summary.skipped} skipped
                 </dd>
               </div>
-              <div>
-                <dt>Trigger</dt>
-                <dd>{r.trigger}</dd>
-              </div>
+              <OriginFacts project={project} record={r} />
               {r.group_run_id && (
                 <div>
                   <dt>Group run</dt>

@@ -6,6 +6,7 @@ import type { Run } from "../types";
 import { ago, Badge, duration, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { setHashQuery, useHashQuery } from "../router";
 import { ProjectFrame } from "./project-frame";
+import { StartedBy, useEnvironmentNames } from "./run-environment";
 
 const active = (r: Run) => r.status === "queued" || r.status === "running";
 
@@ -33,6 +34,7 @@ export function RunStatusBadges({ run }: { run: Attempted }) {
 
 /** Runs as a table; `compact` (for a side card) keeps status, automation, a relative start time and duration. */
 export function RunTable({ project, runs, compact = false }: { project: string; runs: Run[]; compact?: boolean }) {
+  const envs = useEnvironmentNames(project);
   if (runs.length === 0) return <Empty>No runs yet.</Empty>;
   return (
     <div class="table-wrap">
@@ -46,7 +48,8 @@ export function RunTable({ project, runs, compact = false }: { project: string; 
             {!compact && (
               <>
                 <th>Steps</th>
-                <th>Trigger</th>
+                <th>Environment</th>
+                <th>Started by</th>
               </>
             )}
           </tr>
@@ -74,8 +77,9 @@ export function RunTable({ project, runs, compact = false }: { project: string; 
                     {r.summary.passed}/{r.summary.steps}
                     {r.summary.failed > 0 ? ` · ${r.summary.failed} failed` : ""}
                   </td>
-                  <td data-label="Trigger" class="muted">
-                    {r.trigger}
+                  <td data-label="Environment">{envs(r.environment_id) ?? <span class="muted">none</span>}</td>
+                  <td data-label="Started by" class="muted">
+                    <StartedBy trigger={r.trigger} by={r.started_by} metadata={r.metadata} />
                   </td>
                 </>
               )}

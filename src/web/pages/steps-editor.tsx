@@ -1,10 +1,12 @@
-// The steps editor: JSON in a text area, checked against the automation format as it is typed, with each
-// schema error shown beside its path; the server checks again on save.
-import { useMemo } from "preact/hooks";
+// The steps editor: a code editor (CodeMirror, loaded when first shown) in JSON or YAML, checked against the
+// automation format as it is typed; each problem is marked at the line of the field it names and listed below, and
+// so are the server's own 400 details after a save. The page keeps the steps as JSON text whichever format is shown.
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { z } from "zod";
 import { Step, stepKindProblems } from "../../manifest/automation-format";
+import { zodDetails } from "../../manifest/errors";
+import type { Problem, StepsEditorHandle, StepsFormat } from "../code-editor";
 import type { Automation } from "../types";
-import { inputValue } from "../ui";
 
 const Steps = z.array(Step).min(1, "an automation needs at least one step").max(500);
 
@@ -22,34 +24,135 @@ export function checkSteps(text: string, kind: Automation["kind"]): StepsCheck {
   }
   const parsed = Steps.safeParse(value);
   if (!parsed.success) {
-    return { steps: null, problems: parsed.error.issues.slice(0, 20).map((i) => ({ path: ["steps", ...i.path.map(String)].join("."), message: i.message })) };
+    // The server's own wording (zodDetails), so the editor says what a save would be told.
+    return { steps: null, problems: zodDetails(parsed.error, "steps").slice(0, 20) };
   }
   const kindProblems = stepKindProblems(kind, parsed.data);
   return { steps: kindProblems.length ? null : parsed.data, problems: kindProblems };
 }
 
-export function StepsEditor({ text, kind, onChange }: { text: string; kind: Automation["kind"]; onChange: (text: string) => void }) {
+/** The automation format as JSON Schema, for the editor's completion. */
+let schema: Record<string, unknown> | null = null;
+const stepsSchema = () => {
+  schema ??= z.toJSONSchema(z.array(Step), { io: "input", unrepresentable: "any", reused: "inline" }) as Record<string, unknown>;
+  return schema;
+};
+
+/** The server's details that are about the steps (a save's 400), as the editor's paths. */
+const stepDetails = (details: { path: string; message: string }[]) =>
+  details.filter((d) => /^(body\.)?steps(\.|$)/.test(d.path)).map((d) => ({ path: d.path.replace(/^body\./, ""), message: d.message }));
+
+export function StepsEditor({
+  text,
+  kind,
+  onChange,
+  details = [],
+}: {
+  text: string;
+  kind: Automation["kind"];
+  onChange: (text: string) => void;
+  /** The details of the last refused save: those naming steps are shown at their field. */
+  details?: { path: string; message: string }[];
+}) {
   const check = useMemo(() => checkSteps(text, kind), [text, kind]);
+  const [format, setFormat] = useState<StepsFormat>("json");
+  const [yamlProblem, setYamlProblem] = useState<string | null>(null);
+  const host = useRef<HTMLDivElement>(null);
+  const editor = useRef<StepsEditorHandle | null>(null);
+  const emitted = useRef(text);
+  const yamlLib = useRef<typeof import("yaml") | null>(null);
+  const server = stepDetails(details);
+  const problems: Problem[] = yamlProblem ? [{ path: "(YAML)", message: yamlProblem }] : [...check.problems, ...server];
+
+  // The page's JSON shown in the chosen format.
+  const shown = (json: string, f: StepsFormat) => {
+    if (f === "json" || !yamlLib.current) return json;
+    try {
+      return yamlLib.current.stringify(JSON.parse(json));
+    } catch {
+      return json;
+    }
+  };
+  const edited = (value: string) => {
+    if (format === "yaml" && yamlLib.current) {
+      try {
+        const json = JSON.stringify(yamlLib.current.parse(value), null, 2) ?? "";
+        setYamlProblem(null);
+        emitted.current = json;
+        onChange(json);
+      } catch (e) {
+        setYamlProblem((e as Error).message.split("\n")[0] ?? "not valid YAML");
+        emitted.current = value;
+        onChange(value);
+      }
+      return;
+    }
+    emitted.current = value;
+    onChange(value);
+  };
+  const editedRef = useRef(edited);
+  editedRef.current = edited;
+
+  useEffect(() => {
+    let gone = false;
+    void Promise.all([import("../code-editor"), import("yaml")]).then(([m, y]) => {
+      if (gone || !host.current) return;
+      yamlLib.current = y;
+      editor.current = m.createStepsEditor(host.current, {
+        text,
+        format: "json",
+        label: "Steps",
+        schema: stepsSchema(),
+        onChange: (v) => editedRef.current(v),
+      });
+      editor.current.setProblems(problems);
+    });
+    return () => {
+      gone = true;
+      editor.current?.destroy();
+      editor.current = null;
+    };
+  }, []);
+  // A change from the page (an example for another kind, a reload) replaces the text.
+  useEffect(() => {
+    if (text === emitted.current) return;
+    emitted.current = text;
+    setYamlProblem(null);
+    editor.current?.setText(shown(text, format), format);
+  }, [text]);
+  useEffect(() => {
+    editor.current?.setProblems(problems);
+  }, [JSON.stringify(problems)]);
+
+  const switchTo = (f: StepsFormat) => {
+    if (f === format || yamlProblem) return;
+    setFormat(f);
+    editor.current?.setText(shown(text, f), f);
+  };
   return (
     <div class="stack">
-      <label class="field">
-        <span class="field-label">Steps (JSON)</span>
-        <textarea
-          class="mono editor"
-          rows={16}
-          spellcheck={false}
-          value={text}
-          onInput={(e) => onChange(inputValue(e))}
-          aria-invalid={check.problems.length > 0}
-        />
-      </label>
-      {check.problems.length === 0 ? (
+      <div class="field">
+        <div class="row">
+          <span class="field-label" id="steps-label">
+            Steps
+          </span>
+          <div class="row" role="radiogroup" aria-label="Steps format">
+            {(["json", "yaml"] as const).map((f) => (
+              <label key={f} class="inline">
+                <input type="radio" name="steps-format" checked={format === f} disabled={yamlProblem !== null} onChange={() => switchTo(f)} /> {f.toUpperCase()}
+              </label>
+            ))}
+          </div>
+        </div>
+        <div class="code-editor" ref={host} data-testid="steps-editor" aria-invalid={problems.length > 0} />
+      </div>
+      {problems.length === 0 ? (
         <p class="ok-line" data-testid="steps-valid">
           ✓ {check.steps?.length} valid step{check.steps?.length === 1 ? "" : "s"}
         </p>
       ) : (
         <ul class="problems" data-testid="steps-problems">
-          {check.problems.map((p) => (
+          {problems.map((p) => (
             <li key={p.path + p.message}>
               <code>{p.path}</code> {p.message}
             </li>
