@@ -217,6 +217,8 @@ export function createStepsEditor(
     }),
   ];
   const view = new EditorView({ parent, state: EditorState.create({ doc: opts.text, extensions: extensions(format) }) });
+  // The scrolling area itself takes the keyboard too, so a long step list scrolls without a pointer.
+  view.scrollDOM.tabIndex = 0;
   return {
     setText(text, f) {
       format = f;
