@@ -107,6 +107,8 @@ test("saying yes leaves; a page without edits is left without a question", async
   await page.goto(`${s.url}/#/p/unsaved/automations/${id}`);
   await page.getByLabel("Description").fill("dropped");
   await page.getByRole("link", { name: "Runs", exact: true }).click();
+  // The address changes at the click; the question comes with the hashchange event just after it.
   await page.waitForURL(/#\/p\/unsaved\/runs$/);
+  await page.getByRole("heading", { level: 1, name: "Runs" }).waitFor();
   expect(asked).toEqual(["This page has edits that are not saved. Leave it and lose them?"]);
 });
