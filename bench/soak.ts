@@ -179,7 +179,10 @@ try {
       "SELECT status, error FROM runs WHERE status != 'passed' AND NOT (status = 'error' AND error = ?1) LIMIT 5",
     )
     .all(INTERRUPTED);
-  const multiClaim = db.query<{ n: number }, []>("SELECT count(*) AS n FROM runs WHERE claim != 1").get()?.n ?? 0;
+  // Ending an interrupted run moves its claim on once (a fence against a late finish by the killed process): claim 2.
+  const multiClaim =
+    db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM runs WHERE claim != 1 AND NOT (status = 'error' AND error = ? AND claim = 2)").get(INTERRUPTED)
+      ?.n ?? 0;
   const multiAttempt = db.query<{ n: number }, []>("SELECT count(*) AS n FROM runs WHERE status = 'passed' AND json_array_length(attempts) != 1").get()?.n ?? 0;
   const perAutomation = db
     .query<{ automation_id: string; n: number; passed: number; interrupted: number }, [string]>(

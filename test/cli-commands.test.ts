@@ -240,10 +240,12 @@ test("every operation's command works end to end, and every operation has one", 
   const keys = await op<{ data: Rec[] }>("list_keys", ["keys", "list"]);
   expect(keys.data.map((k) => k.id)).toContain(second.keyId);
   expect(JSON.stringify(keys)).not.toContain(s.key);
+  expect((await op<Rec>("get_key", ["keys", "get", second.keyId])).id).toBe(second.keyId);
   expect(await plain("revoke_key", ["keys", "revoke", second.keyId])).toContain("revoked keys");
   const added = await op<Rec & { user_id: string; setup_url: string | null }>("add_member", ["members", "add", "new@acme.test", "--role", "member"]);
   expect(added.setup_url).toBeString();
   expect((await op<{ data: Rec[] }>("list_members", ["members", "list"])).data.map((m) => m.email)).toContain("new@acme.test");
+  expect((await op<Rec & { email: string }>("get_member", ["members", "get", added.user_id])).email).toBe("new@acme.test");
   expect((await op("update_member", ["members", "update", added.user_id, "--role", "admin"])).role).toBe("admin");
   expect(await plain("remove_member", ["members", "remove", added.user_id])).toContain("removed members");
   // someone who already has an account is invited, and accepts or declines with their own key
@@ -264,6 +266,7 @@ test("every operation's command works end to end, and every operation has one", 
   await s.userWithKey("mistaken@globex.test", "globex", "owner");
   const mistaken = await op<Rec & { invitation_id: string }>("add_member", ["members", "add", "mistaken@globex.test"]);
   expect((await op<{ data: Rec[] }>("list_workspace_invitations", ["members", "invitations"])).data.map((i) => i.id)).toEqual([mistaken.invitation_id]);
+  expect((await op<Rec>("get_workspace_invitation", ["members", "invitation", mistaken.invitation_id])).id).toBe(mistaken.invitation_id);
   expect(await plain("cancel_invitation", ["members", "cancel-invitation", mistaken.invitation_id])).toContain(`cancelled members ${mistaken.invitation_id}`);
   expect((await cli.json<{ data: Rec[] }>(["members", "invitations"])).data).toEqual([]);
 
