@@ -73,6 +73,7 @@ export const POSTGRES: string[] = [
   "test/postgres-nodes.test.ts",
   "test/postgres-migrate.test.ts",
   "test/postgres-node-kill.test.ts",
+  "test/postgres-wait.test.ts",
   "test/rules-surfaces.test.ts",
   "test/runner-browser-isolation.test.ts",
   "test/runner-browser.test.ts",
