@@ -176,3 +176,34 @@ test("members: a stale tab's role change opens the dialog; Overwrite saves over 
   await eventually(() => tabA.getByLabel("Role of bob@acme.test").inputValue(), "owner");
   await own.close();
 });
+
+test("keys: revoking a key from a stale tab says it changed elsewhere and asks for a reload", async () => {
+  const carol = await s.userWithKey("carol@acme.test", "acme", "member");
+  const own = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US", timezoneId: "UTC" });
+  const tabs = [await own.newPage(), await own.newPage()];
+  await signInAsOwner(tabs[0] as (typeof tabs)[0], s.url, "carol@acme.test");
+  for (const tab of tabs) {
+    tab.setDefaultTimeout(20_000);
+    watch(tab);
+    await tab.goto(`${s.url}/#/settings/keys`);
+    await tab.locator(`tr[data-key-id='${carol.keyId}']`).getByRole("button", { name: "Revoke" }).waitFor();
+  }
+  const [tabA, tabB] = tabs as [(typeof tabs)[0], (typeof tabs)[0]];
+  const revokeIn = async (tab: typeof tabA) => {
+    await tab.locator(`tr[data-key-id='${carol.keyId}']`).getByRole("button", { name: "Revoke" }).click();
+    await tab.getByRole("button", { name: "Yes, revoke" }).click();
+  };
+  await revokeIn(tabA);
+  await eventually(async () => String((await s.call("GET", "/me", undefined, carol.key)).status), "401");
+  await tabA.locator(`tr[data-key-id='${carol.keyId}']`).getByText("revoked").waitFor();
+
+  // Tab B still shows the key active: its revoke is refused as stale, with the change named and a reload.
+  await revokeIn(tabB);
+  const notice = tabB.getByRole("alertdialog");
+  await notice.getByText(`This key key of carol@acme.test was changed elsewhere since you opened this page: reload it before you revoke it`).waitFor();
+  expect(await notice.getByTestId("stale-changes").innerText()).toContain("revoked_at is now");
+  await notice.getByRole("button", { name: "Reload" }).click();
+  await notice.waitFor({ state: "detached" });
+  await tabB.locator(`tr[data-key-id='${carol.keyId}']`).getByText("revoked").waitFor();
+  await own.close();
+});
