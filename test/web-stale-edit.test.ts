@@ -207,3 +207,21 @@ test("keys: revoking a key from a stale tab says it changed elsewhere and asks f
   await tabB.locator(`tr[data-key-id='${carol.keyId}']`).getByText("revoked").waitFor();
   await own.close();
 });
+
+test("pending invitations: Cancel is sent from the version shown (If-Match) and cancels it", async () => {
+  await s.userWithKey("dave@elsewhere.test", "elsewhere", "owner");
+  const { invitation_id } = await json<{ invitation_id: string }>(await s.call("POST", "/members", { email: "dave@elsewhere.test" }), 201);
+  const tag = (await s.call("GET", `/members/invitations/${invitation_id}`)).headers.get("etag");
+  const own = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US", timezoneId: "UTC" });
+  const page = await own.newPage();
+  page.setDefaultTimeout(20_000);
+  watch(page);
+  await signInAsOwner(page, s.url);
+  await page.goto(`${s.url}/#/members`);
+  const sent = page.waitForRequest((r) => r.method() === "DELETE" && r.url().endsWith(`/members/invitations/${invitation_id}`));
+  await page.getByRole("button", { name: "Cancel the invitation of dave@elsewhere.test" }).click();
+  expect((await sent).headers()["if-match"]).toBe(tag ?? "no tag");
+  await page.locator("tr[data-pending-invitation='dave@elsewhere.test']").waitFor({ state: "detached" });
+  expect((await s.call("GET", `/members/invitations/${invitation_id}`)).status).toBe(404);
+  await own.close();
+});
