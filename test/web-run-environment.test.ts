@@ -122,3 +122,41 @@ test("the automations list runs the selected ones as one group run, in the envir
   expect(await page.getByTestId("run-started-by").innerText()).toBe("owner@acme.test");
   expect(await page.getByTestId("run-environment").innerText()).toBe("staging");
 });
+
+test("Run again on a run's page offers the environment picker, defaulting to that run's environment", async () => {
+  expect((await s.call("POST", "/projects", { name: "Again", slug: "again" })).status).toBe(201);
+  const staging = await json<{ id: string }>(
+    await s.call("POST", "/projects/again/environments", { name: "staging", variables: { BASE_URL: target.url } }),
+    201,
+  );
+  const other = await json<{ id: string }>(await s.call("POST", "/projects/again/environments", { name: "other", variables: { BASE_URL: target.url } }), 201);
+  const automation = await json<{ id: string }>(
+    await s.call("POST", "/projects/again/automations", { name: "up", kind: "http", steps: [{ request: { url: "/health" }, expect: [{ status: 200 }] }] }),
+    201,
+  );
+  const first = await json<{ id: string }>(await s.call("POST", `/projects/again/automations/${automation.id}/run`, { environment: staging.id }), 202);
+  const { page } = await newPage(browser);
+  page.setDefaultTimeout(20_000);
+  watch(page);
+  await signInAsOwner(page, s.url);
+  const runAgain = async (from: string) => {
+    await page.getByRole("button", { name: "Run again" }).click();
+    await page.waitForURL((u) => u.hash.includes("/runs/run_") && !u.hash.endsWith(from));
+    const id = page.url().split("/runs/")[1] ?? "";
+    return json<{ environment_id: string | null; automation_id: string }>(await s.call("GET", `/projects/again/runs/${id}`)).then((r) => ({ id, ...r }));
+  };
+  await page.goto(`${s.url}/#/p/again/runs/${first.id}`);
+  await page.getByTestId("run-status").getByText("passed").waitFor({ timeout: 30_000 });
+  // By default the run's own environment, said by name; the run goes there.
+  const picker = page.getByLabel("Environment");
+  await picker.getByText("as this run (staging)").waitFor({ state: "attached" });
+  expect(await picker.inputValue()).toBe("");
+  const second = await runAgain(first.id);
+  expect(second.automation_id).toBe(automation.id);
+  expect(second.environment_id).toBe(staging.id);
+  // Another environment chosen beside the button is the one the next run uses.
+  await page.getByTestId("run-status").getByText("passed").waitFor({ timeout: 30_000 });
+  await page.getByLabel("Environment").selectOption({ label: "other" });
+  const third = await runAgain(second.id);
+  expect(third.environment_id).toBe(other.id);
+});

@@ -137,3 +137,91 @@ test("environments: a stale tab's save opens the same dialog (never a bare error
   await tabB.getByRole("alertdialog").waitFor({ state: "detached" });
   await own.close();
 });
+
+test("members: a stale tab's role change opens the dialog; Overwrite saves over it; a stale removal asks for a reload and removes nothing", async () => {
+  const bob = await s.userWithKey("bob@acme.test", "acme", "member");
+  const role = async () => (await json<{ role: string }>(await s.call("GET", `/members/${bob.userId}`))).role;
+  const own = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US", timezoneId: "UTC" });
+  const tabs = [await own.newPage(), await own.newPage()];
+  await signInAsOwner(tabs[0] as (typeof tabs)[0], s.url);
+  for (const tab of tabs) {
+    tab.setDefaultTimeout(20_000);
+    watch(tab);
+    await tab.goto(`${s.url}/#/members`);
+    await tab.getByLabel("Role of bob@acme.test").waitFor();
+  }
+  const [tabA, tabB] = tabs as [(typeof tabs)[0], (typeof tabs)[0]];
+  await tabA.getByLabel("Role of bob@acme.test").selectOption("admin");
+  await eventually(role, "admin");
+
+  // Tab B still shows bob as a member: its change is refused and the dialog says what the other one did.
+  await tabB.getByLabel("Role of bob@acme.test").selectOption("owner");
+  const dialog = tabB.getByRole("alertdialog");
+  await dialog.getByText("This member bob@acme.test was changed by someone else since you opened it").waitFor();
+  expect(await dialog.getByTestId("stale-changes").innerText()).toContain("role is now admin");
+  expect(await role()).toBe("admin");
+  await dialog.getByRole("button", { name: "Overwrite with my edits" }).click();
+  await eventually(role, "owner");
+  await dialog.waitFor({ state: "detached" });
+
+  // Tab A is stale now: removing bob is refused with a reload; after it, the page shows bob as an owner.
+  await tabA.locator("tr[data-member='bob@acme.test']").getByRole("button", { name: "Remove" }).click();
+  await tabA.getByRole("button", { name: "Yes, remove" }).click();
+  const notice = tabA.getByRole("alertdialog");
+  await notice.getByText("This member bob@acme.test was changed elsewhere since you opened this page: reload it before you remove it").waitFor();
+  expect(await notice.getByTestId("stale-changes").innerText()).toContain("role is now owner");
+  expect(await role()).toBe("owner");
+  await notice.getByRole("button", { name: "Reload" }).click();
+  await notice.waitFor({ state: "detached" });
+  await eventually(() => tabA.getByLabel("Role of bob@acme.test").inputValue(), "owner");
+  await own.close();
+});
+
+test("keys: revoking a key from a stale tab says it changed elsewhere and asks for a reload", async () => {
+  const carol = await s.userWithKey("carol@acme.test", "acme", "member");
+  const own = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US", timezoneId: "UTC" });
+  const tabs = [await own.newPage(), await own.newPage()];
+  await signInAsOwner(tabs[0] as (typeof tabs)[0], s.url, "carol@acme.test");
+  for (const tab of tabs) {
+    tab.setDefaultTimeout(20_000);
+    watch(tab);
+    await tab.goto(`${s.url}/#/settings/keys`);
+    await tab.locator(`tr[data-key-id='${carol.keyId}']`).getByRole("button", { name: "Revoke" }).waitFor();
+  }
+  const [tabA, tabB] = tabs as [(typeof tabs)[0], (typeof tabs)[0]];
+  const revokeIn = async (tab: typeof tabA) => {
+    await tab.locator(`tr[data-key-id='${carol.keyId}']`).getByRole("button", { name: "Revoke" }).click();
+    await tab.getByRole("button", { name: "Yes, revoke" }).click();
+  };
+  await revokeIn(tabA);
+  await eventually(async () => String((await s.call("GET", "/me", undefined, carol.key)).status), "401");
+  await tabA.locator(`tr[data-key-id='${carol.keyId}']`).getByText("revoked").waitFor();
+
+  // Tab B still shows the key active: its revoke is refused as stale, with the change named and a reload.
+  await revokeIn(tabB);
+  const notice = tabB.getByRole("alertdialog");
+  await notice.getByText(`This key key of carol@acme.test was changed elsewhere since you opened this page: reload it before you revoke it`).waitFor();
+  expect(await notice.getByTestId("stale-changes").innerText()).toContain("revoked_at is now");
+  await notice.getByRole("button", { name: "Reload" }).click();
+  await notice.waitFor({ state: "detached" });
+  await tabB.locator(`tr[data-key-id='${carol.keyId}']`).getByText("revoked").waitFor();
+  await own.close();
+});
+
+test("pending invitations: Cancel is sent from the version shown (If-Match) and cancels it", async () => {
+  await s.userWithKey("dave@elsewhere.test", "elsewhere", "owner");
+  const { invitation_id } = await json<{ invitation_id: string }>(await s.call("POST", "/members", { email: "dave@elsewhere.test" }), 201);
+  const tag = (await s.call("GET", `/members/invitations/${invitation_id}`)).headers.get("etag");
+  const own = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US", timezoneId: "UTC" });
+  const page = await own.newPage();
+  page.setDefaultTimeout(20_000);
+  watch(page);
+  await signInAsOwner(page, s.url);
+  await page.goto(`${s.url}/#/members`);
+  const sent = page.waitForRequest((r) => r.method() === "DELETE" && r.url().endsWith(`/members/invitations/${invitation_id}`));
+  await page.getByRole("button", { name: "Cancel the invitation of dave@elsewhere.test" }).click();
+  expect((await sent).headers()["if-match"]).toBe(tag ?? "no tag");
+  await page.locator("tr[data-pending-invitation='dave@elsewhere.test']").waitFor({ state: "detached" });
+  expect((await s.call("GET", `/members/invitations/${invitation_id}`)).status).toBe(404);
+  await own.close();
+});

@@ -116,3 +116,19 @@ test("Tab indents, completion offers the fields of a step, YAML shows the same s
   const stored = await json<{ steps: unknown[] }>(await s.call("GET", `/projects/editor/automations/${id}`));
   expect(stored.steps).toEqual([{ goto: "https://shop.example.com/" }, { click: "text=Sign in" }]);
 });
+
+test("completion: typing the start of a field name (with its quote or without) and pressing Enter writes the whole name", async () => {
+  await openEditor("browser", [{ goto: "https://shop.example.com/" }]);
+  for (const typed of ['"scre', "scre"]) {
+    await replaceText("[{}]");
+    await page.keyboard.press("Control+End");
+    await page.keyboard.press("ArrowLeft");
+    await page.keyboard.press("ArrowLeft");
+    // Typed at once, as a person types: each key lands where the last one left the cursor, and the list stays open.
+    await page.keyboard.type(typed);
+    await page.locator(".cm-tooltip-autocomplete li", { hasText: "screenshot" }).first().waitFor();
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.querySelector(".cm-content")?.textContent?.startsWith('[{"screenshot": '));
+    expect(await editor().innerText()).toBe('[{"screenshot": }]');
+  }
+});

@@ -172,7 +172,16 @@ function schemaCompletion(schema: JsonSchema) {
         for (const [k, v] of Object.entries((s.properties as Record<string, JsonSchema>) ?? {})) if (!present.has(k)) names.set(k, v.description as string);
       }
       if (names.size === 0) return null;
-      const options: Completion[] = [...names].map(([label, info]) => ({ label, type: "property", info, apply: `"${label}": ` }));
+      // A name typed with its opening quote is matched with it (and the quote replaced along with the rest); the
+      // list shows the bare name either way.
+      const quoted = word?.text.startsWith('"') ?? false;
+      const options: Completion[] = [...names].map(([name, info]) => ({
+        label: quoted ? `"${name}` : name,
+        displayLabel: name,
+        type: "property",
+        info,
+        apply: `"${name}": `,
+      }));
       return { from: word ? word.from : ctx.pos, options, validFor: /^"?[\w$.-]*$/ };
     }
     // A value with choices (a method, a state): offer them.

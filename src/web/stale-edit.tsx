@@ -1,7 +1,7 @@
 // What a save answered 412 precondition_failed shows: the record was changed elsewhere since this page read it.
 // It lists what the other change did (field by field, against the version this page started from) and lets the
 // person reload (dropping their edits) or overwrite (saving their edits over the new version, still guarded).
-import { useRef, useState } from "preact/hooks";
+import { useId, useRef, useState } from "preact/hooks";
 import { ApiError, versionOf } from "./api";
 
 /** True when a save was refused because the record changed since it was read. */
@@ -52,6 +52,48 @@ export function StaleEdit({
         </button>
         <button type="button" class="btn btn-primary" onClick={onOverwrite}>
           Overwrite with my edits
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/**
+ * A removal (or revocation, cancellation) refused as stale: the record changed since this page showed it, so it
+ * says what changed and offers only a reload, to look again before doing it.
+ */
+export function StaleNotice({
+  noun,
+  verb,
+  before,
+  now,
+  onReload,
+}: {
+  noun: string;
+  verb: string;
+  before: Record<string, unknown>;
+  now: Record<string, unknown>;
+  onReload: () => void;
+}) {
+  const title = useId();
+  const changed = changedFields(before, now);
+  return (
+    <div class="note note-error" role="alertdialog" aria-labelledby={title}>
+      <h3 id={title}>
+        This {noun} was changed elsewhere since you opened this page: reload it before you {verb} it
+      </h3>
+      {changed.length > 0 && (
+        <ul class="details" data-testid="stale-changes">
+          {changed.map((k) => (
+            <li key={k}>
+              <code>{k}</code> is now {shown(now[k])}
+            </li>
+          ))}
+        </ul>
+      )}
+      <div class="row">
+        <button type="button" class="btn btn-primary" onClick={onReload}>
+          Reload
         </button>
       </div>
     </div>

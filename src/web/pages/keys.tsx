@@ -1,8 +1,10 @@
-// Settings → CLI & API keys: create (shown once), list, revoke; install commands and an MCP configuration.
+// Settings → CLI & API keys: create (shown once), list, revoke; install commands and an MCP configuration. A revoke
+// is made from the version shown (If-Match): a key changed elsewhere meanwhile asks for a reload first.
 import { useState } from "preact/hooks";
 import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { useSession } from "../session";
+import { StaleNotice, useStaleGuard } from "../stale-edit";
 import type { ApiKey, CreatedKey } from "../types";
 import { Badge, Card, ConfirmButton, CopyBlock, Empty, ErrorNote, Field, inputValue, Loading, PageTitle, when } from "../ui";
 
@@ -26,12 +28,6 @@ export function KeysPage() {
       setCreated(await call("createKey", { name, expires_at }));
       setName("");
       setExpiry("");
-      await keys.reload();
-    });
-  };
-  const revoke = async (id: string) => {
-    await a.run(async () => {
-      await call("revokeKey", { keyId: id });
       await keys.reload();
     });
   };
@@ -88,19 +84,7 @@ export function KeysPage() {
               </thead>
               <tbody>
                 {keys.data.data.map((k) => (
-                  <tr key={k.id} data-key-id={k.id}>
-                    <td data-label="Name">{k.name}</td>
-                    <td data-label="Key">
-                      <code>{k.prefix}…</code>
-                    </td>
-                    <td data-label="Created">{when(k.created_at)}</td>
-                    <td data-label="Last used">{k.last_used_at ? when(k.last_used_at) : "never"}</td>
-                    <td data-label="Expires">{k.expires_at ? when(k.expires_at) : "never"}</td>
-                    <td data-label="State">
-                      <Badge status={keyState(k)} />
-                    </td>
-                    <td class="actions">{!k.revoked_at && <ConfirmButton label="Revoke" question={`Revoke ${k.name}?`} onConfirm={() => revoke(k.id)} />}</td>
-                  </tr>
+                  <KeyRow key={k.id} k={k} run={a.run} onChanged={keys.reload} />
                 ))}
               </tbody>
             </table>
@@ -122,5 +106,53 @@ export function KeysPage() {
         <CopyBlock text={mcp} label="Copy MCP configuration" />
       </Card>
     </div>
+  );
+}
+
+function KeyRow({ k, run, onChanged }: { k: ApiKey; run: ReturnType<typeof useAction>["run"]; onChanged: () => Promise<void> }) {
+  const guard = useStaleGuard(k, () => call("getKey", { keyId: k.id }));
+  const revoke = async (ifMatch: string) => {
+    await call("revokeKey", { keyId: k.id, if_match: ifMatch });
+    return true;
+  };
+  const reload = async () => {
+    guard.dismiss();
+    await onChanged();
+  };
+  return (
+    <>
+      <tr data-key-id={k.id}>
+        <td data-label="Name">{k.name}</td>
+        <td data-label="Key">
+          <code>{k.prefix}…</code>
+        </td>
+        <td data-label="Created">{when(k.created_at)}</td>
+        <td data-label="Last used">{k.last_used_at ? when(k.last_used_at) : "never"}</td>
+        <td data-label="Expires">{k.expires_at ? when(k.expires_at) : "never"}</td>
+        <td data-label="State">
+          <Badge status={keyState(k)} />
+        </td>
+        <td class="actions">
+          {!k.revoked_at && (
+            <ConfirmButton
+              label="Revoke"
+              question={`Revoke ${k.name}?`}
+              onConfirm={() =>
+                run(async () => {
+                  if ((await guard.save(revoke)) !== null) await onChanged();
+                }).then(() => undefined)
+              }
+            />
+          )}
+        </td>
+      </tr>
+      {guard.stale && (
+        <tr>
+          <td colSpan={7}>
+            <StaleNotice noun={`key ${k.name}`} verb="revoke" before={k} now={guard.stale} onReload={() => void reload()} />
+          </td>
+        </tr>
+      )}
+    </>
   );
 }

@@ -1,11 +1,13 @@
 // Members (owners and admins): add by email (a new person gets a password-setup link, someone with an account an
-// invitation), change role, remove; the invitations still pending, with Cancel.
-import { useState } from "preact/hooks";
+// invitation), change role, remove; the invitations still pending, with Cancel. Each change is made from the version
+// shown (If-Match): one made elsewhere meanwhile opens the reload/overwrite dialog (a role) or asks for a reload first.
+import { useMemo, useState } from "preact/hooks";
 import { Role as Roles } from "../../manifest/records";
 import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { canAdminister, useSession } from "../session";
-import type { Role } from "../types";
+import { StaleEdit, StaleNotice, useStaleGuard } from "../stale-edit";
+import type { Member, Role, WorkspaceInvitation } from "../types";
 import { Card, ConfirmButton, CopyBlock, ErrorNote, Field, inputValue, Loading, PageTitle, when } from "../ui";
 
 /** Least privileged first (the manifest lists them from the owner down). */
@@ -36,22 +38,7 @@ export function MembersPage() {
       await Promise.all([members.reload(), invitations.reload()]);
     });
   };
-  const change = (userId: string, r: Role) =>
-    a.run(async () => {
-      await call("updateMember", { userId, role: r });
-      await members.reload();
-    });
-  const remove = (userId: string) =>
-    a.run(async () => {
-      await call("removeMember", { userId });
-      await members.reload();
-    });
   const cancelling = useAction();
-  const cancel = (invitationId: string) =>
-    cancelling.run(async () => {
-      await call("cancelInvitation", { invitationId });
-      await invitations.reload();
-    });
   const pending = invitations.data?.data ?? [];
   return (
     <div class="stack-lg">
@@ -111,38 +98,7 @@ export function MembersPage() {
               </thead>
               <tbody>
                 {members.data.data.map((m) => (
-                  <tr key={m.user_id} data-member={m.email}>
-                    <td data-label="Name">{m.name}</td>
-                    <td data-label="Email">{m.email}</td>
-                    <td data-label="Role">
-                      {!admin ? (
-                        m.role
-                      ) : (
-                        <select
-                          aria-label={`Role of ${m.email}`}
-                          value={m.role}
-                          disabled={m.user_id === session.user?.id}
-                          onChange={(e) => void change(m.user_id, inputValue(e) as Role)}
-                        >
-                          {ROLES.map((r) => (
-                            <option key={r} value={r}>
-                              {r}
-                            </option>
-                          ))}
-                        </select>
-                      )}
-                    </td>
-                    <td data-label="Since">{when(m.created_at)}</td>
-                    <td class="actions">
-                      {admin && m.user_id !== session.user?.id && (
-                        <ConfirmButton
-                          label="Remove"
-                          question={`Remove ${m.email}? Their keys stop working at once.`}
-                          onConfirm={() => void remove(m.user_id)}
-                        />
-                      )}
-                    </td>
-                  </tr>
+                  <MemberRow key={m.user_id} m={m} admin={admin} self={m.user_id === session.user?.id} run={a.run} onChanged={members.reload} />
                 ))}
               </tbody>
             </table>
@@ -168,26 +124,13 @@ export function MembersPage() {
               </thead>
               <tbody>
                 {pending.map((inv) => (
-                  <tr key={inv.id} data-pending-invitation={inv.email}>
-                    <td data-label="Name">{inv.name}</td>
-                    <td data-label="Email">{inv.email}</td>
-                    <td data-label="Role">{inv.role}</td>
-                    <td data-label="Invited by">{inv.invited_by?.name ?? "—"}</td>
-                    <td data-label="Sent">{when(inv.created_at)}</td>
-                    <td class="actions">
-                      {(inv.role !== "owner" || session.role === "owner") && (
-                        <button
-                          type="button"
-                          class="btn btn-danger-quiet"
-                          disabled={cancelling.busy}
-                          aria-label={`Cancel the invitation of ${inv.email}`}
-                          onClick={() => void cancel(inv.id)}
-                        >
-                          Cancel
-                        </button>
-                      )}
-                    </td>
-                  </tr>
+                  <InvitationRow
+                    key={inv.id}
+                    inv={inv}
+                    mayCancel={inv.role !== "owner" || session.role === "owner"}
+                    action={cancelling}
+                    onChanged={invitations.reload}
+                  />
                 ))}
               </tbody>
             </table>
@@ -195,5 +138,155 @@ export function MembersPage() {
         </Card>
       )}
     </div>
+  );
+}
+
+type Action = ReturnType<typeof useAction>;
+
+/** A member as the stale guard keys records (by id). */
+type ShownMember = Member & { id: string };
+
+function MemberRow({ m, admin, self, run, onChanged }: { m: Member; admin: boolean; self: boolean; run: Action["run"]; onChanged: () => Promise<void> }) {
+  const shown = useMemo<ShownMember>(() => ({ ...m, id: m.user_id }), [m]);
+  const guard = useStaleGuard<ShownMember>(shown, async () => {
+    const now = await call("getMember", { userId: m.user_id });
+    return { ...now, id: now.user_id };
+  });
+  // The role picked here while its change is pending or refused as stale; the stored one otherwise.
+  const [wanted, setWanted] = useState<Role | null>(null);
+  const [refused, setRefused] = useState<"role" | "remove" | null>(null);
+  const putRole = (role: Role) => (ifMatch: string) => call("updateMember", { userId: m.user_id, role, if_match: ifMatch });
+  const remove = async (ifMatch: string) => {
+    await call("removeMember", { userId: m.user_id, if_match: ifMatch });
+    return true;
+  };
+  const done = async (answer: unknown, what: "role" | "remove") => {
+    if (answer === null) {
+      setRefused(what);
+      return;
+    }
+    setRefused(null);
+    setWanted(null);
+    await onChanged();
+  };
+  const reload = async () => {
+    guard.dismiss();
+    setRefused(null);
+    setWanted(null);
+    await onChanged();
+  };
+  return (
+    <>
+      <tr data-member={m.email}>
+        <td data-label="Name">{m.name}</td>
+        <td data-label="Email">{m.email}</td>
+        <td data-label="Role">
+          {!admin ? (
+            m.role
+          ) : (
+            <select
+              aria-label={`Role of ${m.email}`}
+              value={wanted ?? m.role}
+              disabled={self}
+              onChange={(e) => {
+                const role = inputValue(e) as Role;
+                setWanted(role);
+                void run(async () => done(await guard.save(putRole(role)), "role"));
+              }}
+            >
+              {ROLES.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+          )}
+        </td>
+        <td data-label="Since">{when(m.created_at)}</td>
+        <td class="actions">
+          {admin && !self && (
+            <ConfirmButton
+              label="Remove"
+              question={`Remove ${m.email}? Their keys stop working at once.`}
+              onConfirm={() => void run(async () => done(await guard.save(remove), "remove"))}
+            />
+          )}
+        </td>
+      </tr>
+      {guard.stale && refused && (
+        <tr>
+          <td colSpan={5}>
+            {refused === "role" && wanted ? (
+              <StaleEdit
+                noun={`member ${m.email}`}
+                before={shown}
+                now={guard.stale}
+                onReload={() => void reload()}
+                onOverwrite={() => void run(async () => done(await guard.overwrite(putRole(wanted)), "role"))}
+              />
+            ) : (
+              <StaleNotice noun={`member ${m.email}`} verb="remove" before={shown} now={guard.stale} onReload={() => void reload()} />
+            )}
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
+function InvitationRow({
+  inv,
+  mayCancel,
+  action,
+  onChanged,
+}: {
+  inv: WorkspaceInvitation;
+  mayCancel: boolean;
+  action: Action;
+  onChanged: () => Promise<void>;
+}) {
+  const guard = useStaleGuard(inv, () => call("getWorkspaceInvitation", { invitationId: inv.id }));
+  const cancel = async (ifMatch: string) => {
+    await call("cancelInvitation", { invitationId: inv.id, if_match: ifMatch });
+    return true;
+  };
+  const reload = async () => {
+    guard.dismiss();
+    await onChanged();
+  };
+  return (
+    <>
+      <tr data-pending-invitation={inv.email}>
+        <td data-label="Name">{inv.name}</td>
+        <td data-label="Email">{inv.email}</td>
+        <td data-label="Role">{inv.role}</td>
+        <td data-label="Invited by">{inv.invited_by?.name ?? "—"}</td>
+        <td data-label="Sent">{when(inv.created_at)}</td>
+        <td class="actions">
+          {mayCancel && (
+            <button
+              type="button"
+              class="btn btn-danger-quiet"
+              disabled={action.busy}
+              aria-label={`Cancel the invitation of ${inv.email}`}
+              onClick={() =>
+                void action.run(async () => {
+                  if ((await guard.save(cancel)) !== null) await onChanged();
+                })
+              }
+            >
+              Cancel
+            </button>
+          )}
+        </td>
+      </tr>
+      {guard.stale && (
+        <tr>
+          <td colSpan={6}>
+            <StaleNotice noun={`invitation of ${inv.email}`} verb="cancel" before={inv} now={guard.stale} onReload={() => void reload()} />
+          </td>
+        </tr>
+      )}
+    </>
   );
 }

@@ -52,8 +52,12 @@ export function useRunEnvironment(
   const remembered = lastUsed(project);
   const initial = noneAllowed ? "" : list.length === 1 ? (list[0]?.id ?? "") : remembered && list.some((e) => e.id === remembered) ? remembered : "";
   const value = picked ?? initial;
+  // Re-running: "as this run (staging)", so the default says which environment it is.
+  const fallbackName = fallback?.id ? list.find((e) => e.id === fallback.id)?.name : undefined;
   const noneLabel = fallback
-    ? fallback.label
+    ? fallbackName
+      ? `${fallback.label} (${fallbackName})`
+      : fallback.label
     : everyHasDefault
       ? automations.length === 1
         ? "the automation's default"

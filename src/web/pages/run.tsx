@@ -9,7 +9,7 @@ import type { Automation, Run, StepResult } from "../types";
 import { Badge, Card, ErrorNote, Loading, duration, when } from "../ui";
 import { navigate } from "../router";
 import { ProjectFrame } from "./project-frame";
-import { OriginFacts } from "./run-environment";
+import { OriginFacts, useRunEnvironment } from "./run-environment";
 import { passedOn, RunStatusBadges } from "./runs";
 
 const IMAGE = /\.(png|jpe?g|webp|gif)$/i;
@@ -181,6 +181,8 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
   );
   const a = useAction();
   const r = run.data;
+  // "Run again" offers the environment picker of every run action; its default is this run's environment.
+  const env = useRunEnvironment(project, r ? [{ environment_id: r.environment_id }] : [], { label: "as this run", id: r?.environment_id ?? null });
   const running = r?.status === "running";
   // The names of the steps not reached yet come from the automation (loaded once the run is seen running).
   const automation = useLoad(
@@ -222,15 +224,21 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
                     Cancel run
                   </button>
                 )}
+                {r.status !== "queued" && r.status !== "running" && env.picker}
                 {r.status !== "queued" && r.status !== "running" && (
                   <button
                     type="button"
                     class="btn"
-                    disabled={a.busy}
+                    disabled={a.busy || !env.ready}
                     onClick={() =>
                       void a.run(async () => {
-                        // The same automation in the same environment; its page follows the new run.
-                        const next = await call("runAutomation", { project, automationId: r.automation_id, environment: r.environment_id ?? undefined });
+                        env.remember();
+                        // The same automation, in the environment chosen beside the button (by default this run's); its page follows the new run.
+                        const next = await call("runAutomation", {
+                          project,
+                          automationId: r.automation_id,
+                          environment: env.environment ?? r.environment_id ?? undefined,
+                        });
                         navigate(`/p/${enc(project)}/runs/${next.id}`);
                       })
                     }

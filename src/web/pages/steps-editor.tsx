@@ -92,14 +92,27 @@ export function StepsEditor({
   };
   const editedRef = useRef(edited);
   editedRef.current = edited;
+  // A text from the page (an example for another kind, a reload) replaces the editor's; the editor's own edits coming
+  // back as the prop do not. Told apart here, as the prop arrives: `emitted` is set before each edit is passed up, so
+  // it is current now, whereas an effect runs later, after further keystrokes may have moved it on (comparing there
+  // put an older text back into the editor while typing: the cursor jumped, keys were lost, completion closed).
+  const seen = useRef(text);
+  const fromPage = useRef<string | null>(null);
+  if (text !== seen.current) {
+    seen.current = text;
+    fromPage.current = text === emitted.current ? null : text;
+  }
 
   useEffect(() => {
     let gone = false;
     void Promise.all([import("../code-editor"), import("yaml")]).then(([m, y]) => {
       if (gone || !host.current) return;
       yamlLib.current = y;
+      // The text as it is now (the page may have replaced it while the editor loaded).
+      emitted.current = seen.current;
+      fromPage.current = null;
       editor.current = m.createStepsEditor(host.current, {
-        text,
+        text: seen.current,
         format: "json",
         label: "Steps",
         schema: stepsSchema(),
@@ -113,12 +126,13 @@ export function StepsEditor({
       editor.current = null;
     };
   }, []);
-  // A change from the page (an example for another kind, a reload) replaces the text.
   useEffect(() => {
-    if (text === emitted.current) return;
-    emitted.current = text;
+    const next = fromPage.current;
+    if (next === null || !editor.current) return;
+    fromPage.current = null;
+    emitted.current = next;
     setYamlProblem(null);
-    editor.current?.setText(shown(text, format), format);
+    editor.current.setText(shown(next, format), format);
   }, [text]);
   useEffect(() => {
     editor.current?.setProblems(problems);
