@@ -133,3 +133,29 @@ test("MCP tools of PATCH and DELETE take if_match; a stale one is an error resul
     await client.close();
   }
 });
+
+test("schedules and alert channels carry an ETag and honour If-Match: a stale one is 412 and changes nothing", async () => {
+  const schedule = await s.call("POST", "/projects/tags/schedules", { name: "etag schedule", target: { tags: ["x"] }, interval_seconds: 3600, enabled: false });
+  expect(schedule.status).toBe(201);
+  const scheduleTag = schedule.headers.get("etag") ?? "";
+  expect(scheduleTag).toMatch(/^"/);
+  expect((await s.call("GET", "/projects/tags/schedules/etag%20schedule")).headers.get("etag")).toBe(scheduleTag);
+  const changed = await s.call("PATCH", "/projects/tags/schedules/etag%20schedule", { interval_seconds: 600 }, undefined, { "if-match": scheduleTag });
+  expect(changed.status).toBe(200);
+  expect(changed.headers.get("etag")).not.toBe(scheduleTag);
+  const stale = await s.call("PATCH", "/projects/tags/schedules/etag%20schedule", { interval_seconds: 60 }, undefined, { "if-match": scheduleTag });
+  expect(stale.status).toBe(412);
+  expect(((await stale.json()) as { error: string }).error).toBe("precondition_failed");
+  expect((await s.call("DELETE", "/projects/tags/schedules/etag%20schedule", undefined, undefined, { "if-match": scheduleTag })).status).toBe(412);
+  expect(((await (await s.call("GET", "/projects/tags/schedules/etag%20schedule")).json()) as { interval_seconds: number }).interval_seconds).toBe(600);
+
+  const channel = await s.call("POST", "/projects/tags/alert-channels", { name: "etag hook", kind: "slack", url: "https://hooks.example.test/x" });
+  expect(channel.status).toBe(201);
+  const channelTag = channel.headers.get("etag") ?? "";
+  expect(channelTag).toMatch(/^"/);
+  expect((await s.call("PATCH", "/projects/tags/alert-channels/etag%20hook", { remind_every: 3600 }, undefined, { "if-match": channelTag })).status).toBe(200);
+  expect((await s.call("PATCH", "/projects/tags/alert-channels/etag%20hook", { remind_every: 60 }, undefined, { "if-match": channelTag })).status).toBe(412);
+  expect((await s.call("DELETE", "/projects/tags/alert-channels/etag%20hook", undefined, undefined, { "if-match": channelTag })).status).toBe(412);
+  expect((await s.call("GET", "/projects/tags/alert-channels/etag%20hook")).status).toBe(200);
+  expect((await s.call("DELETE", "/projects/tags/alert-channels/etag%20hook")).status).toBe(204);
+});

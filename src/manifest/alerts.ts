@@ -55,6 +55,7 @@ export const createAlertChannel = defineOperation({
   response: AlertChannel,
   successStatus: 201,
   errors: ["not_found"],
+  versioned: true,
   cli: { words: ["alert-channels", "create"], args: ["name"] },
 });
 
@@ -67,6 +68,7 @@ export const getAlertChannel = defineOperation({
   response: AlertChannel,
   errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
+  versioned: true,
   cli: { words: ["alert-channels", "show"], args: ["channelId"] },
 });
 
@@ -85,8 +87,9 @@ export const updateAlertChannel = defineOperation({
     remind_every: RemindEvery.optional(),
   }),
   response: AlertChannel,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "precondition_failed"],
   hints: { idempotent: true },
+  versioned: true,
   cli: { words: ["alert-channels", "update"], args: ["channelId"] },
 });
 
@@ -97,8 +100,9 @@ export const deleteAlertChannel = defineOperation({
   summary: "Delete an alert channel and its deliveries",
   params: ChannelParams,
   response: null,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "precondition_failed"],
   hints: { destructive: true, idempotent: true },
+  versioned: true,
   cli: { words: ["alert-channels", "delete"], args: ["channelId"] },
 });
 

@@ -68,6 +68,7 @@ export const createSchedule = defineOperation({
   response: Schedule,
   successStatus: 201,
   errors: ["not_found", "conflict", "forbidden"],
+  versioned: true,
   cli: { words: ["schedules", "create"], args: ["name"], flags: { interval_seconds: "every" } },
 });
 
@@ -80,6 +81,7 @@ export const getSchedule = defineOperation({
   response: Schedule,
   errors: ["not_found", "conflict"],
   hints: { readOnly: true, idempotent: true },
+  versioned: true,
   cli: { words: ["schedules", "show"], args: ["scheduleId"] },
 });
 
@@ -99,8 +101,9 @@ export const updateSchedule = defineOperation({
     enabled: z.boolean().optional().describe("false pauses the schedule; true resumes it"),
   }),
   response: Schedule,
-  errors: ["not_found", "conflict", "forbidden"],
+  errors: ["not_found", "conflict", "forbidden", "precondition_failed"],
   hints: { idempotent: true },
+  versioned: true,
   cli: { words: ["schedules", "update"], args: ["scheduleId"], flags: { interval_seconds: "every" } },
 });
 
@@ -111,7 +114,8 @@ export const deleteSchedule = defineOperation({
   summary: "Delete a schedule (the runs it started stay)",
   params: ScheduleParams,
   response: null,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "precondition_failed"],
   hints: { destructive: true, idempotent: true },
+  versioned: true,
   cli: { words: ["schedules", "delete"], args: ["scheduleId"] },
 });

@@ -13,6 +13,7 @@ import { readJsonColumnOr } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { ALERT_EVENTS, AlertRecorder } from "./state";
+import { expectVersion, nextStamp, staleVersion } from "../versions";
 import * as store from "./store";
 
 type O = typeof ops;
@@ -122,6 +123,7 @@ export const getAlertChannel: Handler<O["getAlertChannel"]> = async (ctx, { para
 
 export const updateAlertChannel: Handler<O["updateAlertChannel"]> = async (ctx, { params, body }) => {
   const { channel } = await resolveAlertChannel(ctx, params.project, params.channelId);
+  const expected = expectVersion(ctx, channel, "alert channel");
   const next: ChannelRow = {
     ...channel,
     name: body.name ?? channel.name,
@@ -130,7 +132,7 @@ export const updateAlertChannel: Handler<O["updateAlertChannel"]> = async (ctx, 
     email_to: body.email_to ? JSON.stringify(body.email_to) : channel.email_to,
     events: body.events ? uniqueEvents(body.events) : channel.events,
     remind_every: body.remind_every === undefined ? channel.remind_every : body.remind_every,
-    updated_at: nowIso(),
+    updated_at: nextStamp(channel.updated_at),
   };
   checkChannel(ctx, {
     kind: next.kind,
@@ -138,13 +140,14 @@ export const updateAlertChannel: Handler<O["updateAlertChannel"]> = async (ctx, 
     hasSecret: next.secret !== null,
     emailTo: next.email_to === null ? null : readJsonColumnOr(StringList, next.email_to, []),
   });
-  await store.updateChannel(ctx.core.db, channel.id, next);
+  if (!(await store.updateChannel(ctx.core.db, channel.id, next, expected))) throw staleVersion("alert channel", channel);
   return toChannel(next);
 };
 
 export const deleteAlertChannel: Handler<O["deleteAlertChannel"]> = async (ctx, { params }) => {
   const { channel } = await resolveAlertChannel(ctx, params.project, params.channelId);
-  await store.deleteChannel(ctx.core.db, channel.id);
+  const expected = expectVersion(ctx, channel, "alert channel");
+  if (!(await store.deleteChannel(ctx.core.db, channel.id, expected)) && expected !== undefined) throw staleVersion("alert channel", channel);
 };
 
 export const testAlertChannel: Handler<O["testAlertChannel"]> = async (ctx, { params }) => {

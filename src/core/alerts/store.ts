@@ -34,12 +34,18 @@ export async function insertChannel(db: Kysely<DB>, row: Insertable<AlertChannel
   await db.insertInto("alert_channels").values(row).execute();
 }
 
-export async function updateChannel(db: Kysely<DB>, id: string, patch: Updateable<AlertChannelTable>): Promise<void> {
-  await db.updateTable("alert_channels").set(patch).where("id", "=", id).execute();
+/** Answers false when `ifUpdatedAt` is given and the row no longer has it (changed meanwhile), or is gone. */
+export async function updateChannel(db: Kysely<DB>, id: string, patch: Updateable<AlertChannelTable>, ifUpdatedAt?: string): Promise<boolean> {
+  let q = db.updateTable("alert_channels").set(patch).where("id", "=", id);
+  if (ifUpdatedAt !== undefined) q = q.where("updated_at", "=", ifUpdatedAt);
+  return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
 }
 
-export async function deleteChannel(db: Kysely<DB>, id: string): Promise<void> {
-  await db.deleteFrom("alert_channels").where("id", "=", id).execute();
+/** Answers false when `ifUpdatedAt` is given and the row no longer has it (changed meanwhile), or is gone. */
+export async function deleteChannel(db: Kysely<DB>, id: string, ifUpdatedAt?: string): Promise<boolean> {
+  let q = db.deleteFrom("alert_channels").where("id", "=", id);
+  if (ifUpdatedAt !== undefined) q = q.where("updated_at", "=", ifUpdatedAt);
+  return Number((await q.executeTakeFirst()).numDeletedRows) > 0;
 }
 
 // ---- state ----

@@ -21,6 +21,7 @@ import { StringList } from "../shared/columns";
 import { readJsonColumn, readJsonColumnOr } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { configuredAddress } from "../address";
+import { expectVersion, nextStamp, staleVersion } from "../versions";
 import * as store from "./store";
 import { cronProblem, nextDue, nextDueTimes, type Timing, timeZoneProblem } from "./timing";
 import { z } from "zod";
@@ -179,6 +180,7 @@ export const getSchedule: Handler<O["getSchedule"]> = async (ctx, { params }) =>
 
 export const updateSchedule: Handler<O["updateSchedule"]> = async (ctx, { params, body }) => {
   const { project, schedule } = await resolveSchedule(ctx, params.project, params.scheduleId);
+  const expected = expectVersion(ctx, schedule, "schedule");
   let timing = timingOf(schedule);
   if (body.cron !== undefined) timing = { cron: body.cron, timezone: body.timezone ?? timing.timezone ?? "UTC", interval_seconds: null };
   else if (body.interval_seconds !== undefined) timing = { cron: null, timezone: body.timezone ?? null, interval_seconds: body.interval_seconds };
@@ -202,16 +204,17 @@ export const updateSchedule: Handler<O["updateSchedule"]> = async (ctx, { params
     enabled: enabled ? 1 : 0,
     next_run_at: retimed ? firstDue(timing, enabled, now) : schedule.next_run_at,
     created_by: ctx.principal.userId,
-    updated_at: now.toISOString(),
+    updated_at: nextStamp(schedule.updated_at),
   };
-  await store.updateSchedule(ctx.core.db, schedule.id, next);
+  if (!(await store.updateSchedule(ctx.core.db, schedule.id, next, expected))) throw staleVersion("schedule", schedule);
   ctx.core.events.emit("schedulesChanged");
   return toSchedule(next);
 };
 
 export const deleteSchedule: Handler<O["deleteSchedule"]> = async (ctx, { params }) => {
   const { schedule } = await resolveSchedule(ctx, params.project, params.scheduleId);
-  await store.deleteSchedule(ctx.core.db, schedule.id);
+  const expected = expectVersion(ctx, schedule, "schedule");
+  if (!(await store.deleteSchedule(ctx.core.db, schedule.id, expected)) && expected !== undefined) throw staleVersion("schedule", schedule);
 };
 
 // ---- firing ----

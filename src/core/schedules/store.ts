@@ -29,12 +29,18 @@ export async function insertSchedule(db: Kysely<DB>, row: Insertable<ScheduleTab
   await db.insertInto("schedules").values(row).execute();
 }
 
-export async function updateSchedule(db: Kysely<DB>, id: string, patch: Updateable<ScheduleTable>): Promise<void> {
-  await db.updateTable("schedules").set(patch).where("id", "=", id).execute();
+/** Answers false when `ifUpdatedAt` is given and the row no longer has it (changed meanwhile), or is gone. */
+export async function updateSchedule(db: Kysely<DB>, id: string, patch: Updateable<ScheduleTable>, ifUpdatedAt?: string): Promise<boolean> {
+  let q = db.updateTable("schedules").set(patch).where("id", "=", id);
+  if (ifUpdatedAt !== undefined) q = q.where("updated_at", "=", ifUpdatedAt);
+  return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
 }
 
-export async function deleteSchedule(db: Kysely<DB>, id: string): Promise<void> {
-  await db.deleteFrom("schedules").where("id", "=", id).execute();
+/** Answers false when `ifUpdatedAt` is given and the row no longer has it (changed meanwhile), or is gone. */
+export async function deleteSchedule(db: Kysely<DB>, id: string, ifUpdatedAt?: string): Promise<boolean> {
+  let q = db.deleteFrom("schedules").where("id", "=", id);
+  if (ifUpdatedAt !== undefined) q = q.where("updated_at", "=", ifUpdatedAt);
+  return Number((await q.executeTakeFirst()).numDeletedRows) > 0;
 }
 
 /** Enabled schedules due at or before `now`, soonest first (on the (enabled, next_run_at) index). */
