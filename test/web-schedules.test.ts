@@ -106,3 +106,33 @@ test("schedules and alert channels are made, paused and tested from the page, re
   }
   expect(events).toEqual(["test", "test"]);
 });
+
+test("a schedule or alert channel changed elsewhere since the page showed it: Pause and Delete say so, change nothing, and reload", async () => {
+  await json(await s.call("POST", "/projects/shop/schedules", { name: "stale one", target: { tags: ["smoke"] }, interval_seconds: 600 }), 201);
+  await json(await s.call("POST", "/projects/shop/alert-channels", { name: "stale hook", kind: "slack", url: "https://hooks.example.test/x" }), 201);
+  const { context, page } = await newPage(browser, 1280);
+  await signInAsOwner(page, s.url);
+  await explained(page, "schedules-stale", async () => {
+    await page.goto(`${s.url}/#/p/shop/schedules`);
+    const row = page.getByRole("row").filter({ hasText: "stale one" });
+    await row.getByText("every 600 s").waitFor();
+    const section = page.getByRole("region", { name: "Alert channel stale hook" });
+    await section.waitFor();
+    // Someone else changes both while the page shows them.
+    await json(await s.call("PATCH", "/projects/shop/schedules/stale%20one", { interval_seconds: 900 }));
+    await json(await s.call("PATCH", "/projects/shop/alert-channels/stale%20hook", { remind_every: 3600 }));
+
+    await row.getByRole("button", { name: "Pause" }).click();
+    const notice = page.getByRole("alertdialog");
+    await notice.getByText("This schedule stale one was changed elsewhere since you opened this page: reload it before you change it").waitFor();
+    expect((await json<{ enabled: boolean }>(await s.call("GET", "/projects/shop/schedules/stale%20one"))).enabled).toBe(true);
+    await notice.getByRole("button", { name: "Reload" }).click();
+    await row.getByText("every 900 s").waitFor();
+
+    await section.getByRole("button", { name: "Delete" }).click();
+    await section.getByRole("button", { name: "Yes, delete" }).click();
+    await section.getByRole("alertdialog").getByText("reload it before you delete it").waitFor();
+    expect((await s.call("GET", "/projects/shop/alert-channels/stale%20hook")).status).toBe(200);
+  });
+  await context.close();
+});

@@ -4,6 +4,7 @@ import { call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { AlertChannelKind } from "../../manifest/schedule-records";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { StaleNotice, useStaleGuard } from "../stale-edit";
 import { ProjectFrame } from "./project-frame";
 
 export function SchedulesPage({ project }: { project: string }) {
@@ -132,57 +133,99 @@ function Schedules({ project }: { project: string }) {
             </thead>
             <tbody>
               {list.data.data.map((sch) => (
-                <tr key={sch.id}>
-                  <td data-label="Name">{sch.name}</td>
-                  <td data-label="Runs">{targetText(sch.target)}</td>
-                  <td data-label="When">{sch.cron ? `${sch.cron} (${sch.timezone ?? "UTC"})` : `every ${sch.interval_seconds} s`}</td>
-                  <td data-label="Next">
-                    {sch.enabled && sch.next_runs_at.length > 0 ? (
-                      <ul class="due-list" aria-label={`Next due times of ${sch.name}`}>
-                        {sch.next_runs_at.slice(0, SHOWN_DUE).map((t) => (
-                          <li key={t}>
-                            <time dateTime={t}>{when(t)}</time>
-                          </li>
-                        ))}
-                      </ul>
-                    ) : (
-                      "off"
-                    )}
-                  </td>
-                  <td data-label="Last">
-                    {sch.last_fired_at ? when(sch.last_fired_at) : "never"}
-                    {sch.last_error && <span class="muted"> — {sch.last_error}</span>}
-                  </td>
-                  <td data-label="Actions">
-                    <button
-                      type="button"
-                      class="btn"
-                      disabled={act.busy}
-                      onClick={() =>
-                        act.run(async () => {
-                          await call("updateSchedule", { project, scheduleId: sch.id, enabled: !sch.enabled });
-                          list.reload();
-                        })
-                      }
-                    >
-                      {sch.enabled ? "Pause" : "Resume"}
-                    </button>{" "}
-                    <ConfirmButton
-                      label="Delete"
-                      question={`Delete the schedule "${sch.name}"?`}
-                      onConfirm={async () => {
-                        await call("deleteSchedule", { project, scheduleId: sch.id });
-                        list.reload();
-                      }}
-                    />
-                  </td>
-                </tr>
+                <ScheduleRow key={sch.id} project={project} sch={sch} busy={act.busy} run={act.run} onChanged={async () => list.reload()} />
               ))}
             </tbody>
           </table>
         </div>
       )}
     </Card>
+  );
+}
+
+type ScheduleRecord = Awaited<ReturnType<typeof call<"getSchedule">>>;
+
+/** One schedule's row: Pause/Resume and Delete are sent from the version shown (If-Match); a stale one says so. */
+function ScheduleRow({
+  project,
+  sch,
+  busy,
+  run,
+  onChanged,
+}: {
+  project: string;
+  sch: ScheduleRecord;
+  busy: boolean;
+  run: ReturnType<typeof useAction>["run"];
+  onChanged: () => Promise<void>;
+}) {
+  const guard = useStaleGuard(sch, () => call("getSchedule", { project, scheduleId: sch.id }));
+  return (
+    <>
+      <tr>
+        <td data-label="Name">{sch.name}</td>
+        <td data-label="Runs">{targetText(sch.target)}</td>
+        <td data-label="When">{sch.cron ? `${sch.cron} (${sch.timezone ?? "UTC"})` : `every ${sch.interval_seconds} s`}</td>
+        <td data-label="Next">
+          {sch.enabled && sch.next_runs_at.length > 0 ? (
+            <ul class="due-list" aria-label={`Next due times of ${sch.name}`}>
+              {sch.next_runs_at.slice(0, SHOWN_DUE).map((t) => (
+                <li key={t}>
+                  <time dateTime={t}>{when(t)}</time>
+                </li>
+              ))}
+            </ul>
+          ) : (
+            "off"
+          )}
+        </td>
+        <td data-label="Last">
+          {sch.last_fired_at ? when(sch.last_fired_at) : "never"}
+          {sch.last_error && <span class="muted"> — {sch.last_error}</span>}
+        </td>
+        <td data-label="Actions">
+          <button
+            type="button"
+            class="btn"
+            disabled={busy}
+            onClick={() =>
+              run(async () => {
+                if ((await guard.save((ifMatch) => call("updateSchedule", { project, scheduleId: sch.id, enabled: !sch.enabled, if_match: ifMatch }))) !== null)
+                  await onChanged();
+              })
+            }
+          >
+            {sch.enabled ? "Pause" : "Resume"}
+          </button>{" "}
+          <ConfirmButton
+            label="Delete"
+            question={`Delete the schedule "${sch.name}"?`}
+            onConfirm={() =>
+              run(async () => {
+                if ((await guard.save((ifMatch) => call("deleteSchedule", { project, scheduleId: sch.id, if_match: ifMatch }).then(() => true))) !== null)
+                  await onChanged();
+              }).then(() => undefined)
+            }
+          />
+        </td>
+      </tr>
+      {guard.stale && (
+        <tr>
+          <td colSpan={6}>
+            <StaleNotice
+              noun={`schedule ${sch.name}`}
+              verb="change"
+              before={sch}
+              now={guard.stale}
+              onReload={() => {
+                guard.dismiss();
+                void onChanged();
+              }}
+            />
+          </td>
+        </tr>
+      )}
+    </>
   );
 }
 
@@ -260,9 +303,10 @@ function Channel({
   onDeleted,
 }: {
   project: string;
-  channel: { id: string; name: string; kind: string; events: string[] };
+  channel: { id: string; name: string; kind: string; events: string[]; updated_at: string };
   onDeleted: () => void;
 }) {
+  const guard = useStaleGuard(channel, () => call("getAlertChannel", { project, channelId: channel.id }));
   const deliveries = useLoad(
     () => call("listAlertDeliveries", { project, channelId: channel.id, limit: 5 }),
     `deliveries:${project}:${channel.id}`,
@@ -294,12 +338,30 @@ function Channel({
         <ConfirmButton
           label="Delete"
           question={`Delete the alert channel "${channel.name}" and its deliveries?`}
-          onConfirm={async () => {
-            await call("deleteAlertChannel", { project, channelId: channel.id });
+          onConfirm={() =>
+            a
+              .run(async () => {
+                if (
+                  (await guard.save((ifMatch) => call("deleteAlertChannel", { project, channelId: channel.id, if_match: ifMatch }).then(() => true))) !== null
+                )
+                  onDeleted();
+              })
+              .then(() => undefined)
+          }
+        />
+      </div>
+      {guard.stale && (
+        <StaleNotice
+          noun={`alert channel ${channel.name}`}
+          verb="delete"
+          before={channel}
+          now={guard.stale}
+          onReload={() => {
+            guard.dismiss();
             onDeleted();
           }}
         />
-      </div>
+      )}
       <ErrorNote message={a.error} />
       {deliveries.data?.data.length === 0 && <p class="muted">Nothing sent yet.</p>}
       {deliveries.data && deliveries.data.data.length > 0 && (
