@@ -21,19 +21,36 @@ function freePort(): Promise<number> {
 
 const PRISM = join(import.meta.dir, "..", "..", "node_modules", ".bin", "prism");
 
+/** Prism's own answer to a path its document lacks: a problem document naming Prism (not some other server on the port). */
+async function isPrism(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${url}/`);
+    return (await res.text()).includes("stoplight.io/prism");
+  } catch {
+    return false;
+  }
+}
+
 export async function startPrism(documentPath: string, timeoutMs = 60_000): Promise<PrismMock> {
-  const port = await freePort();
+  // The port is free when chosen but may be taken before Prism binds it: then Prism exits, and another port is tried.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(await freePort(), documentPath, timeoutMs);
+    } catch (e) {
+      if (attempt >= 3 || !(e instanceof PrismExited)) throw e;
+    }
+  }
+}
+
+class PrismExited extends Error {}
+
+async function startOn(port: number, documentPath: string, timeoutMs: number): Promise<PrismMock> {
   const proc = Bun.spawn([PRISM, "mock", "-h", "127.0.0.1", "-p", String(port), documentPath], { stdout: "ignore", stderr: "pipe" });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    // Any HTTP answer (Prism's own 404 for "/") means it listens.
-    const up = await fetch(`${url}/`).then(
-      () => true,
-      () => false,
-    );
-    if (up) break;
-    if (proc.exitCode !== null) throw new Error(`prism exited with ${proc.exitCode}: ${await new Response(proc.stderr).text()}`);
+    if (proc.exitCode !== null) throw new PrismExited(`prism exited with ${proc.exitCode}: ${await new Response(proc.stderr).text()}`);
+    if (await isPrism(url)) break;
     if (Date.now() > deadline) {
       proc.kill();
       throw new Error(`prism did not listen on ${url} within ${timeoutMs} ms`);
