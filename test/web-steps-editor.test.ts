@@ -126,7 +126,9 @@ test("completion: typing the start of a field name (with its quote or without) a
     await page.keyboard.press("ArrowLeft");
     // Typed at once, as a person types: each key lands where the last one left the cursor, and the list stays open.
     await page.keyboard.type(typed);
-    await page.locator(".cm-tooltip-autocomplete li", { hasText: "screenshot" }).first().waitFor();
+    await page.locator(".cm-tooltip-autocomplete li[aria-selected='true']", { hasText: "screenshot" }).waitFor();
+    // CodeMirror takes no key for the list until its interactionDelay (75 ms) has passed since the list last changed.
+    await page.waitForTimeout(150);
     await page.keyboard.press("Enter");
     await page.waitForFunction(() => document.querySelector(".cm-content")?.textContent?.startsWith('[{"screenshot": '));
     expect(await editor().innerText()).toBe('[{"screenshot": }]');
