@@ -3,7 +3,7 @@
 // steps and screenshot; then a group run of it.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { explained, launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
+import { explained, launchBrowser, newPage, shot, signInAsOwner, replaceEditorText } from "./helpers/browser";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 setDefaultTimeout(60_000);
@@ -65,7 +65,7 @@ test("project → feature → generate → run a draft → the run's steps and s
     const editor = page.getByRole("textbox", { name: "Steps", exact: true });
     const steps = JSON.parse(await editor.innerText()) as unknown[];
     expect(steps.length).toBeGreaterThan(0);
-    await editor.fill(JSON.stringify([...steps, { screenshot: "greeting" }]));
+    await replaceEditorText(page, editor, JSON.stringify([...steps, { screenshot: "greeting" }]));
     await page.getByTestId("steps-valid").waitFor();
     const saved = page.waitForResponse((r) => r.request().method() === "PATCH" && r.url().includes("/automations/"));
     await page.getByRole("button", { name: "Save automation" }).click();

@@ -4,7 +4,7 @@
 // stacked into labelled rows with all its controls (the keys page's Revoke button) on screen.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, BrowserContext, Cookie, Page } from "playwright-core";
-import { explained, launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
+import { explained, launchBrowser, newPage, shot, signInAsOwner, replaceEditorText } from "./helpers/browser";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 setDefaultTimeout(30_000);
@@ -115,12 +115,12 @@ scenario("automations: the steps editor shows schema errors inline; create, acti
   await page.getByRole("button", { name: "New automation" }).click();
   await page.getByLabel("Name").fill("items list");
   const editor = page.getByRole("textbox", { name: "Steps", exact: true });
-  await editor.fill('[{"request": {"method": "FETCH", "url": "/items"}}]');
+  await replaceEditorText(page, editor, '[{"request": {"method": "FETCH", "url": "/items"}}]');
   await page.getByTestId("steps-problems").waitFor();
   expect(await page.getByTestId("steps-problems").innerText()).toContain("steps.0");
   expect(await page.getByRole("button", { name: "Create automation" }).isDisabled()).toBe(true);
   await shot(page, "automation-editor-error");
-  await editor.fill('[{"name": "list", "request": {"method": "GET", "url": "/items"}, "expect": [{"status": 200}]}]');
+  await replaceEditorText(page, editor, '[{"name": "list", "request": {"method": "GET", "url": "/items"}, "expect": [{"status": 200}]}]');
   await page.getByTestId("steps-valid").waitFor();
   await page.getByRole("button", { name: "Create automation" }).click();
   await page.waitForURL(/#\/p\/shop-api\/automations\/aut_/);

@@ -2,7 +2,7 @@
 // routes, and headless Chromium (Debian's, through playwright-core) with screenshots kept for review.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import { loadConfig } from "../../config/load";
 import { type RunningServer, startServer } from "../../src/server";
 import { tempDir } from "./server";
@@ -128,4 +128,20 @@ export async function shot(page: Page, name: string): Promise<string> {
   const file = join(SCREENSHOT_DIR, `${name}-${width}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/**
+ * Replaces the whole text of the steps editor (CodeMirror) as a person pasting does: select all, then paste through
+ * the editor's own input handling. (Playwright's fill on a contenteditable can lose the selection while the editor
+ * redraws under load, and then inserts beside the old text.)
+ */
+export async function replaceEditorText(page: Page, editor: Locator, text: string): Promise<void> {
+  await editor.click();
+  await page.keyboard.press("Control+a");
+  await editor.evaluate((el, t) => {
+    const data = new DataTransfer();
+    data.setData("text/plain", t);
+    el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+  }, text);
+  await page.waitForFunction((t) => document.querySelector(".cm-content")?.textContent === t, text);
 }
