@@ -185,7 +185,8 @@ describe("llm generation", () => {
     let running: GenerationRecord | null = null;
     for (let i = 0; i < 100 && !running; i++) {
       const g = await json<GenerationRecord>(await t.call("GET", path), 200);
-      if (g.status === "running" && g.progress.stage === "llm") running = g;
+      // The stage is written first and its total just after: wait for both.
+      if (g.status === "running" && g.progress.stage === "llm" && g.progress.total > 0) running = g;
       else await Bun.sleep(20);
     }
     expect(running?.progress).toEqual({ stage: "llm", done: 0, total: 2 });
