@@ -1,10 +1,10 @@
 // Executes one claimed run from its first step to its outcome — attempts, retries, timeout, masking — with no
 // database and no data directory: what it needs arrives in the job, and artifacts leave through `saveArtifact`.
 // The same function runs in the server's engine, in a worker process and in a remote runner.
-import { CookieJar } from "tough-cookie";
 import type { FinalRunStatus, RunAttempt, RunEnvironment, RunSummaryCounts } from "../core/runs/queue";
 import type { RunSpec } from "../core/shared/columns";
 import type { SharedBrowser } from "./chromium";
+import { RunCookies } from "./http-fetch";
 import { RunAborted, runAttempt, validateSteps } from "./run-attempt";
 import { type Masker, maskDeep, secretMasker } from "./secret-masking";
 import type { StepContext, StepResult } from "./step-result";
@@ -176,7 +176,7 @@ async function execute(
         maxResponseBytes: deps.settings.maxResponseBytes,
         saveArtifact: deps.saveArtifact,
         artifactPrefix: attempt > 1 ? `attempt${attempt}-` : "",
-        cookies: new CookieJar(),
+        cookies: new RunCookies(),
         mask: masker,
         secretHosts,
       };

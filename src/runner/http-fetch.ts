@@ -1,6 +1,6 @@
 // Sends an http step's request: redirects are followed here, one hop at a time, so that every URL requested is
 // checked first (`checkHop`) and the run's cookie jar sees every response, redirects included.
-import type { CookieJar } from "tough-cookie";
+import { CookieJar } from "tough-cookie";
 import { requestUrlProblem } from "../manifest/request-urls";
 import { StepFailure } from "./step-result";
 
@@ -18,9 +18,29 @@ export interface OutgoingRequest {
   body: string | undefined;
 }
 
+/**
+ * A run attempt's cookies. tough-cookie's jar is made when the first response sets a cookie: most runs never get
+ * one, and asking even an empty jar costs a public-suffix lookup per request (a third of a worker's time per check).
+ */
+export class RunCookies {
+  private jar: CookieJar | null = null;
+
+  /** The Cookie header's value for this URL ("" when the run has no cookie for it). */
+  async header(url: string): Promise<string> {
+    return this.jar === null ? "" : this.jar.getCookieString(url);
+  }
+
+  /** Keeps a response's cookies; one the jar refuses (bad domain, Secure over http, malformed) is left out, as a browser does. */
+  async keep(setCookies: string[], url: string): Promise<void> {
+    if (setCookies.length === 0) return;
+    this.jar ??= new CookieJar();
+    for (const line of setCookies) await this.jar.setCookie(line, url, { ignoreError: true });
+  }
+}
+
 export interface FetchOptions {
   followRedirects: boolean;
-  cookies: CookieJar;
+  cookies: RunCookies;
   signal: AbortSignal;
   /** Checks each hop's request as it is about to go out (where the run's secrets may be sent); throws to stop it. */
   beforeSend?: (req: OutgoingRequest) => void;
@@ -53,17 +73,12 @@ function withoutHeaders(headers: Record<string, string>, names: string[]): Recor
 }
 
 /** The step's headers plus the jar's cookies for this URL (after a `cookie` header the step wrote itself). */
-async function headersFor(url: URL, headers: Record<string, string>, cookies: CookieJar): Promise<Record<string, string>> {
-  const fromJar = await cookies.getCookieString(url.href);
+async function headersFor(url: URL, headers: Record<string, string>, cookies: RunCookies): Promise<Record<string, string>> {
+  const fromJar = await cookies.header(url.href);
   if (!fromJar) return headers;
   const own = Object.keys(headers).find((k) => k.toLowerCase() === "cookie");
   if (own === undefined) return { ...headers, cookie: fromJar };
   return { ...headers, [own]: `${headers[own]}; ${fromJar}` };
-}
-
-async function keepCookies(res: Response, url: URL, cookies: CookieJar): Promise<void> {
-  // A cookie the jar refuses (bad domain, Secure over http, malformed) is left out, as a browser does.
-  for (const line of res.headers.getSetCookie()) await cookies.setCookie(line, url.href, { ignoreError: true });
 }
 
 /**
@@ -82,7 +97,7 @@ export async function fetchFollowingRedirects(req: OutgoingRequest, opts: FetchO
     opts.beforeSend?.(outgoing);
     sent ??= outgoing;
     const res = await fetch(url.href, { method, headers: withCookies, body, redirect: "manual", signal: opts.signal });
-    await keepCookies(res, url, opts.cookies);
+    await opts.cookies.keep(res.headers.getSetCookie(), url.href);
     const location = res.headers.get("location");
     if (!opts.followRedirects || !REDIRECT_STATUSES.has(res.status) || location === null) return { response: res, sent };
     await res.body?.cancel().catch(() => undefined);

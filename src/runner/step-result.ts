@@ -1,5 +1,5 @@
 // The result of one step as a run records it (the Run record's StepResult), and the run context steps share.
-import type { CookieJar } from "tough-cookie";
+import type { RunCookies } from "./http-fetch";
 import type { AssertionResult } from "./assertions";
 import type { Variables } from "./interpolation";
 import type { SecretHosts } from "./secret-hosts";
@@ -35,7 +35,7 @@ export interface StepContext {
   /** Prefix for artifact names, so retried attempts do not overwrite the first one's files. */
   artifactPrefix: string;
   /** The http steps' cookies: one jar per attempt, never shared with another run. */
-  cookies: CookieJar;
+  cookies: RunCookies;
   /** Hides the run's secrets in an excerpt as it is cut (a secret cut in two is hidden too); null without secrets. */
   mask: Masker | null;
   /** In a protected environment: where its secrets may be sent (see secret-hosts.ts); null otherwise. */

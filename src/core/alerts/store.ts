@@ -3,6 +3,7 @@
 import type { Insertable, Kysely, Selectable, Updateable } from "kysely";
 import type { AlertChannelTable, AlertDeliveryTable, AlertStateTable, DB } from "../../db/schema";
 import { groupRunHasOpenRuns } from "../runs/store";
+import { oneOf } from "../storage";
 
 type ChannelRow = Selectable<AlertChannelTable>;
 
@@ -148,7 +149,7 @@ export async function finishedRuns(db: Kysely<DB>, ids: string[]) {
   return db
     .selectFrom("runs")
     .select(["id", "project_id", "automation_id", "automation_name", "group_run_id", "environment_id", "schedule_id", "status", "attempts", "trigger"])
-    .where("id", "in", ids)
+    .where(oneOf(db, "id", ids))
     .execute();
 }
 

@@ -1,6 +1,7 @@
 // The automations table: every query operations on automations need, typed by the schema.
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { AutomationTable, DB } from "../../db/schema";
+import { oneOf } from "../storage";
 
 type AutomationRow = Selectable<AutomationTable>;
 
@@ -24,7 +25,12 @@ export async function automationsNamed(db: Kysely<DB>, projectId: string, name: 
 /** The automations of the project among `ids`, in no particular order. */
 export async function automationsAmong(db: Kysely<DB>, projectId: string, ids: string[]): Promise<AutomationRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom("automations").selectAll().where("project_id", "=", projectId).where("id", "in", ids).execute();
+  return db
+    .selectFrom("automations")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .where(oneOf(db, "id", ids))
+    .execute();
 }
 
 /** Which of `ids` name automations of the project. */

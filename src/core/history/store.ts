@@ -1,6 +1,7 @@
 // The run_daily roll-ups and the reads health and history need: every query of src/core/history but retention's.
 import type { Insertable, Kysely, Selectable } from "kysely";
 import type { DB, RunDailyTable, RunTable } from "../../db/schema";
+import { oneOf } from "../storage";
 
 type RunStatus = Selectable<RunTable>["status"];
 const ACTIVE: RunStatus[] = ["queued", "running"];
@@ -41,7 +42,7 @@ export async function unrolledRuns(db: Kysely<DB>, filter: { ids?: string[]; lim
     .where("status", "not in", ACTIVE);
   if (filter.ids) {
     if (filter.ids.length === 0) return [];
-    q = q.where("id", "in", filter.ids);
+    q = q.where(oneOf(db, "id", filter.ids));
   }
   if (filter.limit !== undefined) q = q.limit(filter.limit);
   return q.execute();
@@ -49,7 +50,12 @@ export async function unrolledRuns(db: Kysely<DB>, filter: { ids?: string[]; lim
 
 export async function markRolledUp(db: Kysely<DB>, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db.updateTable("runs").set({ rolled_up: 1 }).where("id", "in", ids).where("rolled_up", "=", 0).execute();
+  await db
+    .updateTable("runs")
+    .set({ rolled_up: 1 })
+    .where(oneOf(db, "id", ids))
+    .where("rolled_up", "=", 0)
+    .execute();
 }
 
 /** The roll-ups of these automations on these days (a superset of the pairs wanted: the caller picks). */
@@ -60,8 +66,8 @@ export async function dailiesOf(db: Kysely<DB>, automationIds: string[], days: s
       ...(await db
         .selectFrom("run_daily")
         .selectAll()
-        .where("automation_id", "in", automationIds.slice(i, i + CHUNK))
-        .where("day", "in", days)
+        .where(oneOf(db, "automation_id", automationIds.slice(i, i + CHUNK)))
+        .where(oneOf(db, "day", days))
         .execute()),
     );
   }

@@ -399,18 +399,10 @@ export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, 
   const project = await resolveProject(ctx, params.project);
   const groupId = query.group ? await filterId(ctx, "group", project.id, query.group, "group", params.project) : undefined;
   const page = await fetchPage(store.groupRunsQuery(ctx.core.db, project.id, groupId, query.metadata), "group_runs", query, (r) => r);
-  const statuses = await store.runStatusesOfGroupRuns(
+  const runs = await groupMembers(
     ctx.core.db,
     page.data.map((r) => r.id),
   );
-  const runs = statuses.map((r) => ({
-    group_run_id: r.group_run_id,
-    status: r.status,
-    started_at: r.started_at,
-    finished_at: r.finished_at,
-    flaky: isFlaky(r.status, readJsonColumn(AttemptsColumn, r.attempts, `attempts of run ${r.id}`)),
-    quarantined: r.quarantined === 1,
-  }));
   return {
     // Without its runs, a group run is derived from these fields alone.
     data: page.data.map((g) =>
@@ -426,23 +418,25 @@ export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, 
 
 export const getGroupRun: Handler<O["getGroupRun"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  const first = await loadGroupRun(ctx, project.id, params.groupRunId);
-  const answer = toGroupRun(first.row, first.runs, true);
-  if (query.wait === 0 || isFinalRunStatus(answer.status)) return answer;
-  // A group run ends when the last of its runs does (a sequential one's later runs are queued as it goes: the
-  // database's change wakes the wait for those, the ends of the runs known at the start wake it for these).
-  await ctx.core.waits.until({
-    workspaceId: ctx.principal.workspaceId,
-    keys: first.runs.map((r) => r.id),
-    seconds: query.wait,
-    signal: ctx.signal,
-    settled: async () => {
-      if (await store.groupRunHasOpenRuns(ctx.core.db, first.row.id, first.row.project_id)) return false;
-      const now = await store.readGroupRun(ctx.core.db, first.row.id);
-      return now === undefined || now.pending === "[]";
-    },
-  });
-  const { row, runs } = await loadGroupRun(ctx, project.id, first.row.id);
+  const head = await store.findGroupRun(ctx.core.db, project.id, params.groupRunId);
+  if (!head) throw notFound("group run");
+  // A stored verdict means it has ended; without one it is answered at once, or waited for: read whole once only.
+  if (query.wait > 0 && head.status === null) {
+    // A group run ends when the last of its runs does (a sequential one's later runs are queued as it goes: the
+    // database's change wakes the wait for those, the ends of the runs known at the start wake it for these).
+    await ctx.core.waits.until({
+      workspaceId: ctx.principal.workspaceId,
+      keys: await store.runIdsOfGroupRun(ctx.core.db, head.id),
+      seconds: query.wait,
+      signal: ctx.signal,
+      settled: async () => {
+        if (await store.groupRunHasOpenRuns(ctx.core.db, head.id, head.project_id)) return false;
+        const now = await store.readGroupRun(ctx.core.db, head.id);
+        return now === undefined || now.pending === "[]";
+      },
+    });
+  }
+  const { row, runs } = await loadGroupRun(ctx, project.id, head.id);
   return toGroupRun(row, runs, true);
 };
 
@@ -484,14 +478,25 @@ export function newGroupRunRow(
   };
 }
 
+/** What the verdicts of these group runs are derived from: their runs' status, times, flakiness and quarantine. */
+async function groupMembers(db: Kysely<DB>, groupRunIds: string[]): Promise<(GroupMember & { group_run_id: string | null })[]> {
+  return (await store.runStatusesOfGroupRuns(db, groupRunIds)).map((r) => ({
+    group_run_id: r.group_run_id,
+    status: r.status,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
+    flaky: isFlaky(r.status, readJsonColumn(AttemptsColumn, r.attempts, `attempts of run ${r.id}`)),
+    quarantined: r.quarantined === 1,
+  }));
+}
+
 /** Stores the verdict of each group run of these runs whose last run has ended (once; later reads use it). */
 export async function settleGroupRuns(db: Kysely<DB>, runIds: string[]): Promise<void> {
   const groups = await store.unsettledGroupRuns(db, await store.groupRunIdsOfRuns(db, runIds));
   for (const g of groups) {
     // Most batches end runs of a group run that goes on: two index probes say so without reading its runs.
     if (pendingOf(g) > 0 || (await store.groupRunHasOpenRuns(db, g.id, g.project_id))) continue;
-    const runs = (await store.listedRunsOfGroupRun(db, g.id)).map((r) => toRun(r, false));
-    const v = groupVerdict(runs, pendingOf(g));
+    const v = groupVerdict(await groupMembers(db, [g.id]), pendingOf(g));
     if (!v.finished) continue;
     await store.storeGroupRunVerdict(db, g.id, {
       status: v.status,
