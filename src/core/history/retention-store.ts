@@ -1,6 +1,7 @@
 // Retention's queries: the runs past a limit, and removing whole group runs with their runs.
 import type { Kysely, Selectable } from "kysely";
 import type { DB, RunTable } from "../../db/schema";
+import { oneOf } from "../storage";
 
 type RunStatus = Selectable<RunTable>["status"];
 const ACTIVE: RunStatus[] = ["queued", "running"];
@@ -28,11 +29,15 @@ export async function anyRunCreatedBefore(db: Kysely<DB>, cutoff: string): Promi
   return row !== undefined;
 }
 
-/** Automations with more than `max` runs (a scan of the automation index: for the hourly sweep). */
-export async function automationsOverLimit(db: Kysely<DB>, max: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom("runs")
-    .select("automation_id")
+/**
+ * Automations with more than `max` runs: among `among` (one statement for the automations of a batch of ended runs),
+ * or all of them (a scan of the automation index: for the hourly sweep).
+ */
+export async function automationsOverLimit(db: Kysely<DB>, max: number, among?: string[]): Promise<string[]> {
+  if (among?.length === 0) return [];
+  let q = db.selectFrom("runs").select("automation_id");
+  if (among !== undefined) q = q.where(oneOf(db, "automation_id", among));
+  const rows = await q
     .groupBy("automation_id")
     .having((eb) => eb.fn.countAll(), ">", max)
     .execute();

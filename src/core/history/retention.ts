@@ -73,7 +73,8 @@ export async function pruneAll(core: Core, opts: { batch: number; automationIds?
   while (!opts.stopped?.() && add(await pruneOldBatch(core, opts.batch))) await yieldToRequests();
   const max = core.config.retention.max_runs_per_automation;
   if (max <= 0) return total;
-  for (const a of opts.automationIds ?? (await store.automationsOverLimit(core.db, max))) {
+  // Only those over the limit are pruned one by one: one statement finds them among a batch's automations.
+  for (const a of await store.automationsOverLimit(core.db, max, opts.automationIds)) {
     while (!opts.stopped?.() && add(await pruneExtraBatch(core, a, opts.batch))) await yieldToRequests();
   }
   return total;
