@@ -43,14 +43,9 @@ test("a node killed with SIGKILL mid group run: every run ends within the lease,
       nodes.push(
         await startServe(["--data-dir", dir], {
           command: [process.execPath, MAIN],
-          env: {
-            SVC_DATABASE_URL: url,
-            SVC_LOG_LEVEL: "warn",
-            SVC_RATE_LIMIT_ENABLED: "false",
-            SVC_RUNNER_LEASE_MS: String(LEASE_MS),
-            SVC_RUNNER_CONCURRENCY: "8",
-            SVC_SECRETS_KEY_FILE: join(dirs[0] as string, "secrets.key"),
-          },
+          databaseUrl: url,
+          secretsKeyFile: join(dirs[0] as string, "secrets.key"),
+          env: { SVC_LOG_LEVEL: "warn", SVC_RATE_LIMIT_ENABLED: "false", SVC_RUNNER_LEASE_MS: String(LEASE_MS), SVC_RUNNER_CONCURRENCY: "8" },
         }),
       );
     }
