@@ -13,6 +13,7 @@ import { type ServeProcess, startServe } from "../test/helpers/binary";
 import { freshDatabaseUrl } from "../test/helpers/postgres";
 import { type RunnerProcess, startRunnerProcess } from "../test/helpers/remote-runner";
 import { runSql } from "../test/helpers/server";
+import { startCountingTarget } from "../test/helpers/target-app";
 import { flag, has } from "./args";
 
 const SMOKE = has("smoke");
@@ -29,19 +30,9 @@ const work = mkdtempSync(join(tmpdir(), "svc-bench-nodes-"));
 const keyFile = join(work, "secrets.key");
 const started: { stop(signal?: NodeJS.Signals): Promise<number> }[] = [];
 
-// A local target: /hit/{n} counts its calls per path (and waits a little, as a real service would).
-const hits = new Map<string, number>();
-const target = Bun.serve({
-  hostname: "127.0.0.1",
-  port: 0,
-  async fetch(req) {
-    const path = new URL(req.url).pathname;
-    hits.set(path, (hits.get(path) ?? 0) + 1);
-    if (path.startsWith("/slow/")) await Bun.sleep(100);
-    return Response.json({ ok: true, path });
-  },
-});
-const BASE_URL = `http://127.0.0.1:${target.port}`;
+// A local target: counts its calls per path (and /slow/{n} waits a little, as a real service would).
+const target = startCountingTarget((path) => (path.startsWith("/slow/") ? 100 : 0));
+const { hits, url: BASE_URL } = target;
 
 async function svc(databaseUrl: string | undefined, args: string[]): Promise<string> {
   const env = databaseUrl !== undefined ? { SVC_DATABASE_URL: databaseUrl } : {};
@@ -253,7 +244,7 @@ try {
   await killFigures();
 } finally {
   for (const s of started.reverse()) await s.stop().catch(() => 0);
-  await target.stop(true);
+  await target.stop();
   rmSync(work, { recursive: true, force: true });
 }
 process.exit(0);
