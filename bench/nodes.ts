@@ -13,6 +13,7 @@ import { type ServeProcess, startServe } from "../test/helpers/binary";
 import { freshDatabaseUrl } from "../test/helpers/postgres";
 import { type RunnerProcess, startRunnerProcess } from "../test/helpers/remote-runner";
 import { runSql } from "../test/helpers/server";
+import { startCountingTarget } from "../test/helpers/target-app";
 import { flag, has } from "./args";
 
 const SMOKE = has("smoke");
@@ -29,21 +30,12 @@ const work = mkdtempSync(join(tmpdir(), "svc-bench-nodes-"));
 const keyFile = join(work, "secrets.key");
 const started: { stop(signal?: NodeJS.Signals): Promise<number> }[] = [];
 
-// A local target: /hit/{n} counts its calls per path (and waits a little, as a real service would).
-const hits = new Map<string, number>();
-const target = Bun.serve({
-  hostname: "127.0.0.1",
-  port: 0,
-  async fetch(req) {
-    const path = new URL(req.url).pathname;
-    hits.set(path, (hits.get(path) ?? 0) + 1);
-    if (path.startsWith("/slow/")) await Bun.sleep(100);
-    return Response.json({ ok: true, path });
-  },
-});
-const BASE_URL = `http://127.0.0.1:${target.port}`;
+// A local target: counts its calls per path (and /slow/{n} waits a little, as a real service would).
+const target = startCountingTarget((path) => (path.startsWith("/slow/") ? 100 : 0));
+const { hits, url: BASE_URL } = target;
 
-async function svc(env: Record<string, string>, args: string[]): Promise<string> {
+async function svc(databaseUrl: string | undefined, args: string[]): Promise<string> {
+  const env = databaseUrl !== undefined ? { SVC_DATABASE_URL: databaseUrl } : {};
   const p = Bun.spawn([...COMMAND, ...args], { stdout: "pipe", stderr: "pipe", env: { ...process.env, SVC_LOG_LEVEL: "warn", ...env } });
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
   if (code !== 0) throw new Error(`svc ${args.join(" ")}: ${err}`);
@@ -51,29 +43,31 @@ async function svc(env: Record<string, string>, args: string[]): Promise<string>
 }
 
 interface Store {
-  /** SVC_DATABASE_URL, or none for SQLite in the first node's data directory. */
-  env: Record<string, string>;
+  /** The PostgreSQL database, or none for SQLite in the first node's data directory. */
+  databaseUrl?: string;
   dataDir: string;
   key: string;
 }
 
 async function newStore(postgres: boolean): Promise<Store> {
   const dataDir = mkdtempSync(join(work, postgres ? "pg-" : "sqlite-"));
-  const env: Record<string, string> = postgres ? { SVC_DATABASE_URL: await freshDatabaseUrl() } : {};
-  await svc(env, ["admin", "create-user", "--email", "ops@acme.test", "--name", "Ops", "--workspace", "acme", "--data-dir", dataDir]);
-  const key = JSON.parse(await svc(env, ["admin", "create-key", "--email", "ops@acme.test", "--workspace", "acme", "--json", "--data-dir", dataDir])).key;
-  return { env, dataDir, key };
+  const databaseUrl = postgres ? await freshDatabaseUrl() : undefined;
+  await svc(databaseUrl, ["admin", "create-user", "--email", "ops@acme.test", "--name", "Ops", "--workspace", "acme", "--data-dir", dataDir]);
+  const key = JSON.parse(
+    await svc(databaseUrl, ["admin", "create-key", "--email", "ops@acme.test", "--workspace", "acme", "--json", "--data-dir", dataDir]),
+  ).key;
+  return { databaseUrl, dataDir, key };
 }
 
 async function node(store: Store, extra: Record<string, string> = {}, own = true): Promise<ServeProcess> {
   const dataDir = own ? mkdtempSync(join(work, "node-")) : store.dataDir;
   const n = await startServe(["--data-dir", dataDir], {
     command: COMMAND,
+    databaseUrl: store.databaseUrl,
+    secretsKeyFile: keyFile,
     env: {
-      ...store.env,
       SVC_LOG_LEVEL: "warn",
       SVC_RATE_LIMIT_ENABLED: "false",
-      SVC_SECRETS_KEY_FILE: keyFile,
       SVC_RUNNER_CONCURRENCY: String(CONCURRENCY),
       SVC_RUNNER_LEASE_MS: String(LEASE_MS),
       SVC_RETENTION_MAX_RUNS_PER_AUTOMATION: "0",
@@ -178,7 +172,7 @@ async function groupFigures(): Promise<void> {
   const call = client(nodes[0]?.url ?? "", pg.key);
   const runners: RunnerProcess[] = [];
   for (let i = 0; i < 2; i++) {
-    const token = JSON.parse(await svc(pg.env, ["admin", "create-runner-token", "--name", `runner-${i}`, "--json", "--data-dir", pg.dataDir])).token;
+    const token = JSON.parse(await svc(pg.databaseUrl, ["admin", "create-runner-token", "--name", `runner-${i}`, "--json", "--data-dir", pg.dataDir])).token;
     const r = startRunnerProcess(nodes[i + 1]?.url ?? "", token, ["--concurrency", String(CONCURRENCY)]);
     runners.push(r);
     started.push(r);
@@ -200,7 +194,7 @@ async function killFigures(): Promise<void> {
   const g = await groupOf(call, "Kill", KILL_RUNS, "/slow/");
   hits.clear();
   const run = await client(victim.url, pg.key)<{ id: string }>("POST", `/projects/${g.project}/groups/${g.group}/run`, {});
-  const url = pg.env.SVC_DATABASE_URL ?? "";
+  const url = pg.databaseUrl ?? "";
   const rows = () =>
     runSql<{ id: string; automation_name: string; status: string; error: string | null; finished_at: string | null }>(
       url,
@@ -250,7 +244,7 @@ try {
   await killFigures();
 } finally {
   for (const s of started.reverse()) await s.stop().catch(() => 0);
-  await target.stop(true);
+  await target.stop();
   rmSync(work, { recursive: true, force: true });
 }
 process.exit(0);

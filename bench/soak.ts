@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { startCountingTarget } from "../test/helpers/target-app";
 import { flag, has } from "./args";
 
 const smoke = has("smoke");
@@ -31,17 +32,8 @@ const root = resolve(import.meta.dir, "..");
 const svcCmd = existsSync(join(root, "dist/svc")) ? [join(root, "dist/svc")] : ["bun", join(root, "src/main.ts")];
 
 // The target: one path per automation, counted (when the request arrives, before any delay).
-const hits = new Map<string, number>();
-const target = Bun.serve({
-  port: 0,
-  hostname: "127.0.0.1",
-  async fetch(req) {
-    const path = new URL(req.url).pathname;
-    hits.set(path, (hits.get(path) ?? 0) + 1);
-    if (kill) await Bun.sleep(20);
-    return Response.json({ ok: true, path });
-  },
-});
+const target = startCountingTarget(() => (kill ? 20 : 0));
+const { hits } = target;
 
 async function run(cmd: string[], cwd: string, env: Record<string, string | undefined>): Promise<string> {
   const p = Bun.spawn(cmd, { cwd, env, stdout: "pipe", stderr: "pipe" });
@@ -111,7 +103,7 @@ const fmt = (n: number, d = 0) => n.toFixed(d);
 let exitCode = 0;
 try {
   await call("POST", "/projects", { name: "soak", slug: "soak" });
-  await call("POST", "/projects/soak/environments", { name: "local", variables: { BASE_URL: target.url.origin } });
+  await call("POST", "/projects/soak/environments", { name: "local", variables: { BASE_URL: target.url } });
   const ids: string[] = [];
   for (let i = 0; i < AUTOMATIONS; i++) {
     const a = await call<{ id: string }>("POST", "/projects/soak/automations", {
@@ -232,7 +224,7 @@ try {
 } finally {
   svc.proc.kill("SIGTERM");
   await svc.proc.exited;
-  await target.stop(true);
+  await target.stop();
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(exitCode);

@@ -8,6 +8,7 @@ import { type ServeProcess, startServe } from "./helpers/binary";
 import { sourceCli } from "./helpers/cli-source";
 import { freshDatabaseUrl } from "./helpers/postgres";
 import { runSql, tempDir } from "./helpers/server";
+import { startCountingTarget } from "./helpers/target-app";
 
 setDefaultTimeout(120_000);
 
@@ -20,17 +21,8 @@ afterAll(() => {
 });
 
 test("a node killed with SIGKILL mid group run: every run ends within the lease, none executed twice", async () => {
-  const hits = new Map<string, number>();
-  const target = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(req) {
-      const path = new URL(req.url).pathname;
-      hits.set(path, (hits.get(path) ?? 0) + 1);
-      await Bun.sleep(150);
-      return Response.json({ ok: true });
-    },
-  });
+  const target = startCountingTarget(() => 150);
+  const { hits } = target;
   const url = await freshDatabaseUrl();
   const cli = sourceCli({ SVC_DATABASE_URL: url });
   const nodes: ServeProcess[] = [];
@@ -43,14 +35,9 @@ test("a node killed with SIGKILL mid group run: every run ends within the lease,
       nodes.push(
         await startServe(["--data-dir", dir], {
           command: [process.execPath, MAIN],
-          env: {
-            SVC_DATABASE_URL: url,
-            SVC_LOG_LEVEL: "warn",
-            SVC_RATE_LIMIT_ENABLED: "false",
-            SVC_RUNNER_LEASE_MS: String(LEASE_MS),
-            SVC_RUNNER_CONCURRENCY: "8",
-            SVC_SECRETS_KEY_FILE: join(dirs[0] as string, "secrets.key"),
-          },
+          databaseUrl: url,
+          secretsKeyFile: join(dirs[0] as string, "secrets.key"),
+          env: { SVC_LOG_LEVEL: "warn", SVC_RATE_LIMIT_ENABLED: "false", SVC_RUNNER_LEASE_MS: String(LEASE_MS), SVC_RUNNER_CONCURRENCY: "8" },
         }),
       );
     }
@@ -65,7 +52,7 @@ test("a node killed with SIGKILL mid group run: every run ends within the lease,
       return res.json();
     };
     await call(b, "POST", "/projects", { name: "Kill" });
-    await call(b, "POST", "/projects/kill/environments", { name: "local", variables: { BASE_URL: `http://127.0.0.1:${target.port}` } });
+    await call(b, "POST", "/projects/kill/environments", { name: "local", variables: { BASE_URL: target.url } });
     const ids: string[] = [];
     for (let i = 0; i < RUNS; i++) {
       const made = await call(b, "POST", "/projects/kill/automations", {
@@ -122,6 +109,6 @@ test("a node killed with SIGKILL mid group run: every run ends within the lease,
   } finally {
     for (const n of nodes) if (n.proc.exitCode === null && n.proc.signalCode === null) await n.stop();
     cli.remove();
-    await target.stop(true);
+    await target.stop();
   }
 });

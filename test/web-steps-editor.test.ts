@@ -3,7 +3,7 @@
 // marked at the line of the field it names, with the server's precise message.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser, newPage, signInAsOwner, watch } from "./helpers/browser";
+import { launchBrowser, newPage, replaceEditorText, signInAsOwner, watch } from "./helpers/browser";
 import { createAutomation, json } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -49,16 +49,8 @@ async function openEditor(kind: "http" | "browser", steps: unknown[]): Promise<s
 
 const editor = () => page.getByRole("textbox", { name: "Steps", exact: true });
 
-/** Replaces the editor's text as pasting does (select all, then a paste of the text). */
-async function replaceText(text: string): Promise<void> {
-  await editor().click();
-  await page.keyboard.press("Control+a");
-  await editor().evaluate((el, t) => {
-    const data = new DataTransfer();
-    data.setData("text/plain", t);
-    el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
-  }, text);
-}
+/** Replaces the editor's text as pasting does (select all, then a paste of the text), and waits for it. */
+const replaceText = (text: string) => replaceEditorText(page, editor(), text);
 
 test("a misspelt action is marked at its line with the server's message; fixing it makes the steps valid", async () => {
   await openEditor("browser", [{ goto: "https://shop.example.com/" }]);

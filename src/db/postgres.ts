@@ -290,16 +290,18 @@ export class PostgresRunQueue implements RunQueueStore {
   ) {}
 
   /**
-   * Claims in turns, as SQLite's claimInTurns does (see src/db/sqlite.ts): a run's project turn is the runs its
-   * project has running plus its place among the project's queued runs; its workspace turn is the runs its
+   * The queued runs ranked in turns, as SQLite's rankedInTurns does (see src/db/sqlite.ts): the CTEs `waiting`,
+   * `busy`, `busy_workspaces`, `heads` and `turns` a claim's UPDATE takes its runs from. A run's project turn is the
+   * runs its project has running plus its place among the project's queued runs; its workspace turn is the runs its
    * workspace has running plus its place among the workspace's queued runs by project turn. Only the first `limit`
    * queued runs of each project are ranked (a skip-scan of the projects waiting, on runs_queue), and they are
    * locked as they are read (SKIP LOCKED): runs another node is claiming at that moment are passed over, so nodes
-   * claiming at once take different runs instead of one of them finding none. Runs whose environment requires
-   * runner labels are left to remote runners.
+   * claiming at once take different runs instead of one of them finding none. `queued` narrows a project's queued
+   * runs `q` to those the claimer may take (joins on `q`, then conditions); `project` narrows the projects (`p`)
+   * ranked.
    */
-  async claimQueuedRuns(now: string, limit: number, workspaceCap: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
-    const runs = await this.pool<ClaimedRunRow[]>`
+  private rankedInTurns(queued: { join: postgres.Fragment; filter: postgres.Fragment }, project: postgres.Fragment, limit: number): postgres.Fragment {
+    return this.pool`
       WITH RECURSIVE
         waiting(project_id) AS (
           SELECT MIN(project_id) FROM runs WHERE status = 'queued'
@@ -310,16 +312,31 @@ export class PostgresRunQueue implements RunQueueStore {
         heads AS (
           SELECT r.id, r.created_at, r.position, p.workspace_id,
             COALESCE(b.n, 0) + ROW_NUMBER() OVER (PARTITION BY w.project_id ORDER BY r.created_at, r.position, r.id) AS project_turn
-          FROM waiting w JOIN projects p ON p.id = w.project_id LEFT JOIN busy b ON b.project_id = w.project_id
+          FROM waiting w
+            JOIN projects p ON p.id = w.project_id${project}
+            LEFT JOIN busy b ON b.project_id = w.project_id
             CROSS JOIN LATERAL (
-              SELECT q.id, q.created_at, q.position FROM runs q
+              SELECT q.id, q.created_at, q.position FROM runs q${queued.join}
               WHERE q.status = 'queued' AND q.project_id = w.project_id
-                AND (q.environment_id IS NULL OR q.environment_id NOT IN (SELECT id FROM environments WHERE runner_labels != '[]'))
-              ORDER BY q.created_at, q.position, q.id LIMIT ${limit} FOR UPDATE SKIP LOCKED) r),
+                AND ${queued.filter}
+              ORDER BY q.created_at, q.position, q.id LIMIT ${limit} FOR UPDATE OF q SKIP LOCKED) r),
         turns AS (
           SELECT h.id, h.created_at, h.position, h.project_turn,
             COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn, h.created_at, h.position, h.id) AS workspace_turn
-          FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id),
+          FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)`;
+  }
+
+  /** The server's claim, in turns (rankedInTurns). Runs whose environment requires runner labels are left to remote runners. */
+  async claimQueuedRuns(now: string, limit: number, workspaceCap: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
+    const ranked = this.rankedInTurns(
+      {
+        join: this.pool``,
+        filter: this.pool`(q.environment_id IS NULL OR q.environment_id NOT IN (SELECT id FROM environments WHERE runner_labels != '[]'))`,
+      },
+      this.pool``,
+      limit,
+    );
+    const runs = await this.pool<ClaimedRunRow[]>`${ranked},
         chosen AS (
           SELECT id FROM turns WHERE ${workspaceCap}::int <= 0 OR workspace_turn <= ${workspaceCap}::int
           ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
@@ -339,30 +356,16 @@ export class PostgresRunQueue implements RunQueueStore {
     runner: RunnerClaimFilter,
     limit: number,
   ): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
-    const runs = await this.pool<ClaimedRunRow[]>`
-      WITH RECURSIVE
-        waiting(project_id) AS (
-          SELECT MIN(project_id) FROM runs WHERE status = 'queued'
-          UNION ALL
-          SELECT (SELECT MIN(project_id) FROM runs WHERE status = 'queued' AND project_id > w.project_id) FROM waiting w WHERE w.project_id IS NOT NULL),
-        busy AS (SELECT project_id, COUNT(*) AS n FROM runs WHERE status = 'running' GROUP BY project_id),
-        busy_workspaces AS (SELECT p.workspace_id, SUM(b.n) AS n FROM busy b JOIN projects p ON p.id = b.project_id GROUP BY p.workspace_id),
-        heads AS (
-          SELECT r.id, r.created_at, r.position, p.workspace_id,
-            COALESCE(b.n, 0) + ROW_NUMBER() OVER (PARTITION BY w.project_id ORDER BY r.created_at, r.position, r.id) AS project_turn
-          FROM waiting w
-            JOIN projects p ON p.id = w.project_id AND (${runner.workspaceId}::text IS NULL OR p.workspace_id = ${runner.workspaceId}::text)
-            LEFT JOIN busy b ON b.project_id = w.project_id
-            CROSS JOIN LATERAL (
-              SELECT q.id, q.created_at, q.position FROM runs q LEFT JOIN environments e ON e.id = q.environment_id
-              WHERE q.status = 'queued' AND q.project_id = w.project_id
-                AND (e.id IS NULL OR e.runner_labels::jsonb <@ ${JSON.stringify(runner.labels)}::text::jsonb)
-                AND (${runner.browser} OR (q.spec::jsonb ->> 'kind') IS DISTINCT FROM 'browser')
-              ORDER BY q.created_at, q.position, q.id LIMIT ${limit} FOR UPDATE OF q SKIP LOCKED) r),
-        turns AS (
-          SELECT h.id, h.created_at, h.position, h.project_turn,
-            COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn, h.created_at, h.position, h.id) AS workspace_turn
-          FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id),
+    const ranked = this.rankedInTurns(
+      {
+        join: this.pool` LEFT JOIN environments e ON e.id = q.environment_id`,
+        filter: this.pool`(e.id IS NULL OR e.runner_labels::jsonb <@ ${JSON.stringify(runner.labels)}::text::jsonb)
+                AND (${runner.browser} OR (q.spec::jsonb ->> 'kind') IS DISTINCT FROM 'browser')`,
+      },
+      this.pool` AND (${runner.workspaceId}::text IS NULL OR p.workspace_id = ${runner.workspaceId}::text)`,
+      limit,
+    );
+    const runs = await this.pool<ClaimedRunRow[]>`${ranked},
         chosen AS (SELECT id FROM turns ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
       UPDATE runs SET status = 'running', claim = claim + 1, started_at = ${now}, updated_at = ${now}, runner_id = ${runner.runnerId},
         lease_expires_at = ${runner.leaseExpiresAt}, runner_started_at = NULL

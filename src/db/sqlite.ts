@@ -130,25 +130,27 @@ function holdingConnection<T>(db: Kysely<DB>, work: () => T): Promise<T> {
 }
 
 /** The server's own engine has no runner labels: it never takes runs whose environment requires some. */
-const LOCAL_RUNS = "(environment_id IS NULL OR environment_id NOT IN (SELECT id FROM environments WHERE runner_labels != '[]'))";
+const LOCAL_RUNS = "(q.environment_id IS NULL OR q.environment_id NOT IN (SELECT id FROM environments WHERE runner_labels != '[]'))";
 
 /**
- * Claims up to `limit` queued runs in turns. A run's project turn is the runs its project has running plus its place
- * among the project's queued runs (oldest first); its workspace turn is the runs its workspace has running plus
- * its place among the workspace's queued runs taken by project turn. Claiming by workspace turn, then project
- * turn, then age is round-robin across workspaces, and across projects within one: a workspace's backlog never
- * keeps another workspace's run waiting for more than one slot's turn. ?2 > 0 caps a workspace's turn (runs
- * beyond it stay queued).
+ * The queued runs ranked in turns, as the CTEs `waiting`, `busy`, `busy_workspaces`, `heads` and `turns` that a
+ * claim's UPDATE takes its runs from (by `workspace_turn, project_turn, created_at, position, id`). A run's project
+ * turn is the runs its project has running plus its place among the project's queued runs (oldest first); its
+ * workspace turn is the runs its workspace has running plus its place among the workspace's queued runs taken by
+ * project turn. Claiming by workspace turn, then project turn, then age is round-robin across workspaces, and
+ * across projects within one: a workspace's backlog never keeps another workspace's run waiting for more than one
+ * slot's turn.
  *
  * Only the first `limit` queued runs of each project can be claimed (the earlier ones of its project always come
  * first), so only those are ranked: a skip-scan of the projects with queued runs and `limit` index entries each, on
- * runs_queue (0006_fair_dispatch) — the cost grows with the projects waiting, not with the queue. Runs whose
- * environment requires runner labels are left to remote runners (LOCAL_RUNS).
+ * runs_queue (0006_fair_dispatch) — the cost grows with the projects waiting, not with the queue. `queued` narrows
+ * a project's queued runs `q` to those the claimer may take (joins on `q`, then conditions); `project` narrows the
+ * projects (`p`) ranked.
  *
  * The limit is written into the statement (one cached statement per limit, which is at most the slots): bound as
  * a parameter, it keeps SQLite from planning the ranking around it, and the claim costs five to ten times more.
  */
-const claimInTurns = (limit: number) => `WITH RECURSIVE
+const rankedInTurns = (queued: { join: string; filter: string }, project: string, limit: number) => `WITH RECURSIVE
   waiting(project_id) AS (
     SELECT MIN(project_id) FROM runs WHERE status = 'queued'
     UNION ALL
@@ -158,12 +160,22 @@ const claimInTurns = (limit: number) => `WITH RECURSIVE
   heads AS (
     SELECT r.id, r.created_at, r.position, p.workspace_id,
       COALESCE(b.n, 0) + ROW_NUMBER() OVER (PARTITION BY r.project_id ORDER BY r.created_at, r.position, r.id) AS project_turn
-    FROM waiting w JOIN projects p ON p.id = w.project_id LEFT JOIN busy b ON b.project_id = w.project_id
-      JOIN runs r ON r.id IN (SELECT id FROM runs WHERE status = 'queued' AND project_id = w.project_id AND ${LOCAL_RUNS} ORDER BY created_at, position, id LIMIT ${limit})),
+    FROM waiting w JOIN projects p ON p.id = w.project_id${project} LEFT JOIN busy b ON b.project_id = w.project_id
+      JOIN runs r ON r.id IN (
+        SELECT q.id FROM runs q${queued.join}
+        WHERE q.status = 'queued' AND q.project_id = w.project_id
+          AND ${queued.filter}
+        ORDER BY q.created_at, q.position, q.id LIMIT ${limit})),
   turns AS (
     SELECT h.id, h.created_at, h.position, h.project_turn,
       COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn, h.created_at, h.position, h.id) AS workspace_turn
-    FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)
+    FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)`;
+
+/**
+ * The server's claim: up to `limit` queued runs in turns (rankedInTurns). ?2 > 0 caps a workspace's turn (runs
+ * beyond it stay queued). Runs whose environment requires runner labels are left to remote runners (LOCAL_RUNS).
+ */
+const claimInTurns = (limit: number) => `${rankedInTurns({ join: "", filter: LOCAL_RUNS }, "", limit)}
 UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1
 WHERE id IN (SELECT id FROM turns WHERE ?2 <= 0 OR workspace_turn <= ?2 ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
 RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
@@ -173,27 +185,15 @@ RETURNING id, claim, project_id, automation_id, automation_name, started_at, spe
  * oldest first), among the runs it may take: of its workspace only (?4, when it has one), whose environment's
  * runner_labels it all has (?5), browser runs only if it can run a browser (?6). It holds them under its lease.
  */
-const runnerClaimInTurns = (limit: number) => `WITH RECURSIVE
-  waiting(project_id) AS (
-    SELECT MIN(project_id) FROM runs WHERE status = 'queued'
-    UNION ALL
-    SELECT (SELECT MIN(project_id) FROM runs WHERE status = 'queued' AND project_id > w.project_id) FROM waiting w WHERE w.project_id IS NOT NULL),
-  busy AS (SELECT project_id, COUNT(*) AS n FROM runs WHERE status = 'running' GROUP BY project_id),
-  busy_workspaces AS (SELECT p.workspace_id, SUM(b.n) AS n FROM busy b JOIN projects p ON p.id = b.project_id GROUP BY p.workspace_id),
-  heads AS (
-    SELECT r.id, r.created_at, r.position, p.workspace_id,
-      COALESCE(b.n, 0) + ROW_NUMBER() OVER (PARTITION BY r.project_id ORDER BY r.created_at, r.position, r.id) AS project_turn
-    FROM waiting w JOIN projects p ON p.id = w.project_id AND (?4 IS NULL OR p.workspace_id = ?4) LEFT JOIN busy b ON b.project_id = w.project_id
-      JOIN runs r ON r.id IN (
-        SELECT q.id FROM runs q LEFT JOIN environments e ON e.id = q.environment_id
-        WHERE q.status = 'queued' AND q.project_id = w.project_id
-          AND (e.id IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(e.runner_labels) l WHERE l.value NOT IN (SELECT value FROM json_each(?5))))
-          AND (?6 = 1 OR json_extract(q.spec, '$.kind') IS NOT 'browser')
-        ORDER BY q.created_at, q.position, q.id LIMIT ${limit})),
-  turns AS (
-    SELECT h.id, h.created_at, h.position, h.project_turn,
-      COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn, h.created_at, h.position, h.id) AS workspace_turn
-    FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)
+const runnerClaimInTurns = (limit: number) => `${rankedInTurns(
+  {
+    join: " LEFT JOIN environments e ON e.id = q.environment_id",
+    filter: `(e.id IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(e.runner_labels) l WHERE l.value NOT IN (SELECT value FROM json_each(?5))))
+          AND (?6 = 1 OR json_extract(q.spec, '$.kind') IS NOT 'browser')`,
+  },
+  " AND (?4 IS NULL OR p.workspace_id = ?4)",
+  limit,
+)}
 UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1, runner_id = ?2, lease_expires_at = ?3, runner_started_at = NULL
 WHERE id IN (SELECT id FROM turns ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
 RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;

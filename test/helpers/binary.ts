@@ -39,12 +39,30 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
 
+export interface ServeOptions {
+  cwd?: string;
+  /** Environment variables, over the ones the other options set. */
+  env?: Record<string, string>;
+  /** What runs `serve` instead of the binary: e.g. the source through bun. */
+  command?: string[];
+  /** The PostgreSQL database (SVC_DATABASE_URL): nodes started on one URL are nodes of one service. */
+  databaseUrl?: string;
+  /** The secrets key file (SVC_SECRETS_KEY_FILE): nodes of one database share it to read each other's sealed secrets. */
+  secretsKeyFile?: string;
+}
+
 /** Starts `svc serve --port 0` (the binary, or `command`: e.g. the source through bun) and waits for its "listening on" line. */
-export async function startServe(args: string[], opts: { cwd?: string; env?: Record<string, string>; command?: string[] } = {}): Promise<ServeProcess> {
+export async function startServe(args: string[], opts: ServeOptions = {}): Promise<ServeProcess> {
   if (!opts.command) requireBinary();
   const proc = Bun.spawn([...(opts.command ?? [BINARY]), "serve", "--port", "0", ...args], {
     cwd: opts.cwd,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...opts.env },
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? "/tmp",
+      ...(opts.databaseUrl !== undefined ? { SVC_DATABASE_URL: opts.databaseUrl } : {}),
+      ...(opts.secretsKeyFile !== undefined ? { SVC_SECRETS_KEY_FILE: opts.secretsKeyFile } : {}),
+      ...opts.env,
+    },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

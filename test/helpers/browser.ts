@@ -143,5 +143,9 @@ export async function replaceEditorText(page: Page, editor: Locator, text: strin
     data.setData("text/plain", t);
     el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
   }, text);
-  await page.waitForFunction((t) => document.querySelector(".cm-content")?.textContent === t, text);
+  // The editor draws a line per line of text: the text is back when its lines, read in order, are the text's.
+  await page.waitForFunction(
+    (t) => [...(document.querySelector(".cm-content")?.querySelectorAll(":scope > .cm-line") ?? [])].map((l) => l.textContent).join("\n") === t,
+    text,
+  );
 }

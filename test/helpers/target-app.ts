@@ -75,6 +75,31 @@ const SESSION_SHOW = (cookie: string) => `<h1>Session</h1>
 const SESSION_SHOW_JS = `document.getElementById("storage").textContent = "storage: " + (localStorage.getItem("svc-test") ?? "none");`;
 const SESSION_SET_JS = `const v = new URLSearchParams(location.search).get("v"); localStorage.setItem("svc-test", v); document.getElementById("done").hidden = false;`;
 
+/** A local target that counts the requests to each path (as they arrive), waits the `delayMs` the path is given, and answers `{ ok: true, path }`. */
+export interface CountingTarget {
+  /** `http://127.0.0.1:PORT` */
+  url: string;
+  /** Requests so far, by path. */
+  hits: Map<string, number>;
+  stop(): Promise<void>;
+}
+
+export function startCountingTarget(delayMs: (path: string) => number = () => 0): CountingTarget {
+  const hits = new Map<string, number>();
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(req) {
+      const path = new URL(req.url).pathname;
+      hits.set(path, (hits.get(path) ?? 0) + 1);
+      const ms = delayMs(path);
+      if (ms > 0) await Bun.sleep(ms);
+      return Response.json({ ok: true, path });
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}`, hits, stop: () => server.stop(true) };
+}
+
 export function startTargetApp(): TargetApp {
   const seen: TargetApp["seen"] = [];
   const holds = new Map<string, HoldInterval[]>();

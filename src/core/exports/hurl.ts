@@ -2,19 +2,7 @@
 // step, with its headers, [Query], [Options], body, then HTTP status, [Captures] and [Asserts].
 import type { Assertion, HttpStep } from "../../manifest/automation-format";
 import { parseJsonPath } from "../../manifest/json-path";
-
-type Operators = {
-  equals?: unknown;
-  not_equals?: unknown;
-  contains?: unknown;
-  matches?: string;
-  exists?: boolean;
-  type?: string;
-  gt?: number;
-  gte?: number;
-  lt?: number;
-  lte?: number;
-};
+import type { Operators } from "./operators";
 
 /** A Hurl quoted string: `"` and `\` escaped, as are the control characters. */
 export const quoted = (s: string) => `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t")}"`;

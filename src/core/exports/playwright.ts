@@ -6,19 +6,7 @@ import type { Assertion, BrowserStep, HttpStep, Step } from "../../manifest/auto
 import { parseJsonPath } from "../../manifest/json-path";
 import { ROLE_LOCATOR } from "../../manifest/locator-syntax";
 import { stepLabel } from "../../manifest/step-labels";
-
-type Operators = {
-  equals?: unknown;
-  not_equals?: unknown;
-  contains?: unknown;
-  matches?: string;
-  exists?: boolean;
-  type?: string;
-  gt?: number;
-  gte?: number;
-  lt?: number;
-  lte?: number;
-};
+import type { Operators } from "./operators";
 
 export interface PlaywrightOptions {
   /** Variables written in as values (an environment's variables); other `{{NAME}}`s are read from process.env. */
