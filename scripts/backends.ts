@@ -132,6 +132,8 @@ export const SQLITE_ONLY: Record<string, string> = {
   "test/faults-storage.test.ts": "holds SQLite's write lock from another process and kills the server mid-write on its file",
   "test/fuzz-operations.test.ts": "snapshots every table through sqlite_master to prove a refused request changed nothing",
   "test/runner-health.test.ts": "holds SQLite's exclusive lock to make claims fail",
+  "test/runner-namespace.test.ts":
+    "runs the compiled binary as an unprivileged user on a data directory of its own (what is hidden from workers is the same on either store)",
   "test/storage-seam.test.ts": "opens its own SQLite store to hold its single connection",
   "test/trust-secrets-storage.test.ts": "searches the bytes of svc.sqlite and its WAL file for secrets",
 };

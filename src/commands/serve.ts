@@ -1,4 +1,5 @@
 // `svc serve`: the service itself.
+import { resolve } from "node:path";
 import type { Command } from "commander";
 import { flushLogs } from "../logging";
 
@@ -13,7 +14,11 @@ export function registerServe(program: Command): void {
     .action(async (o: { host?: string; port?: string; dataDir?: string; config?: string }) => {
       const { loadConfig } = await import("../../config/load");
       const { startServer } = await import("../server");
+      const { hideFromWorkers } = await import("../runner/worker-pool");
       const config = loadConfig({ file: o.config, flags: { host: o.host, port: o.port, data_dir: o.dataDir } });
+      // The config file may hold the database URL's password, SMTP and LLM credentials: run workers must not read it.
+      const file = o.config ?? process.env.SVC_CONFIG;
+      if (file) hideFromWorkers(resolve(file));
       const running = await startServer(config);
       process.stderr.write(`svc listening on ${running.url}\n`);
       let signalled = false;

@@ -22,8 +22,14 @@ export interface Readiness {
 
 /** The processes that execute runs apart from the API, and how they are kept from the data directory. */
 export interface WorkersCheck extends Check {
-  /** "uid": a separate unprivileged user (enforced by the OS); "construction": no database handle, settings or keys. */
-  isolation: "uid" | "construction";
+  /**
+   * Enforced by the OS: "uid", a separate unprivileged user (a root server); "namespace", the server's user in user and
+   * mount namespaces (and a PID namespace where the machine allows) that hide the data directory and the server's
+   * files (a server that is not root). Otherwise "construction": no database handle, settings or keys.
+   */
+  isolation: "uid" | "namespace" | "construction";
+  /** With "namespace": whether workers also have their own PID namespace (the server's processes out of their sight). */
+  pid_namespace?: boolean;
   workers: number;
   ready: number;
   running: number;

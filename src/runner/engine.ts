@@ -6,6 +6,7 @@ import { saveRunArtifact } from "../core/runs/artifacts";
 import { type ClaimedRun, claimQueuedRuns, type RunOutcome, recordRunProgress, recoverInterruptedRuns, renewNodeLeases } from "../core/runs/queue";
 import type { Engine } from "../extensions";
 import { log } from "../logging";
+import { secretsKeyPath } from "../security/secret-box";
 import type { JobProgress, JobResult } from "./execute-run";
 import type { RunExecutor } from "./executor";
 import { WorkerPoolExecutor, type WorkerHealth } from "./worker-pool";
@@ -56,6 +57,8 @@ export class RunEngine implements Engine {
       browserPath: core.config.runner.browser_path,
       logLevel: core.config.log_level,
       dataDir,
+      // The secrets key may live outside the data directory (secrets.key_file): hidden from workers as well.
+      hiddenPaths: [secretsKeyPath(dataDir, core.config.secrets.key_file)],
       // The database file (src/db names it): workers report whether they could open it.
       probePath: join(dataDir, "svc.sqlite"),
     });

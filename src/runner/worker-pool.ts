@@ -1,11 +1,13 @@
 // Runs execute in worker processes spawned from this executable: `runner.workers` of them, each running several
 // runs at once, new runs going to the least busy. A worker holds no database handle, gets a minimal environment
-// (no SVC_* setting, no secrets key, no API key) and, when the server runs as root on Linux, runs as the
-// unprivileged user `nobody` that cannot read the data directory. A run that is cancelled or passes its timeout
-// is aborted in its worker; if it has not ended within a short grace, the worker is killed and replaced.
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+// (no SVC_* setting, no secrets key, no API key) and, on Linux, the OS keeps it out of the server's files: when
+// the server runs as root it runs as the unprivileged user `nobody`; otherwise in namespaces of its own that hide
+// the data directory and the server's files. A run that is cancelled or passes its timeout is aborted in its
+// worker; if it has not ended within a short grace, the worker is killed and replaced.
+import { dlopen, FFIType } from "bun:ffi";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import type { WorkersCheck } from "../core/health";
 import { type Level, log } from "../logging";
@@ -38,6 +40,70 @@ const PASSED_ENV = [
 
 export type Isolation = WorkersCheck["isolation"];
 
+/**
+ * Run as root of a fresh user namespace (mapped to the server's user) with its own mount namespace: hides each path
+ * given before "--" (a directory under an empty tmpfs no one may enter, a file under /dev/null), then becomes the
+ * server's uid and gid again in a nested user namespace, with no capability left (it cannot undo the mounts), and
+ * runs the worker. Arguments: uid, gid, the unshare executable, the paths, "--", the worker's command.
+ */
+const HIDE_AND_DROP = `set -e
+uid=$1; gid=$2; unshare=$3; shift 3
+while [ "$1" != "--" ]; do
+  if [ -d "$1" ]; then mount -t tmpfs -o size=4k,mode=000 svc-hidden "$1"; else mount --bind /dev/null "$1"; fi
+  shift
+done
+shift
+exec "$unshare" --user --map-user="$uid" --map-group="$gid" -- "$@"`;
+/** Its own PID namespace too (the server's processes out of sight and out of reach of signals), where /proc can be mounted anew. */
+const NAMESPACES_WITH_PIDS = ["--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc"];
+/** Under a hardened systemd unit (ProtectKernelTunables puts mounts over /proc) a new /proc is refused: user and mount namespaces. */
+const NAMESPACES = ["--user", "--map-root-user", "--mount"];
+
+function namespacePrefix(unshare: string, flags: string[], hidden: string[]): string[] {
+  const ids = [String(process.getuid?.() ?? 0), String(process.getgid?.() ?? 0)];
+  return [unshare, ...flags, "--", "/bin/sh", "-c", HIDE_AND_DROP, "sh", ...ids, unshare, ...hidden, "--"];
+}
+
+/** Whether namespaces with these flags can be made here and hide a file from what runs inside (tried once, at start). */
+function namespacesWork(unshare: string, flags: string[]): boolean {
+  const dir = mkdtempSync(join(tmpdir(), "svc-namespace-probe-"));
+  try {
+    writeFileSync(join(dir, "probe"), "x");
+    const r = Bun.spawnSync([...namespacePrefix(unshare, flags, [dir]), "/bin/sh", "-c", '! cat "$1" 2>/dev/null', "sh", join(dir, "probe")], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    return r.exitCode === 0;
+  } catch {
+    return false;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Makes this process non-dumpable (prctl PR_SET_DUMPABLE 0): processes of the same user, the workers included, can
+ * then no longer read its memory, environment, open files or root through /proc. False where it cannot be done.
+ */
+function makeUndumpable(): boolean {
+  try {
+    const libc = dlopen("libc.so.6", { prctl: { args: [FFIType.i32, FFIType.u64, FFIType.u64, FFIType.u64, FFIType.u64], returns: FFIType.i32 } });
+    const ok = libc.symbols.prctl(4, 0n, 0n, 0n, 0n) === 0;
+    libc.close();
+    return ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Files the workers must not read besides the data directory (the config file: `svc serve` names it at start). */
+const hiddenFiles = new Set<string>();
+export function hideFromWorkers(path: string): void {
+  hiddenFiles.add(path);
+}
+
 export interface WorkerPoolOptions {
   /** Worker processes (`runner.workers`); default: the CPU cores. */
   workers?: number;
@@ -46,6 +112,8 @@ export interface WorkerPoolOptions {
   logLevel?: Level;
   /** The data directory: workers must not read it (made private to the server's user when workers run as another). */
   dataDir?: string | null;
+  /** Other paths the workers must not read (the secrets key file); hidden where workers get namespaces. */
+  hiddenPaths?: string[];
   /** The file workers try to open at start, to report whether the OS keeps them out (the database). */
   probePath?: string | null;
   graceMs?: number;
@@ -180,13 +248,34 @@ export class WorkerPoolExecutor implements RunExecutor {
   private restartTimer: ReturnType<typeof setTimeout> | null = null;
   private lastProblem: string | null = null;
   private databaseReadable: boolean | null = null;
+  /** In namespace isolation: whether workers have their own PID namespace too. */
+  private pidNamespace = false;
 
   constructor(private readonly options: WorkerPoolOptions = {}) {
     this.size = Math.max(1, options.workers ?? availableParallelism());
     this.graceMs = options.graceMs ?? KILL_GRACE_MS;
-    const setpriv = process.platform === "linux" ? which("setpriv") : null;
+    const linux = process.platform === "linux";
+    const setpriv = linux ? which("setpriv") : null;
     const root = process.getuid?.() === 0;
     let isolation: Isolation = root && setpriv ? "uid" : "construction";
+    let namespaces: string[] = [];
+    const unshare = linux && !root ? which("unshare") : null;
+    if (unshare) {
+      const flags = [NAMESPACES_WITH_PIDS, NAMESPACES].find((f) => namespacesWork(unshare, f));
+      // Without a PID namespace the server's /proc entries stay in sight: they must be closed to its own user.
+      if (flags && (flags === NAMESPACES_WITH_PIDS || makeUndumpable())) {
+        if (flags === NAMESPACES_WITH_PIDS) makeUndumpable();
+        isolation = "namespace";
+        // Absolute: the worker starts in its own HOME, and a relative data directory is relative to the server's.
+        const hidden = [options.dataDir, ...(options.hiddenPaths ?? []), ...hiddenFiles]
+          .filter((p): p is string => !!p && existsSync(p))
+          .map((p) => resolve(p));
+        // A path inside a hidden directory is hidden with it (and could not be mounted over once the directory is).
+        const outermost = [...new Set(hidden)].filter((p) => !hidden.some((d) => p.startsWith(`${d}/`)));
+        namespaces = namespacePrefix(unshare, flags, outermost);
+        this.pidNamespace = flags === NAMESPACES_WITH_PIDS;
+      }
+    }
     // A fresh HOME for Chromium's profile, owned by whoever the workers run as.
     this.home = mkdtempSync(join(tmpdir(), "svc-worker-"));
     if (isolation === "uid") {
@@ -209,9 +298,12 @@ export class WorkerPoolExecutor implements RunExecutor {
       }
     }
     // setpriv: the kernel kills a worker when the server dies (also on SIGKILL), and as root the worker drops to nobody.
-    this.prefix = setpriv
-      ? [setpriv, ...(this.isolation === "uid" ? [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups"] : []), "--pdeathsig=KILL", "--"]
-      : [];
+    this.prefix = [
+      ...(setpriv
+        ? [setpriv, ...(this.isolation === "uid" ? [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups"] : []), "--pdeathsig=KILL", "--"]
+        : []),
+      ...namespaces,
+    ];
     for (let i = 0; i < this.size; i++) this.workers.push(this.spawn());
   }
 
@@ -237,7 +329,7 @@ export class WorkerPoolExecutor implements RunExecutor {
       t: "init",
       browserPath: this.options.browserPath,
       logLevel: this.options.logLevel ?? "info",
-      droppedFromRoot: this.isolation === "uid",
+      sandboxFallback: this.isolation !== "construction",
       probePath: this.options.probePath ?? null,
     });
     void proc.exited.then(() => this.exited(w));
@@ -268,8 +360,11 @@ export class WorkerPoolExecutor implements RunExecutor {
         this.earlyDeaths = 0;
         this.lastProblem = null;
         this.databaseReadable = m.probeReadable;
-        if (this.isolation === "uid" && m.probeReadable) {
-          this.lastProblem = "a worker process can read the database file: make the data directory private to the server's user";
+        if (this.isolation !== "construction" && m.probeReadable) {
+          this.lastProblem =
+            this.isolation === "uid"
+              ? "a worker process can read the database file: make the data directory private to the server's user"
+              : "a worker process can read the database file although its namespace hides the data directory: see the server's log";
           log.error(this.lastProblem, { pid: m.pid });
         }
         continue;
@@ -421,6 +516,7 @@ export class WorkerPoolExecutor implements RunExecutor {
       ok,
       ...(ok ? {} : { message: this.lastProblem ?? "no run worker process is running" }),
       isolation: this.isolation,
+      ...(this.isolation === "namespace" ? { pid_namespace: this.pidNamespace } : {}),
       workers: live.length,
       ready,
       running,
