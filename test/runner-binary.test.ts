@@ -2,10 +2,10 @@
 // the binary), restart recovery after kill -9, SIGTERM letting a running run finish, and `svc runner` executing a
 // server's runs in its worker processes, which go with it.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { apiClient, BINARY, requireBinary } from "./helpers/binary";
+import { apiClient, copyBinary, requireBinary } from "./helpers/binary";
 import { tempDir } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
 
@@ -83,8 +83,7 @@ beforeAll(async () => {
   requireBinary();
   target = startTargetApp();
   dir = tempDir("svc-runner-bin-");
-  binary = join(dir, "svc");
-  copyFileSync(BINARY, binary);
+  binary = copyBinary(dir);
   await admin(["create-user", "--email", "ci@acme.test", "--name", "CI", "--workspace", "acme"]);
   key = (await admin(["create-key", "--email", "ci@acme.test", "--workspace", "acme"])).trim();
 });

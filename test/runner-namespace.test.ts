@@ -3,9 +3,9 @@
 // secrets key and the config file, and they still run http and browser runs. The compiled binary is run as an
 // unprivileged user: `nobody` when the suite runs as root, else the suite's own user.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, chownSync, copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chownSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { apiClient, BINARY, requireBinary, type ServeProcess, startServe } from "./helpers/binary";
+import { apiClient, copyBinary, type ServeProcess, startServe } from "./helpers/binary";
 import { tempDir } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
 import { waitUntil, waitUntilAsync } from "./helpers/wait";
@@ -64,13 +64,10 @@ function workersBelow(pid: number): number[] {
 }
 
 beforeAll(async () => {
-  requireBinary();
   target = startTargetApp();
   work = tempDir("svc-namespace-");
   // The user must reach the executable and own the data: a copy in the user's own directory.
-  binary = join(work, "svc");
-  copyFileSync(BINARY, binary);
-  chmodSync(binary, 0o755);
+  binary = copyBinary(work);
   data = join(work, "data");
   configFile = join(work, "svc.toml");
   writeFileSync(configFile, 'log_level = "info"\n');

@@ -1,6 +1,6 @@
 // Runs the compiled executable dist/svc: one-shot commands and a `svc serve` process on a free port.
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
+import { chmodSync, copyFileSync, existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { waitUntil } from "./wait";
 
@@ -8,6 +8,15 @@ export const BINARY = resolve(import.meta.dir, "../../dist/svc");
 
 export function requireBinary(): void {
   if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run \`bun run build\` first (npm test does)`);
+}
+
+/** A copy of the executable in `dir` (as an install puts it, reachable by whoever owns `dir`); answers its path. */
+export function copyBinary(dir: string): string {
+  requireBinary();
+  const path = join(dir, "svc");
+  copyFileSync(BINARY, path);
+  chmodSync(path, 0o755);
+  return path;
 }
 
 export interface CommandResult {
