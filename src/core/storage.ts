@@ -72,6 +72,30 @@ export interface FinishedRunRow {
   attemptsJson: string;
 }
 
+/**
+ * A run as its finishing statement left it: what the alert state and the daily roll-ups need of it, returned by
+ * the statement itself (no second read of the runs). The run is marked counted (`rolled_up`) by the same statement.
+ */
+export interface FinishedRun {
+  id: string;
+  project_id: string;
+  automation_id: string;
+  automation_name: string;
+  group_run_id: string | null;
+  environment_id: string | null;
+  schedule_id: string | null;
+  status: RunTable["status"];
+  attempts: string;
+  trigger: RunTable["trigger"];
+  duration_ms: number | null;
+  finished_at: string | null;
+  created_at: string;
+}
+
+/** The columns FinishedRun holds, in the order the finishing statements return them. */
+export const FINISHED_RUN_COLUMNS =
+  "id, project_id, automation_id, automation_name, group_run_id, environment_id, schedule_id, status, attempts, trigger, duration_ms, finished_at, created_at";
+
 export interface ClaimedGenerationRow {
   id: string;
   project_id: string;
@@ -92,9 +116,10 @@ export interface RunQueueStore {
   claimQueuedRuns(now: string, limit: number, workspaceCap: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }>;
   /**
    * Writes finished runs in one transaction; a run no longer `running` under its claim is not overwritten.
-   * `alongside` runs in that same transaction with the ids of the runs this call finished (not cancelled ones).
+   * `alongside` runs in that same transaction with the runs this call finished (not cancelled ones), which are
+   * marked counted in the roll-ups: `alongside` must count them.
    */
-  finishRuns(now: string, rows: FinishedRunRow[], alongside?: (trx: Kysely<DB>, finishedIds: string[]) => Promise<void>): Promise<void>;
+  finishRuns(now: string, rows: FinishedRunRow[], alongside: (trx: Kysely<DB>, finished: FinishedRun[]) => Promise<void>): Promise<void>;
   /** Marks the oldest queued generation `running` (no two workers take the same job). */
   claimNextGeneration(now: string, progressJson: string): Promise<ClaimedGenerationRow | null>;
   /** Runs per status. */

@@ -33,6 +33,7 @@ import type {
   StorageProbe,
   StoredEnvironment,
 } from "../core/storage";
+import { FINISHED_RUN_COLUMNS, type FinishedRun } from "../core/storage";
 import type { DB } from "./schema";
 
 export type Pool = postgres.Sql;
@@ -392,26 +393,28 @@ export class PostgresRunQueue implements RunQueueStore {
    * outbox) commits or rolls back with them. A cancelled run still gets the results it reached; the automation's
    * last run moves only if it is this run.
    */
-  async finishRuns(now: string, rows: FinishedRunRow[], alongside?: (trx: Kysely<DB>, finishedIds: string[]) => Promise<void>): Promise<void> {
+  async finishRuns(now: string, rows: FinishedRunRow[], alongside: (trx: Kysely<DB>, finished: FinishedRun[]) => Promise<void>): Promise<void> {
     if (rows.length === 0) return;
     await this.db.transaction().execute(async (trx) => {
-      const finished: string[] = [];
+      const finished: FinishedRun[] = [];
       for (const o of rows) {
         if (o.status === "cancelled") {
           await sql`UPDATE runs SET results = ${o.resultsJson}, summary = ${o.summaryJson}, attempts = ${o.attemptsJson}, updated_at = ${now}
             WHERE id = ${o.id} AND claim = ${o.claim} AND status = 'cancelled'`.execute(trx);
           continue;
         }
-        const r = await sql`UPDATE runs SET status = ${o.status}, finished_at = ${o.finishedAt}, duration_ms = ${o.durationMs}, summary = ${o.summaryJson},
-            error = ${o.error}, results = ${o.resultsJson}, attempts = ${o.attemptsJson}, updated_at = ${now}
-          WHERE id = ${o.id} AND status = 'running' AND claim = ${o.claim}`.execute(trx);
-        if ((r.numAffectedRows ?? 0n) > 0n) {
+        const r =
+          await sql<FinishedRun>`UPDATE runs SET status = ${o.status}, finished_at = ${o.finishedAt}, duration_ms = ${o.durationMs}, summary = ${o.summaryJson},
+            error = ${o.error}, results = ${o.resultsJson}, attempts = ${o.attemptsJson}, updated_at = ${now}, rolled_up = 1
+          WHERE id = ${o.id} AND status = 'running' AND claim = ${o.claim} RETURNING ${sql.raw(FINISHED_RUN_COLUMNS)}`.execute(trx);
+        const row = r.rows[0];
+        if (row) {
           await sql`UPDATE automations SET last_run_status = ${o.status}, last_run_at = ${o.finishedAt}
             WHERE id = ${o.automationId} AND last_run_id = ${o.id}`.execute(trx);
-          finished.push(o.id);
+          finished.push(row);
         }
       }
-      if (alongside && finished.length > 0) await alongside(trx, finished);
+      if (finished.length > 0) await alongside(trx, finished);
     });
     this.changes.noteWrite();
   }

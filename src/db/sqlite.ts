@@ -26,6 +26,7 @@ import type {
   StorageProbe,
   StoredEnvironment,
 } from "../core/storage";
+import { FINISHED_RUN_COLUMNS, type FinishedRun } from "../core/storage";
 import type { DB } from "./schema";
 
 /** Opens (creating if needed) the file with the pragmas svc relies on: WAL, foreign keys, a busy timeout. */
@@ -251,40 +252,36 @@ export class SqliteRunQueue implements RunQueueStore {
   }
 
   /** A cancelled run still gets the results it reached; the automation's last run moves only if it is this run. */
-  async finishRuns(now: string, rows: FinishedRunRow[], alongside?: (trx: Kysely<DB>, finishedIds: string[]) => Promise<void>): Promise<void> {
+  async finishRuns(now: string, rows: FinishedRunRow[], alongside: (trx: Kysely<DB>, finished: FinishedRun[]) => Promise<void>): Promise<void> {
     if (rows.length === 0) return;
-    if (alongside) {
-      // The raw statements run on the connection the transaction holds, so they commit or roll back with it.
-      await this.db.transaction().execute(async (trx) => {
-        const finished = this.applyFinish(now, rows);
-        if (finished.length > 0) await alongside(trx, finished);
-      });
-    } else {
-      await holdingConnection(this.db, () => this.sqlite.transaction((batch: FinishedRunRow[]) => this.applyFinish(now, batch))(rows));
-    }
+    // The raw statements run on the connection the transaction holds, so they commit or roll back with it.
+    await this.db.transaction().execute(async (trx) => {
+      const finished = this.applyFinish(now, rows);
+      if (finished.length > 0) await alongside(trx, finished);
+    });
     this.changes.noteWrite();
   }
 
-  /** The finishing statements; answers the ids of the runs it finished. */
-  private applyFinish(now: string, batch: FinishedRunRow[]): string[] {
-    const finish = this.sqlite.query(
-      `UPDATE runs SET status = ?1, finished_at = ?2, duration_ms = ?3, summary = ?4, error = ?5, results = ?6, attempts = ?7, updated_at = ?8
-       WHERE id = ?9 AND status = 'running' AND claim = ?10`,
+  /** The finishing statements; answers the runs it finished. */
+  private applyFinish(now: string, batch: FinishedRunRow[]): FinishedRun[] {
+    const finish = this.sqlite.query<FinishedRun, (string | number | null)[]>(
+      `UPDATE runs SET status = ?1, finished_at = ?2, duration_ms = ?3, summary = ?4, error = ?5, results = ?6, attempts = ?7, updated_at = ?8, rolled_up = 1
+       WHERE id = ?9 AND status = 'running' AND claim = ?10 RETURNING ${FINISHED_RUN_COLUMNS}`,
     );
     const keepCancelled = this.sqlite.query(
       "UPDATE runs SET results = ?1, summary = ?2, attempts = ?3, updated_at = ?4 WHERE id = ?5 AND claim = ?6 AND status = 'cancelled'",
     );
     const lastRun = this.sqlite.query("UPDATE automations SET last_run_status = ?1, last_run_at = ?2 WHERE id = ?3 AND last_run_id = ?4");
-    const finished: string[] = [];
+    const finished: FinishedRun[] = [];
     for (const o of batch) {
       if (o.status === "cancelled") {
         keepCancelled.run(o.resultsJson, o.summaryJson, o.attemptsJson, now, o.id, o.claim);
         continue;
       }
-      const r = finish.run(o.status, o.finishedAt, o.durationMs, o.summaryJson, o.error, o.resultsJson, o.attemptsJson, now, o.id, o.claim);
-      if (r.changes > 0) {
+      const r = finish.get(o.status, o.finishedAt, o.durationMs, o.summaryJson, o.error, o.resultsJson, o.attemptsJson, now, o.id, o.claim);
+      if (r) {
         lastRun.run(o.status, o.finishedAt, o.automationId, o.id);
-        finished.push(o.id);
+        finished.push(r);
       }
     }
     return finished;

@@ -11,6 +11,7 @@ import { isFlaky } from "../runs/operations";
 import { deriveGroupStatus } from "../runs/operations";
 import { AttemptsColumn, StringList } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
+import type { FinishedRun } from "../storage";
 import * as store from "./store";
 
 export const ALERT_EVENTS = ["failing", "recovered", "flaky", "schedule_failed"] as const;
@@ -157,8 +158,9 @@ export class AlertRecorder {
  * state (a scheduled group run) or its group's (in its environment). A batch without group or schedule (a
  * feature's) moves each automation's state.
  */
-export async function recordFinishedRuns(core: Core, db: Kysely<DB>, runIds: string[], now: string): Promise<number> {
-  const runs = await store.finishedRuns(db, runIds);
+export async function recordFinishedRuns(core: Core, db: Kysely<DB>, ended: string[] | FinishedRun[], now: string): Promise<number> {
+  // The statement that finished them returns them whole; runs ended elsewhere (a lost runner's) are read.
+  const runs = ended.every((r) => typeof r === "string") ? await store.finishedRuns(db, ended as string[]) : (ended as FinishedRun[]);
   const recorder = new AlertRecorder(core, db, now);
   const groupRunIds = [...new Set(runs.map((r) => r.group_run_id).filter((id): id is string => id !== null))];
   const groupRuns = await store.groupRunHeads(db, groupRunIds);

@@ -8,6 +8,7 @@ import type { Handler } from "../handler";
 import { AttemptsColumn } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
 import { resolveAutomation, resolveProject } from "../scope";
+import type { FinishedRun } from "../storage";
 import { addDuration, type Histogram, mergeInto, percentile } from "./durations";
 import * as store from "./store";
 
@@ -40,10 +41,29 @@ export async function rollUpRuns(db: Kysely<DB>, filter: { ids?: string[]; limit
   return db.transaction().execute((trx) => rollUpRunsIn(trx, filter));
 }
 
-/** As rollUpRuns, inside the caller's transaction (the one that finishes the runs). */
+/** As rollUpRuns, inside the caller's transaction. */
 export async function rollUpRunsIn(trx: Kysely<DB>, filter: { ids?: string[]; limit?: number }): Promise<number> {
   const runs = await store.unrolledRuns(trx, filter);
   if (runs.length === 0) return 0;
+  await countInDailies(trx, runs);
+  await store.markRolledUp(
+    trx,
+    runs.map((r) => r.id),
+  );
+  return runs.length;
+}
+
+/** What a run's roll-up counts of it. */
+export type CountedRun = Pick<
+  FinishedRun,
+  "id" | "project_id" | "automation_id" | "status" | "attempts" | "duration_ms" | "finished_at" | "created_at" | "trigger"
+>;
+
+/**
+ * Adds ended runs to their automations' daily roll-ups, inside the caller's transaction; the caller marks them
+ * counted (the statement that finishes runs does it as it finishes them, and finishRuns calls this with them).
+ */
+export async function countInDailies(trx: Kysely<DB>, runs: CountedRun[]): Promise<void> {
   const days = new Map<string, Selectable<RunDailyTable> & { hist: Histogram; known: boolean }>();
   // The roll-ups these runs add to, read in one query (a group run's batch touches as many automations as runs).
   // Cancelled runs and test runs (svc test: no saved automation) are marked, not counted.
@@ -71,15 +91,11 @@ export async function rollUpRunsIn(trx: Kysely<DB>, filter: { ids?: string[]; li
     if (r.duration_ms !== null) addDuration(d.hist, r.duration_ms);
   }
   // Written whole (the counts read above plus these runs'), many rows per statement.
+  if (days.size === 0) return;
   await store.writeDailies(
     trx,
     [...days.values()].map(({ hist, known: _, ...d }) => ({ ...d, durations: JSON.stringify(hist) })),
   );
-  await store.markRolledUp(
-    trx,
-    runs.map((r) => r.id),
-  );
-  return runs.length;
 }
 
 export type Health = {

@@ -11,7 +11,7 @@ import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
 import type { ClaimedRunRow, StoredEnvironment } from "../storage";
 import type { RunSpec } from "../shared/columns";
-import { rollUpRuns, rollUpRunsIn } from "../history/operations";
+import { countInDailies, rollUpRuns } from "../history/operations";
 import { settleGroupRuns } from "./operations";
 import * as store from "./store";
 
@@ -219,9 +219,9 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
   const rolledUp = new Set<string>();
   await core.queue.finishRuns(t, rows, async (trx, finished) => {
     queued = await recordFinishedRuns(core, trx, finished, t);
-    for (const id of finished) rolledUp.add(id);
+    for (const r of finished) rolledUp.add(r.id);
     // Counted in the same transaction: a run read as ended is already in its automation's health and history.
-    await rollUpRunsIn(trx, { ids: finished });
+    await countInDailies(trx, finished);
   });
   core.events.emit(
     "runsFinished",
