@@ -1,23 +1,12 @@
 // What the core needs from a storage dialect beyond the query builder: the hot run-queue statements, the
 // change feed read caches key on, readiness probes, error classification and backups. The core owns these
 // interfaces; src/db/sqlite.ts implements them for SQLite, and another backend is one more implementation.
-import { type Kysely, PostgresAdapter, type RawBuilder, type SqlBool, sql } from "kysely";
+import { type Kysely, PostgresAdapter } from "kysely";
 import type { DB, GenerationTable, RunTable } from "../db/schema";
 
 /** Which SQL dialect a store's queries go to: the few statements that differ ask this and branch. */
 export function sqlDialect<T>(db: Kysely<T>): "sqlite" | "postgres" {
   return db.getExecutor().adapter instanceof PostgresAdapter ? "postgres" : "sqlite";
-}
-
-/**
- * `column IN (values)` for the hot statements that take many ids (a batch of finished runs, a group run's
- * automations). On SQLite the list is one bound JSON array read with json_each: the statement's text is the same
- * whatever the count, so SQLite compiles it once, and the query builder makes no node per id (both cost more than
- * the lookups). PostgreSQL gets the plain list. Callers skip the query when `values` is empty.
- */
-export function oneOf<T>(db: Kysely<T>, column: string, values: readonly string[]): RawBuilder<SqlBool> {
-  if (sqlDialect(db) === "postgres") return sql<SqlBool>`${sql.ref(column)} in (${sql.join(values)})`;
-  return sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(values)}))`;
 }
 
 /** A storage failure in the core's words, whatever the backend called it. */

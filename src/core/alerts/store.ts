@@ -3,7 +3,7 @@
 import type { Insertable, Kysely, Selectable, Updateable } from "kysely";
 import type { AlertChannelTable, AlertDeliveryTable, AlertStateTable, DB } from "../../db/schema";
 import { groupRunHasOpenRuns } from "../runs/store";
-import { oneOf } from "../storage";
+import { oneOf } from "../shared/id-lists-store";
 
 type ChannelRow = Selectable<AlertChannelTable>;
 

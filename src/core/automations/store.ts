@@ -1,7 +1,7 @@
 // The automations table: every query operations on automations need, typed by the schema.
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { AutomationTable, DB } from "../../db/schema";
-import { oneOf } from "../storage";
+import { oneOf } from "../shared/id-lists-store";
 
 type AutomationRow = Selectable<AutomationTable>;
 

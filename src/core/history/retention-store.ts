@@ -1,7 +1,7 @@
 // Retention's queries: the runs past a limit, and removing whole group runs with their runs.
 import type { Kysely, Selectable } from "kysely";
 import type { DB, RunTable } from "../../db/schema";
-import { oneOf } from "../storage";
+import { oneOf } from "../shared/id-lists-store";
 
 type RunStatus = Selectable<RunTable>["status"];
 const ACTIVE: RunStatus[] = ["queued", "running"];

@@ -1,7 +1,7 @@
 // The run_daily roll-ups and the reads health and history need: every query of src/core/history but retention's.
 import type { Insertable, Kysely, Selectable } from "kysely";
 import type { DB, RunDailyTable, RunTable } from "../../db/schema";
-import { oneOf } from "../storage";
+import { oneOf } from "../shared/id-lists-store";
 
 type RunStatus = Selectable<RunTable>["status"];
 const ACTIVE: RunStatus[] = ["queued", "running"];

@@ -1,7 +1,8 @@
 // The runs and group_runs tables: every query operations on runs need, typed by the schema.
 import { type CompiledQuery, createQueryId, type Insertable, type Kysely, type Selectable, sql, type Updateable } from "kysely";
 import type { DB, GroupRunTable, RunTable } from "../../db/schema";
-import { oneOf, sqlDialect } from "../storage";
+import { oneOf } from "../shared/id-lists-store";
+import { sqlDialect } from "../storage";
 
 type RunRow = Selectable<RunTable>;
 type RunStatus = RunRow["status"];
