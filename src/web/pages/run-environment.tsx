@@ -91,7 +91,9 @@ export function useRunEnvironment(
       }
     },
     picker,
-    nameOf: (id) => (id === null ? null : (list.find((e) => e.id === id)?.name ?? id)),
+    // While the environments load, "…" rather than an id that turns into a name a moment later; an environment
+    // deleted since shows as its id.
+    nameOf: (id) => (id === null ? null : (list.find((e) => e.id === id)?.name ?? (envs.data === null && envs.error === null ? "…" : id))),
   };
 }
 
