@@ -152,15 +152,24 @@ export class AlertRecorder {
   }
 }
 
+/** What alerting needs of a run that ended. */
+export type EndedRun = Pick<
+  FinishedRun,
+  "id" | "project_id" | "automation_id" | "automation_name" | "group_run_id" | "environment_id" | "schedule_id" | "status" | "attempts" | "trigger"
+>;
+
+/** As recordFinishedRuns, for runs ended by id elsewhere (a lost runner's or node's, a stopped sequence): they are read first. */
+export async function recordEndedRuns(core: Core, db: Kysely<DB>, runIds: string[], now: string): Promise<number> {
+  return recordFinishedRuns(core, db, await store.finishedRuns(db, runIds), now);
+}
+
 /**
- * Inside the transaction that finished `runIds`: moves the state of what they were runs of. A run on its own
- * moves its automation's state in its environment; a group run, once its last run ends, moves its schedule's
- * state (a scheduled group run) or its group's (in its environment). A batch without group or schedule (a
- * feature's) moves each automation's state.
+ * Inside the transaction that finished `runs` (as the finishing statement returned them): moves the state of what
+ * they were runs of. A run on its own moves its automation's state in its environment; a group run, once its last
+ * run ends, moves its schedule's state (a scheduled group run) or its group's (in its environment). A batch
+ * without group or schedule (a feature's) moves each automation's state.
  */
-export async function recordFinishedRuns(core: Core, db: Kysely<DB>, ended: string[] | FinishedRun[], now: string): Promise<number> {
-  // The statement that finished them returns them whole; runs ended elsewhere (a lost runner's) are read.
-  const runs = ended.every((r) => typeof r === "string") ? await store.finishedRuns(db, ended as string[]) : (ended as FinishedRun[]);
+export async function recordFinishedRuns(core: Core, db: Kysely<DB>, runs: EndedRun[], now: string): Promise<number> {
   const recorder = new AlertRecorder(core, db, now);
   const groupRunIds = [...new Set(runs.map((r) => r.group_run_id).filter((id): id is string => id !== null))];
   const groupRuns = await store.groupRunHeads(db, groupRunIds);

@@ -18,7 +18,7 @@ import { isWellFormedRunnerToken, runnerTokenMatches, runnerTokenPrefix } from "
 import { VERSION } from "../../version";
 import type { Core } from "../context";
 import { saveRunArtifact } from "../runs/artifacts";
-import { recordFinishedRuns } from "../alerts/state";
+import { recordEndedRuns } from "../alerts/state";
 import { finishRuns, type RunEnvironment, recordRunProgress, runEnvironment, runsEndedElsewhere, withRunRequests } from "../runs/queue";
 import { RunSpecColumn } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
@@ -257,7 +257,7 @@ export async function sweepExpiredLeases(core: Core): Promise<{ requeued: string
       lost.push(r.id);
     }
     // A lost run is a state change like any other: its alerts are written with it.
-    const alerts = lost.length > 0 ? await recordFinishedRuns(core, trx, lost, t) : 0;
+    const alerts = lost.length > 0 ? await recordEndedRuns(core, trx, lost, t) : 0;
     return { requeued, lost, alerts };
   });
   if (result.requeued.length > 0) {

@@ -1,6 +1,6 @@
 // The database side of the run queue: claiming runs atomically, recording progress and attempts, finishing
 // many runs in one transaction, and recovering runs a dead process left `running`.
-import { recordFinishedRuns } from "../alerts/state";
+import { recordEndedRuns, recordFinishedRuns } from "../alerts/state";
 import type { Core } from "../context";
 import { protectedHosts } from "../environments/protection";
 import { openSecrets } from "../environments/secrets";
@@ -238,7 +238,7 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
 /**
  * Runs ended outside finishRuns (a lost runner's, by its lease): waiting clients hear it, and everything that
  * follows a run's end happens as it does for runs finished by an engine. `alertsWritten` counts the outbox rows
- * the caller wrote in its own transaction (recordFinishedRuns).
+ * the caller wrote in its own transaction (recordEndedRuns).
  */
 export async function runsEndedElsewhere(core: Core, runIds: string[], alertsWritten: number): Promise<void> {
   if (runIds.length === 0) return;
@@ -255,7 +255,7 @@ export async function afterRunsEnded(core: Core, runIds: string[], rolledUp: Rea
   // A sequential group run that ends here (stopped, or nothing left to queue) moves its alert state then.
   let alerts = 0;
   const queued = await advanceSequentialGroupRuns(core, runIds, async (trx, runId) => {
-    alerts += await recordFinishedRuns(core, trx, [runId], nowIso());
+    alerts += await recordEndedRuns(core, trx, [runId], nowIso());
   });
   if (queued) core.events.emit("runQueued");
   if (alerts > 0) core.events.emit("alertsQueued");
@@ -328,7 +328,7 @@ async function endLocalRuns(core: Core, message: string, onlyLost: boolean): Pro
     }
     const ids = stale.map((r) => r.id);
     // A run a lost node held ends while the others run: its alerts are written with it, as for a lost runner's.
-    return { ids, alerts: onlyLost && ids.length > 0 ? await recordFinishedRuns(core, trx, ids, t) : 0 };
+    return { ids, alerts: onlyLost && ids.length > 0 ? await recordEndedRuns(core, trx, ids, t) : 0 };
   });
   if (onlyLost) await runsEndedElsewhere(core, recovered.ids, recovered.alerts);
   // A sequential group run goes on (or stops) after its interrupted run, as after any run that ended.
