@@ -262,9 +262,10 @@ export class WorkerPoolExecutor implements RunExecutor {
     const unshare = linux && !root ? which("unshare") : null;
     if (unshare) {
       const flags = [NAMESPACES_WITH_PIDS, NAMESPACES].find((f) => namespacesWork(unshare, f));
-      // Without a PID namespace the server's /proc entries stay in sight: they must be closed to its own user.
-      if (flags && (flags === NAMESPACES_WITH_PIDS || makeUndumpable())) {
-        if (flags === NAMESPACES_WITH_PIDS) makeUndumpable();
+      // Closed to its own user in any case; without a PID namespace the server's /proc entries stay in sight, so
+      // namespaces alone are not enough where that cannot be done.
+      const undumpable = flags !== undefined && makeUndumpable();
+      if (flags && (undumpable || flags === NAMESPACES_WITH_PIDS)) {
         isolation = "namespace";
         // Absolute: the worker starts in its own HOME, and a relative data directory is relative to the server's.
         const hidden = [options.dataDir, ...(options.hiddenPaths ?? []), ...hiddenFiles]
