@@ -35,17 +35,7 @@ export function StaleEdit({
   return (
     <div class="note note-error" role="alertdialog" aria-labelledby="stale-edit-title">
       <h3 id="stale-edit-title">This {noun} was changed by someone else since you opened it</h3>
-      {changed.length > 0 ? (
-        <ul class="details" data-testid="stale-changes">
-          {changed.map((k) => (
-            <li key={k}>
-              <code>{k}</code> is now {shown(now[k])}
-            </li>
-          ))}
-        </ul>
-      ) : (
-        <p>Only its version changed.</p>
-      )}
+      {changed.length > 0 ? <ChangedFields changed={changed} now={now} /> : <p>Only its version changed.</p>}
       <div class="row">
         <button type="button" class="btn" onClick={onReload}>
           Reload (discard my edits)
@@ -55,6 +45,19 @@ export function StaleEdit({
         </button>
       </div>
     </div>
+  );
+}
+
+/** Each changed field with its value now, as both notices list them. */
+function ChangedFields({ changed, now }: { changed: string[]; now: Record<string, unknown> }) {
+  return (
+    <ul class="details" data-testid="stale-changes">
+      {changed.map((k) => (
+        <li key={k}>
+          <code>{k}</code> is now {shown(now[k])}
+        </li>
+      ))}
+    </ul>
   );
 }
 
@@ -82,15 +85,7 @@ export function StaleNotice({
       <h3 id={title}>
         This {noun} was changed elsewhere since you opened this page: reload it before you {verb} it
       </h3>
-      {changed.length > 0 && (
-        <ul class="details" data-testid="stale-changes">
-          {changed.map((k) => (
-            <li key={k}>
-              <code>{k}</code> is now {shown(now[k])}
-            </li>
-          ))}
-        </ul>
-      )}
+      {changed.length > 0 && <ChangedFields changed={changed} now={now} />}
       <div class="row">
         <button type="button" class="btn btn-primary" onClick={onReload}>
           Reload
