@@ -23,6 +23,15 @@ function GroupRunActions({ project, r }: { project: string; r: GroupRun }) {
         JUnit XML
       </a>
     );
+  // Starts another group run in the environment picked (remembered as the last one used) and opens it.
+  const startAnother = (start: () => Promise<{ id: string }>) => () =>
+    void a.run(async () => {
+      env.remember();
+      const next = await start();
+      navigate(`/p/${enc(project)}/group-runs/${next.id}`);
+    });
+  // The same group: in the chosen environment, else the one its runs used.
+  const same = r.environment_id ?? r.runs?.[0]?.environment_id ?? undefined;
   return (
     <>
       {env.picker}
@@ -31,15 +40,7 @@ function GroupRunActions({ project, r }: { project: string; r: GroupRun }) {
           type="button"
           class="btn"
           disabled={a.busy}
-          onClick={() =>
-            void a.run(async () => {
-              env.remember();
-              // The same group: in the chosen environment, else the one its runs used.
-              const same = r.environment_id ?? r.runs?.[0]?.environment_id ?? undefined;
-              const next = await call("runGroup", { project, groupId: r.group_id ?? "", environment: env.environment ?? (same || undefined) });
-              navigate(`/p/${enc(project)}/group-runs/${next.id}`);
-            })
-          }
+          onClick={startAnother(() => call("runGroup", { project, groupId: r.group_id ?? "", environment: env.environment ?? (same || undefined) }))}
         >
           Run again
         </button>
@@ -49,14 +50,8 @@ function GroupRunActions({ project, r }: { project: string; r: GroupRun }) {
           type="button"
           class="btn"
           disabled={a.busy}
-          onClick={() =>
-            void a.run(async () => {
-              env.remember();
-              // Unless another is chosen, its environment, variables and metadata are reused by the server.
-              const next = await call("runSelection", { project, from_group_run: r.id, only_failed: true, environment: env.environment });
-              navigate(`/p/${enc(project)}/group-runs/${next.id}`);
-            })
-          }
+          // Unless another is chosen, its environment, variables and metadata are reused by the server.
+          onClick={startAnother(() => call("runSelection", { project, from_group_run: r.id, only_failed: true, environment: env.environment }))}
         >
           Re-run failed
         </button>
