@@ -1,7 +1,7 @@
 // In headless Chromium against a real server: a save from a stale tab is refused (If-Match), the page shows what
 // the other change did and lets the person reload or overwrite; "Re-run failed" on a group run runs only its failures.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser, BrowserContext } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { explained, launchBrowser, signInAsOwner, watch } from "./helpers/browser";
 import { createAutomation, json, projectWithEnv } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
@@ -105,19 +105,27 @@ test("Re-run failed on a finished group run starts a group run of only its faile
   expect(next.trigger).toBe("web");
 });
 
-test("environments: a stale tab's save opens the same dialog (never a bare error); Overwrite saves over the other edit", async () => {
-  const { project } = await projectWithEnv(s, "Stale env", { BASE_URL: target.url });
-  // A context of its own, signed in here whichever tests ran before.
+/**
+ * Two tabs of one new browser context (a context of its own, signed in here as `email` whichever tests ran
+ * before), each opened at `path` and showing `ready`.
+ */
+async function twoTabs(path: string, ready: (tab: Page) => Locator, email?: string) {
   const own = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US", timezoneId: "UTC" });
-  const tabs = [await own.newPage(), await own.newPage()];
-  await signInAsOwner(tabs[0] as (typeof tabs)[0], s.url);
-  for (const tab of tabs) {
+  const tabA = await own.newPage();
+  const tabB = await own.newPage();
+  await signInAsOwner(tabA, s.url, email);
+  for (const tab of [tabA, tabB]) {
     tab.setDefaultTimeout(20_000);
     watch(tab);
-    await tab.goto(`${s.url}/#/p/${project}/environments`);
-    await tab.getByLabel("Variables").first().waitFor();
+    await tab.goto(`${s.url}/#${path}`);
+    await ready(tab).waitFor();
   }
-  const [tabA, tabB] = tabs as [(typeof tabs)[0], (typeof tabs)[0]];
+  return { own, tabA, tabB };
+}
+
+test("environments: a stale tab's save opens the same dialog (never a bare error); Overwrite saves over the other edit", async () => {
+  const { project } = await projectWithEnv(s, "Stale env", { BASE_URL: target.url });
+  const { own, tabA, tabB } = await twoTabs(`/p/${project}/environments`, (tab) => tab.getByLabel("Variables").first());
   const variables = async () =>
     JSON.stringify(
       (await json<{ data: { variables: Record<string, string> }[] }>(await s.call("GET", `/projects/${project}/environments`))).data[0]?.variables,
@@ -141,16 +149,7 @@ test("environments: a stale tab's save opens the same dialog (never a bare error
 test("members: a stale tab's role change opens the dialog; Overwrite saves over it; a stale removal asks for a reload and removes nothing", async () => {
   const bob = await s.userWithKey("bob@acme.test", "acme", "member");
   const role = async () => (await json<{ role: string }>(await s.call("GET", `/members/${bob.userId}`))).role;
-  const own = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US", timezoneId: "UTC" });
-  const tabs = [await own.newPage(), await own.newPage()];
-  await signInAsOwner(tabs[0] as (typeof tabs)[0], s.url);
-  for (const tab of tabs) {
-    tab.setDefaultTimeout(20_000);
-    watch(tab);
-    await tab.goto(`${s.url}/#/members`);
-    await tab.getByLabel("Role of bob@acme.test").waitFor();
-  }
-  const [tabA, tabB] = tabs as [(typeof tabs)[0], (typeof tabs)[0]];
+  const { own, tabA, tabB } = await twoTabs("/members", (tab) => tab.getByLabel("Role of bob@acme.test"));
   await tabA.getByLabel("Role of bob@acme.test").selectOption("admin");
   await eventually(role, "admin");
 
@@ -179,16 +178,11 @@ test("members: a stale tab's role change opens the dialog; Overwrite saves over 
 
 test("keys: revoking a key from a stale tab says it changed elsewhere and asks for a reload", async () => {
   const carol = await s.userWithKey("carol@acme.test", "acme", "member");
-  const own = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: "en-US", timezoneId: "UTC" });
-  const tabs = [await own.newPage(), await own.newPage()];
-  await signInAsOwner(tabs[0] as (typeof tabs)[0], s.url, "carol@acme.test");
-  for (const tab of tabs) {
-    tab.setDefaultTimeout(20_000);
-    watch(tab);
-    await tab.goto(`${s.url}/#/settings/keys`);
-    await tab.locator(`tr[data-key-id='${carol.keyId}']`).getByRole("button", { name: "Revoke" }).waitFor();
-  }
-  const [tabA, tabB] = tabs as [(typeof tabs)[0], (typeof tabs)[0]];
+  const { own, tabA, tabB } = await twoTabs(
+    "/settings/keys",
+    (tab) => tab.locator(`tr[data-key-id='${carol.keyId}']`).getByRole("button", { name: "Revoke" }),
+    "carol@acme.test",
+  );
   const revokeIn = async (tab: typeof tabA) => {
     await tab.locator(`tr[data-key-id='${carol.keyId}']`).getByRole("button", { name: "Revoke" }).click();
     await tab.getByRole("button", { name: "Yes, revoke" }).click();
