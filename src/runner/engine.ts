@@ -27,7 +27,7 @@ const POLL_MS = 1000;
 const PROGRESS_AFTER_MS = 1000;
 const CANCEL_MEMORY_MS = 60_000;
 /** How long a freed slot may wait for others before it is filled (see pumpSoon). */
-const CLAIM_COALESCE_MS = 2;
+const CLAIM_COALESCE_MS = 5;
 
 export class RunEngine implements Engine {
   readonly name = "runs";

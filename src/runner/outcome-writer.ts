@@ -3,7 +3,11 @@ import type { Core } from "../core/context";
 import { finishRuns, type RunOutcome } from "../core/runs/queue";
 import { log } from "../logging";
 
+/** How long an outcome waits for others: short when runs finish one by one, longer when they pour in (the last
+ * write took many), where one commit for more runs matters more than a few milliseconds. */
 const BATCH_DELAY_MS = 5;
+const BUSY_BATCH_DELAY_MS = 20;
+const BUSY_BATCH = 16;
 const BATCH_MAX = 250;
 const RETRY_DELAY_MS = 500;
 
@@ -12,12 +16,14 @@ export class OutcomeWriter {
   private chain: Promise<void> = Promise.resolve();
   private timer: ReturnType<typeof setTimeout> | null = null;
   private closed = false;
+  /** How many runs the last write took. */
+  private lastBatch = 0;
 
   constructor(private readonly core: Core) {}
 
   add(outcome: RunOutcome): void {
     this.pending.push(outcome);
-    this.schedule(this.pending.length >= BATCH_MAX ? 0 : BATCH_DELAY_MS);
+    this.schedule(this.pending.length >= BATCH_MAX ? 0 : this.lastBatch >= BUSY_BATCH ? BUSY_BATCH_DELAY_MS : BATCH_DELAY_MS);
   }
 
   private schedule(delayMs: number): void {
@@ -36,6 +42,7 @@ export class OutcomeWriter {
   flush(): Promise<void> {
     this.chain = this.chain.then(async () => {
       const batch = this.pending.splice(0);
+      this.lastBatch = batch.length;
       if (batch.length === 0) return;
       try {
         await finishRuns(this.core, batch);

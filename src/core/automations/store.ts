@@ -33,6 +33,12 @@ export async function automationsAmong(db: Kysely<DB>, projectId: string, ids: s
     .execute();
 }
 
+/** The automations among `ids` that can run (those of the project, not disabled), in the order of `ids`. */
+export async function runnableAmong(db: Kysely<DB>, projectId: string, ids: string[]): Promise<AutomationRow[]> {
+  const rows = new Map((await automationsAmong(db, projectId, ids)).map((r) => [r.id, r]));
+  return ids.map((id) => rows.get(id)).filter((r): r is AutomationRow => r !== undefined && r.status !== "disabled");
+}
+
 /** Which of `ids` name automations of the project. */
 export async function existingAutomationIds(db: Kysely<DB>, projectId: string, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();

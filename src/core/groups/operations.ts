@@ -102,8 +102,7 @@ export const runGroup: Handler<O["runGroup"]> = async (ctx, { params, body }) =>
   const ids = automationIdsOf(group);
   const options = runOptions(body.environment === undefined ? null : await resolveEnvironmentId(ctx, project.id, body.environment), body);
   const { answer, started } = await startOnce(ctx, async (trx) => {
-    const rows = await automations.automationsAmong(trx, project.id, ids);
-    const runnable = ids.map((id) => rows.find((r) => r.id === id)).filter((r): r is (typeof rows)[number] => r !== undefined && r.status !== "disabled");
+    const runnable = await automations.runnableAmong(trx, project.id, ids);
     if (runnable.length === 0) throw conflict("the group has no automations that can run (none, or all disabled)");
     return startGroupRun(ctx, trx, {
       projectId: project.id,

@@ -124,8 +124,7 @@ export async function startSelection(ctx: OpContext, trx: Transaction<DB>, proje
       throw invalid(`group run "${body.from_group_run}" does not exist in this project`, [{ path: "body.from_group_run", message: "unknown group run" }]);
     const runs = await store.listedRunsOfGroupRun(trx, from.id);
     const ids = [...new Set(runs.filter((r) => !body.only_failed || RERUN_STATUSES.includes(r.status)).map((r) => r.automation_id))];
-    const rows = await automations.automationsAmong(trx, project.id, ids);
-    const runnable = ids.map((id) => rows.find((r) => r.id === id)).filter((r): r is AutomationRow => r !== undefined && r.status !== "disabled");
+    const runnable = await automations.runnableAmong(trx, project.id, ids);
     if (runnable.length === 0)
       throw conflict(
         body.only_failed

@@ -104,8 +104,7 @@ async function targetAutomations(db: Transaction<DB>, projectId: string, target:
     const g = await groups.findGroup(db, projectId, target.group);
     if (!g) throw conflict("the schedule's group no longer exists");
     const ids = readJsonColumn(StringList, g.automation_ids, `automation_ids of group ${g.id}`);
-    const rows = await automations.automationsAmong(db, projectId, ids);
-    const runnable = ids.map((id) => rows.find((r) => r.id === id)).filter((r): r is (typeof rows)[number] => r !== undefined && r.status !== "disabled");
+    const runnable = await automations.runnableAmong(db, projectId, ids);
     if (runnable.length === 0) throw conflict(`the group "${g.name}" has no automations that can run`);
     return { group: { id: g.id, name: g.name }, order: { mode: g.mode, stopOnFailure: g.stop_on_failure === 1 }, automations: runnable };
   }
