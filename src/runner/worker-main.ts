@@ -96,7 +96,7 @@ export function runWorker(): void {
     for (const m of batch) {
       if (m.t === "init") {
         setLogLevel(m.logLevel);
-        browser = new SharedBrowser(m.browserPath, m.sandboxFallback);
+        browser = new SharedBrowser(m.browserPath);
         let probeReadable: boolean | null = null;
         if (m.probePath) {
           try {

@@ -330,7 +330,6 @@ export class WorkerPoolExecutor implements RunExecutor {
       t: "init",
       browserPath: this.options.browserPath,
       logLevel: this.options.logLevel ?? "info",
-      sandboxFallback: this.isolation !== "construction",
       probePath: this.options.probePath ?? null,
     });
     void proc.exited.then(() => this.exited(w));

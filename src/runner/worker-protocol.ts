@@ -14,9 +14,6 @@ export interface WorkerInit {
   t: "init";
   browserPath: string | undefined;
   logLevel: Level;
-  /** The worker runs as an unprivileged user set up by the server (another uid, or its own user namespace): Chromium
-   * tries its sandbox first and starts without it where the machine cannot give it one (see SharedBrowser). */
-  sandboxFallback: boolean;
   /** A path the worker must not be able to read (the data directory): it reports whether it can. */
   probePath: string | null;
 }
