@@ -49,7 +49,7 @@ export function openSqliteFile(path: string, busyTimeoutMs: number): Database {
 const STATEMENTS = 2000;
 const caches = new WeakMap<Database, Map<string, Statement>>();
 
-export function cachedStatement<Row = unknown, Params extends SQLQueryBindings[] = SQLQueryBindings[]>(sqlite: Database, text: string): Statement<Row, Params> {
+function cachedStatement<Row = unknown, Params extends SQLQueryBindings[] = SQLQueryBindings[]>(sqlite: Database, text: string): Statement<Row, Params> {
   let cache = caches.get(sqlite);
   if (!cache) {
     cache = new Map();
@@ -344,7 +344,7 @@ export class SqliteRunQueue implements RunQueueStore {
   /** One grouped query on the status index. */
   runCountsByStatus(): Promise<{ status: string; n: number }[]> {
     return holdingConnection(this.db, () =>
-      this.sqlite.query<{ status: string; n: number }, []>("SELECT status, COUNT(*) AS n FROM runs GROUP BY status").all(),
+      cachedStatement<{ status: string; n: number }, []>(this.sqlite, "SELECT status, COUNT(*) AS n FROM runs GROUP BY status").all(),
     );
   }
 }
