@@ -1,9 +1,9 @@
 // The whole test suite: builds the executable (binary tests use it), runs `bun test` on SQLite, then the files
 // scripts/backends.ts lists again on PostgreSQL (a throw-away cluster, test/helpers/postgres.ts), and prints the
 // closing line "N passed, N failed" summed over both JUnit reports. `--sqlite-only` leaves the second pass out.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { POSTGRES, SQLITE_ONLY } from "./backends";
 
 const extra = process.argv.slice(2);
@@ -32,6 +32,36 @@ if (!extra.includes("--no-lint")) {
   const lint = Bun.spawnSync(["bun", "x", "biome", "check", "."], { stdout: "inherit", stderr: "inherit" });
   if (lint.exitCode !== 0) {
     console.error("lint or format check failed: run `bun x biome check --write .`");
+    console.log("0 passed, 1 failed");
+    process.exit(1);
+  }
+}
+// A server started as root runs its run workers as `nobody` (src/runner/worker-pool.ts), and from the source tree
+// they load its modules: every test that runs something fails if `nobody` cannot read the checkout (a clone inside
+// a private directory, such as one made by mktemp -d). Said here once, instead of as hundreds of failed runs.
+if (process.getuid?.() === 0 && existsSync("/usr/bin/setpriv")) {
+  const files = [join(process.cwd(), "src/runner/worker-main.ts"), join(process.cwd(), "node_modules/playwright-core/package.json")];
+  const probe = Bun.spawnSync([
+    "/usr/bin/setpriv",
+    "--reuid=65534",
+    "--regid=65534",
+    "--clear-groups",
+    "--",
+    "/bin/sh",
+    "-c",
+    'test -r "$1" && test -r "$2"',
+    "sh",
+    ...files,
+  ]);
+  if (probe.exitCode !== 0) {
+    const closed: string[] = [];
+    for (let dir = process.cwd(); ; dir = dirname(dir)) {
+      if ((statSync(dir).mode & 0o001) === 0) closed.push(dir);
+      if (dir === dirname(dir)) break;
+    }
+    console.error(
+      `the run workers of a server started as root run as nobody, who cannot read this checkout${closed.length > 0 ? `: ${closed.join(", ")} ${closed.length > 1 ? "are" : "is"} closed to other users (chmod o+x ${closed.join(" ")})` : " (make its files readable by other users)"}`,
+    );
     console.log("0 passed, 1 failed");
     process.exit(1);
   }
