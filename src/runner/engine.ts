@@ -223,7 +223,8 @@ export class RunEngine implements Engine {
       })
       .then((result) => {
         const outcome = runOutcome(run, result);
-        this.writer.add(outcome);
+        // This run is still counted as active here: alone, it was the last one executing.
+        this.writer.add(outcome, this.active.size <= 1);
         // The outcome's error is masked already: the log never holds a secret the results would hide.
         log.info("run finished", {
           run_id: outcome.id,

@@ -21,9 +21,10 @@ export class OutcomeWriter {
 
   constructor(private readonly core: Core) {}
 
-  add(outcome: RunOutcome): void {
+  /** `last`: no other run is executing, so none will join the batch: it is written at once (a group run's end is seen sooner). */
+  add(outcome: RunOutcome, last = false): void {
     this.pending.push(outcome);
-    this.schedule(this.pending.length >= BATCH_MAX ? 0 : this.lastBatch >= BUSY_BATCH ? BUSY_BATCH_DELAY_MS : BATCH_DELAY_MS);
+    this.schedule(last || this.pending.length >= BATCH_MAX ? 0 : this.lastBatch >= BUSY_BATCH ? BUSY_BATCH_DELAY_MS : BATCH_DELAY_MS);
   }
 
   private schedule(delayMs: number): void {

@@ -5,8 +5,6 @@ import type { DB, RunDailyTable } from "../../db/schema";
 import type { ops } from "../../manifest";
 import type { Core } from "../context";
 import type { Handler } from "../handler";
-import { AttemptsColumn } from "../shared/columns";
-import { readJsonColumnOr } from "../shared/json";
 import { resolveAutomation, resolveProject } from "../scope";
 import type { FinishedRun } from "../storage";
 import { addDuration, type Histogram, mergeInto, percentile } from "./durations";
@@ -16,12 +14,25 @@ type O = typeof ops;
 
 const DAY_MS = 86_400_000;
 /** YYYY-MM-DD (UTC) of a moment. */
-export const dayOf = (t: number | string): string => new Date(t).toISOString().slice(0, 10);
+export const dayOf = (t: number | string): string =>
+  // A stored time is already ISO 8601 in UTC (toISOString): its first ten characters are the day.
+  typeof t === "string" && t.length === 24 && t[10] === "T" && t[23] === "Z" ? t.slice(0, 10) : new Date(t).toISOString().slice(0, 10);
 /** The first day of the `days` days that end today (UTC). */
 const firstDay = (days: number, now = Date.now()) => dayOf(now - (days - 1) * DAY_MS);
 
-const passedAfterRetry = (status: string, attemptsJson: string) =>
-  status === "passed" && readJsonColumnOr(AttemptsColumn, attemptsJson, []).some((a) => a.status !== "passed");
+/**
+ * Passed only after a failed attempt (flaky), from the stored attempts. Read without the column's schema (runs end,
+ * and group runs settle, by the thousand): a list that is not one counts as no retry.
+ */
+export const passedAfterRetry = (status: string, attemptsJson: string): boolean => {
+  if (status !== "passed") return false;
+  try {
+    const attempts: unknown = JSON.parse(attemptsJson);
+    return Array.isArray(attempts) && attempts.some((a) => typeof a?.status === "string" && a.status !== "passed");
+  } catch {
+    return false;
+  }
+};
 
 const histogramOf = (json: string): Histogram => {
   try {

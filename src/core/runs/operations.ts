@@ -11,6 +11,7 @@ import { AttemptsColumn, GroupSummaryColumn, ResultsColumn, type RunSpec, RunSpe
 import { readJsonColumn, readJsonColumnOr } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
+import { passedAfterRetry } from "../history/operations";
 import { filterId, resolveProject } from "../scope";
 import { assertMayRunIn } from "../environments/protection";
 import * as environments from "../environments/store";
@@ -485,7 +486,7 @@ async function groupMembers(db: Kysely<DB>, groupRunIds: string[]): Promise<(Gro
     status: r.status,
     started_at: r.started_at,
     finished_at: r.finished_at,
-    flaky: isFlaky(r.status, readJsonColumn(AttemptsColumn, r.attempts, `attempts of run ${r.id}`)),
+    flaky: passedAfterRetry(r.status, r.attempts),
     quarantined: r.quarantined === 1,
   }));
 }
@@ -536,7 +537,7 @@ export async function startGroupRun(
   });
   await store.insertGroupRun(trx, gr);
   await store.insertMetadata(trx, [gr.id], input.options.metadata);
-  await enqueueRuns(ctx, trx, { projectId: input.projectId, groupRunId: gr.id, automations: now, ...options });
+  const queued = await enqueueRuns(ctx, trx, { projectId: input.projectId, groupRunId: gr.id, automations: now, ...options });
   // Checked for every automation now, not when its turn comes: a refusal is the request's, not a later run's.
   if (sequential) {
     const envIds = rest.map((a) => input.options.environmentId ?? a.environment_id);
@@ -544,6 +545,11 @@ export async function startGroupRun(
     await assertNoShadowedSecrets(trx, envIds, input.options.variables);
     keepOneRunSecrets(ctx.core, gr.id, input.options.secrets);
   }
-  const { row, runs } = await loadGroupRun(ctx, input.projectId, gr.id, false, trx);
-  return toGroupRun(row, runs, true);
+  // Answered from the rows just written (reading a thousand runs back cost a fifth of a large group run's start).
+  const retries = new Map(now.map((a) => [a.id, a.retries]));
+  return toGroupRun(
+    gr,
+    queued.map((r) => toRun({ ...r, retries: retries.get(r.automation_id) ?? null }, false)),
+    true,
+  );
 }
