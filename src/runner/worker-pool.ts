@@ -5,7 +5,7 @@
 // the data directory and the server's files. A run that is cancelled or passes its timeout is aborted in its
 // worker; if it has not ended within a short grace, the worker is killed and replaced.
 import { dlopen, FFIType } from "bun:ffi";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
@@ -95,6 +95,50 @@ function makeUndumpable(): boolean {
     return ok;
   } catch {
     return false;
+  }
+}
+
+/**
+ * The start of the workers' HOME names: with the PID namespace, because a process id means something only in its
+ * own (a temporary directory shared by containers must not lose another container's live HOME).
+ */
+function homeOwner(): string {
+  let ns = "0";
+  try {
+    ns = /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? "0";
+  } catch {}
+  return `svc-worker-${ns}-`;
+}
+
+/** The workers' HOMEs left in the temporary directory by servers no longer running (their process id is gone). */
+export function removeOrphanedHomes(dir = tmpdir()): string[] {
+  const removed: string[] = [];
+  const owner = homeOwner();
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    if (!name.startsWith(owner)) continue;
+    const pid = Number(/^(\d+)-[A-Za-z0-9]{6}$/.exec(name.slice(owner.length))?.[1]);
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || processAlive(pid)) continue;
+    try {
+      rmSync(join(dir, name), { recursive: true, force: true });
+      removed.push(name);
+    } catch {}
+  }
+  return removed;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists, as another user's process.
+    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
@@ -277,8 +321,10 @@ export class WorkerPoolExecutor implements RunExecutor {
         this.pidNamespace = flags === NAMESPACES_WITH_PIDS;
       }
     }
-    // A fresh HOME for Chromium's profile, owned by whoever the workers run as.
-    this.home = mkdtempSync(join(tmpdir(), "svc-worker-"));
+    // A fresh HOME for Chromium's profile, owned by whoever the workers run as; named after this process, so that
+    // the next start removes those of servers that were killed before they could (SIGKILL, power loss).
+    removeOrphanedHomes();
+    this.home = mkdtempSync(join(tmpdir(), `${homeOwner()}${process.pid}-`));
     if (isolation === "uid") {
       try {
         chownSync(this.home, NOBODY, NOBODY);
