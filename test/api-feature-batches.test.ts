@@ -42,6 +42,14 @@ async function automation(name: string, status: string, feature: string | null):
 
 const feature = async (name: string) => (await json<{ id: string }>(await s.call("POST", `/projects/${project}/features`, { name }), 201)).id;
 const statusOf = async (id: string) => (await json<Automation>(await s.call("GET", `/projects/${project}/automations/${id}`))).status;
+/** The ids in the order feature batches take automations: oldest first, then by id (random) within one millisecond, as the database orders them. */
+async function inCreationOrder(ids: string[]): Promise<string[]> {
+  const rows = await Promise.all(
+    ids.map(async (id) => json<{ id: string; created_at: string }>(await s.call("GET", `/projects/${project}/automations/${id}`))),
+  );
+  const byCodeUnits = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  return rows.sort((a, b) => byCodeUnits(a.created_at, b.created_at) || byCodeUnits(a.id, b.id)).map((r) => r.id);
+}
 
 beforeAll(async () => {
   target = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => Response.json({ ok: true }) });
@@ -66,7 +74,7 @@ test("activate_feature_drafts activates the feature's drafts only, and again act
 
   const res = await json<{ feature_id: string; activated: Automation[] }>(await s.call("POST", `/projects/${project}/features/Items/activate`));
   expect(res.feature_id).toBe(items);
-  expect(res.activated.map((a) => [a.id, a.status])).toEqual(drafts.map((id) => [id, "active"]));
+  expect(res.activated.map((a) => [a.id, a.status])).toEqual((await inCreationOrder(drafts)).map((id) => [id, "active"]));
   expect([await statusOf(active), await statusOf(disabled), await statusOf(elsewhere)]).toEqual(["active", "disabled", "draft"]);
 
   const again = await json<{ activated: Automation[] }>(await s.call("POST", `/projects/${project}/features/${items}/activate`));
@@ -82,7 +90,7 @@ test("run_feature starts every automation that can run under one group run, answ
 
   const started = await json<GroupRun>(await s.call("POST", `/projects/${project}/features/Checkout/runs`, { environment: "test" }), 202);
   expect(started).toMatchObject({ group_id: null, group_name: "feature: Checkout", trigger: "api" });
-  expect(started.runs.map((r) => r.automation_id)).toEqual([first, second]);
+  expect(started.runs.map((r) => r.automation_id)).toEqual(await inCreationOrder([first, second]));
   expect(started.runs.map((r) => r.environment_id)).toEqual([envId, envId]);
 
   let done = started;

@@ -34,6 +34,13 @@ async function count(s: TestServer, key: string, project: string, status: string
   return (await json<Listed>(await s.call("GET", `/projects/${project}/runs?status=${status}&limit=200`, undefined, key))).data.length;
 }
 
+/** Every run worker process started: on a loaded machine one may take a second to start, and a run handed to it
+ * then starts late, which is start-up time, not the dispatch order measured here. */
+async function workersReady(s: TestServer): Promise<boolean> {
+  const r = (await (await fetch(`${s.url}/readyz`)).json()) as { checks: { workers?: { workers: number; ready: number } } };
+  return r.checks.workers !== undefined && r.checks.workers.workers > 0 && r.checks.workers.ready === r.checks.workers.workers;
+}
+
 async function until(what: string, check: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (!(await check())) {
@@ -56,6 +63,7 @@ describe("4 slots, 16 slow runs of workspace A queued", () => {
     const b = await s.userWithKey("owner@beta.test", "beta");
     const slow = await automationIn(s, s.key, "backlog", [{ request: { url: "/slow?ms=3000", timeout_ms: 60_000 }, expect: [{ status: 200 }] }]);
     const quick = await automationIn(s, b.key, "quick", [{ request: { url: "/items/1" }, expect: [{ status: 200 }] }]);
+    await until("the run workers started", () => workersReady(s));
     for (let i = 0; i < 16; i++) await start(s, s.key, slow);
     await until("4 of A's runs running", async () => (await count(s, s.key, slow.project, "running")) === 4);
     const runId = (await json<{ id: string }>(await s.call("POST", `/projects/${quick.project}/automations/${quick.automation}/run`, {}, b.key), 202)).id;

@@ -12,11 +12,14 @@ import { nowIso } from "../shared/time";
 
 type O = typeof ops;
 
+const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 export const activateFeatureDrafts: Handler<O["activateFeatureDrafts"]> = async (ctx, { params }) => {
   const { project, feature } = await resolveFeature(ctx, params.project, params.feature);
   // As activating each by hand would: the automation counts as edited, so generating again keeps it.
   const rows = await automations.updateFeatureDrafts(ctx.core.db, project.id, feature.id, { status: "active", edited: 1, updated_at: nowIso() });
-  rows.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+  // The order the database lists them in (ORDER BY created_at, id: by code unit, not by locale).
+  rows.sort((a, b) => byCodeUnits(a.created_at, b.created_at) || byCodeUnits(a.id, b.id));
   return { feature_id: feature.id, activated: await withHealth(ctx, rows) };
 };
 
