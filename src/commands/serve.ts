@@ -20,7 +20,6 @@ export function registerServe(program: Command): void {
       const file = o.config ?? process.env.SVC_CONFIG;
       if (file) hideFromWorkers(resolve(file));
       const running = await startServer(config);
-      process.stderr.write(`svc listening on ${running.url}\n`);
       let signalled = false;
       const shutdown = async (signal: string) => {
         if (signalled) return;
@@ -32,5 +31,7 @@ export function registerServe(program: Command): void {
       };
       process.on("SIGTERM", () => void shutdown("SIGTERM"));
       process.on("SIGINT", () => void shutdown("SIGINT"));
+      // Said once a signal drains it: whoever waits for this line (systemd, a script, a test) may stop it at once.
+      process.stderr.write(`svc listening on ${running.url}\n`);
     });
 }
