@@ -110,15 +110,14 @@ function homeOwner(): string {
   return `svc-worker-${ns}-`;
 }
 
-/** The workers' HOMEs left in the temporary directory by servers no longer running (their process id is gone). */
-export function removeOrphanedHomes(dir = tmpdir()): string[] {
-  const removed: string[] = [];
-  const owner = homeOwner();
+/** Removes the workers' HOMEs (named `owner`, a process id, six characters) whose server process is gone. */
+function removeOrphanedHomes(owner: string): void {
+  const dir = tmpdir();
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return removed;
+    return;
   }
   for (const name of names) {
     if (!name.startsWith(owner)) continue;
@@ -126,10 +125,8 @@ export function removeOrphanedHomes(dir = tmpdir()): string[] {
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || processAlive(pid)) continue;
     try {
       rmSync(join(dir, name), { recursive: true, force: true });
-      removed.push(name);
     } catch {}
   }
-  return removed;
 }
 
 function processAlive(pid: number): boolean {
@@ -323,8 +320,9 @@ export class WorkerPoolExecutor implements RunExecutor {
     }
     // A fresh HOME for Chromium's profile, owned by whoever the workers run as; named after this process, so that
     // the next start removes those of servers that were killed before they could (SIGKILL, power loss).
-    removeOrphanedHomes();
-    this.home = mkdtempSync(join(tmpdir(), `${homeOwner()}${process.pid}-`));
+    const owner = homeOwner();
+    removeOrphanedHomes(owner);
+    this.home = mkdtempSync(join(tmpdir(), `${owner}${process.pid}-`));
     if (isolation === "uid") {
       try {
         chownSync(this.home, NOBODY, NOBODY);
