@@ -1,8 +1,8 @@
 // The run workers' HOME in the temporary directory: each server makes its own, removes it when it stops, and the
-// next start removes those of servers that were killed (SIGKILL) before they could. Another live process's, or one
-// named in another PID namespace (a temporary directory shared by containers), is never touched.
+// next start removes those of servers that were killed (SIGKILL) before they could. Another live process's, one
+// named in another PID namespace (a temporary directory shared by containers), or another user's is never touched.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type ServeProcess, startServe } from "./helpers/binary";
 import { tempDir } from "./helpers/server";
@@ -45,11 +45,14 @@ test("a killed server's worker HOME is removed by the next start; live and forei
   const live = join(tmp, `svc-worker-${ns}-${process.pid}-Ab3dE9`);
   const foreign = join(tmp, `svc-worker-1${ns}-${dead}-Ab3dE9`);
   const unrelated = join(tmp, "svc-worker-notes");
-  for (const d of [orphan, live, foreign, unrelated]) mkdirSync(d);
+  // Named as an orphan, but another local user's (a shared temporary directory): not the server's to remove.
+  const othersOrphan = join(tmp, `svc-worker-${ns}-${dead}-Zz9yX8`);
+  for (const d of [orphan, live, foreign, unrelated, othersOrphan]) mkdirSync(d);
+  chownSync(othersOrphan, 4242, 4242);
 
   const a = await serve();
   expect(existsSync(orphan)).toBe(false);
-  for (const d of [live, foreign, unrelated]) expect(existsSync(d)).toBe(true);
+  for (const d of [live, foreign, unrelated, othersOrphan]) expect(existsSync(d)).toBe(true);
   expect(homesOf(a.proc.pid)).toHaveLength(1);
 
   // SIGKILL: no chance to clean up; its workers die with it (parent-death signal), its HOME stays behind.
@@ -59,7 +62,7 @@ test("a killed server's worker HOME is removed by the next start; live and forei
   const b = await serve();
   expect(homesOf(a.proc.pid)).toHaveLength(0);
   expect(homesOf(b.proc.pid)).toHaveLength(1);
-  for (const d of [live, foreign, unrelated]) expect(existsSync(d)).toBe(true);
+  for (const d of [live, foreign, unrelated, othersOrphan]) expect(existsSync(d)).toBe(true);
 
   // A clean stop removes its own.
   expect(await b.stop("SIGTERM")).toBe(0);

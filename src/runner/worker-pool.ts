@@ -5,7 +5,7 @@
 // the data directory and the server's files. A run that is cancelled or passes its timeout is aborted in its
 // worker; if it has not ended within a short grace, the worker is killed and replaced.
 import { dlopen, FFIType } from "bun:ffi";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
@@ -124,6 +124,10 @@ function removeOrphanedHomes(owner: string): void {
     const pid = Number(/^(\d+)-[A-Za-z0-9]{6}$/.exec(name.slice(owner.length))?.[1]);
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid || processAlive(pid)) continue;
     try {
+      // Only what a pool makes: a directory (not a link) owned by this user or by the workers' (another local
+      // user's entry of the same name in a shared temporary directory is not ours to remove).
+      const st = lstatSync(join(dir, name));
+      if (!st.isDirectory() || (st.uid !== process.getuid?.() && st.uid !== NOBODY)) continue;
       rmSync(join(dir, name), { recursive: true, force: true });
     } catch {}
   }
