@@ -18,6 +18,8 @@ import { type FromWorker, type ToWorker, WORKER_COMMAND, type WireResult } from 
 
 /** How long an aborted run may take to stop by itself before its worker is killed. */
 export const KILL_GRACE_MS = 300;
+/** How long a new worker may take to report ready before it is killed and replaced (its runs end `error`). */
+export const START_LIMIT_MS = 30_000;
 /** A worker that dies this soon after it started, twice in a row, is not restarted at once. */
 const EARLY_DEATH_MS = 2_000;
 const RESTART_BACKOFF_MS = 1_000;
@@ -162,6 +164,8 @@ export interface WorkerPoolOptions {
   /** The file workers try to open at start, to report whether the OS keeps them out (the database). */
   probePath?: string | null;
   graceMs?: number;
+  /** How long a new worker may take to start (default START_LIMIT_MS). */
+  startLimitMs?: number;
 }
 
 /** What GET /readyz shows of the workers. */
@@ -176,7 +180,6 @@ interface PendingRun {
   aborted: RunAborted["reason"] | null;
   killTimer: ReturnType<typeof setTimeout> | null;
   deadline: ReturnType<typeof setTimeout> | null;
-  started: number;
   timeoutMs: number;
   onAbort: () => void;
 }
@@ -191,6 +194,8 @@ interface Worker {
   killedFor: string | null;
   outbox: ToWorker[];
   flushing: boolean;
+  /** Kills the worker if it has not reported ready in time; cleared when it does. */
+  startTimer: ReturnType<typeof setTimeout> | null;
 }
 
 /** The command that starts a worker: the compiled executable's hidden subcommand, or bun with the worker's source. */
@@ -283,6 +288,7 @@ function stoppedResult(status: JobResult["status"], error: string, progress: Job
 export class WorkerPoolExecutor implements RunExecutor {
   private readonly size: number;
   private readonly graceMs: number;
+  private readonly startLimitMs: number;
   private readonly workers: Worker[] = [];
   private readonly prefix: string[];
   readonly isolation: Isolation;
@@ -299,6 +305,7 @@ export class WorkerPoolExecutor implements RunExecutor {
   constructor(private readonly options: WorkerPoolOptions = {}) {
     this.size = Math.max(1, options.workers ?? availableParallelism());
     this.graceMs = options.graceMs ?? KILL_GRACE_MS;
+    this.startLimitMs = options.startLimitMs ?? START_LIMIT_MS;
     const linux = process.platform === "linux";
     const setpriv = linux ? which("setpriv") : null;
     const root = process.getuid?.() === 0;
@@ -374,6 +381,14 @@ export class WorkerPoolExecutor implements RunExecutor {
       ipc: (batch: FromWorker[]) => this.receive(w, batch),
     });
     Object.assign(w, { proc, pid: proc.pid, runs: new Map(), ready: false, startedAt: performance.now(), killedFor: null, outbox: [], flushing: false });
+    w.startTimer = setTimeout(() => {
+      w.startTimer = null;
+      if (w.ready || w.killedFor !== null) return;
+      this.earlyDeaths++;
+      this.lastProblem = `a run worker process did not start within ${this.startLimitMs} ms: see the server's log`;
+      log.error("a run worker process did not start in time; it is killed and replaced", { pid: w.pid, limit_ms: this.startLimitMs });
+      this.kill(w, `it did not start within ${this.startLimitMs} ms`);
+    }, this.startLimitMs);
     this.post(w, {
       t: "init",
       browserPath: this.options.browserPath,
@@ -405,6 +420,10 @@ export class WorkerPoolExecutor implements RunExecutor {
     for (const m of batch) {
       if (m.t === "ready") {
         w.ready = true;
+        if (w.startTimer) clearTimeout(w.startTimer);
+        w.startTimer = null;
+        // Runs handed over while it started: their clocks start now, not while it was still loading.
+        for (const run of w.runs.values()) this.startClock(run);
         this.earlyDeaths = 0;
         this.lastProblem = null;
         this.databaseReadable = m.probeReadable;
@@ -474,19 +493,26 @@ export class WorkerPoolExecutor implements RunExecutor {
         aborted: null,
         killTimer: null,
         deadline: null,
-        started: performance.now(),
         timeoutMs,
         onAbort: () => this.abort(run, options.signal.reason instanceof RunAborted ? options.signal.reason.reason : "cancelled"),
       };
       worker.runs.set(job.id, run);
       const { id, automationId, specText, environmentId, environment } = job;
       this.post(worker, { t: "run", job: { id, automationId, specText, specReadable: spec !== null, environmentId, environment }, settings: options.settings });
-      // The worker times the run itself; this is for a worker too busy to notice (a step that never yields): it
-      // gets the same grace as a cancel before it is killed.
-      run.deadline = setTimeout(() => this.abort(run, "timeout"), timeoutMs);
+      if (worker.ready) this.startClock(run);
       if (options.signal.aborted) run.onAbort();
       else options.signal.addEventListener("abort", run.onAbort, { once: true });
     });
+  }
+
+  /**
+   * The worker times the run itself; this is for a worker too busy to notice (a step that never yields): it gets
+   * the same grace as a cancel before it is killed. It starts once the worker is ready, as the worker's own clock
+   * does: a worker still starting (a loaded machine, a server just started) must not spend the run's time.
+   */
+  private startClock(run: PendingRun): void {
+    if (run.deadline || run.aborted) return;
+    run.deadline = setTimeout(() => this.abort(run, "timeout"), run.timeoutMs);
   }
 
   /** Asks the worker to stop the run; a worker that has not ended it after the grace is killed. */
@@ -514,6 +540,7 @@ export class WorkerPoolExecutor implements RunExecutor {
   private kill(w: Worker, why: string): void {
     if (w.killedFor !== null) return;
     w.killedFor = why;
+    if (w.startTimer) clearTimeout(w.startTimer);
     killTree(w.pid);
     for (const run of [...w.runs.values()]) {
       this.settle(run, stoppedResult("error", `the worker process executing the run was stopped because ${why}: run it again`, run.progress));
@@ -522,6 +549,7 @@ export class WorkerPoolExecutor implements RunExecutor {
   }
 
   private exited(w: Worker): void {
+    if (w.startTimer) clearTimeout(w.startTimer);
     if (w.killedFor === null) {
       w.killedFor = "it exited";
       const how = w.proc.signalCode ? `killed by ${w.proc.signalCode}` : `exit code ${w.proc.exitCode}`;
@@ -584,6 +612,7 @@ export class WorkerPoolExecutor implements RunExecutor {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const all = [...this.workers];
     for (const w of all) {
+      if (w.startTimer) clearTimeout(w.startTimer);
       for (const run of [...w.runs.values()]) this.settle(run, abortedResult("shutdown", run.timeoutMs, run.progress));
       try {
         // The worker closes its browser and exits when its channel closes.
