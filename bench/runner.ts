@@ -7,7 +7,7 @@
 // `--browser`: 50 browser automations (goto + expect text) as one group run, in checks per minute.
 // `--svc A,B`: the servers to measure side by side (paths of compiled executables, or `src` for bun src/main.ts);
 // default dist/svc when built, else the source. `--cpu-prof DIR` (source servers only) writes each server's CPU profile there.
-// Usage: bun bench/runner.ts [--no-http] [--checks 1000] [--concurrency 4,32] [--rounds 3] [--no-newman] [--browser [--browser-checks 50]] [--svc A,B]
+// Usage: bun bench/runner.ts [--no-http] [--checks 1000] [--concurrency 4,32] [--rounds 3] [--no-newman] [--browser [--browser-checks 50]] [--svc A,B] [--smoke]
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,11 +18,15 @@ const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? (process.argv[i + 1] ?? fallback) : fallback;
 };
-const CHECKS = Number(arg("checks", "1000"));
-const CONCURRENCIES = arg("concurrency", "4,32").split(",").map(Number);
-const ROUNDS = Math.max(3, Number(arg("rounds", "3")));
+/** `--smoke`: a short run that only shows the benchmark still works (CI runs it): 50 checks, one round, no Newman. */
+const SMOKE = process.argv.includes("--smoke");
+const CHECKS = Number(arg("checks", SMOKE ? "50" : "1000"));
+const CONCURRENCIES = arg("concurrency", SMOKE ? "4" : "4,32")
+  .split(",")
+  .map(Number);
+const ROUNDS = SMOKE ? 1 : Math.max(3, Number(arg("rounds", "3")));
 const BROWSER = process.argv.includes("--browser");
-const BROWSER_CHECKS = Number(arg("browser-checks", "50"));
+const BROWSER_CHECKS = Number(arg("browser-checks", SMOKE ? "4" : "50"));
 const ROOT = resolve(import.meta.dir, "..");
 const BINARY = join(ROOT, "dist/svc");
 const SERVERS = arg("svc", existsSync(BINARY) ? BINARY : "src")
@@ -314,7 +318,7 @@ if (!process.argv.includes("--no-http")) {
     }
   }
 }
-if (!process.argv.includes("--no-newman") && !process.argv.includes("--no-http")) {
+if (!SMOKE && !process.argv.includes("--no-newman") && !process.argv.includes("--no-http")) {
   const ones: number[] = [];
   const tens: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {

@@ -18,6 +18,13 @@ describe("benchmarks (smoke runs)", () => {
     expect(out).toMatch(/svc {2}GET \/projects .*\d+/);
     expect(out).toContain("svc / bare");
   }, 120_000);
+  test("bench/runner.ts runs a group run of checks through svc beside the bare loop, every run passed and recorded", async () => {
+    const out = await smoke("bench/runner.ts");
+    expect(out).toMatch(/bare +10 fetches at once: median \d+ checks\/s/);
+    expect(out).toMatch(/concurrency +4, round 1 \(cold\): .* 50\/50 runs passed, 50\/50 step results with 3 assertions recorded/);
+    expect(out).toMatch(/concurrency +4: median \d+ checks\/s \(\d+\.\d\dx bare\), .*server's own wall/);
+  });
+
   test("bench/retention.ts prunes by age and by count in batches, keeping the roll-ups", async () => {
     const out = await smoke("bench/retention.ts");
     expect(out).toMatch(/pruned +\d+ runs and \d+ group runs in \d+ ms: \d+ runs\/s/);
