@@ -194,8 +194,6 @@ interface Worker {
   killedFor: string | null;
   outbox: ToWorker[];
   flushing: boolean;
-  /** Kills the worker if it has not reported ready in time; cleared when it does. */
-  startTimer: ReturnType<typeof setTimeout> | null;
 }
 
 /** The command that starts a worker: the compiled executable's hidden subcommand, or bun with the worker's source. */
@@ -381,14 +379,14 @@ export class WorkerPoolExecutor implements RunExecutor {
       ipc: (batch: FromWorker[]) => this.receive(w, batch),
     });
     Object.assign(w, { proc, pid: proc.pid, runs: new Map(), ready: false, startedAt: performance.now(), killedFor: null, outbox: [], flushing: false });
-    w.startTimer = setTimeout(() => {
-      w.startTimer = null;
-      if (w.ready || w.killedFor !== null) return;
+    // A worker not ready in time is killed and replaced; one that got ready, died or was stopped meanwhile is let be.
+    setTimeout(() => {
+      if (w.ready || w.killedFor !== null || this.closed) return;
       this.earlyDeaths++;
       this.lastProblem = `a run worker process did not start within ${this.startLimitMs} ms: see the server's log`;
       log.error("a run worker process did not start in time; it is killed and replaced", { pid: w.pid, limit_ms: this.startLimitMs });
       this.kill(w, `it did not start within ${this.startLimitMs} ms`);
-    }, this.startLimitMs);
+    }, this.startLimitMs).unref();
     this.post(w, {
       t: "init",
       browserPath: this.options.browserPath,
@@ -420,8 +418,6 @@ export class WorkerPoolExecutor implements RunExecutor {
     for (const m of batch) {
       if (m.t === "ready") {
         w.ready = true;
-        if (w.startTimer) clearTimeout(w.startTimer);
-        w.startTimer = null;
         // Runs handed over while it started: their clocks start now, not while it was still loading.
         for (const run of w.runs.values()) this.startClock(run);
         this.earlyDeaths = 0;
@@ -540,7 +536,6 @@ export class WorkerPoolExecutor implements RunExecutor {
   private kill(w: Worker, why: string): void {
     if (w.killedFor !== null) return;
     w.killedFor = why;
-    if (w.startTimer) clearTimeout(w.startTimer);
     killTree(w.pid);
     for (const run of [...w.runs.values()]) {
       this.settle(run, stoppedResult("error", `the worker process executing the run was stopped because ${why}: run it again`, run.progress));
@@ -549,7 +544,6 @@ export class WorkerPoolExecutor implements RunExecutor {
   }
 
   private exited(w: Worker): void {
-    if (w.startTimer) clearTimeout(w.startTimer);
     if (w.killedFor === null) {
       w.killedFor = "it exited";
       const how = w.proc.signalCode ? `killed by ${w.proc.signalCode}` : `exit code ${w.proc.exitCode}`;
@@ -612,7 +606,6 @@ export class WorkerPoolExecutor implements RunExecutor {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const all = [...this.workers];
     for (const w of all) {
-      if (w.startTimer) clearTimeout(w.startTimer);
       for (const run of [...w.runs.values()]) this.settle(run, abortedResult("shutdown", run.timeoutMs, run.progress));
       try {
         // The worker closes its browser and exits when its channel closes.
