@@ -1,4 +1,4 @@
-# svc as a container: the single executable built with Bun, shipped on slim Debian with Chromium for browser steps.
+# svc as a container: the single executable built with Bun, shipped on slim Debian with Chromium's headless shell for browser steps.
 # docker build -t svc . && docker run -p 8080:8080 -v svc-data:/var/lib/svc svc
 
 FROM oven/bun:1.4.5-debian AS build
@@ -10,16 +10,16 @@ COPY . .
 RUN bun run build && ./dist/svc --version
 
 FROM debian:bookworm-slim
-# chromium runs browser steps; tini reaps the browser's processes; curl serves the HEALTHCHECK.
+# Chromium's headless shell runs browser steps; tini reaps the browser's processes; curl serves the HEALTHCHECK.
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends ca-certificates chromium curl fonts-liberation tini \
+  && apt-get install -y --no-install-recommends ca-certificates chromium-headless-shell curl fonts-liberation tini \
   && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system svc \
   && useradd --system --gid svc --home-dir /var/lib/svc --no-create-home --shell /usr/sbin/nologin svc \
   && mkdir -p /var/lib/svc \
   && chown svc:svc /var/lib/svc
 COPY --from=build /src/dist/svc /usr/local/bin/svc
-ENV SVC_HOST=0.0.0.0 SVC_PORT=8080 SVC_DATA_DIR=/var/lib/svc SVC_RUNNER_BROWSER_PATH=/usr/bin/chromium HOME=/var/lib/svc
+ENV SVC_HOST=0.0.0.0 SVC_PORT=8080 SVC_DATA_DIR=/var/lib/svc SVC_RUNNER_BROWSER_PATH=/usr/lib/chromium/chromium-headless-shell HOME=/var/lib/svc
 USER svc
 WORKDIR /var/lib/svc
 VOLUME /var/lib/svc

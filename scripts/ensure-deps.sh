@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what svc needs to build and test on a machine that has only node/npm:
-# Bun (from the npm registry), the locked dependencies, and Debian's chromium for browser steps and UI tests.
+# Bun (from the npm registry), the locked dependencies, and Debian's Chromium (its headless shell for browser steps, the browser for UI tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,10 +14,11 @@ fi
 if [ ! -d node_modules ] || [ "${CI:-}" = "true" ]; then
   bun install --frozen-lockfile >&2
 fi
-# Debian packages: chromium (browser steps, UI tests), firefox-esr (the UI tests in Firefox), wrk (the HTTP
+# Debian packages: chromium-headless-shell (browser steps), chromium (UI tests), firefox-esr (the UI tests in Firefox), wrk (the HTTP
 # benchmarks), shellcheck (install scripts).
 missing=()
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+command -v chromium-headless-shell >/dev/null 2>&1 || missing+=(chromium-headless-shell)
 command -v firefox-esr >/dev/null 2>&1 || missing+=(firefox-esr)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck) # the install scripts' tests

@@ -33,7 +33,7 @@ test("the image's environment makes svc listen on every interface of the contain
   expect(config.host).toBe("0.0.0.0");
   expect(config.port).toBe(8080);
   expect(config.data_dir).toBe("/var/lib/svc");
-  expect(config.runner.browser_path).toBe("/usr/bin/chromium");
+  expect(config.runner.browser_path).toBe("/usr/lib/chromium/chromium-headless-shell");
 });
 
 test("scripts/docker-steps.sh builds, starts the container command as a non-root user and passes the HEALTHCHECK", () => {

@@ -198,7 +198,7 @@ test("without a browser, a browser run ends error and says how to install one", 
     const run = await runToEnd(noBrowser, p, browser([{ goto: "/login" }]));
     expect(run.status).toBe("error");
     expect(run.error).toContain("runner.browser_path is /nonexistent/chromium, which is not an executable file");
-    expect(run.error).toContain("apt-get install chromium");
+    expect(run.error).toContain("apt-get install chromium-headless-shell, or chromium");
   } finally {
     await noBrowser.stop();
   }
