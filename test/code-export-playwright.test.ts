@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { TEST_CHROMIUM as CHROMIUM } from "./helpers/browser";
 import { startTestServer, type TestServer, tempDir } from "./helpers/server";
 import { startRun, waitForRun } from "./helpers/runs";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
@@ -11,7 +12,6 @@ import { startTargetApp, type TargetApp } from "./helpers/target-app";
 const ROOT = join(import.meta.dir, "..");
 const GOLDEN = join(import.meta.dir, "golden");
 const PASSWORD = "s3cret-pass";
-const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? "/usr/bin/chromium";
 let s: TestServer;
 let app: TargetApp;
 

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { type Browser, chromium } from "playwright-core";
 import type { RunningServer } from "../src/server";
-import { explained, launchBrowser, newPage, startEmptyServer, WebClient } from "./helpers/browser";
+import { explained, launchBrowser, newPage, startEmptyServer, TEST_CHROMIUM, WebClient } from "./helpers/browser";
 
 setDefaultTimeout(30_000);
 
@@ -97,7 +97,7 @@ describe("first-run setup and the Host", () => {
 
   test("in a browser that reaches the server under another name, the setup page shows how to proceed instead of the form", async () => {
     const browser = await chromium.launch({
-      executablePath: process.env.SVC_TEST_CHROMIUM ?? "/usr/bin/chromium",
+      executablePath: TEST_CHROMIUM,
       headless: true,
       args: ["--no-sandbox", "--disable-gpu", "--host-resolver-rules=MAP rebind.evil.test 127.0.0.1"],
     });

@@ -5,7 +5,7 @@
 // browser's clipboard.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { shot } from "./helpers/browser";
+import { shot, TEST_CHROMIUM } from "./helpers/browser";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 setDefaultTimeout(30_000);
@@ -87,7 +87,7 @@ const clipboard = () => reader.page.evaluate(() => navigator.clipboard.readText(
 
 beforeAll(async () => {
   s = await startTestServer();
-  browser = await chromium.launch({ executablePath: process.env.SVC_TEST_CHROMIUM ?? "/usr/bin/chromium", headless: true, args: LAUNCH_ARGS });
+  browser = await chromium.launch({ executablePath: TEST_CHROMIUM, headless: true, args: LAUNCH_ARGS });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: s.url });
   const page = await context.newPage();

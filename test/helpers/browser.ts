@@ -1,6 +1,6 @@
 // Web-application test support: a server with no users yet (first run), a cookie-keeping client of the web
-// routes, and headless Chromium (Debian's, through playwright-core) with screenshots kept for review.
-import { mkdirSync } from "node:fs";
+// routes, and headless Chromium (Debian's headless shell when installed, through playwright-core) with screenshots kept for review.
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import { loadConfig } from "../../config/load";
@@ -46,10 +46,19 @@ export class WebClient {
   }
 }
 
+/**
+ * The Chromium the UI tests drive: SVC_TEST_CHROMIUM, else Debian's headless shell (the same engine as the full
+ * browser, what Playwright runs headless tests on, and about three times faster through the web tests), else the
+ * full browser.
+ */
+export const TEST_CHROMIUM =
+  process.env.SVC_TEST_CHROMIUM ??
+  (existsSync("/usr/lib/chromium/chromium-headless-shell") ? "/usr/lib/chromium/chromium-headless-shell" : "/usr/bin/chromium");
+
 const LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
 
 export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: process.env.SVC_TEST_CHROMIUM ?? "/usr/bin/chromium", headless: true, args: LAUNCH_ARGS });
+  return chromium.launch({ executablePath: TEST_CHROMIUM, headless: true, args: LAUNCH_ARGS });
 }
 
 export async function newPage(browser: Browser, width = 1280): Promise<{ context: BrowserContext; page: Page }> {
