@@ -4,7 +4,8 @@
 // client saw it (POST to the long-poll's answer) and by the server's own wall (the group run's created_at →
 // finished_at, as the issue measured it). Server CPU counts the server and every process below it (its worker
 // processes), read from /proc.
-// `--browser`: 50 browser automations (goto + expect text) as one group run, in checks per minute.
+// `--browser`: 50 browser automations (goto + expect text) as one group run at each --concurrency, in checks per minute
+// (the server uses the Chromium it finds: SVC_RUNNER_BROWSER_PATH in this environment chooses).
 // `--svc A,B`: the servers to measure side by side (paths of compiled executables, or `src` for bun src/main.ts);
 // default dist/svc when built, else the source. `--cpu-prof DIR` (source servers only) writes each server's CPU profile there.
 // Usage: bun bench/runner.ts [--no-http] [--checks 1000] [--concurrency 4,32] [--rounds 3] [--no-newman] [--browser [--browser-checks 50]] [--svc A,B] [--smoke]
@@ -341,15 +342,16 @@ if (!SMOKE && !process.argv.includes("--no-newman") && !process.argv.includes("-
     console.log(`ratio${label(server)} concurrency ${String(c).padStart(3)}: svc/bare ${fmt(m / bareMedian, 2)}`);
 }
 if (BROWSER) {
-  const c = CONCURRENCIES[0] ?? 4;
-  for (const server of SERVERS) {
-    const r = await svcRun(server, c, true);
-    r.rounds.forEach((x, i) => {
-      console.log(
-        `browser${label(server)} concurrency ${c}, round ${i + 1}: ${BROWSER_CHECKS} automations (goto + expect text) in ${fmt(x.wallMs)} ms, ${fmt(x.perSec * 60)} checks/min, ${x.passed}/${BROWSER_CHECKS} passed, server CPU ${fmt(x.serverCpuMs)} ms`,
-      );
-    });
-    console.log(`browser${label(server)} concurrency ${c}: median ${fmt(median(r.rounds.map((x) => x.perSec * 60)))} checks/min`);
+  for (const c of CONCURRENCIES) {
+    for (const server of SERVERS) {
+      const r = await svcRun(server, c, true);
+      r.rounds.forEach((x, i) => {
+        console.log(
+          `browser${label(server)} concurrency ${c}, round ${i + 1}: ${BROWSER_CHECKS} automations (goto + expect text) in ${fmt(x.wallMs)} ms, ${fmt(x.perSec * 60)} checks/min, ${x.passed}/${BROWSER_CHECKS} passed, server CPU ${fmt(x.serverCpuMs)} ms (${fmt(x.serverCpuMs / BROWSER_CHECKS)} ms/check)`,
+        );
+      });
+      console.log(`browser${label(server)} concurrency ${c}: median ${fmt(median(r.rounds.map((x) => x.perSec * 60)))} checks/min`);
+    }
   }
 }
 await target.stop();
