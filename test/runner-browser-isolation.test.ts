@@ -1,12 +1,15 @@
 // Browser runs share one Chromium process per worker and each gets a fresh context: no cookie or localStorage
 // crosses from one run to the next. Chromium's sandbox is turned off only when svc runs as root.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
-import { launchArgs } from "../src/runner/chromium";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { findChromium, launchArgs } from "../src/runner/chromium";
+import { startTestServer, type TestServer, tempDir } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
 import { projectWithEnv, runToEnd } from "./helpers/runs";
 import { waitUntil } from "./helpers/wait";
+
+const HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell";
 
 let s: TestServer;
 let target: TargetApp;
@@ -117,6 +120,8 @@ describe("browser runs", () => {
     // server started as root runs its workers, and so their browsers, as nobody: they keep Chromium's sandbox).
     const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
     expect(browsers[0]?.args.includes("--no-sandbox")).toBe(uid === 0);
+    // Without runner.browser_path it is Debian's headless shell (scripts/ensure-deps.sh installs it), started itself.
+    expect(browsers[0]?.args[0]).toBe(HEADLESS_SHELL);
     if (process.getuid?.() === 0) expect(uid).not.toBe(0);
 
     // The server's shutdown closes the browser (a fresh server for the rest of the file's hooks).
@@ -149,5 +154,58 @@ describe("Chromium's sandbox", () => {
   test("follows this process's own uid by default", () => {
     expect(launchArgs()).toEqual(launchArgs(process.getuid?.() ?? null));
     expect(launchArgs().includes("--no-sandbox")).toBe(process.getuid?.() === 0);
+  });
+});
+
+describe("which Chromium runs browser steps", () => {
+  /** A directory holding stand-in executables (or, for `plain`, files that are not executable). */
+  function dirWith(names: string[], plain: string[] = []): string {
+    const dir = tempDir("svc-chromium-");
+    for (const n of names) {
+      writeFileSync(join(dir, n), "#!/bin/sh\n");
+      chmodSync(join(dir, n), 0o755);
+    }
+    for (const n of plain) writeFileSync(join(dir, n), "");
+    return dir;
+  }
+
+  test("the headless shell is preferred to the full browser wherever both are on PATH, then the rest in order", () => {
+    const full = dirWith(["chromium", "google-chrome"]);
+    const shell = dirWith(["chromium-headless-shell"]);
+    try {
+      // PATH order does not beat preference: the shell in a later directory still wins.
+      expect(findChromium(undefined, { installed: [], path: `${full}:${shell}` })).toEqual({ path: join(shell, "chromium-headless-shell") });
+      expect(findChromium(undefined, { installed: [], path: full })).toEqual({ path: join(full, "chromium") });
+      // An installed path (Debian's shell binary itself) comes before PATH.
+      const installed = join(shell, "chromium-headless-shell");
+      expect(findChromium(undefined, { installed: ["/nonexistent/shell", installed], path: full })).toEqual({ path: installed });
+    } finally {
+      rmSync(full, { recursive: true, force: true });
+      rmSync(shell, { recursive: true, force: true });
+    }
+  });
+
+  test("a non-executable file or a directory of a candidate's name is passed over; none found says how to install one", () => {
+    const dir = dirWith(["google-chrome"], ["chromium-headless-shell"]);
+    mkdirSync(join(dir, "chromium"));
+    try {
+      expect(findChromium(undefined, { installed: [join(dir, "chromium")], path: dir })).toEqual({ path: join(dir, "google-chrome") });
+      const none = findChromium(undefined, { installed: [], path: "/nonexistent" });
+      expect("problem" in none && none.problem).toContain("no Chromium was found on PATH (looked for chromium-headless-shell, chromium,");
+      expect("problem" in none && none.problem).toContain("apt-get install chromium-headless-shell");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("runner.browser_path wins over everything, and a wrong one is reported, not replaced", () => {
+    const dir = dirWith(["chromium-headless-shell", "my-chrome"]);
+    try {
+      expect(findChromium(join(dir, "my-chrome"), { installed: [join(dir, "chromium-headless-shell")], path: dir })).toEqual({ path: join(dir, "my-chrome") });
+      const wrong = findChromium(join(dir, "missing"), { installed: [join(dir, "chromium-headless-shell")], path: dir });
+      expect("problem" in wrong && wrong.problem).toContain(`runner.browser_path is ${join(dir, "missing")}, which is not an executable file`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

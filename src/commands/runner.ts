@@ -18,7 +18,10 @@ export function registerRunner(program: Command): void {
     .option("--labels <labels>", "comma-separated labels it offers besides its token's (default: SVC_RUNNER_LABELS)")
     .option("--concurrency <n>", "runs at once (default: SVC_RUNNER_CONCURRENCY, else 4)")
     .option("--workers <n>", "worker processes the runs execute in (default: SVC_RUNNER_WORKERS, else the CPU cores)")
-    .option("--browser-path <path>", "Chromium to run browser automations with (default: SVC_RUNNER_BROWSER_PATH, else Chromium's headless shell or chromium found on PATH)")
+    .option(
+      "--browser-path <path>",
+      "Chromium to run browser automations with (default: SVC_RUNNER_BROWSER_PATH, else Chromium's headless shell or chromium found on PATH)",
+    )
     .option("--grace-ms <ms>", "after SIGTERM, how long running runs may finish before they are stopped", "10000")
     .option("--insecure-http", "allow plain http:// to a server that is not this machine (the token and secrets then travel unencrypted)")
     .action(

@@ -1,5 +1,5 @@
 // Finds the machine's Chromium and keeps one shared browser process; every browser run gets a fresh context.
-import { accessSync, constants, existsSync } from "node:fs";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { Browser } from "playwright-core";
 import { log } from "../logging";
@@ -21,26 +21,41 @@ const INSTALLED = ["/usr/lib/chromium/chromium-headless-shell"];
 const INSTALL_HINT =
   "install Chromium on the server (Debian/Ubuntu: apt-get install chromium-headless-shell, or chromium) or set runner.browser_path (SVC_RUNNER_BROWSER_PATH) to a Chromium or Chrome executable";
 
+/** An executable file (a directory is "executable" too, for search). */
 function executable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
-    return true;
+    return statSync(path).isFile();
   } catch {
     return false;
   }
 }
 
-/** The configured path, else Debian's headless shell, else the first of CANDIDATES on PATH. */
-export function findChromium(configured: string | undefined): { path: string } | { problem: string } {
+/** Where Chromium is looked for when runner.browser_path is not set (tests give their own). */
+export interface ChromiumSearch {
+  /** Absolute paths tried first. */
+  installed: readonly string[];
+  /** Directories searched for each of CANDIDATES in turn, like PATH. */
+  path: string;
+}
+
+/**
+ * The configured path, else the first of `installed` (Debian's headless shell), else the first of CANDIDATES
+ * (in that order of preference) found in a directory of PATH.
+ */
+export function findChromium(
+  configured: string | undefined,
+  search: ChromiumSearch = { installed: INSTALLED, path: process.env.PATH ?? "" },
+): { path: string } | { problem: string } {
   if (configured) {
     return existsSync(configured) && executable(configured)
       ? { path: configured }
       : { problem: `runner.browser_path is ${configured}, which is not an executable file: ${INSTALL_HINT}` };
   }
-  for (const p of INSTALLED) if (existsSync(p) && executable(p)) return { path: p };
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (!dir) continue;
-    for (const name of CANDIDATES) {
+  for (const p of search.installed) if (existsSync(p) && executable(p)) return { path: p };
+  const dirs = search.path.split(delimiter).filter(Boolean);
+  for (const name of CANDIDATES) {
+    for (const dir of dirs) {
       const p = join(dir, name);
       if (existsSync(p) && executable(p)) return { path: p };
     }
