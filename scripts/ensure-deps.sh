@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what svc needs to build and test on a machine that has only node/npm:
-# Bun (from the npm registry), the locked dependencies, and Debian's Chromium (its headless shell for browser steps, the browser for UI tests).
+# Bun (from the npm registry), the locked dependencies, and Debian's Chromium (its headless shell for browser
+# steps and UI tests, the full browser as well).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,8 +15,8 @@ fi
 if [ ! -d node_modules ] || [ "${CI:-}" = "true" ]; then
   bun install --frozen-lockfile >&2
 fi
-# Debian packages: chromium-headless-shell (browser steps), chromium (UI tests), firefox-esr (the UI tests in Firefox), wrk (the HTTP
-# benchmarks), shellcheck (install scripts).
+# Debian packages: chromium-headless-shell (browser steps, UI tests), chromium (the full browser, the fallback),
+# firefox-esr (the UI tests in Firefox), wrk (the HTTP benchmarks), shellcheck (install scripts).
 missing=()
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 command -v chromium-headless-shell >/dev/null 2>&1 || missing+=(chromium-headless-shell)

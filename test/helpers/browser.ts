@@ -48,7 +48,7 @@ export class WebClient {
 
 /**
  * The Chromium the UI tests drive: SVC_TEST_CHROMIUM, else Debian's headless shell (the same engine as the full
- * browser, what Playwright runs headless tests on, and about three times faster through the web tests), else the
+ * browser, what Playwright runs headless tests on; the web test files take about three quarters of the time), else the
  * full browser.
  */
 export const TEST_CHROMIUM =
