@@ -199,6 +199,13 @@ test("without a browser, a browser run ends error and says how to install one", 
     expect(run.status).toBe("error");
     expect(run.error).toContain("runner.browser_path is /nonexistent/chromium, which is not an executable file");
     expect(run.error).toContain("apt-get install chromium-headless-shell, or chromium");
+    // /readyz names the problem as well, and the server stays ready: only browser runs need a browser.
+    const ready = await fetch(`${noBrowser.url}/readyz`);
+    expect(ready.status).toBe(200);
+    const workers = ((await ready.json()) as { checks: { workers: Record<string, unknown> } }).checks.workers;
+    expect(workers.ok).toBe(true);
+    expect(workers.browser).toBeNull();
+    expect(workers.browser_problem).toContain("runner.browser_path is /nonexistent/chromium, which is not an executable file");
   } finally {
     await noBrowser.stop();
   }

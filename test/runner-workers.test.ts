@@ -151,6 +151,8 @@ describe("one worker process, two slots", () => {
       expect(uid).toBe(process.getuid?.() ?? uid);
       expect(ready.checks.workers).toMatchObject({ ok: true, isolation: "construction", workers: 1 });
     }
+    // The Chromium the worker found, as the worker itself (its user, its PATH) sees it: Debian's headless shell here.
+    expect(ready.checks.workers.browser).toBe("/usr/lib/chromium/chromium-headless-shell");
   });
 
   test("a run busy past its timeout: its worker is killed and replaced, it ends timed_out, the run beside it ends error, the next run passes", async () => {

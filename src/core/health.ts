@@ -36,6 +36,12 @@ export interface WorkersCheck extends Check {
   replaced: number;
   /** Whether a worker could open the database file when it started (null: not checked). */
   database_readable: boolean | null;
+  /**
+   * The Chromium browser runs start, as a worker found it (null: none found, or no worker ready yet). Without one,
+   * only browser runs fail: the server stays ready, and `browser_problem` says how to install one.
+   */
+  browser: string | null;
+  browser_problem?: string;
 }
 
 /** What readiness needs to know of an engine running in this process. */

@@ -5,7 +5,7 @@ import { closeSync, openSync } from "node:fs";
 import { type RunSpec, RunSpecColumn } from "../core/shared/columns";
 import { readJsonColumnOr } from "../core/shared/json";
 import { setLogLevel } from "../logging";
-import { SharedBrowser } from "./chromium";
+import { findChromium, SharedBrowser } from "./chromium";
 import { type ExecutionSettings, executeRun, type JobProgress, type RunJob } from "./execute-run";
 import { RunAborted } from "./run-attempt";
 import type { FromWorker, ToWorker, WireJob } from "./worker-protocol";
@@ -106,7 +106,14 @@ export function runWorker(): void {
             probeReadable = false;
           }
         }
-        post({ t: "ready", pid: process.pid, uid: process.getuid?.() ?? null, probeReadable, env: Object.keys(process.env) });
+        post({
+          t: "ready",
+          pid: process.pid,
+          uid: process.getuid?.() ?? null,
+          probeReadable,
+          env: Object.keys(process.env),
+          browser: findChromium(m.browserPath),
+        });
       } else if (m.t === "run") start(m.job, m.settings);
       else if (m.t === "abort") running.get(m.id)?.controller.abort(new RunAborted(m.reason));
       else if (m.t === "saved") {

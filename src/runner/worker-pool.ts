@@ -297,6 +297,8 @@ export class WorkerPoolExecutor implements RunExecutor {
   private restartTimer: ReturnType<typeof setTimeout> | null = null;
   private lastProblem: string | null = null;
   private databaseReadable: boolean | null = null;
+  /** The Chromium the workers found when they started, or why they found none. */
+  private browser: { path: string } | { problem: string } | null = null;
   /** In namespace isolation: whether workers have their own PID namespace too. */
   private pidNamespace = false;
 
@@ -423,6 +425,7 @@ export class WorkerPoolExecutor implements RunExecutor {
         this.earlyDeaths = 0;
         this.lastProblem = null;
         this.databaseReadable = m.probeReadable;
+        this.browser = m.browser;
         if (this.isolation !== "construction" && m.probeReadable) {
           this.lastProblem =
             this.isolation === "uid"
@@ -592,6 +595,8 @@ export class WorkerPoolExecutor implements RunExecutor {
       running,
       replaced: this.replaced,
       database_readable: this.databaseReadable,
+      browser: this.browser && "path" in this.browser ? this.browser.path : null,
+      ...(this.browser && "problem" in this.browser ? { browser_problem: this.browser.problem } : {}),
     };
   }
 

@@ -25,7 +25,15 @@ export type ToWorker =
   | { t: "saved"; id: string; seq: number; error: string | null };
 
 export type FromWorker =
-  | { t: "ready"; pid: number; uid: number | null; probeReadable: boolean | null; env: string[] }
+  | {
+      t: "ready";
+      pid: number;
+      uid: number | null;
+      probeReadable: boolean | null;
+      env: string[];
+      /** The Chromium this worker would start for a browser run (findChromium in its own environment). */
+      browser: { path: string } | { problem: string };
+    }
   | { t: "progress"; id: string; progress: JobProgress }
   | { t: "artifact"; id: string; seq: number; file: string; base64: string }
   | { t: "done"; id: string; result: WireResult };
