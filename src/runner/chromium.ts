@@ -1,5 +1,5 @@
 // Finds the machine's Chromium and keeps one shared browser process; every browser run gets a fresh context.
-import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import type { Browser } from "playwright-core";
 import { log } from "../logging";
@@ -21,7 +21,7 @@ const INSTALLED = ["/usr/lib/chromium/chromium-headless-shell"];
 const INSTALL_HINT =
   "install Chromium on the server (Debian/Ubuntu: apt-get install chromium-headless-shell, or chromium) or set runner.browser_path (SVC_RUNNER_BROWSER_PATH) to a Chromium or Chrome executable";
 
-/** An executable file (a directory is "executable" too, for search). */
+/** An existing executable file (a directory is "executable" too, for search). */
 function executable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
@@ -48,16 +48,16 @@ export function findChromium(
   search: ChromiumSearch = { installed: INSTALLED, path: process.env.PATH ?? "" },
 ): { path: string } | { problem: string } {
   if (configured) {
-    return existsSync(configured) && executable(configured)
+    return executable(configured)
       ? { path: configured }
       : { problem: `runner.browser_path is ${configured}, which is not an executable file: ${INSTALL_HINT}` };
   }
-  for (const p of search.installed) if (existsSync(p) && executable(p)) return { path: p };
+  for (const p of search.installed) if (executable(p)) return { path: p };
   const dirs = search.path.split(delimiter).filter(Boolean);
   for (const name of CANDIDATES) {
     for (const dir of dirs) {
       const p = join(dir, name);
-      if (existsSync(p) && executable(p)) return { path: p };
+      if (executable(p)) return { path: p };
     }
   }
   return { problem: `no Chromium was found on PATH (looked for ${CANDIDATES.join(", ")}): ${INSTALL_HINT}` };

@@ -1,9 +1,10 @@
 // Web-application test support: a server with no users yet (first run), a cookie-keeping client of the web
 // routes, and headless Chromium (Debian's headless shell when installed, through playwright-core) with screenshots kept for review.
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import { loadConfig } from "../../config/load";
+import { findChromium } from "../../src/runner/chromium";
 import { type RunningServer, startServer } from "../../src/server";
 import { tempDir } from "./server";
 
@@ -47,13 +48,12 @@ export class WebClient {
 }
 
 /**
- * The Chromium the UI tests drive: SVC_TEST_CHROMIUM, else Debian's headless shell (the same engine as the full
- * browser, what Playwright runs headless tests on; the web test files take about three quarters of the time), else the
- * full browser.
+ * The Chromium the UI tests drive: SVC_TEST_CHROMIUM, else the one browser runs use (findChromium: Debian's headless
+ * shell first, the same engine as the full browser; the web test files take about three quarters of the time with it),
+ * else the full browser.
  */
-export const TEST_CHROMIUM =
-  process.env.SVC_TEST_CHROMIUM ??
-  (existsSync("/usr/lib/chromium/chromium-headless-shell") ? "/usr/lib/chromium/chromium-headless-shell" : "/usr/bin/chromium");
+const found = findChromium(undefined);
+export const TEST_CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? ("path" in found ? found.path : "/usr/bin/chromium");
 
 const LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
 
