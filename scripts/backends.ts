@@ -47,6 +47,7 @@ export const POSTGRES: string[] = [
   "test/code-test-runs.test.ts",
   "test/contract-openapi.test.ts",
   "test/core-call.test.ts",
+  "test/core-claim-order.test.ts",
   "test/core-one-run-secrets.test.ts",
   "test/core-scenarios.test.ts",
   "test/faults-targets.test.ts",

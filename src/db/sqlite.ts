@@ -215,6 +215,23 @@ WHERE id IN (SELECT id FROM turns WHERE ?2 <= 0 OR workspace_turn <= ?2 ORDER BY
 RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
 
 /**
+ * The claim when one project has queued runs (the common case: a team's CI group run) and no workspace cap
+ * applies: what claimInTurns would take, as that project's turns are then its runs oldest first, without ranking
+ * them. A claim of a run or two costs half as much, and of sixteen a third less (claims of a few runs were most of
+ * a run's cost on the server at low concurrency). With no project or several waiting it claims nothing, and the
+ * caller ranks. The project is a subquery, not a parameter: bound, SQLite reads the project's queued runs at twice
+ * the cost.
+ */
+const claimOneProject = (limit: number) => `UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1
+WHERE id IN (
+  SELECT q.id FROM runs q
+  WHERE q.status = 'queued' AND q.project_id = (SELECT MIN(project_id) FROM runs WHERE status = 'queued')
+    AND (SELECT MAX(project_id) FROM runs WHERE status = 'queued') = (SELECT MIN(project_id) FROM runs WHERE status = 'queued')
+    AND ${LOCAL_RUNS}
+  ORDER BY q.created_at, q.position, q.id LIMIT ${limit})
+RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
+
+/**
  * A remote runner's claim, in the same turns as claimInTurns (round-robin across workspaces, then projects, then
  * oldest first), among the runs it may take: of its workspace only (?4, when it has one), whose environment's
  * runner_labels it all has (?5), browser runs only if it can run a browser (?6). It holds them under its lease.
@@ -263,7 +280,9 @@ export class SqliteRunQueue implements RunQueueStore {
 
   async claimQueuedRuns(now: string, limit: number, workspaceCap: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
     const claimed = await holdingConnection(this.db, () => {
-      const runs = cachedStatement<ClaimedRunRow, [string, number]>(this.sqlite, claimInTurns(limitOf(limit))).all(now, workspaceCap);
+      let runs: ClaimedRunRow[] = [];
+      if (workspaceCap <= 0) runs = cachedStatement<ClaimedRunRow, [string]>(this.sqlite, claimOneProject(limitOf(limit))).all(now);
+      if (runs.length === 0) runs = cachedStatement<ClaimedRunRow, [string, number]>(this.sqlite, claimInTurns(limitOf(limit))).all(now, workspaceCap);
       return { runs, environments: this.environmentsOf(runs) };
     });
     if (claimed.runs.length > 0) this.changes.noteWrite();
