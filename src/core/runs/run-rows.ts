@@ -36,6 +36,29 @@ export interface RunnableAutomation {
 
 const EMPTY_SUMMARY = JSON.stringify({ steps: 0, passed: 0, failed: 0, skipped: 0 });
 
+/**
+ * An automation's steps as its runs' snapshots hold them (checked against the steps' schema, then JSON), by the
+ * stored text: checked once per distinct text. A group run reads the same automations at every start, and checking
+ * a thousand automations' steps again was a fifth of the start of a thousand-run group run. Only strings are kept,
+ * so no caller can change what another gets.
+ */
+const snapshotSteps = new Map<string, string>();
+const SNAPSHOT_STEPS_MAX = 5000;
+
+function stepsSnapshot(a: RunnableAutomation): string {
+  const hit = snapshotSteps.get(a.steps);
+  if (hit !== undefined) return hit;
+  const text = JSON.stringify(readJsonColumn(StepsColumn, a.steps, `steps of automation ${a.id}`));
+  if (snapshotSteps.size >= SNAPSHOT_STEPS_MAX) snapshotSteps.clear();
+  snapshotSteps.set(a.steps, text);
+  return text;
+}
+
+/** The run's snapshot: as JSON.stringify of {kind, steps, timeout_ms, retries} writes it, with the steps' JSON as kept. */
+function specText(a: RunnableAutomation): string {
+  return `{"kind":${JSON.stringify(a.kind)},"steps":${stepsSnapshot(a)},"timeout_ms":${JSON.stringify(a.timeout_ms)},"retries":${JSON.stringify(a.retries)}}`;
+}
+
 export function runRow(
   a: RunnableAutomation,
   at: {
@@ -63,12 +86,7 @@ export function runRow(
     schedule_id: o.scheduleId ?? null,
     started_by: o.startedBy ?? null,
     status: at.notRun ? "cancelled" : "queued",
-    spec: JSON.stringify({
-      kind: a.kind,
-      steps: readJsonColumn(StepsColumn, a.steps, `steps of automation ${a.id}`),
-      timeout_ms: a.timeout_ms,
-      retries: a.retries,
-    } satisfies RunSpec),
+    spec: specText(a),
     attempts: "[]",
     started_at: null,
     finished_at: at.notRun ? at.now : null,
