@@ -205,6 +205,9 @@ const rankedInTurns = (queued: { join: string; filter: string }, project: string
       COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn, h.created_at, h.position, h.id) AS workspace_turn
     FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)`;
 
+/** What every claim returns of a run it took: a ClaimedRunRow (src/core/storage.ts). */
+const CLAIMED_COLUMNS = "id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets";
+
 /**
  * The server's claim: up to `limit` queued runs in turns (rankedInTurns). ?2 > 0 caps a workspace's turn (runs
  * beyond it stay queued). Runs whose environment requires runner labels are left to remote runners (LOCAL_RUNS).
@@ -212,7 +215,7 @@ const rankedInTurns = (queued: { join: string; filter: string }, project: string
 const claimInTurns = (limit: number) => `${rankedInTurns({ join: "", filter: LOCAL_RUNS }, "", limit)}
 UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1
 WHERE id IN (SELECT id FROM turns WHERE ?2 <= 0 OR workspace_turn <= ?2 ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
-RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
+RETURNING ${CLAIMED_COLUMNS}`;
 
 /**
  * The claim when one project has queued runs (the common case: a team's CI group run) and no workspace cap
@@ -229,7 +232,7 @@ WHERE id IN (
     AND (SELECT MAX(project_id) FROM runs WHERE status = 'queued') = (SELECT MIN(project_id) FROM runs WHERE status = 'queued')
     AND ${LOCAL_RUNS}
   ORDER BY q.created_at, q.position, q.id LIMIT ${limit})
-RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
+RETURNING ${CLAIMED_COLUMNS}`;
 
 /**
  * A remote runner's claim, in the same turns as claimInTurns (round-robin across workspaces, then projects, then
@@ -247,7 +250,7 @@ const runnerClaimInTurns = (limit: number) => `${rankedInTurns(
 )}
 UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1, runner_id = ?2, lease_expires_at = ?3, runner_started_at = NULL
 WHERE id IN (SELECT id FROM turns ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
-RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
+RETURNING ${CLAIMED_COLUMNS}`;
 
 /** A whole number of runs to write into a statement. */
 const limitOf = (limit: number) => Math.max(1, Math.min(10_000, Math.trunc(limit) || 1));
