@@ -18,14 +18,20 @@ export async function runsCreatedBefore(db: Kysely<DB>, cutoff: string, limit: n
     .execute();
 }
 
-const ENDED: RunStatus[] = ["passed", "failed", "error", "timed_out", "cancelled"];
-
 /**
- * Whether any ended run was created before `cutoff`: a seek per ended status on the (status, created_at) index, so
- * it costs the same on a million runs as on ten (the frequent check of the age limit).
+ * Whether any ended run was created before `cutoff`: a seek on the creation index from the oldest run, which is
+ * ended unless it is still queued or running, so it costs the same on a million runs as on ten (the frequent check
+ * of the age limit).
  */
 export async function anyRunCreatedBefore(db: Kysely<DB>, cutoff: string): Promise<boolean> {
-  const row = await db.selectFrom("runs").select("id").where("status", "in", ENDED).where("created_at", "<", cutoff).limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom("runs")
+    .select("id")
+    .where("created_at", "<", cutoff)
+    .where("status", "not in", ACTIVE)
+    .orderBy("created_at")
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined;
 }
 

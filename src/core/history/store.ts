@@ -1,5 +1,5 @@
 // The run_daily roll-ups and the reads health and history need: every query of src/core/history but retention's.
-import type { Insertable, Kysely, Selectable } from "kysely";
+import { type Insertable, type Kysely, type Selectable, sql } from "kysely";
 import type { DB, RunDailyTable, RunTable } from "../../db/schema";
 import { oneOf } from "../shared/id-lists-store";
 
@@ -37,8 +37,9 @@ export async function unrolledRuns(db: Kysely<DB>, filter: { ids?: string[]; lim
   let q = db
     .selectFrom("runs")
     .select(["id", "project_id", "automation_id", "status", "attempts", "duration_ms", "finished_at", "created_at", "trigger"])
-    .where("rolled_up", "=", 0)
-    // "not in": the planner takes the rolled_up index (an "in" on status would tempt it into the status index).
+    // Written in the statement: the partial index of runs not counted yet (runs_unrolled) serves only `rolled_up = 0`,
+    // which a generic plan (PostgreSQL's prepared statements) cannot prove of a bound value.
+    .where(sql<boolean>`rolled_up = 0`)
     .where("status", "not in", ACTIVE);
   if (filter.ids) {
     if (filter.ids.length === 0) return [];

@@ -1,4 +1,4 @@
-// Counts of runs by status for metrics: one grouped query on the runs_status index, cheap enough per scrape.
+// Counts of runs by status for metrics: one grouped query on the queue index (runs_queue begins with the status), cheap enough per scrape.
 import { RunStatus } from "../../manifest/records";
 import type { RunQueueStore } from "../storage";
 

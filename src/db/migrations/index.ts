@@ -16,6 +16,7 @@ import * as testRuns from "./0014_test_runs";
 import * as sharedLimits from "./0015_shared_limits";
 import * as artifactsInDb from "./0016_artifacts_in_db";
 import * as startedBy from "./0017_started_by";
+import * as leanRunIndexes from "./0018_lean_run_indexes";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   "0015_shared_limits": sharedLimits,
   "0016_artifacts_in_db": artifactsInDb,
   "0017_started_by": startedBy,
+  "0018_lean_run_indexes": leanRunIndexes,
 };
