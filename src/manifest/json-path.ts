@@ -1,20 +1,25 @@
 // JSON paths for assertions and captures: $.a.b, $['a b'], $.items[0], $.items[-1], $.items[*].id, $.items.length.
+import { TextMemo } from "../memo";
+
 type Segment = { key: string } | { index: number } | { all: true };
 
 export class JsonPathError extends Error {}
 
-const parsed = new Map<string, Segment[]>();
+/** Parsed once per distinct path (the same assertions run again and again); callers never change what they get. */
+const parsed = new TextMemo<Segment[]>(5000);
 
 export function parseJsonPath(path: string): Segment[] {
-  const hit = parsed.get(path);
-  if (hit) return hit;
+  return parsed.get(path, () => parseFresh(path));
+}
+
+function parseFresh(path: string): Segment[] {
   const segments: Segment[] = [];
   let i = 0;
   const src = path.trim();
   if (src.startsWith("$")) i = 1;
   else if (src.length > 0 && !src.startsWith(".") && !src.startsWith("[")) {
     // A bare "id" or "items[0]" means "$.id": users often leave the root out.
-    return remember(path, parseJsonPath(`$.${src}`));
+    return parseJsonPath(`$.${src}`);
   }
   while (i < src.length) {
     const c = src[i];
@@ -42,7 +47,7 @@ export function parseJsonPath(path: string): Segment[] {
       throw new JsonPathError(`invalid JSON path "${path}": unexpected "${c}" at ${i}`);
     }
   }
-  return remember(path, segments);
+  return segments;
 }
 
 function findClose(src: string, open: number): number {
@@ -55,12 +60,6 @@ function findClose(src: string, open: number): number {
     else if (ch === "]") return j;
   }
   return -1;
-}
-
-function remember(path: string, segments: Segment[]): Segment[] {
-  if (parsed.size > 5000) parsed.clear();
-  parsed.set(path, segments);
-  return segments;
 }
 
 /** `found: false` when the path leads nowhere; a wildcard yields the array of what each element leads to. */

@@ -2,33 +2,29 @@
 // by the run engine, with every `pattern` and `patternProperties` on the linear-time engine.
 import Ajv, { type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
+import { TextMemo } from "../memo";
 import { ajvLinearRegExp } from "./patterns";
 
 const ajv = new Ajv({ allErrors: false, strict: false, code: { regExp: ajvLinearRegExp } });
 addFormats(ajv);
 
-const cache = new Map<string, ValidateFunction | string>();
-const CACHE_MAX = 500;
+const compiledSchemas = new TextMemo<ValidateFunction | string>(500);
 
 /** The compiled validator, or why the schema cannot be used. */
 export function compileJsonSchema(schema: Record<string, unknown>): ValidateFunction | string {
   const key = JSON.stringify(schema);
-  let entry = cache.get(key);
-  if (entry === undefined) {
+  return compiledSchemas.get(key, () => {
     // A copy: ajv remembers schemas by object, and the caller's object may be changed or kept.
     const own = JSON.parse(key) as Record<string, unknown>;
     try {
-      entry = ajv.compile(own);
+      return ajv.compile(own);
     } catch (e) {
-      entry = `the JSON Schema is invalid: ${(e as Error).message}`;
+      return `the JSON Schema is invalid: ${(e as Error).message}`;
     } finally {
       // Every workspace's schemas share this instance: one schema's `$id` must not clash with another's.
       ajv.removeSchema(own);
     }
-    if (cache.size >= CACHE_MAX) cache.clear();
-    cache.set(key, entry);
-  }
-  return entry;
+  });
 }
 
 /** Why the schema cannot be used, or null. */

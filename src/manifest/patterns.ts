@@ -2,6 +2,7 @@
 // on the server that serves everyone: they are compiled by a linear-time engine with RE2 semantics (re2js), so
 // no pattern can stall the process. What RE2 cannot compile (backreferences, lookaround) is refused when saved.
 import { RE2JS } from "re2js";
+import { TextMemo } from "../memo";
 
 export interface LinearPattern {
   test(subject: string): boolean;
@@ -12,21 +13,17 @@ function toRe2Syntax(source: string): string {
   return source.replace(/(\\*)\\u([0-9A-Fa-f]{4})/g, (whole, slashes: string, hex: string) => (slashes.length % 2 === 1 ? whole : `${slashes}\\x{${hex}}`));
 }
 
-const cache = new Map<string, RE2JS | string>();
+const compiledPatterns = new TextMemo<RE2JS | string>(2000);
 
 function compiled(source: string): RE2JS | string {
-  let entry = cache.get(source);
-  if (entry === undefined) {
+  return compiledPatterns.get(source, () => {
     try {
-      entry = RE2JS.compile(toRe2Syntax(source));
+      return RE2JS.compile(toRe2Syntax(source));
     } catch (e) {
       const reason = (e as Error).message.replace(/^error parsing regexp: /, "");
-      entry = `/${source}/ is not a pattern svc can run (RE2 syntax; no backreferences or lookaround): ${reason}`;
+      return `/${source}/ is not a pattern svc can run (RE2 syntax; no backreferences or lookaround): ${reason}`;
     }
-    if (cache.size > 2000) cache.clear();
-    cache.set(source, entry);
-  }
-  return entry;
+  });
 }
 
 /** Why a pattern cannot be used, or null when it compiles. */

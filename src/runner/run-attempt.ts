@@ -5,6 +5,7 @@ import type { RunSpec } from "../core/runs/operations";
 import { browserStepName, executeBrowserStep, screenshot } from "./browser-step";
 import type { SharedBrowser } from "./chromium";
 import { executeHttpStep, httpStepName } from "./http-step";
+import { TextMemo } from "../memo";
 import { MissingVariableError } from "./interpolation";
 import { openGuardedPage } from "./navigation-guard";
 import { StepFailure, type StepContext, type StepResult } from "./step-result";
@@ -28,17 +29,11 @@ export class RunAborted extends Error {
 type Validated = { steps: Step[] } | { problem: string };
 
 /** Keyed by the stored snapshot: re-running an automation does not validate the same steps again. */
-const validated = new Map<string, Validated>();
-const VALIDATED_MAX = 5000;
+const validated = new TextMemo<Validated>(5000);
 
 /** Steps were validated when saved; a snapshot that no longer parses (an older format, a bad import) is an error run. */
 export function validateSteps(spec: RunSpec, specText: string): Validated {
-  const hit = validated.get(specText);
-  if (hit) return hit;
-  const result = validateFresh(spec);
-  if (validated.size >= VALIDATED_MAX) validated.clear();
-  validated.set(specText, result);
-  return result;
+  return validated.get(specText, () => validateFresh(spec));
 }
 
 function validateFresh(spec: RunSpec): Validated {

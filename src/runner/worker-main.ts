@@ -2,26 +2,12 @@
 // back their progress, screenshots and outcomes. It holds no database handle, gets no configuration but what the
 // init message carries, and stops when its parent goes away (the IPC channel closes).
 import { closeSync, openSync } from "node:fs";
-import { type RunSpec, RunSpecColumn } from "../core/shared/columns";
-import { readJsonColumnOr } from "../core/shared/json";
+import { readRunSpec } from "../core/shared/columns";
 import { setLogLevel } from "../logging";
 import { findChromium, SharedBrowser } from "./chromium";
 import { type ExecutionSettings, executeRun, type JobProgress, type RunJob } from "./execute-run";
 import { RunAborted } from "./run-attempt";
 import type { FromWorker, ToWorker, WireJob } from "./worker-protocol";
-
-/** Snapshots parsed once per distinct text: a group run sends the same automations again and again. */
-const specs = new Map<string, RunSpec | null>();
-const SPECS_MAX = 5000;
-
-function parseSpec(text: string): RunSpec | null {
-  const hit = specs.get(text);
-  if (hit !== undefined) return hit;
-  const spec: RunSpec | null = readJsonColumnOr(RunSpecColumn, text, null);
-  if (specs.size >= SPECS_MAX) specs.clear();
-  specs.set(text, spec);
-  return spec;
-}
 
 /** Runs quicker than this send no progress: their outcome follows at once. */
 const PROGRESS_AFTER_MS = 500;
@@ -60,7 +46,7 @@ export function runWorker(): void {
 
   const start = (wire: WireJob, settings: ExecutionSettings) => {
     const { specReadable, ...rest } = wire;
-    const job: RunJob = { ...rest, spec: specReadable ? parseSpec(wire.specText) : null };
+    const job: RunJob = { ...rest, spec: specReadable ? readRunSpec(wire.specText) : null };
     const r: Running = { controller: new AbortController(), started: performance.now(), progress: null, progressTimer: null };
     running.set(job.id, r);
     const sendProgress = () => {

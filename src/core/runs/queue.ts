@@ -4,7 +4,7 @@ import { recordEndedRuns, recordFinishedRuns } from "../alerts/state";
 import type { Core } from "../context";
 import { protectedHosts } from "../environments/protection";
 import { openSecrets } from "../environments/secrets";
-import { RunSpecColumn, StringList, StringMap } from "../shared/columns";
+import { readRunSpec, StringList, StringMap } from "../shared/columns";
 import { takeOneRunSecrets } from "./one-run-secrets";
 import { advanceSequentialGroupRuns } from "./sequence";
 import { readJsonColumnOr } from "../shared/json";
@@ -89,17 +89,6 @@ export function runEnvironment(core: Core, e: StoredEnvironment): RunEnvironment
   };
 }
 
-/** Snapshots read once per distinct text: the same automations are run again and again (group runs, schedules). */
-const specs = new Map<string, RunSpec | null>();
-function readSpec(text: string): RunSpec | null {
-  const hit = specs.get(text);
-  if (hit !== undefined) return hit;
-  const spec: RunSpec | null = readJsonColumnOr(RunSpecColumn, text, null);
-  if (specs.size >= 5000) specs.clear();
-  specs.set(text, spec);
-  return spec;
-}
-
 /**
  * Marks up to `limit` queued runs `running` in one statement, so no two workers get the same run. Fair between
  * workspaces: one workspace's backlog never holds another's run for more than one slot's turn (see the store),
@@ -124,7 +113,7 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
     automationId: r.automation_id,
     automationName: r.automation_name,
     startedAt: r.started_at,
-    spec: readSpec(r.spec),
+    spec: readRunSpec(r.spec),
     specText: r.spec,
     environmentId: r.environment_id,
     environment,

@@ -4,6 +4,7 @@ import type { RunTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { Trigger } from "../context";
 import { type RunSpec, StepsColumn } from "../shared/columns";
+import { TextMemo } from "../../memo";
 import { readJsonColumn } from "../shared/json";
 
 export type RunRow = Selectable<RunTable>;
@@ -42,16 +43,10 @@ const EMPTY_SUMMARY = JSON.stringify({ steps: 0, passed: 0, failed: 0, skipped: 
  * a thousand automations' steps again was a fifth of the start of a thousand-run group run. Only strings are kept,
  * so no caller can change what another gets.
  */
-const snapshotSteps = new Map<string, string>();
-const SNAPSHOT_STEPS_MAX = 5000;
+const snapshotSteps = new TextMemo<string>(5000);
 
 function stepsSnapshot(a: RunnableAutomation): string {
-  const hit = snapshotSteps.get(a.steps);
-  if (hit !== undefined) return hit;
-  const text = JSON.stringify(readJsonColumn(StepsColumn, a.steps, `steps of automation ${a.id}`));
-  if (snapshotSteps.size >= SNAPSHOT_STEPS_MAX) snapshotSteps.clear();
-  snapshotSteps.set(a.steps, text);
-  return text;
+  return snapshotSteps.get(a.steps, () => JSON.stringify(readJsonColumn(StepsColumn, a.steps, `steps of automation ${a.id}`)));
 }
 
 /** The run's snapshot: as JSON.stringify of {kind, steps, timeout_ms, retries} writes it, with the steps' JSON as kept. */

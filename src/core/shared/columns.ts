@@ -2,6 +2,8 @@
 import { z } from "zod";
 import { AutomationKind, type Step } from "../../manifest/automation-format";
 import { FeatureTarget, Generation, GenerationWarning, GroupRun, Project, RunStatus, RunSummary, StepResult } from "../../manifest/records";
+import { TextMemo } from "../../memo";
+import { readJsonColumnOr } from "./json";
 
 export const StringList = z.array(z.string());
 export const StringMap = z.record(z.string(), z.string());
@@ -46,3 +48,13 @@ export const SummaryColumn = RunSummary;
 export const ResultsColumn = z.object({ steps: z.array(StepResult).optional(), artifacts: z.array(z.string()).optional() });
 /** group_runs.summary: the summary stored with its verdict when it ended. */
 export const GroupSummaryColumn = GroupRun.shape.summary;
+
+/**
+ * A run's snapshot from its stored text, read once per distinct text (the same automations run again and again:
+ * group runs, schedules); null when it is damaged (the run then fails on its own and says why). Callers share what
+ * they get and never change it.
+ */
+const runSpecs = new TextMemo<RunSpec | null>(5000);
+export function readRunSpec(text: string): RunSpec | null {
+  return runSpecs.get(text, () => readJsonColumnOr(RunSpecColumn, text, null));
+}
