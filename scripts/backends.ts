@@ -59,6 +59,7 @@ export const POSTGRES: string[] = [
   "test/generation-openapi-petstore.test.ts",
   "test/generation-openapi.test.ts",
   "test/generation-run.test.ts",
+  "test/history-dailies.test.ts",
   "test/history-health.test.ts",
   "test/history-retention.test.ts",
   "test/http-bodies.test.ts",

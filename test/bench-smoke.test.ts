@@ -24,6 +24,10 @@ describe("benchmarks (smoke runs)", () => {
     expect(out).toMatch(/concurrency +4, round 1 \(cold\): .* 50\/50 runs passed, 50\/50 step results with 3 assertions recorded/);
     expect(out).toMatch(/concurrency +4: median \d+ checks\/s \(\d+\.\d\dx bare\), .*server's own wall/);
   });
+  test("bench/run-recording.ts starts, claims and finishes a group run in one process and prints the CPU per check", async () => {
+    const out = await smoke("bench/run-recording.ts");
+    expect(out).toMatch(/round 2 \(warm\): start [\d.]+ ms, claims [\d.]+ ms, finishes [\d.]+ ms; 100 runs, CPU \d+ µs\/check/);
+  }, 120_000);
 
   test("bench/retention.ts prunes by age and by count in batches, keeping the roll-ups", async () => {
     const out = await smoke("bench/retention.ts");

@@ -7,9 +7,9 @@ import type { AlertChannelTable, DB } from "../../db/schema";
 import { newId } from "../../security/ids";
 import { configuredAddress } from "../address";
 import type { Core } from "../context";
-import { isFlaky } from "../runs/operations";
+import { passedAfterRetry } from "../history/operations";
 import { deriveGroupStatus } from "../runs/operations";
-import { AttemptsColumn, StringList } from "../shared/columns";
+import { StringList } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
 import type { FinishedRun } from "../storage";
 import * as store from "./store";
@@ -178,7 +178,7 @@ export async function recordFinishedRuns(core: Core, db: Kysely<DB>, runs: Ended
     if (r.group_run_id !== null && !batch.has(r.group_run_id)) continue;
     // A test run (svc test) belongs to no saved automation: it moves no alert state.
     if (r.trigger === "test") continue;
-    const next = stateOf(r.status, isFlaky(r.status, readJsonColumnOr(AttemptsColumn, r.attempts, [])));
+    const next = stateOf(r.status, passedAfterRetry(r.status, r.attempts));
     if (next === null) continue;
     const subject: Subject = {
       key: `automation:${r.automation_id}:${r.environment_id ?? "-"}`,
@@ -196,7 +196,7 @@ export async function recordFinishedRuns(core: Core, db: Kysely<DB>, runs: Ended
     if (of === null) continue;
     const status = deriveGroupStatus(of.map((m) => m.status));
     if (status === "queued" || status === "running") continue;
-    const flaky = of.some((m) => isFlaky(m.status, readJsonColumnOr(AttemptsColumn, m.attempts, [])));
+    const flaky = of.some((m) => passedAfterRetry(m.status, m.attempts));
     const next = stateOf(status, flaky);
     if (next === null) continue;
     const envs = [...new Set(of.map((m) => m.environment_id))];

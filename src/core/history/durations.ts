@@ -5,6 +5,16 @@ const LOG = Math.log(RATIO);
 
 export type Histogram = Record<string, number>;
 
+/** A stored histogram's value; a damaged one (not JSON, or not an object) counts as empty. */
+export function readHistogram(json: string): Histogram {
+  try {
+    const v = JSON.parse(json);
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Histogram) : {};
+  } catch {
+    return {};
+  }
+}
+
 export const bucketOf = (ms: number): number => Math.floor(Math.log(Math.max(0, ms) + 1) / LOG);
 
 /** The value a bucket stands for: its geometric middle. */

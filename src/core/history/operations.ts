@@ -7,7 +7,7 @@ import type { Core } from "../context";
 import type { Handler } from "../handler";
 import { resolveAutomation, resolveProject } from "../scope";
 import type { FinishedRun } from "../storage";
-import { addDuration, type Histogram, mergeInto, percentile } from "./durations";
+import { addDuration, type Histogram, mergeInto, percentile, readHistogram } from "./durations";
 import * as store from "./store";
 
 type O = typeof ops;
@@ -20,26 +20,21 @@ export const dayOf = (t: number | string): string =>
 /** The first day of the `days` days that end today (UTC). */
 const firstDay = (days: number, now = Date.now()) => dayOf(now - (days - 1) * DAY_MS);
 
+const FIRST_ATTEMPT_PASSED = /^\[\{"attempt":1,"status":"passed","error":null,"message":null,"duration_ms":\d+\}\]$/;
+
 /**
  * Passed only after a failed attempt (flaky), from the stored attempts. Read without the column's schema (runs end,
  * and group runs settle, by the thousand): a list that is not one counts as no retry.
  */
 export const passedAfterRetry = (status: string, attemptsJson: string): boolean => {
   if (status !== "passed") return false;
+  // One attempt that passed, as finishRuns writes it: the common case, told without parsing.
+  if (FIRST_ATTEMPT_PASSED.test(attemptsJson)) return false;
   try {
     const attempts: unknown = JSON.parse(attemptsJson);
     return Array.isArray(attempts) && attempts.some((a) => typeof a?.status === "string" && a.status !== "passed");
   } catch {
     return false;
-  }
-};
-
-const histogramOf = (json: string): Histogram => {
-  try {
-    const v = JSON.parse(json);
-    return v && typeof v === "object" && !Array.isArray(v) ? (v as Histogram) : {};
-  } catch {
-    return {};
   }
 };
 
@@ -75,38 +70,24 @@ export type CountedRun = Pick<
  * counted (the statement that finishes runs does it as it finishes them, and finishRuns calls this with them).
  */
 export async function countInDailies(trx: Kysely<DB>, runs: CountedRun[]): Promise<void> {
-  const days = new Map<string, Selectable<RunDailyTable> & { hist: Histogram; known: boolean }>();
-  // The roll-ups these runs add to, read in one query (a group run's batch touches as many automations as runs).
+  const days = new Map<string, store.DailyIncrement>();
   // Cancelled runs and test runs (svc test: no saved automation) are marked, not counted.
-  const counted = runs.filter((r) => r.status !== "cancelled" && r.trigger !== "test");
-  const existing = new Map(
-    (await store.dailiesOf(trx, [...new Set(counted.map((r) => r.automation_id))], [...new Set(counted.map((r) => dayOf(r.finished_at ?? r.created_at)))])).map(
-      (d) => [`${d.automation_id} ${d.day}`, d],
-    ),
-  );
-  for (const r of counted) {
+  for (const r of runs) {
+    if (r.status === "cancelled" || r.trigger === "test") continue;
     const day = dayOf(r.finished_at ?? r.created_at);
     const key = `${r.automation_id} ${day}`;
     let d = days.get(key);
     if (!d) {
-      const found = existing.get(key);
-      d = found
-        ? { ...found, hist: histogramOf(found.durations), known: true }
-        : { automation_id: r.automation_id, day, project_id: r.project_id, runs: 0, passed: 0, failed: 0, flaky: 0, durations: "{}", hist: {}, known: false };
+      d = { automation_id: r.automation_id, day, project_id: r.project_id, runs: 0, passed: 0, failed: 0, flaky: 0, durations: {} };
       days.set(key, d);
     }
     d.runs++;
     if (r.status === "passed") d.passed++;
     else d.failed++;
     if (passedAfterRetry(r.status, r.attempts)) d.flaky++;
-    if (r.duration_ms !== null) addDuration(d.hist, r.duration_ms);
+    if (r.duration_ms !== null) addDuration(d.durations, r.duration_ms);
   }
-  // Written whole (the counts read above plus these runs'), many rows per statement.
-  if (days.size === 0) return;
-  await store.writeDailies(
-    trx,
-    [...days.values()].map(({ hist, known: _, ...d }) => ({ ...d, durations: JSON.stringify(hist) })),
-  );
+  await store.addToDailies(trx, [...days.values()]);
 }
 
 export type Health = {
@@ -169,7 +150,7 @@ export function historyOf(rows: Selectable<RunDailyTable>[], days: number, now =
   let failed = 0;
   for (const r of rows) {
     const d = byDay.get(r.day) ?? { runs: 0, passed: 0, failed: 0, hist: {} };
-    const h = histogramOf(r.durations);
+    const h = readHistogram(r.durations);
     d.runs += r.runs;
     d.passed += r.passed;
     d.failed += r.failed;

@@ -1,7 +1,9 @@
 // The run_daily roll-ups and the reads health and history need: every query of src/core/history but retention's.
-import { type Insertable, type Kysely, type Selectable, sql } from "kysely";
+import { CompiledQuery, type Insertable, type Kysely, type Selectable, sql } from "kysely";
 import type { DB, RunDailyTable, RunTable } from "../../db/schema";
 import { oneOf } from "../shared/id-lists-store";
+import { sqlDialect } from "../storage";
+import { type Histogram, mergeInto, readHistogram } from "./durations";
 
 type RunStatus = Selectable<RunTable>["status"];
 const ACTIVE: RunStatus[] = ["queued", "running"];
@@ -60,7 +62,7 @@ export async function markRolledUp(db: Kysely<DB>, ids: string[]): Promise<void>
 }
 
 /** The roll-ups of these automations on these days (a superset of the pairs wanted: the caller picks). */
-export async function dailiesOf(db: Kysely<DB>, automationIds: string[], days: string[]): Promise<Selectable<RunDailyTable>[]> {
+async function dailiesOf(db: Kysely<DB>, automationIds: string[], days: string[]): Promise<Selectable<RunDailyTable>[]> {
   const out: Selectable<RunDailyTable>[] = [];
   for (let i = 0; i < automationIds.length; i += CHUNK) {
     out.push(
@@ -75,8 +77,69 @@ export async function dailiesOf(db: Kysely<DB>, automationIds: string[], days: s
   return out;
 }
 
-/** Roll-ups as they now stand, new or not, many rows per statement (under SQLite's limit on bound parameters). */
-export async function writeDailies(db: Kysely<DB>, rows: Insertable<RunDailyTable>[]): Promise<void> {
+/** Counts to add to one automation's roll-up of one day: `durations` is a histogram of the durations added. */
+export type DailyIncrement = Omit<Insertable<RunDailyTable>, "durations"> & { durations: Histogram };
+
+/** Rows per upsert: 8 parameters each, well under SQLite's limit on bound parameters. */
+const UPSERT_CHUNK = 100;
+/** The upsert for `n` rows, by its size: written once (a query builder makes a frozen node per value). */
+const upserts = new Map<number, string>();
+
+/**
+ * On SQLite the upsert adds the counts and merges the histograms in the statement itself (a damaged stored histogram
+ * counts as empty), so a batch of runs of as many automations costs no read and no JSON in JavaScript; the statement
+ * is written once per size and only given values.
+ */
+function sqliteUpsert(n: number): string {
+  let text = upserts.get(n);
+  if (text === undefined) {
+    text = `INSERT INTO run_daily (automation_id, day, project_id, runs, passed, failed, flaky, durations) VALUES ${Array.from({ length: n }, () => "(?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
+ON CONFLICT (automation_id, day) DO UPDATE SET runs = run_daily.runs + excluded.runs, passed = run_daily.passed + excluded.passed,
+  failed = run_daily.failed + excluded.failed, flaky = run_daily.flaky + excluded.flaky,
+  durations = (SELECT COALESCE(json_group_object(key, n), '{}') FROM (SELECT key, SUM(value) AS n FROM (
+    SELECT key, value FROM json_each(CASE WHEN json_valid(run_daily.durations) AND json_type(run_daily.durations) = 'object' THEN run_daily.durations ELSE '{}' END)
+    UNION ALL SELECT key, value FROM json_each(excluded.durations)) GROUP BY key))`;
+    upserts.set(n, text);
+  }
+  return text;
+}
+
+/**
+ * Adds runs' counts to their roll-ups (one increment per automation and day). On PostgreSQL the roll-ups are read,
+ * added to and written whole, many rows per statement.
+ */
+export async function addToDailies(db: Kysely<DB>, increments: DailyIncrement[]): Promise<void> {
+  if (increments.length === 0) return;
+  if (sqlDialect(db) === "sqlite") {
+    for (let i = 0; i < increments.length; i += UPSERT_CHUNK) {
+      const chunk = increments.slice(i, i + UPSERT_CHUNK);
+      const parameters: unknown[] = [];
+      for (const d of chunk) parameters.push(d.automation_id, d.day, d.project_id, d.runs, d.passed, d.failed, d.flaky, JSON.stringify(d.durations));
+      await db.executeQuery(CompiledQuery.raw(sqliteUpsert(chunk.length), parameters));
+    }
+    return;
+  }
+  const existing = new Map(
+    (await dailiesOf(db, [...new Set(increments.map((d) => d.automation_id))], [...new Set(increments.map((d) => d.day))])).map((d) => [
+      `${d.automation_id} ${d.day}`,
+      d,
+    ]),
+  );
+  const rows = increments.map((d) => {
+    const found = existing.get(`${d.automation_id} ${d.day}`);
+    if (!found) return { ...d, durations: JSON.stringify(d.durations) };
+    const hist = readHistogram(found.durations);
+    mergeInto(hist, d.durations);
+    return {
+      ...d,
+      runs: found.runs + d.runs,
+      passed: found.passed + d.passed,
+      failed: found.failed + d.failed,
+      flaky: found.flaky + d.flaky,
+      durations: JSON.stringify(hist),
+    };
+  });
+  // Written whole, many rows per statement (under SQLite's limit on bound parameters).
   for (let i = 0; i < rows.length; i += CHUNK / 2) {
     await db
       .insertInto("run_daily")

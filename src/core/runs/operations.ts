@@ -5,10 +5,10 @@ import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import { conflict, invalid, notFound } from "../../manifest/errors";
 import { StartedBy, TERMINAL_RUN_STATUSES } from "../../manifest/records";
-import type { OpContext } from "../context";
+import type { Core, OpContext } from "../context";
 import type { Handler } from "../handler";
 import { AttemptsColumn, GroupSummaryColumn, ResultsColumn, type RunSpec, RunSpecColumn, StringList, StringMap, SummaryColumn } from "../shared/columns";
-import { readJsonColumn, readJsonColumnOr } from "../shared/json";
+import { readJsonColumn, readJsonColumnOr, readSharedJsonColumn, readSharedJsonColumnOr } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { passedAfterRetry } from "../history/operations";
@@ -43,7 +43,7 @@ function maxAttempts(row: ListedRun): number {
 }
 
 /** Who or what started a run or group run, as kept with it (null for those started before it was kept). */
-const startedBy = (text: string | null) => (text === null ? null : readJsonColumnOr(StartedBy, text, null));
+const startedBy = (text: string | null) => (text === null ? null : readSharedJsonColumnOr(StartedBy, text, null));
 
 /** What a run started by this request keeps as its starter: the schedule, the assistant, the key, the operator or the person. */
 export async function startedByOf(ctx: OpContext, db: Kysely<DB>, scheduleId: string | null | undefined): Promise<string> {
@@ -65,7 +65,7 @@ export async function startedByOf(ctx: OpContext, db: Kysely<DB>, scheduleId: st
 export function toRun(row: ListedRun, withSteps: boolean) {
   const results = withSteps && row.results !== undefined ? readJsonColumn(ResultsColumn, row.results, `results of run ${row.id}`) : {};
   // Runs recorded before attempts carried a message still say what went wrong when they errored.
-  const attempts = readJsonColumn(AttemptsColumn, row.attempts, `attempts of run ${row.id}`).map((a) => ({
+  const attempts = readSharedJsonColumn(AttemptsColumn, row.attempts, `attempts of run ${row.id}`).map((a) => ({
     attempt: a.attempt,
     status: a.status,
     error: a.error,
@@ -86,15 +86,15 @@ export function toRun(row: ListedRun, withSteps: boolean) {
     started_at: row.started_at,
     finished_at: row.finished_at,
     duration_ms: row.duration_ms,
-    summary: readJsonColumn(SummaryColumn, row.summary, `summary of run ${row.id}`),
+    summary: readSharedJsonColumn(SummaryColumn, row.summary, `summary of run ${row.id}`),
     error: row.error,
     attempts,
     max_attempts: maxAttempts(row),
     flaky: isFlaky(row.status, attempts),
     quarantined: row.quarantined === 1,
-    variables: readJsonColumn(StringMap, row.variables, `variables of run ${row.id}`),
-    one_run_secrets: readJsonColumn(StringList, row.one_run_secrets, `one_run_secrets of run ${row.id}`),
-    metadata: readJsonColumn(StringMap, row.metadata, `metadata of run ${row.id}`),
+    variables: readSharedJsonColumn(StringMap, row.variables, `variables of run ${row.id}`),
+    one_run_secrets: readSharedJsonColumn(StringList, row.one_run_secrets, `one_run_secrets of run ${row.id}`),
+    metadata: readSharedJsonColumn(StringMap, row.metadata, `metadata of run ${row.id}`),
     ...(withSteps ? { steps: results.steps ?? [], artifacts: results.artifacts ?? [] } : {}),
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -202,10 +202,7 @@ export async function cancelRunsWhere(
     active.map((r) => r.group_run_id).filter((id): id is string => id !== null),
     "not run: an earlier run of the sequential group run was cancelled",
   );
-  await settleGroupRuns(
-    trx,
-    active.map((r) => r.id),
-  );
+  await settleGroupRuns(trx, [...new Set(active.flatMap((r) => (r.group_run_id === null ? [] : [r.group_run_id])))]);
   return active.length;
 }
 
@@ -491,9 +488,15 @@ async function groupMembers(db: Kysely<DB>, groupRunIds: string[]): Promise<(Gro
   }));
 }
 
-/** Stores the verdict of each group run of these runs whose last run has ended (once; later reads use it). */
-export async function settleGroupRuns(db: Kysely<DB>, runIds: string[]): Promise<void> {
-  const groups = await store.unsettledGroupRuns(db, await store.groupRunIdsOfRuns(db, runIds));
+/** The group runs of these runs (`groupRunIds` when the caller knows them) whose verdict is not stored yet. */
+export async function unsettledGroupRunsOf(core: Core, runIds: string[], groupRunIds?: string[]): Promise<GroupRunRow[]> {
+  return store.unsettledGroupRuns(core.db, groupRunIds ?? (await store.groupRunIdsOfRuns(core.db, runIds)));
+}
+
+/** Stores the verdict of each of these group runs whose last run has ended (once; later reads use it). */
+export async function settleGroupRuns(db: Kysely<DB>, groupRunIds: string[]): Promise<void> {
+  // Read again: a sequential group run may have queued its next run since the caller looked.
+  const groups = await store.unsettledGroupRuns(db, groupRunIds);
   for (const g of groups) {
     // Most batches end runs of a group run that goes on: two index probes say so without reading its runs.
     if (pendingOf(g) > 0 || (await store.groupRunHasOpenRuns(db, g.id, g.project_id))) continue;

@@ -9,10 +9,10 @@ import { takeOneRunSecrets } from "./one-run-secrets";
 import { advanceSequentialGroupRuns } from "./sequence";
 import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
-import type { ClaimedRunRow, StoredEnvironment } from "../storage";
+import type { ClaimedRunRow, FinishedRun, StoredEnvironment } from "../storage";
 import type { RunSpec } from "../shared/columns";
 import { countInDailies, rollUpRuns } from "../history/operations";
-import { settleGroupRuns } from "./operations";
+import { settleGroupRuns, unsettledGroupRunsOf } from "./operations";
 import * as store from "./store";
 
 export type FinalRunStatus = "passed" | "failed" | "error" | "timed_out" | "cancelled";
@@ -205,10 +205,10 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
     attemptsJson: JSON.stringify(o.attempts),
   }));
   let queued = 0;
-  const rolledUp = new Set<string>();
+  let finishedRows: FinishedRun[] = [];
   await core.queue.finishRuns(t, rows, async (trx, finished) => {
     queued = await recordFinishedRuns(core, trx, finished, t);
-    for (const r of finished) rolledUp.add(r.id);
+    finishedRows = finished;
     // Counted in the same transaction: a run read as ended is already in its automation's health and history.
     await countInDailies(trx, finished);
   });
@@ -217,10 +217,15 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
     rows.map((r) => r.id),
   );
   if (queued > 0) core.events.emit("alertsQueued");
+  const rolledUp = new Set(finishedRows.map((r) => r.id));
+  // The finishing statement named every run's group run, unless some were not finished by it (cancelled meanwhile).
+  const groupRunIds =
+    finishedRows.length === outcomes.length ? [...new Set(finishedRows.flatMap((r) => (r.group_run_id === null ? [] : [r.group_run_id])))] : undefined;
   await afterRunsEnded(
     core,
     outcomes.map((o) => o.id),
     rolledUp,
+    groupRunIds,
   );
 }
 
@@ -238,20 +243,28 @@ export async function runsEndedElsewhere(core: Core, runIds: string[], alertsWri
 
 /**
  * What follows runs ending: the next run of their sequential group runs (or their stop), their daily roll-ups and
- * health, their group runs' verdicts, and retention's notice.
+ * health, their group runs' verdicts, and retention's notice. `groupRunIds`: the group runs of these runs, when the
+ * caller knows them (else they are read).
  */
-export async function afterRunsEnded(core: Core, runIds: string[], rolledUp: ReadonlySet<string> = new Set()): Promise<void> {
-  // A sequential group run that ends here (stopped, or nothing left to queue) moves its alert state then.
-  let alerts = 0;
-  const queued = await advanceSequentialGroupRuns(core, runIds, async (trx, runId) => {
-    alerts += await recordEndedRuns(core, trx, [runId], nowIso());
-  });
-  if (queued) core.events.emit("runQueued");
-  if (alerts > 0) core.events.emit("alertsQueued");
+export async function afterRunsEnded(core: Core, runIds: string[], rolledUp: ReadonlySet<string> = new Set(), groupRunIds?: string[]): Promise<void> {
+  const groupRuns = await unsettledGroupRunsOf(core, runIds, groupRunIds);
+  // Only a sequential group run has automations yet to queue: most batches end runs of none.
+  if (groupRuns.some((g) => g.pending !== "[]")) {
+    // A sequential group run that ends here (stopped, or nothing left to queue) moves its alert state then.
+    let alerts = 0;
+    const queued = await advanceSequentialGroupRuns(core, runIds, async (trx, runId) => {
+      alerts += await recordEndedRuns(core, trx, [runId], nowIso());
+    });
+    if (queued) core.events.emit("runQueued");
+    if (alerts > 0) core.events.emit("alertsQueued");
+  }
   // Runs the finishing transaction counted already need no second look.
   const unrolled = runIds.filter((id) => !rolledUp.has(id));
   if (unrolled.length > 0) await rollUpRuns(core.db, { ids: unrolled });
-  await settleGroupRuns(core.db, runIds);
+  await settleGroupRuns(
+    core.db,
+    groupRuns.map((g) => g.id),
+  );
   core.events.emit("runsEnded", runIds);
 }
 

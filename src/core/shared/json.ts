@@ -2,8 +2,38 @@
 // the column, never a silently wrong answer (no steps, no variables) that looks like real data.
 import type { z } from "zod";
 import { AppError } from "../../manifest/errors";
+import { TextMemo } from "../../memo";
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+/**
+ * Short texts recur (`[]`, `{}`, a new run's summary, its starter): each schema keeps what its short texts parse to
+ * for readers that only answer them (readSharedJsonColumn), deeply frozen so that none can change what the next one
+ * gets. Listing a thousand runs parsed the same few texts thousands of times.
+ */
+const SHORT_TEXT = 256;
+const parsedShort = new WeakMap<z.ZodType, TextMemo<Parsed<unknown>>>();
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+function parseShared<S extends z.ZodType>(schema: S, text: string): Parsed<z.output<S>> {
+  if (text.length > SHORT_TEXT) return parseStored(schema, text);
+  let memo = parsedShort.get(schema);
+  if (!memo) {
+    memo = new TextMemo(1000);
+    parsedShort.set(schema, memo);
+  }
+  return memo.get(text, () => {
+    const parsed = parseStored(schema, text);
+    return parsed.ok ? { ok: true, value: deepFreeze(parsed.value) } : parsed;
+  }) as Parsed<z.output<S>>;
+}
 
 function parseStored<S extends z.ZodType>(schema: S, text: string): Parsed<z.output<S>> {
   let raw: unknown;
@@ -44,5 +74,21 @@ export function readJsonColumnOr<S extends z.ZodType>(schema: S, text: string, f
 export function readJsonColumnOr<S extends z.ZodType>(schema: S, text: string, fallback: null): z.output<S> | null;
 export function readJsonColumnOr<S extends z.ZodType>(schema: S, text: string, fallback: z.output<S> | null): z.output<S> | null {
   const parsed = parseStored(schema, text);
+  return parsed.ok ? parsed.value : fallback;
+}
+
+/**
+ * As readJsonColumn, for a reader that only answers the value (a run as the API shows it): a short text's value is
+ * shared between readers and frozen.
+ */
+export function readSharedJsonColumn<S extends z.ZodType>(schema: S, text: string, where: string): z.output<S> {
+  const parsed = parseShared(schema, text);
+  if (!parsed.ok) throw new DamagedColumnError(where, parsed.problem);
+  return parsed.value;
+}
+
+/** As readJsonColumnOr, for a reader that only answers the value (see readSharedJsonColumn). */
+export function readSharedJsonColumnOr<S extends z.ZodType>(schema: S, text: string, fallback: null): z.output<S> | null {
+  const parsed = parseShared(schema, text);
   return parsed.ok ? parsed.value : fallback;
 }
