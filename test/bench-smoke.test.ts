@@ -28,6 +28,11 @@ describe("benchmarks (smoke runs)", () => {
     const out = await smoke("bench/run-recording.ts");
     expect(out).toMatch(/round 2 \(warm\): start [\d.]+ ms, claims [\d.]+ ms, finishes [\d.]+ ms; 100 runs, CPU \d+ µs\/check/);
   }, 120_000);
+  test("bench/worker-check.ts prints a run worker's CPU per check beside a bare fetch loop", async () => {
+    const out = await smoke("bench/worker-check.ts");
+    expect(out).toMatch(/median CPU per check: bare [\d.]+ µs, executeRun [\d.]+ µs, executeRun\/bare [\d.]+/);
+    expect(out).toMatch(/median CPU per check of the worker process: [\d.]+ µs/);
+  }, 120_000);
 
   test("bench/retention.ts prunes by age and by count in batches, keeping the roll-ups", async () => {
     const out = await smoke("bench/retention.ts");

@@ -80,6 +80,11 @@ function jsonPrefix(v: unknown, max: number): { text: string; cut: boolean } {
 
 const show = (v: unknown): string => {
   if (v === undefined) return "nothing";
+  // A number, a boolean or a short string is its JSON as it is: what jsonPrefix would write, without its walk.
+  if (v === null || typeof v !== "object") {
+    const text = JSON.stringify(v) ?? "null";
+    if (text.length <= 200) return text;
+  }
   const { text, cut } = jsonPrefix(v, 200);
   return cut ? `${text}…` : text;
 };
@@ -113,11 +118,20 @@ function capActual(v: unknown): unknown {
   return v;
 }
 
+const COMPARE: [keyof Ops, string, (a: number, b: number) => boolean][] = [
+  ["gt", ">", (a, b) => a > b],
+  ["gte", ">=", (a, b) => a >= b],
+  ["lt", "<", (a, b) => a < b],
+  ["lte", "<=", (a, b) => a <= b],
+];
+
 /** Checks each operator given; the first one that fails decides the message. */
 function checkOperators(subject: string, ops: Ops, found: boolean, actual: unknown): AssertionResult[] {
   const out: AssertionResult[] = [];
   const recorded = found ? capActual(actual) : undefined;
-  const add = (operator: string, label: string, expected: unknown, passed: boolean, expectation: string) =>
+  let shown: string | undefined;
+  const add = (operator: string, label: string, expected: unknown, passed: boolean, expectation: string) => {
+    shown ??= show(found ? actual : undefined);
     out.push({
       assertion: `${subject} ${label}`,
       subject,
@@ -125,10 +139,9 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
       passed,
       expected,
       actual: recorded,
-      message: passed
-        ? `${subject}: ${expectation}, got ${show(found ? actual : undefined)}`
-        : `${subject}: expected ${expectation}, got ${show(found ? actual : undefined)}`,
+      message: passed ? `${subject}: ${expectation}, got ${shown}` : `${subject}: expected ${expectation}, got ${shown}`,
     });
+  };
   if (ops.exists !== undefined)
     add(
       ops.exists ? "exists" : "does not exist",
@@ -137,7 +150,10 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
       found === ops.exists,
       ops.exists ? "to exist" : "not to exist",
     );
-  if (ops.equals !== undefined) add("==", `== ${show(ops.equals)}`, ops.equals, found && deepEqual(actual, ops.equals), show(ops.equals));
+  if (ops.equals !== undefined) {
+    const e = show(ops.equals);
+    add("==", `== ${e}`, ops.equals, found && deepEqual(actual, ops.equals), e);
+  }
   if (ops.not_equals !== undefined)
     add("!=", `!= ${show(ops.not_equals)}`, ops.not_equals, !found || !deepEqual(actual, ops.not_equals), `anything but ${show(ops.not_equals)}`);
   if (ops.contains !== undefined) {
@@ -177,13 +193,7 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
     });
   }
   const n = found ? asNumber(actual) : null;
-  const compare: [keyof Ops, string, (a: number, b: number) => boolean][] = [
-    ["gt", ">", (a, b) => a > b],
-    ["gte", ">=", (a, b) => a >= b],
-    ["lt", "<", (a, b) => a < b],
-    ["lte", "<=", (a, b) => a <= b],
-  ];
-  for (const [key, sym, fn] of compare) {
+  for (const [key, sym, fn] of COMPARE) {
     const bound = ops[key];
     if (typeof bound === "number") add(sym, `${sym} ${bound}`, bound, n !== null && fn(n, bound), `${sym} ${bound}`);
   }
@@ -193,11 +203,29 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
 type OperatorValues = Pick<Ops, "equals" | "not_equals" | "contains" | "matches">;
 
 /**
+ * Assertions with no `{{` anywhere and no pattern that fails to compile: filling them in changes nothing. Steps
+ * are kept per snapshot (validateSteps), so this is decided once per assertion, not at every run.
+ */
+const literal = new WeakMap<Assertion, boolean>();
+
+function isLiteral(a: Assertion): boolean {
+  let known = literal.get(a);
+  if (known === undefined) {
+    const ops = "status" in a ? (typeof a.status === "number" ? null : a.status) : "body" in a ? a.body : "duration_ms" in a ? a.duration_ms : a;
+    const pattern = ops && "matches" in ops ? ops.matches : undefined;
+    known = !JSON.stringify(a).includes("{{") && (pattern === undefined || patternProblem(pattern) === null);
+    literal.set(a, known);
+  }
+  return known;
+}
+
+/**
  * The assertion with `{{NAME}}` filled in its expected values. Subjects that are text (a header, the body) take
  * the text; elsewhere a value that is exactly one placeholder keeps the variable's type (`"{{id}}"` is the
  * number 1). A pattern is known only now: one that does not compile is the step's error, naming the field.
  */
 export function interpolateAssertion(a: Assertion, vars: Variables, field: string): Assertion {
+  if (isLiteral(a)) return a;
   const fill = <T extends OperatorValues>(ops: T, text: boolean): T => {
     const value = (v: unknown) => (text && typeof v === "string" ? interpolateText(v, vars) : interpolateJson(v, vars));
     const out = { ...ops };
@@ -245,13 +273,14 @@ export function evaluateAssertion(a: Assertion, res: ObservedResponse): Assertio
     }
     return checkOperators("status", a.status, true, res.status);
   }
+  // The assertion is its own operators: checkOperators reads only the operator fields.
   if ("header" in a) {
-    const { header, ...ops } = a;
-    const v = res.headers.get(header);
-    return checkOperators(`header ${header}`, ops, v !== null, v ?? undefined);
+    const v = res.headers.get(a.header);
+    return checkOperators(`header ${a.header}`, a, v !== null, v ?? undefined);
   }
   if ("json" in a) {
-    const { json: path, ...ops } = a;
+    const path = a.json;
+    const ops: Ops = a;
     const parsed = res.json();
     if (!parsed.ok)
       return [

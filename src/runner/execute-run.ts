@@ -51,6 +51,11 @@ export interface JobProgress {
 export interface ExecuteDeps {
   /** Aborted with a RunAborted("cancelled" | "shutdown") from outside; the run's own timeout is handled here. */
   signal: AbortSignal;
+  /**
+   * The controller of `signal`, when the caller made it for this run alone: the run's timeout aborts it, instead
+   * of a second controller that follows `signal` (one fewer controller and listener per run).
+   */
+  controller?: AbortController;
   browser: SharedBrowser;
   settings: ExecutionSettings;
   /** Keeps an artifact (a screenshot) of the run under `file`. */
@@ -153,9 +158,12 @@ async function execute(
   const timeoutMs = spec.timeout_ms > 0 ? spec.timeout_ms : deps.settings.defaultTimeoutMs;
   const deadline = performance.now() + timeoutMs;
   // The run's own signal: aborted by its timeout, or when the caller aborts (cancel, shutdown).
-  const controller = new AbortController();
+  const own = deps.controller !== undefined && deps.controller.signal === deps.signal ? deps.controller : null;
+  const controller = own ?? new AbortController();
   const follow = () => controller.abort(deps.signal.reason);
-  if (deps.signal.aborted) follow();
+  if (own) {
+    // Its signal is the caller's: nothing to follow.
+  } else if (deps.signal.aborted) follow();
   else deps.signal.addEventListener("abort", follow, { once: true });
   const timer = setTimeout(() => controller.abort(new RunAborted("timeout")), timeoutMs);
   const variables = job.environment?.variables ?? {};
@@ -211,6 +219,6 @@ async function execute(
     }
   } finally {
     clearTimeout(timer);
-    deps.signal.removeEventListener("abort", follow);
+    if (!own) deps.signal.removeEventListener("abort", follow);
   }
 }

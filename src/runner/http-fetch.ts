@@ -1,6 +1,7 @@
 // Sends an http step's request: redirects are followed here, one hop at a time, so that every URL requested is
 // checked first (`checkHop`) and the run's cookie jar sees every response, redirects included.
 import { CookieJar } from "tough-cookie";
+import { TextMemo } from "../memo";
 import { requestUrlProblem } from "../manifest/request-urls";
 import { StepFailure } from "./step-result";
 
@@ -24,6 +25,11 @@ export interface OutgoingRequest {
  */
 export class RunCookies {
   private jar: CookieJar | null = null;
+
+  /** No response of the run has set a cookie yet: nothing to add to a request (checked without awaiting). */
+  get empty(): boolean {
+    return this.jar === null;
+  }
 
   /** The Cookie header's value for this URL ("" when the run has no cookie for it). */
   async header(url: string): Promise<string> {
@@ -59,10 +65,13 @@ export function checkHop(url: URL, hop: number): void {
   );
 }
 
+/** The same step requests the same URL run after run: parsed once per text. Nothing here changes what it gets. */
+const parsedUrls = new TextMemo<URL>(5000);
+
 /** The URL as fetch will send it, checked; a URL that does not parse is the step's error. */
 export function parseRequestUrl(url: string): URL {
   try {
-    return new URL(url);
+    return parsedUrls.get(url, () => new URL(url));
   } catch {
     throw new StepFailure("error", `"${url}" is not a valid URL: write an absolute http(s) URL or a path relative to BASE_URL`);
   }
@@ -92,12 +101,15 @@ export async function fetchFollowingRedirects(req: OutgoingRequest, opts: FetchO
   let sent: OutgoingRequest | null = null;
   for (let hop = 0; ; hop++) {
     checkHop(url, hop);
-    const withCookies = await headersFor(url, headers, opts.cookies);
-    const outgoing = { method, url: url.href, headers: withCookies, body };
+    // Most runs never get a cookie: no promise to wait for then.
+    const withCookies = opts.cookies.empty ? headers : await headersFor(url, headers, opts.cookies);
+    const href = url.href;
+    const outgoing = { method, url: href, headers: withCookies, body };
     opts.beforeSend?.(outgoing);
     sent ??= outgoing;
-    const res = await fetch(url.href, { method, headers: withCookies, body, redirect: "manual", signal: opts.signal });
-    await opts.cookies.keep(res.headers.getSetCookie(), url.href);
+    const res = await fetch(href, { method, headers: withCookies, body, redirect: "manual", signal: opts.signal });
+    const setCookies = res.headers.getSetCookie();
+    if (setCookies.length > 0) await opts.cookies.keep(setCookies, href);
     const location = res.headers.get("location");
     if (!opts.followRedirects || !REDIRECT_STATUSES.has(res.status) || location === null) return { response: res, sent };
     await res.body?.cancel().catch(() => undefined);

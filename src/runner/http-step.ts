@@ -74,6 +74,30 @@ function brokenResponse(method: string, url: string, status: number, e: unknown,
   return `the response of ${method} ${url} (HTTP ${status}) broke off before its end (${fetchReason(e)}): the service closed or reset the connection mid-response`;
 }
 
+/**
+ * The request's own signal: aborted when the run's is (cancel, shutdown, the run's timeout), or after `ms` with a
+ * TimeoutError as AbortSignal.timeout would. `clear` stops both once the body is read, so no timer outlives the step.
+ */
+function requestSignal(run: AbortSignal, ms: number): { signal: AbortSignal; fired(): boolean; clear(): void } {
+  const controller = new AbortController();
+  let fired = false;
+  const follow = () => controller.abort(run.reason);
+  if (run.aborted) follow();
+  else run.addEventListener("abort", follow, { once: true });
+  const timer = setTimeout(() => {
+    fired = true;
+    controller.abort(new DOMException("The operation timed out.", "TimeoutError"));
+  }, ms);
+  return {
+    signal: controller.signal,
+    fired: () => fired,
+    clear: () => {
+      clearTimeout(timer);
+      run.removeEventListener("abort", follow);
+    },
+  };
+}
+
 export async function executeHttpStep(step: HttpStep, index: number, ctx: StepContext): Promise<StepResult> {
   const started = performance.now();
   const name = httpStepName(step);
@@ -100,27 +124,24 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
     if (e instanceof MissingVariableError || e instanceof StepFailure) throw e;
     throw new StepFailure("error", `the request cannot be built: ${(e as Error).message}`);
   }
-  const request: StepResult["request"] = {
-    method: req.method,
-    url,
-    ...(Object.keys(headers).length ? { headers } : {}),
-    ...(body !== undefined ? { body: maskExcerpt(excerpt(body, ctx.excerptBytes), ctx.mask).body } : {}),
-  };
+  const request: NonNullable<StepResult["request"]> = { method: req.method, url };
+  if (Object.keys(headers).length) request.headers = headers;
+  if (body !== undefined) request.body = maskExcerpt(excerpt(body, ctx.excerptBytes), ctx.mask).body;
   const timeoutMs = req.timeout_ms ?? DEFAULT_REQUEST_TIMEOUT_MS;
   // When the run's own deadline comes first, its abort (timed_out) must win over a request timeout (error).
-  const timeout = timeoutMs < ctx.remainingMs() ? AbortSignal.timeout(timeoutMs) : null;
+  const timeout = timeoutMs < ctx.remainingMs() ? requestSignal(ctx.signal, timeoutMs) : null;
   let res: Response;
   let text: string | null;
   let answered: number | null = null;
   try {
-    const signal = timeout ? AbortSignal.any([ctx.signal, timeout]) : ctx.signal;
     const fetched = await fetchFollowingRedirects(
       { method: req.method, url, headers, body },
       {
         followRedirects: req.follow_redirects !== false,
         cookies: ctx.cookies,
-        signal,
-        beforeSend: (hop) => assertSecretsMayGo(ctx, hop.url, [hop.url, ...headerParts(hop.headers), hop.body]),
+        signal: timeout ? timeout.signal : ctx.signal,
+        // Only a protected environment checks where its secrets go.
+        beforeSend: ctx.secretHosts ? (hop) => assertSecretsMayGo(ctx, hop.url, [hop.url, ...headerParts(hop.headers), hop.body]) : undefined,
       },
     );
     res = fetched.response;
@@ -131,7 +152,7 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (e instanceof StepFailure) return { index, name, status: e.status, duration_ms: performance.now() - started, message: e.message, request };
-    const timedOut = timeout?.aborted === true;
+    const timedOut = timeout?.fired() === true;
     const message =
       answered !== null
         ? brokenResponse(req.method, url, answered, e, timedOut ? timeoutMs : null)
@@ -139,6 +160,8 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
           ? `no response from ${req.method} ${url} within ${timeoutMs} ms: check the endpoint, or raise request.timeout_ms`
           : unreachable(req.method, url, e).message;
     return { index, name, status: "error", duration_ms: performance.now() - started, message, request };
+  } finally {
+    timeout?.clear();
   }
   const durationMs = performance.now() - started;
   if (text === null) {
@@ -170,21 +193,27 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
     },
   };
   const assertions: AssertionResult[] = [];
-  for (const a of expectations) assertions.push(...evaluateAssertion(a, observed));
-  const failures = assertions.filter((a) => !a.passed).map((a) => a.message);
-  for (const [variable, capture] of Object.entries(step.capture ?? {})) {
-    const c = typeof capture === "string" ? (capture.toLowerCase().startsWith("header:") ? { header: capture.slice(7).trim() } : { json: capture }) : capture;
-    if ("header" in c) {
-      const v = res.headers.get(c.header);
-      if (v === null) failures.push(`capture ${variable}: the response has no header ${c.header}`);
-      else ctx.vars.set(variable, v);
-      continue;
+  const failures: string[] = [];
+  for (const a of expectations) {
+    for (const r of evaluateAssertion(a, observed)) {
+      assertions.push(r);
+      if (!r.passed) failures.push(r.message);
     }
-    const j = observed.json();
-    const r = j.ok ? readJsonPath(j.value, c.json) : { found: false, value: undefined };
-    if (!r.found) failures.push(`capture ${variable}: ${c.json} is not in the response${j.ok ? "" : " (the body is not JSON)"}`);
-    else ctx.vars.set(variable, r.value);
   }
+  if (step.capture)
+    for (const [variable, capture] of Object.entries(step.capture)) {
+      const c = typeof capture === "string" ? (capture.toLowerCase().startsWith("header:") ? { header: capture.slice(7).trim() } : { json: capture }) : capture;
+      if ("header" in c) {
+        const v = res.headers.get(c.header);
+        if (v === null) failures.push(`capture ${variable}: the response has no header ${c.header}`);
+        else ctx.vars.set(variable, v);
+        continue;
+      }
+      const j = observed.json();
+      const r = j.ok ? readJsonPath(j.value, c.json) : { found: false, value: undefined };
+      if (!r.found) failures.push(`capture ${variable}: ${c.json} is not in the response${j.ok ? "" : " (the body is not JSON)"}`);
+      else ctx.vars.set(variable, r.value);
+    }
   const { body: bodyExcerpt, truncated } = maskExcerpt(excerpt(text, ctx.excerptBytes), ctx.mask);
   return {
     index,

@@ -104,8 +104,9 @@ export async function runAttempt(steps: Step[], ctx: StepContext, deps: AttemptD
     return c ? c.close().catch(() => undefined) : Promise.resolve();
   };
   // Closing the context makes whatever Playwright is waiting for fail at once, so cancel and timeout are prompt.
+  // Listened to from the first browser step on: before it there is no context to close.
   const onAbort = () => void closeContext();
-  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  let listening = false;
   let stopped: StepResult | null = null;
   try {
     for (let i = 0; i < steps.length; i++) {
@@ -121,6 +122,10 @@ export async function runAttempt(steps: Step[], ctx: StepContext, deps: AttemptD
         if ("request" in step) r = await executeHttpStep(step, i, ctx);
         else {
           if (!page) {
+            if (!listening) {
+              listening = true;
+              ctx.signal.addEventListener("abort", onAbort, { once: true });
+            }
             const browser = await untilAborted(deps.browser.get(), ctx.signal);
             const fresh = await untilAborted(openGuardedPage(browser), ctx.signal, (late) => void late.context.close().catch(() => undefined));
             context = fresh.context;
@@ -162,7 +167,7 @@ export async function runAttempt(steps: Step[], ctx: StepContext, deps: AttemptD
     }
     throw e;
   } finally {
-    ctx.signal.removeEventListener("abort", onAbort);
+    if (listening) ctx.signal.removeEventListener("abort", onAbort);
     await closeContext();
   }
   const firstBad = results.find((r) => r.status === "error" || r.status === "failed");

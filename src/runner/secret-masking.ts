@@ -144,6 +144,7 @@ interface Needle {
 
 /** null when there is nothing to hide, so the common case costs nothing. */
 export function secretMasker(secrets: Record<string, string>): Masker | null {
+  if (Object.keys(secrets).length === 0) return null;
   const byForm = new Map<string, string>();
   const values: Needle[] = [];
   for (const [name, v] of Object.entries(secrets)) {

@@ -61,5 +61,7 @@ export function resolveUrl(url: string, baseUrl: string | null): string {
       `"${url}" is a relative URL but the run's environment has no BASE_URL variable: add BASE_URL to the environment, or run with an environment that has one`,
     );
   }
+  // The usual case, a path with one leading slash and a base without a trailing one, needs no rewriting.
+  if (url.charCodeAt(0) === 47 && url.charCodeAt(1) !== 47 && baseUrl.charCodeAt(baseUrl.length - 1) !== 47) return baseUrl + url;
   return `${baseUrl.replace(/\/+$/, "")}/${url.replace(/^\/+/, "")}`;
 }

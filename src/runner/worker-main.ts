@@ -56,6 +56,7 @@ export function runWorker(): void {
     };
     void executeRun(job, {
       signal: r.controller.signal,
+      controller: r.controller,
       browser,
       settings,
       saveArtifact: (file, bytes) =>
