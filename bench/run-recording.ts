@@ -2,7 +2,8 @@
 // automations (its runs queued), claiming them as the engine does, and recording them finished with a typical
 // step result, in finish batches. Prints each phase's time and the CPU per check, round by round: the figure to
 // compare between two trees (run it in each, one after the other), since workers and the target are left out.
-// Usage: bun bench/run-recording.ts [--checks 1000] [--batch 64] [--rounds 5] [--smoke]
+// Usage: bun bench/run-recording.ts [--checks 1000] [--batch 64] [--rounds 5] [--smoke] (SVC_BENCH_KEEP=1 keeps the
+// data directory, to look at the database afterwards)
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -110,4 +111,5 @@ for (let round = 0; round < ROUNDS; round++) {
   );
 }
 await core.close();
-rmSync(dataDir, { recursive: true, force: true });
+if (process.env.SVC_BENCH_KEEP) console.log(`kept ${dataDir}`);
+else rmSync(dataDir, { recursive: true, force: true });

@@ -1,14 +1,14 @@
 // Benchmark of the run engine: 1,000 http checks (one request + 3 assertions each) through the API as one group
-// run, against a local target; a bare Bun fetch loop (10 at once, nothing recorded) and Newman run the same checks
-// side by side, and the ratios svc/bare and svc/Newman are printed (medians of the rounds). svc's rate is shown as the
-// client saw it (POST to the long-poll's answer) and by the server's own wall (the group run's created_at →
-// finished_at, as the issue measured it). Server CPU counts the server and every process below it (its worker
+// run, against a local target; a bare Bun fetch loop (10 at once, nothing recorded), Hurl (a native runner, 10
+// jobs, process start included) and Newman run the same checks side by side, and the ratios svc/bare, svc/Hurl and
+// svc/Newman are printed (medians of the rounds). svc's rate is shown as the client saw it (POST to the long-poll's
+// answer) and by the server's own wall (the group run's created_at → finished_at, as the issue measured it). Server CPU counts the server and every process below it (its worker
 // processes), read from /proc.
 // `--browser`: 50 browser automations (goto + expect text) as one group run at each --concurrency, in checks per minute
 // (the server uses the Chromium it finds: SVC_RUNNER_BROWSER_PATH in this environment chooses).
 // `--svc A,B`: the servers to measure side by side (paths of compiled executables, or `src` for bun src/main.ts);
 // default dist/svc when built, else the source. `--cpu-prof DIR` (source servers only) writes each server's CPU profile there.
-// Usage: bun bench/runner.ts [--no-http] [--checks 1000] [--concurrency 4,32] [--rounds 3] [--no-newman] [--browser [--browser-checks 50]] [--svc A,B] [--smoke]
+// Usage: bun bench/runner.ts [--no-http] [--checks 1000] [--concurrency 4,32] [--rounds 3] [--no-newman] [--no-hurl] [--browser [--browser-checks 50]] [--svc A,B] [--smoke]
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -266,6 +266,32 @@ async function newman(parallel: number): Promise<{ wallMs: number; perSec: numbe
   return { wallMs, perSec: (CHECKS / wallMs) * 1000, failures: results.reduce((a, b) => a + b, 0) };
 }
 
+/**
+ * A native runner: Hurl (scripts/hurl.sh), the same checks in `jobs` files run `--jobs` at once in test mode, process
+ * start included. null when Hurl cannot be had here.
+ */
+async function hurl(jobs: number): Promise<{ wallMs: number; perSec: number; failed: boolean } | null> {
+  const script = join(ROOT, "scripts/hurl.sh");
+  if (Bun.spawnSync(["bash", script, "--fetch"], { stdout: "ignore", stderr: "ignore" }).exitCode !== 0) return null;
+  const per = Math.ceil(CHECKS / jobs);
+  const files: string[] = [];
+  for (let j = 0; j < jobs; j++) {
+    const entries: string[] = [];
+    for (let n = j * per; n < Math.min(CHECKS, (j + 1) * per); n++) {
+      const c = checkOf(n);
+      entries.push(`GET ${target.url}${c.path}\nHTTP 200\n[Asserts]\njsonpath "$.id" == ${c.id}\nheader "Content-Type" contains "application/json"\n`);
+    }
+    const file = join(work, `checks-${jobs}-${j}.hurl`);
+    writeFileSync(file, entries.join("\n"));
+    files.push(file);
+  }
+  const t0 = performance.now();
+  const proc = Bun.spawn(["bash", script, "--test", "--jobs", String(jobs), ...files], { stdout: "ignore", stderr: "ignore" });
+  const code = await proc.exited;
+  const wallMs = performance.now() - t0;
+  return { wallMs, perSec: (CHECKS / wallMs) * 1000, failed: code !== 0 };
+}
+
 /** The floor: the same checks as a bare Bun loop in this process, 10 fetches at once, nothing recorded. */
 async function bare(): Promise<{ wallMs: number; perSec: number; failures: number }> {
   let next = 0;
@@ -290,7 +316,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 console.log(`svc run engine benchmark: ${CHECKS} http checks (1 request + 3 assertions each) against a local target`);
 console.log(`servers: ${SERVERS.map((s) => serverCommand(s).join(" ")).join(" | ")}; machine: ${navigator.hardwareConcurrency} cores`);
 const label = (server: string) => (SERVERS.length > 1 ? ` [${server === "src" ? "src" : server}]` : "");
-const svcMedians: { server: string; concurrency: number; median: number }[] = [];
+const svcMedians: { server: string; concurrency: number; median: number; own: number }[] = [];
 let bareMedian = 0;
 if (!process.argv.includes("--no-http")) {
   const bareRates: number[] = [];
@@ -312,11 +338,33 @@ if (!process.argv.includes("--no-http")) {
       const rates = r.rounds.map((x) => x.perSec);
       const m = median(rates);
       const own = median(r.rounds.map((x) => (CHECKS / x.serverWallMs) * 1000));
-      svcMedians.push({ server, concurrency: c, median: m });
+      svcMedians.push({ server, concurrency: c, median: m, own });
       console.log(
         `svc${label(server)} concurrency ${String(c).padStart(3)}: median ${fmt(m)} checks/s (${fmt(m / bareMedian, 2)}x bare), best ${fmt(Math.max(...rates))}; by the server's own wall (created_at → finished_at) ${fmt(own)} checks/s (${fmt(own / bareMedian, 2)}x bare); median server CPU ${fmt((median(r.rounds.map((x) => x.serverCpuMs)) * 1000) / CHECKS)} µs/check (server + workers), ${fmt((median(r.rounds.map((x) => x.ownCpuMs)) * 1000) / CHECKS)} µs/check (server process alone); peak server RSS ${fmt(r.rssMb)} MB`,
       );
     }
+  }
+}
+if (!SMOKE && !process.argv.includes("--no-hurl") && !process.argv.includes("--no-http")) {
+  const rates: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const h = await hurl(10);
+    if (h === null) {
+      console.log("hurl   not available here (scripts/hurl.sh --fetch failed): left out");
+      break;
+    }
+    rates.push(h.perSec);
+    console.log(
+      `hurl   10 jobs, round ${round + 1}: ${fmt(h.wallMs)} ms wall, ${fmt(h.perSec)} checks/s${h.failed ? ", SOME CHECKS FAILED" : ", every check passed"}`,
+    );
+  }
+  if (rates.length > 0) {
+    const h = median(rates);
+    console.log(`hurl   10 jobs: median ${fmt(h)} checks/s (${fmt(h / bareMedian, 2)}x bare)`);
+    for (const { server, concurrency: c, median: m, own } of svcMedians)
+      console.log(
+        `ratio${label(server)} concurrency ${String(c).padStart(3)}: svc/hurl(10 jobs) ${fmt(m / h, 2)} client-seen, ${fmt(own / h, 2)} by the server's own wall`,
+      );
   }
 }
 if (!SMOKE && !process.argv.includes("--no-newman") && !process.argv.includes("--no-http")) {
