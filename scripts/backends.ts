@@ -78,6 +78,7 @@ export const POSTGRES: string[] = [
   "test/postgres-wait.test.ts",
   "test/rules-surfaces.test.ts",
   "test/runner-browser-isolation.test.ts",
+  "test/runner-claim-ahead.test.ts",
   "test/runner-browser.test.ts",
   "test/runner-fairness.test.ts",
   "test/runner-http.test.ts",

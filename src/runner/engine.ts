@@ -3,7 +3,15 @@
 import { join } from "node:path";
 import type { OpenedCore } from "../core";
 import { saveRunArtifact } from "../core/runs/artifacts";
-import { type ClaimedRun, claimQueuedRuns, type RunOutcome, recordRunProgress, recoverInterruptedRuns, renewNodeLeases } from "../core/runs/queue";
+import {
+  type ClaimedRun,
+  claimQueuedRuns,
+  type RunOutcome,
+  recordRunProgress,
+  recoverInterruptedRuns,
+  releaseClaimedRuns,
+  renewNodeLeases,
+} from "../core/runs/queue";
 import type { Engine } from "../extensions";
 import { log } from "../logging";
 import { secretsKeyPath } from "../security/secret-box";
@@ -28,6 +36,13 @@ const PROGRESS_AFTER_MS = 1000;
 const CANCEL_MEMORY_MS = 60_000;
 /** How long a freed slot may wait for others before it is filled (see pumpSoon). */
 const CLAIM_COALESCE_MS = 5;
+/**
+ * While runs take less than this (launch to outcome, smoothed), a claim also takes up to a slot count of runs
+ * ahead, started as slots free: one statement and one commit for several runs instead of one per freed slot, and
+ * no slot waits for the database. Short, so another workspace's run queued meanwhile waits behind at most one
+ * short run per slot (and the runs ahead go back to the queue when it is queued).
+ */
+const AHEAD_WHILE_SHORTER_MS = 50;
 
 export class RunEngine implements Engine {
   readonly name = "runs";
@@ -47,6 +62,10 @@ export class RunEngine implements Engine {
   private started = false;
   /** Claims failing in a row: the queue cannot be read, so queued runs would wait forever. */
   private claimFailures = 0;
+  /** Runs claimed ahead, started as slots free (see AHEAD_WHILE_SHORTER_MS). */
+  private ahead: ClaimedRun[] = [];
+  /** How long runs take from launch to outcome, smoothed; runs are claimed ahead only while it is short. */
+  private runMs = Number.POSITIVE_INFINITY;
 
   constructor(private readonly core: OpenedCore) {
     this.writer = new OutcomeWriter(core);
@@ -64,7 +83,24 @@ export class RunEngine implements Engine {
     });
   }
 
-  private readonly onQueued = () => void this.pump();
+  private readonly onQueued = () => {
+    // A run queued while runs wait ahead may be another workspace's: they go back, and the next claim takes turns.
+    if (this.ahead.length > 0) void this.releaseAhead();
+    void this.pump();
+  };
+
+  private async releaseAhead(): Promise<void> {
+    const runs = this.ahead;
+    this.ahead = [];
+    try {
+      await releaseClaimedRuns(this.core, runs);
+    } catch (e) {
+      // Still ours under the claim: started after all.
+      log.warn("could not put runs claimed ahead back in the queue; they run now", { runs: runs.length, error: (e as Error).message });
+      this.ahead.push(...runs);
+      this.pumpSoon();
+    }
+  }
   private readonly onCancelled = (runId: string) => {
     this.recentlyCancelled.set(runId, Date.now());
     this.active.get(runId)?.controller.abort(new RunAborted("cancelled"));
@@ -95,7 +131,7 @@ export class RunEngine implements Engine {
   private leaseTimer: ReturnType<typeof setInterval> | null = null;
   private async renewLeases(): Promise<void> {
     try {
-      await renewNodeLeases(this.core, [...this.active.keys()]);
+      await renewNodeLeases(this.core, [...this.active.keys(), ...this.ahead.map((r) => r.id)]);
     } catch (e) {
       log.warn("could not renew the leases of running runs", { error: (e as Error).message });
     }
@@ -122,6 +158,8 @@ export class RunEngine implements Engine {
     this.core.events.off("runQueued", this.onQueued);
     this.core.events.off("runCancelled", this.onCancelled);
     await this.pumping;
+    // Runs claimed ahead never started: they go back to the queue for the next start (or another node).
+    if (this.ahead.length > 0) await this.releaseAhead();
     if (this.active.size > 0) {
       log.info("waiting for running runs to finish", { runs: this.active.size, grace_ms: graceMs });
       await this.waitIdle(graceMs);
@@ -193,11 +231,25 @@ export class RunEngine implements Engine {
     try {
       while (!this.stopping) {
         this.pumpAgain = false;
-        const free = this.core.config.runner.concurrency - this.active.size;
+        const slots = this.core.config.runner.concurrency;
+        let free = slots - this.active.size;
+        while (free > 0 && this.ahead.length > 0) {
+          const run = this.ahead.shift() as ClaimedRun;
+          // Cancelled before it started, as a queued run would be: the cancel already ended it.
+          if (this.recentlyCancelled.has(run.id)) continue;
+          this.launch(run);
+          free--;
+        }
         if (free <= 0) break;
-        const runs = await claimQueuedRuns(this.core, free);
+        const extra = this.runMs < AHEAD_WHILE_SHORTER_MS ? slots : 0;
+        const runs = await claimQueuedRuns(this.core, free + extra);
         this.claimFailures = 0;
-        for (const run of runs) this.launch(run);
+        for (const run of runs) {
+          // The slots may have filled while the claim ran (stop, or another pass): the rest wait ahead.
+          if (this.active.size < slots && !this.stopping) this.launch(run);
+          else this.ahead.push(run);
+        }
+        if (this.stopping && this.ahead.length > 0) await this.releaseAhead();
         if (runs.length === 0 && !this.pumpAgain) break;
       }
     } catch (e) {
@@ -207,6 +259,7 @@ export class RunEngine implements Engine {
   }
 
   private launch(run: ClaimedRun): void {
+    const launched = performance.now();
     const active: ActiveRun = { run, controller: new AbortController(), progress: null, dirty: false };
     this.active.set(run.id, active);
     if (this.recentlyCancelled.has(run.id)) active.controller.abort(new RunAborted("cancelled"));
@@ -222,6 +275,8 @@ export class RunEngine implements Engine {
         },
       })
       .then((result) => {
+        const ms = performance.now() - launched;
+        this.runMs = Number.isFinite(this.runMs) ? this.runMs * 0.8 + ms * 0.2 : ms;
         const outcome = runOutcome(run, result);
         // This run is still counted as active here: alone, it was the last one executing.
         this.writer.add(outcome, this.active.size <= 1);

@@ -5,7 +5,7 @@ import type { Core } from "../context";
 import { protectedHosts } from "../environments/protection";
 import { openSecrets } from "../environments/secrets";
 import { readRunSpec, StringList, StringMap } from "../shared/columns";
-import { takeOneRunSecrets } from "./one-run-secrets";
+import { keepOneRunSecrets, takeOneRunSecrets } from "./one-run-secrets";
 import { advanceSequentialGroupRuns } from "./sequence";
 import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
@@ -57,6 +57,8 @@ export interface ClaimedRun {
   environmentId: string | null;
   /** null when the run names an environment that has since been deleted, or none at all. */
   environment: RunEnvironment | null;
+  /** The one-run secrets the claim took (kept again if the run goes back to the queue unstarted). */
+  oneRunSecrets: Record<string, string>;
 }
 
 export interface RunOutcome {
@@ -106,7 +108,7 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
   const envs = new Map<string, RunEnvironment>();
   for (const [id, e] of environments) envs.set(id, runEnvironment(core, e));
   rows.sort((a, b) => (a.id < b.id ? -1 : 1));
-  return (await withRunRequests(core, rows, envs)).map(({ row: r, environment }) => ({
+  return (await withRunRequests(core, rows, envs)).map(({ row: r, environment, oneRunSecrets }) => ({
     id: r.id,
     claim: r.claim,
     projectId: r.project_id,
@@ -117,6 +119,7 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
     specText: r.spec,
     environmentId: r.environment_id,
     environment,
+    oneRunSecrets,
   }));
 }
 
@@ -129,8 +132,8 @@ export async function withRunRequests(
   core: Core,
   rows: ClaimedRunRow[],
   envs: Map<string, RunEnvironment>,
-): Promise<{ row: ClaimedRunRow; environment: RunEnvironment | null }[]> {
-  const claimed: { row: ClaimedRunRow; environment: RunEnvironment | null }[] = [];
+): Promise<{ row: ClaimedRunRow; environment: RunEnvironment | null; oneRunSecrets: Record<string, string> }[]> {
+  const claimed: { row: ClaimedRunRow; environment: RunEnvironment | null; oneRunSecrets: Record<string, string> }[] = [];
   const lost: RunOutcome[] = [];
   for (const r of rows) {
     // Read from the claimed row itself: the claim returns them, no second look at the runs is needed.
@@ -143,7 +146,7 @@ export async function withRunRequests(
       continue;
     }
     const shared = r.environment_id ? (envs.get(r.environment_id) ?? null) : null;
-    claimed.push({ row: r, environment: withRunOverrides(shared, r.environment_id, variables, secrets) });
+    claimed.push({ row: r, environment: withRunOverrides(shared, r.environment_id, variables, secrets), oneRunSecrets: secrets });
   }
   if (lost.length > 0) await finishRuns(core, lost);
   return claimed;
@@ -227,6 +230,17 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
     rolledUp,
     groupRunIds,
   );
+}
+
+/**
+ * Runs this server's engine claimed but never started go back to the queue, to be claimed again in turn (their
+ * one-run secrets were taken with the claim: kept again for the next one).
+ */
+export async function releaseClaimedRuns(core: Core, runs: ClaimedRun[]): Promise<void> {
+  if (runs.length === 0) return;
+  for (const r of runs) keepOneRunSecrets(core, r.id, r.oneRunSecrets);
+  await core.db.transaction().execute((trx) => store.releaseUnstartedRuns(trx, runs, nowIso()));
+  core.events.emit("runQueued");
 }
 
 /**
