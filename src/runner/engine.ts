@@ -249,7 +249,6 @@ export class RunEngine implements Engine {
           if (this.active.size < slots && !this.stopping) this.launch(run);
           else this.ahead.push(run);
         }
-        if (this.stopping && this.ahead.length > 0) await this.releaseAhead();
         if (runs.length === 0 && !this.pumpAgain) break;
       }
     } catch (e) {

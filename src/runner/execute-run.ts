@@ -161,10 +161,11 @@ async function execute(
   const own = deps.controller !== undefined && deps.controller.signal === deps.signal ? deps.controller : null;
   const controller = own ?? new AbortController();
   const follow = () => controller.abort(deps.signal.reason);
-  if (own) {
-    // Its signal is the caller's: nothing to follow.
-  } else if (deps.signal.aborted) follow();
-  else deps.signal.addEventListener("abort", follow, { once: true });
+  // With the caller's own controller there is nothing to follow: its signal is the run's.
+  if (!own) {
+    if (deps.signal.aborted) follow();
+    else deps.signal.addEventListener("abort", follow, { once: true });
+  }
   const timer = setTimeout(() => controller.abort(new RunAborted("timeout")), timeoutMs);
   const variables = job.environment?.variables ?? {};
   const secrets = job.environment?.secrets ?? {};

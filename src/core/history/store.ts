@@ -139,7 +139,7 @@ export async function addToDailies(db: Kysely<DB>, increments: DailyIncrement[])
       durations: JSON.stringify(hist),
     };
   });
-  // Written whole, many rows per statement (under SQLite's limit on bound parameters).
+  // Written whole, many rows per statement.
   for (let i = 0; i < rows.length; i += CHUNK / 2) {
     await db
       .insertInto("run_daily")

@@ -495,8 +495,11 @@ export async function unsettledGroupRunsOf(core: Core, runIds: string[], groupRu
 
 /** Stores the verdict of each of these group runs whose last run has ended (once; later reads use it). */
 export async function settleGroupRuns(db: Kysely<DB>, groupRunIds: string[]): Promise<void> {
-  // Read again: a sequential group run may have queued its next run since the caller looked.
-  const groups = await store.unsettledGroupRuns(db, groupRunIds);
+  await settleUnsettledGroupRuns(db, await store.unsettledGroupRuns(db, groupRunIds));
+}
+
+/** As settleGroupRuns, for group runs the caller has just read unsettled. */
+export async function settleUnsettledGroupRuns(db: Kysely<DB>, groups: GroupRunRow[]): Promise<void> {
   for (const g of groups) {
     // Most batches end runs of a group run that goes on: two index probes say so without reading its runs.
     if (pendingOf(g) > 0 || (await store.groupRunHasOpenRuns(db, g.id, g.project_id))) continue;

@@ -12,7 +12,7 @@ import { nowIso } from "../shared/time";
 import type { ClaimedRunRow, FinishedRun, StoredEnvironment } from "../storage";
 import type { RunSpec } from "../shared/columns";
 import { countInDailies, rollUpRuns } from "../history/operations";
-import { settleGroupRuns, unsettledGroupRunsOf } from "./operations";
+import { settleGroupRuns, settleUnsettledGroupRuns, unsettledGroupRunsOf } from "./operations";
 import * as store from "./store";
 
 export type FinalRunStatus = "passed" | "failed" | "error" | "timed_out" | "cancelled";
@@ -263,7 +263,8 @@ export async function runsEndedElsewhere(core: Core, runIds: string[], alertsWri
 export async function afterRunsEnded(core: Core, runIds: string[], rolledUp: ReadonlySet<string> = new Set(), groupRunIds?: string[]): Promise<void> {
   const groupRuns = await unsettledGroupRunsOf(core, runIds, groupRunIds);
   // Only a sequential group run has automations yet to queue: most batches end runs of none.
-  if (groupRuns.some((g) => g.pending !== "[]")) {
+  const sequential = groupRuns.some((g) => g.pending !== "[]");
+  if (sequential) {
     // A sequential group run that ends here (stopped, or nothing left to queue) moves its alert state then.
     let alerts = 0;
     const queued = await advanceSequentialGroupRuns(core, runIds, async (trx, runId) => {
@@ -275,10 +276,13 @@ export async function afterRunsEnded(core: Core, runIds: string[], rolledUp: Rea
   // Runs the finishing transaction counted already need no second look.
   const unrolled = runIds.filter((id) => !rolledUp.has(id));
   if (unrolled.length > 0) await rollUpRuns(core.db, { ids: unrolled });
-  await settleGroupRuns(
-    core.db,
-    groupRuns.map((g) => g.id),
-  );
+  // A sequential group run may have queued its next run since they were read: read again then.
+  if (sequential)
+    await settleGroupRuns(
+      core.db,
+      groupRuns.map((g) => g.id),
+    );
+  else await settleUnsettledGroupRuns(core.db, groupRuns);
   core.events.emit("runsEnded", runIds);
 }
 

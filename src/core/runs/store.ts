@@ -93,21 +93,18 @@ export async function activeRuns(db: Kysely<DB>, filter: { runId?: string; autom
   return q.execute();
 }
 
-/** Puts runs this server's engine claimed but never started back in the queue (still under that claim); how many. */
-export async function releaseUnstartedRuns(db: Kysely<DB>, runs: { id: string; claim: number }[], at: string): Promise<number> {
-  let released = 0;
+/** Puts runs this server's engine claimed but never started back in the queue (still under that claim). */
+export async function releaseUnstartedRuns(db: Kysely<DB>, runs: { id: string; claim: number }[], at: string): Promise<void> {
   for (const r of runs) {
-    const done = await db
+    await db
       .updateTable("runs")
       .set({ status: "queued", started_at: null, updated_at: at })
       .where("id", "=", r.id)
       .where("claim", "=", r.claim)
       .where("status", "=", "running")
       .where("runner_id", "is", null)
-      .executeTakeFirst();
-    released += Number(done.numUpdatedRows);
+      .execute();
   }
-  return released;
 }
 
 /** Cancels a run unless it finished meanwhile. */
