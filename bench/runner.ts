@@ -92,7 +92,8 @@ function peakRssMb(pid: number): number {
 
 interface Round {
   /** Starting the group run (the POST), first run started → last run finished, last run finished → the client knew. */
-  phases: { postMs: number; runsMs: number; tailMs: number };
+  /** After the last run's outcome: when its row was written, when the group run's verdict was, when the client saw it. */
+  phases: { postMs: number; runsMs: number; tailMs: number; writtenMs: number; settledMs: number };
   wallMs: number;
   /** The issue's own measure: the group run's created_at → finished_at as the server stored them. */
   serverWallMs: number;
@@ -181,10 +182,24 @@ async function svcRun(server: string, concurrency: number, browser = false): Pro
       // Every run's step result is in the database: count passed runs and recorded assertions straight from it.
       const db = new Database(join(dataDir, "svc.sqlite"), { readonly: true });
       const rows = db.query("SELECT status, results FROM runs WHERE group_run_id = ?").all(gr.id) as { status: string; results: string }[];
-      const span = db.query("SELECT MIN(started_at) AS s, MAX(finished_at) AS f FROM runs WHERE group_run_id = ?").get(gr.id) as { s: string; f: string };
-      const own = db.query("SELECT created_at AS c, finished_at AS f FROM group_runs WHERE id = ?").get(gr.id) as { c: string; f: string };
+      const span = db.query("SELECT MIN(started_at) AS s, MAX(finished_at) AS f, MAX(updated_at) AS w FROM runs WHERE group_run_id = ?").get(gr.id) as {
+        s: string;
+        f: string;
+        w: string;
+      };
+      const own = db.query("SELECT created_at AS c, finished_at AS f, updated_at AS u FROM group_runs WHERE id = ?").get(gr.id) as {
+        c: string;
+        f: string;
+        u: string;
+      };
       db.close();
-      const phases = { postMs, runsMs: Date.parse(span.f) - Date.parse(span.s), tailMs: seenAt - Date.parse(span.f) };
+      const phases = {
+        postMs,
+        runsMs: Date.parse(span.f) - Date.parse(span.s),
+        tailMs: seenAt - Date.parse(span.f),
+        writtenMs: Date.parse(span.w) - Date.parse(span.f),
+        settledMs: Date.parse(own.u) - Date.parse(span.f),
+      };
       let passed = 0;
       let recordedSteps = 0;
       for (const r of rows) {
@@ -332,7 +347,7 @@ if (!process.argv.includes("--no-http")) {
       const r = await svcRun(server, c);
       r.rounds.forEach((x, i) => {
         console.log(
-          `svc${label(server)} concurrency ${String(c).padStart(3)}, round ${i + 1} (${i === 0 ? "cold" : "warm"}): ${fmt(x.wallMs)} ms wall (start ${fmt(x.phases.postMs)}, runs ${fmt(x.phases.runsMs)}, seen ${fmt(x.phases.tailMs)} after), ${fmt(x.perSec)} checks/s (server's own wall ${fmt(x.serverWallMs)} ms: ${fmt((CHECKS / x.serverWallMs) * 1000)}/s), server CPU ${fmt(x.serverCpuMs)} ms (${fmt((x.serverCpuMs * 1000) / CHECKS)} µs/check, server process alone ${fmt((x.ownCpuMs * 1000) / CHECKS)}), ${x.passed}/${CHECKS} runs passed, ${x.recordedSteps}/${CHECKS} step results with 3 assertions recorded`,
+          `svc${label(server)} concurrency ${String(c).padStart(3)}, round ${i + 1} (${i === 0 ? "cold" : "warm"}): ${fmt(x.wallMs)} ms wall (start ${fmt(x.phases.postMs)}, runs ${fmt(x.phases.runsMs)}, seen ${fmt(x.phases.tailMs)} after: written +${fmt(x.phases.writtenMs)}, settled +${fmt(x.phases.settledMs)}), ${fmt(x.perSec)} checks/s (server's own wall ${fmt(x.serverWallMs)} ms: ${fmt((CHECKS / x.serverWallMs) * 1000)}/s), server CPU ${fmt(x.serverCpuMs)} ms (${fmt((x.serverCpuMs * 1000) / CHECKS)} µs/check, server process alone ${fmt((x.ownCpuMs * 1000) / CHECKS)}), ${x.passed}/${CHECKS} runs passed, ${x.recordedSteps}/${CHECKS} step results with 3 assertions recorded`,
         );
       });
       const rates = r.rounds.map((x) => x.perSec);

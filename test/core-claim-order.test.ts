@@ -99,3 +99,23 @@ test("several projects waiting: a claim takes runs of each in turns, not the old
     await core.close();
   }
 });
+
+test("a large claim on SQLite takes one of a few sizes (one prepared statement each), and the next claims take the rest in order", async () => {
+  const { core, as } = await openWithProject();
+  try {
+    const ids = await projectWithAutomations(core, as, "shop", 40);
+    const group = await callOperation(core, as, "createGroup", { params: { project: "shop" }, body: { name: "all", automation_ids: ids } });
+    await callOperation(core, as, "runGroup", { params: { project: "shop", groupId: group.id }, body: {} });
+    // 30 is not one of SQLite's sizes: 28 is (exact up to 16, then four sizes per doubling). PostgreSQL binds the limit.
+    const first = await claimQueuedRuns(core, 30);
+    expect(first.length).toBe(core.probe.backend === "sqlite" ? 28 : 30);
+    const rest = await claimQueuedRuns(core, 30);
+    expect(first.length + rest.length).toBe(40);
+    expect([...first, ...rest].map((r) => r.automationId).sort()).toEqual([...ids].sort());
+    // Group order holds across the two claims: the first took the group's first runs.
+    expect(first.map((r) => r.automationId).sort()).toEqual(ids.slice(0, first.length).sort());
+    expect(await claimQueuedRuns(core, 30)).toEqual([]);
+  } finally {
+    await core.close();
+  }
+});

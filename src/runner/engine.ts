@@ -277,8 +277,11 @@ export class RunEngine implements Engine {
         const ms = performance.now() - launched;
         this.runMs = Number.isFinite(this.runMs) ? this.runMs * 0.8 + ms * 0.2 : ms;
         const outcome = runOutcome(run, result);
-        // This run is still counted as active here: alone, it was the last one executing.
-        this.writer.add(outcome, this.active.size <= 1);
+        // No longer executing from here. Runs that ended in the same message from a worker all reach this point
+        // before any of them reaches `finally`: each leaves `active` here, so the last of them sees none left and is
+        // written at once (counted while still in `active`, the last runs of a large group run waited a batch delay).
+        this.active.delete(run.id);
+        this.writer.add(outcome, this.active.size === 0);
         // The outcome's error is masked already: the log never holds a secret the results would hide.
         log.info("run finished", {
           run_id: outcome.id,
