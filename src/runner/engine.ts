@@ -249,7 +249,13 @@ export class RunEngine implements Engine {
           if (this.active.size < slots && !this.stopping) this.launch(run);
           else this.ahead.push(run);
         }
-        if (runs.length === 0 && !this.pumpAgain) break;
+        if (runs.length === 0) {
+          // Nothing executing, nothing ahead and nothing queued for this engine: the outcomes waiting for their batch
+          // are the last for now, written at once (a group run's end is seen sooner). Deciding it as a run ends would
+          // not do: runs ending in the same message from a worker all look like the last, and batches shrank.
+          if (this.active.size === 0 && this.ahead.length === 0) this.writer.flushNow();
+          if (!this.pumpAgain) break;
+        }
       }
     } catch (e) {
       this.claimFailures++;
@@ -277,11 +283,8 @@ export class RunEngine implements Engine {
         const ms = performance.now() - launched;
         this.runMs = Number.isFinite(this.runMs) ? this.runMs * 0.8 + ms * 0.2 : ms;
         const outcome = runOutcome(run, result);
-        // No longer executing from here. Runs that ended in the same message from a worker all reach this point
-        // before any of them reaches `finally`: each leaves `active` here, so the last of them sees none left and is
-        // written at once (counted while still in `active`, the last runs of a large group run waited a batch delay).
-        this.active.delete(run.id);
-        this.writer.add(outcome, this.active.size === 0);
+        // Written in a batch; the last outcomes before the engine falls idle at once (see fillSlots).
+        this.writer.add(outcome);
         // The outcome's error is masked already: the log never holds a secret the results would hide.
         log.info("run finished", {
           run_id: outcome.id,

@@ -21,10 +21,14 @@ export class OutcomeWriter {
 
   constructor(private readonly core: Core) {}
 
-  /** `last`: no other run is executing, so none will join the batch: it is written at once (a group run's end is seen sooner). */
-  add(outcome: RunOutcome, last = false): void {
+  add(outcome: RunOutcome): void {
     this.pending.push(outcome);
-    this.schedule(last || this.pending.length >= BATCH_MAX ? 0 : this.lastBatch >= BUSY_BATCH ? BUSY_BATCH_DELAY_MS : BATCH_DELAY_MS);
+    this.schedule(this.pending.length >= BATCH_MAX ? 0 : this.lastBatch >= BUSY_BATCH ? BUSY_BATCH_DELAY_MS : BATCH_DELAY_MS);
+  }
+
+  /** No other outcome will join the batch soon (nothing else is executing or queued): it is written at once. */
+  flushNow(): void {
+    if (this.pending.length > 0) this.schedule(0);
   }
 
   private schedule(delayMs: number): void {
