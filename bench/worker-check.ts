@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { readRunSpec } from "../src/core/shared/columns";
 import { SharedBrowser } from "../src/runner/chromium";
 import { type ExecutionSettings, executeRun, type RunJob } from "../src/runner/execute-run";
-import type { FromWorker, ToWorker, WireJob } from "../src/runner/worker-protocol";
+import { batchedSender, type FromWorker, type ToWorker, type WireJob } from "../src/runner/worker-protocol";
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -162,21 +162,12 @@ async function startWorker(): Promise<Worker> {
       }
     },
   });
-  let outbox: ToWorker[] = [];
-  let flushing = false;
   w.pid = proc.pid;
   // Closing the channel is how the pool stops a worker: it exits on its own (writing its profile, if any).
   w.kill = () => proc.disconnect();
+  const post = batchedSender<ToWorker>(queueMicrotask, (b) => proc.send(b));
   w.send = (batch) => {
-    outbox.push(...batch);
-    if (flushing) return;
-    flushing = true;
-    queueMicrotask(() => {
-      flushing = false;
-      const b = outbox;
-      outbox = [];
-      proc.send(b);
-    });
+    for (const m of batch) post(m);
   };
   w.send([{ t: "init", browserPath: undefined, logLevel: "error", probePath: null }]);
   await readyP;

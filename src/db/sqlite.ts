@@ -258,7 +258,7 @@ RETURNING ${CLAIMED_COLUMNS}`;
  * its first group run. Exact up to 16, then rounded down to four sizes per doubling: the caller claims again for
  * the rest.
  */
-export function limitOf(limit: number): number {
+function limitOf(limit: number): number {
   const n = Math.max(1, Math.min(10_000, Math.trunc(limit) || 1));
   if (n <= 16) return n;
   const step = 2 ** (Math.floor(Math.log2(n)) - 2);

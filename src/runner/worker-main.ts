@@ -7,7 +7,7 @@ import { setLogLevel } from "../logging";
 import { findChromium, SharedBrowser } from "./chromium";
 import { type ExecutionSettings, executeRun, type JobProgress, type RunJob } from "./execute-run";
 import { RunAborted } from "./run-attempt";
-import type { FromWorker, ToWorker, WireJob } from "./worker-protocol";
+import { batchedSender, type FromWorker, type ToWorker, type WireJob } from "./worker-protocol";
 
 /** Runs quicker than this send no progress: their outcome follows at once. */
 const PROGRESS_AFTER_MS = 500;
@@ -30,19 +30,7 @@ export function runWorker(): void {
   const running = new Map<string, Running>();
   const saves = new Map<string, { resolve(): void; reject(e: Error): void }>();
   let seq = 0;
-  let outbox: FromWorker[] = [];
-  let flushing = false;
-  const post = (m: FromWorker) => {
-    outbox.push(m);
-    if (flushing) return;
-    flushing = true;
-    setImmediate(() => {
-      flushing = false;
-      const batch = outbox;
-      outbox = [];
-      send(batch);
-    });
-  };
+  const post = batchedSender<FromWorker>((flush) => setImmediate(flush), send);
 
   const start = (wire: WireJob, settings: ExecutionSettings) => {
     const { specReadable, ...rest } = wire;

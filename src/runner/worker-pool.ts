@@ -14,7 +14,7 @@ import { type Level, log } from "../logging";
 import { type JobProgress, type JobResult, type RunJob, summarize } from "./execute-run";
 import type { ExecuteOptions, RunExecutor } from "./executor";
 import { RunAborted } from "./run-attempt";
-import { type FromWorker, type ToWorker, WORKER_COMMAND, type WireResult } from "./worker-protocol";
+import { batchedSender, type FromWorker, type ToWorker, WORKER_COMMAND, type WireResult } from "./worker-protocol";
 
 /** How long an aborted run may take to stop by itself before its worker is killed. */
 export const KILL_GRACE_MS = 300;
@@ -192,8 +192,8 @@ interface Worker {
   startedAt: number;
   /** Why the pool killed it; null while it lives or when it died by itself. */
   killedFor: string | null;
-  outbox: ToWorker[];
-  flushing: boolean;
+  /** Sends to the worker, everything posted in one turn of the event loop as one message. */
+  post: (m: ToWorker) => void;
 }
 
 /** The command that starts a worker: the compiled executable's hidden subcommand, or bun with the worker's source. */
@@ -380,7 +380,15 @@ export class WorkerPoolExecutor implements RunExecutor {
       serialization: "json",
       ipc: (batch: FromWorker[]) => this.receive(w, batch),
     });
-    Object.assign(w, { proc, pid: proc.pid, runs: new Map(), ready: false, startedAt: performance.now(), killedFor: null, outbox: [], flushing: false });
+    const post = batchedSender<ToWorker>(queueMicrotask, (batch) => {
+      if (w.killedFor !== null || proc.exitCode !== null || proc.signalCode !== null) return;
+      try {
+        proc.send(batch);
+      } catch (e) {
+        log.warn("could not reach a run worker", { pid: w.pid, error: (e as Error).message });
+      }
+    });
+    Object.assign(w, { proc, pid: proc.pid, runs: new Map(), ready: false, startedAt: performance.now(), killedFor: null, post });
     // A worker not ready in time is killed and replaced; one that got ready, died or was stopped meanwhile is let be.
     setTimeout(() => {
       if (w.ready || w.killedFor !== null || this.closed) return;
@@ -389,7 +397,7 @@ export class WorkerPoolExecutor implements RunExecutor {
       log.error("a run worker process did not start in time; it is killed and replaced", { pid: w.pid, limit_ms: this.startLimitMs });
       this.kill(w, `it did not start within ${this.startLimitMs} ms`);
     }, this.startLimitMs).unref();
-    this.post(w, {
+    w.post({
       t: "init",
       browserPath: this.options.browserPath,
       logLevel: this.options.logLevel ?? "info",
@@ -397,23 +405,6 @@ export class WorkerPoolExecutor implements RunExecutor {
     });
     void proc.exited.then(() => this.exited(w));
     return w;
-  }
-
-  private post(w: Worker, m: ToWorker): void {
-    w.outbox.push(m);
-    if (w.flushing) return;
-    w.flushing = true;
-    queueMicrotask(() => {
-      w.flushing = false;
-      const batch = w.outbox;
-      w.outbox = [];
-      if (w.killedFor !== null || w.proc.exitCode !== null || w.proc.signalCode !== null) return;
-      try {
-        w.proc.send(batch);
-      } catch (e) {
-        log.warn("could not reach a run worker", { pid: w.pid, error: (e as Error).message });
-      }
-    });
   }
 
   private receive(w: Worker, batch: FromWorker[]): void {
@@ -442,8 +433,8 @@ export class WorkerPoolExecutor implements RunExecutor {
         run.options.onProgress?.(m.progress);
       } else if (m.t === "artifact") {
         run.options.saveArtifact(m.file, Buffer.from(m.base64, "base64")).then(
-          () => this.post(w, { t: "saved", id: m.id, seq: m.seq, error: null }),
-          (e) => this.post(w, { t: "saved", id: m.id, seq: m.seq, error: (e as Error).message }),
+          () => w.post({ t: "saved", id: m.id, seq: m.seq, error: null }),
+          (e) => w.post({ t: "saved", id: m.id, seq: m.seq, error: (e as Error).message }),
         );
       } else if (m.t === "done") this.settle(run, jobResult(m.result));
     }
@@ -497,7 +488,7 @@ export class WorkerPoolExecutor implements RunExecutor {
       };
       worker.runs.set(job.id, run);
       const { id, automationId, specText, environmentId, environment } = job;
-      this.post(worker, { t: "run", job: { id, automationId, specText, specReadable: spec !== null, environmentId, environment }, settings: options.settings });
+      worker.post({ t: "run", job: { id, automationId, specText, specReadable: spec !== null, environmentId, environment }, settings: options.settings });
       if (worker.ready) this.startClock(run);
       if (options.signal.aborted) run.onAbort();
       else options.signal.addEventListener("abort", run.onAbort, { once: true });
@@ -518,7 +509,7 @@ export class WorkerPoolExecutor implements RunExecutor {
   private abort(run: PendingRun, reason: RunAborted["reason"]): void {
     if (run.aborted) return;
     run.aborted = reason;
-    this.post(run.worker, { t: "abort", id: run.job.id, reason });
+    run.worker.post({ t: "abort", id: run.job.id, reason });
     run.killTimer = setTimeout(() => {
       if (run.worker.runs.get(run.job.id) !== run) return;
       log.warn("a run did not stop in time: its worker process is killed and replaced", {

@@ -40,3 +40,23 @@ export type FromWorker =
 
 /** The hidden subcommand of the compiled executable that starts a worker process. */
 export const WORKER_COMMAND = "__run-worker";
+
+/**
+ * A sender that puts everything posted in the same turn of the event loop into one message: `defer` runs the send
+ * when the turn is over (queueMicrotask, or setImmediate to let I/O in between), `send` gets the batch.
+ */
+export function batchedSender<T>(defer: (flush: () => void) => void, send: (batch: T[]) => void): (m: T) => void {
+  let outbox: T[] = [];
+  let flushing = false;
+  return (m) => {
+    outbox.push(m);
+    if (flushing) return;
+    flushing = true;
+    defer(() => {
+      flushing = false;
+      const batch = outbox;
+      outbox = [];
+      send(batch);
+    });
+  };
+}
