@@ -2,8 +2,8 @@
 // run, against a local target; a bare Bun fetch loop (10 at once, nothing recorded), Hurl (a native runner, 10
 // jobs, process start included) and Newman run the same checks side by side, and the ratios svc/bare, svc/Hurl and
 // svc/Newman are printed (medians of the rounds). svc's rate is shown as the client saw it (POST to the long-poll's
-// answer) and by the server's own wall (the group run's created_at → finished_at, as the issue measured it). Server CPU counts the server and every process below it (its worker
-// processes), read from /proc.
+// answer) and by the server's own wall (the group run's created_at → finished_at, as the issue measured it). Server
+// CPU counts the server and every process below it (its worker processes), read from /proc.
 // `--browser`: 50 browser automations (goto + expect text) as one group run at each --concurrency, in checks per minute
 // (the server uses the Chromium it finds: SVC_RUNNER_BROWSER_PATH in this environment chooses).
 // `--svc A,B`: the servers to measure side by side (paths of compiled executables, or `src` for bun src/main.ts);
@@ -91,8 +91,10 @@ function peakRssMb(pid: number): number {
 }
 
 interface Round {
-  /** Starting the group run (the POST), first run started → last run finished, last run finished → the client knew. */
-  /** After the last run's outcome: when its row was written, when the group run's verdict was, when the client saw it. */
+  /**
+   * Starting the group run (the POST), first run started → last run finished; then, after the last run's outcome, when
+   * the client knew, when that run's row was written and when the group run's verdict was.
+   */
   phases: { postMs: number; runsMs: number; tailMs: number; writtenMs: number; settledMs: number };
   wallMs: number;
   /** The issue's own measure: the group run's created_at → finished_at as the server stored them. */

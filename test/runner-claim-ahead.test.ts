@@ -7,6 +7,7 @@ import { rmSync } from "node:fs";
 import { json, waitForRun } from "./helpers/runs";
 import { startTestServer, type TestServer, tempDir } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
+import { waitUntil, waitUntilAsync } from "./helpers/wait";
 
 let target: TargetApp;
 beforeAll(() => {
@@ -15,14 +16,6 @@ beforeAll(() => {
 afterAll(async () => {
   await target.stop();
 });
-
-async function until(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
-    await Bun.sleep(20);
-  }
-}
 
 /** A project of the key's workspace whose environment points at the target. */
 async function projectIn(s: TestServer, key: string, name: string): Promise<string> {
@@ -71,9 +64,11 @@ test("two slots: two runs execute and two wait ahead; another workspace's queued
     const project = await projectIn(s, s.key, "ahead");
     await warmUp(s, project);
     const runs = await heldGroupRun(s, project, hold, 6);
-    await until("two held requests", () => target.held(hold).length === 2);
+    await waitUntil(() => target.held(hold).length === 2, 20_000);
+    expect(target.held(hold).length).toBe(2);
     // Claimed: the two executing and two ahead; the rest still queued. Only the slots' two reached the target.
-    await until("two runs claimed ahead", async () => (await countOf(s, runs, "running")) === 4);
+    await waitUntilAsync(async () => (await countOf(s, runs, "running")) === 4, 20_000);
+    expect(await countOf(s, runs, "running")).toBe(4);
     expect(await countOf(s, runs, "queued")).toBe(2);
     await Bun.sleep(200);
     expect(target.held(hold).length).toBe(2);
@@ -83,17 +78,18 @@ test("two slots: two runs execute and two wait ahead; another workspace's queued
     const other = await projectIn(s, b.key, "other");
     const quick = await automation(s, b.key, other, "quick", "/items/2");
     const bRun = (await json<{ id: string }>(await s.call("POST", `/projects/${other}/automations/${quick}/run`, {}, b.key), 202)).id;
-    await until("the runs ahead back in the queue", async () => (await countOf(s, runs, "running")) === 2);
+    await waitUntilAsync(async () => (await countOf(s, runs, "running")) === 2, 20_000);
+    expect(await countOf(s, runs, "running")).toBe(2);
     expect(await countOf(s, runs, "queued")).toBe(4);
 
     target.release(hold);
     const ended = await Promise.all(runs.map((id) => waitForRun(s, project, id, 20_000)));
     expect(ended.map((r) => r.status)).toEqual(Array(6).fill("passed"));
     let bStatus = "queued";
-    await until("the other workspace's run ended", async () => {
+    await waitUntilAsync(async () => {
       bStatus = (await json<{ status: string }>(await s.call("GET", `/projects/${other}/runs/${bRun}`, undefined, b.key))).status;
       return !["queued", "running"].includes(bStatus);
-    });
+    }, 20_000);
     expect(bStatus).toBe("passed");
     // Each of the six executed exactly once, and never more than two at once.
     expect(target.held(hold).length).toBe(6);
@@ -113,8 +109,10 @@ test("a stop sends the runs waiting ahead back to the queue: only the runs execu
       const project = await projectIn(s, s.key, "ahead");
       await warmUp(s, project);
       runs = await heldGroupRun(s, project, hold, 6);
-      await until("two held requests", () => target.held(hold).length === 2);
-      await until("two runs claimed ahead", async () => (await countOf(s, runs, "running")) === 4);
+      await waitUntil(() => target.held(hold).length === 2, 20_000);
+      expect(target.held(hold).length).toBe(2);
+      await waitUntilAsync(async () => (await countOf(s, runs, "running")) === 4, 20_000);
+      expect(await countOf(s, runs, "running")).toBe(4);
     } finally {
       await s.stop();
     }

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
 import { json, waitForRun } from "./helpers/runs";
+import { waitUntil, waitUntilAsync } from "./helpers/wait";
 
 let target: TargetApp;
 beforeAll(() => {
@@ -41,14 +42,6 @@ async function workersReady(s: TestServer): Promise<boolean> {
   return r.checks.workers !== undefined && r.checks.workers.workers > 0 && r.checks.workers.ready === r.checks.workers.workers;
 }
 
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
-    await Bun.sleep(20);
-  }
-}
-
 describe("4 slots, 16 slow runs of workspace A queued", () => {
   let s: TestServer;
   beforeAll(async () => {
@@ -63,9 +56,10 @@ describe("4 slots, 16 slow runs of workspace A queued", () => {
     const b = await s.userWithKey("owner@beta.test", "beta");
     const slow = await automationIn(s, s.key, "backlog", [{ request: { url: "/slow?ms=3000", timeout_ms: 60_000 }, expect: [{ status: 200 }] }]);
     const quick = await automationIn(s, b.key, "quick", [{ request: { url: "/items/1" }, expect: [{ status: 200 }] }]);
-    await until("the run workers started", () => workersReady(s));
+    expect(await waitUntilAsync(() => workersReady(s), 20_000)).toBe(true);
     for (let i = 0; i < 16; i++) await start(s, s.key, slow);
-    await until("4 of A's runs running", async () => (await count(s, s.key, slow.project, "running")) === 4);
+    await waitUntilAsync(async () => (await count(s, s.key, slow.project, "running")) === 4, 20_000);
+    expect(await count(s, s.key, slow.project, "running")).toBe(4);
     const runId = (await json<{ id: string }>(await s.call("POST", `/projects/${quick.project}/automations/${quick.automation}/run`, {}, b.key), 202)).id;
     const run = await waitForRunOf(s, b.key, quick.project, runId);
     expect(run.status).toBe("passed");
@@ -104,7 +98,8 @@ describe("runner.workspace_concurrency = 2 with 4 slots", () => {
     const ids: string[] = [];
     try {
       for (let i = 0; i < 4; i++) ids.push(await start(s, s.key, held));
-      await until("2 held requests", async () => target.held(key).length >= 2);
+      await waitUntil(() => target.held(key).length >= 2, 20_000);
+      expect(target.held(key).length).toBeGreaterThanOrEqual(2);
       // B's run passing proves the engine claimed again while A's two were held, with slots free.
       const other = await start(s, b.key, quick);
       expect((await waitForRunOf(s, b.key, quick.project, other)).status).toBe("passed");
