@@ -53,6 +53,8 @@ export interface FinishedRunRow {
   claim: number;
   automationId: string;
   status: RunTable["status"];
+  /** When it started executing: the claim's time, or later for a run claimed ahead of a free slot. */
+  startedAt: string;
   finishedAt: string;
   durationMs: number;
   error: string | null;

@@ -405,7 +405,8 @@ export class PostgresRunQueue implements RunQueueStore {
         }
         const r =
           await sql<FinishedRun>`UPDATE runs SET status = ${o.status}, finished_at = ${o.finishedAt}, duration_ms = ${o.durationMs}, summary = ${o.summaryJson},
-            error = ${o.error}, results = ${o.resultsJson}, attempts = ${o.attemptsJson}, updated_at = ${now}, rolled_up = 1
+            error = ${o.error}, results = ${o.resultsJson}, attempts = ${o.attemptsJson}, updated_at = ${now}, rolled_up = 1,
+            started_at = ${o.startedAt}
           WHERE id = ${o.id} AND status = 'running' AND claim = ${o.claim} RETURNING ${sql.raw(FINISHED_RUN_COLUMNS)}`.execute(trx);
         const row = r.rows[0];
         if (row) {

@@ -337,7 +337,8 @@ export class SqliteRunQueue implements RunQueueStore {
   private applyFinish(now: string, batch: FinishedRunRow[]): FinishedRun[] {
     const finish = cachedStatement<FinishedRun, (string | number | null)[]>(
       this.sqlite,
-      `UPDATE runs SET status = ?1, finished_at = ?2, duration_ms = ?3, summary = ?4, error = ?5, results = ?6, attempts = ?7, updated_at = ?8, rolled_up = 1
+      `UPDATE runs SET status = ?1, finished_at = ?2, duration_ms = ?3, summary = ?4, error = ?5, results = ?6, attempts = ?7, updated_at = ?8, rolled_up = 1,
+         started_at = ?11
        WHERE id = ?9 AND status = 'running' AND claim = ?10 RETURNING ${FINISHED_RUN_COLUMNS}`,
     );
     const keepCancelled = cachedStatement(
@@ -351,7 +352,7 @@ export class SqliteRunQueue implements RunQueueStore {
         keepCancelled.run(o.resultsJson, o.summaryJson, o.attemptsJson, now, o.id, o.claim);
         continue;
       }
-      const r = finish.get(o.status, o.finishedAt, o.durationMs, o.summaryJson, o.error, o.resultsJson, o.attemptsJson, now, o.id, o.claim);
+      const r = finish.get(o.status, o.finishedAt, o.durationMs, o.summaryJson, o.error, o.resultsJson, o.attemptsJson, now, o.id, o.claim, o.startedAt);
       if (r) {
         lastRun.run(o.status, o.finishedAt, o.automationId, o.id);
         finished.push(r);

@@ -37,12 +37,25 @@ const CANCEL_MEMORY_MS = 60_000;
 /** How long a freed slot may wait for others before it is filled (see pumpSoon). */
 const CLAIM_COALESCE_MS = 5;
 /**
- * While runs take less than this (launch to outcome, smoothed), a claim also takes up to a slot count of runs
- * ahead, started as slots free: one statement and one commit for several runs instead of one per freed slot, and
- * no slot waits for the database. Short, so another workspace's run queued meanwhile waits behind at most one
- * short run per slot (and the runs ahead go back to the queue when it is queued).
+ * While runs take less than this (launch to outcome, smoothed), a claim also takes runs ahead, started as slots
+ * free: one statement and one commit for many runs instead of one per freed slot, and no slot waits for the
+ * database. A run queued meanwhile on this server (another workspace's) sends them back to the queue, so the turns
+ * hold; one queued on another node waits behind them at most their AHEAD_FOR_MS.
  */
 const AHEAD_WHILE_SHORTER_MS = 50;
+/**
+ * How much of the slots' work a claim takes ahead: runs for about this long at the smoothed run time, at least one
+ * per slot and at most AHEAD_MAX (or a slot count, if more). At the default four slots a claim of one run per slot
+ * cost more than a third of the server's time per check, its fixed part spread over a few runs.
+ */
+const AHEAD_FOR_MS = 10;
+const AHEAD_MAX = 64;
+
+/** How many runs a claim takes beyond the free slots, for `slots` slots and runs of `runMs` (smoothed). */
+export function aheadOf(slots: number, runMs: number): number {
+  if (!(runMs < AHEAD_WHILE_SHORTER_MS)) return 0;
+  return Math.max(slots, Math.min(AHEAD_MAX, Math.ceil((slots * AHEAD_FOR_MS) / Math.max(runMs, 0.1))));
+}
 
 export class RunEngine implements Engine {
   readonly name = "runs";
@@ -241,8 +254,7 @@ export class RunEngine implements Engine {
           free--;
         }
         if (free <= 0) break;
-        const extra = this.runMs < AHEAD_WHILE_SHORTER_MS ? slots : 0;
-        const runs = await claimQueuedRuns(this.core, free + extra);
+        const runs = await claimQueuedRuns(this.core, free + aheadOf(slots, this.runMs));
         this.claimFailures = 0;
         for (const run of runs) {
           // The slots may have filled while the claim ran (stop, or another pass): the rest wait ahead.
@@ -263,8 +275,10 @@ export class RunEngine implements Engine {
     }
   }
 
-  private launch(run: ClaimedRun): void {
+  private launch(claimed: ClaimedRun): void {
     const launched = performance.now();
+    // It starts now: a run claimed ahead waited for its slot, which is not part of its time.
+    const run = { ...claimed, startedAt: new Date().toISOString() };
     const active: ActiveRun = { run, controller: new AbortController(), progress: null, dirty: false };
     this.active.set(run.id, active);
     if (this.recentlyCancelled.has(run.id)) active.controller.abort(new RunAborted("cancelled"));

@@ -200,6 +200,7 @@ export async function finishRuns(core: Core, outcomes: RunOutcome[]): Promise<vo
     claim: o.claim,
     automationId: o.automationId,
     status: o.status,
+    startedAt: o.startedAt,
     finishedAt: o.finishedAt,
     durationMs: o.durationMs,
     error: o.error,
