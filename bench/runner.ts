@@ -93,9 +93,10 @@ function peakRssMb(pid: number): number {
 interface Round {
   /**
    * Starting the group run (the POST), first run started → last run finished; then, after the last run's outcome, when
-   * the client knew, when that run's row was written and when the group run's verdict was.
+   * the client knew, when that run's row was written and when the group run's verdict was; and how long each run's
+   * outcome waited to be written (median and most, over the runs).
    */
-  phases: { postMs: number; runsMs: number; tailMs: number; writtenMs: number; settledMs: number };
+  phases: { postMs: number; runsMs: number; tailMs: number; writtenMs: number; settledMs: number; lagMs: number; lagMaxMs: number };
   wallMs: number;
   /** The issue's own measure: the group run's created_at → finished_at as the server stored them. */
   serverWallMs: number;
@@ -183,7 +184,13 @@ async function svcRun(server: string, concurrency: number, browser = false): Pro
       const ownCpuMs = cpuMs(proc.pid, true) - own0;
       // Every run's step result is in the database: count passed runs and recorded assertions straight from it.
       const db = new Database(join(dataDir, "svc.sqlite"), { readonly: true });
-      const rows = db.query("SELECT status, results FROM runs WHERE group_run_id = ?").all(gr.id) as { status: string; results: string }[];
+      const rows = db.query("SELECT status, results, finished_at, updated_at FROM runs WHERE group_run_id = ?").all(gr.id) as {
+        status: string;
+        results: string;
+        finished_at: string;
+        updated_at: string;
+      }[];
+      const lags = rows.map((r) => Date.parse(r.updated_at) - Date.parse(r.finished_at));
       const span = db.query("SELECT MIN(started_at) AS s, MAX(finished_at) AS f, MAX(updated_at) AS w FROM runs WHERE group_run_id = ?").get(gr.id) as {
         s: string;
         f: string;
@@ -201,6 +208,8 @@ async function svcRun(server: string, concurrency: number, browser = false): Pro
         tailMs: seenAt - Date.parse(span.f),
         writtenMs: Date.parse(span.w) - Date.parse(span.f),
         settledMs: Date.parse(own.u) - Date.parse(span.f),
+        lagMs: median(lags),
+        lagMaxMs: Math.max(...lags),
       };
       let passed = 0;
       let recordedSteps = 0;
@@ -349,7 +358,7 @@ if (!process.argv.includes("--no-http")) {
       const r = await svcRun(server, c);
       r.rounds.forEach((x, i) => {
         console.log(
-          `svc${label(server)} concurrency ${String(c).padStart(3)}, round ${i + 1} (${i === 0 ? "cold" : "warm"}): ${fmt(x.wallMs)} ms wall (start ${fmt(x.phases.postMs)}, runs ${fmt(x.phases.runsMs)}, seen ${fmt(x.phases.tailMs)} after: written +${fmt(x.phases.writtenMs)}, settled +${fmt(x.phases.settledMs)}), ${fmt(x.perSec)} checks/s (server's own wall ${fmt(x.serverWallMs)} ms: ${fmt((CHECKS / x.serverWallMs) * 1000)}/s), server CPU ${fmt(x.serverCpuMs)} ms (${fmt((x.serverCpuMs * 1000) / CHECKS)} µs/check, server process alone ${fmt((x.ownCpuMs * 1000) / CHECKS)}), ${x.passed}/${CHECKS} runs passed, ${x.recordedSteps}/${CHECKS} step results with 3 assertions recorded`,
+          `svc${label(server)} concurrency ${String(c).padStart(3)}, round ${i + 1} (${i === 0 ? "cold" : "warm"}): ${fmt(x.wallMs)} ms wall (start ${fmt(x.phases.postMs)}, runs ${fmt(x.phases.runsMs)}, seen ${fmt(x.phases.tailMs)} after: written +${fmt(x.phases.writtenMs)}, settled +${fmt(x.phases.settledMs)}; a run written ${fmt(x.phases.lagMs)} ms after its outcome, at most ${fmt(x.phases.lagMaxMs)}), ${fmt(x.perSec)} checks/s (server's own wall ${fmt(x.serverWallMs)} ms: ${fmt((CHECKS / x.serverWallMs) * 1000)}/s), server CPU ${fmt(x.serverCpuMs)} ms (${fmt((x.serverCpuMs * 1000) / CHECKS)} µs/check, server process alone ${fmt((x.ownCpuMs * 1000) / CHECKS)}), ${x.passed}/${CHECKS} runs passed, ${x.recordedSteps}/${CHECKS} step results with 3 assertions recorded`,
         );
       });
       const rates = r.rounds.map((x) => x.perSec);

@@ -15,6 +15,8 @@ export class OutcomeWriter {
   private pending: RunOutcome[] = [];
   private chain: Promise<void> = Promise.resolve();
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** When the armed timer fires (performance.now()). */
+  private due = 0;
   private closed = false;
   /** How many runs the last write took. */
   private lastBatch = 0;
@@ -31,12 +33,19 @@ export class OutcomeWriter {
     if (this.pending.length > 0) this.schedule(0);
   }
 
+  /**
+   * Arms the write for `delayMs` from now, unless one is due sooner. Never later: re-arming on every outcome kept
+   * a write "at once" (a full batch) from ever firing while outcomes poured in faster than a timer's millisecond,
+   * and a whole group run was written after its last outcome.
+   */
   private schedule(delayMs: number): void {
     if (this.closed) return;
+    const due = performance.now() + delayMs;
     if (this.timer) {
-      if (delayMs > 0) return;
+      if (this.due <= due) return;
       clearTimeout(this.timer);
     }
+    this.due = due;
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.flush();
