@@ -18,6 +18,12 @@ const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "
 
 /** One line saying where a record is: status and, when known, how far along. */
 export function progressLine(kind: WatchKind, r: Rec, style: Style): string {
+  // A queued run nothing connected can take says what it waits for (a runner with some labels, say).
+  const waiting = typeof r.waiting_for === "string" ? ` — ${r.waiting_for}` : "";
+  return progressOf(kind, r, style) + waiting;
+}
+
+function progressOf(kind: WatchKind, r: Rec, style: Style): string {
   const status = paint(String(r.status), String(r.status), style);
   const id = String(r.id);
   if (kind === "generation") {

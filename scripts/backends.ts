@@ -87,6 +87,7 @@ export const POSTGRES: string[] = [
   "test/runners-protocol.test.ts",
   "test/runners-remote.test.ts",
   "test/runners-tokens.test.ts",
+  "test/runs-waiting-for.test.ts",
   "test/schedules.test.ts",
   "test/security-auth-matrix.test.ts",
   "test/security-key-timing.test.ts",

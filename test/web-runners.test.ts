@@ -1,8 +1,10 @@
 // Settings → Runners in headless Chromium: an owner creates a runner token (shown once, with the command that
-// starts the runner), sees the runner listed with its labels, and revokes it.
+// starts the runner), sees the runner listed with its labels, and revokes it; a run waiting for a runner that is
+// not there says so on its page and its group run's.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { explained, launchBrowser, newPage, signInAsOwner } from "./helpers/browser";
+import { createAutomation, json } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 setDefaultTimeout(30_000);
@@ -47,4 +49,28 @@ test("an owner creates a runner token once, sees the runner with its labels, and
   const listed = await (await s.call("GET", "/runners")).json();
   expect(listed.data[0]).toMatchObject({ name: "office-box", labels: ["eu", "office-net"] });
   expect(listed.data[0].revoked_at).not.toBeNull();
+});
+
+test("a run whose environment requires labels no connected runner has says what it waits for, on its page and its group run's", async () => {
+  await json(await s.call("POST", "/projects", { name: "waits", slug: "waits" }), 201);
+  await json(await s.call("POST", "/projects/waits/environments", { name: "eu", variables: { BASE_URL: "http://127.0.0.1:9" }, runner_labels: ["eu"] }), 201);
+  const auto = await createAutomation(s, "waits", { name: "eu check", kind: "http", environment: "eu", steps: [{ request: { url: "/" } }] });
+  const group = await json<{ id: string }>(await s.call("POST", "/projects/waits/groups", { name: "eu group", automation_ids: [auto] }), 201);
+  const gr = await json<{ id: string; runs: { id: string }[] }>(await s.call("POST", `/projects/waits/groups/${group.id}/run`, {}), 202);
+  const { context, page } = await newPage(browser);
+  try {
+    await explained(page, "waiting run", async () => {
+      await signInAsOwner(page, s.url);
+      await page.goto(`${s.url}/#/p/waits/group-runs/${gr.id}`);
+      const groupNote = page.getByTestId("group-run-waiting");
+      await groupNote.waitFor();
+      expect(await groupNote.textContent()).toBe("1 run is waiting for a runner with the labels eu: none is connected");
+      await page.goto(`${s.url}/#/p/waits/runs/${gr.runs[0]?.id}`);
+      const runNote = page.getByTestId("run-waiting");
+      await runNote.waitFor();
+      expect(await runNote.textContent()).toBe("waiting for a runner with the labels eu: none is connected");
+    });
+  } finally {
+    await context.close();
+  }
 });

@@ -76,6 +76,11 @@ export interface OpContext {
    * the stream, so a refusal thrown before it is still an ordinary error answer.
    */
   emit?: (event: string, data: unknown) => void;
+  /**
+   * Set by a handler whose answer depends on more than the database (the clock: whether a runner was heard from
+   * within a lease): the answer is not kept in the response cache, which only notices database changes.
+   */
+  uncacheable?: boolean;
 }
 
 /** A start under an Idempotency-Key: its answer is kept in the same transaction as its work. */

@@ -239,7 +239,7 @@ export function operationHandler(op: Operation, opts: MountOptions) {
         if (opts.validateResponses) checkAnswer(op.name, "response", op.response as z.ZodType, result);
         const etag = op.versioned ? tagOfAnswer(result) : null;
         const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8", ...(etag ? { etag } : {}) };
-        if (cacheKey) {
+        if (cacheKey && !ctx.uncacheable) {
           const body = JSON.stringify(result);
           opts.responses.set(cacheKey, { version, status: op.successStatus, body, operation: op.name, etag });
           return new Response(body, { status: op.successStatus, headers });

@@ -261,6 +261,13 @@ export const Run = z
     metadata: StringRecord.describe("CI metadata it was started with (commit, branch, build_url, pr, …)"),
     steps: z.array(StepResult).optional().describe("Per-step results (get_run only)"),
     artifacts: z.array(z.string()).optional().describe("Artifact names (get_run only)"),
+    waiting_for: z
+      .string()
+      .nullable()
+      .optional()
+      .describe(
+        "get_run only: on a queued run that nothing connected can take, what it waits for (a runner with its environment's labels, one with Chromium, or any runner when the server executes no runs itself); else null",
+      ),
   })
   .meta({ id: "Run" });
 
@@ -298,6 +305,11 @@ export const GroupRun = z
         .describe("Runs of quarantined automations that did not pass (also counted under their status): reported apart, they do not fail the group run"),
     }),
     runs: z.array(Run).optional(),
+    waiting_for: z
+      .string()
+      .nullable()
+      .optional()
+      .describe("get_group_run only: how many of its queued runs nothing connected can take, and what they wait for; else null"),
   })
   .meta({ id: "GroupRun" });
 

@@ -90,3 +90,9 @@ export async function environmentsAmong(db: Kysely<DB>, ids: string[]): Promise<
   if (ids.length === 0) return [];
   return db.selectFrom("environments").select(["id", "name", "secrets"]).where("id", "in", ids).execute();
 }
+
+/** The runner labels these environments require, as stored (JSON arrays). */
+export async function runnerLabelsOf(db: Kysely<DB>, ids: string[]): Promise<Pick<EnvRow, "id" | "runner_labels">[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom("environments").select(["id", "runner_labels"]).where("id", "in", ids).execute();
+}

@@ -31,6 +31,11 @@ export function visibleRunnersQuery(db: Kysely<DB>, workspaceId: string) {
     .where((eb) => eb.or([eb("workspace_id", "=", workspaceId), eb("workspace_id", "is", null)]));
 }
 
+/** The runners a workspace sees that were heard from since `since` (ISO time), revoked ones left out. */
+export async function runnersHeardSince(db: Kysely<DB>, workspaceId: string, since: string) {
+  return visibleRunnersQuery(db, workspaceId).where("revoked_at", "is", null).where("last_seen_at", ">=", since).execute();
+}
+
 /** A runner the workspace sees: its own, or a server-wide one. */
 export async function findVisibleRunner(db: Kysely<DB>, workspaceId: string, id: string): Promise<Selectable<RunnerTable> | undefined> {
   return visibleRunnersQuery(db, workspaceId).where("id", "=", id).executeTakeFirst();

@@ -21,6 +21,7 @@ import { type RunnableAutomation, type RunOptions, runRow } from "./run-rows";
 import { stopSequentialGroupRuns } from "./sequence";
 import { groupRunJunit, runJunit } from "./junit";
 import * as store from "./store";
+import { type WaitingRun, waitingReasons } from "./waiting";
 
 type O = typeof ops;
 export type { RunOptions };
@@ -237,7 +238,7 @@ const isFinalRunStatus = (s: string) => (TERMINAL_RUN_STATUSES as readonly strin
 
 export const getRun: Handler<O["getRun"]> = async (ctx, { params, query }) => {
   const { project, run } = await resolveRun(ctx, params.project, params.runId);
-  if (query.wait === 0 || isFinalRunStatus(run.status)) return toRun(run, true);
+  if (query.wait === 0 || isFinalRunStatus(run.status)) return runDetail(ctx, run);
   await ctx.core.waits.until({
     workspaceId: ctx.principal.workspaceId,
     keys: [run.id],
@@ -250,7 +251,7 @@ export const getRun: Handler<O["getRun"]> = async (ctx, { params, query }) => {
   });
   const now = await store.findRun(ctx.core.db, project.id, run.id);
   if (!now) throw notFound("run");
-  return toRun(now, true);
+  return runDetail(ctx, now);
 };
 
 export const cancelRun: Handler<O["cancelRun"]> = async (ctx, { params }) => {
@@ -259,7 +260,7 @@ export const cancelRun: Handler<O["cancelRun"]> = async (ctx, { params }) => {
   const n = await ctx.core.db.transaction().execute((trx) => cancelRunsWhere(ctx, trx, { runId: run.id }, "cancelled by request"));
   if (n === 0) throw conflict("the run finished before it could be cancelled");
   const next = await store.readRun(ctx.core.db, run.id);
-  return toRun(next, true);
+  return runDetail(ctx, next);
 };
 
 export const getRunJunit: Handler<O["getRunJunit"]> = async (ctx, { params }) => {
@@ -435,8 +436,30 @@ export const getGroupRun: Handler<O["getGroupRun"]> = async (ctx, { params, quer
     });
   }
   const { row, runs } = await loadGroupRun(ctx, project.id, head.id);
-  return toGroupRun(row, runs, true);
+  const answer = toGroupRun(row, runs, true);
+  const queued = answer.summary.queued > 0 ? await store.queuedRunsOfGroupRun(ctx.core.db, row.id) : [];
+  return { ...answer, waiting_for: groupWaitingFor(await waitingReasons(ctx, queued.map(waitingRun))) };
 };
+
+const waitingRun = (r: { id: string; environment_id: string | null; spec: string }): WaitingRun => ({
+  id: r.id,
+  environmentId: r.environment_id,
+  specText: r.spec,
+});
+
+/** A run as get_run answers it: with its steps, and what it waits for while nothing connected can take it. */
+async function runDetail(ctx: OpContext, row: RunRow) {
+  const reasons = row.status === "queued" ? await waitingReasons(ctx, [waitingRun(row)]) : null;
+  return { ...toRun(row, true), waiting_for: reasons?.get(row.id) ?? null };
+}
+
+/** "2 runs are waiting for a runner with the labels eu: none is connected", one sentence per distinct reason. */
+function groupWaitingFor(reasons: Map<string, string>): string | null {
+  const counts = new Map<string, number>();
+  for (const reason of reasons.values()) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  if (counts.size === 0) return null;
+  return [...counts].map(([reason, n]) => `${n} ${n === 1 ? "run is" : "runs are"} ${reason}`).join("; ");
+}
 
 export const getGroupRunJunit: Handler<O["getGroupRunJunit"]> = async (ctx, { params }) => {
   const project = await resolveProject(ctx, params.project);

@@ -106,6 +106,11 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
               </dd>
             </div>
           </dl>
+          {r.waiting_for && (
+            <div class="note note-warn" data-testid="group-run-waiting">
+              {r.waiting_for}
+            </div>
+          )}
           <RunTable project={project} runs={r.runs ?? []} />
         </Card>
       )}

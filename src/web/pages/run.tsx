@@ -284,6 +284,11 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
                 </div>
               )}
             </dl>
+            {r.waiting_for && (
+              <div class="note note-warn" data-testid="run-waiting">
+                {r.waiting_for}
+              </div>
+            )}
             {r.error && <div class="note note-error">{r.error}</div>}
             {r.attempts.length > 1 && (
               <div data-testid="run-attempts">
