@@ -8,7 +8,7 @@ import { operationFields } from "../src/client/schema-fields";
 import { ops } from "../src/manifest/index";
 import { ciMetadata } from "./ci-metadata";
 import { type FieldOption, optionFor } from "./field-options";
-import { watchToEnd } from "./watch";
+import { parseWatchTimeout, WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP, watchToEnd } from "./watch";
 import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
 import { UsageError } from "./usage";
 
@@ -261,12 +261,15 @@ async function pull(dir: string, flags: CommonFlags): Promise<number> {
 
 interface TestFlags extends CommonFlags {
   junit?: string;
+  watchTimeout?: string;
   ciMetadata?: boolean;
   [attr: string]: unknown;
 }
 
 /** `svc test DIR`: the folder's automations run on the server without being saved, followed to the end. */
 async function testFolder(dir: string, options: FieldOption[], flags: TestFlags): Promise<number> {
+  // A bad --watch-timeout is refused before anything starts.
+  parseWatchTimeout(flags.watchTimeout);
   const documents = readFolder(dir);
   const { settings, project } = projectOf(flags);
   const client = clientFor(settings);
@@ -277,7 +280,13 @@ async function testFolder(dir: string, options: FieldOption[], flags: TestFlags)
     if (Object.keys(merged).length > 0) input.metadata = merged;
   }
   const res = await client.send(ops.testDocuments, input);
-  return watchToEnd(client, "group_run", res.json as Record<string, unknown>, { project }, flags.json === true, flags.junit);
+  return watchToEnd(
+    client,
+    "group_run",
+    res.json as Record<string, unknown>,
+    { project },
+    { json: flags.json, junit: flags.junit, timeout: flags.watchTimeout },
+  );
 }
 
 /** Replaces the commands derived from the `apply` and `test_documents` operations by ones that read a folder, and adds `svc pull`. */
@@ -322,6 +331,7 @@ export function registerApply(program: Command): void {
     .option("--no-ci-metadata", "do not add commit, branch, build_url and pr from GitHub Actions, GitLab CI or Jenkins variables to metadata")
     .option("--watch", "follow the group run to its end (svc test always does: its exit code is the verdict)")
     .option("--junit <file>", "write the group run's JUnit XML report to FILE, for the CI to read")
+    .option(WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP)
     .option("--json", "print the final group run's JSON exactly")
     .option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)")
     .action((dir: string, flags: TestFlags) => runCommand(() => testFolder(dir, options, flags)));

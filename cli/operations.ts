@@ -10,7 +10,7 @@ import { readRequestFile } from "./request-file";
 import type { ResolvedSettings } from "../src/client/settings";
 import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
 import { ciMetadata } from "./ci-metadata";
-import { watchToEnd } from "./watch";
+import { parseWatchTimeout, WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP, watchToEnd } from "./watch";
 
 const PAST: Record<string, string> = { delete: "deleted", revoke: "revoked", remove: "removed", "cancel-invitation": "cancelled" };
 
@@ -31,6 +31,7 @@ interface Flags extends CommonFlags {
   file?: string;
   watch?: boolean;
   junit?: string;
+  watchTimeout?: string;
   output?: string;
   out?: string;
   [attr: string]: unknown;
@@ -72,6 +73,8 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     input.project = settings.project.value;
   }
   const client = clientFor(settings);
+  // A bad --watch-timeout is refused before anything starts.
+  parseWatchTimeout(flags.watchTimeout);
   // On a terminal, an operation that streams shows its words as they arrive (`delta` events), then its answer.
   let spoke = false;
   const live = op.stream !== undefined && !flags.json && !flags.watch && process.stdout.isTTY === true;
@@ -84,9 +87,9 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
   const res = await client.send(op, input, live ? { onEvent } : {});
   if (spoke) process.stdout.write("\n\n");
   const watchKind = op.cli.watch;
-  if ((flags.watch || flags.junit) && watchKind) {
+  if ((flags.watch || flags.junit || flags.watchTimeout !== undefined) && watchKind) {
     const target = { project: String(input.project), feature: typeof input.feature === "string" ? input.feature : undefined };
-    return watchToEnd(client, watchKind, res.json as Record<string, unknown>, target, flags.json === true, flags.junit);
+    return watchToEnd(client, watchKind, res.json as Record<string, unknown>, target, { json: flags.json, junit: flags.junit, timeout: flags.watchTimeout });
   }
   if (res.raw) {
     const output = flags.output ?? flags.out;
@@ -137,7 +140,10 @@ function register(root: Command, op: Operation): void {
   if (takesCiMetadata(op)) {
     cmd.option("--no-ci-metadata", "do not add commit, branch, build_url and pr from GitHub Actions, GitLab CI or Jenkins variables to metadata");
   }
-  if (op.cli.watch) cmd.option("--watch", "follow it to the end; exit 1 unless it passed");
+  if (op.cli.watch) {
+    cmd.option("--watch", "follow it to the end; exit 1 unless it passed");
+    cmd.option(WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP);
+  }
   if (op.cli.watch === "run" || op.cli.watch === "group_run") {
     cmd.option("--junit <file>", "follow it to the end (as --watch) and write its JUnit XML report to FILE, for the CI to read");
   }

@@ -5,7 +5,7 @@ import { type ResolvedSettings, resolveSettings, SettingsError } from "../src/cl
 import { UsageError } from "./usage";
 import { VERSION } from "../src/version";
 
-export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, notFound: 4, rateLimited: 5, server: 6 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, notFound: 4, rateLimited: 5, server: 6, watchTimeout: 7 } as const;
 
 export const EXIT_CODES_HELP = `
 Exit codes:
@@ -15,7 +15,8 @@ Exit codes:
   3  authentication (401: no key, an invalid, revoked or expired key) or not allowed (403)
   4  not found (404)
   5  rate limited, after honouring Retry-After
-  6  server or network error (5xx, timeout, unreachable)`;
+  6  server or network error (5xx, timeout, unreachable)
+  7  --watch-timeout passed before the watched run or generation ended (it goes on on the server)`;
 
 export interface CommonFlags {
   server?: string;

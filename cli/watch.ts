@@ -11,6 +11,28 @@ import { clientFor, EXIT, runCommand, settingsFor } from "./session";
 
 type Rec = Record<string, unknown>;
 
+/** The option of every command that follows a run, group run or generation to its end. */
+export const WATCH_TIMEOUT_FLAGS = "--watch-timeout <duration>";
+export const WATCH_TIMEOUT_HELP = "follow it (as --watch) for at most DURATION (90s, 15m, 2h; seconds when bare), then exit 7; it goes on on the server";
+
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `--watch-timeout`'s duration in ms, or null when it was not given. */
+export function parseWatchTimeout(text: string | undefined): number | null {
+  if (text === undefined) return null;
+  const m = /^(\d+(?:\.\d+)?)(s|m|h)?$/.exec(text.trim());
+  const ms = m ? Number(m[1]) * (UNIT_MS[m[2] ?? "s"] as number) : Number.NaN;
+  if (!(ms >= 1000)) throw new UsageError(`--watch-timeout takes a duration of at least 1s, such as 90s, 15m or 2h (not "${text}")`);
+  return ms;
+}
+
+/** How a watch ends: the final record as JSON (--json), a JUnit report (--junit), a time limit (--watch-timeout). */
+export interface WatchOptions {
+  json?: boolean;
+  junit?: string;
+  timeout?: string;
+}
+
 /** How long one read of a watch may be held by the server: the progress line is redrawn at least this often. */
 const WATCH_PROGRESS_SECONDS = 5;
 
@@ -104,14 +126,16 @@ export async function watchToEnd(
   kind: WatchKind,
   started: Rec,
   target: { project: string; feature?: string },
-  asJson: boolean,
-  junitFile?: string,
+  options: WatchOptions = {},
 ): Promise<number> {
+  const asJson = options.json === true;
+  const junitFile = options.junit;
+  const timeoutMs = parseWatchTimeout(options.timeout);
   const view = new ProgressView(kind, styleFor(process.stderr));
   // Each read is held by the server until the end, or for a few seconds to show progress meanwhile.
-  const opts = { onUpdate: (r: Rec) => view.update(r), longPollSeconds: WATCH_PROGRESS_SECONDS };
+  const opts = { onUpdate: (r: Rec) => view.update(r), longPollSeconds: WATCH_PROGRESS_SECONDS, timeoutMs };
   view.update(started);
-  let done: { record: Rec; body: string };
+  let done: { record: Rec; body: string; timedOut: boolean };
   try {
     if (kind === "run") done = await waitForRun(client, { project: target.project, runId: String(started.id) }, opts);
     else if (kind === "group_run") done = await waitForGroupRun(client, { project: target.project, groupRunId: String(started.id) }, opts);
@@ -125,6 +149,7 @@ export async function watchToEnd(
     throw e;
   }
   const final = done.record;
+  if (done.timedOut) return gaveUp(kind, final, done.body, options);
   view.finish(final);
   if (junitFile) await writeJunit(client, kind, target.project, String(final.id), junitFile);
   // --json: the final record exactly as the server sent it; the list of failures, for people, goes to stderr.
@@ -140,6 +165,16 @@ export async function watchToEnd(
   }
   // A quarantined automation's failure is reported, but does not fail the command.
   return isSuccessfulStatus(String(final.status)) || final.quarantined === true ? EXIT.ok : EXIT.failed;
+}
+
+/** --watch-timeout passed: where the record stands (and its JSON with --json); no report, since it has not ended. */
+function gaveUp(kind: WatchKind, last: Rec, body: string, options: WatchOptions): number {
+  const style = styleFor(process.stderr);
+  if (style.tty) process.stderr.write("\n");
+  process.stderr.write(`svc: stopped following after --watch-timeout ${options.timeout}: ${progressLine(kind, last, style)}; it goes on on the server\n`);
+  if (options.junit) process.stderr.write(`no JUnit report written to ${options.junit}: it has not ended\n`);
+  if (options.json) process.stdout.write(jsonAsReceived(body));
+  return EXIT.watchTimeout;
 }
 
 /** The numbered failures of a finished run or group run (each failed run of a group read with its steps). */
@@ -162,13 +197,14 @@ export function registerRunsWatch(runs: Command): void {
     .option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)")
     .option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)")
     .option("--json", "print the final run as the API's JSON exactly")
-    .action((runId: string, o: { project?: string; server?: string; json?: boolean }) =>
+    .option(WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP)
+    .action((runId: string, o: { project?: string; server?: string; json?: boolean; watchTimeout?: string }) =>
       runCommand(async () => {
         const settings = settingsFor(o);
         if (!settings.project) throw new UsageError('no project: pass --project, set SVC_PROJECT, or add "project" to .svc.json');
         const client = clientFor(settings);
         const run = await client.call("getRun", { project: settings.project.value, runId });
-        return watchToEnd(client, "run", run, { project: settings.project.value }, o.json === true);
+        return watchToEnd(client, "run", run, { project: settings.project.value }, { json: o.json, timeout: o.watchTimeout });
       }),
     );
 }

@@ -408,7 +408,7 @@ COMP_WORDS=(svc automations ru); COMP_CWORD=2; _svc_complete; echo "\${COMPREPLY
 COMP_WORDS=(svc automations run aut_1 --w); COMP_CWORD=4; _svc_complete; echo "\${COMPREPLY[*]}"`;
   const out = Bun.spawnSync(["bash", "-c", script], { stdout: "pipe", stderr: "pipe" });
   expect(out.stderr.toString()).toBe("");
-  expect(out.stdout.toString().split("\n").slice(0, 2)).toEqual(["runs run", "--watch"]);
+  expect(out.stdout.toString().split("\n").slice(0, 2)).toEqual(["runs run", "--watch --watch-timeout"]);
   const fish = await cli.run(["completion", "fish"]);
   expect(fish.stdout).toContain("complete -c svc -f -n '__fish_seen_subcommand_from automations' -a");
   expect((await cli.run(["completion", "zsh"])).stdout).toContain("bashcompinit");

@@ -227,3 +227,36 @@ test("automations and groups can be named instead of given by id; no match is no
   expect(shown.code).toBe(0);
   expect(JSON.parse(shown.stdout)).toMatchObject({ id: ids.failing ?? "missing" });
 });
+
+test("--watch-timeout stops following a run that has not ended: exit 7, where it stands, its JSON with --json; a bad duration is a usage error", async () => {
+  // An environment no runner serves: its runs stay queued.
+  const env = await s.call("POST", "/projects/ci/environments", {
+    name: "nowhere",
+    variables: { BASE_URL: `http://127.0.0.1:${target.port}` },
+    runner_labels: ["nowhere"],
+  });
+  expect(env.status).toBe(201);
+  const t0 = performance.now();
+  const r = await cli.run(["automations", "run", ids.passing ?? "", "--env", "nowhere", "--watch-timeout", "2s", "--json"]);
+  const took = performance.now() - t0;
+  expect(r.code).toBe(7);
+  expect(r.stderr).toMatch(
+    /svc: stopped following after --watch-timeout 2s: run run_\w+ queued — waiting for a runner with the labels nowhere: none is connected; it goes on on the server\n/,
+  );
+  const run = JSON.parse(r.stdout) as { id: string; status: string };
+  expect(run.status).toBe("queued");
+  // Two seconds of following, start-up and a loaded machine allowed for.
+  expect(took).toBeGreaterThan(1_900);
+  expect(took).toBeLessThan(10_000);
+
+  const bad = await cli.run(["runs", "watch", run.id, "--watch-timeout", "soon"]);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('--watch-timeout takes a duration of at least 1s, such as 90s, 15m or 2h (not "soon")');
+  // Refused before anything starts: no second run of the automation.
+  const runsBefore = (await (await s.call("GET", `/projects/ci/runs?automation=${ids.passing}`)).json()).data.length;
+  const refused = await cli.run(["automations", "run", ids.passing ?? "", "--env", "nowhere", "--watch-timeout", "0.5s"]);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain('(not "0.5s")');
+  expect((await (await s.call("GET", `/projects/ci/runs?automation=${ids.passing}`)).json()).data.length).toBe(runsBefore);
+  expect((await s.call("POST", `/projects/ci/runs/${run.id}/cancel`)).status).toBe(200);
+});
