@@ -61,9 +61,9 @@ describe("waiting_for", () => {
     expect(await getRun(runId)).toMatchObject({ status: "queued", waiting_for: NONE_EU });
     expect(await getGroupRun(groupRunId)).toMatchObject({ status: "queued", waiting_for: `1 run is ${NONE_EU}` });
     // Lists leave it out (get_run only), and a run that can start says nothing.
-    const listed = await json<{ data: Record<string, unknown>[] }>(await s.call("GET", `/projects/${project}/runs?automation=${auto}`));
-    expect(listed.data[0]?.id).toBe(runId);
-    expect("waiting_for" in (listed.data[0] ?? {})).toBe(false);
+    const runs = await json<{ data: Record<string, unknown>[] }>(await s.call("GET", `/projects/${project}/runs?automation=${auto}`));
+    expect(runs.data[0]?.id).toBe(runId);
+    expect("waiting_for" in (runs.data[0] ?? {})).toBe(false);
 
     // A runner without the label changes nothing; another workspace's runner with it neither.
     await runnerCall(s.url, await token("no-label", ["us"]), "/hello", HELLO);
@@ -76,8 +76,11 @@ describe("waiting_for", () => {
     await runnerCall(s.url, eu, "/hello", HELLO);
     expect(await getRun(runId)).toMatchObject({ status: "queued", waiting_for: null });
     expect((await getGroupRun(groupRunId)).waiting_for).toBeNull();
+    const listed = async () => (await json<{ data: { name: string; connected: boolean }[] }>(await s.call("GET", "/runners"))).data;
+    expect((await listed()).find((r) => r.name === "eu-box")?.connected).toBe(true);
     // …until it has not been heard from for a lease: then it no longer counts as connected.
     expect(await waitUntilAsync(async () => (await getRun(runId)).waiting_for === NONE_EU, LEASE_MS + 5_000)).toBe(true);
+    expect((await listed()).find((r) => r.name === "eu-box")?.connected).toBe(false);
 
     // A real runner with the label takes it; once it ran there is nothing to wait for.
     const r = startRunnerProcess(s.url, await token("eu-runner", ["eu"]));

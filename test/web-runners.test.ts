@@ -39,6 +39,8 @@ test("an owner creates a runner token once, sees the runner with its labels, and
       await row.waitFor();
       expect(await row.textContent()).toContain("eu, office-net");
       expect(await row.textContent()).toContain("never");
+      // It never said hello: not connected (a runner is while heard from within a lease).
+      expect(await row.textContent()).toContain("not connected");
       await row.getByRole("button", { name: "Revoke" }).click();
       await row.getByRole("button", { name: "Yes, revoke" }).click();
       await row.getByText("revoked").waitFor();

@@ -338,6 +338,7 @@ export const Runner = z
     version: z.string().nullable().describe("The svc version it last said hello with; null before its first hello"),
     browser: z.boolean().nullable().describe("Whether it can run browser automations (null before its first hello)"),
     running: z.number().int().describe("This workspace's runs it holds now"),
+    connected: z.boolean().describe("Heard from within a lease (runner.lease_ms; it heart-beats every third of one), and not revoked: it can take runs now"),
     last_seen_at: NullableTimestamp,
     created_at: Timestamp,
     revoked_at: NullableTimestamp,

@@ -34,7 +34,15 @@ export function runnerBrowser(row: Pick<RunnerRow, "capabilities">): boolean | n
   }
 }
 
-function toRunner(row: RunnerRow, running: number) {
+/**
+ * Heard from within a lease (runner.lease_ms): a runner heart-beats every third of one, so a connected runner can
+ * take runs now. The same rule picks the runners a queued run may wait for (runs/waiting.ts, in SQL).
+ */
+export function runnerConnected(row: Pick<RunnerRow, "last_seen_at" | "revoked_at">, leaseMs: number, now = Date.now()): boolean {
+  return row.revoked_at === null && row.last_seen_at !== null && Date.parse(row.last_seen_at) >= now - leaseMs;
+}
+
+function toRunner(row: RunnerRow, running: number, leaseMs: number) {
   return {
     id: row.id,
     name: row.name,
@@ -44,6 +52,7 @@ function toRunner(row: RunnerRow, running: number) {
     version: row.version,
     browser: runnerBrowser(row),
     running,
+    connected: runnerConnected(row, leaseMs),
     last_seen_at: row.last_seen_at,
     created_at: row.created_at,
     revoked_at: row.revoked_at,
@@ -103,20 +112,20 @@ export const listRunners: Handler<O["listRunners"]> = async (ctx, { query }) => 
     ctx,
     page.data.map((r) => r.id),
   );
-  return { data: page.data.map((r) => toRunner(r, counts.get(r.id) ?? 0)), next_cursor: page.next_cursor };
+  return { data: page.data.map((r) => toRunner(r, counts.get(r.id) ?? 0, ctx.core.config.runner.lease_ms)), next_cursor: page.next_cursor };
 };
 
 export const createRunner: Handler<O["createRunner"]> = async (ctx, { body }) => {
   assertAdmin(ctx);
   const { row, token } = await createRunnerToken(ctx.core, { name: body.name, labels: body.labels, workspaceId: ctx.principal.workspaceId });
-  return { ...toRunner(row, 0), token };
+  return { ...toRunner(row, 0, ctx.core.config.runner.lease_ms), token };
 };
 
 export const getRunner: Handler<O["getRunner"]> = async (ctx, { params }) => {
   assertAdmin(ctx);
   const row = await visibleRunner(ctx, params.runnerId);
   const counts = await runningCounts(ctx, [row.id]);
-  return toRunner(row, counts.get(row.id) ?? 0);
+  return toRunner(row, counts.get(row.id) ?? 0, ctx.core.config.runner.lease_ms);
 };
 
 export const revokeRunner: Handler<O["revokeRunner"]> = async (ctx, { params }) => {

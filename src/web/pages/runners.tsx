@@ -105,7 +105,7 @@ export function RunnersPage() {
                     <td data-label="Running">{r.running}</td>
                     <td data-label="Version">{r.version ?? "—"}</td>
                     <td data-label="State">
-                      <Badge status={r.revoked_at ? "revoked" : "active"} />
+                      <Badge status={r.revoked_at ? "revoked" : r.connected ? "connected" : "not_connected"} />
                     </td>
                     <td class="actions">
                       {!r.revoked_at && r.scope === "workspace" && (
