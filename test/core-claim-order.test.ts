@@ -1,31 +1,15 @@
 // Which queued runs the server's engine claims: with one project waiting, its runs oldest first in their group
 // order, never a run whose environment requires runner labels; with several projects waiting, in turns across them.
-import { afterAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
-import { loadConfig } from "../config/load";
-import { openCore } from "../src/core";
-import { createUserInWorkspace } from "../src/core/access/users";
+import { expect, test } from "bun:test";
 import { callOperation } from "../src/core/call";
 import type { Principal } from "../src/core/context";
 import { claimQueuedRuns } from "../src/core/runs/queue";
-import { databaseEnv, tempDir } from "./helpers/server";
+import { openTestCore, type TestCore } from "./helpers/core";
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+// On the test backend (SVC_TEST_BACKEND=postgres too): the claim is each store's own statement.
+const openWithProject = () => openTestCore("svc-claim-order-");
 
-async function openWithProject() {
-  const dataDir = tempDir("svc-claim-order-");
-  dirs.push(dataDir);
-  // The test backend (SVC_TEST_BACKEND=postgres: a database of the test cluster): the claim is each store's own statement.
-  const core = await openCore(loadConfig({ env: await databaseEnv(dataDir), flags: { data_dir: dataDir, log_level: "silent" } }));
-  const owner = await createUserInWorkspace(core.db, { email: "owner@acme.test", name: "owner", workspace: "acme", role: "owner" });
-  const as: Principal = { userId: owner.userId, workspaceId: owner.workspaceId, role: "owner", via: "key", keyId: null, trigger: "api" };
-  return { core, as };
-}
-
-async function projectWithAutomations(core: Awaited<ReturnType<typeof openWithProject>>["core"], as: Principal, slug: string, n: number) {
+async function projectWithAutomations(core: TestCore["core"], as: Principal, slug: string, n: number) {
   await callOperation(core, as, "createProject", { body: { name: slug, slug } });
   await callOperation(core, as, "createEnvironment", { params: { project: slug }, body: { name: "test", variables: { BASE_URL: "http://127.0.0.1:9" } } });
   const ids: string[] = [];
@@ -40,7 +24,7 @@ async function projectWithAutomations(core: Awaited<ReturnType<typeof openWithPr
 }
 
 test("one project waiting: its runs are claimed in group order, and a run that needs runner labels is left queued", async () => {
-  const { core, as } = await openWithProject();
+  const { core, as, close } = await openWithProject();
   try {
     // A run queued first whose environment requires a runner label: only a remote runner with it may take it.
     await callOperation(core, as, "createProject", { body: { name: "Shop", slug: "shop" } });
@@ -74,12 +58,12 @@ test("one project waiting: its runs are claimed in group order, and a run that n
     const left = await callOperation(core, as, "getRun", { params: { project: "shop", runId: eu.id } });
     expect(left.status).toBe("queued");
   } finally {
-    await core.close();
+    await close();
   }
 });
 
 test("several projects waiting: a claim takes runs of each in turns, not the oldest project's backlog", async () => {
-  const { core, as } = await openWithProject();
+  const { core, as, close } = await openWithProject();
   try {
     const shop = await projectWithAutomations(core, as, "shop", 4);
     const mall = await projectWithAutomations(core, as, "mall", 2);
@@ -96,12 +80,12 @@ test("several projects waiting: a claim takes runs of each in turns, not the old
     expect(await projects(2)).toEqual(both);
     expect(await projects(4)).toEqual([shopId, shopId]);
   } finally {
-    await core.close();
+    await close();
   }
 });
 
 test("a large claim on SQLite takes one of a few sizes (one prepared statement each), and the next claims take the rest in order", async () => {
-  const { core, as } = await openWithProject();
+  const { core, as, close } = await openWithProject();
   try {
     const ids = await projectWithAutomations(core, as, "shop", 40);
     const group = await callOperation(core, as, "createGroup", { params: { project: "shop" }, body: { name: "all", automation_ids: ids } });
@@ -116,6 +100,6 @@ test("a large claim on SQLite takes one of a few sizes (one prepared statement e
     expect(first.map((r) => r.automationId).sort()).toEqual(ids.slice(0, first.length).sort());
     expect(await claimQueuedRuns(core, 30)).toEqual([]);
   } finally {
-    await core.close();
+    await close();
   }
 });

@@ -1,20 +1,10 @@
 // The daily roll-ups as runs end in batches: counts add up across batches, durations land in their buckets and
 // merge with those already stored, and a damaged stored histogram counts as empty instead of failing the batch
 // (which would leave every run of it unrecorded).
-import { afterAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
-import { loadConfig } from "../config/load";
-import { openCore } from "../src/core";
-import { createUserInWorkspace } from "../src/core/access/users";
+import { expect, test } from "bun:test";
 import { callOperation } from "../src/core/call";
-import type { Principal } from "../src/core/context";
 import { claimQueuedRuns, finishRuns, type RunOutcome } from "../src/core/runs/queue";
-import { databaseEnv, tempDir } from "./helpers/server";
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+import { openTestCore } from "./helpers/core";
 
 const outcome = (r: { id: string; claim: number; automationId: string; startedAt: string }, status: "passed" | "failed", durationMs: number): RunOutcome => ({
   id: r.id,
@@ -31,12 +21,8 @@ const outcome = (r: { id: string; claim: number; automationId: string; startedAt
 });
 
 test("roll-ups add up over batches, merge their duration buckets, and count a damaged stored histogram as empty", async () => {
-  const dataDir = tempDir("svc-dailies-");
-  dirs.push(dataDir);
-  const core = await openCore(loadConfig({ env: await databaseEnv(dataDir), flags: { data_dir: dataDir, log_level: "silent", runner: { local: false } } }));
+  const { core, as, close } = await openTestCore("svc-dailies-", { local: false });
   try {
-    const owner = await createUserInWorkspace(core.db, { email: "owner@acme.test", name: "owner", workspace: "acme", role: "owner" });
-    const as: Principal = { userId: owner.userId, workspaceId: owner.workspaceId, role: "owner", via: "key", keyId: null, trigger: "api" };
     await callOperation(core, as, "createProject", { body: { name: "Shop", slug: "shop" } });
     const a = (await callOperation(core, as, "createAutomation", {
       params: { project: "shop" },
@@ -84,6 +70,6 @@ test("roll-ups add up over batches, merge their duration buckets, and count a da
     await batch([30], "passed");
     await expectHistory({ runs: 8, passed: 5, failed: 3 }, 30, 30);
   } finally {
-    await core.close();
+    await close();
   }
 });

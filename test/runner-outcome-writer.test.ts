@@ -1,31 +1,17 @@
 // The batch writer of finished runs: outcomes wait a few milliseconds to share one transaction, but a full batch
 // is written at once, also while outcomes keep pouring in (a large group run at many slots): they must not all
 // wait for the last one.
-import { afterAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
-import { loadConfig } from "../config/load";
-import { openCore } from "../src/core";
-import { createUserInWorkspace } from "../src/core/access/users";
+import { expect, test } from "bun:test";
 import { callOperation } from "../src/core/call";
-import type { Principal } from "../src/core/context";
 import { type ClaimedRun, claimQueuedRuns } from "../src/core/runs/queue";
 import { runOutcome } from "../src/runner/engine";
 import { OutcomeWriter } from "../src/runner/outcome-writer";
-import { databaseEnv, tempDir } from "./helpers/server";
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+import { openTestCore } from "./helpers/core";
 
 test("outcomes arriving without pause are written in batches as they come, not all after the last one", async () => {
-  const dataDir = tempDir("svc-outcome-writer-");
-  dirs.push(dataDir);
   // runner.local off: only this test claims the runs.
-  const core = await openCore(loadConfig({ env: await databaseEnv(dataDir), flags: { data_dir: dataDir, log_level: "silent", runner: { local: false } } }));
+  const { core, as, close } = await openTestCore("svc-outcome-writer-", { local: false });
   try {
-    const owner = await createUserInWorkspace(core.db, { email: "owner@acme.test", name: "owner", workspace: "acme", role: "owner" });
-    const as: Principal = { userId: owner.userId, workspaceId: owner.workspaceId, role: "owner", via: "key", keyId: null, trigger: "api" };
     await callOperation(core, as, "createProject", { body: { name: "shop", slug: "shop" } });
     const ids: string[] = [];
     for (let i = 0; i < 100; i++) {
@@ -76,6 +62,6 @@ test("outcomes arriving without pause are written in batches as they come, not a
       .execute();
     expect(counts.map((c) => [c.status, Number(c.n)])).toEqual([["passed", 1200]]);
   } finally {
-    await core.close();
+    await close();
   }
 }, 60_000);
