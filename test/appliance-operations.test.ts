@@ -96,6 +96,7 @@ describe("without a metrics token", () => {
     expect(buckets[12]).toBe(5);
     expect(sample(body, 'svc_http_requests_total{route="/healthz",method="GET",status="200"}')).toBeGreaterThanOrEqual(1);
     expect(sample(body, "svc_run_queue_depth")).toBe(0);
+    expect(sample(body, "svc_runners_connected")).toBe(0);
     for (const st of ["queued", "running", "passed", "failed", "error", "timed_out", "cancelled"]) {
       expect(sample(body, `svc_runs{status="${st}"}`)).toBe(0);
     }

@@ -27,6 +27,12 @@ interface Waiting {
 const getRun = async (runId: string, srv = s, p = project) => json<Waiting>(await srv.call("GET", `/projects/${p}/runs/${runId}`));
 const getGroupRun = async (id: string) => json<Waiting>(await s.call("GET", `/projects/${project}/group-runs/${id}`));
 
+/** svc_runners_connected as /metrics says it. */
+async function connectedInMetrics(): Promise<number> {
+  const line = (await (await fetch(`${s.url}/metrics`)).text()).split("\n").find((l) => l.startsWith("svc_runners_connected "));
+  return Number(line?.split(" ")[1]);
+}
+
 async function token(name: string, labels: string[], key = s.key): Promise<string> {
   return (await json<{ token: string }>(await s.call("POST", "/runners", { name, labels }, key), 201)).token;
 }
@@ -78,9 +84,12 @@ describe("waiting_for", () => {
     expect((await getGroupRun(groupRunId)).waiting_for).toBeNull();
     const listed = async () => (await json<{ data: { name: string; connected: boolean }[] }>(await s.call("GET", "/runners"))).data;
     expect((await listed()).find((r) => r.name === "eu-box")?.connected).toBe(true);
+    // /metrics counts the runners connected now, every workspace's: no-label, theirs and eu-box.
+    expect(await connectedInMetrics()).toBe(3);
     // …until it has not been heard from for a lease: then it no longer counts as connected.
     expect(await waitUntilAsync(async () => (await getRun(runId)).waiting_for === NONE_EU, LEASE_MS + 5_000)).toBe(true);
     expect((await listed()).find((r) => r.name === "eu-box")?.connected).toBe(false);
+    expect(await connectedInMetrics()).toBe(0);
 
     // A real runner with the label takes it; once it ran there is nothing to wait for.
     const r = startRunnerProcess(s.url, await token("eu-runner", ["eu"]));

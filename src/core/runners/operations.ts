@@ -42,6 +42,11 @@ export function runnerConnected(row: Pick<RunnerRow, "last_seen_at" | "revoked_a
   return row.revoked_at === null && row.last_seen_at !== null && Date.parse(row.last_seen_at) >= now - leaseMs;
 }
 
+/** Runners of every workspace connected now (heard from within a lease, not revoked), for /metrics. */
+export async function connectedRunnerCount(core: Core): Promise<number> {
+  return store.countRunnersHeardSince(core.db, new Date(Date.now() - core.config.runner.lease_ms).toISOString());
+}
+
 function toRunner(row: RunnerRow, running: number, leaseMs: number) {
   return {
     id: row.id,

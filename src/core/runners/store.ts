@@ -36,6 +36,17 @@ export async function runnersHeardSince(db: Kysely<DB>, workspaceId: string, sin
   return visibleRunnersQuery(db, workspaceId).where("revoked_at", "is", null).where("last_seen_at", ">=", since).execute();
 }
 
+/** How many runners of any workspace were heard from since `since` (ISO time), revoked ones left out. */
+export async function countRunnersHeardSince(db: Kysely<DB>, since: string): Promise<number> {
+  const row = await db
+    .selectFrom("runners")
+    .select(({ fn }) => fn.countAll<number>().as("n"))
+    .where("revoked_at", "is", null)
+    .where("last_seen_at", ">=", since)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 /** A runner the workspace sees: its own, or a server-wide one. */
 export async function findVisibleRunner(db: Kysely<DB>, workspaceId: string, id: string): Promise<Selectable<RunnerTable> | undefined> {
   return visibleRunnersQuery(db, workspaceId).where("id", "=", id).executeTakeFirst();

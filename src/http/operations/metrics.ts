@@ -1,5 +1,5 @@
 // GET /metrics: Prometheus text format — requests by route and status, latency histogram, runs by status,
-// queue depth, rate-limit rejections and process memory — optionally behind a bearer token.
+// queue depth, connected runners, rate-limit rejections and process memory — optionally behind a bearer token.
 import { timingSafeEqual } from "node:crypto";
 import type { Elysia } from "elysia";
 import type { RunStats } from "../../core/runs/stats";
@@ -69,7 +69,7 @@ export class MetricsRegistry {
     r.count++;
   }
 
-  render(runs: RunStats): string {
+  render(runs: RunStats, runnersConnected: number): string {
     const out: string[] = [];
     const family = (name: string, type: string, help: string) => out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
 
@@ -103,6 +103,12 @@ export class MetricsRegistry {
     for (const [status, n] of Object.entries(runs.byStatus)) out.push(`svc_runs{status="${escapeLabel(status)}"} ${n}`);
     family("svc_run_queue_depth", "gauge", "Runs queued and waiting for a worker.");
     out.push(`svc_run_queue_depth ${runs.queueDepth}`);
+    family(
+      "svc_runners_connected",
+      "gauge",
+      "Runners (svc runner) heard from within a lease, revoked ones left out: with runner.local = false, none connected means queued runs wait.",
+    );
+    out.push(`svc_runners_connected ${runnersConnected}`);
     family("process_resident_memory_bytes", "gauge", "Resident memory of the svc process.");
     out.push(`process_resident_memory_bytes ${process.memoryUsage.rss()}`);
     family("process_start_time_seconds", "gauge", "When the process started, in seconds since the Unix epoch.");
@@ -119,7 +125,12 @@ function tokenMatches(header: string | null, token: string): boolean {
   return given.length === wanted.length && timingSafeEqual(given, wanted);
 }
 
-export function metricsRoute(registry: MetricsRegistry, readRuns: () => Promise<RunStats>, token: string | undefined) {
+export function metricsRoute(
+  registry: MetricsRegistry,
+  readRuns: () => Promise<RunStats>,
+  readRunnersConnected: () => Promise<number>,
+  token: string | undefined,
+) {
   return (app: Elysia) =>
     app.get("/metrics", async ({ request }) => {
       if (token && !tokenMatches(request.headers.get("authorization"), token)) {
@@ -127,6 +138,8 @@ export function metricsRoute(registry: MetricsRegistry, readRuns: () => Promise<
           headers: { "www-authenticate": 'Bearer realm="metrics"' },
         });
       }
-      return new Response(registry.render(await readRuns()), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+      return new Response(registry.render(await readRuns(), await readRunnersConnected()), {
+        headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+      });
     }) as unknown as Elysia;
 }
