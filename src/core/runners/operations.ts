@@ -35,16 +35,21 @@ export function runnerBrowser(row: Pick<RunnerRow, "capabilities">): boolean | n
 }
 
 /**
- * Heard from within a lease (runner.lease_ms): a runner heart-beats every third of one, so a connected runner can
- * take runs now. The same rule picks the runners a queued run may wait for (runs/waiting.ts, in SQL).
+ * Heard from within a lease (runner.lease_ms), and not revoked: a runner heart-beats every third of one, so a
+ * connected runner can take runs now. Queries select them as heard from since `connectedSince`.
  */
 export function runnerConnected(row: Pick<RunnerRow, "last_seen_at" | "revoked_at">, leaseMs: number, now = Date.now()): boolean {
   return row.revoked_at === null && row.last_seen_at !== null && Date.parse(row.last_seen_at) >= now - leaseMs;
 }
 
-/** Runners of every workspace connected now (heard from within a lease, not revoked), for /metrics. */
+/** Since when a runner must have been heard from to be connected now (ISO time), for the queries that select them. */
+export function connectedSince(core: Core): string {
+  return new Date(Date.now() - core.config.runner.lease_ms).toISOString();
+}
+
+/** Runners of every workspace connected now, for /metrics. */
 export async function connectedRunnerCount(core: Core): Promise<number> {
-  return store.countRunnersHeardSince(core.db, new Date(Date.now() - core.config.runner.lease_ms).toISOString());
+  return store.countRunnersHeardSince(core.db, connectedSince(core));
 }
 
 function toRunner(row: RunnerRow, running: number, leaseMs: number) {

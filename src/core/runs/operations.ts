@@ -436,20 +436,14 @@ export const getGroupRun: Handler<O["getGroupRun"]> = async (ctx, { params, quer
     });
   }
   const { row, runs } = await loadGroupRun(ctx, project.id, head.id);
-  const answer = toGroupRun(row, runs, true);
-  const queued = answer.summary.queued > 0 ? await store.queuedRunsOfGroupRun(ctx.core.db, row.id) : [];
-  return { ...answer, waiting_for: groupWaitingFor(await waitingReasons(ctx, queued.map(waitingRun))) };
+  // Its queued runs, as read already: snapshots are read only for those no engine of a server takes.
+  const queued = runs.filter((r) => r.status === "queued").map((r): WaitingRun => ({ id: r.id, environmentId: r.environment_id }));
+  return { ...toGroupRun(row, runs, true), waiting_for: groupWaitingFor(await waitingReasons(ctx, queued)) };
 };
-
-const waitingRun = (r: { id: string; environment_id: string | null; spec: string }): WaitingRun => ({
-  id: r.id,
-  environmentId: r.environment_id,
-  specText: r.spec,
-});
 
 /** A run as get_run answers it: with its steps, and what it waits for while nothing connected can take it. */
 async function runDetail(ctx: OpContext, row: RunRow) {
-  const reasons = row.status === "queued" ? await waitingReasons(ctx, [waitingRun(row)]) : null;
+  const reasons = row.status === "queued" ? await waitingReasons(ctx, [{ id: row.id, environmentId: row.environment_id, specText: row.spec }]) : null;
   return { ...toRun(row, true), waiting_for: reasons?.get(row.id) ?? null };
 }
 

@@ -320,9 +320,10 @@ export async function runIdsOfGroupRun(db: Kysely<DB>, groupRunId: string): Prom
   return rows.map((r) => r.id);
 }
 
-/** A group run's queued runs, as far as who may take them goes (core/runs/waiting.ts). */
-export async function queuedRunsOfGroupRun(db: Kysely<DB>, groupRunId: string) {
-  return db.selectFrom("runs").select(["id", "environment_id", "spec"]).where("group_run_id", "=", groupRunId).where("status", "=", "queued").execute();
+/** These runs' snapshots as stored (core/runs/waiting.ts reads their kind). */
+export async function specsOfRuns(db: Kysely<DB>, ids: string[]): Promise<{ id: string; spec: string }[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom("runs").select(["id", "spec"]).where("id", "in", ids).execute();
 }
 
 /** A group run's runs in their group's order, as a listing shows them. */

@@ -8,16 +8,17 @@ import type { DB } from "../../db/schema";
 import type { Core, OpContext } from "../context";
 import * as environments from "../environments/store";
 import * as runners from "../runners/store";
-import { runnerBrowser, runnerLabels } from "../runners/operations";
+import { connectedSince, runnerBrowser, runnerLabels } from "../runners/operations";
 import { readRunSpec, StringList } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
+import * as runsStore from "./store";
 
 /** A queued run as far as who may take it goes. */
 export interface WaitingRun {
   id: string;
   environmentId: string | null;
-  /** Its snapshot as stored: its kind decides whether a runner needs Chromium. */
-  specText: string;
+  /** Its snapshot as stored, when at hand (else read if needed): its kind decides whether a runner needs Chromium. */
+  specText?: string;
 }
 
 interface LiveRunner {
@@ -27,8 +28,9 @@ interface LiveRunner {
 
 /**
  * What each of these queued runs (of the caller's workspace) waits for, by run id; runs something connected can
- * take are absent. A runner is connected while it was heard from within a lease (runner.lease_ms): it heart-beats
- * every third of one. An answer that looked at runners changes with the clock alone: it is marked uncacheable.
+ * take are absent. Only runs no engine of a server takes (their environment requires labels, or this server runs
+ * nothing itself) look at the runners, and only their snapshots are read (for their kind) when not given. An
+ * answer that looked at runners changes with the clock alone: it is marked uncacheable.
  */
 export async function waitingReasons(ctx: OpContext, runs: WaitingRun[]): Promise<Map<string, string>> {
   const reasons = new Map<string, string>();
@@ -37,14 +39,16 @@ export async function waitingReasons(ctx: OpContext, runs: WaitingRun[]): Promis
   const required = await requiredLabels(core.db, [...new Set(runs.flatMap((r) => (r.environmentId === null ? [] : [r.environmentId])))]);
   // On SQLite this server is the only one executing; on PostgreSQL other nodes may execute what this one does not.
   const localEngine = core.config.runner.local || core.probe.backend === "postgres";
-  let live: LiveRunner[] | null = null;
-  for (const run of runs) {
-    const labels = (run.environmentId !== null ? required.get(run.environmentId) : undefined) ?? [];
-    if (labels.length === 0 && localEngine) continue;
-    live ??= await liveRunners(core, ctx.principal.workspaceId);
-    ctx.uncacheable = true;
-    const browser = readRunSpec(run.specText)?.kind === "browser";
-    const reason = reasonFor(live, labels, browser);
+  const labelsOf = (run: WaitingRun) => (run.environmentId !== null ? required.get(run.environmentId) : undefined) ?? [];
+  const forRunners = runs.filter((run) => labelsOf(run).length > 0 || !localEngine);
+  if (forRunners.length === 0) return reasons;
+  ctx.uncacheable = true;
+  const live = await liveRunners(core, ctx.principal.workspaceId);
+  const unread = forRunners.filter((run) => run.specText === undefined).map((run) => run.id);
+  const specs = new Map((await runsStore.specsOfRuns(core.db, unread)).map((r) => [r.id, r.spec]));
+  for (const run of forRunners) {
+    const browser = readRunSpec(run.specText ?? specs.get(run.id) ?? "")?.kind === "browser";
+    const reason = reasonFor(live, labelsOf(run), browser);
     if (reason !== null) reasons.set(run.id, reason);
   }
   return reasons;
@@ -65,9 +69,8 @@ async function requiredLabels(db: Kysely<DB>, environmentIds: string[]): Promise
   return new Map(rows.map((e) => [e.id, readJsonColumnOr(StringList, e.runner_labels, [])]));
 }
 
-/** The runners of this workspace and the server-wide ones heard from within a lease, revoked ones left out. */
+/** The runners of this workspace and the server-wide ones connected now. */
 async function liveRunners(core: Core, workspaceId: string): Promise<LiveRunner[]> {
-  const since = new Date(Date.now() - core.config.runner.lease_ms).toISOString();
-  const rows = await runners.runnersHeardSince(core.db, workspaceId, since);
+  const rows = await runners.runnersHeardSince(core.db, workspaceId, connectedSince(core));
   return rows.map((r) => ({ labels: runnerLabels(r), browser: runnerBrowser(r) === true }));
 }
