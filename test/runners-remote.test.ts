@@ -176,6 +176,24 @@ describe("svc runner", () => {
     await r.stop("SIGKILL");
   }, 40_000);
 
+  test("a runner whose token is revoked while it runs stops its run at once and exits 3, saying why", async () => {
+    const made = await json<{ id: string; token: string }>(await s.call("POST", "/runners", { name: "revoked-box", labels: [] }), 201);
+    const r = runner(made.token);
+    const runId = await startRun(s, project, await createAutomation(s, project, http([{ request: { url: "/hold/remote-revoked" } }])));
+    expect(await waitUntil(() => target.held("remote-revoked").length === 1, 20_000)).toBe(true);
+    const t0 = performance.now();
+    expect((await s.call("DELETE", `/runners/${made.id}`)).status).toBe(204);
+    // Its next heartbeat (a third of the lease) is refused: it stops without waiting for its claim's long poll.
+    expect(await r.proc.exited).toBe(3);
+    expect(performance.now() - t0).toBeLessThan(LEASE_MS + 3_000);
+    expect(r.output()).toContain("no longer accepts the runner token");
+    expect(r.output()).not.toContain(made.token);
+    // What it held ends as its lease expires: never left running.
+    expect(await waitUntilAsync(async () => (await holder(runId))?.status === "error", LEASE_MS + 5_000)).toBe(true);
+    expect((await getRun(s, project, runId)).error).toContain("runner lost");
+    target.release("remote-revoked");
+  }, 40_000);
+
   test('a runner killed mid-run: its begun run ends error "runner lost" within the lease; one claimed but not begun is queued again and run by another runner', async () => {
     const killed = runner(await token("doomed"), ["--concurrency", "1"]);
     const begun = await startRun(s, project, await createAutomation(s, project, http([{ request: { url: "/hold/remote-lost" } }])));

@@ -8,6 +8,7 @@ import { ClientError } from "./errors";
 import { readEvents } from "./event-stream";
 import { operationPath } from "./operation-url";
 import { splitInput } from "./schema-fields";
+import { certificateProblem } from "./tls-trust";
 
 // An empty z.object({}) has the input type Record<string, never>, which would poison the intersection.
 type NoFields = Record<never, never>;
@@ -172,6 +173,9 @@ export class ApiClient {
       try {
         res = await this.fetchOnce(url, op.method, headers, body, opts.signal, opts.timeoutMs ?? longPollTimeoutMs(input));
       } catch (e) {
+        // A certificate this machine refuses stays refused: said at once, with what fixes it, and not retried.
+        const untrusted = certificateProblem(e, this.options.server);
+        if (untrusted !== null) throw new ClientError(0, "network_error", `cannot reach ${untrusted}`);
         const err = e instanceof ClientError ? e : new ClientError(0, "network_error", `cannot reach ${this.options.server}: ${(e as Error).message}`);
         // One quick retry of a read covers a server restarting; a refused connection rarely heals in seconds.
         if (err.error === "network_error" && op.method === "GET" && attempt < Math.min(1, maxRetries)) {

@@ -107,6 +107,10 @@ export function registerRunner(program: Command): void {
           throw e;
         }
         flushLogs();
+        if (runner.refusal !== null) {
+          process.stderr.write(`svc: ${runner.refusal}\n`);
+          process.exit(3);
+        }
         process.exit(0);
       },
     );

@@ -5,6 +5,7 @@
 import type { ClaimedJob, HeartbeatAnswer, HelloAnswer, HelloBody } from "../manifest/runner-protocol";
 import { CLAIM_WAIT_MAX_MS, RUNNER_PREFIX, RUNNER_PROTOCOL } from "../manifest/runner-protocol";
 import { RunSpecColumn } from "../core/shared/columns";
+import { certificateProblem } from "../client/tls-trust";
 import { log } from "../logging";
 import { VERSION } from "../version";
 import { findChromium } from "./chromium";
@@ -43,6 +44,9 @@ export class RunnerRefused extends Error {
   }
 }
 
+/** The server's TLS certificate was refused; the message says why and what fixes it. */
+class UntrustedServer extends Error {}
+
 class ProtocolError extends Error {
   constructor(
     readonly status: number,
@@ -79,6 +83,9 @@ export class RemoteRunner {
   private slotFreed: (() => void) | null = null;
   private idle: (() => void) | null = null;
   private hello: HelloAnswer | null = null;
+  /** Why the server stopped accepting this runner while it ran (its token was revoked), if it did: run() then ends
+   * like a stop, and the command exits as it does for a token refused at hello. */
+  refusal: string | null = null;
   readonly browser: boolean;
 
   constructor(private readonly opts: RemoteRunnerOptions) {
@@ -87,17 +94,23 @@ export class RemoteRunner {
   }
 
   private async call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, headers: Record<string, string> = {}): Promise<T> {
-    const res = await fetch(`${this.opts.server}${RUNNER_PREFIX}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${this.opts.token}`,
-        "user-agent": `svc-runner/${VERSION}`,
-        ...(body !== undefined && !(body instanceof Uint8Array) ? { "content-type": "application/json" } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : body instanceof Uint8Array ? (body as unknown as BodyInit) : JSON.stringify(body),
-      signal,
-    });
+    let res: Response;
+    try {
+      res = await fetch(`${this.opts.server}${RUNNER_PREFIX}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.opts.token}`,
+          "user-agent": `svc-runner/${VERSION}`,
+          ...(body !== undefined && !(body instanceof Uint8Array) ? { "content-type": "application/json" } : {}),
+          ...headers,
+        },
+        body: body === undefined ? undefined : body instanceof Uint8Array ? (body as unknown as BodyInit) : JSON.stringify(body),
+        signal,
+      });
+    } catch (e) {
+      const untrusted = certificateProblem(e, this.opts.server);
+      throw untrusted !== null ? new UntrustedServer(untrusted) : e;
+    }
     const text = await res.text();
     if (!res.ok) {
       let code = "unknown";
@@ -140,6 +153,8 @@ export class RemoteRunner {
         if (e instanceof ProtocolError && e.status === 401) throw new RunnerRefused(`the server refused the runner token: ${e.message}`, 3);
         if (e instanceof ProtocolError && e.status < 500 && e.status !== 429) throw new RunnerRefused(`the server refused the runner: ${e.message}`, 2);
         if (this.stopping) throw new RunnerRefused("stopped before the server answered", 0);
+        // Retrying would meet the same certificate: the person starting the runner is told what fixes it.
+        if (e instanceof UntrustedServer) throw new RunnerRefused(`cannot connect: ${e.message}`, 6);
         log.warn("cannot reach the server; retrying", { server: this.opts.server, error: (e as Error).message });
         await this.pause(RETRY_MS);
       }
@@ -193,8 +208,7 @@ export class RemoteRunner {
       } catch (e) {
         if (this.stopping) break;
         if (e instanceof ProtocolError && e.status === 401) {
-          log.error("the server no longer accepts the runner token; stopping", { error: e.message });
-          this.stop();
+          this.refused(e);
           break;
         }
         log.warn("could not claim runs; retrying", { error: (e as Error).message });
@@ -336,6 +350,10 @@ export class RemoteRunner {
         }
       } catch (e) {
         if (beat.signal.aborted) continue;
+        if (e instanceof ProtocolError && e.status === 401) {
+          this.refused(e);
+          continue;
+        }
         log.warn("heartbeat failed; retrying", { error: (e as Error).message });
         await Bun.sleep(RETRY_MS);
       } finally {
@@ -346,6 +364,18 @@ export class RemoteRunner {
   }
 
   private heartbeatNudge: (() => void) | null = null;
+
+  /**
+   * The server stopped accepting the token (it was revoked): nothing this runner does can be recorded any more, so
+   * its runs stop now (their leases end them on the server) and it stops.
+   */
+  private refused(e: ProtocolError): void {
+    if (this.refusal !== null) return;
+    log.error("the server no longer accepts the runner token; stopping", { error: e.message });
+    this.refusal = `the server no longer accepts the runner token (it was revoked, or the runner deleted): ${e.message}`;
+    for (const a of this.active.values()) a.controller.abort(new RunAborted("shutdown"));
+    this.stop();
+  }
 
   /** After stop(): lets running runs finish within the grace period, then stops them; sends what they came to. */
   private async drain(): Promise<void> {
