@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # Installs svc on a Linux host: as root with systemd, a hardened service (binary, system user, config, data
 # directory, unit); otherwise the executable in ~/.local/bin for the current user. Re-running upgrades in place.
+# With --runner, it installs a runner instead (svc runner as the service svc-runner, for a server elsewhere).
 #
 # Usage: ./install.sh [--binary FILE] [--uninstall [--purge]]
+#        ./install.sh --runner --server URL [--labels a,b] [--concurrency N] [--ca-file PEM] [--binary FILE]
+#        ./install.sh --runner --uninstall [--purge]
 #   --binary FILE  the svc executable to install (default: dist/svc or svc beside this script,
 #                  else dist/svc-linux-<arch>)
 #   --uninstall    stop and remove the service and the executable; keeps /etc/svc and /var/lib/svc
 #   --purge        with --uninstall, also delete the configuration, the data and the svc user
+#   --runner       the runner service svc-runner (root with systemd only). Its token is read from
+#                  SVC_RUNNER_TOKEN, else from standard input (svc admin create-runner-token, or create_runner);
+#                  it is kept in /etc/svc/runner.env (mode 0600) with the other settings. Re-running with
+#                  --runner alone upgrades the executable and keeps them.
+#   --server URL   the server the runner claims runs from (https://, or http:// to this machine)
+#   --labels a,b   labels the runner offers besides its token's; --concurrency N: runs at once (default 4)
+#   --ca-file PEM  the certificate authority that signed the server's certificate, when it is your own
 #
 # Environment (for packaging and tests): SVC_ROOT (a root directory every system path is placed under,
 # default /), SVC_PREFIX (default /usr/local), SVC_BINARY (as --binary), SVC_USER_PREFIX (default ~/.local).
@@ -19,6 +29,11 @@ prefix=${SVC_PREFIX:-/usr/local}
 binary=${SVC_BINARY:-}
 mode=install
 purge=no
+runner=no
+server=""
+labels=""
+concurrency=""
+ca_file=""
 
 say() { printf '%s\n' "$*"; }
 fail() {
@@ -26,7 +41,7 @@ fail() {
   exit 1
 }
 usage() {
-  printf 'install.sh: %s\nusage: ./install.sh [--binary FILE] [--uninstall [--purge]]\n' "$*" >&2
+  printf 'install.sh: %s\nusage: ./install.sh [--binary FILE] [--uninstall [--purge]]\n       ./install.sh --runner --server URL [--labels a,b] [--concurrency N] [--ca-file PEM] [--binary FILE]\n       ./install.sh --runner --uninstall [--purge]\n' "$*" >&2
   exit 2
 }
 
@@ -39,20 +54,36 @@ while [ $# -gt 0 ]; do
       ;;
     --uninstall) mode=uninstall; shift ;;
     --purge) purge=yes; shift ;;
+    --runner) runner=yes; shift ;;
+    --server | --labels | --concurrency | --ca-file)
+      [ $# -ge 2 ] || usage "$1 needs a value"
+      case "$1" in
+        --server) server=$2 ;;
+        --labels) labels=$2 ;;
+        --concurrency) concurrency=$2 ;;
+        --ca-file) ca_file=$2 ;;
+      esac
+      shift 2
+      ;;
     -h | --help)
-      sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *) usage "unknown argument $1" ;;
   esac
 done
 [ "$purge" = no ] || [ "$mode" = uninstall ] || usage "--purge only goes with --uninstall"
+if [ "$runner" = no ] && [ -n "$server$labels$concurrency$ca_file" ]; then usage "--server, --labels, --concurrency and --ca-file go with --runner"; fi
+if [ "$mode" = uninstall ] && [ -n "$server$labels$concurrency$ca_file" ]; then usage "--uninstall takes no runner settings"; fi
 
 bin_dir="$root$prefix/bin"
 etc_dir="$root/etc/svc"
 data_dir_abs=/var/lib/svc
 data_dir="$root$data_dir_abs"
 unit_file="$root/etc/systemd/system/svc.service"
+runner_unit_file="$root/etc/systemd/system/svc-runner.service"
+runner_env="$etc_dir/runner.env"
+runner_ca="$etc_dir/runner-ca.pem"
 
 as_service=no
 if [ "$(id -u)" = 0 ] && command -v systemctl >/dev/null 2>&1 && [ -d "$root/run/systemd/system" ]; then
@@ -211,8 +242,12 @@ uninstall_service() {
     rm -f "$unit_file"
     systemctl daemon-reload
   fi
-  rm -f "$bin_dir/svc"
-  say "removed the svc service and $bin_dir/svc"
+  if [ -f "$runner_unit_file" ]; then
+    say "removed the svc service; kept $bin_dir/svc, which the runner service svc-runner uses"
+  else
+    rm -f "$bin_dir/svc"
+    say "removed the svc service and $bin_dir/svc"
+  fi
   if [ "$purge" = yes ]; then
     rm -rf "$etc_dir" "$data_dir"
     if user_exists; then
@@ -224,9 +259,131 @@ uninstall_service() {
   fi
 }
 
-case "$as_service:$mode" in
-  yes:install) install_service ;;
-  yes:uninstall) uninstall_service ;;
-  no:install) install_for_user ;;
-  no:uninstall) uninstall_for_user ;;
+# A value written into runner.env: one line, nothing a shell or systemd would read as more than the value.
+plain_value() {
+  case "$2" in
+    "" | *[[:space:]]* | *[\"\'\\\$\`]* | *[[:cntrl:]]*) fail "$1 \"$2\" is not a plain value (no spaces, quotes, backslashes or \$)" ;;
+  esac
+}
+
+runner_token() { # sets token, from SVC_RUNNER_TOKEN or standard input
+  token=${SVC_RUNNER_TOKEN:-}
+  if [ -z "$token" ]; then
+    if [ -t 0 ]; then
+      read -r -s -p "runner token (svcr_…): " token || true
+      printf '\n' >&2
+    else
+      read -r token || true
+    fi
+  fi
+  token=${token//[[:space:]]/}
+  [[ "$token" =~ ^svcr_[0-9A-Za-z]{43}$ ]] || fail "the runner token must be svcr_ and 43 letters or digits, as svc admin create-runner-token or create_runner printed it (give it in SVC_RUNNER_TOKEN or on standard input)"
+}
+
+# Everything runner.env will hold, checked before anything is installed; sets token.
+check_runner_settings() {
+  case "$server" in
+    https://?*) ;;
+    http://localhost | http://localhost[:/]* | http://127.* | "http://[::1]"*) ;;
+    http://*) fail "--server $server is plain http:// to another machine: the token and the runs' secrets would travel unencrypted; use https://" ;;
+    *) fail "--server must be an https:// address like https://svc.example.com, not \"$server\"" ;;
+  esac
+  plain_value --server "$server"
+  if [ -n "$labels" ]; then
+    [[ "$labels" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*(,[A-Za-z0-9][A-Za-z0-9._-]*)*$ ]] || fail "--labels must be comma-separated labels of letters, digits, . _ -, not \"$labels\""
+  fi
+  if [ -n "$concurrency" ]; then
+    if ! [[ "$concurrency" =~ ^[1-9][0-9]{0,2}$ ]] || [ "$concurrency" -gt 256 ]; then
+      fail "--concurrency must be a whole number from 1 to 256, not \"$concurrency\""
+    fi
+  fi
+  if [ -n "$ca_file" ]; then
+    [ -f "$ca_file" ] || fail "--ca-file $ca_file does not exist"
+    grep -q -- "-----BEGIN CERTIFICATE-----" "$ca_file" || fail "--ca-file $ca_file holds no PEM certificate"
+  fi
+  runner_token
+}
+
+write_runner_env() {
+  mkdir -p "$etc_dir"
+  if [ -n "$ca_file" ]; then
+    cp "$ca_file" "$runner_ca.new"
+    chmod 0644 "$runner_ca.new"
+    mv -f "$runner_ca.new" "$runner_ca"
+  fi
+  # Only root reads it (systemd does, before starting the runner): it holds the token.
+  (
+    umask 077
+    {
+      printf '# svc runner settings, read by svc-runner.service; after a change: systemctl restart svc-runner\n'
+      printf 'SVC_RUNNER_SERVER=%s\n' "$server"
+      printf 'SVC_RUNNER_TOKEN=%s\n' "$token"
+      if [ -n "$labels" ]; then printf 'SVC_RUNNER_LABELS=%s\n' "$labels"; fi
+      if [ -n "$concurrency" ]; then printf 'SVC_RUNNER_CONCURRENCY=%s\n' "$concurrency"; fi
+      if [ -n "$ca_file" ]; then printf 'NODE_EXTRA_CA_CERTS=%s\n' "${runner_ca#"$root"}"; fi
+    } >"$runner_env.new"
+  )
+  chown root:root "$runner_env.new" 2>/dev/null || true
+  chmod 0600 "$runner_env.new"
+  mv -f "$runner_env.new" "$runner_env"
+  say "wrote $runner_env (the token and settings; mode 0600)"
+}
+
+install_runner() {
+  local src upgrade=no token=""
+  src=$(find_binary)
+  [ -f "$here/config/svc-runner.service" ] || fail "$here/config/svc-runner.service is missing: run install.sh from the svc source or release directory"
+  if [ -z "$server" ]; then
+    [ -f "$runner_env" ] || fail "--runner needs --server URL (and the token in SVC_RUNNER_TOKEN or on standard input) the first time"
+    [ -z "$labels$concurrency$ca_file" ] || fail "--labels, --concurrency and --ca-file need --server (and the token): runner.env is written whole"
+    upgrade=yes
+  else
+    check_runner_settings
+  fi
+  install_executable "$src" "$bin_dir/svc"
+  if [ "$upgrade" = no ]; then write_runner_env; else say "kept the existing $runner_env"; fi
+
+  mkdir -p "$(dirname "$runner_unit_file")"
+  sed "s|^ExecStart=/usr/local/bin/svc |ExecStart=$prefix/bin/svc |" "$here/config/svc-runner.service" >"$runner_unit_file.new"
+  chmod 0644 "$runner_unit_file.new"
+  mv "$runner_unit_file.new" "$runner_unit_file"
+
+  systemctl daemon-reload
+  systemctl enable svc-runner
+  systemctl restart svc-runner
+  say "svc-runner is running svc $("$bin_dir/svc" --version) as a runner for $(sed -n 's/^SVC_RUNNER_SERVER=//p' "$runner_env")"
+  say "  status: systemctl status svc-runner; logs: journalctl -u svc-runner"
+  say "  it shows as connected on the server's Runners page (or svc runners list) once it said hello"
+}
+
+uninstall_runner() {
+  if [ -f "$runner_unit_file" ]; then
+    systemctl disable --now svc-runner || true
+    rm -f "$runner_unit_file"
+    systemctl daemon-reload
+  fi
+  if [ -f "$unit_file" ]; then
+    say "removed the runner service svc-runner; kept $bin_dir/svc, which the svc service uses"
+  else
+    rm -f "$bin_dir/svc"
+    say "removed the runner service svc-runner and $bin_dir/svc"
+  fi
+  if [ "$purge" = yes ]; then
+    rm -rf "$runner_env" "$runner_ca" "$root/var/lib/svc-runner" "$root/var/lib/private/svc-runner"
+    say "purged $runner_env (the token), the authority's certificate and the runner's state"
+  else
+    say "kept $runner_env (it holds the token; --runner --uninstall --purge deletes it)"
+  fi
+}
+
+case "$runner:$as_service:$mode" in
+  no:yes:install) install_service ;;
+  no:yes:uninstall) uninstall_service ;;
+  no:no:install) install_for_user ;;
+  no:no:uninstall) uninstall_for_user ;;
+  yes:yes:install) install_runner ;;
+  yes:yes:uninstall) uninstall_runner ;;
+  yes:no:*)
+    fail "--runner installs a system service: run it as root on a machine with systemd, or run a runner in the foreground: SVC_RUNNER_TOKEN=svcr_… svc runner --server URL"
+    ;;
 esac

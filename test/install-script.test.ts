@@ -5,7 +5,10 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, s
 import { join } from "node:path";
 import { VERSION } from "../src/version";
 import { BINARY as BUILT, requireBinary } from "./helpers/binary";
-import { tempDir } from "./helpers/server";
+import { json, runToEnd } from "./helpers/runs";
+import { startTestServer, type TestServer, tempDir } from "./helpers/server";
+import { startTargetApp, type TargetApp } from "./helpers/target-app";
+import { waitUntil } from "./helpers/wait";
 
 const ROOT_DIR = join(import.meta.dir, "..");
 const SCRIPT = join(ROOT_DIR, "install.sh");
@@ -34,9 +37,10 @@ function makeHost(base: string, withSystemd = true): Host {
   return { root, calls, fakeBin };
 }
 
-function runInstall(host: Host, args: string[], env: Record<string, string> = {}) {
+function runInstall(host: Host, args: string[], env: Record<string, string> = {}, stdin?: string) {
   const p = Bun.spawnSync(["bash", SCRIPT, ...args], {
     env: { PATH: `${host.fakeBin}:${process.env.PATH ?? "/usr/bin:/bin"}`, HOME: join(host.root, "..", "home"), SVC_ROOT: host.root, ...env },
+    stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
   });
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 }
@@ -71,9 +75,9 @@ test("install.sh is shellcheck-clean", () => {
   expect(r.exitCode).toBe(0);
 });
 
-test("the systemd unit passes systemd-analyze verify", () => {
-  const unit = join(work, "svc.service");
-  writeFileSync(unit, readFileSync(join(ROOT_DIR, "config", "svc.service"), "utf8").replace("ExecStart=/usr/local/bin/svc ", `ExecStart=${BINARY} `));
+test.each(["svc.service", "svc-runner.service"])("the systemd unit %s passes systemd-analyze verify", (name) => {
+  const unit = join(work, name);
+  writeFileSync(unit, readFileSync(join(ROOT_DIR, "config", name), "utf8").replace("ExecStart=/usr/local/bin/svc ", `ExecStart=${BINARY} `));
   const r = Bun.spawnSync(["systemd-analyze", "verify", unit]);
   expect(r.stderr.toString()).toBe("");
   expect(r.exitCode).toBe(0);
@@ -233,5 +237,184 @@ describe("without systemd or without root", () => {
     expect(systemctlCalls(h)).toEqual([]);
     expect(asNobody(["--uninstall"]).code).toBe(0);
     expect(existsSync(join(home, ".local", "bin", "svc"))).toBe(false);
+  });
+});
+
+describe("--runner: a runner on another machine as the service svc-runner", () => {
+  let h: Host;
+  let s: TestServer;
+  let target: TargetApp;
+  let token: string;
+  const envFile = () => join(h.root, "etc", "svc", "runner.env");
+  const unitFile = () => join(h.root, "etc", "systemd", "system", "svc-runner.service");
+  beforeAll(async () => {
+    h = makeHost(join(work, "runner-host"));
+    target = startTargetApp();
+    // The server executes nothing itself: a run that passes was executed by the installed runner.
+    s = await startTestServer({ rate_limit: { enabled: false }, runner: { local: false } });
+    token = (await json<{ token: string }>(await s.call("POST", "/runners", { name: "installed-box", labels: [] }), 201)).token;
+  }, 60_000);
+  afterAll(async () => {
+    await s.stop();
+    await target.stop();
+  });
+
+  /** What systemd would start: the unit's ExecStart, ${VAR}s filled from its EnvironmentFile and nothing else. */
+  function startLikeSystemd() {
+    const unit = readFileSync(unitFile(), "utf8");
+    const envPath = /^EnvironmentFile=(.+)$/m.exec(unit)?.[1] ?? "";
+    const env: Record<string, string> = {};
+    for (const line of readFileSync(join(h.root, envPath), "utf8").split("\n")) {
+      const m = /^([A-Z_]+)=(.*)$/.exec(line);
+      if (m?.[1]) env[m[1]] = m[2] ?? "";
+    }
+    const words = (/^ExecStart=(.+)$/m.exec(unit)?.[1] ?? "").split(" ").map((w) => w.replace(/^\$\{(\w+)\}$/, (_, name: string) => env[name] ?? ""));
+    const home = tempDir("svc-runner-home-");
+    const exe = join(h.root, words[0] ?? "");
+    return Bun.spawn([exe, ...words.slice(1)], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, ...env },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+  }
+
+  test("it installs the executable, a token file only root reads and a hardened unit, starts svc-runner, and that command runs a run", async () => {
+    const r = runInstall(h, ["--runner", "--server", s.url, "--labels", "eu,lab-2", "--concurrency", "2", "--binary", BINARY], { SVC_RUNNER_TOKEN: token });
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.out).not.toContain(token);
+    expect(r.out).toContain(`svc-runner is running svc ${VERSION} as a runner for ${s.url}`);
+    expect(sha256(join(h.root, "usr", "local", "bin", "svc"))).toBe(sha256(BINARY));
+    expect(statSync(envFile()).mode & 0o777).toBe(0o600);
+    expect(
+      readFileSync(envFile(), "utf8")
+        .split("\n")
+        .filter((l) => !l.startsWith("#")),
+    ).toEqual([`SVC_RUNNER_SERVER=${s.url}`, `SVC_RUNNER_TOKEN=${token}`, "SVC_RUNNER_LABELS=eu,lab-2", "SVC_RUNNER_CONCURRENCY=2", ""]);
+    const unit = readFileSync(unitFile(), "utf8").split("\n");
+    for (const line of [
+      "EnvironmentFile=/etc/svc/runner.env",
+      "ExecStart=/usr/local/bin/svc runner --server ${SVC_RUNNER_SERVER}",
+      "DynamicUser=yes",
+      "StateDirectory=svc-runner",
+      "RestartPreventExitStatus=2 3",
+      "ProtectSystem=strict",
+      "WantedBy=multi-user.target",
+    ]) {
+      expect(unit).toContain(line);
+    }
+    expect(systemctlCalls(h)).toEqual(["daemon-reload", "enable svc-runner", "restart svc-runner"]);
+
+    // The installed command with the installed settings: a runner with the labels, taking an "eu" environment's run.
+    const project = (await json<{ slug: string }>(await s.call("POST", "/projects", { name: "installed" }), 201)).slug;
+    await json(await s.call("POST", `/projects/${project}/environments`, { name: "eu", variables: { BASE_URL: target.url }, runner_labels: ["eu"] }), 201);
+    const runner = startLikeSystemd();
+    let log = "";
+    void new Response(runner.stderr).text().then((t) => {
+      log = t;
+    });
+    try {
+      const run = await runToEnd(s, project, {
+        name: "via-installed-runner",
+        kind: "http",
+        environment: "eu",
+        steps: [{ request: { url: "/items/1" }, expect: [{ status: 200 }] }],
+      });
+      expect(run.status).toBe("passed");
+      const listed = await json<{ data: { name: string; labels: string[]; connected: boolean }[] }>(await s.call("GET", "/runners"));
+      const box = listed.data.find((x) => x.name === "installed-box");
+      expect(box?.connected).toBe(true);
+      expect(box?.labels).toEqual(expect.arrayContaining(["eu", "lab-2"]));
+    } finally {
+      runner.kill("SIGTERM");
+      expect(await runner.exited).toBe(0);
+    }
+    expect(await waitUntil(() => log !== "", 5_000)).toBe(true);
+    expect(log).toContain('"concurrency":2');
+    expect(log).not.toContain(token);
+  }, 60_000);
+
+  test("re-running --runner alone upgrades the executable and keeps the settings; a token on standard input and --ca-file rewrite them", () => {
+    const before = readFileSync(envFile(), "utf8");
+    const upgraded = runInstall(h, ["--runner"], { SVC_BINARY: fakeSvc(work, "9.9.9") });
+    expect(upgraded.err).toBe("");
+    expect(upgraded.code).toBe(0);
+    expect(upgraded.out).toContain("kept the existing");
+    expect(upgraded.out).toContain("svc-runner is running svc 9.9.9");
+    expect(readFileSync(envFile(), "utf8")).toBe(before);
+
+    const ca = join(work, "team-ca.pem");
+    writeFileSync(ca, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
+    const rewritten = runInstall(h, ["--runner", "--server", "https://svc.example.com", "--ca-file", ca, "--binary", BINARY], {}, `${token}\n`);
+    expect(rewritten.err).toBe("");
+    expect(rewritten.code).toBe(0);
+    expect(
+      readFileSync(envFile(), "utf8")
+        .split("\n")
+        .filter((l) => !l.startsWith("#")),
+    ).toEqual(["SVC_RUNNER_SERVER=https://svc.example.com", `SVC_RUNNER_TOKEN=${token}`, "NODE_EXTRA_CA_CERTS=/etc/svc/runner-ca.pem", ""]);
+    expect(readFileSync(join(h.root, "etc", "svc", "runner-ca.pem"), "utf8")).toBe(readFileSync(ca, "utf8"));
+  });
+
+  test("bad settings are refused before anything is written: a token of another shape or with a second line, plain http to another machine, odd labels", () => {
+    const fresh = makeHost(join(work, "runner-refusals"));
+    const cases: [string[], Record<string, string>, string][] = [
+      [["--runner", "--server", "https://svc.example.com"], { SVC_RUNNER_TOKEN: "svcr_short" }, "the runner token must be"],
+      [["--runner", "--server", "https://svc.example.com"], { SVC_RUNNER_TOKEN: `${token}\nNODE_OPTIONS=--inspect` }, "the runner token must be"],
+      [["--runner", "--server", "http://192.0.2.10:8080"], { SVC_RUNNER_TOKEN: token }, "plain http:// to another machine"],
+      [["--runner", "--server", "https://svc.example.com x"], { SVC_RUNNER_TOKEN: token }, "is not a plain value"],
+      [["--runner", "--server", "https://svc.example.com", "--labels", "eu west"], { SVC_RUNNER_TOKEN: token }, "--labels must be"],
+      [["--runner", "--server", "https://svc.example.com", "--concurrency", "0"], { SVC_RUNNER_TOKEN: token }, "--concurrency must be"],
+      [["--runner"], { SVC_RUNNER_TOKEN: token }, "--runner needs --server"],
+    ];
+    for (const [args, env, message] of cases) {
+      const r = runInstall(fresh, [...args, "--binary", BINARY], env);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain(message);
+      expect(r.err).not.toContain(token);
+    }
+    expect(existsSync(join(fresh.root, "usr", "local", "bin", "svc"))).toBe(false);
+    expect(existsSync(join(fresh.root, "etc", "svc", "runner.env"))).toBe(false);
+    expect(existsSync(join(fresh.root, "etc", "systemd", "system", "svc-runner.service"))).toBe(false);
+    expect(systemctlCalls(fresh)).toEqual([]);
+    const misplaced = runInstall(fresh, ["--server", "https://svc.example.com"]);
+    expect(misplaced.code).toBe(2);
+    expect(misplaced.err).toContain("go with --runner");
+    const noSystemd = runInstall(makeHost(join(work, "runner-no-systemd"), false), ["--runner", "--server", "https://svc.example.com"], {
+      SVC_RUNNER_TOKEN: token,
+    });
+    expect(noSystemd.code).toBe(1);
+    expect(noSystemd.err).toContain("svc runner --server URL");
+  });
+
+  test("--runner --uninstall keeps the executable the svc service uses and the token file; --purge deletes the token file", () => {
+    expect(runInstall(h, ["--binary", BINARY]).code).toBe(0);
+    const exe = join(h.root, "usr", "local", "bin", "svc");
+    const calls = systemctlCalls(h).length;
+    const r = runInstall(h, ["--runner", "--uninstall"]);
+    expect(r.code).toBe(0);
+    expect(existsSync(unitFile())).toBe(false);
+    expect(existsSync(exe)).toBe(true);
+    expect(existsSync(envFile())).toBe(true);
+    expect(r.out).toContain("which the svc service uses");
+    expect(systemctlCalls(h).slice(calls)).toEqual(["disable --now svc-runner", "daemon-reload"]);
+    const purged = runInstall(h, ["--runner", "--uninstall", "--purge"]);
+    expect(purged.code).toBe(0);
+    expect(existsSync(envFile())).toBe(false);
+    expect(existsSync(join(h.root, "etc", "svc", "runner-ca.pem"))).toBe(false);
+    // With the runner gone, removing the service removes the executable too.
+    expect(runInstall(h, ["--uninstall"]).code).toBe(0);
+    expect(existsSync(exe)).toBe(false);
+  });
+
+  test("removing the svc service keeps the executable while svc-runner uses it", () => {
+    const both = makeHost(join(work, "runner-and-service"));
+    expect(runInstall(both, ["--binary", BINARY]).code).toBe(0);
+    expect(runInstall(both, ["--runner", "--server", "https://svc.example.com", "--binary", BINARY], { SVC_RUNNER_TOKEN: token }).code).toBe(0);
+    const r = runInstall(both, ["--uninstall"]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("which the runner service svc-runner uses");
+    expect(existsSync(join(both.root, "usr", "local", "bin", "svc"))).toBe(true);
   });
 });
