@@ -66,6 +66,42 @@ interface Active {
 }
 
 const RETRY_MS = 1000;
+/** The longest wait between two attempts to reach a server that is away (connecting, claiming). */
+const RETRY_MAX_MS = 15_000;
+/** While a server stays away, one log line per kind of call this often: a night of maintenance is a few lines. */
+const RETRY_LOG_EVERY_MS = 60_000;
+
+/**
+ * How one kind of call retries while the server is away: after 1 s, then twice as long each time up to `maxMs`;
+ * the first failure is logged, then one line a minute with the count, and the first success after them says so.
+ */
+export class RetryPace {
+  private failures = 0;
+  private loggedAt = 0;
+
+  constructor(
+    private readonly what: string,
+    private readonly maxMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Records a failure; answers how long to wait before the next attempt. */
+  failed(fields: Record<string, unknown>): number {
+    this.failures++;
+    const waitMs = Math.min(this.maxMs, RETRY_MS * 2 ** Math.min(this.failures - 1, 16));
+    const t = this.now();
+    if (this.failures === 1 || t - this.loggedAt >= RETRY_LOG_EVERY_MS) {
+      this.loggedAt = t;
+      log.warn(`${this.what}; retrying`, { ...fields, failures: this.failures, retry_in_ms: waitMs });
+    }
+    return waitMs;
+  }
+
+  succeeded(): void {
+    if (this.failures > 1) log.info(`${this.what}: the server answers again`, { failures: this.failures });
+    this.failures = 0;
+  }
+}
 
 /** True for a host that is this machine: plain http is allowed to it without --insecure-http. */
 export function isLoopbackHost(hostname: string): boolean {
@@ -136,9 +172,11 @@ export class RemoteRunner {
       labels: this.opts.labels,
       capabilities: { browser: this.browser },
     };
+    const pace = new RetryPace("cannot reach the server", RETRY_MAX_MS);
     for (;;) {
       try {
         this.hello = await this.call<HelloAnswer>("POST", "/hello", body, this.stopController.signal);
+        pace.succeeded();
         log.info("runner connected", {
           server: this.opts.server,
           runner_id: this.hello.runner.id,
@@ -155,8 +193,7 @@ export class RemoteRunner {
         if (this.stopping) throw new RunnerRefused("stopped before the server answered", 0);
         // Retrying would meet the same certificate: the person starting the runner is told what fixes it.
         if (e instanceof UntrustedServer) throw new RunnerRefused(`cannot connect: ${e.message}`, 6);
-        log.warn("cannot reach the server; retrying", { server: this.opts.server, error: (e as Error).message });
-        await this.pause(RETRY_MS);
+        await this.pause(pace.failed({ server: this.opts.server, error: (e as Error).message }));
       }
     }
   }
@@ -193,6 +230,7 @@ export class RemoteRunner {
   }
 
   private async claimLoop(): Promise<void> {
+    const pace = new RetryPace("could not claim runs", RETRY_MAX_MS);
     while (!this.stopping) {
       const free = this.opts.concurrency - this.active.size;
       if (free <= 0) {
@@ -211,10 +249,10 @@ export class RemoteRunner {
           this.refused(e);
           break;
         }
-        log.warn("could not claim runs; retrying", { error: (e as Error).message });
-        await this.pause(RETRY_MS);
+        await this.pause(pace.failed({ error: (e as Error).message }));
         continue;
       }
+      pace.succeeded();
       if (jobs.length === 0) continue;
       const refs = jobs.map((j) => ({ id: j.id, claim: j.claim }));
       if (this.stopping) {
@@ -327,6 +365,8 @@ export class RemoteRunner {
   /** Extends the leases and hears of cancellations: the server answers at once when one of its runs is cancelled. */
   private async heartbeatLoop(): Promise<void> {
     const wait = this.hello?.heartbeat_wait_ms ?? 10_000;
+    // Never longer apart than a heartbeat's wait while failing: the leases of running runs depend on them.
+    const pace = new RetryPace("heartbeat failed", Math.max(RETRY_MS, wait));
     // Ends only once stopping and nothing runs: leases must last while runs finish during the grace period.
     while (!(this.stopping && this.active.size === 0)) {
       const runs = [...this.active.values()].map((a) => {
@@ -348,14 +388,14 @@ export class RemoteRunner {
           a.controller.abort(new RunAborted("shutdown"));
           log.warn("the server took back a run (its lease expired): stopped", { run_id: id });
         }
+        pace.succeeded();
       } catch (e) {
         if (beat.signal.aborted) continue;
         if (e instanceof ProtocolError && e.status === 401) {
           this.refused(e);
           continue;
         }
-        log.warn("heartbeat failed; retrying", { error: (e as Error).message });
-        await Bun.sleep(RETRY_MS);
+        await Bun.sleep(pace.failed({ error: (e as Error).message }));
       } finally {
         this.heartbeatNudge = null;
       }
