@@ -103,10 +103,16 @@ const COLUMNS = [
   "created_at",
 ];
 
+/**
+ * Runners (the records that say whether they are `connected`): what an operator looks at them for — can it take
+ * runs now, which, how many it holds, when it was last heard from. Its token's prefix is on `runners show`.
+ */
+const RUNNER_COLUMNS = ["id", "name", "labels", "scope", "connected", "running", "last_seen_at", "revoked_at"];
+
 export function renderList(items: Rec[], noun: string, style: Style): string {
   if (items.length === 0) return `No ${noun} found.`;
   const first = items[0] ?? {};
-  const cols = COLUMNS.filter((c) => c in first).slice(0, 8);
+  const cols = ("connected" in first ? RUNNER_COLUMNS : COLUMNS).filter((c) => c in first).slice(0, 8);
   const cell = (it: Rec, c: string) => (c === "status" && "flaky" in it ? runStatusText(it, style) : formatValue(c, it[c], style, 48));
   return table(
     cols.map((c) => c.replace(/_/g, " ")),
