@@ -393,6 +393,8 @@ export class RemoteRunner {
         if (beat.signal.aborted) continue;
         if (e instanceof ProtocolError && e.status === 401) {
           this.refused(e);
+          // Its runs are stopping; until they have, the next heartbeat (refused too) is not sent at once.
+          await Bun.sleep(RETRY_MS);
           continue;
         }
         await Bun.sleep(pace.failed({ error: (e as Error).message }));
