@@ -185,6 +185,16 @@ describe("as root with systemd", () => {
   });
 });
 
+test("--help prints the usage comment, both forms, and none of the script's code", () => {
+  const r = runInstall(makeHost(join(work, "help")), ["--help"]);
+  expect(r.code).toBe(0);
+  expect(r.out).toContain("Usage: ./install.sh [--binary FILE] [--uninstall [--purge]]");
+  expect(r.out).toContain("./install.sh --runner --server URL");
+  expect(r.out).toContain("SVC_USER_PREFIX (default ~/.local).");
+  expect(r.out).not.toContain("set -euo pipefail");
+  expect(r.out).not.toContain("#");
+});
+
 describe("refusals", () => {
   test("an unknown argument, --purge without --uninstall, and a missing binary are clear errors", () => {
     const h = makeHost(join(work, "refusals"));
