@@ -237,18 +237,24 @@ install_service() {
   say "to reach it from other machines set host = \"0.0.0.0\" in /etc/svc/svc.toml (or put a reverse proxy in front) and run: systemctl restart svc"
 }
 
-uninstall_service() {
-  if [ -f "$unit_file" ]; then
-    systemctl disable --now svc || true
-    rm -f "$unit_file"
+# Stops and removes one of the two services (unit name, unit file, what it is called); the executable goes too,
+# unless the other service (its unit file, what it is called) still uses it.
+remove_service() {
+  if [ -f "$2" ]; then
+    systemctl disable --now "$1" || true
+    rm -f "$2"
     systemctl daemon-reload
   fi
-  if [ -f "$runner_unit_file" ]; then
-    say "removed the svc service; kept $bin_dir/svc, which the runner service svc-runner uses"
+  if [ -f "$4" ]; then
+    say "removed $3; kept $bin_dir/svc, which $5 uses"
   else
     rm -f "$bin_dir/svc"
-    say "removed the svc service and $bin_dir/svc"
+    say "removed $3 and $bin_dir/svc"
   fi
+}
+
+uninstall_service() {
+  remove_service svc "$unit_file" "the svc service" "$runner_unit_file" "the runner service svc-runner"
   if [ "$purge" = yes ]; then
     rm -rf "$etc_dir" "$data_dir"
     if user_exists; then
@@ -358,17 +364,7 @@ install_runner() {
 }
 
 uninstall_runner() {
-  if [ -f "$runner_unit_file" ]; then
-    systemctl disable --now svc-runner || true
-    rm -f "$runner_unit_file"
-    systemctl daemon-reload
-  fi
-  if [ -f "$unit_file" ]; then
-    say "removed the runner service svc-runner; kept $bin_dir/svc, which the svc service uses"
-  else
-    rm -f "$bin_dir/svc"
-    say "removed the runner service svc-runner and $bin_dir/svc"
-  fi
+  remove_service svc-runner "$runner_unit_file" "the runner service svc-runner" "$unit_file" "the svc service"
   if [ "$purge" = yes ]; then
     rm -rf "$runner_env" "$runner_ca" "$root/var/lib/svc-runner" "$root/var/lib/private/svc-runner"
     say "purged $runner_env (the token), the authority's certificate and the runner's state"
