@@ -10,9 +10,9 @@ COPY . .
 RUN bun run build && ./dist/svc --version
 
 FROM debian:bookworm-slim
-# Chromium's headless shell runs browser steps; tini reaps the browser's processes; curl serves the HEALTHCHECK.
+# Chromium's headless shell runs browser steps; tini reaps the browser's processes.
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends ca-certificates chromium-headless-shell curl fonts-liberation tini \
+  && apt-get install -y --no-install-recommends ca-certificates chromium-headless-shell fonts-liberation tini \
   && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system svc \
   && useradd --system --gid svc --home-dir /var/lib/svc --no-create-home --shell /usr/sbin/nologin svc \
@@ -24,6 +24,8 @@ USER svc
 WORKDIR /var/lib/svc
 VOLUME /var/lib/svc
 EXPOSE 8080
-HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD curl -fsS "http://127.0.0.1:${SVC_PORT}/healthz" || exit 1
+# The server: its /healthz where it listens (over its TLS when configured); a runner container (svc runner): that it
+# heard from its server within the last minute.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD svc healthcheck
 ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/svc"]
 CMD ["serve"]

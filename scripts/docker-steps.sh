@@ -2,7 +2,8 @@
 # Runs the Dockerfile's steps where no Docker engine runs. Build stage: its COPY and RUN instructions, in order,
 # in a copy of the build context filtered by .dockerignore. Runtime stage: the apt packages resolved against
 # Debian (simulated), the user created in a throwaway root, the binary copied, then the ENTRYPOINT/CMD started
-# with the image's ENV as an unprivileged user and probed with the HEALTHCHECK command.
+# with the image's ENV as an unprivileged user and probed with the HEALTHCHECK command; then a runner container
+# (`svc runner --server …` with a runner token, a volume of its own) started the same way and probed with it too.
 # Differences from a real container, all path or port only: the throwaway root prefixes /var/lib/svc and
 # /usr/local/bin, the port is a free one (SVC_PORT=0), SVC_HOST is 127.0.0.1, and tini is not interposed.
 set -euo pipefail
@@ -10,7 +11,9 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/svc-docker-steps.XXXXXX")
 server_pid=
+runner_pid=
 cleanup() {
+  if [ -n "$runner_pid" ]; then kill "$runner_pid" 2>/dev/null || true; fi
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
   if [ -z "${SVC_KEEP_WORK:-}" ]; then rm -rf "$work"; fi
 }
@@ -114,7 +117,7 @@ case "$user" in "" | root | 0 | 0:*) fail "the image must run as a non-root USER
 [ "$volume" = /var/lib/svc ] || fail "the image must declare VOLUME /var/lib/svc"
 [ "$expose" = 8080 ] || fail "the image must EXPOSE 8080"
 [[ " $env_line " == *" SVC_HOST=0.0.0.0 "* ]] || fail "inside the container svc must listen on 0.0.0.0 (ENV SVC_HOST=0.0.0.0)"
-[[ "$healthcheck" == */healthz* ]] || fail "the HEALTHCHECK must probe /healthz"
+[[ "$healthcheck" == "svc healthcheck"* ]] || fail "the HEALTHCHECK must be svc healthcheck (it checks a server's /healthz, or a runner)"
 
 step "container start: $entry, as an unprivileged user, with: $env_line"
 declare -a image_env
@@ -142,12 +145,48 @@ for _ in $(seq 1 100); do
 done
 [ -n "$url" ] || fail "svc did not start: $(cat "$work/serve.log")"
 port=${url##*:}
+# The HEALTHCHECK as Docker runs it: through sh, with the image's environment, as the image's user, in the container
+# whose volume is $1 and where a server would listen on port $2.
+healthcheck_in() {
+  (cd "$1" && env -i PATH="$root/usr/local/bin:/usr/bin:/bin" "${image_env[@]}" SVC_PORT="$2" HOME="$1" "${run_as[@]}" sh -c "$healthcheck")
+}
 step "HEALTHCHECK against $url"
-SVC_PORT=$port sh -c "$healthcheck" >/dev/null || fail "the HEALTHCHECK failed"
+healthcheck_in "$data" "$port" || fail "the HEALTHCHECK failed"
 [ -f "$data/svc.sqlite" ] || fail "no database in the data volume"
+
+step "a runner container: svc runner --server $url, with a runner token and a volume of its own"
+runner_home="$work/runner-volume"
+mkdir -p "$runner_home"
+if [ "$(id -u)" = 0 ]; then chown nobody:nogroup "$runner_home"; fi
+token=$(cd "$data" && env -i PATH=/usr/bin:/bin "${image_env[@]}" SVC_DATA_DIR="$data" HOME="$data" "${run_as[@]}" \
+  "$root/usr/local/bin/svc" admin create-runner-token --name docker-steps) || fail "could not make a runner token"
+(
+  cd "$runner_home"
+  exec env -i PATH=/usr/bin:/bin "${image_env[@]}" HOME="$runner_home" SVC_RUNNER_TOKEN="$token" \
+    "${run_as[@]}" "$root/usr/local/bin/svc" runner --server "$url"
+) 2>"$work/runner.log" &
+runner_pid=$!
+healthy=
+for _ in $(seq 1 100); do
+  # No server listens in a runner container (port 1 here: nothing does): only the runner can make it healthy.
+  if healthcheck_in "$runner_home" 1 >"$work/runner-health.out" 2>&1; then
+    healthy=1
+    break
+  fi
+  kill -0 "$runner_pid" 2>/dev/null || fail "svc runner exited at start: $(cat "$work/runner.log")"
+  sleep 0.1
+done
+[ -n "$healthy" ] || fail "the HEALTHCHECK never passed in the runner container: $(cat "$work/runner-health.out") $(cat "$work/runner.log")"
+grep -q "^healthy: the runner" "$work/runner-health.out" || fail "the runner container's HEALTHCHECK did not check the runner: $(cat "$work/runner-health.out")"
+step "HEALTHCHECK in the runner container: $(cat "$work/runner-health.out")"
+kill -TERM "$runner_pid"
+code=0
+wait "$runner_pid" || code=$?
+runner_pid=
+[ "$code" = 0 ] || fail "svc runner exited $code on SIGTERM"
 kill -TERM "$server_pid"
 code=0
 wait "$server_pid" || code=$?
 server_pid=
 [ "$code" = 0 ] || fail "svc exited $code on SIGTERM"
-step "ok: built, started from the image layout, healthy, stopped cleanly"
+step "ok: built, started from the image layout (a server, a runner), healthy, stopped cleanly"

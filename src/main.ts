@@ -3,6 +3,7 @@
 import { Command, CommanderError } from "commander";
 import { registerMcp } from "../mcp/command";
 import { registerAdmin } from "./commands/admin";
+import { registerHealthcheck } from "./commands/healthcheck";
 import { registerRunner } from "./commands/runner";
 import { registerServe } from "./commands/serve";
 import { UsageError } from "../cli/usage";
@@ -20,13 +21,22 @@ export function buildProgram(): Command {
   registerAdmin(program);
   registerMcp(program);
   registerRunner(program);
+  registerHealthcheck(program);
   return program;
 }
 
-/** The CLI's command tree needs the whole manifest; `--version`, `serve`, `admin`, `mcp` and `runner` start faster without it. */
+/** The CLI's command tree needs the whole manifest; `--version` and the service's own commands start faster without it. */
 function needsClientCommands(argv: string[]): boolean {
   const first = argv[2];
-  return !(first === "-V" || first === "--version" || first === "serve" || first === "admin" || first === "mcp" || first === "runner");
+  return !(
+    first === "-V" ||
+    first === "--version" ||
+    first === "serve" ||
+    first === "admin" ||
+    first === "mcp" ||
+    first === "runner" ||
+    first === "healthcheck"
+  );
 }
 
 async function main(): Promise<void> {

@@ -36,7 +36,7 @@ test("the image's environment makes svc listen on every interface of the contain
   expect(config.runner.browser_path).toBe("/usr/lib/chromium/chromium-headless-shell");
 });
 
-test("scripts/docker-steps.sh builds, starts the container command as a non-root user and passes the HEALTHCHECK", () => {
+test("scripts/docker-steps.sh builds, starts the container command as a non-root user and passes the HEALTHCHECK, as a server and as a runner", () => {
   const r = Bun.spawnSync(["bash", join(ROOT, "scripts", "docker-steps.sh")], { env: { ...process.env, NODE_ENV: "" } });
   const out = r.stdout.toString();
   expect(r.stderr.toString()).not.toContain("docker-steps:");
@@ -44,5 +44,8 @@ test("scripts/docker-steps.sh builds, starts the container command as a non-root
   expect(out).toContain("== RUN bun install --frozen-lockfile");
   expect(out).toContain("== RUN bun run build && ./dist/svc --version");
   expect(out).toContain("== HEALTHCHECK against http://127.0.0.1:");
-  expect(out).toContain("== ok: built, started from the image layout, healthy, stopped cleanly");
+  expect(out).toMatch(/\nhealthy: http:\/\/127\.0\.0\.1:\d+\/healthz answers 200\n/);
+  // The same image as a runner (`svc runner`, no port): its HEALTHCHECK checks the runner, not an API.
+  expect(out).toMatch(/== HEALTHCHECK in the runner container: healthy: the runner \(pid \d+\) heard from http:\/\/127\.0\.0\.1:\d+ \d+ s ago\n/);
+  expect(out).toContain("== ok: built, started from the image layout (a server, a runner), healthy, stopped cleanly");
 }, 300_000);

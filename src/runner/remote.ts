@@ -9,6 +9,7 @@ import { certificateProblem } from "../client/tls-trust";
 import { log } from "../logging";
 import { VERSION } from "../version";
 import { findChromium } from "./chromium";
+import { RunnerHealthFile } from "./health-file";
 import type { JobProgress, JobResult, RunJob } from "./execute-run";
 import type { RunExecutor } from "./executor";
 import { WorkerPoolExecutor } from "./worker-pool";
@@ -32,6 +33,8 @@ export interface RemoteRunnerOptions {
   browserPath?: string;
   /** How long running runs may go on after SIGTERM before they are stopped. */
   graceMs: number;
+  /** Where it notes when it last heard from the server, for `svc healthcheck` (default: runnerHealthPath()). */
+  healthFile?: string;
 }
 
 /** A refusal the runner cannot get past by retrying (a bad token, an incompatible version). */
@@ -127,7 +130,10 @@ export class RemoteRunner {
   constructor(private readonly opts: RemoteRunnerOptions) {
     this.browser = "path" in findChromium(opts.browserPath);
     this.executor = runnerExecutor(opts.browserPath, opts.workers, opts.concurrency);
+    this.health = new RunnerHealthFile(opts.server, opts.healthFile);
   }
+
+  private readonly health: RunnerHealthFile;
 
   private async call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, headers: Record<string, string> = {}): Promise<T> {
     let res: Response;
@@ -148,7 +154,8 @@ export class RemoteRunner {
       throw untrusted !== null ? new UntrustedServer(untrusted) : e;
     }
     const text = await res.text();
-    if (!res.ok) {
+    if (res.ok) this.health.contacted();
+    else {
       let code = "unknown";
       let message = text.slice(0, 500);
       try {
@@ -206,6 +213,7 @@ export class RemoteRunner {
     await this.drain();
     await beats;
     await this.executor.close();
+    this.health.remove();
   }
 
   /** Stops claiming; running runs get the grace period, then are stopped; resolves through run(). */
