@@ -73,6 +73,7 @@ export function formatValue(key: string, v: unknown, style: Style, max = 60): st
   if (key === "target" && isRec(v)) return v.kind === "web" ? `web ${v.url}` : `api ${JSON.stringify({ tags: v.tags, paths: v.paths })}`;
   if (key === "steps" && Array.isArray(v)) return `${v.length} step${v.length === 1 ? "" : "s"}`;
   if (key === "key" && isRec(v)) return `${v.prefix}… (${v.name})`;
+  if (key === "runner" && isRec(v)) return `${v.name ?? "a deleted runner"} (${v.id})`;
   if ((key === "user" || key === "workspace") && isRec(v)) return `${v.name} <${v.email ?? v.slug}> (${v.id})`;
   if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v.length ? truncate(v.join(", "), max) : "-";
   if (typeof v === "string") return truncate(v, max);

@@ -114,12 +114,12 @@ describe("a runner", () => {
     expect(gone.code).toBe(1);
   }, 60_000);
 
-  test("a runner that has not heard from its server for over a minute is unhealthy; a note of a dead runner is ignored", async () => {
+  test("a runner that has not heard from its server for over a minute is unhealthy; a note of a runner no longer running is ignored", async () => {
     const dir = join(work, "stale-home");
     const file = join(dir, ".svc-runner-health.json");
     mkdirSync(dir, { recursive: true });
-    // A live process (a sleeping one) whose last contact was 75 s ago, as a runner whose server went away writes it.
-    const sleeper = Bun.spawn(["sleep", "30"]);
+    // A live process with a runner's argument, whose last contact was 75 s ago, as a runner whose server went away writes it.
+    const sleeper = Bun.spawn(["sh", "-c", "sleep 30; true", "runner"]);
     try {
       writeFileSync(file, JSON.stringify({ pid: sleeper.pid, server: "https://svc.example.test", contact_at: new Date(Date.now() - 75_000).toISOString() }));
       const stale = await healthcheck([], { HOME: dir });
@@ -138,5 +138,15 @@ describe("a runner", () => {
     const dead = await healthcheck(["--port", "1"], { HOME: dir });
     expect(dead.stderr).toStartWith("unhealthy: http://127.0.0.1:1/healthz:");
     expect(dead.code).toBe(1);
+    // Its process id now belongs to another process (a runner killed without removing its note): not a runner either.
+    const other = Bun.spawn(["sleep", "30"]);
+    try {
+      writeFileSync(file, JSON.stringify({ pid: other.pid, server: "https://svc.example.test", contact_at: new Date().toISOString() }));
+      const reused = await healthcheck(["--port", "1"], { HOME: dir });
+      expect(reused.stderr).toStartWith("unhealthy: http://127.0.0.1:1/healthz:");
+    } finally {
+      other.kill("SIGKILL");
+      await other.exited;
+    }
   });
 });

@@ -53,6 +53,8 @@ describe("http steps", () => {
     expect(run.steps[0]?.assertions?.every((a) => a.passed)).toBe(true);
     expect(run.attempts).toEqual([expect.objectContaining({ attempt: 1, status: "passed" })]);
     expect(run.duration_ms).toBeGreaterThanOrEqual(0);
+    // The server's own engine executed it: no runner.
+    expect(run.runner).toBeNull();
   });
 
   test("every json operator passes on matching values", async () => {

@@ -1,6 +1,7 @@
 // Runners on other machines, end to end: a real server with runner.local = false and short leases, real
 // `svc runner` processes, and a real target. A test that plays a runner that claims and dies talks the protocol.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sourceCli } from "./helpers/cli-source";
 import { type RunnerProcess, runnerCall, startRunnerProcess } from "./helpers/remote-runner";
 import { createAutomation, getRun, json, projectWithEnv, startRun, waitForRun } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
@@ -65,6 +66,20 @@ describe("svc runner", () => {
       expect(run.status).toBe("passed");
       expect(run.steps[0]?.response?.status).toBe(200);
       expect((await holder(id))?.runner_id).toBe(String(runnerId));
+      // Where it ran is part of the run, for whoever reads why it failed there.
+      expect(run.runner).toEqual({ id: String(runnerId), name: "box-1" });
+    }
+    const inGroup = await json<{ runs: { runner: unknown }[] }>(await s.call("GET", `/projects/${project}/group-runs/${gr.id}`));
+    expect(inGroup.runs.map((x) => x.runner)).toEqual(runIds.map(() => ({ id: String(runnerId), name: "box-1" })));
+    const inList = await json<{ data: { id: string; runner: unknown }[] }>(await s.call("GET", `/projects/${project}/runs?group_run=${gr.id}`));
+    expect(inList.data.map((x) => x.runner)).toEqual(runIds.map(() => ({ id: String(runnerId), name: "box-1" })));
+    const cli = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key });
+    try {
+      const shown = await cli.run(["runs", "show", String(runIds[0]), "--project", project]);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toMatch(new RegExp(`\\nrunner +box-1 \\(${runnerId}\\)\\n`));
+    } finally {
+      cli.remove();
     }
     const listed = await json<{ version: string; browser: boolean; last_seen_at: string | null; running: number }>(await s.call("GET", `/runners/${runnerId}`));
     expect(listed.version).not.toBeNull();

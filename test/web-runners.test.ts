@@ -1,11 +1,13 @@
 // Settings → Runners in headless Chromium: an owner creates a runner token (shown once, with the command that
 // starts the runner), sees the runner listed with its labels, and revokes it; a run waiting for a runner that is
-// not there says so on its page and its group run's.
+// not there says so on its page and its group run's; once a runner takes it, the run's page names the runner.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { explained, launchBrowser, newPage, signInAsOwner } from "./helpers/browser";
-import { createAutomation, json } from "./helpers/runs";
+import { startRunnerProcess } from "./helpers/remote-runner";
+import { createAutomation, getRun, json } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
+import { waitUntilAsync } from "./helpers/wait";
 
 setDefaultTimeout(30_000);
 
@@ -71,6 +73,31 @@ test("a run whose environment requires labels no connected runner has says what 
       const runNote = page.getByTestId("run-waiting");
       await runNote.waitFor();
       expect(await runNote.textContent()).toBe("waiting for a runner with the labels eu: none is connected");
+    });
+  } finally {
+    await context.close();
+  }
+});
+
+test("once a runner with the labels connects it executes the waiting run, and the run's page names that runner", async () => {
+  const token = (await json<{ token: string }>(await s.call("POST", "/runners", { name: "eu-box", labels: ["eu"] }), 201)).token;
+  const runId = (await json<{ data: { id: string }[] }>(await s.call("GET", "/projects/waits/runs"))).data[0]?.id ?? "";
+  const runner = startRunnerProcess(s.url, token);
+  try {
+    // Its target refuses connections: the run ends, not passed, executed by eu-box.
+    expect(await waitUntilAsync(async () => !["queued", "running"].includes((await getRun(s, "waits", runId)).status), 20_000)).toBe(true);
+  } finally {
+    await runner.stop("SIGTERM");
+  }
+  const { context, page } = await newPage(browser);
+  try {
+    await explained(page, "run executed by a runner", async () => {
+      await signInAsOwner(page, s.url);
+      await page.goto(`${s.url}/#/p/waits/runs/${runId}`);
+      const fact = page.getByTestId("run-runner");
+      await fact.waitFor();
+      expect(await fact.textContent()).toBe("eu-box");
+      expect(await page.getByTestId("run-waiting").count()).toBe(0);
     });
   } finally {
     await context.close();

@@ -19,9 +19,9 @@ export function registerHealthcheck(program: Command): void {
     .option("--config <file>", "config file (TOML); also SVC_CONFIG")
     .action(async (o: { server?: boolean; runner?: boolean; host?: string; port?: string; config?: string }) => {
       if (o.server && o.runner) throw new UsageError("--server and --runner: give one of them, or neither to check what runs here");
-      const { processAlive, readRunnerHealth } = await import("../runner/health-file");
+      const { readRunnerHealth, runnerAlive } = await import("../runner/health-file");
       const health = readRunnerHealth();
-      const runnerHere = health !== null && processAlive(health.pid) ? health : null;
+      const runnerHere = health !== null && runnerAlive(health.pid) ? health : null;
       const verdict = o.runner || (!o.server && runnerHere) ? await runnerVerdict(runnerHere) : await serverVerdict(o);
       (verdict.healthy ? process.stdout : process.stderr).write(`${verdict.healthy ? "healthy" : "unhealthy"}: ${verdict.why}\n`);
       process.exit(verdict.healthy ? 0 : 1);

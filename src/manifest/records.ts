@@ -259,6 +259,13 @@ export const Run = z
     variables: StringRecord.describe("The per-run variables it was started with (overriding its environment's)"),
     one_run_secrets: z.array(z.string()).describe("Names of the one-run secrets it was started with (their values are never stored or shown)"),
     metadata: StringRecord.describe("CI metadata it was started with (commit, branch, build_url, pr, …)"),
+    runner: z
+      .object({
+        id: z.string().describe("Runner id (rnr_…)"),
+        name: z.string().nullable().describe("Its name (null if the runner was deleted since)"),
+      })
+      .nullable()
+      .describe("The runner (svc runner) that executes or executed it; null when a server's own engine did, or it has not started"),
     steps: z.array(StepResult).optional().describe("Per-step results (get_run only)"),
     artifacts: z.array(z.string()).optional().describe("Artifact names (get_run only)"),
     waiting_for: z

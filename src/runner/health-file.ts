@@ -73,13 +73,22 @@ export function readRunnerHealth(path = runnerHealthPath()): RunnerHealth | null
   return h as RunnerHealth;
 }
 
-/** Whether a process with this id runs (signal 0 checks without sending anything). */
-export function processAlive(pid: number): boolean {
+/**
+ * Whether the runner that wrote the note still runs: a process with its id exists (signal 0 sends nothing) and,
+ * where /proc tells, it is a runner, not another process that got the id of a runner killed without removing its note.
+ */
+export function runnerAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     // EPERM: it exists, as another user.
-    return (e as NodeJS.ErrnoException).code === "EPERM";
+    if ((e as NodeJS.ErrnoException).code !== "EPERM") return false;
   }
+  let args: string[];
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  } catch {
+    return true;
+  }
+  return args.includes("runner");
 }

@@ -20,6 +20,8 @@ export interface RunRecord {
     artifacts?: string[];
   }[];
   artifacts: string[];
+  /** The runner that executed it; null for the server's own engine. */
+  runner: { id: string; name: string | null } | null;
 }
 
 export async function json<T>(res: Response, status = 200): Promise<T> {

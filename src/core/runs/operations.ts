@@ -30,7 +30,8 @@ type GroupRunRow = Selectable<GroupRunTable>;
 type RunStatus = RunRow["status"];
 export type { RunSpec };
 
-type ListedRun = Pick<RunRow, (typeof store.RUN_LIST_COLUMNS)[number]> & Partial<Pick<RunRow, "results" | "spec">> & { retries?: number | null };
+type ListedRun = Pick<RunRow, (typeof store.RUN_LIST_COLUMNS)[number]> &
+  Partial<Pick<RunRow, "results" | "spec">> & { retries?: number | null; runner_name?: string | null };
 
 /** Passed, but only after a failed attempt: a result to trust less than a first-time pass. */
 export function isFlaky(status: string, attempts: { status: string }[]): boolean {
@@ -96,6 +97,7 @@ export function toRun(row: ListedRun, withSteps: boolean) {
     variables: readSharedJsonColumn(StringMap, row.variables, `variables of run ${row.id}`),
     one_run_secrets: readSharedJsonColumn(StringList, row.one_run_secrets, `one_run_secrets of run ${row.id}`),
     metadata: readSharedJsonColumn(StringMap, row.metadata, `metadata of run ${row.id}`),
+    runner: row.runner_id === null ? null : { id: row.runner_id, name: row.runner_name ?? null },
     ...(withSteps ? { steps: results.steps ?? [], artifacts: results.artifacts ?? [] } : {}),
     created_at: row.created_at,
     updated_at: row.updated_at,

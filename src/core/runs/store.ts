@@ -29,9 +29,12 @@ export const RUN_LIST_COLUMNS = [
   "variables",
   "metadata",
   "one_run_secrets",
+  "runner_id",
   "created_at",
   "updated_at",
 ] as const;
+/** The name of the runner that holds or held the run, looked up by its primary key (null: none, or deleted). */
+const RUNNER_NAME = sql<string | null>`(SELECT runners.name FROM runners WHERE runners.id = runs.runner_id)`.as("runner_name");
 /** The automation's retries as the run's snapshot holds them, read in SQL so lists need not load the snapshot. */
 const RETRIES = sql<number | null>`json_extract(runs.spec, '$.retries')`.as("retries");
 const RETRIES_PG = sql<number | null>`(runs.spec::jsonb ->> 'retries')::int`.as("retries");
@@ -134,7 +137,7 @@ export function runsQuery(
 ) {
   let q = db
     .selectFrom("runs")
-    .select([...RUN_LIST_COLUMNS, retries(db)])
+    .select([...RUN_LIST_COLUMNS, retries(db), RUNNER_NAME])
     .where("project_id", "=", projectId);
   if (filter.status) q = q.where("status", "=", filter.status);
   if (filter.automationId) q = q.where("automation_id", "=", filter.automationId);
@@ -199,8 +202,8 @@ export async function runCountOfGroupRun(db: Kysely<DB>, groupRunId: string): Pr
   return Number(r?.n ?? 0);
 }
 
-export async function findRun(db: Kysely<DB>, projectId: string, id: string): Promise<RunRow | undefined> {
-  return db.selectFrom("runs").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
+export async function findRun(db: Kysely<DB>, projectId: string, id: string): Promise<(RunRow & { runner_name: string | null }) | undefined> {
+  return db.selectFrom("runs").selectAll().select(RUNNER_NAME).where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
 }
 
 /** A run's status now, or undefined once it is gone (for waits that re-check cheaply). */
@@ -310,8 +313,8 @@ export async function findGroupRun(db: Kysely<DB>, projectId: string, id: string
 }
 
 /** A group run's runs in their group's order, with snapshots and step results. */
-export async function runsOfGroupRun(db: Kysely<DB>, groupRunId: string): Promise<RunRow[]> {
-  return db.selectFrom("runs").selectAll().where("group_run_id", "=", groupRunId).orderBy("position").execute();
+export async function runsOfGroupRun(db: Kysely<DB>, groupRunId: string): Promise<(RunRow & { runner_name: string | null })[]> {
+  return db.selectFrom("runs").selectAll().select(RUNNER_NAME).where("group_run_id", "=", groupRunId).orderBy("position").execute();
 }
 
 /** The ids of a group run's runs. */
@@ -330,7 +333,7 @@ export async function specsOfRuns(db: Kysely<DB>, ids: string[]): Promise<{ id: 
 export async function listedRunsOfGroupRun(db: Kysely<DB>, groupRunId: string) {
   return db
     .selectFrom("runs")
-    .select([...RUN_LIST_COLUMNS, retries(db)])
+    .select([...RUN_LIST_COLUMNS, retries(db), RUNNER_NAME])
     .where("group_run_id", "=", groupRunId)
     .orderBy("position")
     .execute();

@@ -275,6 +275,12 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
                 </dd>
               </div>
               <OriginFacts project={project} record={r} />
+              {r.runner && (
+                <div>
+                  <dt>Runner</dt>
+                  <dd data-testid="run-runner">{r.runner.name ?? `${r.runner.id} (deleted)`}</dd>
+                </div>
+              )}
               {r.group_run_id && (
                 <div>
                   <dt>Group run</dt>
