@@ -73,11 +73,23 @@ describe("svc runner", () => {
     expect(inGroup.runs.map((x) => x.runner)).toEqual(runIds.map(() => ({ id: String(runnerId), name: "box-1" })));
     const inList = await json<{ data: { id: string; runner: unknown }[] }>(await s.call("GET", `/projects/${project}/runs?group_run=${gr.id}`));
     expect(inList.data.map((x) => x.runner)).toEqual(runIds.map(() => ({ id: String(runnerId), name: "box-1" })));
+    // The JUnit report a CI job keeps says where each ran.
+    const junit = await (await s.call("GET", `/projects/${project}/group-runs/${gr.id}/junit`)).text();
+    for (const id of runIds) expect(junit).toContain(`<system-out>run ${id} on runner box-1\n`);
+    // The runs a runner executed, by its name or id; a name no runner has matches none.
+    const ranBy = async (ref: string) =>
+      (await json<{ data: { id: string }[] }>(await s.call("GET", `/projects/${project}/runs?runner=${encodeURIComponent(ref)}`))).data.map((x) => x.id).sort();
+    expect(await ranBy("box-1")).toEqual([...runIds].sort());
+    expect(await ranBy(String(runnerId))).toEqual([...runIds].sort());
+    expect(await ranBy("no-such-runner")).toEqual([]);
     const cli = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key });
     try {
       const shown = await cli.run(["runs", "show", String(runIds[0]), "--project", project]);
       expect(shown.code).toBe(0);
       expect(shown.stdout).toMatch(new RegExp(`\\nrunner +box-1 \\(${runnerId}\\)\\n`));
+      const byRunner = await cli.run(["runs", "list", "--project", project, "--runner", "box-1", "--json"]);
+      expect(byRunner.code).toBe(0);
+      expect((JSON.parse(byRunner.stdout) as { data: { id: string }[] }).data.map((x) => x.id).sort()).toEqual([...runIds].sort());
     } finally {
       cli.remove();
     }
@@ -88,6 +100,20 @@ describe("svc runner", () => {
     expect(r.output()).not.toContain(tok);
     expect(r.output()).not.toContain("acme-secret-value-1234");
   }, 60_000);
+
+  test("a runs filter by a runner name two runners share is refused, naming both", async () => {
+    const first = await json<{ id: string }>(await s.call("POST", "/runners", { name: "twin", labels: [] }), 201);
+    const second = await json<{ id: string }>(await s.call("POST", "/runners", { name: "twin", labels: [] }), 201);
+    const res = await s.call("GET", `/projects/${project}/runs?runner=twin`);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: string; message: string; details: { path: string }[] };
+    expect(body.error).toBe("invalid_request");
+    expect(body.message).toContain(first.id);
+    expect(body.message).toContain(second.id);
+    expect(body.details[0]?.path).toBe("runner");
+    // By id, each is its own filter.
+    expect((await s.call("GET", `/projects/${project}/runs?runner=${first.id}`)).status).toBe(200);
+  });
 
   test("on SIGTERM a runner lets its running run finish, records it, and exits 0", async () => {
     const r = runner(await token("term-box"));

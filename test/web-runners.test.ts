@@ -82,6 +82,10 @@ test("a run whose environment requires labels no connected runner has says what 
 test("once a runner with the labels connects it executes the waiting run, and the run's page names that runner", async () => {
   const token = (await json<{ token: string }>(await s.call("POST", "/runners", { name: "eu-box", labels: ["eu"] }), 201)).token;
   const runId = (await json<{ data: { id: string }[] }>(await s.call("GET", "/projects/waits/runs"))).data[0]?.id ?? "";
+  // A run in the same project the server's own engine executes (an environment without labels).
+  await json(await s.call("POST", "/projects/waits/environments", { name: "here", variables: { BASE_URL: "http://127.0.0.1:9" } }), 201);
+  const local = await createAutomation(s, "waits", { name: "local check", kind: "http", environment: "here", steps: [{ request: { url: "/" } }] });
+  const localRunId = (await json<{ id: string }>(await s.call("POST", `/projects/waits/automations/${local}/run`, {}), 202)).id;
   const runner = startRunnerProcess(s.url, token);
   try {
     // Its target refuses connections: the run ends, not passed, executed by eu-box.
@@ -98,6 +102,15 @@ test("once a runner with the labels connects it executes the waiting run, and th
       await fact.waitFor();
       expect(await fact.textContent()).toBe("eu-box");
       expect(await page.getByTestId("run-waiting").count()).toBe(0);
+      // Its name leads to the runs that runner executed: this one, and not the run the server's engine executed.
+      await fact.getByRole("link", { name: "eu-box" }).click();
+      const filter = page.getByTestId("runs-runner-filter");
+      // Named once the runs it executed are listed (the URL holds its id).
+      await filter.getByText("eu-box", { exact: true }).waitFor();
+      await page.locator(`a[href*="${runId}"]`).first().waitFor();
+      expect(await page.locator(`a[href*="${localRunId}"]`).count()).toBe(0);
+      await filter.getByRole("button", { name: "Any runner" }).click();
+      await page.locator(`a[href*="${localRunId}"]`).first().waitFor();
     });
   } finally {
     await context.close();

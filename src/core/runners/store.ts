@@ -47,6 +47,18 @@ export async function countRunnersHeardSince(db: Kysely<DB>, since: string): Pro
   return Number(row?.n ?? 0);
 }
 
+/** The runners the workspace sees whose id or exact name is `ref` (a few at most: names may repeat). */
+export async function visibleRunnerIdsNamed(db: Kysely<DB>, workspaceId: string, ref: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom("runners")
+    .select("id")
+    .where((eb) => eb.and([eb.or([eb("workspace_id", "=", workspaceId), eb("workspace_id", "is", null)]), eb.or([eb("id", "=", ref), eb("name", "=", ref)])]))
+    .orderBy("id")
+    .limit(21)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 /** A runner the workspace sees: its own, or a server-wide one. */
 export async function findVisibleRunner(db: Kysely<DB>, workspaceId: string, id: string): Promise<Selectable<RunnerTable> | undefined> {
   return visibleRunnersQuery(db, workspaceId).where("id", "=", id).executeTakeFirst();

@@ -15,6 +15,8 @@ type RunLike = {
   steps?: StepLike[];
   /** Its automation was quarantined: a failure is reported as skipped ("quarantined …"), not as a failure. */
   quarantined?: boolean;
+  /** The runner (svc runner) that executed it, if one did. */
+  runner?: { id: string; name: string | null } | null;
 };
 
 /** The status JUnit reports: a quarantined automation's failure is reported apart, as skipped. */
@@ -76,7 +78,9 @@ function testcase(run: RunLike, classname: string): string {
   const attempts = run.attempts ?? [];
   const passedOn =
     run.status === "passed" && attempts.length > 1 ? `flaky: passed on attempt ${attempts.length} of ${run.max_attempts ?? attempts.length}\n` : "";
-  const out = stepLog ? `<system-out>${escapeXml(`run ${run.id}\n${passedOn}${stepLog}`)}</system-out>` : "";
+  // Where it ran, when a runner (svc runner) executed it: a check that fails on one network only says which.
+  const where = run.runner ? ` on runner ${run.runner.name ?? run.runner.id}` : "";
+  const out = stepLog ? `<system-out>${escapeXml(`run ${run.id}${where}\n${passedOn}${stepLog}`)}</system-out>` : "";
   return `    <testcase ${attrs}>${body}${out}</testcase>`;
 }
 

@@ -15,6 +15,7 @@ import { passedAfterRetry } from "../history/operations";
 import { filterId, resolveProject } from "../scope";
 import { assertMayRunIn } from "../environments/protection";
 import * as environments from "../environments/store";
+import * as runners from "../runners/store";
 import { readRunArtifact } from "./artifacts";
 import { forgetOneRunSecrets, keepOneRunSecrets } from "./one-run-secrets";
 import { type RunnableAutomation, type RunOptions, runRow } from "./run-rows";
@@ -212,12 +213,13 @@ export async function cancelRunsWhere(
 export async function listRunsPage(
   ctx: OpContext,
   projectId: string,
-  query: { limit: number; cursor?: string; status?: RunStatus; automation?: string; group_run?: string; metadata?: Record<string, string> },
+  query: { limit: number; cursor?: string; status?: RunStatus; automation?: string; group_run?: string; runner?: string; metadata?: Record<string, string> },
 ) {
   const q = store.runsQuery(ctx.core.db, projectId, {
     status: query.status,
     automationId: query.automation,
     groupRunId: query.group_run,
+    runnerId: query.runner,
     metadata: query.metadata,
   });
   return fetchPage(q, "runs", query, (r) => toRun(r, false));
@@ -233,8 +235,21 @@ async function resolveRun(ctx: OpContext, projectRef: string, runId: string) {
 export const listRuns: Handler<O["listRuns"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
   const automation = query.automation && (await filterId(ctx, "automation", project.id, query.automation, "automation", params.project));
-  return listRunsPage(ctx, project.id, { ...query, automation });
+  const runner = query.runner && (await runnerFilterId(ctx, query.runner));
+  return listRunsPage(ctx, project.id, { ...query, automation, runner });
 };
+
+/** The runner a filter names (id or exact name, among the runners the workspace sees); one named by no runner matches no run. */
+async function runnerFilterId(ctx: OpContext, ref: string): Promise<string> {
+  const ids = await runners.visibleRunnerIdsNamed(ctx.core.db, ctx.principal.workspaceId, ref);
+  if (ids.length > 1) {
+    const listed = ids.slice(0, 20).join(", ") + (ids.length > 20 ? ", …" : "");
+    throw invalid(`"${ref}" names ${ids.length > 20 ? "more than 20" : ids.length} runners (${listed}): filter by id`, [
+      { path: "runner", message: `names ${ids.length > 20 ? "many" : ids.length} runners` },
+    ]);
+  }
+  return ids[0] ?? ref;
+}
 
 const isFinalRunStatus = (s: string) => (TERMINAL_RUN_STATUSES as readonly string[]).includes(s);
 

@@ -133,7 +133,7 @@ export async function markLastRunCancelled(db: Kysely<DB>, runId: string): Promi
 export function runsQuery(
   db: Kysely<DB>,
   projectId: string,
-  filter: { status?: RunStatus; automationId?: string; groupRunId?: string; metadata?: Record<string, string> },
+  filter: { status?: RunStatus; automationId?: string; groupRunId?: string; runnerId?: string; metadata?: Record<string, string> },
 ) {
   let q = db
     .selectFrom("runs")
@@ -142,6 +142,7 @@ export function runsQuery(
   if (filter.status) q = q.where("status", "=", filter.status);
   if (filter.automationId) q = q.where("automation_id", "=", filter.automationId);
   if (filter.groupRunId) q = q.where("group_run_id", "=", filter.groupRunId);
+  if (filter.runnerId) q = q.where("runner_id", "=", filter.runnerId);
   for (const [key, value] of Object.entries(filter.metadata ?? {})) {
     q = q.where("id", "in", db.selectFrom("run_metadata").select("subject_id").where("key", "=", key).where("value", "=", value));
   }

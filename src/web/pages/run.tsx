@@ -278,7 +278,11 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
               {r.runner && (
                 <div>
                   <dt>Runner</dt>
-                  <dd data-testid="run-runner">{r.runner.name ?? `${r.runner.id} (deleted)`}</dd>
+                  <dd data-testid="run-runner">
+                    <a href={`#/p/${enc(project)}/runs?runner=${encodeURIComponent(r.runner.id)}`} title="The runs this runner executed">
+                      {r.runner.name ?? `${r.runner.id} (deleted)`}
+                    </a>
+                  </dd>
                 </div>
               )}
               {r.group_run_id && (

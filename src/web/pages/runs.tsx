@@ -107,11 +107,13 @@ export function RunsPage({ project }: { project: string }) {
   const query = useHashQuery();
   const status = (query.get("status") ?? "") as Run["status"] | "";
   const automation = query.get("automation") ?? "";
+  // Set by a run page's Runner link (members cannot list runners to choose one): the runs that runner executed.
+  const runner = query.get("runner") ?? "";
   const cursor = query.get("cursor");
   const automations = useLoad(() => call("listAutomations", { project, limit: 200 }), `run-filter:${project}`);
   const runs = useLoad(
-    () => call("listRuns", { project, limit: 50, status: chosen(status), automation: chosen(automation), cursor: cursor ?? undefined }),
-    `runs:${project}:${status}:${automation}:${cursor ?? ""}`,
+    () => call("listRuns", { project, limit: 50, status: chosen(status), automation: chosen(automation), runner: chosen(runner), cursor: cursor ?? undefined }),
+    `runs:${project}:${status}:${automation}:${runner}:${cursor ?? ""}`,
     (d) => (d.data.some(active) ? 1500 : LIST_POLL_MS),
   );
   return (
@@ -137,6 +139,18 @@ export function RunsPage({ project }: { project: string }) {
             ))}
           </select>
         </Field>
+        {runner && (
+          <div class="field" data-testid="runs-runner-filter">
+            <span class="field-label">Runner</span>
+            <span class="row">
+              {/* Named as the runs listed name it; the filter itself is the id or name in the URL. */}
+              <span>{runs.data?.data.find((r) => r.runner)?.runner?.name ?? runner}</span>
+              <button type="button" class="btn" onClick={() => setHashQuery({ runner: null, cursor: null })}>
+                Any runner
+              </button>
+            </span>
+          </div>
+        )}
       </div>
       {runs.loading && <Loading what="runs" />}
       <ErrorNote message={runs.error} />
