@@ -165,7 +165,9 @@ export function renderFailures(runs: Rec[], style: Style): string {
   const out = [`${failed.length} ${failed.length === 1 ? "failure" : "failures"}:`];
   failed.forEach((r, i) => {
     const n = `${i + 1}) `;
-    out.push(`${n}${r.automation_name} (${r.id}) ${paint(String(r.status), String(r.status), style)}`);
+    // Where it ran, when a runner executed it: a check that fails on one network only says which.
+    const where = isRec(r.runner) ? ` on runner ${r.runner.name ?? r.runner.id}` : "";
+    out.push(`${n}${r.automation_name} (${r.id}) ${paint(String(r.status), String(r.status), style)}${where}`);
     for (const line of failureLines(r)) out.push(`${" ".repeat(n.length)}${line}`);
   });
   return out.join("\n");

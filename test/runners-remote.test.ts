@@ -90,6 +90,12 @@ describe("svc runner", () => {
       const byRunner = await cli.run(["runs", "list", "--project", project, "--runner", "box-1", "--json"]);
       expect(byRunner.code).toBe(0);
       expect((JSON.parse(byRunner.stdout) as { data: { id: string }[] }).data.map((x) => x.id).sort()).toEqual([...runIds].sort());
+      // A CI job watching a group run reads, for each failure, the runner it failed on.
+      const failing = await createAutomation(s, project, http([{ request: { url: "/items/1" }, expect: [{ status: 500 }] }], { name: "fails-remotely" }));
+      await json(await s.call("POST", `/projects/${project}/groups`, { name: "remote-failing", automation_ids: [failing] }), 201);
+      const watched = await cli.run(["groups", "run", "remote-failing", "--project", project, "--watch"]);
+      expect(watched.code).not.toBe(0);
+      expect(watched.stdout).toMatch(/\n1\) fails-remotely \(run_\w+\) failed on runner box-1\n/);
     } finally {
       cli.remove();
     }

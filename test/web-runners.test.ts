@@ -111,6 +111,9 @@ test("once a runner with the labels connects it executes the waiting run, and th
       expect(await page.locator(`a[href*="${localRunId}"]`).count()).toBe(0);
       await filter.getByRole("button", { name: "Any runner" }).click();
       await page.locator(`a[href*="${localRunId}"]`).first().waitFor();
+      // Listed with runs a runner executed, every run says where it ran.
+      await page.locator(`tr[data-run-id="${localRunId}"] td[data-label="Runner"]`).getByText("server", { exact: true }).waitFor();
+      expect(await page.locator(`tr[data-run-id="${runId}"] td[data-label="Runner"]`).textContent()).toBe("eu-box");
     });
   } finally {
     await context.close();

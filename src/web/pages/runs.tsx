@@ -36,6 +36,8 @@ export function RunStatusBadges({ run }: { run: Attempted }) {
 export function RunTable({ project, runs, compact = false }: { project: string; runs: Run[]; compact?: boolean }) {
   const envs = useEnvironmentNames(project);
   if (runs.length === 0) return <Empty>No runs yet.</Empty>;
+  // Where runs ran, once runners (svc runner) executed some of those listed.
+  const byRunners = !compact && runs.some((r) => r.runner);
   return (
     <div class="table-wrap">
       <table class={compact ? "compact" : undefined}>
@@ -50,6 +52,7 @@ export function RunTable({ project, runs, compact = false }: { project: string; 
                 <th>Steps</th>
                 <th>Environment</th>
                 <th>Started by</th>
+                {byRunners && <th>Runner</th>}
               </>
             )}
           </tr>
@@ -81,6 +84,9 @@ export function RunTable({ project, runs, compact = false }: { project: string; 
                   <td data-label="Started by" class="muted">
                     <StartedBy trigger={r.trigger} by={r.started_by} metadata={r.metadata} />
                   </td>
+                  {byRunners && (
+                    <td data-label="Runner">{r.runner ? (r.runner.name ?? r.runner.id) : <span class="muted">{r.started_at ? "server" : "–"}</span>}</td>
+                  )}
                 </>
               )}
             </tr>
