@@ -121,6 +121,50 @@ describe("svc runner", () => {
     expect((await s.call("GET", `/projects/${project}/runs?runner=${first.id}`)).status).toBe(200);
   });
 
+  test("an alert about a run a runner executed names the runner: the webhook's body and the Slack line", async () => {
+    const received: { path: string; body: string }[] = [];
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(req) {
+        received.push({ path: new URL(req.url).pathname, body: await req.text() });
+        return new Response(null, { status: 204 });
+      },
+    });
+    const r = runner(await token("alerting-box"));
+    try {
+      const hook = `http://127.0.0.1:${receiver.port}`;
+      await json(
+        await s.call("POST", `/projects/${project}/alert-channels`, {
+          name: "remote hook",
+          kind: "webhook",
+          url: `${hook}/hook`,
+          secret: "remote-hook-secret-1",
+        }),
+        201,
+      );
+      await json(await s.call("POST", `/projects/${project}/alert-channels`, { name: "remote slack", kind: "slack", url: `${hook}/slack` }), 201);
+      const failing = await createAutomation(s, project, http([{ request: { url: "/items/1" }, expect: [{ status: 500 }] }], { name: "alerts-remotely" }));
+      const runId = await startRun(s, project, failing);
+      const run = await waitForRun(s, project, runId);
+      expect(run.status).toBe("failed");
+      // A runner executed it (this test's, or one an earlier test left connected).
+      expect(run.runner?.name).toBeString();
+      expect(await waitUntil(() => received.filter((x) => x.body.includes(runId)).length >= 2, 10_000)).toBe(true);
+      const body = JSON.parse(received.find((x) => x.path === "/hook" && x.body.includes(runId))?.body ?? "{}");
+      expect(body).toMatchObject({ event: "failing", automation: { name: "alerts-remotely" }, run: { id: runId, status: "failed", runner: run.runner } });
+      const slack = JSON.parse(received.find((x) => x.path === "/slack" && x.body.includes(runId))?.body ?? "{}") as { text: string };
+      expect(slack.text).toContain(`automation "alerts-remotely" in test is failing — run failed on runner ${run.runner?.name}: `);
+    } finally {
+      await r.stop("SIGTERM");
+      receiver.stop(true);
+      // The channels would alert on the other tests' failures.
+      for (const name of ["remote hook", "remote slack"]) {
+        expect((await s.call("DELETE", `/projects/${project}/alert-channels/${encodeURIComponent(name)}`)).status).toBe(204);
+      }
+    }
+  }, 40_000);
+
   test("on SIGTERM a runner lets its running run finish, records it, and exits 0", async () => {
     const r = runner(await token("term-box"));
     const runId = await startRun(s, project, await createAutomation(s, project, http([{ request: { url: "/hold/remote-term" } }])));

@@ -18,7 +18,7 @@ interface AlertBody {
   schedule?: { name: string };
   channel?: { name: string };
   environment?: { name: string | null } | null;
-  run?: { status: string; url: string } | null;
+  run?: { status: string; url: string; runner?: { id: string; name: string | null } | null } | null;
   error?: string;
 }
 
@@ -42,7 +42,8 @@ export function headline(raw: string): string {
         : `channel "${b.channel?.name ?? ""}"`;
   const env = b.environment?.name ? ` in ${b.environment.name}` : "";
   const project = b.project?.name ?? b.project?.slug ?? "";
-  const run = b.run ? ` — run ${b.run.status}: ${b.run.url}` : "";
+  const on = b.run?.runner ? ` on runner ${b.run.runner.name ?? b.run.runner.id}` : "";
+  const run = b.run ? ` — run ${b.run.status}${on}: ${b.run.url}` : "";
   const error = b.error ? ` — ${b.error}` : "";
   return `[svc ${project}] ${what}${env} ${HEADLINES[b.event] ?? b.event}${run}${error}`;
 }

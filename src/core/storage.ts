@@ -81,11 +81,13 @@ export interface FinishedRun {
   duration_ms: number | null;
   finished_at: string | null;
   created_at: string;
+  /** The runner (svc runner) that executed it; null for a server's own engine. */
+  runner_id: string | null;
 }
 
 /** The columns FinishedRun holds, in the order the finishing statements return them. */
 export const FINISHED_RUN_COLUMNS =
-  "id, project_id, automation_id, automation_name, group_run_id, environment_id, schedule_id, status, attempts, trigger, duration_ms, finished_at, created_at";
+  "id, project_id, automation_id, automation_name, group_run_id, environment_id, schedule_id, status, attempts, trigger, duration_ms, finished_at, created_at, runner_id";
 
 export interface ClaimedGenerationRow {
   id: string;

@@ -34,6 +34,8 @@ export interface RunRef {
   id: string;
   status: string;
   kind: "run" | "group_run";
+  /** The runner (svc runner) that executed the run, if one did. */
+  runnerId?: string | null;
 }
 
 /** A finished run's status as alert state: cancelled says nothing about the product. */
@@ -59,6 +61,7 @@ export class AlertRecorder {
   private readonly channels = new Map<string, ChannelRow[]>();
   private readonly projects = new Map<string, { id: string; slug: string; name: string } | null>();
   private readonly envNames = new Map<string, string | null>();
+  private readonly runnerNames = new Map<string, string | null>();
   queued = 0;
 
   constructor(
@@ -138,13 +141,23 @@ export class AlertRecorder {
     if (envId !== null && !this.envNames.has(envId)) this.envNames.set(envId, await store.environmentName(this.db, envId));
     const base = configuredAddress(this.core.config);
     const path = run?.kind === "group_run" ? "group-runs" : "runs";
+    // Where the run ran, when a runner executed it: a check failing on one network only says which.
+    const runnerId = run?.runnerId ?? null;
+    if (runnerId !== null && !this.runnerNames.has(runnerId)) this.runnerNames.set(runnerId, await store.runnerName(this.db, runnerId));
     return {
       event,
       occurred_at: this.now,
       project: { id: project.id, slug: project.slug, name: project.name },
       ...(subject ? { [subject.kind]: { id: subject.id, name: subject.name } } : {}),
       environment: envId === null ? null : { id: envId, name: this.envNames.get(envId) ?? null },
-      run: run ? { id: run.id, status: run.status, url: `${base}/#/p/${encodeURIComponent(project.slug)}/${path}/${run.id}` } : null,
+      run: run
+        ? {
+            id: run.id,
+            status: run.status,
+            url: `${base}/#/p/${encodeURIComponent(project.slug)}/${path}/${run.id}`,
+            runner: runnerId === null ? null : { id: runnerId, name: this.runnerNames.get(runnerId) ?? null },
+          }
+        : null,
       previous_status: prev,
       ...(error !== null ? { error } : {}),
       ...(event === "test" ? { channel: { id: channel.id, name: channel.name } } : {}),
@@ -155,7 +168,17 @@ export class AlertRecorder {
 /** What alerting needs of a run that ended. */
 export type EndedRun = Pick<
   FinishedRun,
-  "id" | "project_id" | "automation_id" | "automation_name" | "group_run_id" | "environment_id" | "schedule_id" | "status" | "attempts" | "trigger"
+  | "id"
+  | "project_id"
+  | "automation_id"
+  | "automation_name"
+  | "group_run_id"
+  | "environment_id"
+  | "schedule_id"
+  | "status"
+  | "attempts"
+  | "trigger"
+  | "runner_id"
 >;
 
 /** As recordFinishedRuns, for runs ended by id elsewhere (a lost runner's or node's, a stopped sequence): they are read first. */
@@ -188,7 +211,7 @@ export async function recordFinishedRuns(core: Core, db: Kysely<DB>, runs: Ended
       name: r.automation_name,
       environmentId: r.environment_id,
     };
-    await recorder.observe(subject, next, { id: r.id, status: r.status, kind: "run" });
+    await recorder.observe(subject, next, { id: r.id, status: r.status, kind: "run", runnerId: r.runner_id });
   }
   for (const g of groupRuns) {
     if (batch.has(g.id)) continue;

@@ -148,7 +148,19 @@ export async function finishedRuns(db: Kysely<DB>, ids: string[]) {
   if (ids.length === 0) return [];
   return db
     .selectFrom("runs")
-    .select(["id", "project_id", "automation_id", "automation_name", "group_run_id", "environment_id", "schedule_id", "status", "attempts", "trigger"])
+    .select([
+      "id",
+      "project_id",
+      "automation_id",
+      "automation_name",
+      "group_run_id",
+      "environment_id",
+      "schedule_id",
+      "status",
+      "attempts",
+      "trigger",
+      "runner_id",
+    ])
     .where(oneOf(db, "id", ids))
     .execute();
 }
@@ -177,6 +189,11 @@ export async function projectBrief(db: Kysely<DB>, id: string) {
 
 export async function environmentName(db: Kysely<DB>, id: string): Promise<string | null> {
   const row = await db.selectFrom("environments").select("name").where("id", "=", id).executeTakeFirst();
+  return row?.name ?? null;
+}
+
+export async function runnerName(db: Kysely<DB>, id: string): Promise<string | null> {
+  const row = await db.selectFrom("runners").select("name").where("id", "=", id).executeTakeFirst();
   return row?.name ?? null;
 }
 
