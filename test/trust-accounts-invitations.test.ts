@@ -98,11 +98,12 @@ describe("add_member for an address that already has an account", () => {
 test("svc admin create-user without a password prints a setup link, and never replaces a live one", async () => {
   const dataDir = tempDir("svc-admin-");
   const root = join(import.meta.dir, "..");
-  const run = async (...args: string[]) => {
+  const run = async (...args: string[]) => runWith({ SVC_BASE_URL: "https://svc.example.test" }, ...args);
+  const runWith = async (env: Record<string, string>, ...args: string[]) => {
     const p = Bun.spawn(["bun", join(root, "src/main.ts"), "admin", "create-user", "--data-dir", dataDir, ...args], {
       stdout: "pipe",
       stderr: "pipe",
-      env: { ...process.env, SVC_BASE_URL: "https://svc.example.test", ...(await databaseEnv(dataDir)) },
+      env: { ...process.env, SVC_BASE_URL: "", ...env, ...(await databaseEnv(dataDir)) },
     });
     const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
     expect({ code, err }).toEqual({ code: 0, err: "" });
@@ -111,6 +112,12 @@ test("svc admin create-user without a password prints a setup link, and never re
   const out = await run("--email", "ops@acme.test", "--name", "Ops", "--workspace", "acme", "--role", "owner");
   const link = /password-setup link[^:]*: (\S+)/.exec(out)?.[1] ?? "";
   expect(link).toStartWith("https://svc.example.test/setup-password?token=");
+  // base_url set: the link is where people reach svc, nothing more to say.
+  expect(out).not.toContain("set base_url");
+  // Without it, the link names the configured listener, and says so.
+  const plain = await runWith({ SVC_PORT: "9123" }, "--email", "dev@acme.test", "--name", "Dev", "--workspace", "acme", "--role", "member");
+  expect(plain).toContain("password-setup link (one-time, valid 7 days): http://127.0.0.1:9123/setup-password?token=");
+  expect(plain).toContain("set base_url (SVC_BASE_URL) and links use it");
   const again = await run("--email", "ops@acme.test", "--name", "Ops", "--workspace", "beta", "--role", "member");
   expect(again).not.toContain("token=");
   expect(again).toContain("unused password-setup link");

@@ -86,8 +86,16 @@ export function registerAdmin(program: Command): void {
     // No operation creates a user together with a new workspace: this stays a core function of its own.
     const r = await withCore(o, (core) => createUserWithSetupToken(core.db, { email: o.email, name: o.name, workspace, role: o.role as "owner", password }));
     process.stdout.write(`${r.createdUser ? "created" : "updated"} user ${o.email} (${r.userId}) as ${o.role} of workspace ${workspace}\n`);
-    if (r.setupToken) process.stdout.write(`password-setup link (one-time, valid 7 days): ${configuredAddress(config)}/setup-password?token=${r.setupToken}\n`);
-    else if (r.pendingLink) process.stdout.write(`${o.email} has an unused password-setup link already; it stays valid until it is used or expires\n`);
+    if (r.setupToken) {
+      process.stdout.write(`password-setup link (one-time, valid 7 days): ${configuredAddress(config)}/setup-password?token=${r.setupToken}\n`);
+      // Without base_url the link names the listening address this command reads (its config and SVC_* variables),
+      // which is not where the person it is for reaches svc when svc runs behind a proxy, in a container or on another port.
+      if (!config.base_url) {
+        process.stdout.write(
+          "(the address in it is where this configuration says svc listens: give the person the address they reach svc at, or set base_url (SVC_BASE_URL) and links use it)\n",
+        );
+      }
+    } else if (r.pendingLink) process.stdout.write(`${o.email} has an unused password-setup link already; it stays valid until it is used or expires\n`);
   });
 
   common(
