@@ -42,7 +42,7 @@ const KINDS = { feature: featureLookup, automation: automationLookup, group: gro
 export type NamedKind = keyof typeof KINDS;
 
 /** More twins than this are not listed one by one: the caller needs an id, not the whole list. */
-const LISTED_TWINS = 20;
+export const LISTED_TWINS = 20;
 
 /** The project named by id or slug in the caller's workspace; another workspace's project is not found. */
 export async function resolveProject(ctx: OpContext, ref: string): Promise<ProjectRow> {
@@ -58,10 +58,16 @@ async function rowsNamed<R extends { id: string }>(ctx: OpContext, lookup: Looku
   return lookup.byName(ctx.core.db, projectId, ref, LISTED_TWINS + 1);
 }
 
-function twinsMessage(noun: string, ref: string, projectRef: string, ids: string[]): string {
+/** `where`: where the names were looked for, e.g. `in project shop`. */
+function twinsMessage(noun: string, ref: string, where: string, ids: string[]): string {
   const count = ids.length > LISTED_TWINS ? `more than ${LISTED_TWINS}` : String(ids.length);
   const listed = ids.slice(0, LISTED_TWINS).join(", ") + (ids.length > LISTED_TWINS ? ", …" : "");
-  return `${count} ${noun}s are named "${ref}" in project ${projectRef}: give the id (${listed})`;
+  return `${count} ${noun}s are named "${ref}" ${where}: give the id (${listed})`;
+}
+
+/** A filter (`field`) whose value names several rows (up to LISTED_TWINS + 1 ids) is refused, listing their ids. */
+export function twinsRefusal(noun: string, ref: string, where: string, ids: string[], field: string): AppError {
+  return invalid(twinsMessage(noun, ref, where, ids), [{ path: field, message: `names ${ids.length > LISTED_TWINS ? "many" : ids.length} ${noun}s` }]);
 }
 
 /** The one row a path parameter names: none is a 404, several with that name a 409 listing their ids. */
@@ -79,7 +85,7 @@ async function resolveNamed<R extends { id: string }>(ctx: OpContext, lookup: Lo
       twinsMessage(
         noun,
         ref,
-        projectRef,
+        `in project ${projectRef}`,
         rows.map((r) => r.id),
       ),
     );
@@ -119,15 +125,14 @@ export async function resolveAlertChannel(ctx: OpContext, projectRef: string, re
 export async function filterId(ctx: OpContext, kind: NamedKind, projectId: string, ref: string, field: string, projectRef: string): Promise<string> {
   const lookup: Lookup<{ id: string }> = KINDS[kind];
   const rows = await rowsNamed(ctx, lookup, projectId, ref);
-  if (rows.length > 1) {
-    const message = twinsMessage(
+  if (rows.length > 1)
+    throw twinsRefusal(
       lookup.noun,
       ref,
-      projectRef,
+      `in project ${projectRef}`,
       rows.map((r) => r.id),
+      field,
     );
-    throw invalid(message, [{ path: field, message: `names ${rows.length > LISTED_TWINS ? "many" : rows.length} ${lookup.noun}s` }]);
-  }
   return rows[0]?.id ?? ref;
 }
 

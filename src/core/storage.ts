@@ -85,9 +85,25 @@ export interface FinishedRun {
   runner_id: string | null;
 }
 
-/** The columns FinishedRun holds, in the order the finishing statements return them. */
-export const FINISHED_RUN_COLUMNS =
-  "id, project_id, automation_id, automation_name, group_run_id, environment_id, schedule_id, status, attempts, trigger, duration_ms, finished_at, created_at, runner_id";
+/** The columns FinishedRun holds: what the finishing statements return, and what alerting reads of runs ended elsewhere. */
+export const FINISHED_RUN_COLUMN_NAMES = [
+  "id",
+  "project_id",
+  "automation_id",
+  "automation_name",
+  "group_run_id",
+  "environment_id",
+  "schedule_id",
+  "status",
+  "attempts",
+  "trigger",
+  "duration_ms",
+  "finished_at",
+  "created_at",
+  "runner_id",
+] as const satisfies readonly (keyof FinishedRun)[];
+/** The same, for a RETURNING clause. */
+export const FINISHED_RUN_COLUMNS = FINISHED_RUN_COLUMN_NAMES.join(", ");
 
 export interface ClaimedGenerationRow {
   id: string;

@@ -4,6 +4,7 @@ import type { Insertable, Kysely, Selectable, Updateable } from "kysely";
 import type { AlertChannelTable, AlertDeliveryTable, AlertStateTable, DB } from "../../db/schema";
 import { groupRunHasOpenRuns } from "../runs/store";
 import { oneOf } from "../shared/id-lists-store";
+import { FINISHED_RUN_COLUMN_NAMES } from "../storage";
 
 type ChannelRow = Selectable<AlertChannelTable>;
 
@@ -148,19 +149,7 @@ export async function finishedRuns(db: Kysely<DB>, ids: string[]) {
   if (ids.length === 0) return [];
   return db
     .selectFrom("runs")
-    .select([
-      "id",
-      "project_id",
-      "automation_id",
-      "automation_name",
-      "group_run_id",
-      "environment_id",
-      "schedule_id",
-      "status",
-      "attempts",
-      "trigger",
-      "runner_id",
-    ])
+    .select(FINISHED_RUN_COLUMN_NAMES)
     .where(oneOf(db, "id", ids))
     .execute();
 }

@@ -47,14 +47,14 @@ export async function countRunnersHeardSince(db: Kysely<DB>, since: string): Pro
   return Number(row?.n ?? 0);
 }
 
-/** The runners the workspace sees whose id or exact name is `ref` (a few at most: names may repeat). */
-export async function visibleRunnerIdsNamed(db: Kysely<DB>, workspaceId: string, ref: string): Promise<string[]> {
+/** The runners the workspace sees whose id or exact name is `ref` (names may repeat), at most `limit`. */
+export async function visibleRunnerIdsNamed(db: Kysely<DB>, workspaceId: string, ref: string, limit: number): Promise<string[]> {
   const rows = await db
     .selectFrom("runners")
     .select("id")
     .where((eb) => eb.and([eb.or([eb("workspace_id", "=", workspaceId), eb("workspace_id", "is", null)]), eb.or([eb("id", "=", ref), eb("name", "=", ref)])]))
     .orderBy("id")
-    .limit(21)
+    .limit(limit)
     .execute();
   return rows.map((r) => r.id);
 }

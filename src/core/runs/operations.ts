@@ -12,7 +12,7 @@ import { readJsonColumn, readJsonColumnOr, readSharedJsonColumn, readSharedJsonC
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { passedAfterRetry } from "../history/operations";
-import { filterId, resolveProject } from "../scope";
+import { filterId, LISTED_TWINS, resolveProject, twinsRefusal } from "../scope";
 import { assertMayRunIn } from "../environments/protection";
 import * as environments from "../environments/store";
 import * as runners from "../runners/store";
@@ -241,13 +241,8 @@ export const listRuns: Handler<O["listRuns"]> = async (ctx, { params, query }) =
 
 /** The runner a filter names (id or exact name, among the runners the workspace sees); one named by no runner matches no run. */
 async function runnerFilterId(ctx: OpContext, ref: string): Promise<string> {
-  const ids = await runners.visibleRunnerIdsNamed(ctx.core.db, ctx.principal.workspaceId, ref);
-  if (ids.length > 1) {
-    const listed = ids.slice(0, 20).join(", ") + (ids.length > 20 ? ", …" : "");
-    throw invalid(`"${ref}" names ${ids.length > 20 ? "more than 20" : ids.length} runners (${listed}): filter by id`, [
-      { path: "runner", message: `names ${ids.length > 20 ? "many" : ids.length} runners` },
-    ]);
-  }
+  const ids = await runners.visibleRunnerIdsNamed(ctx.core.db, ctx.principal.workspaceId, ref, LISTED_TWINS + 1);
+  if (ids.length > 1) throw twinsRefusal("runner", ref, "among the workspace's runners", ids, "runner");
   return ids[0] ?? ref;
 }
 
