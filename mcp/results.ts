@@ -68,7 +68,7 @@ const CompactGroupRunRun = z.object({
 });
 
 export const CompactGroupRun = z.object({
-  id: z.string().describe("Group run id (grun_…)"),
+  id: z.string().describe("Group run id (grn_…)"),
   group_id: z.string().nullable().describe("The group run (null for a feature's runs)"),
   group_name: z.string().describe("Its name"),
   status: GroupRun.shape.status,

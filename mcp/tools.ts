@@ -45,7 +45,7 @@ const THING: Record<string, string> = {
   automation: "Automation: its id (aut_…) or exact name",
   run: "Run id (run_…)",
   group: "Group: its id (grp_…) or exact name",
-  group_run: "Group run id (grun_…)",
+  group_run: "Group run id (grn_…)",
   environment: "Environment: its id (env_…) or exact name",
   member: "Member: their user id (usr_…) or email address",
   key: "API key id (key_…)",
@@ -79,7 +79,7 @@ function stepsArgument(schema: z.ZodType): z.ZodType {
     .min(1)
     .max(500)
     .describe(
-      `${schema.description ?? "The steps"}. Each step is an object: e.g. {"request": {"method": "GET", "url": "/items/1"}, "expect": ["[STATUS] == 200"]} or {"goto": "/login"}, {"fill": {"locator": "label=Email", "value": "{{EMAIL}}"}}, {"click": "role=button[name="Sign in"]"}, {"expect": {"text": "Welcome"}}. The full format: resource svc://schema/automation (JSON Schema) and svc://docs/automations`,
+      `${schema.description ?? "The steps"}. Each step is an object: e.g. {"request": {"method": "GET", "url": "/items/1"}, "expect": ["[STATUS] == 200"]} or {"goto": "/login"}, {"fill": {"locator": "label=Email", "value": "{{EMAIL}}"}}, {"click": "role=button[name=\\"Sign in\\"]"}, {"expect": {"text": "Welcome"}}. The full format: resource svc://schema/automation (JSON Schema) and svc://docs/automations`,
     );
   const arg = optional ? outline.optional() : outline;
   STEPS_SCHEMAS.set(schema, arg);
@@ -147,10 +147,25 @@ function unknownArguments(args: Record<string, unknown>, shape: Record<string, z
   );
 }
 
-/** A required path parameter left out: named, instead of a "not found" for an empty path segment. */
+/** What a value is, in a refusal: "number", "null", "array". */
+const kindOf = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
+
+/**
+ * A required path parameter left out, or given as something else than a string: named, instead of a "not found"
+ * for an empty path segment.
+ */
 function missingArguments(op: Operation, args: Record<string, unknown>, fieldOf: Map<string, string>): ClientError | null {
   const params = new Set(Object.keys(objectShape(op.params)));
-  const missing = [...fieldOf].filter(([arg, field]) => params.has(field) && (typeof args[arg] !== "string" || args[arg] === "")).map(([arg]) => arg);
+  const named = [...fieldOf].filter(([, field]) => params.has(field)).map(([arg]) => arg);
+  const wrong = named.filter((k) => args[k] !== undefined && typeof args[k] !== "string");
+  if (wrong.length > 0)
+    return new ClientError(
+      400,
+      "invalid_request",
+      wrong.map((k) => `"${k}" must be a string (an id or exact name), not ${kindOf(args[k])}`).join("; "),
+      wrong.map((k) => ({ path: k, message: `expected string, received ${kindOf(args[k])}` })),
+    );
+  const missing = named.filter((k) => args[k] === undefined || args[k] === "");
   if (missing.length === 0) return null;
   return new ClientError(
     400,
@@ -158,6 +173,21 @@ function missingArguments(op: Operation, args: Record<string, unknown>, fieldOf:
     `missing ${missing.map((k) => `"${k}"`).join(", ")}`,
     missing.map((k) => ({ path: k, message: "required (an id or exact name)" })),
   );
+}
+
+/** The arguments only tools take (`include`, `idempotency_key`), checked by their own schemas: never silently dropped. */
+function toolArgumentProblems(args: Record<string, unknown>, shape: Record<string, z.ZodType>): ClientError | null {
+  for (const name of ["include", "idempotency_key"]) {
+    const schema = shape[name];
+    if (!schema || args[name] === undefined) continue;
+    const parsed = schema.safeParse(args[name]);
+    if (parsed.success) continue;
+    const issue = parsed.error.issues[0];
+    const path = [name, ...(issue?.path ?? [])].join(".");
+    const message = issue?.message ?? "invalid";
+    return new ClientError(400, "invalid_request", `${path}: ${message}`, [{ path, message }]);
+  }
+  return null;
 }
 
 interface Listed {
@@ -203,7 +233,7 @@ export function operationTool(op: Operation, ctx: ToolContext): ToolDef {
       try {
         const args = { ...rawArgs };
         if (args.project === undefined && ctx.defaultProject && fieldOf.get("project") === "project") args.project = ctx.defaultProject;
-        const refused = unknownArguments(args, shape) ?? missingArguments(op, args, fieldOf);
+        const refused = unknownArguments(args, shape) ?? missingArguments(op, args, fieldOf) ?? toolArgumentProblems(args, shape);
         if (refused) throw refused;
         const input: Record<string, unknown> = {};
         for (const [arg, v] of Object.entries(args)) {

@@ -103,7 +103,7 @@ export function waitTools(ctx: ToolContext): ToolDef[] {
   });
   const groupRunArgs = z.strictObject({
     project: projectField(ctx),
-    group_run: z.string().min(1).max(200).describe("Group run id (grun_…), as run_group or run_feature returned it"),
+    group_run: z.string().min(1).max(200).describe("Group run id (grn_…), as run_group or run_feature returned it"),
     timeout_seconds: TimeoutSeconds,
   });
   const generationArgs = z.strictObject({

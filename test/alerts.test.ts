@@ -300,6 +300,34 @@ describe("alert channels", () => {
     expect(list.filter((d) => d.event === "schedule_failed")).toHaveLength(1);
   }, 60_000);
 
+  test("a group run's alert follows its verdict: a quarantined automation's failure neither raises failing nor holds off recovered", async () => {
+    const ch = await json<{ id: string }>(
+      await s.call("POST", "/projects/shop/alert-channels", { name: "quarantine hook", kind: "webhook", url: hookUrl, secret: SECRET }),
+      201,
+    );
+    const ok = await automation("quarantine ok");
+    const bad = await automation("quarantine bad");
+    await json(await s.call("PATCH", `/projects/shop/automations/${bad}`, { steps: steps(418) }));
+    const group = await json<{ id: string }>(await s.call("POST", "/projects/shop/groups", { name: "quarantine suite", automation_ids: [ok, bad] }), 201);
+    const runGroup = async (expected: string) => {
+      const gr = await json<{ id: string }>(await s.call("POST", `/projects/shop/groups/${group.id}/run`, {}), 202);
+      const done = await json<{ status: string }>(await s.call("GET", `/projects/shop/group-runs/${gr.id}?wait=30`));
+      expect(done.status).toBe(expected);
+    };
+    // The group's alert state is written with the group run's end: its deliveries are listed once the group run reads ended.
+    const groupEvents = async () => (await deliveries(ch.id)).map((d) => d.event).reverse(); // newest first as listed
+    await runGroup("failed");
+    expect(await groupEvents()).toEqual(["failing"]);
+    await json(await s.call("PATCH", `/projects/shop/automations/${bad}`, { quarantined: true }));
+    await runGroup("passed");
+    expect(await groupEvents()).toEqual(["failing", "recovered"]);
+    await runGroup("passed");
+    expect(await groupEvents()).toEqual(["failing", "recovered"]);
+    expect(await waitUntil(() => hooks().some((r) => JSON.parse(r.body).event === "recovered" && JSON.parse(r.body).group?.id === group.id), 15_000)).toBe(
+      true,
+    );
+  }, 60_000);
+
   test("remind_every repeats a lasting failure once the interval has passed, not before", async () => {
     const ch = await json<{ id: string }>(
       await s.call("POST", "/projects/shop/alert-channels", {

@@ -115,6 +115,58 @@ test("a name that matches nothing is a 404, and another workspace's names are ne
   expect((await get("/projects/names/automations?feature=Their%20secret")).body).toEqual({ data: [], next_cursor: null });
 });
 
+test("a name is itself, whatever it holds: %2F is not a slash, and a bare % is reachable", async () => {
+  const steps = [{ request: { url: "http://127.0.0.1:9/" }, expect: [{ status: 200 }] }];
+  const slash = await create("/projects/names/automations", { name: "release/1", kind: "http", steps });
+  const encoded = await create("/projects/names/automations", { name: "release%2F1", kind: "http", steps });
+  const percent = await create("/projects/names/automations", { name: "50% off", kind: "http", steps });
+  for (const [name, id] of [
+    ["release/1", slash],
+    ["release%2F1", encoded],
+    ["50% off", percent],
+  ] as const)
+    expect({ name, id: (await get(`/projects/names/automations/${encodeURIComponent(name)}`)).body.id }).toEqual({ name, id });
+  // Through the CLI (which encodes each argument once), deleting one never reaches the other.
+  const shown = await cli.run(["automations", "show", "50% off", "--json"]);
+  expect(shown.code).toBe(0);
+  expect(JSON.parse(shown.stdout).id).toBe(percent);
+  expect((await cli.run(["automations", "delete", "release%2F1"])).code).toBe(0);
+  expect((await get(`/projects/names/automations/${encoded}`)).status).toBe(404);
+  expect((await get(`/projects/names/automations/${slash}`)).body.name).toBe("release/1");
+  for (const id of [slash, percent]) expect((await s.call("DELETE", `/projects/names/automations/${id}`)).status).toBe(204);
+});
+
+test("a body's feature is named as a path's: by id or exact name; none or several are a 400 on body.feature", async () => {
+  const steps = [{ request: { url: "http://127.0.0.1:9/" }, expect: [{ status: 200 }] }];
+  const created = await s.call("POST", "/projects/names/automations", { name: "linked by name", kind: "http", steps, feature: "Checkout" });
+  expect(created.status).toBe(201);
+  const linked = (await created.json()) as { id: string; feature_id: string };
+  expect(linked.feature_id).toBe(ids.feature);
+  const other = await create("/projects/names/features", { name: "Payments" });
+  const moved = await s.call("PATCH", `/projects/names/automations/${linked.id}`, { feature: "Payments" });
+  expect(((await moved.json()) as { feature_id: string }).feature_id).toBe(other);
+
+  const unknown = await s.call("PATCH", `/projects/names/automations/${linked.id}`, { feature: "Their secret" });
+  expect(unknown.status).toBe(400);
+  expect(await unknown.json()).toMatchObject({
+    error: "invalid_request",
+    message: 'no feature named "Their secret" in project names (give its name exactly, or its id fea_…)',
+    details: [{ path: "body.feature" }],
+  });
+  const twin = await create("/projects/names/features", { name: "Payments" });
+  const shared = await s.call("POST", "/projects/names/automations", { name: "ambiguous", kind: "http", steps, feature: "Payments" });
+  expect(shared.status).toBe(400);
+  const refusal = (await shared.json()) as { message: string; details: { path: string }[] };
+  expect(refusal.message).toContain(other);
+  expect(refusal.message).toContain(twin);
+  expect(refusal.details[0]?.path).toBe("body.feature");
+  // Nothing was changed by the refused requests.
+  expect((await get(`/projects/names/automations/${linked.id}`)).body.feature_id).toBe(other);
+  expect((await get("/projects/names/automations/ambiguous")).status).toBe(404);
+  expect((await s.call("DELETE", `/projects/names/automations/${linked.id}`)).status).toBe(204);
+  for (const id of [other, twin]) expect((await s.call("DELETE", `/projects/names/features/${id}`)).status).toBe(204);
+});
+
 test("through the CLI: names in arguments and filters; several or none are refused with the server's message", async () => {
   const show = await cli.run(["features", "show", "Checkout", "--json"]);
   expect(show.code).toBe(0);

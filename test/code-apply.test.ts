@@ -10,8 +10,8 @@ let cli: SourceCli;
 
 beforeAll(async () => {
   s = await startTestServer();
-  for (const slug of ["code", "drift", "bad", "pulled"]) expect((await s.call("POST", "/projects", { name: slug, slug })).status).toBe(201);
-  cli = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: "code", STAGING_TOKEN: "t0ken" });
+  for (const slug of ["code", "drift", "bad", "pulled", "moves"]) expect((await s.call("POST", "/projects", { name: slug, slug })).status).toBe(201);
+  cli = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: "code", STAGING_TOKEN: "t0ken-staging" });
 });
 afterAll(async () => {
   cli.remove();
@@ -161,6 +161,59 @@ test("validation errors name the file and line, a duplicate name in the folder i
     bad.remove();
   }
 }, 30_000);
+
+test("a name another record of the project keeps is refused at the file's line, dry run included; a file moved with --prune keeps its name", async () => {
+  const moves = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: "moves" });
+  try {
+    expect(
+      (await s.call("POST", "/projects/moves/automations", { name: "Made by hand", kind: "http", steps: [{ request: { url: "http://x/" } }] })).status,
+    ).toBe(201);
+    expect((await s.call("POST", "/projects/moves/groups", { name: "nightly", automation_ids: [] })).status).toBe(201);
+    const clash = folder({ "checks/hand.yaml": automation("Made by hand") });
+    for (const args of [
+      ["apply", clash],
+      ["apply", clash, "--dry-run"],
+    ]) {
+      const r = await moves.run(args);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('checks/hand.yaml:1: name: an automation named "Made by hand" exists (aut_');
+      expect(r.stderr).toContain('made outside the folder): rename one of them, or adopt it with "id: aut_');
+    }
+    expect((await list("moves", "automations")).map((a) => a.name)).toEqual(["Made by hand"]);
+
+    // Applied from one path, then the file moves: without --prune the old record keeps the name; with it, the move is one delete and one create.
+    const dir = folder({ "old/path.yaml": automation("Moving") });
+    expect((await moves.run(["apply", dir])).code).toBe(0);
+    rmSync(join(dir, "old"), { recursive: true });
+    writeFileSync(join(dir, "new-path.yaml"), automation("Moving"));
+    const kept = await moves.run(["apply", dir]);
+    expect(kept.code).toBe(2);
+    expect(kept.stderr).toContain('new-path.yaml:1: name: an automation named "Moving" exists (aut_');
+    expect(kept.stderr).toContain('applied from "old/path.yaml", which the folder no longer has (apply with --prune to delete it)');
+    const moved = await moves.run(["apply", dir, "--prune"]);
+    expect(moved.code).toBe(0);
+    expect(moved.stdout).toContain("- delete automation old/path.yaml (Moving)");
+    expect(moved.stdout).toContain("+ create automation new-path.yaml (Moving)");
+    expect((await list("moves", "automations")).map((a) => [a.name, a.key]).sort()).toEqual([
+      ["Made by hand", null],
+      ["Moving", "new-path.yaml"],
+    ]);
+
+    // A group: an applied group may not take the name of one made by hand... unless that one is adopted (it has no key).
+    const groups = folder({ "a.yaml": automation("Alpha"), "g.yaml": "type: group\nname: nightly\nautomations: [a.yaml]\n" });
+    const adopted = await moves.run(["apply", groups, "--prune"]);
+    expect(adopted.code).toBe(0);
+    expect(adopted.stdout).toContain("~ update group g.yaml (nightly)");
+    rmSync(join(groups, "g.yaml"));
+    writeFileSync(join(groups, "h.yaml"), "type: group\nname: nightly\nautomations: [a.yaml]\n");
+    const regroup = await moves.run(["apply", groups]);
+    expect(regroup.code).toBe(2);
+    expect(regroup.stderr).toContain('h.yaml:2: name: a group named "nightly" exists (grp_');
+    expect((await list("moves", "groups")).map((g) => [g.name, g.key])).toEqual([["nightly", "g.yaml"]]);
+  } finally {
+    moves.remove();
+  }
+}, 60_000);
 
 test("the apply operation honours Idempotency-Key: a retry answers the first plan and writes once", async () => {
   const documents = [{ path: "i.yaml", text: automation("Once") }];

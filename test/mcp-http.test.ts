@@ -225,6 +225,35 @@ test("svc's own validation message reaches the model: the same as REST, isError 
   await c.close();
 });
 
+test("arguments only tools take are checked too: a bad idempotency_key or include, or a name of another type, is refused and starts nothing", async () => {
+  const c = await connect();
+  const runs = async () => ((await (await s.call("GET", "/projects/shop/runs?automation=broken")).json()) as { data: unknown[] }).data.length;
+  const before = await runs();
+  for (const [args, path] of [
+    [{ idempotency_key: 777 }, "idempotency_key"],
+    [{ idempotency_key: "" }, "idempotency_key"],
+    [{ idempotency_key: "k".repeat(256) }, "idempotency_key"],
+  ] as const) {
+    const r = await call(c, "run_automation", { project: "shop", automation: "broken", ...args });
+    expect({ path, r: r.structuredContent }).toMatchObject({ path, r: { status: 400, error: "invalid_request", details: [{ path }] } });
+  }
+  const wrongType = await call(c, "get_automation", { project: 123, automation: "broken" });
+  expect(wrongType.structuredContent).toMatchObject({
+    error: "invalid_request",
+    message: '"project" must be a string (an id or exact name), not number',
+    details: [{ path: "project" }],
+  });
+  const include = await call(c, "get_project", { project: "shop", include: ["bodies"] });
+  expect(include.structuredContent).toMatchObject({ error: "invalid_request", details: [{ path: "include.0" }] });
+  expect(await runs()).toBe(before);
+  // A good key starts once, however often it is sent.
+  const first = await call(c, "run_automation", { project: "shop", automation: "broken", idempotency_key: "mcp-once" });
+  const again = await call(c, "run_automation", { project: "shop", automation: "broken", idempotency_key: "mcp-once" });
+  expect((again.structuredContent as { id: string }).id).toBe((first.structuredContent as { id: string }).id);
+  expect(await runs()).toBe(before + 1);
+  await c.close();
+});
+
 test("calls run in-process with the key's rights: a member's key cannot add members even with the admin toolset", async () => {
   const member = await s.userWithKey("member@acme.test", "acme", "member");
   const c = await connect("?toolsets=admin,projects", member.key);

@@ -59,6 +59,34 @@ describe("a secret too short to mask", () => {
     expect((await json<{ details: { path: string }[] }>(update, 400)).details.map((d) => d.path)).toEqual(["body.secrets.PIN"]);
     expect((await json<{ secret_names: string[] }>(await s.call("GET", "/projects/short/environments/prod"))).secret_names).toEqual(["PIN"]);
   });
+
+  test("a one-run secret too short is refused the same way, and nothing is queued", async () => {
+    await json(
+      await s.call("POST", "/projects/short/automations", { name: "uses pin", kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/" } }] }),
+      201,
+    );
+    const res = await s.call("POST", "/projects/short/automations/uses%20pin/run", { secrets: { PIN: "e" } });
+    const body = await json<{ error: string; details: { path: string; message: string }[] }>(res, 400);
+    expect(body.details).toEqual([{ path: "body.secrets.PIN", message: "too short to mask safely: a secret needs at least 8 characters" }]);
+    const selection = await s.call("POST", "/projects/short/runs", { automations: ["uses pin"], secrets: { PIN: "1234567" } });
+    expect((await json<{ details: { path: string }[] }>(selection, 400)).details.map((d) => d.path)).toEqual(["body.secrets.PIN"]);
+    expect((await json<{ data: unknown[] }>(await s.call("GET", "/projects/short/runs"))).data).toEqual([]);
+  });
+
+  test("an applied environment's secret too short is refused at its line, and nothing is applied", async () => {
+    const documents = [
+      { path: "auto.yaml", text: "name: applied check\nkind: http\nsteps:\n  - request:\n      url: http://127.0.0.1:9/\n" },
+      { path: "env.yaml", text: "type: environment\nname: ci\nsecrets:\n  TOKEN: CI_TOKEN\n" },
+    ];
+    const res = await s.call("POST", "/projects/short/apply", { documents, secrets: { CI_TOKEN: "abc" } });
+    const body = await json<{ message: string; details: { path: string; message: string }[] }>(res, 400);
+    expect(body.details[0]?.message).toContain("the environment variable CI_TOKEN is too short to mask safely: a secret needs at least 8 characters");
+    expect(body.details[0]?.path).toContain("env.yaml");
+    const names = (await json<{ data: { name: string }[] }>(await s.call("GET", "/projects/short/automations"))).data.map((a) => a.name);
+    expect(names).toEqual(["uses pin"]);
+    expect((await json<{ data: { name: string }[] }>(await s.call("GET", "/projects/short/environments"))).data.map((e) => e.name)).toEqual(["prod"]);
+    await json(await s.call("POST", "/projects/short/apply", { documents, secrets: { CI_TOKEN: "abc-long-enough" } }), 200);
+  });
 });
 
 describe("secrets at rest", () => {

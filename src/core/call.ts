@@ -8,7 +8,7 @@ import { AppError, forbidden, invalid, zodDetails } from "../manifest/errors";
 import { configuredAddress } from "./address";
 import type { Core, IdempotentStart, OpContext, Principal } from "./context";
 import type { OpInput, RawBody } from "./handler";
-import { findIdempotentAnswer, idempotencyScope } from "./idempotency";
+import { assertIdempotencyKey, findIdempotentAnswer, idempotencyScope } from "./idempotency";
 import { registerInProcessCall } from "./in-process";
 import { handlerMap, type OperationKey } from "./registry";
 
@@ -80,6 +80,7 @@ export async function callOperation<K extends OperationKey>(
   let result: unknown;
   const idempotencyKey = op.startsWork ? options.idempotencyKey : undefined;
   if (idempotencyKey !== undefined) {
+    assertIdempotencyKey(idempotencyKey);
     // As over HTTP (http/mount.ts): a key already answered is answered again before any rule runs.
     const scope = await idempotencyScope(ctx, op.name, input.params as Record<string, unknown>);
     const stored = await findIdempotentAnswer(ctx, scope, idempotencyKey);

@@ -3,6 +3,7 @@
 // transaction.
 import type { Kysely, Transaction } from "kysely";
 import type { DB } from "../db/schema";
+import { invalid } from "../manifest/errors";
 import type { OpContext } from "./context";
 import { type NamedKind, pathParamId, resolveProject } from "./scope";
 import * as store from "./shared/idempotency-store";
@@ -12,6 +13,12 @@ import { nowIso } from "./shared/time";
 const NAMED_PARAMS: Record<string, NamedKind | undefined> = { feature: "feature", automationId: "automation", groupId: "group" };
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+/** A key is 1 to 255 characters, however it arrives (the Idempotency-Key header, an MCP argument, an in-process call). */
+export function assertIdempotencyKey(key: string): void {
+  if (key.length === 0 || key.length > 255)
+    throw invalid("Idempotency-Key must be 1 to 255 characters", [{ path: "Idempotency-Key", message: "invalid length" }]);
+}
 
 export interface IdempotentAnswer {
   status: number;

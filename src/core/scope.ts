@@ -137,6 +137,31 @@ export async function filterId(ctx: OpContext, kind: NamedKind, projectId: strin
 }
 
 /**
+ * The id a field of a request's body names (`"feature": "Checkout"`), as a path parameter would: by id or exact
+ * name. Nothing named is a 400 on the field (the body is what is wrong, not the URL); a name several share is a 400
+ * listing their ids.
+ */
+export async function bodyRefId(ctx: OpContext, kind: NamedKind, projectId: string, ref: string, field: string, projectRef: string): Promise<string> {
+  const lookup: Lookup<{ id: string }> = KINDS[kind];
+  const rows = await rowsNamed(ctx, lookup, projectId, ref);
+  const where = `in project ${projectRef}`;
+  if (rows.length > 1)
+    throw twinsRefusal(
+      lookup.noun,
+      ref,
+      where,
+      rows.map((r) => r.id),
+      field,
+    );
+  const [row] = rows;
+  if (!row)
+    throw invalid(`no ${lookup.noun} named "${ref}" ${where} (give its name exactly, or its id ${lookup.prefix}…)`, [
+      { path: field, message: `unknown ${lookup.noun}` },
+    ]);
+  return row.id;
+}
+
+/**
  * The id a path parameter names, for keying what the request did (idempotency): the same resource however it
  * was spelled. A value that resolves to nothing, or to several, is kept as given; the operation answers it.
  */

@@ -8,7 +8,7 @@ import type { OpInput, RawBody } from "../core/handler";
 import type { UntypedHandler } from "../core/registry";
 import { checkCaller, parseBody, parsePathAndQuery } from "../core/call";
 import { tagOfAnswer } from "../core/versions";
-import { findIdempotentAnswer, type IdempotentAnswer, idempotencyScope } from "../core/idempotency";
+import { assertIdempotencyKey, findIdempotentAnswer, type IdempotentAnswer, idempotencyScope } from "../core/idempotency";
 import { API_PREFIX } from "../manifest";
 import type { Operation } from "../manifest/define";
 import { AppError, UNAUTHORIZED_MESSAGE, zodDetails } from "../manifest/errors";
@@ -108,11 +108,8 @@ async function withIdempotency(
 ): Promise<Response> {
   const key = request.headers.get("idempotency-key");
   if (!op.startsWork || key === null) return run();
-  if (key.length === 0 || key.length > 255) {
-    return errorResponse("invalid_request", "Idempotency-Key must be 1 to 255 characters", {
-      details: [{ path: "Idempotency-Key", message: "invalid length" }],
-    });
-  }
+  const checked = atEdge(() => assertIdempotencyKey(key));
+  if (!checked.ok) return checked.response;
   // Scoped to the operation and the resource it resolves to, not the URL: by project id or slug, with or without a
   // trailing slash, the same key is the same start.
   const scope = await idempotencyScope(ctx, op.name, params);
@@ -175,14 +172,9 @@ export function operationHandler(op: Operation, opts: MountOptions) {
       const limited = await setRateLimit(request, opts, principal.workspaceId, op);
       if (limited) return limited;
 
-      const decoded: Record<string, string> = {};
-      for (const [k, v] of Object.entries(rawParams ?? {})) {
-        try {
-          decoded[k] = decodeURIComponent(v);
-        } catch {
-          return errorResponse("not_found", "not found");
-        }
-      }
+      // Path parameters arrive decoded once by the router: decoding them again would make `release%2F1` (a name
+      // of its own) mean `release/1`, and leave names with a bare `%` unreachable.
+      const decoded: Record<string, string> = rawParams ?? {};
       // The same validation as an in-process call (core/call.ts), with the body read in between: a bad query
       // string is told before anything about the body.
       const location = atEdge(() => parsePathAndQuery(op, decoded, queryObject(request.url, op)));

@@ -1,11 +1,10 @@
 // Operations on alert channels: where svc says that something started failing, recovered or turned flaky, and
 // the deliveries it made to each.
 import { z } from "zod";
-import { defineOperation, Email, ListQuery, Name, page, PathId, ProjectParams } from "./define";
+import { defineOperation, Email, ListQuery, Name, page, PathId, ProjectParams, SECRET_MIN_CHARS } from "./define";
 import { AlertChannel, AlertChannelKind as ChannelKind, AlertDelivery, AlertEventName } from "./schedule-records";
 
 /** Like environment secrets: a short value is too easy to guess from a signature. */
-const SECRET_MIN_CHARS = 8;
 const Secret = z
   .string()
   .min(SECRET_MIN_CHARS, `a secret needs at least ${SECRET_MIN_CHARS} characters`)

@@ -8,7 +8,12 @@ const Params = ProjectParams.extend({ automationId: PathId.describe("Automation 
 const Tag = z.string().trim().min(1).max(100);
 const Tags = z.array(Tag).max(50).describe("Labels to find it by");
 const Steps = z.array(Step).min(1).max(500).describe("The steps, in order: request steps for http, browser steps for browser (svc://docs/automations)");
-const TimeoutMs = z.number().int().min(1000).max(3_600_000).describe("Longest a run may take, in ms (default 60000)");
+const TimeoutMs = z
+  .number()
+  .int()
+  .min(1000)
+  .max(3_600_000)
+  .describe("Longest a run may take, in ms (default: the server's runner.default_timeout_ms, 300000 unless configured)");
 const Retries = z.number().int().min(0).max(10).describe("Attempts after a failed one before the run fails (default 0)");
 const AutomationName = Name.describe("What it checks, in a few words");
 const AutomationDescription = Description.describe("More about what it checks, for people");
@@ -47,7 +52,7 @@ export const createAutomation = defineOperation({
       description: AutomationDescription.optional(),
       kind: Kind,
       steps: Steps,
-      feature: z.string().max(200).optional().describe("Feature id to link it to"),
+      feature: z.string().max(200).optional().describe("Feature (id or exact name) to link it to"),
       environment: z.string().max(200).optional().describe("Default environment, name or id"),
       tags: Tags.optional(),
       status: AutomationStatus.optional().describe("Default: active"),

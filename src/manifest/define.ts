@@ -227,8 +227,12 @@ export const RunVariables = z
   .record(VarName, z.string().max(10_000))
   .refine((v) => Object.keys(v).length <= MAX_RUN_VARIABLES, `at most ${MAX_RUN_VARIABLES} variables`)
   .describe("Variables for this run only, overriding the environment's (never a secret's name)");
+/** Masking a short value would hide common text and still give the value away by where *** appears. */
+export const SECRET_MIN_CHARS = 8;
+export const SECRET_TOO_SHORT = `too short to mask safely: a secret needs at least ${SECRET_MIN_CHARS} characters`;
+export const SecretValue = z.string().min(SECRET_MIN_CHARS, SECRET_TOO_SHORT).max(10_000);
 export const OneRunSecrets = z
-  .record(VarName, z.string().min(1).max(10_000))
+  .record(VarName, SecretValue)
   .refine((v) => Object.keys(v).length <= MAX_RUN_VARIABLES, `at most ${MAX_RUN_VARIABLES} secrets`)
   .describe("Secrets for this run only: masked in results like the environment's, and never stored (a restart before the run starts ends it as error)");
 /** A metadata key: `commit`, `branch`, `build_url`, `pr` or any other of letters, digits, `_`, `-` and `.`. */

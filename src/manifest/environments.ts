@@ -1,14 +1,11 @@
 // Operations on a project's environments (variables, and write-only secrets).
 import { z } from "zod";
-import { defineOperation, ListQuery, Name, page, PathId, ProjectParams, RunnerLabel, VarName } from "./define";
+import { defineOperation, ListQuery, Name, page, PathId, ProjectParams, RunnerLabel, SecretValue, VarName } from "./define";
 import { Environment } from "./records";
 
 const Variables = z
   .record(VarName, z.string().max(10_000))
   .describe("Variables by name, used in steps as {{NAME}} (BASE_URL makes relative URLs absolute); given, they replace all of the environment's variables");
-/** Masking a short value would hide common text and still give the value away by where *** appears. */
-const SECRET_MIN_CHARS = 8;
-const SecretValue = z.string().min(SECRET_MIN_CHARS, `too short to mask safely: a secret needs at least ${SECRET_MIN_CHARS} characters`).max(10_000);
 
 /** A host name as a URL carries it (lowercase ASCII, punycode for other names) or an IP address; no scheme, port or path. */
 function isHostName(h: string): boolean {

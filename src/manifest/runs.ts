@@ -37,7 +37,7 @@ export const listRuns = defineOperation({
   query: ListQuery.extend({
     status: RunStatus.optional().describe("Only runs with this status"),
     automation: FilterId.optional().describe("Automation id (aut_…) or exact name"),
-    group_run: FilterId.optional().describe("Only the runs of this group run (grun_…)"),
+    group_run: FilterId.optional().describe("Only the runs of this group run (grn_…)"),
     runner: FilterId.optional().describe("Only the runs this runner (svc runner) executes or executed: runner id (rnr_…) or exact name"),
     metadata: MetadataFilter,
   }),

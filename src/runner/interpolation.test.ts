@@ -38,6 +38,15 @@ describe("secret masking", () => {
     );
     expect(masked).toEqual({ url: "/x?t=***", body: '{"t":"***"}', 'p@ss "word"': "***", n: 1 });
   });
+  test("a step's and an attempt's status are svc's own words: a secret they contain leaves them whole", () => {
+    const mask = secretMasker({ WORD: "cancelled" });
+    if (!mask) throw new Error("expected a masker");
+    const masked = maskDeep(
+      { steps: [{ status: "cancelled", message: "cancelled by cancelled" }], attempts: [{ status: "cancelled", error: "cancelled" }] },
+      mask,
+    );
+    expect(masked).toEqual({ steps: [{ status: "cancelled", message: "*** by ***" }], attempts: [{ status: "cancelled", error: "***" }] });
+  });
   test("a secret used as a host name is masked in the lowercased form the URL parser gives it", () => {
     const mask = secretMasker({ TENANT: "AcmeProd7" });
     if (!mask) throw new Error("expected a masker");

@@ -234,13 +234,19 @@ export function secretMasker(secrets: Record<string, string>): Masker | null {
   return masker;
 }
 
+/**
+ * Fields whose value svc chose from a fixed list (a step's or an attempt's `status`): never a secret, and masking
+ * one that happens to contain a secret's text (`failed` for a secret `e`, `cancelled`) would make the record unreadable.
+ */
+const OWN_WORDS = new Set(["status"]);
+
 export function maskDeep<T>(value: T, mask: (text: string) => string): T {
   if (typeof value === "string") return mask(value) as T;
   if (Array.isArray(value)) return value.map((v) => maskDeep(v, mask)) as T;
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};
     // Keys are the record's own field names (and header names), never secret: masking them would break the shape.
-    for (const [k, v] of Object.entries(value)) out[k] = maskDeep(v, mask);
+    for (const [k, v] of Object.entries(value)) out[k] = OWN_WORDS.has(k) && typeof v === "string" ? v : maskDeep(v, mask);
     return out as T;
   }
   return value;

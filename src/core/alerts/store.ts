@@ -169,7 +169,7 @@ export async function groupRunHeads(db: Kysely<DB>, ids: string[]) {
 /** The runs of a group run, or null while one of them is still queued or running. */
 export async function endedGroupRunMembers(db: Kysely<DB>, groupRunId: string) {
   if (await groupRunActive(db, groupRunId)) return null;
-  return db.selectFrom("runs").select(["id", "environment_id", "status", "attempts"]).where("group_run_id", "=", groupRunId).execute();
+  return db.selectFrom("runs").select(["id", "environment_id", "status", "attempts", "quarantined"]).where("group_run_id", "=", groupRunId).execute();
 }
 
 export async function projectBrief(db: Kysely<DB>, id: string) {

@@ -16,7 +16,7 @@ import { nowIso } from "../shared/time";
 import { resolveProject } from "../scope";
 import { cancelRunsWhere, runOptions, startGroupRun } from "../runs/operations";
 import type { RunnableAutomation } from "../runs/run-rows";
-import { FEATURE_RUN_MAX } from "../../manifest/define";
+import { FEATURE_RUN_MAX, SECRET_MIN_CHARS, SECRET_TOO_SHORT } from "../../manifest/define";
 import { openSecrets, sealSecrets } from "../environments/secrets";
 import * as automations from "../automations/store";
 import * as environments from "../environments/store";
@@ -57,8 +57,12 @@ function changedFields<T extends Record<string, unknown>>(current: T, next: Part
 
 interface Plan {
   changes: Change[];
-  /** The writes, run in order inside the transaction. */
+  /**
+   * The writes, run in order inside the transaction, after the deletes: a file moved to another path (a new key)
+   * creates its record while prune deletes the old one of the same name.
+   */
   writes: ((db: Kysely<DB>) => Promise<unknown>)[];
+  deletes: ((db: Kysely<DB>) => Promise<unknown>)[];
 }
 
 export const applyDocuments: Handler<O["applyDocuments"]> = async (ctx, { params, body }) => {
@@ -66,7 +70,7 @@ export const applyDocuments: Handler<O["applyDocuments"]> = async (ctx, { params
   const docs = parseDocuments(body.documents, body.environment);
   const { answer } = await startOnce(ctx, async (trx) => {
     const plan = await makePlan(ctx, trx, project.id, docs, body.secrets, body.prune);
-    if (!body.dry_run) for (const w of plan.writes) await w(trx);
+    if (!body.dry_run) for (const w of [...plan.deletes, ...plan.writes]) await w(trx);
     const count = (op: Change["op"]) => plan.changes.filter((c) => c.op === op).length;
     const summary = plan.changes.length === 0 ? "no changes" : `${count("create")} to create, ${count("update")} to update, ${count("delete")} to delete`;
     return { dry_run: body.dry_run, changes: plan.changes, summary };
@@ -84,7 +88,7 @@ async function makePlan(
   secretValues: Record<string, string>,
   prune: boolean,
 ): Promise<Plan> {
-  const plan: Plan = { changes: [], writes: [] };
+  const plan: Plan = { changes: [], writes: [], deletes: [] };
   const t = nowIso();
   const of = <T extends Parsed["type"]>(type: T) => docs.filter((d): d is Of<T> => d.type === type);
 
@@ -106,6 +110,10 @@ async function makePlan(
       if (value === undefined)
         throw invalid("a secret's environment variable is not set", [
           problemAt(d.path, d.line(["secrets", name]), `secrets.${name}`, `the environment variable ${variable} is not set`),
+        ]);
+      if (value.length < SECRET_MIN_CHARS)
+        throw invalid("a secret's value is too short", [
+          problemAt(d.path, d.line(["secrets", name]), `secrets.${name}`, `the environment variable ${variable} is ${SECRET_TOO_SHORT}`),
         ]);
       wanted[name] = value;
     }
@@ -161,8 +169,13 @@ async function makePlan(
     const b = d.body;
     let featureId: string | null = null;
     if (b.feature !== undefined) {
-      const f = await features.findFeature(db, projectId, b.feature);
-      if (!f) throw invalid("unknown feature", [problemAt(d.path, d.line(["feature"]), "feature", `feature "${b.feature}" does not exist in this project`)]);
+      const found = await features.featuresByRef(db, projectId, b.feature, 2);
+      const f = found.length === 1 ? found[0] : undefined;
+      if (!f) {
+        const problem =
+          found.length > 1 ? `feature "${b.feature}" names several features: give its id` : `feature "${b.feature}" does not exist in this project`;
+        throw invalid("unknown feature", [problemAt(d.path, d.line(["feature"]), "feature", problem)]);
+      }
       featureId = f.id;
     }
     let environmentId: string | null = null;
@@ -217,6 +230,14 @@ async function makePlan(
     plan.writes.push((w) => automations.updateAutomation(w, row.id, { ...next, updated_at: nextStamp(row.updated_at) }));
   }
 
+  const doomed = (type: Parsed["type"], rows: { id: string; key: string | null }[]) => {
+    const kept = new Set(docs.filter((d) => d.type === type).map((d) => d.key));
+    return new Set(prune ? rows.filter((r) => !kept.has(r.key as string)).map((r) => r.id) : []);
+  };
+  await assertNamesFree("automation", of("automation"), autIdByKey, doomed("automation", [...keyedAut.values()]), (name) =>
+    automations.automationsNamed(db, projectId, name, 10),
+  );
+
   // Groups: their members are automations named by key.
   const keyedGrp = new Map((await store.keyedGroups(db, projectId)).map((g) => [g.key as string, g]));
   const grpIdByKey = new Map([...keyedGrp].map(([k, g]) => [k, g.id]));
@@ -248,6 +269,8 @@ async function makePlan(
     plan.writes.push((w) => groups.updateGroup(w, current.id, { ...next, updated_at: nextStamp(current.updated_at) }));
   }
 
+  await assertNamesFree("group", of("group"), grpIdByKey, doomed("group", [...keyedGrp.values()]), (name) => groups.groupsNamed(db, projectId, name, 10));
+
   const keyedSch = await planSchedules(ctx, db, plan, projectId, of("schedule"), { autIdByKey, grpIdByKey, envIdByName, allEnvs });
   const keyedChan = await planAlertChannels(ctx, db, plan, projectId, of("alert_channel"), secretValues);
 
@@ -260,6 +283,35 @@ async function makePlan(
       alert_channels: keyedChan,
     });
   return plan;
+}
+
+/**
+ * Names are unique in a project: a document may not take the name of a record the folder does not hold (one that
+ * stays, that is: prune deleting it frees the name). Said at the document's name, before anything is written.
+ */
+async function assertNamesFree(
+  noun: "automation" | "group",
+  docs: { key: string; path: string; line: (p: PropertyKey[]) => number; body: { name: string } }[],
+  idByKey: Map<string, string>,
+  deleted: Set<string>,
+  named: (name: string) => Promise<{ id: string; key: string | null }[]>,
+): Promise<void> {
+  const held = new Set(docs.map((d) => idByKey.get(d.key)));
+  for (const d of docs) {
+    const other = (await named(d.body.name)).find((r) => !held.has(r.id) && !deleted.has(r.id));
+    if (!other) continue;
+    const whose =
+      other.key === null ? "made outside the folder" : `applied from "${other.key}", which the folder no longer has (apply with --prune to delete it)`;
+    const a = noun === "automation" ? "an" : "a";
+    throw invalid(`${a} ${noun} of that name already exists`, [
+      problemAt(
+        d.path,
+        d.line(["name"]),
+        "name",
+        `${a} ${noun} named "${d.body.name}" exists (${other.id}, ${whose}): rename one of them${noun === "automation" && other.key === null ? `, or adopt it with "id: ${other.id}" in this file` : ""}`,
+      ),
+    ]);
+  }
 }
 
 /** A 400 from a shared rule (schedule timing, alert channel kinds), its details moved to the document's file and line. */
@@ -454,19 +506,19 @@ function prunePlan(
   const gone = <T extends { key: string | null }>(type: Parsed["type"], rows: T[]) => rows.filter((r) => !kept.has(`${type} ${r.key}`));
   for (const r of gone("schedule", keyed.schedules)) {
     plan.changes.push({ op: "delete", type: "schedule", key: r.key as string, name: r.name, id: r.id, fields: [] });
-    plan.writes.push((w) => schedules.deleteSchedule(w, r.id));
+    plan.deletes.push((w) => schedules.deleteSchedule(w, r.id));
   }
   for (const r of gone("alert_channel", keyed.alert_channels)) {
     plan.changes.push({ op: "delete", type: "alert_channel", key: r.key as string, name: r.name, id: r.id, fields: [] });
-    plan.writes.push((w) => alerts.deleteChannel(w, r.id));
+    plan.deletes.push((w) => alerts.deleteChannel(w, r.id));
   }
   for (const g of gone("group", keyed.groups)) {
     plan.changes.push({ op: "delete", type: "group", key: g.key as string, name: g.name, id: g.id, fields: [] });
-    plan.writes.push((w) => groups.deleteGroup(w, g.id));
+    plan.deletes.push((w) => groups.deleteGroup(w, g.id));
   }
   for (const a of gone("automation", keyed.automations)) {
     plan.changes.push({ op: "delete", type: "automation", key: a.key as string, name: a.name, id: a.id, fields: [] });
-    plan.writes.push(async (w) => {
+    plan.deletes.push(async (w) => {
       await cancelRunsWhere(ctx, w as Parameters<typeof cancelRunsWhere>[1], { automationId: a.id }, "the automation was deleted");
       await automations.deleteAutomation(w, a.id);
       for (const g of await groups.groupMemberLists(w, projectId)) {
@@ -478,7 +530,7 @@ function prunePlan(
   for (const e of gone("environment", keyed.environments)) {
     if (e.protected === 1 && !canAdminister(ctx.principal)) throw forbidden(`the environment "${e.name}" is protected: only owners and admins can delete it`);
     plan.changes.push({ op: "delete", type: "environment", key: e.key as string, name: e.name, id: e.id, fields: [] });
-    plan.writes.push((w) => environments.deleteEnvironment(w, e.id));
+    plan.deletes.push((w) => environments.deleteEnvironment(w, e.id));
   }
 }
 

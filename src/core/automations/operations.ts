@@ -14,10 +14,9 @@ import { readJsonColumn } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { findEnvironment } from "../environments/operations";
-import { filterId, resolveAutomation, resolveProject } from "../scope";
+import { bodyRefId, filterId, resolveAutomation, resolveProject } from "../scope";
 import { type Health, healthOfAutomations } from "../history/operations";
 import { cancelRunsWhere, enqueueRuns, listRunsPage, runOptions, toRun } from "../runs/operations";
-import * as features from "../features/store";
 import * as groups from "../groups/store";
 import * as store from "./store";
 
@@ -78,11 +77,10 @@ async function environmentId(ctx: OpContext, projectId: string, ref: string | nu
   return env.id;
 }
 
-async function featureId(ctx: OpContext, projectId: string, ref: string | null | undefined) {
+/** The feature a body's `feature` names: by id or exact name, as everywhere (null unlinks). */
+async function featureId(ctx: OpContext, projectId: string, ref: string | null | undefined, projectRef: string) {
   if (ref === undefined || ref === null) return ref ?? null;
-  const f = await features.findFeature(ctx.core.db, projectId, ref);
-  if (!f) throw invalid(`feature "${ref}" does not exist in this project`, [{ path: "feature", message: "unknown feature" }]);
-  return f.id;
+  return bodyRefId(ctx, "feature", projectId, ref, "body.feature", projectRef);
 }
 
 /** Automation names are unique within a project: a second one is refused, naming the first. */
@@ -116,7 +114,7 @@ export const createAutomation: Handler<O["createAutomation"]> = async (ctx, { pa
   const row: AutomationRow = {
     id: newId("aut"),
     project_id: project.id,
-    feature_id: await featureId(ctx, project.id, body.feature),
+    feature_id: await featureId(ctx, project.id, body.feature, params.project),
     generation_id: null,
     name: body.name,
     description: body.description ?? "",
@@ -164,7 +162,7 @@ export const updateAutomation: Handler<O["updateAutomation"]> = async (ctx, { pa
     description: body.description ?? automation.description,
     kind,
     steps: JSON.stringify(steps),
-    feature_id: body.feature === undefined ? automation.feature_id : await featureId(ctx, project.id, body.feature),
+    feature_id: body.feature === undefined ? automation.feature_id : await featureId(ctx, project.id, body.feature, params.project),
     environment_id: body.environment === undefined ? automation.environment_id : await environmentId(ctx, project.id, body.environment),
     tags: body.tags ? JSON.stringify(body.tags) : automation.tags,
     status: body.status ?? automation.status,

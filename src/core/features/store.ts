@@ -19,6 +19,12 @@ export async function featuresNamed(db: Kysely<DB>, projectId: string, name: str
     .execute();
 }
 
+/** The features `ref` names in the project: the one with that id, else up to `limit` with exactly that name. */
+export async function featuresByRef(db: Kysely<DB>, projectId: string, ref: string, limit: number): Promise<Selectable<FeatureTable>[]> {
+  const byId = await findFeature(db, projectId, ref);
+  return byId ? [byId] : featuresNamed(db, projectId, ref, limit);
+}
+
 /** The project's features, for `fetchPage`. */
 export function featuresQuery(db: Kysely<DB>, projectId: string) {
   return db.selectFrom("features").selectAll().where("project_id", "=", projectId);

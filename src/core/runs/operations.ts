@@ -308,7 +308,7 @@ type RunLike = ReturnType<typeof toRun>;
 const NOT_PASSED = ["failed", "error", "timed_out"];
 
 /** A quarantined automation's failure is reported apart: it does not fail the group run. */
-const countsAgainst = (r: { status: string; quarantined?: boolean }) => !(r.quarantined && NOT_PASSED.includes(r.status));
+export const countsAgainst = (r: { status: string; quarantined?: boolean }) => !(r.quarantined && NOT_PASSED.includes(r.status));
 
 export function deriveGroupStatus(statuses: string[]): RunStatus {
   if (statuses.length === 0) return "passed";

@@ -41,8 +41,7 @@ export async function selectAutomations(db: Transaction<DB>, project: Pick<Proje
   if (selection.feature !== undefined) {
     // Read in the caller's transaction (it holds the connection): by id, else by exact name.
     const ref = selection.feature;
-    const byId = await features.findFeature(db, project.id, ref);
-    const found = byId ? [byId] : await features.featuresNamed(db, project.id, ref, 2);
+    const found = await features.featuresByRef(db, project.id, ref, 2);
     if (found.length !== 1 || !found[0]) {
       throw invalid(`feature "${ref}" ${found.length > 1 ? "names several features: give its id" : "does not exist in this project"}`, [
         { path: "body.feature", message: found.length > 1 ? "names several features" : "unknown feature" },

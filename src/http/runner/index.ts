@@ -169,13 +169,8 @@ export function runnerRoutes(core: Core) {
           const length = Number(request.headers.get("content-length") ?? "0");
           if (length > RUNNER_ARTIFACT_MAX_BYTES) throw new AppError("payload_too_large", `an artifact is at most ${RUNNER_ARTIFACT_MAX_BYTES} bytes`);
           const bytes = new Uint8Array(await request.arrayBuffer());
-          let file: string;
-          try {
-            file = decodeURIComponent(String(params.file));
-          } catch {
-            file = String(params.file);
-          }
-          await saveRunnerArtifact(core, runner, String(params.runId), claim, file, bytes);
+          // Decoded once by the router, as every path parameter.
+          await saveRunnerArtifact(core, runner, String(params.runId), claim, String(params.file), bytes);
           return { saved: true };
         }),
       ) as unknown as Elysia;
