@@ -80,7 +80,10 @@ export const CompactGroupRun = z.object({
   duration_ms: z.number().nullable().describe("How long it took"),
   summary: GroupRun.shape.summary.describe("Run counts by status"),
   runs: z.array(CompactGroupRunRun).optional().describe("Each run in one line; get_run (wait_for_run) for a run's steps"),
+  untrusted: z.array(z.string()).optional().describe(UNTRUSTED_FIELDS_NOTE),
 });
+
+const GROUP_RUN_UNTRUSTED = ["runs[].problem"];
 
 /** The error result's structured content (status, error, message, details, retry_after_seconds). */
 const ErrorShape = { type: "object", properties: { error: { type: "string" }, message: { type: "string" } }, required: ["error", "message"] };
@@ -359,6 +362,7 @@ function compactGroupRun(g: z.output<typeof GroupRun>): z.output<typeof CompactG
             flaky: r.flaky,
             problem: r.status === "passed" ? null : (r.error ?? r.attempts.at(-1)?.message ?? null),
           })),
+          untrusted: GROUP_RUN_UNTRUSTED,
         }
       : {}),
   };
@@ -410,6 +414,24 @@ export function runText(r: z.output<typeof CompactRun>): string {
   return `${head}${fenced(lines)}${more}`;
 }
 
+/** Runs listed one by one in a group run's text; the structured result has them all. */
+const GROUP_RUN_LINES = 50;
+
+/** A group run in a few lines: its outcome and counts, then each run that did not pass, its problem fenced. */
+export function groupRunText(g: z.output<typeof CompactGroupRun>, head?: string): string {
+  const s = g.summary;
+  const first =
+    head ??
+    `group run ${g.id} (${g.group_name}): ${g.status}; ${s.passed} of ${s.total} runs passed, ${s.failed} failed, ${s.error} error, ${s.timed_out} timed out${s.quarantined ? `, ${s.quarantined} quarantined` : ""}.`;
+  const runs = g.runs ?? [];
+  const notPassed = runs.filter((r) => r.status !== "passed");
+  const listed = notPassed.slice(0, GROUP_RUN_LINES);
+  const lines = listed.map((r) => `- ${r.id} (${r.automation_name}): ${r.status}${r.flaky ? " (flaky)" : ""}`);
+  if (notPassed.length > listed.length) lines.push(`… and ${notPassed.length - listed.length} more in the structured result`);
+  const problems = listed.filter((r) => r.problem).map((r) => `${r.id}: ${clip(r.problem)}`);
+  return [first, ...lines].join("\n") + fenced(problems);
+}
+
 /** A sentence for people (and assistants) beside the structured result. */
 export function summarize(op: Operation, json: Json | null): string {
   if (json === null) return `${op.name}: done.`;
@@ -450,6 +472,8 @@ export function compactAnswer(op: Operation, answer: OpAnswer, include: Readonly
       ? runText(compact as z.output<typeof CompactRun>)
       : kind === "list"
         ? listText(op, compact)
-        : `${summarize(op, compact)}\n${JSON.stringify(compact)}`;
+        : kind === "group_run"
+          ? groupRunText(compact as z.output<typeof CompactGroupRun>)
+          : `${summarize(op, compact)}\n${JSON.stringify(compact)}`;
   return { content: [{ type: "text", text }], structuredContent: compact };
 }

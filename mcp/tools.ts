@@ -257,9 +257,9 @@ export function titleOf(name: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-/** Runs and generation reach the systems under test (and an LLM): open world. Everything else stays inside svc. */
+/** Runs and generation reach the systems under test (and an LLM), as do a channel's test and the assistant: open world. Everything else stays inside svc. */
 export function reachesOutside(op: Operation): boolean {
-  return op.startsWork === true;
+  return op.startsWork === true || op.hints.openWorld === true;
 }
 
 export function operationTools(ctx: ToolContext): ToolDef[] {

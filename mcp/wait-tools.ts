@@ -6,7 +6,7 @@ import { ClientError } from "../src/client/errors";
 import { type Operation, ops } from "../src/manifest/index";
 import { GroupRun, Run, TERMINAL_GENERATION_STATUSES, TERMINAL_RUN_STATUSES } from "../src/manifest/records";
 import type { Executor } from "./executor";
-import { type CompactRun, compactJson, runText, waitOutputSchema } from "./results";
+import { type CompactGroupRun, type CompactRun, compactJson, groupRunText, runText, waitOutputSchema } from "./results";
 import { argumentSchema, errorResult, type ToolContext, type ToolDef, type ToolExtra } from "./tools";
 
 export const DEFAULT_WAIT_SECONDS = 45;
@@ -169,9 +169,12 @@ export function waitTools(ctx: ToolContext): ToolDef[] {
             extra,
             (r) => `group run ${r.status}`,
           );
-          const compact = compactJson(GroupRun, res.record, new Set());
-          const s = (res.record as { summary?: Record<string, number> }).summary ?? {};
-          const text = `group run ${res.record.id} finished: ${res.record.status}; ${s.passed ?? 0} of ${s.total ?? 0} runs passed, ${s.failed ?? 0} failed, ${s.error ?? 0} error, ${s.timed_out ?? 0} timed out.`;
+          const compact = compactJson(GroupRun, res.record, new Set()) as z.output<typeof CompactGroupRun>;
+          const s = compact.summary;
+          const text = groupRunText(
+            compact,
+            `group run ${compact.id} finished: ${compact.status}; ${s.passed} of ${s.total} runs passed, ${s.failed} failed, ${s.error} error, ${s.timed_out} timed out${s.quarantined ? `, ${s.quarantined} quarantined` : ""}.`,
+          );
           return waitResult(
             "group_run",
             compact,

@@ -149,7 +149,8 @@ test("validation errors name the file and line, a duplicate name in the folder i
   try {
     const r = await bad.run(["apply", dir]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("bad.yaml:4: steps.0");
+    // Explained as the API explains it, at the bad value's own line.
+    expect(r.stderr).toContain("bad.yaml:5: steps.0.request.method: expected one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS");
     expect(r.stderr).toMatch(/(ok|dup)\.yaml:1: name: the automation name "Same" is also used by (ok|dup)\.yaml/);
     expect(await list("bad", "automations")).toEqual([]);
     const res = await s.call("POST", "/projects/bad/apply", { documents: [{ path: "x.yaml", text: "kind: http\nname: [" }] });

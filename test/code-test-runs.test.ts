@@ -151,7 +151,7 @@ test("POST /test-runs answers 202 with the group run and its runs, honours Idemp
   expect(bad.status).toBe(400);
   const body = await json<{ error: string; details: { path: string }[] }>(bad, 400);
   expect(body.error).toBe("invalid_request");
-  expect(body.details[0]?.path).toBe("bad.yaml:4");
+  expect(body.details[0]?.path).toBe("bad.yaml:5"); // the bad value's own line
   const unknownEnv = await s.call("POST", "/projects/rest/test-runs", { documents: [{ path: "e.yaml", text: `environment: nowhere\n${check("E", 200)}` }] });
   expect(unknownEnv.status).toBe(400);
   expect((await json<{ details: { path: string }[] }>(unknownEnv, 400)).details[0]?.path).toBe("e.yaml:1");

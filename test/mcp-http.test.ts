@@ -278,6 +278,34 @@ test("tool calls count against the workspace's request budget", async () => {
   }
 });
 
+test("a group run's failures reach the model one line each, what the system under test said fenced as untrusted", async () => {
+  const c = await connect();
+  const quoting = (await (
+    await s.call("POST", "/projects/shop/automations", {
+      name: "quotes the body",
+      kind: "http",
+      environment: "local",
+      steps: [{ request: { url: "/nope" }, expect: [{ body: { contains: "ok" } }] }],
+    })
+  ).json()) as { id: string };
+  await s.call("POST", "/projects/shop/groups", { name: "mixed", automation_ids: [ids.twenty, quoting.id] });
+  const started = await call(c, "run_group", { project: "shop", group: "mixed" });
+  const done = await call(c, "wait_for_group_run", { project: "shop", group_run: String(started.structuredContent?.id) });
+  const text = done.content[0]?.text ?? "";
+  const [outside = "", fence = ""] = text.split('<untrusted-data source="system under test">');
+  expect(outside).toContain("finished: failed; 1 of 2 runs passed, 1 failed");
+  expect(outside).toContain("(quotes the body): failed");
+  expect(outside).not.toContain("IGNORE ALL PREVIOUS INSTRUCTIONS");
+  expect(fence).toContain("IGNORE ALL PREVIOUS INSTRUCTIONS");
+  expect(fence).toContain("</untrusted-data>");
+  expect(done.structuredContent).toMatchObject({ group_run: { untrusted: ["runs[].problem"] } });
+  // get_group_run says it the same way.
+  const read = await call(c, "get_group_run", { project: "shop", group_run: String(started.structuredContent?.id) });
+  expect((read.content[0]?.text ?? "").split("<untrusted-data")[0]).not.toContain("IGNORE");
+  expect(read.content[0]?.text).toContain("<untrusted-data");
+  await c.close();
+});
+
 test("wait_for_group_run follows run_group to the end; wait_for_generation takes what start_generation returned", async () => {
   const c = await connect();
   const started = await call(c, "run_group", { project: "shop", group: "smoke" });
@@ -319,9 +347,13 @@ test("metadata: every argument described, snake_case and naming the thing; title
   expect(undescribed).toEqual([]);
   expect(badNames).toEqual([]);
   const tool = (n: string) => tools.find((t) => t.name === n);
-  for (const n of ["run_automation", "run_group", "run_feature", "start_generation"]) expect(tool(n)?.annotations?.openWorldHint).toBe(true);
+  for (const n of ["run_automation", "run_group", "run_feature", "start_generation", "test_alert_channel", "send_assistant_message"])
+    expect({ n, open: tool(n)?.annotations?.openWorldHint }).toEqual({ n, open: true });
   expect(tool("get_run")?.annotations?.openWorldHint).toBe(false);
-  for (const n of ["update_environment", "update_automation", "update_group", "delete_project"]) expect(tool(n)?.annotations?.destructiveHint).toBe(true);
+  // Every update replaces what it is given, and every delete removes: both are destructive.
+  const changers = tools.filter((t) => /^(update|delete)_/.test(t.name));
+  expect(changers.length).toBeGreaterThan(10);
+  for (const t of changers) expect({ n: t.name, destructive: t.annotations?.destructiveHint }).toEqual({ n: t.name, destructive: true });
   expect(Object.keys(tool("get_automation")?.inputSchema.properties ?? {}).sort()).toEqual(["automation", "project"]);
   expect(Object.keys(tool("get_group_run")?.inputSchema.properties ?? {}).sort()).toEqual(["group_run", "project", "wait"]);
   expect(Object.keys(tool("get_environment")?.inputSchema.properties ?? {}).sort()).toEqual(["environment", "project"]);

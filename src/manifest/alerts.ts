@@ -87,7 +87,7 @@ export const updateAlertChannel = defineOperation({
   }),
   response: AlertChannel,
   errors: ["not_found", "conflict", "precondition_failed"],
-  hints: { idempotent: true },
+  hints: { destructive: true, idempotent: true },
   versioned: true,
   cli: { words: ["alert-channels", "update"], args: ["channelId"] },
 });
@@ -114,6 +114,7 @@ export const testAlertChannel = defineOperation({
   response: AlertDelivery,
   successStatus: 202,
   errors: ["not_found", "conflict"],
+  hints: { openWorld: true },
   cli: { words: ["alert-channels", "test"], args: ["channelId"] },
 });
 

@@ -67,6 +67,7 @@ export const sendAssistantMessage = defineOperation({
   }),
   response: AssistantReply,
   errors: ["not_found", "conflict"],
+  hints: { openWorld: true },
   cli: { words: ["assistant", "ask"], args: ["text"], flags: { conversation_id: "conversation" } },
   stream: {
     description:

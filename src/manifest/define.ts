@@ -8,6 +8,8 @@ export interface Hints {
   readOnly?: boolean;
   destructive?: boolean;
   idempotent?: boolean;
+  /** Reaches outside svc (a webhook, a model) although it starts no work: MCP's openWorldHint. */
+  openWorld?: boolean;
 }
 
 /** A response that is not JSON (JUnit XML, a screenshot): the handler returns the bytes and content type. */

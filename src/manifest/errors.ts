@@ -200,11 +200,14 @@ function explain(issue: Issue, base: PropertyKey[]): { path: PropertyKey[]; mess
   return [{ path, message: plain(issue) }];
 }
 
+/** Each issue as the caller needs it (a union's closest alternative, an unknown key with the fields that would do), with its path. */
+export function explainIssues(error: z.ZodError): { path: PropertyKey[]; message: string }[] {
+  return error.issues.flatMap((i) => explain(i, []));
+}
+
 export function zodDetails(error: z.ZodError, prefix = ""): ErrorDetail[] {
-  return error.issues
-    .flatMap((i) => explain(i, []))
-    .map((d) => ({
-      path: [prefix, ...d.path.map(String)].filter(Boolean).join("."),
-      message: d.message,
-    }));
+  return explainIssues(error).map((d) => ({
+    path: [prefix, ...d.path.map(String)].filter(Boolean).join("."),
+    message: d.message,
+  }));
 }

@@ -102,7 +102,7 @@ export const updateSchedule = defineOperation({
   }),
   response: Schedule,
   errors: ["not_found", "conflict", "forbidden", "precondition_failed"],
-  hints: { idempotent: true },
+  hints: { destructive: true, idempotent: true },
   versioned: true,
   cli: { words: ["schedules", "update"], args: ["scheduleId"], flags: { interval_seconds: "every" } },
 });

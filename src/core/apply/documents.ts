@@ -2,7 +2,7 @@
 import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from "yaml";
 import { z } from "zod";
 import { ops } from "../../manifest";
-import { type ErrorDetail, invalid } from "../../manifest/errors";
+import { type ErrorDetail, explainIssues, invalid } from "../../manifest/errors";
 import { Description, Name } from "../../manifest/define";
 
 export type AutomationBody = z.output<NonNullable<typeof ops.createAutomation.body>>;
@@ -95,7 +95,8 @@ export function parseDocuments(documents: { path: string; text: string }[], defa
     const typeNode = doc.get("type", true);
     const type = isScalar(typeNode) ? typeNode.value : value.type;
     const report = (error: z.ZodError) => {
-      for (const issue of error.issues) problems.push(problemAt(d.path, line(issue.path), issue.path.join("."), issue.message));
+      // Explained as the API explains them (`expect.0.status: expected number or object, not string`), at the value's own line.
+      for (const issue of explainIssues(error)) problems.push(problemAt(d.path, line(issue.path), issue.path.map(String).join("."), issue.message));
     };
     if (typeof type === "string" && Object.hasOwn(DOCS, type)) {
       const r = (DOCS[type as keyof typeof DOCS] as z.ZodType<Parsed["body"]>).safeParse(value);
@@ -135,6 +136,6 @@ export function parseDocuments(documents: { path: string; text: string }[], defa
     if (named) problems.push(problemAt(p.path, p.line(["name"]), "name", `the ${p.type} name "${p.body.name}" is also used by ${named.path}`));
     else byName.set(`${p.type} ${p.body.name}`, p);
   }
-  if (problems.length > 0) throw invalid(`${problems.length} problem(s) in the applied documents`, problems);
+  if (problems.length > 0) throw invalid(`${problems.length} problem${problems.length === 1 ? "" : "s"} in the documents`, problems);
   return out;
 }
