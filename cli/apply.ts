@@ -325,6 +325,7 @@ export function registerApply(program: Command): void {
     if (f.name === "documents") continue;
     const made = optionFor(f, flagOf[f.name]);
     test.addOption(made.option);
+    if (made.negation) test.addOption(made.negation);
     options.push(made);
   }
   test

@@ -70,10 +70,12 @@ export function parseJsonArgument(v: string): unknown {
 
 /** The option for a field; `flag` overrides the flag (e.g. `env` for a run's environment). A field named like one
  * of the CLI's own options gets `-value` appended rather than breaking every command. */
-export function optionFor(field: FieldInfo, flag = field.name.replace(/_/g, "-")): FieldOption & { option: Option } {
+export function optionFor(field: FieldInfo, flag = field.name.replace(/_/g, "-")): FieldOption & { option: Option; negation?: Option } {
   const flagName = RESERVED.has(flag) ? `${flag}-value` : flag;
   const desc = field.description ?? field.name.replace(/_/g, " ");
   let option: Option;
+  // A boolean is turned off as it is turned on (`--no-quarantined` ends a quarantine; without either it is left as is).
+  const negation = field.kind === "boolean" ? new Option(`--no-${flagName}`, `${field.name.replace(/_/g, " ")}: false`) : undefined;
   switch (field.kind) {
     case "boolean":
       option = new Option(`--${flagName}`, desc);
@@ -96,5 +98,5 @@ export function optionFor(field: FieldInfo, flag = field.name.replace(/_/g, "-")
     default:
       option = new Option(`--${flagName} <value>`, desc);
   }
-  return { field, attr: camel(flagName), option };
+  return { field, attr: camel(flagName), option, ...(negation ? { negation } : {}) };
 }

@@ -1,6 +1,7 @@
 // The command tree derived from the manifest: one command per operation, from its CLI words, args and fields.
 import { writeFileSync } from "node:fs";
 import { type Command, Option } from "commander";
+import { z } from "zod";
 import { operationFields } from "../src/client/schema-fields";
 import { UsageError } from "./usage";
 import { type Operation, operations } from "../src/manifest/index";
@@ -46,15 +47,16 @@ function settingSources(settings: ResolvedSettings): Record<string, string> {
   };
 }
 
+/** The fields of the record an operation answers (`show --json` prints them), for reading it back with --file. */
+function recordFieldsOf(op: Operation): string[] {
+  const r = op.response;
+  return r !== null && !("raw" in r) && r instanceof z.ZodObject ? Object.keys(r.shape) : [];
+}
+
 async function invoke(op: Operation, options: FieldOption[], positional: string[], flags: Flags): Promise<number | undefined> {
   const fields = operationFields(op);
   const args = op.cli.args ?? [];
-  const input: Record<string, unknown> = flags.file
-    ? await readRequestFile(
-        flags.file,
-        fields.body.map((f) => f.name),
-      )
-    : {};
+  const input: Record<string, unknown> = flags.file ? await readRequestFile(flags.file, fields.body, recordFieldsOf(op)) : {};
   for (const o of options) if (flags[o.attr] !== undefined) input[o.field.name] = flags[o.attr];
   if (takesCiMetadata(op) && flags.ciMetadata !== false) {
     // What the command line gives wins over what CI says.
@@ -134,6 +136,7 @@ function register(root: Command, op: Operation): void {
     if (args.includes(f.name)) continue;
     const made = optionFor(f, op.cli.flags?.[f.name]);
     cmd.addOption(made.option);
+    if (made.negation) cmd.addOption(made.negation);
     options.push(made);
   }
   if (op.body) cmd.option("--file <path>", "the request body from a JSON or YAML file (- for stdin); flags override it");

@@ -114,6 +114,16 @@ test("each of 13 common mistakes is a 400 naming the field with a precise messag
   expect(((await (await s.call("GET", "/projects/mistakes/automations")).json()) as { data: unknown[] }).data).toEqual([]);
 });
 
+test("two mistakes in one http step are both named where they are, not read as a browser step", async () => {
+  const steps = [{ request: { url }, expect: [{ status: "200" }], captur: { id: "$.id" } }];
+  const res = await s.call("POST", "/projects/mistakes/automations", { name: "two mistakes", kind: "http", steps });
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as { details: unknown[] }).details).toEqual([
+    { path: "body.steps.0.expect.0.status", message: "expected number or object, not string" },
+    { path: "body.steps.0", message: 'unknown field "captur"' },
+  ]);
+});
+
 test("the CLI and MCP give the server's message for a misspelt browser action", async () => {
   const m = MISTAKES[7] as (typeof MISTAKES)[number];
   const dir = tempDir("svc-steps-");

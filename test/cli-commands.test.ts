@@ -401,7 +401,41 @@ test("automations create --file x.json and automations update <id> --file x.yaml
     steps: [{ name: "read item 8", request: { method: "GET", url: "/items/8" }, expect: [{ status: 404 }] }],
   });
   expect(after.steps).toHaveLength(1);
+  // A boolean is turned off as it is turned on.
+  expect((await cli.json<Rec>(["automations", "update", created.id, ...P, "--quarantined"])).quarantined).toBe(true);
+  expect((await cli.json<Rec>(["automations", "update", created.id, ...P, "--no-quarantined"])).quarantined).toBe(false);
   expect((await s.call("DELETE", `/projects/shop/automations/${created.id}`)).status).toBe(204);
+});
+
+test("the show --json → update --file round trip works for schedules and alert channels too; a misspelt field is still refused", async () => {
+  const P = ["--project", "shop"];
+  const target = await cli.json<Rec>([
+    "automations",
+    "create",
+    ...P,
+    "--name",
+    "scheduled",
+    "--kind",
+    "http",
+    "--steps",
+    '[{"request":{"url":"http://127.0.0.1:9/"}}]',
+  ]);
+  await cli.json<Rec>(["schedules", "create", ...P, "every five", "--target", JSON.stringify({ automation: target.id }), "--every", "300"]);
+  const schedule = await cli.json<Rec>(["schedules", "show", "every five", ...P]);
+  await Bun.write(`${cli.cwd}/schedule.json`, JSON.stringify({ ...schedule, interval_seconds: 600 }));
+  const rescheduled = await cli.json<Rec>(["schedules", "update", "every five", ...P, "--file", "schedule.json"]);
+  expect(rescheduled).toMatchObject({ id: schedule.id, interval_seconds: 600, cron: null });
+
+  await cli.json<Rec>(["alert-channels", "create", "hook", ...P, "--kind", "webhook", "--url", "http://127.0.0.1:9/hook", "--secret", "hook-secret-1"]);
+  const channel = await cli.json<Rec>(["alert-channels", "show", "hook", ...P]);
+  await Bun.write(`${cli.cwd}/channel.yaml`, (await import("yaml")).stringify({ ...channel, url: "http://127.0.0.1:9/other" }));
+  const moved = await cli.json<Rec>(["alert-channels", "update", "hook", ...P, "--file", "channel.yaml"]);
+  expect(moved).toMatchObject({ id: channel.id, url: "http://127.0.0.1:9/other", has_secret: true });
+
+  await Bun.write(`${cli.cwd}/typo.json`, JSON.stringify({ ...schedule, intervall_seconds: 60 }));
+  const typo = await cli.run(["schedules", "update", "every five", ...P, "--file", "typo.json"]);
+  expect(typo.code).toBe(2);
+  expect(typo.stderr).toContain("intervall_seconds");
 });
 
 test("completion scripts come from the command tree, and bash completes nested words", async () => {

@@ -125,6 +125,9 @@ test("a revoked key turns into isError unauthorized, not a crash", async () => {
     expect((await s.call("DELETE", `/keys/${other.keyId}`, undefined, other.key)).status).toBe(204);
     const r = await call(c, "list_projects", {});
     expect(r).toMatchObject({ isError: true, data: { status: 401, error: "unauthorized" } });
+    // Said for stdio, where nobody writes an Authorization header.
+    expect(r.text).toContain("set SVC_API_KEY in the MCP client's configuration to a valid key");
+    expect(r.text).not.toContain("Authorization");
   } finally {
     await c.close();
   }

@@ -77,3 +77,36 @@ test("a group run's page counts its flaky runs and marks the flaky one", async (
     expect(await page.locator("tr[data-run-id]", { hasText: "health" }).locator(".badge-flaky").count()).toBe(0);
   });
 });
+
+test("a group run's results count every run by its status, timed out included, and mark the quarantined failure apart", async () => {
+  const steady = await createAutomation(s, project, { name: "steady", kind: "http", environment: envId, steps: [{ request: { url: "/health" } }] });
+  const slow = await createAutomation(s, project, {
+    name: "too slow",
+    kind: "http",
+    environment: envId,
+    timeout_ms: 1000,
+    steps: [{ request: { url: "/slow?ms=3000" } }],
+  });
+  const broken = await createAutomation(s, project, {
+    name: "known broken",
+    kind: "http",
+    environment: envId,
+    steps: [{ request: { url: "/status?code=500" }, expect: [{ status: 200 }] }],
+  });
+  await json(await s.call("PATCH", `/projects/${project}/automations/${broken}`, { quarantined: true }));
+  const group = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups`, { name: "mixed", automation_ids: [steady, slow, broken] }), 201);
+  const started = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups/${group.id}/run`, {}), 202);
+  const done = await json<{ status: string; summary: Record<string, number> }>(await s.call("GET", `/projects/${project}/group-runs/${started.id}?wait=30`));
+  expect(done.status).toBe("failed");
+  expect(done.summary).toMatchObject({ passed: 1, failed: 1, timed_out: 1, quarantined: 1 });
+  await explained(page, "group-run-results", async () => {
+    await page.goto(`${s.url}/#/p/${project}/group-runs/${started.id}`);
+    const results = page.getByTestId("group-run-results");
+    await results.waitFor();
+    expect(await results.innerText()).toBe("1 passed · 1 failed · 1 timed out (1 quarantined: not counted)");
+    const row = page.locator("tr[data-run-id]", { hasText: "known broken" });
+    expect(await row.locator(".badge-quarantined").textContent()).toBe("quarantined");
+    expect(await page.locator("tr[data-run-id]", { hasText: "too slow" }).locator(".badge-quarantined").count()).toBe(0);
+    await shot(page, "group-run-results");
+  });
+});

@@ -92,7 +92,8 @@ function distance(issues: Issue[]): number {
   for (const i of issues) {
     if (i.path.length === 0 && i.code === "invalid_union" && "errors" in i) d += Math.min(...(i.errors as Issue[][]).map(distance));
     else if (i.path.length === 0 && i.code === "invalid_type") d += 10_000;
-    else if (i.path.length === 0 && i.code === "unrecognized_keys") d += 1000;
+    // Each key it does not know: an alternative that knows more of the value's keys is the closer one.
+    else if (i.path.length === 0 && i.code === "unrecognized_keys") d += 1000 * ("keys" in i ? Math.max(1, (i.keys as string[]).length) : 1);
     else if (i.path.length === 1 && isMissing(i)) d += 100;
     else d += 1;
   }
@@ -174,7 +175,10 @@ function explain(issue: Issue, base: PropertyKey[]): { path: PropertyKey[]; mess
       const closest = scored.filter((x) => x.d === best).map((x) => x.b);
       const known = [...new Set(branches.flatMap(requiredOf))];
       const unknown = [...new Set(closest.flatMap(unknownKeysOf))];
-      if (best >= 1000 && unknown.length > 0 && known.length > 0) {
+      // Unless the closest alternative knows keys the others refuse (an http step with one misspelt field): then its
+      // own problems are the ones meant.
+      const knowsMore = Math.max(...branches.map((b) => new Set(unknownKeysOf(b)).size)) > unknown.length;
+      if (best >= 1000 && unknown.length > 0 && known.length > 0 && !knowsMore) {
         const strings = all.some((b) => b.some((i) => i.code === "invalid_type" && i.path.length === 0 && "expected" in i && i.expected === "string"));
         return [{ path, message: unknownKeyMessage(unknown, known, strings) }];
       }

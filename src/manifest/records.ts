@@ -90,6 +90,8 @@ export const RunStatus = z.enum(["queued", "running", "passed", "failed", "error
 export const RunTrigger = z.enum(["api", "cli", "mcp", "web", "schedule", "assistant", "test"]);
 export const AutomationSource = z.enum(["manual", "generated", "applied", "imported"]);
 export const TERMINAL_RUN_STATUSES = ["passed", "failed", "error", "timed_out", "cancelled"] as const;
+/** The ends that are a failure (a quarantined automation's are reported apart: they do not fail its group run). */
+export const FAILED_RUN_STATUSES: readonly string[] = ["failed", "error", "timed_out"];
 export const TERMINAL_GENERATION_STATUSES = ["succeeded", "failed", "cancelled"] as const;
 
 const PassRate = z.number().min(0).max(1).nullable().describe("Share of the runs that passed, 0–1; null without runs");

@@ -4,7 +4,7 @@ import type { DB, GroupRunTable, RunTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import { conflict, invalid, notFound } from "../../manifest/errors";
-import { StartedBy, TERMINAL_RUN_STATUSES } from "../../manifest/records";
+import { FAILED_RUN_STATUSES, StartedBy, TERMINAL_RUN_STATUSES } from "../../manifest/records";
 import type { Core, OpContext } from "../context";
 import type { Handler } from "../handler";
 import { AttemptsColumn, GroupSummaryColumn, ResultsColumn, type RunSpec, RunSpecColumn, StringList, StringMap, SummaryColumn } from "../shared/columns";
@@ -305,7 +305,7 @@ export const getRunArtifact: Handler<O["getRunArtifact"]> = async (ctx, { params
 
 type RunLike = ReturnType<typeof toRun>;
 
-const NOT_PASSED = ["failed", "error", "timed_out"];
+const NOT_PASSED = FAILED_RUN_STATUSES;
 
 /** A quarantined automation's failure is reported apart: it does not fail the group run. */
 export const countsAgainst = (r: { status: string; quarantined?: boolean }) => !(r.quarantined && NOT_PASSED.includes(r.status));

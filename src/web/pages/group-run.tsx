@@ -64,6 +64,23 @@ function GroupRunActions({ project, r }: { project: string; r: GroupRun }) {
   );
 }
 
+/**
+ * Every run counted once by its status (none left out: timed out and cancelled runs too), then the quarantined
+ * failures among them, which do not fail the group run.
+ */
+export function groupRunResults(s: GroupRun["summary"]): string {
+  const parts = [`${s.passed} passed${s.flaky > 0 ? ` (${s.flaky} flaky)` : ""}`, `${s.failed} failed`];
+  for (const [n, label] of [
+    [s.error, "error"],
+    [s.timed_out, "timed out"],
+    [s.cancelled, "cancelled"],
+    [s.queued + s.running, "pending"],
+  ] as const)
+    if (n > 0) parts.push(`${n} ${label}`);
+  const apart = s.quarantined > 0 ? ` (${s.quarantined} quarantined: not counted)` : "";
+  return parts.join(" · ") + apart;
+}
+
 export function GroupRunPage({ project, groupRunId }: { project: string; groupRunId: string }) {
   const gr = useLoad(
     (wait) => call("getGroupRun", { project, groupRunId, wait }),
@@ -100,10 +117,7 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
             <OriginFacts project={project} record={r} />
             <div>
               <dt>Results</dt>
-              <dd>
-                {r.summary.passed} passed{r.summary.flaky > 0 ? ` (${r.summary.flaky} flaky)` : ""} · {r.summary.failed} failed · {r.summary.error} error ·{" "}
-                {r.summary.queued + r.summary.running} pending
-              </dd>
+              <dd data-testid="group-run-results">{groupRunResults(r.summary)}</dd>
             </div>
           </dl>
           {r.waiting_for && (
