@@ -226,3 +226,44 @@ test("the apply operation honours Idempotency-Key: a retry answers the first pla
   expect(await b.json()).toEqual(await a.json());
   expect((await list("drift", "automations")).length).toBe(1);
 });
+
+test("documents a parser would choke on are refused as 400s at their line: too deep, an alias bomb, too large", async () => {
+  const apply = (documents: { path: string; text: string }[]) => s.call("POST", "/projects/bad/apply", { documents, dry_run: true });
+  const deep = await apply([{ path: "deep.yaml", text: `name: x\nsteps: ${"[".repeat(100_000)}${"]".repeat(100_000)}\n` }]);
+  expect(deep.status).toBe(400);
+  expect(((await deep.json()) as { details: unknown[] }).details).toEqual([
+    { path: "deep.yaml:2", message: "nested deeper than 64 levels: a document this deep is not a test" },
+  ]);
+  const levels = Array.from(
+    { length: 10 },
+    (_, i) =>
+      `a${i}: &a${i} [${Array(10)
+        .fill(i === 0 ? "lol" : `*a${i - 1}`)
+        .join(", ")}]`,
+  );
+  const bomb = await apply([{ path: "bomb.yaml", text: `${levels.join("\n")}\nname: *a9\n` }]);
+  expect(bomb.status).toBe(400);
+  const bombed = (await bomb.json()) as { details: { path: string; message: string }[] };
+  expect(bombed.details[0]?.path).toBe("bomb.yaml:1");
+  expect(bombed.details[0]?.message).toContain("cannot be read");
+  const large = await apply([{ path: "large.yaml", text: `name: x\ndescription: ${"y".repeat(300 * 1024)}\n` }]);
+  expect(large.status).toBe(400);
+  expect(((await large.json()) as { details: { path: string }[] }).details[0]?.path).toBe("body.documents.0.text");
+  expect(await list("bad", "automations")).toEqual([]);
+});
+
+test("the API answers while a large folder is parsed: documents are read one at a time, other requests in between", async () => {
+  // Three documents of a quarter MiB each (a long YAML list): most of a second of parsing in all.
+  const text = Array.from({ length: 32_000 }, (_, i) => `- ${i}`).join("\n");
+  const documents = Array.from({ length: 3 }, (_, i) => ({ path: `list-${i}.yaml`, text }));
+  const order: string[] = [];
+  const applying = s.call("POST", "/projects/bad/apply", { documents, dry_run: true }).then(async (r) => {
+    order.push(`apply ${r.status}`);
+    return r;
+  });
+  await Bun.sleep(50);
+  const health = await fetch(`${s.url}/healthz`);
+  order.push(`healthz ${health.status}`);
+  await applying;
+  expect(order).toEqual(["healthz 200", "apply 400"]);
+});

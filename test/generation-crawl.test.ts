@@ -94,4 +94,22 @@ describe("crawl generation", () => {
     const g3 = await generate(t, project, relative, "crawl");
     expect(g3.error).toBe('the crawl strategy cannot run: the feature\'s URL "/login" is not an absolute http(s) URL');
   });
+
+  test("a page that inflates past 5 MiB (a gzip bomb) is not read to its end: the job fails saying so", async () => {
+    // 64 MiB of spaces in 64 KiB of gzip: read whole, the server would hold all of it.
+    const bomb = Bun.gzipSync(new Uint8Array(64 * 1024 * 1024).fill(32));
+    const site = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () => new Response(bomb, { headers: { "content-type": "text/html", "content-encoding": "gzip" } }),
+    });
+    try {
+      const feature = await createFeature(t, project, { name: "Bomb", target: { kind: "web", url: `http://127.0.0.1:${site.port}/` } });
+      const g = await generate(t, project, feature, "crawl");
+      expect(g.status).toBe("failed");
+      expect(g.error).toBe(`could not read the feature's page http://127.0.0.1:${site.port}/: the page is larger than 5 MiB (svc stopped reading it)`);
+    } finally {
+      await site.stop(true);
+    }
+  });
 });

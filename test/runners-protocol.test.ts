@@ -76,7 +76,19 @@ describe("the runner protocol", () => {
     expect((await put(a, c + 1, new Uint8Array([1]))).status).toBe(404);
     expect((await put(a, c, new Uint8Array([1]), "..%2Fescape")).status).toBe(400);
     expect((await put(a, c, new Uint8Array(32 * 1024 * 1024 + 1))).status).toBe(413);
-    expect((await put(a, c, new Uint8Array([137, 80, 78, 71]))).status).toBe(200);
+    // Runs keep screenshots only: a page (here XHTML with a script) served from svc's origin would run in the viewer's session.
+    const page = new TextEncoder().encode('<html xmlns="http://www.w3.org/1999/xhtml"><script>alert(document.cookie)</script></html>');
+    for (const [name, body] of [
+      ["report.xml", page],
+      ["report.html", page],
+      ["fake.png", page],
+    ] as const) {
+      const refused = await put(a, c, body, name);
+      expect({ name, status: refused.status }).toEqual({ name, status: 400 });
+      expect(((await refused.json()) as { message: string }).message).toContain("a run keeps screenshots only");
+    }
+    const png = new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13]);
+    expect((await put(a, c, png)).status).toBe(200);
 
     const finish = (token: string, claimNo: number) => runnerCall(s.url, token, "/finish", { runs: [{ id: runId, claim: claimNo, result: passed }] });
     expect((await json<{ recorded: string[] }>(await finish(b, c))).recorded).toEqual([]);
@@ -87,7 +99,10 @@ describe("the runner protocol", () => {
     expect(run.status).toBe("passed");
     const shot = await s.call("GET", `/projects/${project}/runs/${runId}/artifacts/01-shot.png`);
     expect(shot.status).toBe(200);
-    expect(new Uint8Array(await shot.arrayBuffer())).toEqual(new Uint8Array([137, 80, 78, 71]));
+    expect(shot.headers.get("content-type")).toBe("image/png");
+    expect(shot.headers.get("content-security-policy")).toContain("sandbox");
+    expect(new Uint8Array(await shot.arrayBuffer())).toEqual(png);
+    expect(await s.sql("SELECT name FROM run_artifacts WHERE run_id = ?", runId)).toEqual([{ name: "01-shot.png" }]);
   });
 
   test("browser runs go only to runners that can run a browser; a released run goes back to the queue", async () => {

@@ -176,6 +176,19 @@ describe("svc runner", () => {
     expect((await getRun(s, project, runId)).status).toBe("passed");
   }, 40_000);
 
+  test("a run still running when the runner's grace ends is recorded as stopped by the runner, not by a server shutdown", async () => {
+    const r = runner(await token("short-grace-box"), ["--grace-ms", "200"]);
+    const runId = await startRun(s, project, await createAutomation(s, project, http([{ request: { url: "/hold/remote-grace" } }])));
+    expect(await waitUntil(() => target.held("remote-grace").length === 1, 20_000)).toBe(true);
+    r.proc.kill("SIGTERM");
+    expect(await r.proc.exited).toBe(0);
+    target.release("remote-grace");
+    expect(await getRun(s, project, runId)).toMatchObject({
+      status: "error",
+      error: "interrupted: the runner executing it stopped before the run finished: run it again",
+    });
+  }, 40_000);
+
   test("plain http:// to another machine is refused without --insecure-http; with it, a warning", async () => {
     // Not the test server: an address that is not this machine.
     const r = startRunnerProcess("http://192.0.2.10:8080", "svcr_token", []);

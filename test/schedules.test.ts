@@ -116,7 +116,12 @@ describe("creating and reading schedules", () => {
       interval_seconds: 600,
     });
     expect(byOwner.status).toBe(201);
-    for (const id of [ok.id, "prod watch"]) await s.call("DELETE", `/projects/shop/schedules/${encodeURIComponent(id)}`);
+    // Nor stop one an owner set up there: deleting it is refused as changing it is.
+    const stopped = await s.call("DELETE", "/projects/shop/schedules/prod%20watch", undefined, member);
+    expect((await json<{ error: string; message: string }>(stopped, 403)).message).toContain('the environment "prod" is protected');
+    expect((await s.call("GET", "/projects/shop/schedules/prod%20watch")).status).toBe(200);
+    expect((await s.call("DELETE", `/projects/shop/schedules/${ok.id}`, undefined, member)).status).toBe(204);
+    expect((await s.call("DELETE", "/projects/shop/schedules/prod%20watch")).status).toBe(204);
   });
 });
 

@@ -92,3 +92,40 @@ describe("assertion values with {{…}}", () => {
     expect(requests).toBe(before);
   });
 });
+
+describe("what a step sends and records is bounded", () => {
+  test("a captured value too large for a URL or headers is refused before sending; long values are kept cut in the result", async () => {
+    const seen: { url: number; headers: number }[] = [];
+    const big = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(req) {
+        seen.push({ url: req.url.length, headers: [...req.headers].reduce((n, [k, v]) => n + k.length + v.length, 0) });
+        return Response.json({ big: "x".repeat(100_000), medium: "m".repeat(10_000) });
+      },
+    });
+    try {
+      const base = `http://127.0.0.1:${big.port}`;
+      const grab = { request: { url: `${base}/big` }, capture: { big: "$.big", medium: "$.medium" } };
+      const inUrl = await runToEnd(s, project, http([grab, { request: { url: `${base}/again?v={{big}}` } }]));
+      expect(inUrl.status).toBe("error");
+      expect(inUrl.steps[1]?.message).toContain("the request's URL is");
+      expect(inUrl.steps[1]?.message).toContain("svc sends URLs of at most 64 KiB; send large values in the body");
+      const inHeaders = await runToEnd(s, project, http([grab, { request: { url: `${base}/again`, headers: { "x-big": "{{big}}" } } }]));
+      expect(inHeaders.status).toBe("error");
+      expect(inHeaders.steps[1]?.message).toContain("svc sends at most 64 KiB of headers");
+      expect(seen).toHaveLength(2); // only the captures went out
+      // Within the bounds it goes out, and the result keeps the start of it.
+      const medium = await runToEnd(s, project, http([grab, { request: { url: `${base}/again?v={{medium}}`, headers: { "x-medium": "{{medium}}" } } }]));
+      expect(medium.status).toBe("passed");
+      // (Sent: this server refuses a 10 KB request line itself, but an answer came.)
+      expect(medium.steps[1]?.response?.status).toBeGreaterThanOrEqual(200);
+      const sent = medium.steps[1]?.request as { url: string; headers: Record<string, string> };
+      expect(sent.url.length).toBeLessThanOrEqual(8 * 1024 + 1);
+      expect(sent.url.endsWith("…")).toBe(true);
+      expect(sent.headers["x-medium"]?.length).toBeLessThanOrEqual(2 * 1024 + 1);
+    } finally {
+      await big.stop(true);
+    }
+  });
+});

@@ -14,6 +14,8 @@ export interface RawBody {
   body: string | Blob | ArrayBuffer;
   contentType: string;
   filename?: string;
+  /** Saved by the browser, never shown in place (Content-Disposition: attachment). */
+  download?: boolean;
 }
 
 type Out<S> = S extends z.ZodType ? z.output<S> : never;

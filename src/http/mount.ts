@@ -38,8 +38,13 @@ const JSON_TYPE = /^application\/([\w.+-]+\+)?json\b/i;
 export const toElysiaPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
 
 function rawResponse(status: number, raw: RawBody): Response {
-  const headers: Record<string, string> = { "content-type": raw.contentType, "x-content-type-options": "nosniff" };
-  if (raw.filename) headers["content-disposition"] = `inline; filename="${raw.filename.replace(/"/g, "")}"`;
+  // Files are never pages: whatever a browser makes of one, it runs no script and loads nothing with svc's origin.
+  const headers: Record<string, string> = {
+    "content-type": raw.contentType,
+    "x-content-type-options": "nosniff",
+    "content-security-policy": "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox",
+  };
+  if (raw.filename) headers["content-disposition"] = `${raw.download ? "attachment" : "inline"}; filename="${raw.filename.replace(/"/g, "")}"`;
   return new Response(raw.body, { status, headers });
 }
 

@@ -5,7 +5,10 @@ import { GroupRun } from "./records";
 
 export const ApplyDocument = z.strictObject({
   path: z.string().min(1).max(1000).describe("The file's path relative to the applied folder (its identity unless it has a `key:`)"),
-  text: z.string().max(1_000_000).describe("The file's text: YAML or JSON"),
+  text: z
+    .string()
+    .max(256 * 1024)
+    .describe("The file's text: YAML or JSON (at most 256 KiB, nested at most 64 levels)"),
 });
 
 export const ApplyChange = z

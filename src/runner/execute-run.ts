@@ -90,10 +90,13 @@ function attemptMessage(result: { status: string; error: string | null; steps: S
   return mask ? mask(text) : text;
 }
 
-function abortedStatus(reason: RunAborted["reason"], timeoutMs: number): [FinalRunStatus, string] {
+/** What a run stopped from outside (or by its timeout) comes to, and why, in the words its record keeps. */
+export function abortedStatus(reason: RunAborted["reason"], timeoutMs: number): [FinalRunStatus, string] {
   if (reason === "timeout")
     return ["timed_out", `the run did not finish within its timeout of ${timeoutMs} ms: raise the automation's timeout_ms or make the steps faster`];
   if (reason === "cancelled") return ["cancelled", "cancelled by request"];
+  if (reason === "runner_stopped") return ["error", "interrupted: the runner executing it stopped before the run finished: run it again"];
+  if (reason === "taken_back") return ["error", "the server took the run back (the runner's lease on it expired) and ended it there"];
   return ["error", "interrupted by server shutdown before the run finished: run it again"];
 }
 

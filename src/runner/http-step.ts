@@ -11,6 +11,15 @@ import { maskExcerpt } from "./secret-masking";
 import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * What a step sends in its URL and its headers, after {{…}}: far above what any server takes (8-16 KiB, commonly),
+ * and a bound on what a run records and holds: a large captured value belongs in a body.
+ */
+const MAX_URL_BYTES = 64 * 1024;
+const MAX_HEADERS_BYTES = 64 * 1024;
+/** How much of a long URL or header value the step result keeps (the request went out whole). */
+const RECORDED_URL_BYTES = 8 * 1024;
+const RECORDED_HEADER_BYTES = 2 * 1024;
 /** "32 MiB", "512 KiB" or "1000 bytes": the response cap as the step's message names it. */
 export function sizeText(bytes: number): string {
   if (bytes % (1024 * 1024) === 0) return `${bytes / 1024 / 1024} MiB`;
@@ -46,6 +55,18 @@ function headersRecord(h: Headers): Record<string, string> {
   h.forEach((v, k) => {
     out[k] = v;
   });
+  return out;
+}
+
+/** A URL or header value as the step result keeps it: cut past `maxBytes`, a secret left at the cut masked too. */
+function recorded(text: string, maxBytes: number, ctx: StepContext): string {
+  const cut = excerpt(text, maxBytes);
+  return cut.truncated ? `${maskExcerpt(cut, ctx.mask).body}…` : text;
+}
+
+function recordedHeaders(headers: Record<string, string>, ctx: StepContext): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) out[k] = recorded(v, RECORDED_HEADER_BYTES, ctx);
   return out;
 }
 
@@ -124,8 +145,20 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
     if (e instanceof MissingVariableError || e instanceof StepFailure) throw e;
     throw new StepFailure("error", `the request cannot be built: ${(e as Error).message}`);
   }
-  const request: NonNullable<StepResult["request"]> = { method: req.method, url };
-  if (Object.keys(headers).length) request.headers = headers;
+  const urlBytes = Buffer.byteLength(url);
+  if (urlBytes > MAX_URL_BYTES)
+    throw new StepFailure(
+      "error",
+      `the request's URL is ${sizeText(urlBytes)} long after {{…}}: svc sends URLs of at most ${sizeText(MAX_URL_BYTES)}; send large values in the body`,
+    );
+  const headerBytes = Object.entries(headers).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+  if (headerBytes > MAX_HEADERS_BYTES)
+    throw new StepFailure(
+      "error",
+      `the request's headers are ${sizeText(headerBytes)} after {{…}}: svc sends at most ${sizeText(MAX_HEADERS_BYTES)} of headers; send large values in the body`,
+    );
+  const request: NonNullable<StepResult["request"]> = { method: req.method, url: recorded(url, RECORDED_URL_BYTES, ctx) };
+  if (Object.keys(headers).length) request.headers = recordedHeaders(headers, ctx);
   if (body !== undefined) request.body = maskExcerpt(excerpt(body, ctx.excerptBytes), ctx.mask).body;
   const timeoutMs = req.timeout_ms ?? DEFAULT_REQUEST_TIMEOUT_MS;
   // When the run's own deadline comes first, its abort (timed_out) must win over a request timeout (error).
@@ -146,7 +179,7 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
     );
     res = fetched.response;
     // What went out includes the cookies the run's jar added.
-    if (Object.keys(fetched.sent.headers).length) request.headers = fetched.sent.headers;
+    if (Object.keys(fetched.sent.headers).length) request.headers = recordedHeaders(fetched.sent.headers, ctx);
     answered = res.status;
     text = req.method === "HEAD" ? "" : await readBody(res, ctx.maxResponseBytes);
   } catch (e) {

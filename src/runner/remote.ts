@@ -393,7 +393,7 @@ export class RemoteRunner {
           const a = this.active.get(id);
           if (!a) continue;
           a.lost = true;
-          a.controller.abort(new RunAborted("shutdown"));
+          a.controller.abort(new RunAborted("taken_back"));
           log.warn("the server took back a run (its lease expired): stopped", { run_id: id });
         }
         pace.succeeded();
@@ -423,7 +423,7 @@ export class RemoteRunner {
     if (this.refusal !== null) return;
     log.error("the server no longer accepts the runner token; stopping", { error: e.message });
     this.refusal = `the server no longer accepts the runner token (it was revoked, or the runner deleted): ${e.message}`;
-    for (const a of this.active.values()) a.controller.abort(new RunAborted("shutdown"));
+    for (const a of this.active.values()) a.controller.abort(new RunAborted("runner_stopped"));
     this.stop();
   }
 
@@ -433,7 +433,7 @@ export class RemoteRunner {
     if (this.active.size > 0) {
       log.info("waiting for running runs to finish", { runs: this.active.size, grace_ms: this.opts.graceMs });
       await this.waitIdle(this.opts.graceMs);
-      for (const a of this.active.values()) a.controller.abort(new RunAborted("shutdown"));
+      for (const a of this.active.values()) a.controller.abort(new RunAborted("runner_stopped"));
       await this.waitIdle(5_000);
     }
     await this.flushFinished();

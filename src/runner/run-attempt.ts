@@ -21,7 +21,12 @@ export interface AttemptOutcome {
 export class RunAborted extends Error {
   /** The steps reached before the stop, filled in by the attempt that was running. */
   partial: AttemptOutcome | null = null;
-  constructor(readonly reason: "timeout" | "cancelled" | "shutdown") {
+  /**
+   * timeout: the run's own; cancelled: asked for; shutdown: the server is stopping; runner_stopped: the runner
+   * executing it is stopping (stopped, or its token revoked); taken_back: the server ended it (the runner's lease
+   * on it expired).
+   */
+  constructor(readonly reason: "timeout" | "cancelled" | "shutdown" | "runner_stopped" | "taken_back") {
     super(reason);
   }
 }

@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import type { WorkersCheck } from "../core/health";
 import { type Level, log } from "../logging";
-import { type JobProgress, type JobResult, type RunJob, summarize } from "./execute-run";
+import { abortedStatus, type JobProgress, type JobResult, type RunJob, summarize } from "./execute-run";
 import type { ExecuteOptions, RunExecutor } from "./executor";
 import { RunAborted } from "./run-attempt";
 import { batchedSender, type FromWorker, type ToWorker, WORKER_COMMAND, type WireResult } from "./worker-protocol";
@@ -261,12 +261,7 @@ function jobResult(wire: WireResult): JobResult {
 }
 
 function abortedResult(reason: RunAborted["reason"], timeoutMs: number, progress: JobProgress | null): JobResult {
-  const [status, error] =
-    reason === "timeout"
-      ? (["timed_out", `the run did not finish within its timeout of ${timeoutMs} ms: raise the automation's timeout_ms or make the steps faster`] as const)
-      : reason === "cancelled"
-        ? (["cancelled", "cancelled by request"] as const)
-        : (["error", "interrupted by server shutdown before the run finished: run it again"] as const);
+  const [status, error] = abortedStatus(reason, timeoutMs);
   return stoppedResult(status, error, progress);
 }
 

@@ -2,6 +2,7 @@
 // JSON in batches (an array per send): everything produced in the same turn of the event loop crosses in one message.
 import type { Level } from "../logging";
 import type { ExecutionSettings, JobProgress, JobResult, RunJob } from "./execute-run";
+import type { RunAborted } from "./run-attempt";
 
 /** A job as it travels: the snapshot as its stored text only (the worker parses it once per distinct text). */
 export type WireJob = Omit<RunJob, "spec"> & { specReadable: boolean };
@@ -21,7 +22,7 @@ export interface WorkerInit {
 export type ToWorker =
   | WorkerInit
   | { t: "run"; job: WireJob; settings: ExecutionSettings }
-  | { t: "abort"; id: string; reason: "timeout" | "cancelled" | "shutdown" }
+  | { t: "abort"; id: string; reason: RunAborted["reason"] }
   | { t: "saved"; id: string; seq: number; error: string | null };
 
 export type FromWorker =

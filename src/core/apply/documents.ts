@@ -73,11 +73,72 @@ export const problemAt = (path: string, line: number, field: string, message: st
   message: field ? `${field}: ${message}` : message,
 });
 
+/** Deeper than a test file ever is: refused before the parser spends seconds (and its stack) on it. */
+export const MAX_DOCUMENT_DEPTH = 64;
+
+/**
+ * How deep the text nests, cheaply and before parsing: flow collections (`[`, `{`, outside quotes and comments)
+ * and block indentation, each counted apart. An over-estimate at worst, never an under-estimate of what matters.
+ */
+export function nestingDepth(text: string): { depth: number; line: number } {
+  let flow = 0;
+  let worst = { depth: 0, line: 1 };
+  let line = 1;
+  const indents: number[] = [];
+  let quote = "";
+  let atLineStart = true;
+  let indent = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (c === "\n") {
+      line++;
+      atLineStart = true;
+      indent = 0;
+      continue;
+    }
+    if (atLineStart) {
+      if (c === " " || c === "-") {
+        indent++;
+        continue;
+      }
+      atLineStart = false;
+      if (c !== "#") {
+        while (indents.length > 0 && (indents[indents.length - 1] as number) >= indent) indents.pop();
+        indents.push(indent);
+        if (indents.length > worst.depth) worst = { depth: indents.length, line };
+      }
+    }
+    if (quote) {
+      if (c === "\\" && quote === '"') i++;
+      else if (c === quote) quote = "";
+      continue;
+    }
+    // A quote opens a quoted scalar only where a scalar starts (an apostrophe inside plain text does not).
+    if ((c === '"' || c === "'") && /^$|[\s:,[{-]$/.test(text[i - 1] ?? "")) quote = c;
+    else if (c === "#" && (i === 0 || /\s/.test(text[i - 1] as string))) {
+      while (i + 1 < text.length && text[i + 1] !== "\n") i++;
+    } else if (c === "[" || c === "{") {
+      flow++;
+      if (flow > worst.depth) worst = { depth: flow, line };
+    } else if ((c === "]" || c === "}") && flow > 0) flow--;
+  }
+  return worst;
+}
+
+/** Lets the other requests in between two documents: parsing a folder is work the API's one thread shares. */
+const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Parses every document, or throws one 400 listing every problem by file and line. */
-export function parseDocuments(documents: { path: string; text: string }[], defaultEnvironment: string | undefined): Parsed[] {
+export async function parseDocuments(documents: { path: string; text: string }[], defaultEnvironment: string | undefined): Promise<Parsed[]> {
   const problems: ErrorDetail[] = [];
   const out: Parsed[] = [];
   for (const d of documents) {
+    await yieldTurn();
+    const nesting = nestingDepth(d.text);
+    if (nesting.depth > MAX_DOCUMENT_DEPTH) {
+      problems.push(problemAt(d.path, nesting.line, "", `nested deeper than ${MAX_DOCUMENT_DEPTH} levels: a document this deep is not a test`));
+      continue;
+    }
     const counter = new LineCounter();
     const doc = parseDocument(d.text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
     if (doc.errors.length > 0) {
@@ -91,7 +152,14 @@ export function parseDocuments(documents: { path: string; text: string }[], defa
       continue;
     }
     const line = (p: PropertyKey[]) => lineOf(doc, counter, p);
-    const value = doc.toJS() as Record<string, unknown>;
+    let value: Record<string, unknown>;
+    try {
+      value = doc.toJS() as Record<string, unknown>;
+    } catch (e) {
+      // The parser's own guard (an alias expanded too many times: a "billion laughs" document).
+      problems.push(problemAt(d.path, 1, "", `cannot be read: ${(e as Error).message}`));
+      continue;
+    }
     const typeNode = doc.get("type", true);
     const type = isScalar(typeNode) ? typeNode.value : value.type;
     const report = (error: z.ZodError) => {

@@ -211,6 +211,7 @@ export async function releaseForRunner(core: Core, row: RunnerRow, runs: RunRef[
 export async function saveRunnerArtifact(core: Core, row: RunnerRow, runId: string, claim: number, file: string, bytes: Uint8Array): Promise<void> {
   if (!ARTIFACT_NAME.test(file) || file.includes(".."))
     throw invalid(`"${file}" is not an artifact name`, [{ path: "file", message: "letters, digits, '.', '_', '-'" }]);
+  // What it may be (a screenshot) is checked as it is kept (saveRunArtifact), after the claim.
   if (bytes.byteLength > RUNNER_ARTIFACT_MAX_BYTES) throw new AppError("payload_too_large", `an artifact is at most ${RUNNER_ARTIFACT_MAX_BYTES} bytes`);
   if (!(await store.runnerHoldsRun(core.db, row.id, { id: runId, claim }, ["running", "cancelled"]))) throw notFound("run");
   await saveRunArtifact(core, runId, file, bytes);

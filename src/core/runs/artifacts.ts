@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs
 import { join } from "node:path";
 import { log } from "../../logging";
 import type { Db } from "../../db/database";
+import { invalid } from "../../manifest/errors";
 import type { Core } from "../context";
 import * as store from "./artifacts-store";
 
@@ -13,8 +14,23 @@ export function artifactDir(dataDir: string, runId: string): string {
   return join(dataDir, "artifacts", runId);
 }
 
-/** Keeps an artifact of a run (replacing one of the same name). */
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+const SCREENSHOT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,195}\.png$/;
+
+/**
+ * Runs make screenshots, nothing else: what a worker or a runner hands in is kept only if it is one (a .png name
+ * and PNG bytes). Anything else served from svc's origin could be a page with a script in the viewer's session.
+ */
+export function screenshotProblem(name: string, bytes: Uint8Array): string | null {
+  if (!SCREENSHOT_NAME.test(name) || name.includes("..")) return `"${name}" is not a screenshot's name (letters, digits, '.', '_', '-', ending .png)`;
+  if (bytes.byteLength < PNG_SIGNATURE.length || PNG_SIGNATURE.some((b, i) => bytes[i] !== b)) return `${name} is not a PNG image`;
+  return null;
+}
+
+/** Keeps a screenshot of a run (replacing one of the same name); anything else is refused. */
 export async function saveRunArtifact(core: Core, runId: string, name: string, bytes: Uint8Array): Promise<void> {
+  const problem = screenshotProblem(name, bytes);
+  if (problem) throw invalid(`a run keeps screenshots only: ${problem}`, [{ path: "file", message: problem }]);
   await store.putArtifact(core.db, runId, name, bytes, new Date().toISOString());
 }
 

@@ -281,24 +281,17 @@ export const getRunJunit: Handler<O["getRunJunit"]> = async (ctx, { params }) =>
 };
 
 const ARTIFACT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
-const CONTENT_TYPES: Record<string, string> = {
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  txt: "text/plain; charset=utf-8",
-  json: "application/json",
-  html: "text/plain; charset=utf-8",
-  xml: "application/xml",
-  log: "text/plain; charset=utf-8",
-};
+/** Shown in place: images only. Anything else (a file an older version kept) is a download, never a page of svc's origin. */
+const IMAGE_TYPES: Record<string, string> = { png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg" };
 
 export const getRunArtifact: Handler<O["getRunArtifact"]> = async (ctx, { params }) => {
   const { run } = await resolveRun(ctx, params.project, params.runId);
   if (!ARTIFACT_NAME.test(params.name) || params.name.includes("..")) throw notFound("artifact");
   const bytes = await readRunArtifact(ctx.core, run.id, params.name);
   if (!bytes) throw notFound("artifact");
-  const ext = params.name.split(".").pop()?.toLowerCase() ?? "";
-  return { body: new Blob([bytes as Uint8Array<ArrayBuffer>]), contentType: CONTENT_TYPES[ext] ?? "application/octet-stream", filename: params.name };
+  const image = IMAGE_TYPES[params.name.split(".").pop()?.toLowerCase() ?? ""];
+  const body = new Blob([bytes as Uint8Array<ArrayBuffer>]);
+  return image ? { body, contentType: image, filename: params.name } : { body, contentType: "application/octet-stream", filename: params.name, download: true };
 };
 
 // ---- group runs ----

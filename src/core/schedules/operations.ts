@@ -211,8 +211,11 @@ export const updateSchedule: Handler<O["updateSchedule"]> = async (ctx, { params
 };
 
 export const deleteSchedule: Handler<O["deleteSchedule"]> = async (ctx, { params }) => {
-  const { schedule } = await resolveSchedule(ctx, params.project, params.scheduleId);
+  const { project, schedule } = await resolveSchedule(ctx, params.project, params.scheduleId);
   const expected = expectVersion(ctx, schedule, "schedule");
+  // A schedule that runs in a protected environment (a production check an owner set up) is stopped only by
+  // whoever may set it up: as for changing it.
+  await assertMaySchedule(ctx, project.id, readJsonColumn(StoredTarget, schedule.target, `target of schedule ${schedule.id}`), schedule.environment_id);
   if (!(await store.deleteSchedule(ctx.core.db, schedule.id, expected)) && expected !== undefined) throw staleVersion("schedule", schedule);
 };
 

@@ -1,9 +1,11 @@
 // Fetches the feature's page and the same-origin pages it links to, up to the configured number of pages.
 import { NOT_WEB, webUrl } from "../../manifest/browser-urls";
+import { readAtMost } from "../../streams";
 import { GenerationFailure } from "../types";
 import { outlinePage, type PageOutline } from "./page-outline";
 
 const PAGE_TIMEOUT_MS = 15_000;
+/** Read as it arrives, after decompression (a few kilobytes of gzip can inflate to gigabytes), and never past this. */
 const MAX_PAGE_BYTES = 5 * 1024 * 1024;
 
 async function fetchHtml(url: string, signal: AbortSignal): Promise<{ html: string; finalUrl: string } | { problem: string }> {
@@ -22,8 +24,8 @@ async function fetchHtml(url: string, signal: AbortSignal): Promise<{ html: stri
   if (!res.ok) return { problem: `it answered HTTP ${res.status}` };
   const type = res.headers.get("content-type") ?? "";
   if (!/html/i.test(type)) return { problem: `it is not an HTML page (content-type ${type || "none"})` };
-  const body = await res.arrayBuffer();
-  if (body.byteLength > MAX_PAGE_BYTES) return { problem: `the page is larger than ${MAX_PAGE_BYTES} bytes` };
+  const body = await readAtMost(res.body, MAX_PAGE_BYTES);
+  if (body === null) return { problem: `the page is larger than ${MAX_PAGE_BYTES / 1024 / 1024} MiB (svc stopped reading it)` };
   return { html: new TextDecoder().decode(body), finalUrl: res.url || url };
 }
 
