@@ -108,5 +108,11 @@ test("a group run's results count every run by its status, timed out included, a
     expect(await row.locator(".badge-quarantined").textContent()).toBe("quarantined");
     expect(await page.locator("tr[data-run-id]", { hasText: "too slow" }).locator(".badge-quarantined").count()).toBe(0);
     await shot(page, "group-run-results");
+    // The project's "failing now" list says what each latest run came to: timed out is not a failed assertion.
+    await page.goto(`${s.url}/#/p/${project}`);
+    const failing = page.getByTestId("failing-now");
+    await failing.waitFor();
+    expect(await failing.locator("li", { hasText: "too slow" }).locator(".badge").textContent()).toBe("timed out");
+    expect(await failing.locator("li", { hasText: "known broken" }).locator(".badge").textContent()).toBe("failed");
   });
 });

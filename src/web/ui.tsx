@@ -135,10 +135,10 @@ export function Empty({ children }: { children: ComponentChildren }) {
 
 const DAY: Intl.DateTimeFormatOptions = { year: "numeric", month: "short", day: "numeric" };
 
-export function when(iso: string | null | undefined): string {
+export function when(iso: string | null | undefined, seconds = false): string {
   if (!iso) return "—";
   const d = new Date(iso);
-  return `${d.toLocaleDateString(undefined, DAY)} ${d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })}`;
+  return `${d.toLocaleDateString(undefined, DAY)} ${d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", ...(seconds ? { second: "2-digit" } : {}) })}`;
 }
 
 /** How long ago, for a glance ("just now", "5 min ago", "3 h ago", "2 days ago"); older than a week: the date. */

@@ -36,10 +36,13 @@ export function ProjectHealth({ project }: { project: string }) {
           <ul class="health-list" data-testid="failing-now">
             {bad.map((a) => (
               <li key={a.id}>
-                <Badge status={a.health.state === "flaky" ? "flaky" : "failed"} />
+                {/* What its latest run came to (error and timed out are not failed assertions), or flaky. */}
+                <Badge status={a.health.state === "flaky" ? "flaky" : (a.health.last_status ?? "failed")} />
                 <a href={`#/p/${enc(project)}/automations/${a.id}`}>{a.name}</a>
                 <span class="muted">
-                  {a.health.pass_rate === null ? "" : `${Math.round(a.health.pass_rate * 100)}% of the last ${a.health.runs} runs passed`}
+                  {a.health.pass_rate === null
+                    ? ""
+                    : `${Math.round(a.health.pass_rate * 100)}% of the last ${a.health.runs === 1 ? "run" : `${a.health.runs} runs`} passed`}
                   {a.quarantined ? " · quarantined" : ""}
                 </span>
               </li>

@@ -25,15 +25,26 @@ const ZONES: string[] = typeof Intl.supportedValuesOf === "function" ? Intl.supp
 /** How many upcoming due times each row shows (the record holds up to five). */
 const SHOWN_DUE = 3;
 
-function targetText(target: Record<string, unknown>): string {
+/** What a schedule runs, by name (the record keeps ids; one not among the names loaded shows its id). */
+function targetText(target: Record<string, unknown>, names: ReadonlyMap<string, string>): string {
   if (Array.isArray(target.tags)) return `tags: ${target.tags.join(", ")}`;
-  if (typeof target.group === "string") return `group ${target.group}`;
-  if (typeof target.automation === "string") return `automation ${target.automation}`;
+  if (typeof target.group === "string") return `group ${names.get(target.group) ?? target.group}`;
+  if (typeof target.automation === "string") return `automation ${names.get(target.automation) ?? target.automation}`;
   return "—";
+}
+
+/** The names of the project's automations and groups, by id (the first 200 of each). */
+function useTargetNames(project: string): ReadonlyMap<string, string> {
+  const loaded = useLoad(
+    () => Promise.all([call("listAutomations", { project, limit: 200 }), call("listGroups", { project, limit: 200 })]),
+    `schedule-targets:${project}`,
+  );
+  return new Map([...(loaded.data?.[0].data ?? []), ...(loaded.data?.[1].data ?? [])].map((r) => [r.id, r.name]));
 }
 
 function Schedules({ project }: { project: string }) {
   const list = useLoad(() => call("listSchedules", { project, limit: 200 }), `schedules:${project}`);
+  const names = useTargetNames(project);
   const [name, setName] = useState("");
   const [targetKind, setTargetKind] = useState<TargetKind>("automation");
   const [targetRef, setTargetRef] = useState("");
@@ -133,7 +144,15 @@ function Schedules({ project }: { project: string }) {
             </thead>
             <tbody>
               {list.data.data.map((sch) => (
-                <ScheduleRow key={sch.id} project={project} sch={sch} busy={act.busy} run={act.run} onChanged={async () => list.reload()} />
+                <ScheduleRow
+                  key={sch.id}
+                  project={project}
+                  sch={sch}
+                  names={names}
+                  busy={act.busy}
+                  run={act.run}
+                  onChanged={async () => list.reload()}
+                />
               ))}
             </tbody>
           </table>
@@ -149,12 +168,14 @@ type ScheduleRecord = Awaited<ReturnType<typeof call<"getSchedule">>>;
 function ScheduleRow({
   project,
   sch,
+  names,
   busy,
   run,
   onChanged,
 }: {
   project: string;
   sch: ScheduleRecord;
+  names: ReadonlyMap<string, string>;
   busy: boolean;
   run: ReturnType<typeof useAction>["run"];
   onChanged: () => Promise<void>;
@@ -164,14 +185,15 @@ function ScheduleRow({
     <>
       <tr>
         <td data-label="Name">{sch.name}</td>
-        <td data-label="Runs">{targetText(sch.target)}</td>
+        <td data-label="Runs">{targetText(sch.target, names)}</td>
         <td data-label="When">{sch.cron ? `${sch.cron} (${sch.timezone ?? "UTC"})` : `every ${sch.interval_seconds} s`}</td>
         <td data-label="Next">
           {sch.enabled && sch.next_runs_at.length > 0 ? (
             <ul class="due-list" aria-label={`Next due times of ${sch.name}`}>
               {sch.next_runs_at.slice(0, SHOWN_DUE).map((t) => (
                 <li key={t}>
-                  <time dateTime={t}>{when(t)}</time>
+                  {/* Due times less than a minute apart are told apart by their seconds. */}
+                  <time dateTime={t}>{when(t, sch.interval_seconds !== null && sch.interval_seconds % 60 !== 0)}</time>
                 </li>
               ))}
             </ul>
