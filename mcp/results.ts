@@ -2,6 +2,7 @@
 // failing steps with message and expected vs actual, passing steps one line each), lists with only their short
 // fields and the cursor, a project without its OpenAPI document. What was left out comes back on request
 // (`include`). Content from the system under test is fenced and labelled as untrusted data.
+import { tagOfAnswer } from "../src/core/versions";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { Operation } from "../src/manifest/define";
@@ -368,6 +369,16 @@ function compactGroupRun(g: z.output<typeof GroupRun>): z.output<typeof CompactG
   };
 }
 
+/**
+ * A stored record's answer carries its `etag` (the ETag REST sends as a header), so the model can pass it back as
+ * `if_match` to change the record only if nobody changed it since.
+ */
+function withEtag(kind: Kind, compact: Json, json: unknown): Json {
+  if (kind !== "other" && kind !== "project") return compact;
+  const etag = tagOfAnswer(json);
+  return etag === null ? compact : { ...compact, etag };
+}
+
 /** The compact form of an operation's JSON answer (what structuredContent carries). */
 export function compactJson(response: z.ZodType, json: unknown, include: ReadonlySet<string>): Json {
   const kind = kindOf(response);
@@ -465,8 +476,8 @@ export function compactAnswer(op: Operation, answer: OpAnswer, include: Readonly
   }
   const r = responseSchema(op);
   if (answer.json === null || !r) return { content: [{ type: "text", text: `${op.name}: done.` }], structuredContent: { ok: true } };
-  const compact = compactJson(r, answer.json, include);
   const kind = kindOf(r);
+  const compact = withEtag(kind, compactJson(r, answer.json, include), answer.json);
   const text =
     kind === "run"
       ? runText(compact as z.output<typeof CompactRun>)

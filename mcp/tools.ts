@@ -53,6 +53,9 @@ const THING: Record<string, string> = {
   name: "Artifact name, as the run lists it",
 };
 
+const IF_MATCH =
+  "The record's `etag` as a tool result gave it (get_…, create_…, update_…): the change is made only if nobody changed the record since; else 412 precondition_failed, and you read it again";
+
 export const IdempotencyKey = z
   .string()
   .min(1)
@@ -101,9 +104,10 @@ export function toolArguments(op: Operation, defaultProject: string | null): { s
     if (arg === "project" && defaultProject) s = s.optional().describe(`${THING.project}; default "${defaultProject}"`);
     add(arg, name, s);
   }
-  // Headers as fields too: `if_match` is the If-Match of a versioned change.
+  // Headers as fields too: `if_match` is the If-Match of a versioned change, which a tool result's `etag` gives.
   for (const part of [op.query, op.body, op.headers])
-    for (const [name, schema] of Object.entries(objectShape(part))) add(name, name, name === "steps" ? stepsArgument(schema) : schema);
+    for (const [name, schema] of Object.entries(objectShape(part)))
+      add(name, name, name === "steps" ? stepsArgument(schema) : name === "if_match" ? schema.describe(IF_MATCH) : schema);
   const include = includeChoices(op);
   if (include.length > 0) {
     add(

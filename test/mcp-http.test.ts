@@ -254,6 +254,22 @@ test("arguments only tools take are checked too: a bad idempotency_key or includ
   await c.close();
 });
 
+test("a record's result carries its etag, which if_match takes back: a change from a stale read is refused", async () => {
+  const c = await connect();
+  await call(c, "create_automation", { project: "shop", name: "versioned", kind: "http", steps: [{ request: { url: "/item" } }] });
+  const read = await call(c, "get_automation", { project: "shop", automation: "versioned" });
+  const etag = String(read.structuredContent?.etag);
+  expect(etag).toMatch(/^"[\w-]{27}"$/);
+  const changed = await call(c, "update_automation", { project: "shop", automation: "versioned", description: "first", if_match: etag });
+  expect(changed.isError).not.toBe(true);
+  expect(changed.structuredContent?.etag).not.toBe(etag);
+  const stale = await call(c, "update_automation", { project: "shop", automation: "versioned", description: "second", if_match: etag });
+  expect(stale.structuredContent).toMatchObject({ status: 412, error: "precondition_failed" });
+  expect((await call(c, "get_automation", { project: "shop", automation: "versioned" })).structuredContent?.description).toBe("first");
+  await call(c, "delete_automation", { project: "shop", automation: "versioned" });
+  await c.close();
+});
+
 test("calls run in-process with the key's rights: a member's key cannot add members even with the admin toolset", async () => {
   const member = await s.userWithKey("member@acme.test", "acme", "member");
   const c = await connect("?toolsets=admin,projects", member.key);

@@ -79,8 +79,9 @@ test("tools read and change real data, with the API's JSON as structured content
     steps: [{ request: { url: "/items/1" }, expect: [{ status: 200 }] }],
   });
   expect(aut.isError).toBe(false);
-  const viaApi = await (await s.call("GET", `/projects/shop/automations/${aut.data.id}`)).json();
-  expect(aut.data).toEqual(viaApi);
+  const res = await s.call("GET", `/projects/shop/automations/${aut.data.id}`);
+  // The API's JSON, and its ETag as `etag` (what if_match takes back).
+  expect(aut.data).toEqual({ ...(await res.json()), etag: res.headers.get("etag") });
   const got = await call(client, "get_automation", { project: "shop", automation: aut.data.id });
   expect(got.data.name).toBe("item exists");
   const updated = await call(client, "update_automation", { automation: aut.data.id, status: "disabled" });

@@ -144,15 +144,7 @@ function Schedules({ project }: { project: string }) {
             </thead>
             <tbody>
               {list.data.data.map((sch) => (
-                <ScheduleRow
-                  key={sch.id}
-                  project={project}
-                  sch={sch}
-                  names={names}
-                  busy={act.busy}
-                  run={act.run}
-                  onChanged={async () => list.reload()}
-                />
+                <ScheduleRow key={sch.id} project={project} sch={sch} names={names} busy={act.busy} run={act.run} onChanged={async () => list.reload()} />
               ))}
             </tbody>
           </table>
