@@ -267,3 +267,24 @@ test("the API answers while a large folder is parsed: documents are read one at 
   await applying;
   expect(order).toEqual(["healthz 200", "apply 400"]);
 });
+
+test("every problem of a folder is told at once: four documents wrong in four ways, one refusal naming each at its line", async () => {
+  const documents = [
+    { path: "e1.yaml", text: "type: environment\nname: e\nsecrets:\n  A: VAR_A\n" },
+    { path: "e2.yaml", text: "type: environment\nname: e2\nsecrets:\n  B: VAR_B\n" },
+    { path: "a.yaml", text: 'name: a\nkind: http\nenvironment: nothere\nsteps:\n  - request: { url: "http://127.0.0.1:9/health" }\n' },
+    { path: "g.yaml", text: "type: group\nname: g\nautomations: [missing.yaml]\n" },
+    { path: "s.yaml", text: "type: schedule\nname: s\ntarget: { group: nowhere }\ninterval_seconds: 600\n" },
+  ];
+  const res = await s.call("POST", "/projects/bad/apply", { documents, dry_run: true });
+  expect(res.status).toBe(400);
+  const body = (await res.json()) as { message: string; details: { path: string; message: string }[] };
+  expect(body.message).toBe("5 problems in the documents");
+  expect(body.details).toEqual([
+    { path: "e1.yaml:4", message: "secrets.A: the environment variable VAR_A is not set" },
+    { path: "e2.yaml:4", message: "secrets.B: the environment variable VAR_B is not set" },
+    { path: "a.yaml:3", message: 'environment: environment "nothere" does not exist in this project or the folder' },
+    { path: "g.yaml:3", message: 'automations.0: no automation has the key "missing.yaml"' },
+    { path: "s.yaml:3", message: 'target.group: no group has the key or the exact name "nowhere"' },
+  ]);
+});

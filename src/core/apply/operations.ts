@@ -5,7 +5,7 @@ import type { AlertChannelTable, AutomationTable, DB, EnvironmentTable, GroupTab
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import type { ApplyChange } from "../../manifest/apply";
-import { AppError, conflict, forbidden, invalid } from "../../manifest/errors";
+import { AppError, conflict, type ErrorDetail, forbidden, invalid } from "../../manifest/errors";
 import type { z } from "zod";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
@@ -89,6 +89,8 @@ async function makePlan(
   prune: boolean,
 ): Promise<Plan> {
   const plan: Plan = { changes: [], writes: [], deletes: [] };
+  // Every document's problems, told at once (a folder with four mistakes is one round trip, not four).
+  const problems: ErrorDetail[] = [];
   const t = nowIso();
   const of = <T extends Parsed["type"]>(type: T) => docs.filter((d): d is Of<T> => d.type === type);
 
@@ -97,144 +99,154 @@ async function makePlan(
   const envByKey = new Map(allEnvs.filter((e) => e.key !== null).map((e) => [e.key as string, e]));
   const envIdByName = new Map(allEnvs.map((e) => [e.name, e.id]));
   for (const d of of("environment")) {
-    // An environment of that name not applied yet is adopted (it gets the key).
-    const current = envByKey.get(d.key) ?? allEnvs.find((e) => e.name === d.body.name && e.key === null);
-    const clash = allEnvs.find((e) => e.name === d.body.name && e.id !== current?.id);
-    if (clash)
-      throw invalid("an environment of that name already exists", [
-        problemAt(d.path, d.line(["name"]), "name", `an environment named "${d.body.name}" exists and is not this document's`),
-      ]);
-    const wanted: Record<string, string> = {};
-    for (const [name, variable] of Object.entries(d.body.secrets)) {
-      const value = secretValues[variable];
-      if (value === undefined)
-        throw invalid("a secret's environment variable is not set", [
-          problemAt(d.path, d.line(["secrets", name]), `secrets.${name}`, `the environment variable ${variable} is not set`),
+    try {
+      // An environment of that name not applied yet is adopted (it gets the key).
+      const current = envByKey.get(d.key) ?? allEnvs.find((e) => e.name === d.body.name && e.key === null);
+      const clash = allEnvs.find((e) => e.name === d.body.name && e.id !== current?.id);
+      if (clash)
+        throw invalid("an environment of that name already exists", [
+          problemAt(d.path, d.line(["name"]), "name", `an environment named "${d.body.name}" exists and is not this document's`),
         ]);
-      if (value.length < SECRET_MIN_CHARS)
-        throw invalid("a secret's value is too short", [
-          problemAt(d.path, d.line(["secrets", name]), `secrets.${name}`, `the environment variable ${variable} is ${SECRET_TOO_SHORT}`),
-        ]);
-      wanted[name] = value;
-    }
-    const id = current?.id ?? newId("env");
-    envIdByName.set(d.body.name, id);
-    if (!current) {
-      plan.changes.push({ op: "create", type: "environment", key: d.key, name: d.body.name, id, fields: [] });
+      // Known to the automations before its secrets are checked: a secret not set is one problem, not one per automation.
+      const id = current?.id ?? newId("env");
+      envIdByName.set(d.body.name, id);
+      const wanted: Record<string, string> = {};
+      for (const [name, variable] of Object.entries(d.body.secrets)) {
+        const value = secretValues[variable];
+        if (value === undefined)
+          throw invalid("a secret's environment variable is not set", [
+            problemAt(d.path, d.line(["secrets", name]), `secrets.${name}`, `the environment variable ${variable} is not set`),
+          ]);
+        if (value.length < SECRET_MIN_CHARS)
+          throw invalid("a secret's value is too short", [
+            problemAt(d.path, d.line(["secrets", name]), `secrets.${name}`, `the environment variable ${variable} is ${SECRET_TOO_SHORT}`),
+          ]);
+        wanted[name] = value;
+      }
+      if (!current) {
+        plan.changes.push({ op: "create", type: "environment", key: d.key, name: d.body.name, id, fields: [] });
+        plan.writes.push((w) =>
+          environments.insertEnvironment(w, {
+            id,
+            project_id: projectId,
+            name: d.body.name,
+            variables: JSON.stringify(d.body.variables),
+            secrets: sealSecrets(ctx.core.secrets, id, wanted),
+            secrets_sealed: 1,
+            protected: 0,
+            allowed_hosts: null,
+            runner_labels: "[]",
+            key: d.key,
+            created_at: t,
+            updated_at: t,
+          }),
+        );
+        continue;
+      }
+      const fields = changedFields(
+        { name: current.name, variables: readJsonColumn(StringMap, current.variables, `variables of environment ${current.id}`), key: current.key },
+        { name: d.body.name, variables: d.body.variables, key: d.key },
+      );
+      if (canonical(openSecrets(ctx.core.secrets, current).values) !== canonical(wanted)) fields.push("secrets");
+      if (fields.length === 0) continue;
+      if (current.protected === 1 && !canAdminister(ctx.principal))
+        throw forbidden(`the environment "${current.name}" is protected: only owners and admins can change it`);
+      plan.changes.push({ op: "update", type: "environment", key: d.key, name: d.body.name, id: current.id, fields });
       plan.writes.push((w) =>
-        environments.insertEnvironment(w, {
-          id,
-          project_id: projectId,
+        environments.updateEnvironment(w, current.id, {
           name: d.body.name,
           variables: JSON.stringify(d.body.variables),
-          secrets: sealSecrets(ctx.core.secrets, id, wanted),
-          secrets_sealed: 1,
-          protected: 0,
-          allowed_hosts: null,
-          runner_labels: "[]",
           key: d.key,
-          created_at: t,
-          updated_at: t,
+          ...(fields.includes("secrets") ? { secrets: sealSecrets(ctx.core.secrets, current.id, wanted), secrets_sealed: 1 } : {}),
+          updated_at: nextStamp(current.updated_at),
         }),
       );
-      continue;
+    } catch (e) {
+      if (!kept(problems, e)) throw e;
     }
-    const fields = changedFields(
-      { name: current.name, variables: readJsonColumn(StringMap, current.variables, `variables of environment ${current.id}`), key: current.key },
-      { name: d.body.name, variables: d.body.variables, key: d.key },
-    );
-    if (canonical(openSecrets(ctx.core.secrets, current).values) !== canonical(wanted)) fields.push("secrets");
-    if (fields.length === 0) continue;
-    if (current.protected === 1 && !canAdminister(ctx.principal))
-      throw forbidden(`the environment "${current.name}" is protected: only owners and admins can change it`);
-    plan.changes.push({ op: "update", type: "environment", key: d.key, name: d.body.name, id: current.id, fields });
-    plan.writes.push((w) =>
-      environments.updateEnvironment(w, current.id, {
-        name: d.body.name,
-        variables: JSON.stringify(d.body.variables),
-        key: d.key,
-        ...(fields.includes("secrets") ? { secrets: sealSecrets(ctx.core.secrets, current.id, wanted), secrets_sealed: 1 } : {}),
-        updated_at: nextStamp(current.updated_at),
-      }),
-    );
   }
 
   // Automations.
   const keyedAut = new Map((await store.keyedAutomations(db, projectId)).map((a) => [a.key as string, a]));
   const autIdByKey = new Map([...keyedAut].map(([k, a]) => [k, a.id]));
   for (const d of of("automation")) {
-    let current: AutRow | undefined = keyedAut.get(d.key);
-    if (!current && d.adopt && (await store.findUnkeyed(db, "automations", projectId, d.adopt)))
-      current = await automations.findAutomation(db, projectId, d.adopt);
-    const b = d.body;
-    let featureId: string | null = null;
-    if (b.feature !== undefined) {
-      const found = await features.featuresByRef(db, projectId, b.feature, 2);
-      const f = found.length === 1 ? found[0] : undefined;
-      if (!f) {
-        const problem =
-          found.length > 1 ? `feature "${b.feature}" names several features: give its id` : `feature "${b.feature}" does not exist in this project`;
-        throw invalid("unknown feature", [problemAt(d.path, d.line(["feature"]), "feature", problem)]);
+    try {
+      let current: AutRow | undefined = keyedAut.get(d.key);
+      if (!current && d.adopt && (await store.findUnkeyed(db, "automations", projectId, d.adopt)))
+        current = await automations.findAutomation(db, projectId, d.adopt);
+      const b = d.body;
+      let featureId: string | null = null;
+      if (b.feature !== undefined) {
+        const found = await features.featuresByRef(db, projectId, b.feature, 2);
+        const f = found.length === 1 ? found[0] : undefined;
+        if (!f) {
+          const problem =
+            found.length > 1 ? `feature "${b.feature}" names several features: give its id` : `feature "${b.feature}" does not exist in this project`;
+          throw invalid("unknown feature", [problemAt(d.path, d.line(["feature"]), "feature", problem)]);
+        }
+        featureId = f.id;
       }
-      featureId = f.id;
+      let environmentId: string | null = null;
+      if (b.environment !== undefined) {
+        environmentId =
+          envIdByName.get(b.environment) ?? (b.environment.startsWith("env_") && allEnvs.some((e) => e.id === b.environment) ? b.environment : null);
+        if (!environmentId)
+          throw invalid("unknown environment", [
+            problemAt(d.path, d.line(["environment"]), "environment", `environment "${b.environment}" does not exist in this project or the folder`),
+          ]);
+      }
+      const next = {
+        name: b.name,
+        description: b.description ?? "",
+        kind: b.kind,
+        steps: JSON.stringify(b.steps),
+        feature_id: featureId,
+        environment_id: environmentId,
+        tags: JSON.stringify(b.tags ?? []),
+        status: b.status ?? "active",
+        timeout_ms: b.timeout_ms ?? ctx.core.config.runner.default_timeout_ms,
+        retries: b.retries ?? 0,
+        source: "applied" as const,
+        key: d.key,
+      };
+      if (!current) {
+        const id = newId("aut");
+        autIdByKey.set(d.key, id);
+        plan.changes.push({ op: "create", type: "automation", key: d.key, name: b.name, id, fields: [] });
+        plan.writes.push((w) =>
+          automations.insertAutomation(w, {
+            ...next,
+            id,
+            project_id: projectId,
+            generation_id: null,
+            edited: 0,
+            last_run_id: null,
+            last_run_status: null,
+            last_run_at: null,
+            created_at: t,
+            updated_at: t,
+          }),
+        );
+        continue;
+      }
+      const row = current;
+      autIdByKey.set(d.key, row.id);
+      const asStored = { ...row, steps: JSON.parse(row.steps) as unknown, tags: JSON.parse(row.tags) as unknown };
+      const fields = changedFields(asStored, { ...next, steps: b.steps, tags: b.tags ?? [] });
+      if (fields.length === 0) continue;
+      plan.changes.push({ op: "update", type: "automation", key: d.key, name: b.name, id: row.id, fields });
+      plan.writes.push((w) => automations.updateAutomation(w, row.id, { ...next, updated_at: nextStamp(row.updated_at) }));
+    } catch (e) {
+      if (!kept(problems, e)) throw e;
+      if (!autIdByKey.has(d.key)) autIdByKey.set(d.key, "aut_unplanned");
     }
-    let environmentId: string | null = null;
-    if (b.environment !== undefined) {
-      environmentId =
-        envIdByName.get(b.environment) ?? (b.environment.startsWith("env_") && allEnvs.some((e) => e.id === b.environment) ? b.environment : null);
-      if (!environmentId)
-        throw invalid("unknown environment", [
-          problemAt(d.path, d.line(["environment"]), "environment", `environment "${b.environment}" does not exist in this project or the folder`),
-        ]);
-    }
-    const next = {
-      name: b.name,
-      description: b.description ?? "",
-      kind: b.kind,
-      steps: JSON.stringify(b.steps),
-      feature_id: featureId,
-      environment_id: environmentId,
-      tags: JSON.stringify(b.tags ?? []),
-      status: b.status ?? "active",
-      timeout_ms: b.timeout_ms ?? ctx.core.config.runner.default_timeout_ms,
-      retries: b.retries ?? 0,
-      source: "applied" as const,
-      key: d.key,
-    };
-    if (!current) {
-      const id = newId("aut");
-      autIdByKey.set(d.key, id);
-      plan.changes.push({ op: "create", type: "automation", key: d.key, name: b.name, id, fields: [] });
-      plan.writes.push((w) =>
-        automations.insertAutomation(w, {
-          ...next,
-          id,
-          project_id: projectId,
-          generation_id: null,
-          edited: 0,
-          last_run_id: null,
-          last_run_status: null,
-          last_run_at: null,
-          created_at: t,
-          updated_at: t,
-        }),
-      );
-      continue;
-    }
-    const row = current;
-    autIdByKey.set(d.key, row.id);
-    const asStored = { ...row, steps: JSON.parse(row.steps) as unknown, tags: JSON.parse(row.tags) as unknown };
-    const fields = changedFields(asStored, { ...next, steps: b.steps, tags: b.tags ?? [] });
-    if (fields.length === 0) continue;
-    plan.changes.push({ op: "update", type: "automation", key: d.key, name: b.name, id: row.id, fields });
-    plan.writes.push((w) => automations.updateAutomation(w, row.id, { ...next, updated_at: nextStamp(row.updated_at) }));
   }
 
   const doomed = (type: Parsed["type"], rows: { id: string; key: string | null }[]) => {
     const kept = new Set(docs.filter((d) => d.type === type).map((d) => d.key));
     return new Set(prune ? rows.filter((r) => !kept.has(r.key as string)).map((r) => r.id) : []);
   };
-  await assertNamesFree("automation", of("automation"), autIdByKey, doomed("automation", [...keyedAut.values()]), (name) =>
+  await assertNamesFree(problems, "automation", of("automation"), autIdByKey, doomed("automation", [...keyedAut.values()]), (name) =>
     automations.automationsNamed(db, projectId, name, 10),
   );
 
@@ -242,38 +254,46 @@ async function makePlan(
   const keyedGrp = new Map((await store.keyedGroups(db, projectId)).map((g) => [g.key as string, g]));
   const grpIdByKey = new Map([...keyedGrp].map(([k, g]) => [k, g.id]));
   for (const d of of("group")) {
-    const ids = d.body.automations.map((k, i) => {
-      const id = autIdByKey.get(k);
-      if (!id)
-        throw invalid("a group names an unknown automation", [
-          problemAt(d.path, d.line(["automations", i]), `automations.${i}`, `no automation has the key "${k}"`),
-        ]);
-      return id;
-    });
-    const next = { name: d.body.name, description: d.body.description ?? "", automation_ids: JSON.stringify(ids), key: d.key };
-    // A group of that name not applied yet is adopted (it gets the key).
-    const current: GrpRow | undefined = keyedGrp.get(d.key) ?? (await groups.groupsNamed(db, projectId, d.body.name, 10)).find((g) => g.key === null);
-    grpIdByKey.set(d.key, current?.id ?? newId("grp"));
-    if (!current) {
-      const id = grpIdByKey.get(d.key) as string;
-      plan.changes.push({ op: "create", type: "group", key: d.key, name: d.body.name, id, fields: [] });
-      plan.writes.push((w) => groups.insertGroup(w, { ...next, id, project_id: projectId, created_at: t, updated_at: t }));
-      continue;
+    try {
+      const ids = d.body.automations.map((k, i) => {
+        const id = autIdByKey.get(k);
+        if (!id)
+          throw invalid("a group names an unknown automation", [
+            problemAt(d.path, d.line(["automations", i]), `automations.${i}`, `no automation has the key "${k}"`),
+          ]);
+        return id;
+      });
+      const next = { name: d.body.name, description: d.body.description ?? "", automation_ids: JSON.stringify(ids), key: d.key };
+      // A group of that name not applied yet is adopted (it gets the key).
+      const current: GrpRow | undefined = keyedGrp.get(d.key) ?? (await groups.groupsNamed(db, projectId, d.body.name, 10)).find((g) => g.key === null);
+      grpIdByKey.set(d.key, current?.id ?? newId("grp"));
+      if (!current) {
+        const id = grpIdByKey.get(d.key) as string;
+        plan.changes.push({ op: "create", type: "group", key: d.key, name: d.body.name, id, fields: [] });
+        plan.writes.push((w) => groups.insertGroup(w, { ...next, id, project_id: projectId, created_at: t, updated_at: t }));
+        continue;
+      }
+      const fields = changedFields(
+        { ...current, automation_ids: readJsonColumn(StringList, current.automation_ids, `automation_ids of group ${current.id}`) },
+        { ...next, automation_ids: ids },
+      );
+      if (fields.length === 0) continue;
+      plan.changes.push({ op: "update", type: "group", key: d.key, name: d.body.name, id: current.id, fields });
+      plan.writes.push((w) => groups.updateGroup(w, current.id, { ...next, updated_at: nextStamp(current.updated_at) }));
+    } catch (e) {
+      if (!kept(problems, e)) throw e;
+      if (!grpIdByKey.has(d.key)) grpIdByKey.set(d.key, "grp_unplanned");
     }
-    const fields = changedFields(
-      { ...current, automation_ids: readJsonColumn(StringList, current.automation_ids, `automation_ids of group ${current.id}`) },
-      { ...next, automation_ids: ids },
-    );
-    if (fields.length === 0) continue;
-    plan.changes.push({ op: "update", type: "group", key: d.key, name: d.body.name, id: current.id, fields });
-    plan.writes.push((w) => groups.updateGroup(w, current.id, { ...next, updated_at: nextStamp(current.updated_at) }));
   }
 
-  await assertNamesFree("group", of("group"), grpIdByKey, doomed("group", [...keyedGrp.values()]), (name) => groups.groupsNamed(db, projectId, name, 10));
+  await assertNamesFree(problems, "group", of("group"), grpIdByKey, doomed("group", [...keyedGrp.values()]), (name) =>
+    groups.groupsNamed(db, projectId, name, 10),
+  );
 
-  const keyedSch = await planSchedules(ctx, db, plan, projectId, of("schedule"), { autIdByKey, grpIdByKey, envIdByName, allEnvs });
-  const keyedChan = await planAlertChannels(ctx, db, plan, projectId, of("alert_channel"), secretValues);
+  const keyedSch = await planSchedules(problems, ctx, db, plan, projectId, of("schedule"), { autIdByKey, grpIdByKey, envIdByName, allEnvs });
+  const keyedChan = await planAlertChannels(problems, ctx, db, plan, projectId, of("alert_channel"), secretValues);
 
+  if (problems.length > 0) throw invalid(`${problems.length} problem${problems.length === 1 ? "" : "s"} in the documents`, problems);
   if (prune)
     prunePlan(ctx, plan, projectId, docs, {
       automations: [...keyedAut.values()],
@@ -290,6 +310,7 @@ async function makePlan(
  * stays, that is: prune deleting it frees the name). Said at the document's name, before anything is written.
  */
 async function assertNamesFree(
+  problems: ErrorDetail[],
   noun: "automation" | "group",
   docs: { key: string; path: string; line: (p: PropertyKey[]) => number; body: { name: string } }[],
   idByKey: Map<string, string>,
@@ -298,20 +319,31 @@ async function assertNamesFree(
 ): Promise<void> {
   const held = new Set(docs.map((d) => idByKey.get(d.key)));
   for (const d of docs) {
-    const other = (await named(d.body.name)).find((r) => !held.has(r.id) && !deleted.has(r.id));
-    if (!other) continue;
-    const whose =
-      other.key === null ? "made outside the folder" : `applied from "${other.key}", which the folder no longer has (apply with --prune to delete it)`;
-    const a = noun === "automation" ? "an" : "a";
-    throw invalid(`${a} ${noun} of that name already exists`, [
-      problemAt(
-        d.path,
-        d.line(["name"]),
-        "name",
-        `${a} ${noun} named "${d.body.name}" exists (${other.id}, ${whose}): rename one of them${noun === "automation" && other.key === null ? `, or adopt it with "id: ${other.id}" in this file` : ""}`,
-      ),
-    ]);
+    try {
+      const other = (await named(d.body.name)).find((r) => !held.has(r.id) && !deleted.has(r.id));
+      if (!other) continue;
+      const whose =
+        other.key === null ? "made outside the folder" : `applied from "${other.key}", which the folder no longer has (apply with --prune to delete it)`;
+      const a = noun === "automation" ? "an" : "a";
+      throw invalid(`${a} ${noun} of that name already exists`, [
+        problemAt(
+          d.path,
+          d.line(["name"]),
+          "name",
+          `${a} ${noun} named "${d.body.name}" exists (${other.id}, ${whose}): rename one of them${noun === "automation" && other.key === null ? `, or adopt it with "id: ${other.id}" in this file` : ""}`,
+        ),
+      ]);
+    } catch (e) {
+      if (!kept(problems, e)) throw e;
+    }
   }
+}
+
+/** A document's own problem (a 400 at its file and line) is kept, and the next document is read. */
+function kept(problems: ErrorDetail[], e: unknown): boolean {
+  if (!(e instanceof AppError) || e.code !== "invalid_request" || !e.details) return false;
+  problems.push(...e.details);
+  return true;
 }
 
 /** A 400 from a shared rule (schedule timing, alert channel kinds), its details moved to the document's file and line. */
@@ -336,6 +368,7 @@ async function targetId(db: Kysely<DB>, projectId: string, kind: "automation" | 
 }
 
 async function planSchedules(
+  problems: ErrorDetail[],
   ctx: OpContext,
   db: Kysely<DB>,
   plan: Plan,
@@ -347,81 +380,86 @@ async function planSchedules(
   const keyed = new Map(all.filter((r) => r.key !== null).map((r) => [r.key as string, r]));
   const now = new Date();
   for (const d of docs) {
-    const b = d.body;
-    const timing = {
-      cron: b.cron ?? null,
-      timezone: b.cron !== undefined ? (b.timezone ?? "UTC") : (b.timezone ?? null),
-      interval_seconds: b.interval_seconds ?? null,
-    };
     try {
-      checkTiming(timing);
-    } catch (e) {
-      throw relocate(d, e);
-    }
-    let target: { automation: string } | { group: string } | { tags: string[] };
-    if ("tags" in b.target) target = { tags: [...new Set(b.target.tags)] };
-    else {
-      const kind = "automation" in b.target ? "automation" : "group";
-      const ref = "automation" in b.target ? b.target.automation : b.target.group;
-      const id = await targetId(db, projectId, kind, ref, kind === "automation" ? refs.autIdByKey : refs.grpIdByKey);
-      if (!id)
-        throw invalid(`a schedule names an unknown ${kind}`, [
-          problemAt(d.path, d.line(["target", kind]), `target.${kind}`, `no ${kind} has the key or the exact name "${ref}"`),
-        ]);
-      target = kind === "automation" ? { automation: id } : { group: id };
-    }
-    let environmentId: string | null = null;
-    if (b.environment !== undefined && b.environment !== null) {
-      const ref = b.environment;
-      environmentId = refs.envIdByName.get(ref) ?? (refs.allEnvs.some((e) => e.id === ref) ? ref : null);
-      if (!environmentId)
-        throw invalid("unknown environment", [
-          problemAt(d.path, d.line(["environment"]), "environment", `environment "${ref}" does not exist in this project or the folder`),
-        ]);
-      // Whoever applies a schedule answers for the runs it starts, as when creating one.
-      await assertMayRunIn(ctx, db as Parameters<typeof assertMayRunIn>[1], [environmentId]);
-    }
-    const next = { name: b.name, target, environment_id: environmentId, ...timing, enabled: b.enabled ? 1 : 0, key: d.key };
-    const current = keyed.get(d.key) ?? all.find((r) => r.key === null && r.name === b.name);
-    if (!current) {
-      const id = newId("sch");
-      plan.changes.push({ op: "create", type: "schedule", key: d.key, name: b.name, id, fields: [] });
-      const t = now.toISOString();
+      const b = d.body;
+      const timing = {
+        cron: b.cron ?? null,
+        timezone: b.cron !== undefined ? (b.timezone ?? "UTC") : (b.timezone ?? null),
+        interval_seconds: b.interval_seconds ?? null,
+      };
+      try {
+        checkTiming(timing);
+      } catch (e) {
+        throw relocate(d, e);
+      }
+      let target: { automation: string } | { group: string } | { tags: string[] };
+      if ("tags" in b.target) target = { tags: [...new Set(b.target.tags)] };
+      else {
+        const kind = "automation" in b.target ? "automation" : "group";
+        const ref = "automation" in b.target ? b.target.automation : b.target.group;
+        const id = await targetId(db, projectId, kind, ref, kind === "automation" ? refs.autIdByKey : refs.grpIdByKey);
+        if (!id)
+          throw invalid(`a schedule names an unknown ${kind}`, [
+            problemAt(d.path, d.line(["target", kind]), `target.${kind}`, `no ${kind} has the key or the exact name "${ref}"`),
+          ]);
+        target = kind === "automation" ? { automation: id } : { group: id };
+      }
+      let environmentId: string | null = null;
+      if (b.environment !== undefined && b.environment !== null) {
+        const ref = b.environment;
+        environmentId = refs.envIdByName.get(ref) ?? (refs.allEnvs.some((e) => e.id === ref) ? ref : null);
+        if (!environmentId)
+          throw invalid("unknown environment", [
+            problemAt(d.path, d.line(["environment"]), "environment", `environment "${ref}" does not exist in this project or the folder`),
+          ]);
+        // Whoever applies a schedule answers for the runs it starts, as when creating one.
+        await assertMayRunIn(ctx, db as Parameters<typeof assertMayRunIn>[1], [environmentId]);
+      }
+      const next = { name: b.name, target, environment_id: environmentId, ...timing, enabled: b.enabled ? 1 : 0, key: d.key };
+      const current = keyed.get(d.key) ?? all.find((r) => r.key === null && r.name === b.name);
+      if (!current) {
+        const id = newId("sch");
+        plan.changes.push({ op: "create", type: "schedule", key: d.key, name: b.name, id, fields: [] });
+        const t = now.toISOString();
+        plan.writes.push((w) =>
+          schedules.insertSchedule(w, {
+            ...next,
+            id,
+            project_id: projectId,
+            target: JSON.stringify(target),
+            next_run_at: firstDue(timing, b.enabled, now),
+            last_fired_at: null,
+            last_error: null,
+            created_by: ctx.principal.userId,
+            created_at: t,
+            updated_at: t,
+          }),
+        );
+        continue;
+      }
+      const row = current;
+      const fields = changedFields({ ...row, target: readJsonColumnOr(StoredTarget, row.target, null) } as Record<string, unknown>, next);
+      if (fields.length === 0) continue;
+      const retimed = fields.some((f) => ["cron", "timezone", "interval_seconds", "enabled"].includes(f));
+      plan.changes.push({ op: "update", type: "schedule", key: d.key, name: b.name, id: row.id, fields });
       plan.writes.push((w) =>
-        schedules.insertSchedule(w, {
+        schedules.updateSchedule(w, row.id, {
           ...next,
-          id,
-          project_id: projectId,
           target: JSON.stringify(target),
-          next_run_at: firstDue(timing, b.enabled, now),
-          last_fired_at: null,
-          last_error: null,
+          next_run_at: retimed ? firstDue(timing, b.enabled, now) : row.next_run_at,
           created_by: ctx.principal.userId,
-          created_at: t,
-          updated_at: t,
+          updated_at: nextStamp(row.updated_at),
         }),
       );
-      continue;
+    } catch (e) {
+      if (!kept(problems, e)) throw e;
     }
-    const row = current;
-    const fields = changedFields({ ...row, target: readJsonColumnOr(StoredTarget, row.target, null) } as Record<string, unknown>, next);
-    if (fields.length === 0) continue;
-    const retimed = fields.some((f) => ["cron", "timezone", "interval_seconds", "enabled"].includes(f));
-    plan.changes.push({ op: "update", type: "schedule", key: d.key, name: b.name, id: row.id, fields });
-    plan.writes.push((w) =>
-      schedules.updateSchedule(w, row.id, {
-        ...next,
-        target: JSON.stringify(target),
-        next_run_at: retimed ? firstDue(timing, b.enabled, now) : row.next_run_at,
-        created_by: ctx.principal.userId,
-        updated_at: nextStamp(row.updated_at),
-      }),
-    );
   }
   return [...keyed.values()];
 }
 
 async function planAlertChannels(
+  problems: ErrorDetail[],
   ctx: OpContext,
   db: Kysely<DB>,
   plan: Plan,
@@ -433,63 +471,67 @@ async function planAlertChannels(
   const keyed = new Map(all.filter((r) => r.key !== null).map((r) => [r.key as string, r]));
   const t = nowIso();
   for (const d of docs) {
-    const b = d.body;
-    const at = (field: string, message: string) => invalid(message, [problemAt(d.path, d.line([field]), field, message)]);
-    const fromVariable = (field: "url_from" | "secret_from", variable: string) => {
-      const value = secretValues[variable];
-      if (value === undefined) throw at(field, `the environment variable ${variable} is not set`);
-      return value;
-    };
-    if (b.url !== undefined && b.url_from !== undefined) throw at("url_from", "give url or url_from, not both");
-    const url = b.url ?? (b.url_from !== undefined ? fromVariable("url_from", b.url_from).trim() : null);
-    const secret = b.secret_from !== undefined ? fromVariable("secret_from", b.secret_from) : null;
-    if (secret !== null && (secret.length < 8 || secret.length > 1000))
-      throw at("secret_from", `the secret in ${b.secret_from} must have 8 to 1000 characters`);
     try {
-      checkChannel(ctx, { kind: b.kind, url, hasSecret: secret !== null, emailTo: b.email_to ?? null });
-    } catch (e) {
-      throw relocate(d, e, { secret: "secret_from", ...(b.url_from !== undefined ? { url: "url_from" } : {}) });
-    }
-    const next = {
-      name: b.name,
-      kind: b.kind,
-      url,
-      email_to: b.email_to ? JSON.stringify(b.email_to) : null,
-      events: uniqueEvents(b.events),
-      remind_every: b.remind_every ?? null,
-      key: d.key,
-    };
-    const current = keyed.get(d.key) ?? all.find((r) => r.key === null && r.name === b.name);
-    if (!current) {
-      const id = newId("ach");
-      plan.changes.push({ op: "create", type: "alert_channel", key: d.key, name: b.name, id, fields: [] });
+      const b = d.body;
+      const at = (field: string, message: string) => invalid(message, [problemAt(d.path, d.line([field]), field, message)]);
+      const fromVariable = (field: "url_from" | "secret_from", variable: string) => {
+        const value = secretValues[variable];
+        if (value === undefined) throw at(field, `the environment variable ${variable} is not set`);
+        return value;
+      };
+      if (b.url !== undefined && b.url_from !== undefined) throw at("url_from", "give url or url_from, not both");
+      const url = b.url ?? (b.url_from !== undefined ? fromVariable("url_from", b.url_from).trim() : null);
+      const secret = b.secret_from !== undefined ? fromVariable("secret_from", b.secret_from) : null;
+      if (secret !== null && (secret.length < 8 || secret.length > 1000))
+        throw at("secret_from", `the secret in ${b.secret_from} must have 8 to 1000 characters`);
+      try {
+        checkChannel(ctx, { kind: b.kind, url, hasSecret: secret !== null, emailTo: b.email_to ?? null });
+      } catch (e) {
+        throw relocate(d, e, { secret: "secret_from", ...(b.url_from !== undefined ? { url: "url_from" } : {}) });
+      }
+      const next = {
+        name: b.name,
+        kind: b.kind,
+        url,
+        email_to: b.email_to ? JSON.stringify(b.email_to) : null,
+        events: uniqueEvents(b.events),
+        remind_every: b.remind_every ?? null,
+        key: d.key,
+      };
+      const current = keyed.get(d.key) ?? all.find((r) => r.key === null && r.name === b.name);
+      if (!current) {
+        const id = newId("ach");
+        plan.changes.push({ op: "create", type: "alert_channel", key: d.key, name: b.name, id, fields: [] });
+        plan.writes.push((w) =>
+          alerts.insertChannel(w, {
+            ...next,
+            id,
+            project_id: projectId,
+            secret: secret === null ? null : ctx.core.secrets.seal(secret, secretPlace(id)),
+            created_at: t,
+            updated_at: t,
+          }),
+        );
+        continue;
+      }
+      const row = current;
+      if (row.kind !== b.kind) throw at("kind", `the alert channel "${row.name}" is a ${row.kind} channel: a channel's kind cannot change`);
+      const parsed = (r: typeof next) => ({ ...r, email_to: r.email_to === null ? null : JSON.parse(r.email_to), events: JSON.parse(r.events) });
+      const fields = changedFields(parsed({ ...row, key: row.key as string }), parsed(next));
+      const stored = row.secret === null ? null : ctx.core.secrets.open(row.secret, secretPlace(row.id));
+      if (stored !== secret) fields.push("secret");
+      if (fields.length === 0) continue;
+      plan.changes.push({ op: "update", type: "alert_channel", key: d.key, name: b.name, id: row.id, fields });
       plan.writes.push((w) =>
-        alerts.insertChannel(w, {
+        alerts.updateChannel(w, row.id, {
           ...next,
-          id,
-          project_id: projectId,
-          secret: secret === null ? null : ctx.core.secrets.seal(secret, secretPlace(id)),
-          created_at: t,
-          updated_at: t,
+          secret: secret === null ? null : ctx.core.secrets.seal(secret, secretPlace(row.id)),
+          updated_at: nextStamp(row.updated_at),
         }),
       );
-      continue;
+    } catch (e) {
+      if (!kept(problems, e)) throw e;
     }
-    const row = current;
-    if (row.kind !== b.kind) throw at("kind", `the alert channel "${row.name}" is a ${row.kind} channel: a channel's kind cannot change`);
-    const parsed = (r: typeof next) => ({ ...r, email_to: r.email_to === null ? null : JSON.parse(r.email_to), events: JSON.parse(r.events) });
-    const fields = changedFields(parsed({ ...row, key: row.key as string }), parsed(next));
-    const stored = row.secret === null ? null : ctx.core.secrets.open(row.secret, secretPlace(row.id));
-    if (stored !== secret) fields.push("secret");
-    if (fields.length === 0) continue;
-    plan.changes.push({ op: "update", type: "alert_channel", key: d.key, name: b.name, id: row.id, fields });
-    plan.writes.push((w) =>
-      alerts.updateChannel(w, row.id, {
-        ...next,
-        secret: secret === null ? null : ctx.core.secrets.seal(secret, secretPlace(row.id)),
-        updated_at: nextStamp(row.updated_at),
-      }),
-    );
   }
   return [...keyed.values()];
 }
