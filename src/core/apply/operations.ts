@@ -124,8 +124,7 @@ async function makePlan(
         wanted[name] = value;
       }
       if (!current) {
-        plan.changes.push({ op: "create", type: "environment", key: d.key, name: d.body.name, id, fields: [] });
-        plan.writes.push((w) =>
+        planCreate(plan, { type: "environment", key: d.key, name: d.body.name, id }, (w) =>
           environments.insertEnvironment(w, {
             id,
             project_id: projectId,
@@ -212,8 +211,7 @@ async function makePlan(
       if (!current) {
         const id = newId("aut");
         autIdByKey.set(d.key, id);
-        plan.changes.push({ op: "create", type: "automation", key: d.key, name: b.name, id, fields: [] });
-        plan.writes.push((w) =>
+        planCreate(plan, { type: "automation", key: d.key, name: b.name, id }, (w) =>
           automations.insertAutomation(w, {
             ...next,
             id,
@@ -269,8 +267,9 @@ async function makePlan(
       grpIdByKey.set(d.key, current?.id ?? newId("grp"));
       if (!current) {
         const id = grpIdByKey.get(d.key) as string;
-        plan.changes.push({ op: "create", type: "group", key: d.key, name: d.body.name, id, fields: [] });
-        plan.writes.push((w) => groups.insertGroup(w, { ...next, id, project_id: projectId, created_at: t, updated_at: t }));
+        planCreate(plan, { type: "group", key: d.key, name: d.body.name, id }, (w) =>
+          groups.insertGroup(w, { ...next, id, project_id: projectId, created_at: t, updated_at: t }),
+        );
         continue;
       }
       const fields = changedFields(
@@ -337,6 +336,12 @@ async function assertNamesFree(
       if (!kept(problems, e)) throw e;
     }
   }
+}
+
+/** A record the folder adds: told in the plan, written with the rest. */
+function planCreate(plan: Plan, change: Pick<Change, "type" | "key" | "name" | "id">, write: (db: Kysely<DB>) => Promise<unknown>): void {
+  plan.changes.push({ op: "create", ...change, fields: [] });
+  plan.writes.push(write);
 }
 
 /** A document's own problem (a 400 at its file and line) is kept, and the next document is read. */
@@ -419,9 +424,8 @@ async function planSchedules(
       const current = keyed.get(d.key) ?? all.find((r) => r.key === null && r.name === b.name);
       if (!current) {
         const id = newId("sch");
-        plan.changes.push({ op: "create", type: "schedule", key: d.key, name: b.name, id, fields: [] });
         const t = now.toISOString();
-        plan.writes.push((w) =>
+        planCreate(plan, { type: "schedule", key: d.key, name: b.name, id }, (w) =>
           schedules.insertSchedule(w, {
             ...next,
             id,
@@ -501,8 +505,7 @@ async function planAlertChannels(
       const current = keyed.get(d.key) ?? all.find((r) => r.key === null && r.name === b.name);
       if (!current) {
         const id = newId("ach");
-        plan.changes.push({ op: "create", type: "alert_channel", key: d.key, name: b.name, id, fields: [] });
-        plan.writes.push((w) =>
+        planCreate(plan, { type: "alert_channel", key: d.key, name: b.name, id }, (w) =>
           alerts.insertChannel(w, {
             ...next,
             id,
