@@ -70,7 +70,14 @@ export function formatValue(key: string, v: unknown, style: Style, max = 60): st
   }
   if (key === "last_run" && isRec(v)) return `${paint(String(v.status), String(v.status), style)} (${v.id})`;
   if (key === "progress" && isRec(v)) return `${v.stage} ${v.done}/${v.total}`;
-  if (key === "target" && isRec(v)) return v.kind === "web" ? `web ${v.url}` : `api ${JSON.stringify({ tags: v.tags, paths: v.paths })}`;
+  if (key === "target" && isRec(v)) {
+    // A schedule's target: what it runs.
+    if (typeof v.automation === "string") return `automation ${v.automation}`;
+    if (typeof v.group === "string") return `group ${v.group}`;
+    if (v.kind === undefined && Array.isArray(v.tags)) return `tags: ${v.tags.join(", ")}`;
+    // A feature's target: what it describes.
+    return v.kind === "web" ? `web ${v.url}` : `api ${JSON.stringify({ tags: v.tags, paths: v.paths })}`;
+  }
   if (key === "steps" && Array.isArray(v)) return `${v.length} step${v.length === 1 ? "" : "s"}`;
   if (key === "key" && isRec(v)) return `${v.prefix}… (${v.name})`;
   if (key === "runner" && isRec(v)) return `${v.name ?? "a deleted runner"} (${v.id})`;
@@ -110,10 +117,24 @@ const COLUMNS = [
  */
 const RUNNER_COLUMNS = ["id", "name", "labels", "scope", "connected", "running", "last_seen_at", "revoked_at"];
 
+/** Schedules: what each runs, whether it is on and when it is next due, and why the last due time failed. */
+const SCHEDULE_COLUMNS = ["id", "name", "target", "enabled", "next_run_at", "last_error"];
+/** An alert channel's deliveries: what was sent, how it went, and why not (a failing receiver's answer). */
+const DELIVERY_COLUMNS = ["delivery_id", "event", "status", "attempts", "status_code", "error", "created_at"];
+
+function columnsFor(first: Rec): string[] {
+  if ("connected" in first) return RUNNER_COLUMNS;
+  if ("next_runs_at" in first) return SCHEDULE_COLUMNS;
+  if ("delivery_id" in first) return DELIVERY_COLUMNS;
+  return COLUMNS;
+}
+
 export function renderList(items: Rec[], noun: string, style: Style): string {
   if (items.length === 0) return `No ${noun} found.`;
   const first = items[0] ?? {};
-  const cols = ("connected" in first ? RUNNER_COLUMNS : COLUMNS).filter((c) => c in first).slice(0, 8);
+  const cols = columnsFor(first)
+    .filter((c) => c in first)
+    .slice(0, 8);
   const cell = (it: Rec, c: string) => (c === "status" && "flaky" in it ? runStatusText(it, style) : formatValue(c, it[c], style, 48));
   return table(
     cols.map((c) => c.replace(/_/g, " ")),

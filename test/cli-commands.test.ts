@@ -432,6 +432,15 @@ test("the show --json → update --file round trip works for schedules and alert
   const moved = await cli.json<Rec>(["alert-channels", "update", "hook", ...P, "--file", "channel.yaml"]);
   expect(moved).toMatchObject({ id: channel.id, url: "http://127.0.0.1:9/other", has_secret: true });
 
+  // The tables show what an operator looks at schedules and deliveries for.
+  const schedules = await cli.run(["schedules", "list", ...P]);
+  expect(schedules.stdout.split("\n")[0]?.split(/\s{2,}/)).toEqual(["ID", "NAME", "TARGET", "ENABLED", "NEXT RUN AT", "LAST ERROR"]);
+  expect(schedules.stdout).toContain(`automation ${target.id}`);
+  await cli.json<Rec>(["alert-channels", "test", "hook", ...P]);
+  const deliveries = await cli.run(["alert-channels", "deliveries", "hook", ...P]);
+  expect(deliveries.stdout.split("\n")[0]?.split(/\s{2,}/)).toEqual(["DELIVERY ID", "EVENT", "STATUS", "ATTEMPTS", "STATUS CODE", "ERROR", "CREATED AT"]);
+  expect(deliveries.stdout).toContain("test");
+
   await Bun.write(`${cli.cwd}/typo.json`, JSON.stringify({ ...schedule, intervall_seconds: 60 }));
   const typo = await cli.run(["schedules", "update", "every five", ...P, "--file", "typo.json"]);
   expect(typo.code).toBe(2);
