@@ -93,6 +93,13 @@ test("without a model the panel says how to configure one", async () => {
       await panel.getByRole("button", { name: "Send" }).click();
       await panel.getByText("No model is configured for the assistant.").waitFor();
       await panel.getByText(/SVC_ASSISTANT_BASE_URL/).waitFor();
+      // Read after the question it answers, as a reply is.
+      const noteFollowsQuestion = await panel.evaluate((el) => {
+        const question = [...el.querySelectorAll(".assistant-user")].pop();
+        const note = el.querySelector('[role="status"]');
+        return !!question && !!note && (question.compareDocumentPosition(note) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
+      });
+      expect(noteFollowsQuestion).toBe(true);
     });
     await context.close();
   } finally {

@@ -60,10 +60,30 @@ test("a misspelt action is marked at its line with the server's message; fixing 
   const problems = await page.getByTestId("steps-problems").innerText();
   expect(problems).toContain('steps.1 unknown field "clik" (did you mean "click"?)');
   await page.locator(".cm-lintRange-error").first().waitFor({ state: "attached" });
-  expect(await markedLine(page)).toBe(5);
+  // At the misspelt key itself, not over the whole step.
+  expect(await markedLine(page)).toBe(6);
   expect(await page.getByRole("button", { name: "Save automation" }).isDisabled()).toBe(true);
   await replaceText(STEPS("click"));
   await page.getByTestId("steps-valid").waitFor();
+});
+
+test("a syntax error is marked where the parser stopped, in JSON and in YAML, not on line 1", async () => {
+  await openEditor("http", [{ request: { url: "https://shop.example.com/" } }]);
+  // Line 6 lacks the comma after its element.
+  await replaceText(
+    `[\n  {\n    "request": { "url": "https://shop.example.com/a" }\n  },\n  {\n    "request": { "url": "https://shop.example.com/b" } }\n  {\n    "request": { "url": "https://shop.example.com/c" }\n  }\n]`,
+  );
+  await page.getByTestId("steps-problems").getByText("(JSON)").waitFor();
+  await page.locator(".cm-lintRange-error").first().waitFor({ state: "attached" });
+  expect(await markedLine(page)).toBeGreaterThanOrEqual(6);
+  await replaceText(`[\n  {\n    "request": { "url": "https://shop.example.com/" }\n  }\n]`);
+  await page.getByTestId("steps-valid").waitFor();
+  await page.getByRole("radio", { name: "YAML" }).check();
+  await replaceText("- request:\n    url: https://shop.example.com/\n- request:\n    url: https://shop.example.com/b\n   expect: [ }\n");
+  await page.getByTestId("steps-problems").getByText("(YAML)").waitFor();
+  await page.locator(".cm-lintRange-error").first().waitFor({ state: "attached" });
+  expect(await markedLine(page)).toBeGreaterThanOrEqual(4);
+  expect(await page.getByTestId("steps-problems").innerText()).not.toMatch(/:\s*$/);
 });
 
 test("a request without url and a status given as a string are marked at their lines", async () => {

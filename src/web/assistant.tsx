@@ -68,12 +68,6 @@ export function AssistantPanel({ onClose }: { onClose: () => void }) {
           Close
         </button>
       </div>
-      {unconfigured && (
-        <div class="note" role="status">
-          <p>No model is configured for the assistant.</p>
-          <p class="muted">{HOW_TO_CONFIGURE}</p>
-        </div>
-      )}
       <ol class="assistant-log">
         {entries.map((en, i) => (
           <li key={`${i}-${en.role}`} class={`assistant-${en.role}`} aria-busy={en.streaming ? "true" : undefined}>
@@ -96,6 +90,13 @@ export function AssistantPanel({ onClose }: { onClose: () => void }) {
           </li>
         ))}
       </ol>
+      {/* After the question it answers, as a reply would be. */}
+      {unconfigured && (
+        <div class="note" role="status">
+          <p>No model is configured for the assistant.</p>
+          <p class="muted">{HOW_TO_CONFIGURE}</p>
+        </div>
+      )}
       <ErrorNote message={a.error} details={a.details} />
       <form onSubmit={send} class="assistant-form">
         <label for="assistant-text">Message</label>

@@ -17,6 +17,8 @@ export interface Problem {
   /** "steps.0.request.url" (a server detail's "body." is dropped), or "(JSON)" / "(YAML)" for the text itself. */
   path: string;
   message: string;
+  /** For a problem of the text itself: the offset the parser stopped at, marked there. */
+  at?: number;
 }
 type JsonSchema = { [k: string]: unknown };
 
@@ -206,7 +208,11 @@ export function createStepsEditor(
     problems.map((p) => {
       const text = view.state.doc.toString();
       const segs = p.path.startsWith("(") ? null : segmentsOf(p.path);
-      const r = segs === null ? { from: 0, to: Math.min(text.length, 1) } : format === "json" ? jsonRange(view.state, segs) : yamlRange(text, segs);
+      // An unknown field is marked at its own key, not over the whole object that holds it.
+      const unknown = /^unknown fields? "([^"]+)"/.exec(p.message)?.[1];
+      if (segs && unknown) segs.push(unknown);
+      const at = p.at === undefined ? 0 : Math.max(0, Math.min(p.at, text.length - 1));
+      const r = segs === null ? { from: at, to: Math.min(text.length, at + 1) } : format === "json" ? jsonRange(view.state, segs) : yamlRange(text, segs);
       return { from: r.from, to: Math.max(r.to, r.from), severity: "error", message: `${p.path}: ${p.message}`, source: "svc" };
     });
   const extensions = (f: StepsFormat) => [

@@ -12,7 +12,7 @@ const Steps = z.array(Step).min(1, "an automation needs at least one step").max(
 
 export interface StepsCheck {
   steps: z.output<typeof Steps> | null;
-  problems: { path: string; message: string }[];
+  problems: Problem[];
 }
 
 export function checkSteps(text: string, kind: Automation["kind"]): StepsCheck {
@@ -20,7 +20,10 @@ export function checkSteps(text: string, kind: Automation["kind"]): StepsCheck {
   try {
     value = JSON.parse(text);
   } catch (e) {
-    return { steps: null, problems: [{ path: "(JSON)", message: (e as Error).message }] };
+    const message = (e as Error).message;
+    // Browsers say where (V8: "… in JSON at position 123 (line 6 column 7)"): marked there, not on line 1.
+    const at = /at position (\d+)/.exec(message)?.[1];
+    return { steps: null, problems: [{ path: "(JSON)", message, ...(at !== undefined ? { at: Number(at) } : {}) }] };
   }
   const parsed = Steps.safeParse(value);
   if (!parsed.success) {
@@ -56,13 +59,13 @@ export function StepsEditor({
 }) {
   const check = useMemo(() => checkSteps(text, kind), [text, kind]);
   const [format, setFormat] = useState<StepsFormat>("json");
-  const [yamlProblem, setYamlProblem] = useState<string | null>(null);
+  const [yamlProblem, setYamlProblem] = useState<Problem | null>(null);
   const host = useRef<HTMLDivElement>(null);
   const editor = useRef<StepsEditorHandle | null>(null);
   const emitted = useRef(text);
   const yamlLib = useRef<typeof import("yaml") | null>(null);
   const server = stepDetails(details);
-  const problems: Problem[] = yamlProblem ? [{ path: "(YAML)", message: yamlProblem }] : [...check.problems, ...server];
+  const problems: Problem[] = yamlProblem ? [yamlProblem] : [...check.problems, ...server];
 
   // The page's JSON shown in the chosen format.
   const shown = (json: string, f: StepsFormat) => {
@@ -81,7 +84,10 @@ export function StepsEditor({
         emitted.current = json;
         onChange(json);
       } catch (e) {
-        setYamlProblem((e as Error).message.split("\n")[0] ?? "not valid YAML");
+        // The parser's first line says what and where ("… at line 6, column 1:", its code frame follows); pos is the offset.
+        const first = ((e as Error).message.split("\n")[0] ?? "not valid YAML").replace(/:\s*$/, "");
+        const at = (e as { pos?: [number, number] }).pos?.[0];
+        setYamlProblem({ path: "(YAML)", message: first, ...(typeof at === "number" ? { at } : {}) });
         emitted.current = value;
         onChange(value);
       }
