@@ -5,7 +5,7 @@ import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers/server";
-import { runBinary, type ServeProcess, startServe } from "./helpers/binary";
+import { apiClient, runBinary, type ServeProcess, startServe } from "./helpers/binary";
 
 let dir: string;
 let serve: ServeProcess;
@@ -51,6 +51,22 @@ describe("svc serve and svc admin", () => {
     const entry = JSON.parse(String(line));
     expect(entry).toMatchObject({ msg: "request", method: "GET", path: "/api/v1/ops/projects", status: 200, operation: "list_projects" });
     expect(serve.logs()).not.toContain(key);
+  });
+
+  test("applied documents are read by the executable's own reader thread: a plan, and a bad file named at its line", async () => {
+    const call = apiClient(serve.url, key);
+    await call("POST", "/projects", { name: "Applied", slug: "applied" }, 201);
+    const automation = { path: "checks/a.yaml", text: 'name: a\nkind: http\nsteps:\n  - request: { url: "http://127.0.0.1:9/" }\n' };
+    const plan = await call<{ changes: { op: string; key: string }[] }>("POST", "/projects/applied/apply", { documents: [automation], dry_run: true });
+    expect(plan.changes).toEqual([expect.objectContaining({ op: "create", key: "checks/a.yaml" })]);
+    const bad = await call<{ details: { path: string }[] }>(
+      "POST",
+      "/projects/applied/apply",
+      { documents: [automation, { path: "b.yaml", text: "x: 1\nname: [\n" }] },
+      400,
+    );
+    expect(bad.details[0]?.path).toMatch(/^b\.yaml:\d+$/);
+    expect(serve.logs()).not.toContain("document reader");
   });
 
   test("a key made by svc admin while the server runs works at once; revoke-key and remove-member stop keys at once", async () => {

@@ -1,8 +1,8 @@
 // Reading applied documents: YAML or JSON text parsed with positions, so every problem names its file and line.
-import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from "yaml";
+import { isMap, isNode, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
 import { z } from "zod";
 import { ops } from "../../manifest";
-import { type ErrorDetail, explainIssues, invalid } from "../../manifest/errors";
+import { type ErrorDetail, explainIssues } from "../../manifest/errors";
 import { Description, Name } from "../../manifest/define";
 
 export type AutomationBody = z.output<NonNullable<typeof ops.createAutomation.body>>;
@@ -43,29 +43,51 @@ const AlertChannelDoc = (ops.createAlertChannel.body as NonNullable<typeof ops.c
 export type ScheduleBody = z.output<typeof ScheduleDoc>;
 export type AlertChannelBody = z.output<typeof AlertChannelDoc>;
 
+/** A document as read: `lines` says where its values are (plain data, as it crosses threads), `line` reads it. */
+interface Read {
+  key: string;
+  path: string;
+  lines: LineTable;
+  line: (p: PropertyKey[]) => number;
+}
 export type Parsed =
-  | { type: "automation"; key: string; path: string; line: (p: PropertyKey[]) => number; adopt?: string; body: AutomationBody }
-  | { type: "group"; key: string; path: string; line: (p: PropertyKey[]) => number; body: z.output<typeof GroupDoc> }
-  | { type: "environment"; key: string; path: string; line: (p: PropertyKey[]) => number; body: z.output<typeof EnvironmentDoc> }
-  | { type: "schedule"; key: string; path: string; line: (p: PropertyKey[]) => number; body: ScheduleBody }
-  | { type: "alert_channel"; key: string; path: string; line: (p: PropertyKey[]) => number; body: AlertChannelBody };
+  | (Read & { type: "automation"; adopt?: string; body: AutomationBody })
+  | (Read & { type: "group"; body: z.output<typeof GroupDoc> })
+  | (Read & { type: "environment"; body: z.output<typeof EnvironmentDoc> })
+  | (Read & { type: "schedule"; body: ScheduleBody })
+  | (Read & { type: "alert_channel"; body: AlertChannelBody });
 
 const DOCS = { group: GroupDoc, environment: EnvironmentDoc, schedule: ScheduleDoc, alert_channel: AlertChannelDoc } as const;
 const TYPES = '"automation", "group", "environment", "schedule" or "alert_channel"';
 
-/** The line (1-based) of the value at `path` in the document, else of the nearest enclosing value. */
-function lineOf(doc: Document, counter: LineCounter, path: PropertyKey[]): number {
-  for (let n = path.length; n >= 0; n--) {
-    const node =
-      n === 0
-        ? doc.contents
-        : doc.getIn(
-            path.slice(0, n).map((p) => (typeof p === "symbol" ? String(p) : p)),
-            true,
-          );
-    if (isNode(node) && node.range) return counter.linePos(node.range[0]).line;
-  }
-  return 1;
+/** Where each value of a document is: its path (keys and indexes joined by NUL) → its line (1-based). */
+export type LineTable = Record<string, number>;
+
+/** Every value's line, read once from the parsed document: a plain table, so it crosses to the API's thread. */
+function lineTable(doc: Document, counter: LineCounter): LineTable {
+  const out: LineTable = {};
+  const walk = (node: unknown, path: string) => {
+    if (isNode(node) && node.range) out[path] = counter.linePos(node.range[0]).line;
+    const at = (k: string) => (path === "" ? k : `${path}\u0000${k}`);
+    if (isMap(node)) for (const pair of node.items) walk(pair.value ?? pair.key, at(isScalar(pair.key) ? String(pair.key.value) : String(pair.key)));
+    else if (isSeq(node))
+      node.items.forEach((item, i) => {
+        walk(item, at(String(i)));
+      });
+  };
+  walk(doc.contents, "");
+  return out;
+}
+
+/** The line of the value at `path`, else of the nearest enclosing value (1 when none is known). */
+export function lineFrom(table: LineTable): (path: PropertyKey[]) => number {
+  return (path) => {
+    for (let n = path.length; n >= 0; n--) {
+      const line = table[path.slice(0, n).map(String).join("\u0000")];
+      if (line !== undefined) return line;
+    }
+    return 1;
+  };
 }
 
 export const problemAt = (path: string, line: number, field: string, message: string): ErrorDetail => ({
@@ -125,15 +147,17 @@ export function nestingDepth(text: string): { depth: number; line: number } {
   return worst;
 }
 
-/** Lets the other requests in between two documents: parsing a folder is work the API's one thread shares. */
-const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** What reading a folder comes to: its documents, or every problem by file and line. */
+export type ReadResult = { parsed: Parsed[] } | { message: string; problems: ErrorDetail[] };
 
-/** Parses every document, or throws one 400 listing every problem by file and line. */
-export async function parseDocuments(documents: { path: string; text: string }[], defaultEnvironment: string | undefined): Promise<Parsed[]> {
+/**
+ * Reads every document (in the parser's own thread, see parse-worker.ts: parsing a large folder takes the better
+ * part of a second, which the API's thread must not spend).
+ */
+export function readDocuments(documents: { path: string; text: string }[], defaultEnvironment: string | undefined): ReadResult {
   const problems: ErrorDetail[] = [];
   const out: Parsed[] = [];
   for (const d of documents) {
-    await yieldTurn();
     const nesting = nestingDepth(d.text);
     if (nesting.depth > MAX_DOCUMENT_DEPTH) {
       problems.push(problemAt(d.path, nesting.line, "", `nested deeper than ${MAX_DOCUMENT_DEPTH} levels: a document this deep is not a test`));
@@ -151,7 +175,8 @@ export async function parseDocuments(documents: { path: string; text: string }[]
       );
       continue;
     }
-    const line = (p: PropertyKey[]) => lineOf(doc, counter, p);
+    const lines = lineTable(doc, counter);
+    const line = lineFrom(lines);
     let value: Record<string, unknown>;
     try {
       value = doc.toJS() as Record<string, unknown>;
@@ -169,7 +194,7 @@ export async function parseDocuments(documents: { path: string; text: string }[]
     if (typeof type === "string" && Object.hasOwn(DOCS, type)) {
       const r = (DOCS[type as keyof typeof DOCS] as z.ZodType<Parsed["body"]>).safeParse(value);
       if (!r.success) report(r.error);
-      else out.push({ type, key: (r.data as { key?: string }).key ?? d.path, path: d.path, line, body: r.data } as Parsed);
+      else out.push({ type, key: (r.data as { key?: string }).key ?? d.path, path: d.path, lines, line, body: r.data } as Parsed);
       continue;
     }
     if (type !== undefined && type !== "automation") {
@@ -188,6 +213,7 @@ export async function parseDocuments(documents: { path: string; text: string }[]
         type: "automation",
         key: typeof key === "string" ? key.trim() : d.path,
         path: d.path,
+        lines,
         line,
         adopt: typeof id === "string" ? id : undefined,
         body: r.data,
@@ -204,6 +230,6 @@ export async function parseDocuments(documents: { path: string; text: string }[]
     if (named) problems.push(problemAt(p.path, p.line(["name"]), "name", `the ${p.type} name "${p.body.name}" is also used by ${named.path}`));
     else byName.set(`${p.type} ${p.body.name}`, p);
   }
-  if (problems.length > 0) throw invalid(`${problems.length} problem${problems.length === 1 ? "" : "s"} in the documents`, problems);
-  return out;
+  if (problems.length > 0) return { message: `${problems.length} problem${problems.length === 1 ? "" : "s"} in the documents`, problems };
+  return { parsed: out };
 }

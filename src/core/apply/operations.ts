@@ -27,7 +27,8 @@ import * as alerts from "../alerts/store";
 import { checkTiming, firstDue, StoredTarget } from "../schedules/operations";
 import { checkChannel, secretPlace, uniqueEvents } from "../alerts/operations";
 import { assertMayRunIn } from "../environments/protection";
-import { type Parsed, parseDocuments, problemAt } from "./documents";
+import { type Parsed, problemAt } from "./documents";
+import { parseDocuments } from "./parse";
 import * as store from "./store";
 
 type O = typeof ops;
