@@ -270,6 +270,14 @@ test("a record's result carries its etag, which if_match takes back: a change fr
   await c.close();
 });
 
+test("a call whose body is over the API's limit is a 413 tool error, as over stdio, and creates nothing", async () => {
+  const c = await connect();
+  const r = await call(c, "create_feature", { project: "shop", name: "huge", description: "y".repeat(2_000_000) });
+  expect(r).toMatchObject({ isError: true, structuredContent: { status: 413, error: "payload_too_large" } });
+  expect((await s.call("GET", "/projects/shop/features/huge")).status).toBe(404);
+  await c.close();
+});
+
 test("calls run in-process with the key's rights: a member's key cannot add members even with the admin toolset", async () => {
   const member = await s.userWithKey("member@acme.test", "acme", "member");
   const c = await connect("?toolsets=admin,projects", member.key);

@@ -100,6 +100,9 @@ export function createMcpRoute(opts: McpRouteOptions) {
           const key = keyOf.get(op);
           if (!key) throw new Error(`operation ${op.name} is not in the manifest`);
           const { params, query, body, headers } = splitInput(op, input);
+          // The body REST would have received, held to the same limit: a 413 the model reads as a tool error, as over stdio.
+          if (body !== undefined && Buffer.byteLength(JSON.stringify(body)) > config.max_body_bytes)
+            throw new ClientError(413, "payload_too_large", `the request body is larger than ${config.max_body_bytes} bytes`);
           const out = await callOperation(
             core,
             principal,
@@ -164,7 +167,8 @@ export function createMcpRoute(opts: McpRouteOptions) {
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
-      maxRequestBodySize: config.max_body_bytes,
+      // Room for the JSON-RPC envelope around a body at the API's limit (checked per call, as a tool error).
+      maxRequestBodySize: config.max_body_bytes * 4,
     });
     await server.connect(transport);
     try {
