@@ -156,3 +156,41 @@ test("what is not a collection is a 400 naming the collection and creates nothin
   expect(res.status).toBe(400);
   expect(((await res.json()) as { details: { path: string }[] }).details[0]?.path).toBe("collection");
 });
+
+test("tests written on one line, as Postman's snippets write them, keep their checks; a status check left out adds no guess", async () => {
+  const oneLine = {
+    info: { name: "One-liners", schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" },
+    item: [
+      {
+        name: "Refused without a token",
+        event: [{ listen: "test", script: { exec: ["pm.test('is 401', function() { pm.response.to.have.status(401); });"] } }],
+        request: { method: "GET", url: `${target.url}/status?code=401` },
+      },
+      {
+        name: "Two checks on one line",
+        event: [
+          { listen: "test", script: { exec: ['pm.test("ok", () => { pm.response.to.have.status(200); pm.expect(pm.response.json().id).to.eql(1); });'] } },
+        ],
+        request: { method: "GET", url: `${target.url}/items/1` },
+      },
+      {
+        name: "Status checked another way",
+        event: [{ listen: "test", script: { exec: ["pm.test('client error', function () { pm.response.to.be.clientError; });"] } }],
+        request: { method: "GET", url: `${target.url}/status?code=404` },
+      },
+    ],
+  };
+  const res = await s.call("POST", "/projects/pm/imports/postman", { collection: oneLine });
+  expect(res.status).toBe(201);
+  const out = (await res.json()) as Imported;
+  expect(out.automations.map((a) => a.steps[0]?.expect)).toEqual([[{ status: 401 }], [{ status: 200 }, { json: "$.id", equals: 1 }], []]);
+  expect(out.warnings.filter((w) => w.request === "Status checked another way").map((w) => w.message)).toEqual([
+    "the test script line `pm.response.to.be.clientError` has no counterpart and was left out",
+    "its test script checks the status in a way not imported: no status check was added; add the one it means",
+  ]);
+  // The first two run against the target and pass: the 401 is what the test expects.
+  for (const a of out.automations.slice(0, 2)) {
+    const run = await s.call("POST", `/projects/pm/automations/${a.id}/run`, {});
+    expect((await waitForRun(s, "pm", ((await run.json()) as { id: string }).id)).status).toBe("passed");
+  }
+});

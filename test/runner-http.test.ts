@@ -117,6 +117,31 @@ describe("http steps", () => {
     }
   });
 
+  test("a JSON value keeps its type: a number become a string fails a comparison, and a missing value is not anything but 1", async () => {
+    // /echo answers the query's values as strings: {"query": {"price": "1.5"}}.
+    const typed = await runToEnd(
+      s,
+      project,
+      http([
+        {
+          request: { url: "/echo?price=1.5" },
+          expect: [
+            { json: "$.query.price", gt: 1 },
+            { json: "$.query.nope", not_equals: 1 },
+          ],
+        },
+      ]),
+    );
+    expect(typed.status).toBe("failed");
+    expect(typed.steps[0]?.assertions?.map((a) => [a.passed, a.message])).toEqual([
+      [false, '$.query.price: expected > 1, got "1.5"'],
+      [false, "$.query.nope: expected anything but 1, got nothing"],
+    ]);
+    // A header is text: its number is compared as a number.
+    const header = await runToEnd(s, project, http([{ request: { url: "/items/1" }, expect: [{ header: "content-length", gt: 1 }] }]));
+    expect(header.status).toBe("passed");
+  });
+
   test("a body regular expression passes when the text matches and fails with expected and actual in one line", async () => {
     const passes = await runToEnd(
       s,

@@ -125,8 +125,12 @@ const COMPARE: [keyof Ops, string, (a: number, b: number) => boolean][] = [
   ["lte", "<=", (a, b) => a <= b],
 ];
 
-/** Checks each operator given; the first one that fails decides the message. */
-function checkOperators(subject: string, ops: Ops, found: boolean, actual: unknown): AssertionResult[] {
+/**
+ * Checks each operator given; the first one that fails decides the message. `typed`: the subject is a JSON value,
+ * which keeps its type (a price that became the string "1.5" is not > 1); text subjects (a header) compare numeric
+ * text as numbers.
+ */
+function checkOperators(subject: string, ops: Ops, found: boolean, actual: unknown, typed = false): AssertionResult[] {
   const out: AssertionResult[] = [];
   const recorded = found ? capActual(actual) : undefined;
   let shown: string | undefined;
@@ -155,7 +159,8 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
     add("==", `== ${e}`, ops.equals, found && deepEqual(actual, ops.equals), e);
   }
   if (ops.not_equals !== undefined)
-    add("!=", `!= ${show(ops.not_equals)}`, ops.not_equals, !found || !deepEqual(actual, ops.not_equals), `anything but ${show(ops.not_equals)}`);
+    // Something must be there to be anything but the value: a subject that is gone fails (exists: false says "gone").
+    add("!=", `!= ${show(ops.not_equals)}`, ops.not_equals, found && !deepEqual(actual, ops.not_equals), `anything but ${show(ops.not_equals)}`);
   if (ops.contains !== undefined) {
     const c = ops.contains;
     const passed = found && (typeof actual === "string" ? actual.includes(String(c)) : Array.isArray(actual) ? actual.some((x) => deepEqual(x, c)) : false);
@@ -192,7 +197,7 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
       message: found && t === ops.type ? `${subject}: is ${t}` : `${subject}: expected type ${ops.type}, got ${found ? `${t} ${show(actual)}` : "nothing"}`,
     });
   }
-  const n = found ? asNumber(actual) : null;
+  const n = !found ? null : typed ? (typeof actual === "number" ? actual : null) : asNumber(actual);
   for (const [key, sym, fn] of COMPARE) {
     const bound = ops[key];
     if (typeof bound === "number") add(sym, `${sym} ${bound}`, bound, n !== null && fn(n, bound), `${sym} ${bound}`);
@@ -292,7 +297,7 @@ export function evaluateAssertion(a: Assertion, res: ObservedResponse): Assertio
     } catch (e) {
       return [{ assertion: path, subject: path, passed: false, message: (e as Error).message }];
     }
-    return checkOperators(path, ops, r.found, r.value);
+    return checkOperators(path, ops, r.found, r.value, true);
   }
   if ("body" in a) return checkOperators("body", a.body, true, res.text);
   if ("duration_ms" in a) return checkOperators("duration_ms", a.duration_ms, true, Math.round(res.durationMs));

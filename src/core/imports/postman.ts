@@ -68,10 +68,41 @@ const literal = (s: string): unknown => (s.startsWith("'") || s.startsWith('"') 
 const path = (ref: string) =>
   `$${ref.replace(/\[(?:"([^"]*)"|'([^']*)')\]/g, (_m, a: string | undefined, b: string | undefined) => `[${JSON.stringify(a ?? b)}]`)}`;
 
+/** `pm.test("…", function () { a; b; });` on one line, as Postman's own snippets write it: its statements. */
+const ONE_LINE_TEST = /^\s*pm\.test\(.*?,\s*(?:function\s*\(\)|\(\)\s*=>)\s*\{(.*)\}\s*\);?\s*$/;
+
+/** Statements split at their semicolons (one inside a quoted string stays). */
+function statements(text: string): string[] {
+  const out: string[] = [];
+  let quote = "";
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quote) {
+      if (c === "\\") i++;
+      else if (c === quote) quote = "";
+    } else if (c === '"' || c === "'" || c === "`") quote = c;
+    else if (c === ";") {
+      out.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  out.push(text.slice(start));
+  return out.map((s) => s.trim()).filter((s) => s !== "");
+}
+
+/** A check of the status that could not be translated: the request then gets no default status check either. */
+const STATUS_CHECK = /\.status\b|\.code\b|to\.be\.(?:ok|success|error|clientError|serverError|info|redirection)\b/;
+
 /** The assertions a test script stands for, and a warning for each line that has no counterpart. */
-export function translateTests(lines: string[]): { expect: Assertion[]; warnings: string[] } {
+export function translateTests(script: string[]): { expect: Assertion[]; warnings: string[]; statusLeftOut: boolean } {
   const expect: Assertion[] = [];
   const warnings: string[] = [];
+  let statusLeftOut = false;
+  const lines = script.flatMap((l) => {
+    const one = ONE_LINE_TEST.exec(l);
+    return one ? statements(one[1] as string) : [l];
+  });
   for (const raw of lines) {
     const line = raw.trim().replace(/;$/, "").trim();
     if (FRAME.some((f) => f.test(line))) continue;
@@ -86,9 +117,12 @@ export function translateTests(lines: string[]): { expect: Assertion[]; warnings
       }
       break;
     }
-    if (!done) warnings.push(`the test script line \`${line.slice(0, 200)}\` has no counterpart and was left out`);
+    if (!done) {
+      warnings.push(`the test script line \`${line.slice(0, 200)}\` has no counterpart and was left out`);
+      if (STATUS_CHECK.test(line)) statusLeftOut = true;
+    }
   }
-  return { expect, warnings };
+  return { expect, warnings, statusLeftOut };
 }
 
 interface PmItem {
@@ -207,7 +241,11 @@ export function readPostman(doc: unknown, nameOverride?: string): ImportPlan {
       for (const w of tests.warnings) warn(w);
       if (item.events.listeners("prerequest").some((e) => (e.script?.exec ?? []).some((l) => l.trim())))
         warn("the pre-request script is not imported and was left out");
-      const expect = tests.expect.some((a) => "status" in a) ? tests.expect : [{ status: { lt: 400 } }, ...tests.expect];
+      // Without a status check of its own, a request is expected to succeed; unless the script checked the status
+      // in a way left out (it may expect a 401): then guessing would turn the test around.
+      const expect = tests.expect.some((a) => "status" in a) || tests.statusLeftOut ? tests.expect : [{ status: { lt: 400 } }, ...tests.expect];
+      if (tests.statusLeftOut && !tests.expect.some((a) => "status" in a))
+        warn("its test script checks the status in a way not imported: no status check was added; add the one it means");
       const automation: ImportedAutomation = {
         ref,
         name,
