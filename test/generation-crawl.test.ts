@@ -43,8 +43,8 @@ describe("crawl generation", () => {
     expect(home?.steps).toEqual([
       { goto: `${app.url}/` },
       { expect: { title: "Acme Shop" } },
-      { expect: { visible: 'role=heading[name="Acme Shop"]' } },
-      { expect: { visible: 'role=heading[name="Featured items"]' } },
+      { expect: { visible: 'role=heading[name="Acme Shop"s]' } },
+      { expect: { visible: 'role=heading[name="Featured items"s]' } },
     ]);
     // Same-origin only, each once, without fragments; mailto and other origins are left out.
     expect(homeLinks?.kind).toBe("http");
@@ -65,7 +65,7 @@ describe("crawl generation", () => {
     ]);
     expect(loginForm?.steps.slice(1).map((s) => stepLabel(s as Step))).toEqual(['expect visible "Email"', 'expect visible "Password"']);
     expect(aboutForm?.steps.slice(1).map((s) => stepLabel(s as Step))).toEqual(['expect visible placeholder "Search"', 'expect visible select[name="sort"]']);
-    expect(about?.steps).toContainEqual({ expect: { visible: 'role=heading[name="Our team"]' } });
+    expect(about?.steps).toContainEqual({ expect: { visible: 'role=heading[name="Our team"s]' } });
     expect(g.progress).toEqual({ stage: "done", done: 7, total: 7 });
   });
 

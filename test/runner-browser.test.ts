@@ -130,6 +130,15 @@ describe("browser steps", () => {
     }
   }, 60_000);
 
+  test('a role name matches a substring, ignoring case, unless flagged exact: role=heading[name="Sign"s] is not "Sign in"', async () => {
+    const loose = await runToEnd(s, project, browser([{ goto: "/login" }, { expect: { visible: 'role=heading[name="sign"]' } }]));
+    expect(loose.status).toBe("passed");
+    const exact = await runToEnd(s, project, browser([{ goto: "/login" }, { expect: { visible: 'role=heading[name="Sign in"s]' } }]));
+    expect(exact.status).toBe("passed");
+    const partial = await runToEnd(s, project, browser([{ goto: "/login" }, { expect: { visible: 'role=heading[name="Sign"s]' }, timeout_ms: 300 }]));
+    expect(partial.status).toBe("failed");
+  }, 60_000);
+
   test("each action, wait and expectation that cannot happen fails with one clear line and a failure screenshot", async () => {
     // [step after goto /login, exact message]; a few hundred ms per step keep the whole table quick.
     const cases: [Record<string, unknown>, string][] = [

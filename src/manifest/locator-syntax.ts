@@ -14,7 +14,14 @@ export const ARIA_ROLES = new Set(
 );
 
 /** `role=NAME` or `role=NAME[name="…"]` (or single quotes); the same reading locate() uses. */
-export const ROLE_LOCATOR = /^\s*([a-z]+)\s*(?:\[\s*name\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')\s*\])?\s*$/i;
+/**
+ * `role=heading[name="Items"]`: the name as a substring, ignoring case (Playwright's default); `[name="Items"s]`
+ * (Playwright's own flag): exactly that name. Groups: role, name in "…", name in '…', the flag.
+ */
+export const ROLE_LOCATOR = /^\s*([a-z]+)\s*(?:\[\s*name\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')\s*([si])?\s*\])?\s*$/i;
+
+/** Whether a role locator's name must match exactly (the `s` flag). */
+export const exactRoleName = (m: RegExpExecArray) => m[4]?.toLowerCase() === "s";
 
 const FORMS = 'write css=…, a CSS selector, text=…, label=…, placeholder=…, button=…, role=button[name="…"] or testid=…';
 

@@ -1,7 +1,7 @@
 // Turns the step format's locator strings into Playwright locators: css=, text=, label=, placeholder=, button=,
 // role=, testid=, or bare CSS.
 import type { Locator, Page } from "playwright-core";
-import { ROLE_LOCATOR } from "../manifest/locator-syntax";
+import { exactRoleName, ROLE_LOCATOR } from "../manifest/locator-syntax";
 
 type Role = Parameters<Page["getByRole"]>[0];
 
@@ -42,7 +42,7 @@ export function locate(page: Page, locator: string): Locator {
       const m = ROLE_LOCATOR.exec(rest);
       if (!m) throw new Error(`invalid role locator "${locator}": write role=button or role=button[name="Sign in"]`);
       const name = m[2] ?? m[3];
-      return page.getByRole((m[1] as string).toLowerCase() as Role, name === undefined ? {} : { name: name.replace(/\\(.)/g, "$1") });
+      return page.getByRole((m[1] as string).toLowerCase() as Role, name === undefined ? {} : { name: name.replace(/\\(.)/g, "$1"), exact: exactRoleName(m) });
     }
     default:
       // Anything else (a bare CSS selector, xpath=…) is Playwright's own selector syntax.

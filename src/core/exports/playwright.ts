@@ -4,7 +4,7 @@
 // or the process's environment variables (secrets always).
 import type { Assertion, BrowserStep, HttpStep, Step } from "../../manifest/automation-format";
 import { parseJsonPath } from "../../manifest/json-path";
-import { ROLE_LOCATOR } from "../../manifest/locator-syntax";
+import { exactRoleName, ROLE_LOCATOR } from "../../manifest/locator-syntax";
 import { stepLabel } from "../../manifest/step-labels";
 import type { Operators } from "./operators";
 
@@ -145,7 +145,8 @@ export function locatorCode(w: Writer, locator: string): string {
       if (!m) return `page.locator(${w.text(locator)})`;
       const name = m[2] ?? m[3];
       const role = js((m[1] as string).toLowerCase());
-      return name === undefined ? `page.getByRole(${role})` : `page.getByRole(${role}, { name: ${w.text(name.replace(/\\(.)/g, "$1"))} })`;
+      if (name === undefined) return `page.getByRole(${role})`;
+      return `page.getByRole(${role}, { name: ${w.text(name.replace(/\\(.)/g, "$1"))}${exactRoleName(m) ? ", exact: true" : ""} })`;
     }
     default:
       return `page.locator(${w.text(locator)})`;

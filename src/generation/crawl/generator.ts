@@ -13,7 +13,8 @@ const pathOf = (url: string) => {
   const u = new URL(url);
   return `${u.pathname}${u.search}`;
 };
-const headingLocator = (text: string) => `role=heading[name=${JSON.stringify(text)}]`;
+/** A heading by its exact name (`s`): "Items" must not pass on a page whose only heading is "All items". */
+const headingLocator = (text: string) => `role=heading[name=${JSON.stringify(text)}s]`;
 
 function pageAutomations(page: PageOutline, linkedOnce: Set<string>): GeneratedDraft[] {
   const path = pathOf(page.url);
