@@ -121,3 +121,23 @@ test("what is not a HAR file is a 400 naming har and creates nothing", async () 
   expect(res.status).toBe(400);
   expect(((await res.json()) as { details: { path: string }[] }).details[0]?.path).toBe("har");
 });
+
+test("a recorded redirect is checked as the redirect (not followed: its target is the next entry), and the replay passes", async () => {
+  const session = {
+    log: {
+      version: "1.2",
+      creator: { name: "Browser", version: "1" },
+      entries: [
+        entry("GET", `${target.url}/redirect-to?to=/items/1`, {}, undefined, 307, {}),
+        entry("GET", `${target.url}/items/1`, {}, undefined, 200, { id: 1 }),
+      ],
+    },
+  };
+  const res = await s.call("POST", "/projects/har/imports/har", { har: session });
+  expect(res.status).toBe(201);
+  const [imported] = ((await res.json()) as { automations: { id: string; steps: { request: Record<string, unknown>; expect: unknown[] }[] }[] }).automations;
+  expect(imported?.steps[0]).toMatchObject({ request: { follow_redirects: false }, expect: [{ status: 307 }] });
+  expect(imported?.steps[1]?.request.follow_redirects).toBeUndefined();
+  const run = await s.call("POST", `/projects/har/automations/${imported?.id}/run`, {});
+  expect((await waitForRun(s, "har", ((await run.json()) as { id: string }).id)).status).toBe("passed");
+});

@@ -74,13 +74,23 @@ describe("gherkin generation", () => {
     expect(w?.message).toContain("frobnicate");
   });
 
-  test("criteria starting at Scenario: (no Feature line) keep their own line numbers", async () => {
+  test("criteria starting at Scenario: (no Feature line) keep their own line numbers; a request whose check was not understood makes no draft", async () => {
     const criteria = `Scenario: Health\n  When I send GET "/health"\n  Then the status is fine\n`;
     const feature = await createFeature(t, project, { name: "Health", acceptance_criteria: criteria });
     const g = await generate(t, project, feature, "gherkin");
     expect(g.status).toBe("succeeded");
-    expect(g.automation_ids).toHaveLength(1);
-    expect(g.warnings).toEqual([expect.objectContaining({ line: 3, text: "Then the status is fine", suggestion: "the response status should be 200" })]);
+    // It would check nothing, and pass against a service that answers 500.
+    expect(g.automation_ids).toHaveLength(0);
+    expect(g.warnings).toEqual([
+      expect.objectContaining({ line: 3, text: "Then the status is fine", suggestion: "the response status should be 200" }),
+      expect.objectContaining({ line: 1, message: expect.stringContaining('No automation for scenario "Health": it would send a request and check nothing') }),
+    ]);
+    // Written without a check at all, a request is expected to succeed.
+    const bare = await createFeature(t, project, { name: "Bare", acceptance_criteria: `Scenario: Ping\n  When I send GET "/health"\n` });
+    const b = await generate(t, project, bare, "gherkin");
+    expect(b.automation_ids).toHaveLength(1);
+    const draft = (await (await t.call("GET", `/projects/${project}/automations/${b.automation_ids[0]}`)).json()) as { steps: { expect?: unknown[] }[] };
+    expect(draft.steps[0]?.expect).toEqual([{ status: { lt: 400 } }]);
   });
 
   test("a scenario with nothing usable is not created, with a warning saying why; the job still succeeds", async () => {

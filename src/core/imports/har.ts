@@ -123,8 +123,11 @@ export function readHar(doc: unknown, nameOverride?: string): ImportPlan {
       request.body = form.toString();
       if (!Object.keys(headers).some((k) => k.toLowerCase() === "content-type")) headers["Content-Type"] = "application/x-www-form-urlencoded";
     }
-    if (Object.keys(headers).length) request.headers = headers;
     const status = e.response?.status;
+    // A HAR records each hop as an entry of its own: a recorded redirect is checked as the redirect, not followed
+    // (its target is the next entry).
+    if (status !== undefined && status >= 300 && status < 400) request.follow_redirects = false;
+    if (Object.keys(headers).length) request.headers = headers;
     const step: HttpStep = { name: label, request, expect: [status && status >= 100 && status <= 599 ? { status } : { status: { lt: 400 } }] };
     steps.push(step);
     // What this response gave, for later requests to reuse.

@@ -17,7 +17,8 @@ interface Skipped {
 
 const quoteLine = (s: ScenarioStep) => `${s.keyword} ${s.text}`.trim();
 
-function compileScenario(sc: ConcreteScenario): { steps: Step[]; kind: "http" | "browser"; skipped: Skipped[] } {
+/** `unchecked`: how many requests were left with no check while lines were left out (then no draft is made). */
+function compileScenario(sc: ConcreteScenario): { steps: Step[]; kind: "http" | "browser"; skipped: Skipped[]; unchecked: number } {
   const steps: Step[] = [];
   const skipped: Skipped[] = [];
   let lastRequest: HttpStep | null = null;
@@ -46,8 +47,14 @@ function compileScenario(sc: ConcreteScenario): { steps: Step[]; kind: "http" | 
       skipped.push({ line: s.line, text: quoteLine(s), reason: 'checks a response, but no request was sent before it (I send GET "/path")' });
     }
   }
-  for (const st of steps) if ("request" in st && st.expect?.length === 0) delete st.expect;
-  return { steps, kind: hasPage ? "browser" : "http", skipped };
+  // A request the scenario checks nothing of is expected to succeed, as the importers do; unless lines were left
+  // out (they may have been its checks: guessing could turn the test around), when compileCriteria makes no draft.
+  const unchecked = steps.filter((st) => "request" in st && st.expect?.length === 0);
+  for (const st of unchecked) {
+    if (skipped.length > 0) delete (st as { expect?: unknown }).expect;
+    else (st as { expect?: unknown[] }).expect = [{ status: { lt: 400 } }];
+  }
+  return { steps, kind: hasPage ? "browser" : "http", skipped, unchecked: skipped.length > 0 ? unchecked.length : 0 };
 }
 
 function describe(featureName: string, sc: ConcreteScenario, skipped: Skipped[]): string {
@@ -75,7 +82,7 @@ export function compileCriteria(featureName: string, criteria: string): Generato
       });
       continue;
     }
-    const { steps, kind, skipped } = compileScenario(sc);
+    const { steps, kind, skipped, unchecked } = compileScenario(sc);
     for (const s of skipped) {
       if (warned.has(s.line)) continue;
       warned.add(s.line);
@@ -94,6 +101,16 @@ export function compileCriteria(featureName: string, criteria: string): Generato
         scenario: sc.sourceTitle,
         line: sc.line,
         message: `No automation for scenario "${sc.title}": none of its lines could be used`,
+      });
+      continue;
+    }
+    // A draft that sends requests and checks nothing of them passes against a service that is down.
+    if (unchecked > 0) {
+      warnings.push({
+        generator: "gherkin",
+        scenario: sc.sourceTitle,
+        line: sc.line,
+        message: `No automation for scenario "${sc.title}": it would send ${unchecked === 1 ? "a request" : `${unchecked} requests`} and check nothing, as the lines that may check ${unchecked === 1 ? "it" : "them"} were not understood (see the warnings above); write them with the phrases of svc://docs/generation`,
       });
       continue;
     }
