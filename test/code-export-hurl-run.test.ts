@@ -29,6 +29,7 @@ const automations: Record<string, unknown[]> = {
         { json: "$.items[0].tags", equals: ["fruit", "red"] },
         { json: "$.items[1]", equals: { id: 2, name: "bread", price: 5, tags: ["bakery"] } },
         { json: "$.items[*].name", contains: "bread" },
+        { json: "$.items[*].id", equals: [1, 2, 3] },
         { json: "$.items[0].tags", contains: "red" },
         { json: "$.items[-1].name", equals: "cheese" },
         { json: "$.items[0].price", gt: 2, lte: 3 },

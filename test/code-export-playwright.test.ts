@@ -55,9 +55,21 @@ const automations: Record<string, { kind: "http" | "browser"; steps: unknown[] }
           { json: "$.items[-1].name", equals: "cheese", type: "string" },
           { json: "$.missing", exists: false },
           { body: { matches: "apple.*bread" } },
+          { body: { matches: "(?i)APPLE.*BREAD" } },
           { duration_ms: { lt: 60000 } },
         ],
         capture: { first_id: "$.items[0].id" },
+      },
+      {
+        name: "a redirect's location",
+        request: { method: "GET", url: "/redirect-to?to=/items/1", follow_redirects: false },
+        expect: [{ status: 307 }],
+        capture: { item_path: "header:location" },
+      },
+      {
+        name: "follow it: a relative captured URL joins BASE_URL",
+        request: { method: "GET", url: "{{item_path}}" },
+        expect: [{ json: "$.id", equals: 1 }],
       },
       {
         name: "read the first",
@@ -172,6 +184,8 @@ test("a browser and an http automation export as the golden Playwright tests, wi
   if (process.env.SVC_UPDATE_GOLDEN === "1") {
     // Rewrites the golden files from this build's exports; review the diff before committing.
     writeFileSync(join(GOLDEN, "sign-in-and-browse.spec.txt"), (await exported("sign in and browse")).replaceAll(app.url, "http://127.0.0.1:TARGET"));
+    writeFileSync(join(GOLDEN, "items-over-http.spec.txt"), (await exported("items over http")).replaceAll(app.url, "http://127.0.0.1:TARGET"));
+    writeFileSync(join(GOLDEN, "items-over-http.local.spec.txt"), (await exported("items over http", "local")).replaceAll(app.url, "http://127.0.0.1:TARGET"));
   }
   expect(await exported("sign in and browse")).toBe(golden("sign-in-and-browse.spec.txt"));
   expect(await exported("items over http")).toBe(golden("items-over-http.spec.txt"));

@@ -63,7 +63,10 @@ function equalsLines(q: Query, expected: unknown): string[] {
   if (q.kind === "json" && q.filters === "" && expected !== null && typeof expected === "object") {
     const base = q.path as string;
     const at = (suffix: string): Query => ({ kind: "json", path: `${base}${suffix}`, filters: "", text: `jsonpath ${quoted(`${base}${suffix}`)}` });
-    if (Array.isArray(expected)) return [`jsonpath ${quoted(base)} count == ${expected.length}`, ...expected.flatMap((x, i) => equalsLines(at(`[${i}]`), x))];
+    // A wildcard's matches are a collection of their own: its items are taken with `nth`, not by indexing the path.
+    const item = (i: number): Query =>
+      base.includes("[*]") ? { kind: "json", path: base, filters: ` nth ${i}`, text: `jsonpath ${quoted(base)} nth ${i}` } : at(`[${i}]`);
+    if (Array.isArray(expected)) return [`jsonpath ${quoted(base)} count == ${expected.length}`, ...expected.flatMap((x, i) => equalsLines(item(i), x))];
     const entries = Object.entries(expected as Record<string, unknown>);
     return [
       `jsonpath ${quoted(base)} isObject`,

@@ -92,6 +92,13 @@ class Writer {
 
   /** A relative URL joined to BASE_URL, as svc joins them. */
   url(u: string): string {
+    // A URL that starts with a value known only when the test runs (a captured Location) is joined then, if relative.
+    if (/^\{\{/.test(u) && !/^\{\{\s*BASE_URL\s*\}\}/.test(u)) {
+      this.helpers.add("absolute");
+      const base = this.variables.BASE_URL;
+      if (base === undefined) this.helpers.add("env");
+      return `absolute(${this.text(u)}, ${base === undefined ? 'env("BASE_URL")' : js(base)})`;
+    }
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(u) || /^\{\{/.test(u)) return this.text(u);
     const base = this.variables.BASE_URL;
     if (base !== undefined) return this.text(`${base.replace(/\/+$/, "")}/${u.replace(/^\/+/, "")}`);
@@ -177,6 +184,17 @@ function pathText(segments: ReturnType<typeof parseJsonPath>): string {
 
 const TYPE_HELPER = "type";
 
+/**
+ * svc's RE2 pattern as a JavaScript RegExp: its leading flags (`(?i)`, `(?s)`, `(?m)`, or together `(?is)`) become
+ * the RegExp's flags, which JavaScript does not read inside a pattern.
+ */
+function regExp(w: Writer, pattern: string): string {
+  const lead = /^\(\?([ims]+)\)/.exec(pattern);
+  if (!lead) return `new RegExp(${w.text(pattern)})`;
+  const flags = [...new Set(lead[1] as string)].join("");
+  return `new RegExp(${w.text(pattern.slice(lead[0].length))}, ${js(flags)})`;
+}
+
 /** The expects of one operator set on `subject` (an expression); `text` when the subject is text (a header, the body). */
 function operatorLines(w: Writer, subject: string, label: string, o: Operators, text: boolean): string[] {
   const out: string[] = [];
@@ -189,7 +207,7 @@ function operatorLines(w: Writer, subject: string, label: string, o: Operators, 
   if (o.contains !== undefined) out.push(`expect(${subject}, ${msg}).toContain(${value(o.contains)});`);
   if (o.matches !== undefined) {
     const subjectText = text ? subject : `(typeof ${subject} === "string" ? ${subject} : JSON.stringify(${subject}))`;
-    out.push(`expect(${subjectText}, ${msg}).toMatch(new RegExp(${w.text(o.matches)}));`);
+    out.push(`expect(${subjectText}, ${msg}).toMatch(${regExp(w, o.matches)});`);
   }
   if (o.type !== undefined) {
     w.helpers.add(TYPE_HELPER);
@@ -275,7 +293,7 @@ function httpStep(w: Writer, step: HttpStep) {
 
 /** svc's expected URL: an exact URL, a path (compared with the page's path, and its query/fragment when given), or a pattern. */
 function urlExpect(w: Writer, expected: string | { matches: string }, timeout: string): string {
-  if (typeof expected !== "string") return `await expect(page).toHaveURL(new RegExp(${w.text(expected.matches)})${timeout});`;
+  if (typeof expected !== "string") return `await expect(page).toHaveURL(${regExp(w, expected.matches)}${timeout});`;
   if (/^[a-z][a-z0-9+.-]*:/i.test(expected) || expected.includes("{{")) return `await expect(page).toHaveURL(${w.text(expected)}${timeout});`;
   const e = new URL(expected, "http://svc.invalid");
   const hashAt = expected.indexOf("#");
@@ -334,6 +352,12 @@ const HELPERS: Record<string, string[]> = {
     "  const value = process.env[name];",
     '  if (value === undefined) throw new Error("set the environment variable " + name);',
     "  return value;",
+    "}",
+  ],
+  absolute: [
+    "/** The URL as svc requests it: an absolute one as it is, a relative one joined to BASE_URL. */",
+    "function absolute(u: string, base: string): string {",
+    '  return /^[a-z][a-z0-9+.-]*:\\/\\//i.test(u) ? u : base.replace(/\\/+$/, "") + "/" + u.replace(/^\\/+/, "");',
     "}",
   ],
   url: ["/** A relative URL joined to BASE_URL. */", 'const url = (path: string) => env("BASE_URL").replace(/\\/+$/, "") + "/" + path.replace(/^\\/+/, "");'],
