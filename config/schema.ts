@@ -101,7 +101,14 @@ export const ConfigSchema = z.strictObject({
       max_runs_per_automation: int(0, 100_000_000).default(1000).describe("An automation's older runs beyond this many are removed (0: no limit)"),
     })
     .prefault({}),
-  tls: z.strictObject({ cert: z.string().optional(), key: z.string().optional() }).prefault({}),
+  tls: z
+    .strictObject({ cert: z.string().optional(), key: z.string().optional() })
+    // One without the other would quietly serve plain HTTP where HTTPS was meant.
+    .refine((t) => (t.cert === undefined) === (t.key === undefined), {
+      message: "tls.cert and tls.key go together: set both (HTTPS) or neither (plain HTTP, or TLS at a proxy)",
+      path: ["cert"],
+    })
+    .prefault({}),
   metrics: z.strictObject({ token: z.string().optional() }).prefault({}),
   secrets: z
     .strictObject({

@@ -5,6 +5,7 @@ import { openCore, type OpenedCore } from "./core";
 import { moveDiskArtifactsIn } from "./core/runs/artifacts";
 import { createHttpService } from "./http/app";
 import { type Engine, serverExtensions } from "./extensions";
+import { holdDataDir } from "./data-dir-lock";
 import { log, setLogLevel } from "./logging";
 import { MAX_WAIT_SECONDS } from "./manifest/define";
 
@@ -37,6 +38,16 @@ export async function startServer(config: Config): Promise<RunningServer> {
   setLogLevel(config.log_level);
   await import("./modules");
   const core = await openCore(config);
+  // On SQLite the file is this process's alone (PostgreSQL's nodes share their database by design).
+  let letGo = () => {};
+  if (core.probe.backend === "sqlite") {
+    try {
+      letGo = holdDataDir(config.data_dir);
+    } catch (e) {
+      await core.close();
+      throw e;
+    }
+  }
   await moveDiskArtifactsIn(core.db, config.data_dir);
   core.keys.startFlushing();
   let engines: Engine[] = [];
@@ -50,22 +61,31 @@ export async function startServer(config: Config): Promise<RunningServer> {
     },
   });
   const tls = config.tls.cert && config.tls.key ? { cert: Bun.file(config.tls.cert), key: Bun.file(config.tls.key) } : undefined;
-  const server = Bun.serve({
-    hostname: config.host,
-    port: config.port,
-    tls,
-    // Bundled pages are served in production mode (no hot reload), also when run from source.
-    development: false,
-    routes: Object.assign({}, ...extensions.map((e) => e.routes ?? {})),
-    // Bodies are limited by our own reader (readBodyLimited: refused by Content-Length before reading, or cut
-    // off while streaming), so every refusal is a JSON 413; Bun's own limit only has to stay out of the way.
-    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    fetch: (request, srv) => {
-      // A long-poll is silent for up to its wait: Bun's idle timeout (10 s) must not cut it off.
-      if (request.url.includes("wait=")) srv.timeout(request, LONG_POLL_IDLE_SECONDS);
-      return service.fetch(request, clientIp(config, request, srv));
-    },
-  });
+  let server: Server<undefined>;
+  try {
+    server = Bun.serve({
+      hostname: config.host,
+      port: config.port,
+      tls,
+      // Bundled pages are served in production mode (no hot reload), also when run from source.
+      development: false,
+      // A second server on this port is refused (EADDRINUSE), not given half the connections.
+      reusePort: false,
+      routes: Object.assign({}, ...extensions.map((e) => e.routes ?? {})),
+      // Bodies are limited by our own reader (readBodyLimited: refused by Content-Length before reading, or cut
+      // off while streaming), so every refusal is a JSON 413; Bun's own limit only has to stay out of the way.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      fetch: (request, srv) => {
+        // A long-poll is silent for up to its wait: Bun's idle timeout (10 s) must not cut it off.
+        if (request.url.includes("wait=")) srv.timeout(request, LONG_POLL_IDLE_SECONDS);
+        return service.fetch(request, clientIp(config, request, srv));
+      },
+    });
+  } catch (e) {
+    await core.close();
+    letGo();
+    throw e;
+  }
   engines = serverExtensions.engines.map((f) => f(core));
   for (const e of engines) await e.start();
   const url = `${tls ? "https" : "http"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
@@ -83,6 +103,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         await server.stop(false);
         await Promise.all(engines.map((e) => e.stop(config.runner.shutdown_grace_ms)));
         await core.close();
+        letGo();
         log.info("stopped");
       })();
       return stopping;

@@ -2,7 +2,7 @@
 // every row and artifact intact; and the refusals of both commands.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../config/load";
 import { startServer } from "../src/server";
@@ -82,6 +82,8 @@ test("a backup taken during write load restores into a new data dir with every r
   expect(backup.code).toBe(0);
   expect(backup.out).toContain(`to ${out}`);
   expect(backup.out).toContain("artifacts of 3 runs");
+  // It holds password, key and session hashes: its owner's alone.
+  expect(statSync(out).mode & 0o777).toBe(0o600);
   expect(beforeBackup.length).toBeGreaterThan(10);
   expect(acknowledged.length).toBeGreaterThan(beforeBackup.length);
 

@@ -69,6 +69,18 @@ describe("svc serve and svc admin", () => {
     expect(serve.logs()).not.toContain("document reader");
   });
 
+  test("a second svc serve on the same data directory, or on the same port, is refused instead of sharing them", async () => {
+    const sameDir = await runBinary(["serve", "--port", "0"], { cwd: dir });
+    expect(sameDir.code).toBe(1);
+    expect(sameDir.stderr).toContain(`another svc serve (pid ${serve.proc.pid}) is using the data directory`);
+    const port = new URL(serve.url).port;
+    const samePort = await runBinary(["serve", "--port", port, "--data-dir", "other-data"], { cwd: dir });
+    expect(samePort.code).toBe(1);
+    expect(samePort.stderr).toContain("the port is already in use");
+    // The first still serves, its note of the data directory in place.
+    expect((await get("/me")).status).toBe(200);
+  });
+
   test("a key made by svc admin while the server runs works at once; revoke-key and remove-member stop keys at once", async () => {
     const made = await runBinary(["admin", "create-key", "--email", "ops@acme.test", "--workspace", "acme", "--json"], { cwd: dir });
     const second = JSON.parse(made.stdout);
@@ -163,5 +175,9 @@ describe("bad arguments and configuration", () => {
     const f = await runBinary(["serve", "--config", file], { cwd: dir });
     expect(f.code).toBe(2);
     expect(f.stderr).toContain("port");
+    // A key without its certificate would serve plain HTTP where HTTPS was meant.
+    const half = await runBinary(["serve", "--port", "0"], { cwd: dir, env: { SVC_TLS_KEY: join(dir, "key.pem") } });
+    expect(half.code).toBe(2);
+    expect(half.stderr).toContain("tls.cert and tls.key go together");
   });
 });

@@ -57,6 +57,26 @@ describe("PostgreSQL backend", () => {
     }
   });
 
+  test("a node whose data directory does not exist (nothing of its own to keep) is ready", async () => {
+    const url = await freshDatabaseUrl();
+    const first = await node(url);
+    const keyFrom = first.core.config.data_dir;
+    const nowhere = join(dir(), "never-made");
+    const second = await startServer(
+      loadConfig({
+        env: {},
+        flags: { port: 0, data_dir: nowhere, log_level: "warn", "database.url": url, "secrets.key_file": join(keyFrom, "secrets.key") },
+      }),
+    );
+    try {
+      const ready = await fetch(`${second.url}/readyz`);
+      expect({ status: ready.status, body: await ready.json() }).toMatchObject({ status: 200, body: { checks: { disk: { ok: true } } } });
+    } finally {
+      await second.stop();
+      await first.stop();
+    }
+  });
+
   test("svc admin create-user and create-key work against SVC_DATABASE_URL, and a server on it accepts the key", async () => {
     const url = await freshDatabaseUrl();
     const cli = sourceCli({ SVC_DATABASE_URL: url });

@@ -1,6 +1,6 @@
 // Backups of a data directory: a consistent online copy of the database with the artifacts of the runs it
 // contains, and its restoration. The copy itself is the storage dialect's; the rules about files are here.
-import { copyFileSync, cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { databasePath } from "../db/database";
 import { migrations } from "../db/migrations";
@@ -26,7 +26,11 @@ export function backupDataDir(dataDir: string, outFile: string, busyTimeoutMs: n
   const partial = `${outFile}.partial`;
   rmSync(partial, { force: true });
   try {
+    // The copy holds password, key and session hashes and the sealed secrets: readable by its owner alone, from
+    // its first byte (as the data directory is).
+    writeFileSync(partial, "", { mode: 0o600 });
     backupSqliteFile(source, partial, busyTimeoutMs);
+    chmodSync(partial, 0o600);
   } catch (e) {
     rmSync(partial, { force: true });
     throw new BackupError(`backup of ${source} failed: ${(e as Error).message}`);

@@ -1,6 +1,6 @@
 // Readiness: the database writable, the disk not full, every migration applied, the engines alive. The HTTP
 // route (/readyz) only renders what this finds.
-import { statfsSync } from "node:fs";
+import { existsSync, statfsSync } from "node:fs";
 import type { Core } from "./context";
 
 export interface Check {
@@ -66,8 +66,12 @@ async function checkWritable(core: Core): Promise<DatabaseCheck> {
   }
 }
 
-/** Free space on the filesystem holding the data directory (a full disk still lets BEGIN/ROLLBACK pass). */
-function checkDisk(dataDir: string): Check {
+/**
+ * Free space on the filesystem holding the data directory (a full disk still lets BEGIN/ROLLBACK pass). On
+ * PostgreSQL the database is elsewhere: a data directory that does not exist holds nothing to run out of room for.
+ */
+function checkDisk(dataDir: string, backend: string): Check {
+  if (backend === "postgres" && !existsSync(dataDir)) return { ok: true };
   try {
     const fs = statfsSync(dataDir);
     const free = fs.bavail * fs.bsize;
@@ -102,7 +106,7 @@ export async function readiness(core: Core, engines: readonly EngineHealth[]): P
   const workers = engines.map((e) => e.workers?.() ?? null).find((w) => w !== null) ?? undefined;
   const checks: Readiness["checks"] = {
     database: await checkWritable(core),
-    disk: checkDisk(core.config.data_dir),
+    disk: checkDisk(core.config.data_dir, core.probe.backend),
     migrations: await checkMigrations(core),
     engines: engineChecks,
     ...(workers ? { workers } : {}),

@@ -1,6 +1,7 @@
 // What `svc healthcheck` reads to tell whether a runner on this machine (or in this container) is healthy: `svc runner`
 // writes, at most every few seconds, when it last heard from its server. A runner has no port to ask, and a live
 // process that has not reached its server for a minute cannot take runs.
+import { svcProcessAlive } from "../process-alive";
 import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -73,22 +74,5 @@ export function readRunnerHealth(path = runnerHealthPath()): RunnerHealth | null
   return h as RunnerHealth;
 }
 
-/**
- * Whether the runner that wrote the note still runs: a process with its id exists (signal 0 sends nothing) and,
- * where /proc tells, it is a runner, not another process that got the id of a runner killed without removing its note.
- */
-export function runnerAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    // EPERM: it exists, as another user.
-    if ((e as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
-  let args: string[];
-  try {
-    args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
-  } catch {
-    return true;
-  }
-  return args.includes("runner");
-}
+/** Whether the runner that wrote the note still runs (and is a runner, not a process that got its id since). */
+export const runnerAlive = (pid: number): boolean => svcProcessAlive(pid, "runner");
