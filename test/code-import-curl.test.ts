@@ -50,6 +50,30 @@ test("a cURL command with --json, -H and -u imports as one automation that runs 
   expect(JSON.parse(seen?.body ?? "{}")).toEqual({ name: "from curl" });
 }, 130_000);
 
+test("-G sends the data as the query of a GET, --data-urlencode encodes it, and an option's own value is never taken for the URL", async () => {
+  type Out = { automations: { id: string; steps: { request: Record<string, unknown> }[] }[]; warnings: { message: string }[] };
+  const read = async (command: string) => (await (await s.call("POST", "/projects/imp/imports/curl", { command })).json()) as Out;
+  const get = await read(`curl -G ${target.url}/echo -d page=2 -d per_page=1`);
+  expect(get.automations[0]?.steps[0]?.request).toEqual({ method: "GET", url: `${target.url}/echo?page=2&per_page=1` });
+  const encoded = await read(`curl ${target.url}/echo --data-urlencode 'email=a@b.c' -d password=pw`);
+  expect(encoded.automations[0]?.steps[0]?.request).toMatchObject({ method: "POST", body: "email=a%40b.c&password=pw" });
+  const form = await read(`curl -F 'file=@x.txt' ${target.url}/echo`);
+  expect(form.automations[0]?.steps[0]?.request).toEqual({ method: "POST", url: `${target.url}/echo` });
+  expect(form.warnings.map((w) => w.message)).toEqual([
+    "the multipart form field file=@x.txt (-F) is not imported: svc steps send JSON, text or form-encoded bodies",
+  ]);
+  const options = await read(`curl --max-redirs 0 --frobnicate 3 ${target.url}/items`);
+  expect(options.automations[0]?.steps[0]?.request).toEqual({ method: "GET", url: `${target.url}/items` });
+  expect(options.warnings.map((w) => w.message)).toEqual([
+    "--max-redirs 0 has no counterpart and was left out",
+    "the option --frobnicate 3 is not understood and was left out",
+  ]);
+  // The GET as curl sends it: the query reaches the target.
+  const run = (await (await s.call("POST", `/projects/imp/automations/${get.automations[0]?.id}/run`, {})).json()) as { id: string };
+  expect((await waitForRun(s, "imp", run.id, 120_000)).status).toBe("passed");
+  expect(target.seen.some((r) => r.method === "GET" && r.path === "/echo?page=2&per_page=1")).toBe(true);
+}, 130_000);
+
 test("a command that cannot be read is a 400 naming the command and changes nothing", async () => {
   const res = await s.call("POST", "/projects/imp/imports/curl", { command: "curl -H 'unclosed" });
   expect(res.status).toBe(400);

@@ -68,7 +68,50 @@ const IGNORED = new Set([
   "-g",
   "--globoff",
 ]);
-const VALUE_FLAGS_IGNORED = new Set(["-o", "--output", "-w", "--write-out", "-m", "--max-time", "--connect-timeout"]);
+const VALUE_FLAGS_IGNORED = new Set([
+  "-o",
+  "--output",
+  "-w",
+  "--write-out",
+  "-m",
+  "--max-time",
+  "--connect-timeout",
+  "--max-redirs",
+  "--retry",
+  "--retry-delay",
+  "--retry-max-time",
+  "--limit-rate",
+  "-x",
+  "--proxy",
+  "--cacert",
+  "--capath",
+  "-E",
+  "--cert",
+  "--key",
+  "--resolve",
+  "--connect-to",
+  "--interface",
+  "-c",
+  "--cookie-jar",
+  "-D",
+  "--dump-header",
+  "--trace",
+  "--trace-ascii",
+  "--stderr",
+  "-r",
+  "--range",
+  "-T",
+  "--upload-file",
+]);
+
+/** `--data-urlencode`'s forms: `content`, `=content`, `name=content` (encoded), `@file` / `name@file` (read from a file). */
+function urlEncodedData(d: string): string | null {
+  const eq = d.indexOf("=");
+  const at = d.indexOf("@");
+  if (at >= 0 && (eq < 0 || at < eq)) return null;
+  if (eq < 0) return encodeURIComponent(d);
+  return `${d.slice(0, eq)}${eq > 0 ? "=" : ""}${encodeURIComponent(d.slice(eq + 1))}`.replace(/^=/, "");
+}
 
 export interface CurlRequest {
   request: HttpStep["request"];
@@ -84,6 +127,7 @@ export function parseCurl(command: string): CurlRequest {
   const headers: Record<string, string> = {};
   const data: string[] = [];
   let json = false;
+  let get = false;
   for (let i = 0; i < words.length; i++) {
     const w = words[i] as string;
     const value = () => {
@@ -101,6 +145,16 @@ export function parseCurl(command: string): CurlRequest {
       const d = value();
       if (d.startsWith("@") && w !== "--data-raw") warnings.push(`the body read from the file ${d.slice(1)} was left out`);
       else data.push(d);
+    } else if (w === "--data-urlencode") {
+      const d = value();
+      const encoded = urlEncodedData(d);
+      if (encoded === null) warnings.push(`the --data-urlencode value read from a file (${d}) was left out`);
+      else data.push(encoded);
+    } else if (w === "-G" || w === "--get") get = true;
+    else if (w === "-F" || w === "--form" || w === "--form-string") {
+      // A POST, as curl makes it; its multipart body has no counterpart.
+      method ??= "POST";
+      warnings.push(`the multipart form field ${value()} (${w}) is not imported: svc steps send JSON, text or form-encoded bodies`);
     } else if (w === "--json") {
       data.push(value());
       json = true;
@@ -112,12 +166,22 @@ export function parseCurl(command: string): CurlRequest {
     else if (w === "--url") url = value();
     else if (IGNORED.has(w) || /^-[sSvikLg]{2,}$/.test(w)) continue;
     else if (VALUE_FLAGS_IGNORED.has(w)) warnings.push(`${w} ${value()} has no counterpart and was left out`);
-    else if (w.startsWith("-")) warnings.push(`the option ${w} is not understood and was left out`);
-    else if (url === undefined) url = w;
+    else if (w.startsWith("-")) {
+      // An option of its own value (`--foo 3`): the value is not taken for the URL.
+      const next = words[i + 1];
+      const takesValue = w.startsWith("--") && next !== undefined && !next.startsWith("-") && !/[./:]/.test(next);
+      warnings.push(`the option ${w}${takesValue ? ` ${words[++i]}` : ""} is not understood and was left out`);
+    } else if (url === undefined) url = w;
     else warnings.push(`a second URL ${w} was left out`);
   }
   if (!url) throw new Error("the command has no URL");
   if (!/^https?:\/\//i.test(url)) url = `http://${url}`;
+  // -G: the data is the query string of a GET.
+  if (get && data.length) {
+    url = `${url}${url.includes("?") ? "&" : "?"}${data.join("&")}`;
+    data.length = 0;
+    method ??= "GET";
+  }
   const body = data.join("&");
   const request: HttpStep["request"] = { method: (method ?? (data.length ? "POST" : "GET")) as HttpStep["request"]["method"], url };
   const contentType = Object.entries(headers).find(([k]) => k.toLowerCase() === "content-type")?.[1];
