@@ -178,12 +178,21 @@ test("tests written on one line, as Postman's snippets write them, keep their ch
         event: [{ listen: "test", script: { exec: ["pm.test('client error', function () { pm.response.to.be.clientError; });"] } }],
         request: { method: "GET", url: `${target.url}/status?code=404` },
       },
+      { name: "Dynamic", request: { method: "GET", url: `${target.url}/echo?id={{$guid}}&at={{$timestamp}}` } },
     ],
   };
   const res = await s.call("POST", "/projects/pm/imports/postman", { collection: oneLine });
   expect(res.status).toBe(201);
   const out = (await res.json()) as Imported;
-  expect(out.automations.map((a) => a.steps[0]?.expect)).toEqual([[{ status: 401 }], [{ status: 200 }, { json: "$.id", equals: 1 }], []]);
+  expect(out.automations.map((a) => a.steps[0]?.expect)).toEqual([
+    [{ status: 401 }],
+    [{ status: 200 }, { json: "$.id", equals: 1 }],
+    [],
+    [{ status: { lt: 400 } }],
+  ]);
+  expect(out.warnings.filter((w) => w.request === "Dynamic").map((w) => w.message)).toEqual([
+    "Postman's dynamic variables {{$guid}}, {{$timestamp}} have no counterpart in svc: put a value in the environment or the step instead",
+  ]);
   expect(out.warnings.filter((w) => w.request === "Status checked another way").map((w) => w.message)).toEqual([
     "the test script line `pm.response.to.be.clientError` has no counterpart and was left out",
     "its test script checks the status in a way not imported: no status check was added; add the one it means",

@@ -237,6 +237,12 @@ export function readPostman(doc: unknown, nameOverride?: string): ImportPlan {
       const name = item.name || `${item.request.method} ${item.request.url.toString()}`;
       const warn = (message: string) => plan.warnings.push({ request: name, message });
       const request = readRequest(item, warn);
+      // Postman fills {{$guid}}, {{$timestamp}}, … itself; svc has no such variables: they would go out as written.
+      const dynamic = [...new Set(JSON.stringify(request).match(/\{\{\s*\$[A-Za-z]+\s*\}\}/g) ?? [])];
+      if (dynamic.length > 0)
+        warn(
+          `Postman's dynamic variable${dynamic.length > 1 ? "s" : ""} ${dynamic.join(", ")} ${dynamic.length > 1 ? "have" : "has"} no counterpart in svc: put a value in the environment or the step instead`,
+        );
       const tests = translateTests(item.events.listeners("test").flatMap((e) => e.script?.exec ?? []));
       for (const w of tests.warnings) warn(w);
       if (item.events.listeners("prerequest").some((e) => (e.script?.exec ?? []).some((l) => l.trim())))
