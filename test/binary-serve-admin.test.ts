@@ -2,7 +2,7 @@
 // request logs with ids, a 500 that names its request id, clean SIGTERM, and clear errors for bad arguments.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./helpers/server";
 import { apiClient, runBinary, type ServeProcess, startServe } from "./helpers/binary";
@@ -154,6 +154,11 @@ describe("bad arguments and configuration", () => {
       expect({ args, code: bad.code }).toEqual({ args, code: 2 });
       expect({ args, lines: bad.stderr.trim().split("\n").length }).toEqual({ args, lines: 1 });
     }
+    // Pointed at a directory without a database, a command says so instead of making an empty one to look in.
+    const elsewhere = await runBinary(["admin", "create-key", "--email", "ops@acme.test", "--workspace", "acme", "--data-dir", "nowhere"], { cwd: dir });
+    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.stderr).toContain(`no database at ${join("nowhere", "svc.sqlite")}: check --data-dir or --config`);
+    expect(existsSync(join(dir, "nowhere"))).toBe(false);
   });
   test("an invalid role or expiry is refused", async () => {
     const r = await runBinary(["admin", "create-user", "--email", "x@y.z", "--name", "X", "--workspace", "acme", "--role", "king"], { cwd: dir });

@@ -22,12 +22,19 @@ function parseExpiry(text: string): string {
   return new Date(t).toISOString();
 }
 
-async function withCore<T>(o: { dataDir?: string; config?: string }, fn: (core: Core) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` on the store the configuration names. `fresh`: the command may make the database (create-user, the
+ * first one); any other on a SQLite data directory without one is refused, not given an empty database to look in.
+ */
+async function withCore<T>(o: { dataDir?: string; config?: string }, fn: (core: Core) => Promise<T>, fresh = false): Promise<T> {
   const { loadConfig } = await import("../../config/load");
-  const { withAdminCore } = await import("../core/admin");
+  const { missingSqliteDatabase, withAdminCore } = await import("../core/admin");
   // A command prints what it did itself; the operations' info-level events (a key created) are the server's log.
   setLogLevel("warn");
-  return withAdminCore(loadConfig({ file: o.config, flags: { data_dir: o.dataDir } }), fn);
+  const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
+  const missing = fresh ? null : missingSqliteDatabase(config);
+  if (missing) throw new UsageError(`no database at ${missing}: check --data-dir or --config (svc admin create-user makes the first one)`);
+  return withAdminCore(config, fn);
 }
 
 async function readStdin(): Promise<string> {
@@ -84,7 +91,11 @@ export function registerAdmin(program: Command): void {
     const { loadConfig } = await import("../../config/load");
     const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
     // No operation creates a user together with a new workspace: this stays a core function of its own.
-    const r = await withCore(o, (core) => createUserWithSetupToken(core.db, { email: o.email, name: o.name, workspace, role: o.role as "owner", password }));
+    const r = await withCore(
+      o,
+      (core) => createUserWithSetupToken(core.db, { email: o.email, name: o.name, workspace, role: o.role as "owner", password }),
+      true,
+    );
     process.stdout.write(`${r.createdUser ? "created" : "updated"} user ${o.email} (${r.userId}) as ${o.role} of workspace ${workspace}\n`);
     if (r.setupToken) {
       process.stdout.write(`password-setup link (one-time, valid 7 days): ${configuredAddress(config)}/setup-password?token=${r.setupToken}\n`);

@@ -14,6 +14,13 @@ import { KeyVerifier } from "./auth/verifier";
 import type { Core, CoreEvents, Principal, Role } from "./context";
 import { StateWaits } from "./waits";
 
+/** The SQLite database file the configuration names when it does not exist yet, else null (also on PostgreSQL). */
+export function missingSqliteDatabase(config: Config): string | null {
+  if (config.database.url) return null;
+  const path = databasePath(config.data_dir);
+  return existsSync(path) ? null : path;
+}
+
 /**
  * Opens the data directory's store (applying pending migrations) as a core, runs `work`, and closes it. The
  * secrets key is not opened: no administration command reads environment secrets, and a command must not fail
