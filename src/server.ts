@@ -1,5 +1,7 @@
 // `svc serve`: opens the core, starts the HTTP service and the engines, and drains on SIGTERM.
 import type { Server } from "bun";
+import { readFileSync } from "node:fs";
+import { ConfigError } from "../config/load";
 import type { Config } from "../config/schema";
 import { openCore, type OpenedCore } from "./core";
 import { moveDiskArtifactsIn } from "./core/runs/artifacts";
@@ -31,6 +33,15 @@ function clientIp(config: Config, request: Request, server: Server<undefined>): 
   return server.requestIP(request)?.address ?? "unknown";
 }
 
+/** A TLS file's text, or a configuration error naming the setting and why it cannot be read. */
+function readTlsFile(setting: "cert" | "key", path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (e) {
+    throw new ConfigError(`tls.${setting}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
 /** Longer than the longest wait (MAX_WAIT_SECONDS), with room for the read that ends it. */
 const LONG_POLL_IDLE_SECONDS = MAX_WAIT_SECONDS + 15;
 
@@ -60,7 +71,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       for (const e of extensions) e.onFinished?.(req, res, ms);
     },
   });
-  const tls = config.tls.cert && config.tls.key ? { cert: Bun.file(config.tls.cert), key: Bun.file(config.tls.key) } : undefined;
+  const tls = config.tls.cert && config.tls.key ? { cert: readTlsFile("cert", config.tls.cert), key: readTlsFile("key", config.tls.key) } : undefined;
   let server: Server<undefined>;
   try {
     server = Bun.serve({
@@ -84,6 +95,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
   } catch (e) {
     await core.close();
     letGo();
+    // OpenSSL's own words (NO_START_LINE, key values mismatch) name no setting: say which ones to look at.
+    if (tls && !/EADDRINUSE|in use/i.test(`${(e as { code?: string }).code} ${(e as Error).message}`))
+      throw new ConfigError(
+        `tls.cert and tls.key cannot be used (${(e as Error).message}): tls.cert must be the PEM certificate (chain) and tls.key its PEM private key`,
+      );
     throw e;
   }
   engines = serverExtensions.engines.map((f) => f(core));

@@ -184,5 +184,19 @@ describe("bad arguments and configuration", () => {
     const half = await runBinary(["serve", "--port", "0"], { cwd: dir, env: { SVC_TLS_KEY: join(dir, "key.pem") } });
     expect(half.code).toBe(2);
     expect(half.stderr).toContain("tls.cert and tls.key go together");
+    // Files that cannot be read, or are not PEM, are told by the setting that names them.
+    const missing = await runBinary(["serve", "--port", "0"], {
+      cwd: dir,
+      env: { SVC_TLS_CERT: join(dir, "no-cert.pem"), SVC_TLS_KEY: join(dir, "no-key.pem") },
+    });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`tls.cert: cannot read ${join(dir, "no-cert.pem")}: ENOENT`);
+    await Bun.write(join(dir, "garbage.pem"), "not a certificate\n");
+    const garbage = await runBinary(["serve", "--port", "0", "--data-dir", "tls-data"], {
+      cwd: dir,
+      env: { SVC_TLS_CERT: join(dir, "garbage.pem"), SVC_TLS_KEY: join(dir, "garbage.pem") },
+    });
+    expect(garbage.code).toBe(2);
+    expect(garbage.stderr).toContain("tls.cert and tls.key cannot be used");
   });
 });
