@@ -63,7 +63,9 @@ export function TrendChart({ days, totals }: { days: HistoryDay[]; totals: { run
     withRuns.length === 0
       ? `No finished runs in the last ${days.length} days.`
       : `Over the last ${days.length} days: ${totals.runs} runs, ${pct(totals.pass_rate)} passed, median duration ${duration(totals.p50_ms)}. ` +
-        `Pass rate ${pct(first?.pass_rate ?? null)} on ${first?.date}, ${pct(last?.pass_rate ?? null)} on ${last?.date}.`;
+        (first === last || first?.date === last?.date
+          ? `Pass rate ${pct(last?.pass_rate ?? null)} on ${last?.date}.`
+          : `Pass rate ${pct(first?.pass_rate ?? null)} on ${first?.date}, ${pct(last?.pass_rate ?? null)} on ${last?.date}.`);
   const data: uPlot.AlignedData = [
     days.map((d) => dayTime(d.date)),
     days.map((d) => (d.pass_rate === null ? null : Math.round(d.pass_rate * 1000) / 10)),
@@ -76,7 +78,8 @@ export function TrendChart({ days, totals }: { days: HistoryDay[]; totals: { run
     axes: [
       {},
       { scale: "rate", values: (_u, ticks) => ticks.map((t) => `${t}%`), size: 48 },
-      { scale: "ms", side: 1, values: (_u, ticks) => ticks.map((t) => duration(t)), grid: { show: false }, size: 60 },
+      // A fraction of a millisecond has no label of its own (rounded, an empty chart read "1 ms, 1 ms, 0 ms").
+      { scale: "ms", side: 1, values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? duration(t) : "")), grid: { show: false }, size: 60 },
     ],
     series: [
       { label: "Day" },
@@ -136,7 +139,7 @@ export function RunTimeline({ runs }: { runs: Run[] }) {
     scales: { x: { time: false, range: (_u, min, max) => [min - 0.5, max + 0.5] }, y: { range: (_u, _min, max) => [0, Math.max(1, max ?? 1) * 1.15] } },
     axes: [
       { values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? String(t) : "")) },
-      { values: (_u, ticks) => ticks.map((t) => duration(t)), size: 60 },
+      { values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? duration(t) : "")), size: 60 },
     ],
     series: [
       { label: "Run" },
