@@ -31,8 +31,8 @@ type Target = "bun-linux-x64" | "bun-linux-arm64" | "bun-darwin-arm64";
 
 export async function buildExecutable(outfile: string, target?: Target): Promise<void> {
   const result = await Bun.build({
-    // The document reader's thread (src/core/apply/parse.ts starts it) is an entry point of its own.
-    entrypoints: ["src/main.ts", "src/core/apply/parse-worker.ts"],
+    // The reader's thread (src/reader-thread.ts starts it) is an entry point of its own.
+    entrypoints: ["src/main.ts", "src/reader-worker.ts"],
     compile: { outfile, autoloadDotenv: false, autoloadBunfig: false, ...(target ? { target } : {}) },
     bytecode: true,
     format: "esm",

@@ -151,7 +151,7 @@ export function nestingDepth(text: string): { depth: number; line: number } {
 export type ReadResult = { parsed: Parsed[] } | { message: string; problems: ErrorDetail[] };
 
 /**
- * Reads every document (in the parser's own thread, see parse-worker.ts: parsing a large folder takes the better
+ * Reads every document (in the reader's own thread, see reader-worker.ts: parsing a large folder takes the better
  * part of a second, which the API's thread must not spend).
  */
 export function readDocuments(documents: { path: string; text: string }[], defaultEnvironment: string | undefined): ReadResult {

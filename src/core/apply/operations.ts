@@ -28,7 +28,7 @@ import { checkTiming, firstDue, StoredTarget } from "../schedules/operations";
 import { checkChannel, secretPlace, uniqueEvents } from "../alerts/operations";
 import { assertMayRunIn } from "../environments/protection";
 import { type Parsed, problemAt } from "./documents";
-import { parseDocuments } from "./parse";
+import { parseDocuments } from "../../reader-thread";
 import * as store from "./store";
 
 type O = typeof ops;

@@ -2,7 +2,8 @@
 import { NOT_WEB, webUrl } from "../../manifest/browser-urls";
 import { readAtMost } from "../../streams";
 import { GenerationFailure } from "../types";
-import { outlinePage, type PageOutline } from "./page-outline";
+import { readPageOutline } from "../../reader-thread";
+import type { PageOutline } from "./page-outline";
 
 const PAGE_TIMEOUT_MS = 15_000;
 /** Read as it arrives, after decompression (a few kilobytes of gzip can inflate to gigabytes), and never past this. */
@@ -42,7 +43,7 @@ export async function crawl(
 ): Promise<CrawlResult> {
   const first = await fetchHtml(startUrl, signal);
   if ("problem" in first) throw new GenerationFailure(`could not read the feature's page ${startUrl}: ${first.problem}`);
-  const start = outlinePage(first.html, first.finalUrl);
+  const start = await readPageOutline(first.html, first.finalUrl);
   const origin = new URL(first.finalUrl).origin;
   const seen = new Set([first.finalUrl, startUrl]);
   const next = [...new Set(start.links.map((l) => l.url))].filter((u) => new URL(u).origin === origin && !seen.has(u)).slice(0, Math.max(0, maxPages - 1));
@@ -55,7 +56,7 @@ export async function crawl(
     if ("problem" in got) problems.push({ url, problem: got.problem });
     else if (!seen.has(got.finalUrl)) {
       seen.add(got.finalUrl);
-      pages.push(outlinePage(got.html, got.finalUrl));
+      pages.push(await readPageOutline(got.html, got.finalUrl));
     }
     await progress(i + 2, next.length + 1);
   }
