@@ -7,6 +7,17 @@ import { svcProcessAlive } from "./process-alive";
 
 export class DataDirInUse extends Error {}
 
+/** The process id of the svc serve that holds the data directory now, or null when none does. */
+export function dataDirHolder(dataDir: string): number | null {
+  let pid = Number.NaN;
+  try {
+    pid = Number(readFileSync(join(dataDir, "serve.pid"), "utf8").trim());
+  } catch {
+    return null;
+  }
+  return Number.isInteger(pid) && pid > 0 && pid !== process.pid && svcProcessAlive(pid, "serve") ? pid : null;
+}
+
 /** Holds the data directory for this process; returns what lets it go. Throws DataDirInUse when another svc serve holds it. */
 export function holdDataDir(dataDir: string): () => void {
   const file = join(dataDir, "serve.pid");
@@ -25,14 +36,9 @@ export function holdDataDir(dataDir: string): () => void {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
     }
-    let other = Number.NaN;
-    try {
-      other = Number(readFileSync(file, "utf8").trim());
-    } catch {
-      // removed meanwhile: try again
-    }
     // This very process (a server stopped without letting go, started again) may take it back.
-    if (Number.isInteger(other) && other > 0 && other !== process.pid && svcProcessAlive(other, "serve"))
+    const other = dataDirHolder(dataDir);
+    if (other !== null)
       throw new DataDirInUse(
         `another svc serve (pid ${other}) is using the data directory ${dataDir}: stop it first, or give this server a data directory of its own (--data-dir)`,
       );

@@ -77,6 +77,11 @@ describe("svc serve and svc admin", () => {
     const samePort = await runBinary(["serve", "--port", port, "--data-dir", "other-data"], { cwd: dir });
     expect(samePort.code).toBe(1);
     expect(samePort.stderr).toContain("the port is already in use");
+    // Nor is a restore into the data directory it serves (writes it acknowledged afterwards would be lost).
+    expect((await runBinary(["admin", "backup", "--out", "live.sqlite"], { cwd: dir })).code).toBe(0);
+    const restore = await runBinary(["admin", "restore", "--from", "live.sqlite", "--data-dir", "svc-data", "--force"], { cwd: dir });
+    expect(restore.code).not.toBe(0);
+    expect(restore.stderr).toContain(`svc serve (pid ${serve.proc.pid}) is running on svc-data: stop it before restoring`);
     // The first still serves, its note of the data directory in place.
     expect((await get("/me")).status).toBe(200);
   });

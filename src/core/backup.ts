@@ -1,5 +1,6 @@
 // Backups of a data directory: a consistent online copy of the database with the artifacts of the runs it
 // contains, and its restoration. The copy itself is the storage dialect's; the rules about files are here.
+import { dataDirHolder } from "../data-dir-lock";
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { databasePath } from "../db/database";
@@ -76,6 +77,9 @@ export function restoreDataDir(fromFile: string, dataDir: string, force: boolean
   const target = databasePath(dataDir);
   const artifacts = join(dataDir, "artifacts");
   const present = [target, `${target}-wal`, `${target}-shm`, artifacts].filter((p) => existsSync(p));
+  // Writes a running server acknowledged after the restore would go into the file moved aside, and be lost.
+  const holder = dataDirHolder(dataDir);
+  if (holder !== null) throw new BackupError(`svc serve (pid ${holder}) is running on ${dataDir}: stop it before restoring into its data directory`);
   if (present.includes(target) && !force) {
     throw new BackupError(
       `${dataDir} already holds a database; stop the server and add --force to replace it (the current data is kept in ${dataDir}/replaced-<time>/)`,
