@@ -115,7 +115,10 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     return;
   }
   const shown = op.cli.showsSettings && typeof res.json === "object" ? { ...res.json, ...settingSources(settings) } : res.json;
-  process.stdout.write(`${renderJson(shown, op.cli.words[0] ?? "records", styleFor(process.stdout))}\n`);
+  // What a list holds: `svc projects list` lists projects, `svc alert-channels deliveries` deliveries.
+  const words = op.cli.words;
+  const noun = words.length > 1 && words[words.length - 1] !== "list" ? words[words.length - 1] : words[0];
+  process.stdout.write(`${renderJson(shown, noun ?? "records", styleFor(process.stdout))}\n`);
   return;
 }
 

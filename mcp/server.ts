@@ -56,6 +56,8 @@ export function buildMcpServer(opts: McpOptions): McpServer {
   });
   registerResources(server);
   registerPrompts(server);
+  // The lists are fixed for a connection: registering announced that they may change, which they never do.
+  server.server.registerCapabilities({ tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } });
   return server;
 }
 

@@ -318,6 +318,22 @@ test("tables are aligned, lists say when they are empty, and --json is the API's
   expect((await s.call("DELETE", `/projects/${slug}`)).status).toBe(204);
   const empty = await cli.run(["groups", "list", "--project", "shop"]);
   expect({ code: empty.code, out: empty.stdout.trim() }).toEqual({ code: 0, out: "No groups found." });
+  // A list named by its second word says what it holds.
+  await cli.json<Rec>([
+    "alert-channels",
+    "create",
+    "quiet",
+    "--project",
+    "shop",
+    "--kind",
+    "webhook",
+    "--url",
+    "http://127.0.0.1:9/q",
+    "--secret",
+    "quiet-secret-1",
+  ]);
+  const none = await cli.run(["alert-channels", "deliveries", "quiet", "--project", "shop"]);
+  expect(none.stdout.trim()).toBe("No deliveries found.");
 });
 
 test("status colours appear on a terminal only, and NO_COLOR turns them off", async () => {

@@ -91,7 +91,11 @@ test("a browser Origin other than the server's own is refused; the server's own 
   expect(await evil.json()).toMatchObject({ error: "forbidden" });
   const own = await post({ authorization: `Bearer ${s.key}`, origin: new URL(s.url).origin });
   expect(own.status).toBe(200);
-  expect(((await own.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe("2025-11-25");
+  const initialized = (await own.json()) as { result: { protocolVersion: string; capabilities: Record<string, { listChanged?: boolean }> } };
+  expect(initialized.result.protocolVersion).toBe("2025-11-25");
+  // The lists never change during a connection, and the server says so.
+  for (const list of ["tools", "resources", "prompts"])
+    expect({ list, changes: initialized.result.capabilities[list]?.listChanged }).toEqual({ list, changes: false });
   const get = await fetch(`${s.url}/mcp`, { headers: { authorization: `Bearer ${s.key}`, accept: "text/event-stream" } });
   expect(get.status).toBe(405);
   // DNS rebinding: a page on an attacker's host name that resolves to this server has that host as Origin and Host.
