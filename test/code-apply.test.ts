@@ -288,3 +288,27 @@ test("every problem of a folder is told at once: four documents wrong in four wa
     { path: "s.yaml:3", message: 'target.group: no group has the key or the exact name "nowhere"' },
   ]);
 });
+
+test("the reader takes workspaces in turns: one workspace's large folders do not hold another's apply behind them", async () => {
+  const other = await s.userWithKey("owner@turns.test", "turns");
+  expect((await s.call("POST", "/projects", { name: "turns", slug: "turns" }, other.key)).status).toBe(201);
+  // Four folders of one workspace, each most of a second to read, sent at once; then one small folder of another.
+  const text = Array.from({ length: 32_000 }, (_, i) => `- ${i}`).join("\n");
+  const heavy = { documents: Array.from({ length: 3 }, (_, i) => ({ path: `list-${i}.yaml`, text })), dry_run: true };
+  const done: string[] = [];
+  const heavies = Array.from({ length: 4 }, (_, i) =>
+    s.call("POST", "/projects/bad/apply", heavy).then((r) => {
+      done.push(`heavy ${i} ${r.status}`);
+    }),
+  );
+  await Bun.sleep(100);
+  const small = { documents: [{ path: "a.yaml", text: automation("Small") }], dry_run: true };
+  const light = s.call("POST", "/projects/turns/apply", small, other.key).then((r) => {
+    done.push(`light ${r.status}`);
+  });
+  await Promise.all([...heavies, light]);
+  // Read in the other workspace's first turn: after the folder being read when it came (and at most one more), not
+  // after all four.
+  expect(done.indexOf("light 200")).toBeLessThanOrEqual(2);
+  expect(done).toHaveLength(5);
+}, 60_000);

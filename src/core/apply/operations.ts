@@ -68,7 +68,7 @@ interface Plan {
 
 export const applyDocuments: Handler<O["applyDocuments"]> = async (ctx, { params, body }) => {
   const project = await resolveProject(ctx, params.project);
-  const docs = await parseDocuments(body.documents, body.environment);
+  const docs = await parseDocuments(body.documents, body.environment, ctx.principal.workspaceId);
   const { answer } = await startOnce(ctx, async (trx) => {
     const plan = await makePlan(ctx, trx, project.id, docs, body.secrets, body.prune);
     if (!body.dry_run) for (const w of [...plan.deletes, ...plan.writes]) await w(trx);
@@ -587,7 +587,7 @@ function prunePlan(
  */
 export const testDocuments: Handler<O["testDocuments"]> = async (ctx, { params, body }) => {
   const project = await resolveProject(ctx, params.project);
-  const docs = (await parseDocuments(body.documents, undefined)).filter((d): d is Of<"automation"> => d.type === "automation");
+  const docs = (await parseDocuments(body.documents, undefined, ctx.principal.workspaceId)).filter((d): d is Of<"automation"> => d.type === "automation");
   const runnable = docs.filter((d) => d.body.status !== "disabled");
   if (runnable.length === 0)
     throw invalid("the documents hold no automation that can run", [{ path: "body.documents", message: "no automation document (or all are disabled)" }]);

@@ -6,6 +6,8 @@ import { readPageOutline } from "../../reader-thread";
 import type { PageOutline } from "./page-outline";
 
 const PAGE_TIMEOUT_MS = 15_000;
+/** The generation engine's turn in the reader's thread (it runs one generation at a time), beside the workspaces' applies. */
+const CRAWL_TURN = "generation";
 /** Read as it arrives, after decompression (a few kilobytes of gzip can inflate to gigabytes), and never past this. */
 const MAX_PAGE_BYTES = 5 * 1024 * 1024;
 
@@ -43,7 +45,7 @@ export async function crawl(
 ): Promise<CrawlResult> {
   const first = await fetchHtml(startUrl, signal);
   if ("problem" in first) throw new GenerationFailure(`could not read the feature's page ${startUrl}: ${first.problem}`);
-  const start = await readPageOutline(first.html, first.finalUrl);
+  const start = await readPageOutline(first.html, first.finalUrl, CRAWL_TURN);
   const origin = new URL(first.finalUrl).origin;
   const seen = new Set([first.finalUrl, startUrl]);
   const next = [...new Set(start.links.map((l) => l.url))].filter((u) => new URL(u).origin === origin && !seen.has(u)).slice(0, Math.max(0, maxPages - 1));
@@ -56,7 +58,7 @@ export async function crawl(
     if ("problem" in got) problems.push({ url, problem: got.problem });
     else if (!seen.has(got.finalUrl)) {
       seen.add(got.finalUrl);
-      pages.push(await readPageOutline(got.html, got.finalUrl));
+      pages.push(await readPageOutline(got.html, got.finalUrl, CRAWL_TURN));
     }
     await progress(i + 2, next.length + 1);
   }
