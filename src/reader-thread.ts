@@ -22,8 +22,11 @@ interface Pending {
   reject(e: Error): void;
 }
 
-/** Waiting requests by whose they are (a workspace), in the order they came; the Map keeps the turns' order. */
+/** Waiting requests by whose they are (a workspace), in the order they came. */
 const queues = new Map<string, Pending[]>();
+/** When each owner was last served (a count of reads): the one served longest ago (or never) goes next. */
+const lastServed = new Map<string, number>();
+let served = 0;
 let inFlight: { id: number; pending: Pending; timer: ReturnType<typeof setTimeout> } | null = null;
 let worker: Worker | null = null;
 let lastId = 0;
@@ -69,15 +72,18 @@ function readerThread(): Worker {
   return w;
 }
 
-/** Sends the next request, in turns: the first workspace in line gives one, and goes to the back of the line. */
+/** Sends the next request, in turns: of the workspace served longest ago (or never), its oldest request. */
 function dispatch(): void {
   if (inFlight) return;
-  const next = queues.entries().next();
-  if (next.done) return;
-  const [owner, line] = next.value;
+  let owner: string | null = null;
+  for (const candidate of queues.keys()) if (owner === null || (lastServed.get(candidate) ?? -1) < (lastServed.get(owner) ?? -1)) owner = candidate;
+  if (owner === null) return;
+  const line = queues.get(owner) as Pending[];
   const pending = line.shift() as Pending;
-  queues.delete(owner);
-  if (line.length > 0) queues.set(owner, line);
+  if (line.length === 0) queues.delete(owner);
+  lastServed.set(owner, ++served);
+  // Who has not asked for a while needs no memory of it: never served reads the same.
+  if (lastServed.size > 1000) for (const k of lastServed.keys()) if (!queues.has(k) && k !== owner) lastServed.delete(k);
   const id = ++lastId;
   const w = readerThread();
   const timer = setTimeout(() => {
