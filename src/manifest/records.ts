@@ -92,6 +92,11 @@ export const AutomationSource = z.enum(["manual", "generated", "applied", "impor
 export const TERMINAL_RUN_STATUSES = ["passed", "failed", "error", "timed_out", "cancelled"] as const;
 /** The ends that are a failure (a quarantined automation's are reported apart: they do not fail its group run). */
 export const FAILED_RUN_STATUSES: readonly string[] = ["failed", "error", "timed_out"];
+/**
+ * A run whose failure is reported apart: its automation is quarantined and it did not pass. It does not fail its
+ * group run (the verdict, the alerts, the CLI's exit code) and JUnit and the web app show it as quarantined.
+ */
+export const setApart = (run: { status: string; quarantined?: boolean }) => run.quarantined === true && FAILED_RUN_STATUSES.includes(run.status);
 export const TERMINAL_GENERATION_STATUSES = ["succeeded", "failed", "cancelled"] as const;
 
 const PassRate = z.number().min(0).max(1).nullable().describe("Share of the runs that passed, 0–1; null without runs");

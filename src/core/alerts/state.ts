@@ -8,7 +8,8 @@ import { newId } from "../../security/ids";
 import { configuredAddress } from "../address";
 import type { Core } from "../context";
 import { passedAfterRetry } from "../history/operations";
-import { countsAgainst, deriveGroupStatus } from "../runs/operations";
+import { setApart } from "../../manifest/records";
+import { deriveGroupStatus } from "../runs/operations";
 import { StringList } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
 import type { FinishedRun } from "../storage";
@@ -218,7 +219,7 @@ export async function recordFinishedRuns(core: Core, db: Kysely<DB>, runs: Ended
     const of = await store.endedGroupRunMembers(db, g.id);
     if (of === null) continue;
     // The group run's own verdict: a quarantined automation's failure does not fail it, so it alerts no one either.
-    const status = deriveGroupStatus(of.map((m) => (countsAgainst({ status: m.status, quarantined: m.quarantined === 1 }) ? m.status : "passed")));
+    const status = deriveGroupStatus(of.map((m) => (setApart({ status: m.status, quarantined: m.quarantined === 1 }) ? "passed" : m.status)));
     if (status === "queued" || status === "running") continue;
     const flaky = of.some((m) => passedAfterRetry(m.status, m.attempts));
     const next = stateOf(status, flaky);

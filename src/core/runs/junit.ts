@@ -1,6 +1,6 @@
 // JUnit XML for runs and group runs: one testcase per automation, failures with expected and actual, and the
 // attempts before the last one as Maven Surefire writes reruns (flakyFailure on a pass, rerunFailure on a failure).
-import { FAILED_RUN_STATUSES } from "../../manifest/records";
+import { setApart } from "../../manifest/records";
 type StepLike = { name: string; status: string; message: string | null; duration_ms: number };
 type AttemptLike = { attempt: number; status: string; error: string | null; message: string | null; duration_ms: number };
 type RunLike = {
@@ -20,8 +20,8 @@ type RunLike = {
   runner?: { id: string; name: string | null } | null;
 };
 
-/** The status JUnit reports: a quarantined automation's failure is reported apart, as skipped. */
-const reported = (run: RunLike) => (run.quarantined && FAILED_RUN_STATUSES.includes(run.status) ? "quarantined" : run.status);
+/** The status JUnit reports: a failure set apart (quarantined) is reported as skipped. */
+const reported = (run: RunLike) => (setApart(run) ? "quarantined" : run.status);
 
 const escapeXml = (s: string) =>
   s

@@ -4,7 +4,7 @@ import type { DB, GroupRunTable, RunTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import { conflict, invalid, notFound } from "../../manifest/errors";
-import { FAILED_RUN_STATUSES, StartedBy, TERMINAL_RUN_STATUSES } from "../../manifest/records";
+import { StartedBy, setApart, TERMINAL_RUN_STATUSES } from "../../manifest/records";
 import type { Core, OpContext } from "../context";
 import type { Handler } from "../handler";
 import { AttemptsColumn, GroupSummaryColumn, ResultsColumn, type RunSpec, RunSpecColumn, StringList, StringMap, SummaryColumn } from "../shared/columns";
@@ -298,11 +298,6 @@ export const getRunArtifact: Handler<O["getRunArtifact"]> = async (ctx, { params
 
 type RunLike = ReturnType<typeof toRun>;
 
-const NOT_PASSED = FAILED_RUN_STATUSES;
-
-/** A quarantined automation's failure is reported apart: it does not fail the group run. */
-export const countsAgainst = (r: { status: string; quarantined?: boolean }) => !(r.quarantined && NOT_PASSED.includes(r.status));
-
 export function deriveGroupStatus(statuses: string[]): RunStatus {
   if (statuses.length === 0) return "passed";
   if (statuses.every((s) => s === "queued")) return "queued";
@@ -326,7 +321,7 @@ export function groupVerdict(runs: GroupMember[], pending = 0) {
   // A sequential group run's automations not queued yet count as queued.
   const count = (s: string) => runs.filter((r) => r.status === s).length + (s === "queued" ? pending : 0);
   // Quarantined failures count as passes for the verdict (still failing under their own status in the summary).
-  const status = deriveGroupStatus([...runs.map((r) => (countsAgainst(r) ? r.status : "passed")), ...Array<string>(pending).fill("queued")]);
+  const status = deriveGroupStatus([...runs.map((r) => (setApart(r) ? "passed" : r.status)), ...Array<string>(pending).fill("queued")]);
   const starts = runs
     .map((r) => r.started_at)
     .filter((x): x is string => x !== null)
@@ -353,7 +348,7 @@ export function groupVerdict(runs: GroupMember[], pending = 0) {
       error: count("error"),
       timed_out: count("timed_out"),
       cancelled: count("cancelled"),
-      quarantined: runs.filter((r) => !countsAgainst(r)).length,
+      quarantined: runs.filter(setApart).length,
     },
   };
 }

@@ -1,5 +1,5 @@
 // Run lists: a project's runs with status badges and durations, filtered by status, live while any is active.
-import { FAILED_RUN_STATUSES, RunStatus } from "../../manifest/records";
+import { RunStatus, setApart } from "../../manifest/records";
 import { call, chosen, enc } from "../api";
 import { LIST_POLL_MS, useLoad } from "../hooks";
 import type { Run } from "../types";
@@ -14,9 +14,6 @@ type Attempted = Pick<Run, "status" | "flaky" | "attempts" | "max_attempts" | "q
 
 /** "Passed on attempt 2 of 3", for a run that passed only after a failed attempt. */
 export const passedOn = (run: Attempted) => `Passed on attempt ${run.attempts.length} of ${run.max_attempts}`;
-
-/** Its failure does not fail its group run: a quarantined automation's run that did not pass. */
-const setApart = (run: Pick<Run, "status" | "quarantined">) => run.quarantined && FAILED_RUN_STATUSES.includes(run.status);
 
 /**
  * A run's status badge, and beside it a "flaky" badge when it passed only after a failed attempt, or a
