@@ -336,10 +336,12 @@ describe("runs that cannot execute end error with what to do", () => {
     const dead = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
     const url = `http://127.0.0.1:${dead.port}/x`;
     await dead.stop(true);
-    const run = await runToEnd(s, project, http([{ request: { url } }]));
+    const run = await runToEnd(s, project, http([{ request: { url, headers: { authorization: "Bearer {{API_TOKEN}}", accept: "text/plain" } } }]));
     expect(run.status).toBe("error");
     expect(run.error).toContain(`could not reach GET ${url}`);
     expect(run.error).toContain("check that the service is running");
+    // Nothing was answered: the step records the headers it asked for, its secret masked.
+    expect(run.steps[0]?.request?.headers).toEqual({ authorization: "Bearer ***", accept: "text/plain" });
   });
 
   test("a connection closed without an answer", async () => {

@@ -158,7 +158,6 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
       `the request's headers are ${sizeText(headerBytes)} after {{…}}: svc sends at most ${sizeText(MAX_HEADERS_BYTES)} of headers; send large values in the body`,
     );
   const request: NonNullable<StepResult["request"]> = { method: req.method, url: recorded(url, RECORDED_URL_BYTES, ctx) };
-  if (Object.keys(headers).length) request.headers = recordedHeaders(headers, ctx);
   if (body !== undefined) request.body = maskExcerpt(excerpt(body, ctx.excerptBytes), ctx.mask).body;
   const timeoutMs = req.timeout_ms ?? DEFAULT_REQUEST_TIMEOUT_MS;
   // When the run's own deadline comes first, its abort (timed_out) must win over a request timeout (error).
@@ -184,6 +183,8 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
     text = req.method === "HEAD" ? "" : await readBody(res, ctx.maxResponseBytes);
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
+    // Nothing was sent, or no answer came: the headers the step asked for are what it records.
+    if (request.headers === undefined && Object.keys(headers).length) request.headers = recordedHeaders(headers, ctx);
     if (e instanceof StepFailure) return { index, name, status: e.status, duration_ms: performance.now() - started, message: e.message, request };
     const timedOut = timeout?.fired() === true;
     const message =
