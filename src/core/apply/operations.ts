@@ -245,8 +245,13 @@ async function makePlan(
     const kept = new Set(docs.filter((d) => d.type === type).map((d) => d.key));
     return new Set(prune ? rows.filter((r) => !kept.has(r.key as string)).map((r) => r.id) : []);
   };
-  await assertNamesFree(problems, "automation", of("automation"), autIdByKey, doomed("automation", [...keyedAut.values()]), (name) =>
-    automations.automationsNamed(db, projectId, name, 10),
+  assertNamesFree(
+    problems,
+    "automation",
+    of("automation"),
+    autIdByKey,
+    doomed("automation", [...keyedAut.values()]),
+    await store.automationNames(db, projectId),
   );
 
   // Groups: their members are automations named by key.
@@ -286,9 +291,7 @@ async function makePlan(
     }
   }
 
-  await assertNamesFree(problems, "group", of("group"), grpIdByKey, doomed("group", [...keyedGrp.values()]), (name) =>
-    groups.groupsNamed(db, projectId, name, 10),
-  );
+  assertNamesFree(problems, "group", of("group"), grpIdByKey, doomed("group", [...keyedGrp.values()]), await store.groupNames(db, projectId));
 
   const keyedSch = await planSchedules(problems, ctx, db, plan, projectId, of("schedule"), { autIdByKey, grpIdByKey, envIdByName, allEnvs });
   const keyedChan = await planAlertChannels(problems, ctx, db, plan, projectId, of("alert_channel"), secretValues);
@@ -309,18 +312,21 @@ async function makePlan(
  * Names are unique in a project: a document may not take the name of a record the folder does not hold (one that
  * stays, that is: prune deleting it frees the name). Said at the document's name, before anything is written.
  */
-async function assertNamesFree(
+function assertNamesFree(
   problems: ErrorDetail[],
   noun: "automation" | "group",
   docs: { key: string; path: string; line: (p: PropertyKey[]) => number; body: { name: string } }[],
   idByKey: Map<string, string>,
   deleted: Set<string>,
-  named: (name: string) => Promise<{ id: string; key: string | null }[]>,
-): Promise<void> {
+  /** Every record of that kind in the project (one read for all the documents), oldest first. */
+  existing: { id: string; name: string; key: string | null }[],
+): void {
   const held = new Set(docs.map((d) => idByKey.get(d.key)));
+  const byName = new Map<string, { id: string; key: string | null }>();
+  for (const r of existing) if (!held.has(r.id) && !deleted.has(r.id) && !byName.has(r.name)) byName.set(r.name, r);
   for (const d of docs) {
     try {
-      const other = (await named(d.body.name)).find((r) => !held.has(r.id) && !deleted.has(r.id));
+      const other = byName.get(d.body.name);
       if (!other) continue;
       const whose =
         other.key === null ? "made outside the folder" : `applied from "${other.key}", which the folder no longer has (apply with --prune to delete it)`;

@@ -19,13 +19,13 @@ export async function allEnvironments(db: Kysely<DB>, projectId: string): Promis
   return db.selectFrom("environments").selectAll().where("project_id", "=", projectId).execute();
 }
 
-/** Every automation of the project, light: to adopt one by id and to see name clashes. */
+/** Every automation of the project, light and oldest first: to adopt one by id and to see name clashes. */
 export async function automationNames(db: Kysely<DB>, projectId: string) {
-  return db.selectFrom("automations").select(["id", "name", "key"]).where("project_id", "=", projectId).execute();
+  return db.selectFrom("automations").select(["id", "name", "key"]).where("project_id", "=", projectId).orderBy("created_at").orderBy("id").execute();
 }
 
 export async function groupNames(db: Kysely<DB>, projectId: string) {
-  return db.selectFrom("groups").select(["id", "name", "key"]).where("project_id", "=", projectId).execute();
+  return db.selectFrom("groups").select(["id", "name", "key"]).where("project_id", "=", projectId).orderBy("created_at").orderBy("id").execute();
 }
 
 export async function findUnkeyed<T extends "automations" | "groups" | "environments">(db: Kysely<DB>, table: T, projectId: string, id: string) {
