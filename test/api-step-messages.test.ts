@@ -53,7 +53,7 @@ const MISTAKES: { what: string; kind: "http" | "browser"; steps: unknown[]; path
     kind: "http",
     steps: [{ request: { url }, expct: [{ status: 200 }] }],
     path: "body.steps.0",
-    message: 'unknown field "expct"',
+    message: 'unknown field "expct" (did you mean "expect"?): expected one of name, request, expect, capture',
   },
   {
     what: "a status given as a string",
@@ -67,7 +67,7 @@ const MISTAKES: { what: string; kind: "http" | "browser"; steps: unknown[]; path
     kind: "http",
     steps: [{ request: { url, header: { accept: "x" } } }],
     path: "body.steps.0.request",
-    message: 'unknown field "header"',
+    message: 'unknown field "header" (did you mean "headers"?): expected one of method, url, headers, query, json, body, timeout_ms, follow_redirects',
   },
   {
     what: "a misspelt browser action",
@@ -120,7 +120,7 @@ test("two mistakes in one http step are both named where they are, not read as a
   expect(res.status).toBe(400);
   expect(((await res.json()) as { details: unknown[] }).details).toEqual([
     { path: "body.steps.0.expect.0.status", message: "expected number or object, not string" },
-    { path: "body.steps.0", message: 'unknown field "captur"' },
+    { path: "body.steps.0", message: 'unknown field "captur" (did you mean "capture"?): expected one of name, request, expect, capture' },
   ]);
 });
 

@@ -144,6 +144,22 @@ function unknownKeyMessage(unknown: string[], known: string[], orString: boolean
   return `unknown field${unknown.length === 1 ? "" : "s"} ${quoted(unknown)}${guess ? ` (did you mean "${guess}"?)` : ""}: expected ${orString ? "a string, or " : ""}one of ${known.join(", ")}`;
 }
 
+/** The fields an object schema knows: read off the schema that refused a key, which zod hands to its error map. */
+function fieldsOf(schema: unknown): string[] | null {
+  const shape = (schema as { _zod?: { def?: { shape?: unknown } } } | undefined)?._zod?.def?.shape;
+  return shape !== null && typeof shape === "object" ? Object.keys(shape) : null;
+}
+
+// An unknown field of an object says which field was probably meant, and the fields there are: the object's own
+// message, made where zod still has the object's schema at hand (its issues no longer carry it).
+z.config({
+  customError: (issue) => {
+    if (issue.code !== "unrecognized_keys") return undefined;
+    const known = fieldsOf(issue.inst);
+    return known && known.length > 0 ? unknownKeyMessage(issue.keys, known, false) : undefined;
+  },
+});
+
 /** zod's own wording, made to say what is wrong in the terms of the document (required, not, unknown). */
 function plain(issue: Issue): string {
   if (isMissing(issue)) return "expected" in issue && issue.expected ? `required (${String(issue.expected)})` : "required";
@@ -151,7 +167,8 @@ function plain(issue: Issue): string {
     const received = receivedOf(issue);
     return received ? `expected ${String(issue.expected)}, not ${received}` : issue.message;
   }
-  if (issue.code === "unrecognized_keys" && "keys" in issue) return `unknown field${issue.keys.length === 1 ? "" : "s"} ${quoted(issue.keys as string[])}`;
+  if (issue.code === "unrecognized_keys" && "keys" in issue)
+    return issue.message.startsWith("unknown field") ? issue.message : `unknown field${issue.keys.length === 1 ? "" : "s"} ${quoted(issue.keys as string[])}`;
   if (issue.code === "invalid_value" && "values" in issue && Array.isArray(issue.values) && issue.values.length > 1) {
     return `expected one of ${issue.values.map(String).join(", ")}`;
   }
