@@ -6,7 +6,7 @@ import { registerAdmin } from "./commands/admin";
 import { registerHealthcheck } from "./commands/healthcheck";
 import { registerRunner } from "./commands/runner";
 import { registerServe } from "./commands/serve";
-import { UsageError } from "../cli/usage";
+import { switchValueHint, UsageError } from "../cli/usage";
 import { VERSION } from "./version";
 import { WORKER_COMMAND } from "./runner/worker-protocol";
 
@@ -15,7 +15,12 @@ export function buildProgram(): Command {
     .version(VERSION, "-V, --version")
     .description("svc: test management and test automation: the service, its administration, and its CLI")
     // Usage errors are one line on stderr (scripts and CI logs read it), pointing at --help instead of printing it.
-    .configureOutput({ outputError: (text, write) => write(`svc: ${text.trim().replace(/^error: /, "")} (add --help for usage)\n`) })
+    .configureOutput({
+      outputError: (text, write) =>
+        write(
+          `svc: ${switchValueHint(text.trim().replace(/^error: /, ""), process.argv, (flag) => hasOption(program, `--no-${flag}`))} (add --help for usage)\n`,
+        ),
+    })
     .exitOverride();
   registerServe(program);
   registerAdmin(program);
@@ -23,6 +28,11 @@ export function buildProgram(): Command {
   registerRunner(program);
   registerHealthcheck(program);
   return program;
+}
+
+/** Whether any command of the tree has that option. */
+function hasOption(command: Command, long: string): boolean {
+  return command.options.some((o) => o.long === long) || command.commands.some((c) => hasOption(c, long));
 }
 
 /** The CLI's command tree needs the whole manifest; `--version` and the service's own commands start faster without it. */

@@ -420,6 +420,15 @@ test("automations create --file x.json and automations update <id> --file x.yaml
   // A boolean is turned off as it is turned on.
   expect((await cli.json<Rec>(["automations", "update", created.id, ...P, "--quarantined"])).quarantined).toBe(true);
   expect((await cli.json<Rec>(["automations", "update", created.id, ...P, "--no-quarantined"])).quarantined).toBe(false);
+  // A switch given a value, as other tools take it, is a usage error that says what to write instead; nothing changes.
+  const valued = await cli.run(["automations", "update", created.id, ...P, "--quarantined", "false"]);
+  expect(valued.code).toBe(2);
+  expect(valued.stderr).toBe('svc: --quarantined takes no value: write --no-quarantined, not "--quarantined false" (add --help for usage)\n');
+  const json = await cli.run(["automations", "list", ...P, "--json", "true"]);
+  expect(json.stderr).toBe('svc: --json takes no value: write --json, not "--json true" (add --help for usage)\n');
+  const off = await cli.run(["automations", "list", ...P, "--json", "no"]);
+  expect(off.stderr).toBe('svc: --json takes no value: write nothing (leave --json out), not "--json no" (add --help for usage)\n');
+  expect((await (await s.call("GET", `/projects/shop/automations/${created.id}`)).json()).quarantined).toBe(false);
   expect((await s.call("DELETE", `/projects/shop/automations/${created.id}`)).status).toBe(204);
 });
 
