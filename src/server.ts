@@ -48,7 +48,7 @@ const LONG_POLL_IDLE_SECONDS = MAX_WAIT_SECONDS + 15;
 export async function startServer(config: Config): Promise<RunningServer> {
   setLogLevel(config.log_level);
   await import("./modules");
-  const core = await openCore(config);
+  const core = await openCore(config, { serving: true });
   // On SQLite the file is this process's alone (PostgreSQL's nodes share their database by design).
   let letGo = () => {};
   if (core.probe.backend === "sqlite") {

@@ -11,11 +11,18 @@ import { StateWaits } from "./waits";
 export interface OpenedCore extends Core {
   /** SQLite's raw connection (absent on PostgreSQL), for tests that set up or break the file directly; operations use `db` and `queue`. */
   sqlite?: Database;
+  /** What the thread checkpointing the SQLite log has done (svc serve on SQLite), for tests. */
+  checkpoints?: { checkpoints: number; frames: number };
   close(): Promise<void>;
 }
 
-export async function openCore(config: Config): Promise<OpenedCore> {
-  const opened = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms, url: config.database.url });
+/** `serving`: the core of svc serve (its SQLite log is checkpointed by a thread of its own). */
+export async function openCore(config: Config, opts: { serving?: boolean } = {}): Promise<OpenedCore> {
+  const opened = await openDatabase(config.data_dir, {
+    busyTimeoutMs: config.busy_timeout_ms,
+    url: config.database.url,
+    backgroundCheckpoints: opts.serving === true,
+  });
   const secrets = await openSecretsKey(opened.db, config).catch(async (e: unknown) => {
     await opened.close();
     throw e;
@@ -27,6 +34,7 @@ export async function openCore(config: Config): Promise<OpenedCore> {
   return {
     db: opened.db,
     sqlite: opened.sqlite,
+    checkpoints: opened.checkpoints?.stats,
     queue: opened.queue,
     changes: opened.changes,
     probe: opened.probe,

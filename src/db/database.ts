@@ -13,6 +13,7 @@ import { takeRenamedDuplicates } from "./migrations/0010_cockpit";
 import type { DB } from "./schema";
 import { PostgresBuckets } from "./postgres-buckets";
 import { classifyPostgresError, newNodeId, openPool, PoolDialect, PostgresChangeFeed, PostgresProbe, PostgresRunQueue, underMigrationLock } from "./postgres";
+import { BackgroundCheckpoints } from "./sqlite-checkpoints";
 import { classifySqliteError, openSqliteFile, SqliteChangeFeed, SqliteProbe, SqliteRunQueue, sqliteDialect } from "./sqlite";
 
 export type Db = Kysely<DB>;
@@ -29,6 +30,8 @@ export interface OpenedDatabase {
   probe: StorageProbe;
   /** Request budgets every node shares (PostgreSQL); absent on SQLite, whose one process keeps them in memory. */
   buckets?: SharedBuckets;
+  /** SQLite under svc serve: the thread that checkpoints its log. */
+  checkpoints?: BackgroundCheckpoints | null;
   /** Where the data is: the SQLite file, or the PostgreSQL URL without its password. */
   path: string;
   close(): Promise<void>;
@@ -49,7 +52,10 @@ export function storageErrorKind(e: unknown): StorageErrorKind | null {
  * Opens the store the configuration names: PostgreSQL when `url` (database.url) is set, else SQLite in the data
  * directory.
  */
-export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: number; url?: string } = {}): Promise<OpenedDatabase> {
+export async function openDatabase(
+  dataDir: string,
+  opts: { busyTimeoutMs?: number; url?: string; backgroundCheckpoints?: boolean } = {},
+): Promise<OpenedDatabase> {
   if (opts.url) return openPostgres(opts.url);
   try {
     mkdirSync(dataDir, { recursive: true });
@@ -77,6 +83,8 @@ export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: numb
   const db = new Kysely<DB>({ dialect: sqliteDialect(sqlite), plugins: [changes] });
   await migrateToLatest(db, path);
   const probe = new SqliteProbe(sqlite, db, path, Object.keys(migrations));
+  // svc serve: its thread does not copy the log back into the file (see sqlite-checkpoints.ts).
+  const checkpoints = opts.backgroundCheckpoints ? new BackgroundCheckpoints(sqlite, path) : null;
   return {
     db,
     backend: "sqlite",
@@ -85,8 +93,10 @@ export async function openDatabase(dataDir: string, opts: { busyTimeoutMs?: numb
     queue: new SqliteRunQueue(sqlite, db, changes),
     probe,
     path,
+    checkpoints,
     async close() {
       probe.close();
+      await checkpoints?.close();
       await db.destroy();
     },
   };

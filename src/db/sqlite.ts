@@ -75,7 +75,13 @@ function cachedStatement<Row = unknown, Params extends SQLQueryBindings[] = SQLQ
 /** Kysely's SQLite driver calls `prepare` for every query: it gets the cached statement. */
 function withStatementCache(sqlite: Database): SqliteDatabase {
   return {
-    close: () => sqlite.close(),
+    close: () => {
+      // A statement left unfinalized keeps the connection open past close(): SQLite would then never see its last
+      // connection go, nor checkpoint and remove the log, and a stopped server's svc.sqlite would need its -wal beside it.
+      for (const statement of caches.get(sqlite)?.values() ?? []) statement.finalize();
+      caches.delete(sqlite);
+      sqlite.close();
+    },
     prepare: (sql: string) => cachedStatement(sqlite, sql),
   } as unknown as SqliteDatabase;
 }
