@@ -47,6 +47,13 @@ function settingSources(settings: ResolvedSettings): Record<string, string> {
   };
 }
 
+/** whoami's `assistant` in one line: "available", or why not. */
+function withAssistantLine(me: object): object {
+  const a = (me as { assistant?: { available?: boolean; problem?: string | null } } | null)?.assistant;
+  if (typeof a !== "object" || a === null) return me;
+  return { ...me, assistant: a.available ? "available" : `not available: ${a.problem ?? "no model"}` };
+}
+
 /** The fields of the record an operation answers (`show --json` prints them), for reading it back with --file. */
 function recordFieldsOf(op: Operation): string[] {
   const r = op.response;
@@ -114,7 +121,7 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     process.stdout.write(jsonAsReceived(res.text, res.json));
     return;
   }
-  const shown = op.cli.showsSettings && typeof res.json === "object" ? { ...res.json, ...settingSources(settings) } : res.json;
+  const shown = op.cli.showsSettings && typeof res.json === "object" ? { ...withAssistantLine(res.json), ...settingSources(settings) } : res.json;
   // What a list holds: `svc projects list` lists projects, `svc alert-channels deliveries` deliveries.
   const words = op.cli.words;
   const noun = words.length > 1 && words[words.length - 1] !== "list" ? words[words.length - 1] : words[0];

@@ -52,6 +52,8 @@ test("login reads the key from stdin, checks it, saves it 0600, and says where; 
   const who = await cli.run(["whoami"]);
   expect(who.code).toBe(0);
   expect(who.stdout).toContain(`key_source  login: ${saved}`);
+  // Whether the server's assistant can answer, in one line (this server has no model).
+  expect(who.stdout).toContain("assistant   not available: no model is configured for the assistant");
   expect(who.stdout).toContain(`server      ${s.url} (from ${join(cli.configDir, "config.json")})`);
   const out = await cli.run(["logout"]);
   expect({ code: out.code, out: out.stdout }).toEqual({ code: 0, out: `Removed the saved key ${saved}.\n` });

@@ -81,7 +81,12 @@ test("the panel shows the answer's words as they arrive, before the model has fi
   await context.close();
 });
 
-test("without a model the panel says how to configure one", async () => {
+test("whoami says the assistant can answer on a server with a model", async () => {
+  const me = await json<{ assistant: { available: boolean; problem: string | null } }>(await s.call("GET", "/me"), 200);
+  expect(me.assistant).toEqual({ available: true, problem: null });
+});
+
+test("without a model the panel says how to configure one as it opens, and Send waits for one", async () => {
   const bare = await startTestServer();
   try {
     const { context, page } = await newPage(browser);
@@ -89,18 +94,16 @@ test("without a model the panel says how to configure one", async () => {
     await explained(page, "assistant-unconfigured", async () => {
       await page.getByRole("button", { name: "Assistant" }).click();
       const panel = page.getByRole("complementary", { name: "Assistant" });
-      await panel.getByLabel("Message").fill("hello");
-      await panel.getByRole("button", { name: "Send" }).click();
+      // Before anything is asked.
       await panel.getByText("No model is configured for the assistant.").waitFor();
       await panel.getByText(/SVC_ASSISTANT_BASE_URL/).waitFor();
-      // Read after the question it answers, as a reply is.
-      const noteFollowsQuestion = await panel.evaluate((el) => {
-        const question = [...el.querySelectorAll(".assistant-user")].pop();
-        const note = el.querySelector('[role="status"]');
-        return !!question && !!note && (question.compareDocumentPosition(note) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0;
-      });
-      expect(noteFollowsQuestion).toBe(true);
+      await panel.getByLabel("Message").fill("hello");
+      expect(await panel.getByRole("button", { name: "Send" }).isDisabled()).toBe(true);
     });
+    // What the panel read, for an assistant or a script too.
+    const me = await json<{ assistant: { available: boolean; problem: string | null } }>(await bare.call("GET", "/me"), 200);
+    expect(me.assistant.available).toBe(false);
+    expect(me.assistant.problem).toContain("SVC_ASSISTANT_MODEL");
     await context.close();
   } finally {
     await bare.stop();

@@ -402,5 +402,11 @@ export const Me = z
     workspace: z.object({ id: z.string(), name: z.string(), slug: z.string() }),
     role: Role,
     key: z.object({ id: z.string(), name: z.string(), prefix: z.string() }).nullable().describe("Null for a web session"),
+    assistant: z
+      .object({
+        available: z.boolean().describe("True when the server has a model for the assistant (send_assistant_message can answer)"),
+        problem: z.string().nullable().describe("When not available: why, and what the server's operator sets"),
+      })
+      .describe("The in-app assistant on this server"),
   })
   .meta({ id: "Me" });

@@ -1,9 +1,9 @@
 // The assistant panel: a conversation with the model that calls svc's operations with the signed-in person's
 // rights. The answer is read as an event stream: its words show as they arrive, then its actions. Actions that
-// change something wait for Confirm; without a configured model the panel says how to set one.
+// change something wait for Confirm; without a configured model the panel says so as it opens, and how to set one.
 import type { z } from "zod";
 import type { MessageRole } from "../manifest/assistant";
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { OpOutput } from "../client/api-client";
 import { ApiError, call, callStream } from "./api";
 import { useAction } from "./hooks";
@@ -27,6 +27,16 @@ export function AssistantPanel({ onClose }: { onClose: () => void }) {
   const [text, setText] = useState("");
   const [unconfigured, setUnconfigured] = useState<string | null>(null);
   const a = useAction();
+
+  // The server says whether it has a model (whoami): without one, the panel says so before anything is asked.
+  useEffect(() => {
+    call("whoami", {}).then(
+      (me) => {
+        if (!me.assistant.available) setUnconfigured(me.assistant.problem ?? "no model is configured for the assistant");
+      },
+      () => undefined,
+    );
+  }, []);
 
   const send = async (e: Event) => {
     e.preventDefault();
@@ -90,10 +100,10 @@ export function AssistantPanel({ onClose }: { onClose: () => void }) {
           </li>
         ))}
       </ol>
-      {/* After the question it answers, as a reply would be. */}
+      {/* After any question, as a reply would be. */}
       {unconfigured && (
         <div class="note" role="status">
-          <p>No model is configured for the assistant.</p>
+          <p>{unconfigured.startsWith("no model") ? "No model is configured for the assistant." : `The assistant cannot answer: ${unconfigured}.`}</p>
           <p class="muted">{HOW_TO_CONFIGURE}</p>
         </div>
       )}
@@ -101,7 +111,7 @@ export function AssistantPanel({ onClose }: { onClose: () => void }) {
       <form onSubmit={send} class="assistant-form">
         <label for="assistant-text">Message</label>
         <textarea id="assistant-text" rows={2} value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        <button class="btn btn-primary" disabled={a.busy}>
+        <button class="btn btn-primary" disabled={a.busy || unconfigured !== null}>
           {a.busy ? "Thinking…" : "Send"}
         </button>
       </form>

@@ -8,6 +8,7 @@ import { fetchPage, toPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { expectVersion, nextStamp, staleVersion } from "../versions";
 import { inviteUser } from "./invitations";
+import { assistantProvider } from "../assistant/operations";
 import * as store from "./store";
 import { addToWorkspace, createApiKey, findUserByEmail, issueSetupToken, prepareMember, removeMembership, revokeKeyById } from "./users";
 
@@ -17,7 +18,9 @@ export const whoami: Handler<O["whoami"]> = async ({ core, principal }) => {
   const user = await store.userSummary(core.db, principal.userId);
   const ws = await store.workspaceSummary(core.db, principal.workspaceId);
   const key = principal.keyId ? await store.keySummary(core.db, principal.keyId) : undefined;
-  return { user, workspace: ws, role: principal.role, key: key ?? null };
+  const provider = assistantProvider(core);
+  const assistant = typeof provider === "string" ? { available: false, problem: provider } : { available: true, problem: null };
+  return { user, workspace: ws, role: principal.role, key: key ?? null, assistant };
 };
 
 export const listKeys: Handler<O["listKeys"]> = async ({ core, principal }, { query }) => {
