@@ -2,7 +2,7 @@
 // no .env read, a clean SIGTERM; HTTPS when tls.cert/tls.key are set; a newer database refused.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseOpenError, openDatabase } from "../src/db/database";
 import { requireBinary, runBinary, startServe } from "./helpers/binary";
@@ -28,6 +28,9 @@ test("started from an empty directory with no config, it serves /healthz and /re
     expect(ready.status).toBe(200);
     expect((await ready.json()).checks.migrations.ok).toBe(true);
     expect(existsSync(join(dir, "svc-data", "svc.sqlite"))).toBe(true);
+    // Made by svc: its user's alone, as the database in it.
+    expect(statSync(join(dir, "svc-data")).mode & 0o777).toBe(0o700);
+    expect(statSync(join(dir, "svc-data", "svc.sqlite")).mode & 0o777).toBe(0o600);
     expect(existsSync(join(work, "dotenv-data"))).toBe(false);
   } finally {
     expect(await s.stop()).toBe(0);

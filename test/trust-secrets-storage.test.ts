@@ -102,6 +102,9 @@ describe("secrets at rest", () => {
     try {
       const key = join(dataDir, "secrets.key");
       expect(statSync(key).mode & 0o777).toBe(0o600);
+      // The database beside it (hashes, results) and its log are the server's user's alone too.
+      expect(statSync(join(dataDir, "svc.sqlite")).mode & 0o777).toBe(0o600);
+      expect(statSync(join(dataDir, "svc.sqlite-wal")).mode & 0o777).toBe(0o600);
       const { project } = await projectWithEnv(s, "at rest", { BASE_URL: target.url }, { TOKEN: SECRET });
       const before = arrived();
       expect((await runToEnd(s, project, sendsSecret("sends"))).status).toBe("passed");

@@ -1,7 +1,7 @@
 // Opens the store: SQLite in the data directory (src/db/sqlite.ts) or, when `database.url` is set, PostgreSQL
 // (src/db/postgres.ts), wrapped in Kysely, with the migrations applied at start in one transaction.
 import type { Database } from "bun:sqlite";
-import { accessSync, constants, mkdirSync } from "node:fs";
+import { accessSync, constants, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Kysely, sql } from "kysely";
 import { type Migration, Migrator } from "kysely/migration";
@@ -58,7 +58,8 @@ export async function openDatabase(
 ): Promise<OpenedDatabase> {
   if (opts.url) return openPostgres(opts.url);
   try {
-    mkdirSync(dataDir, { recursive: true });
+    // Its owner's alone, as the database and the secrets key in it are (a directory that exists keeps its mode).
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (e) {
     throw new DatabaseOpenError(`cannot create the data directory ${dataDir}: ${(e as Error).message}`);
   }
@@ -73,6 +74,13 @@ export async function openDatabase(
   const path = databasePath(dataDir);
   let sqlite: Database;
   try {
+    // A new database is created 0600 (SQLite would make it as the umask says, 0644 as a rule): it holds password,
+    // key and session hashes and every run's results. Its -wal and -shm files take the same mode from it.
+    try {
+      writeFileSync(path, "", { mode: 0o600, flag: "wx" });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
     sqlite = openSqliteFile(path, opts.busyTimeoutMs ?? 5000);
   } catch (e) {
     const reason = (e as Error).message;
