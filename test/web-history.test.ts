@@ -1,7 +1,7 @@
 // The web app's pictures of history in headless Chromium against a real server and real runs, at 1280 and 390 px:
 // the dashboard's headline (share of automations passing now, flaky apart), a project's trend chart and its
 // automations failing or flaky now, and an automation's timeline of runs (retries marked), each described in text
-// and as a table for screen readers.
+// and as a table for screen readers; with no finished run, a sentence instead of empty axes.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { explained, launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
@@ -133,6 +133,32 @@ test("a retried run is marked on its automation's timeline", async () => {
       expect(await timeline.getByTestId("timeline-table").locator("tbody tr td:nth-child(5)").allInnerTexts()).toEqual(["2"]);
       // The legend names the retry marker.
       await timeline.locator(".u-legend").getByText("Retried").waitFor();
+    });
+  } finally {
+    await context.close();
+  }
+});
+
+test("a project and an automation with no finished run say so instead of drawing empty axes", async () => {
+  const { context, page } = await newPage(browser, 1280);
+  try {
+    await explained(page, "history-empty", async () => {
+      await signInAsOwner(page, s.url);
+      const { project: quiet, envId } = await projectWithEnv(s, "Quiet", { BASE_URL: `http://127.0.0.1:${target.port}` });
+      const never = await createAutomation(s, quiet, { name: "never ran", kind: "http", environment: envId, steps: [{ request: { url: "/steady" } }] });
+
+      await page.goto(`${s.url}/#/p/${quiet}`);
+      const trend = page.locator(".card", { has: page.getByRole("heading", { name: "Trend (30 days)" }) });
+      await trend.getByText("No finished runs in the last 30 days.").waitFor();
+      expect(await trend.getByRole("figure").count()).toBe(0);
+      expect(await trend.locator("canvas").count()).toBe(0);
+
+      await page.goto(`${s.url}/#/p/${quiet}/automations/${never}`);
+      const timeline = page.locator(".card", { has: page.getByRole("heading", { name: "Timeline of runs" }) });
+      await timeline.getByText("No finished runs yet.").waitFor();
+      expect(await timeline.getByRole("figure").count()).toBe(0);
+      expect(await timeline.locator("canvas").count()).toBe(0);
+      await shot(page, "history-empty-automation");
     });
   } finally {
     await context.close();

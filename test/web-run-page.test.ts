@@ -1,6 +1,7 @@
 // The run pages in headless Chromium against a real server and run engine: each assertion's expectation with its
-// operator, a line diff where a JSON equality failed, the response body before its headers, the step a running run
-// is at, and run lists that show runs started elsewhere (by CI through the API) without a reload.
+// operator, a line diff where a JSON equality failed, the response body before its headers, a step that ended in an
+// error counted apart from failed ones, the step a running run is at, and run lists that show runs started elsewhere
+// (by CI through the API) without a reload.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { explained, launchBrowser, newPage, shot, signInAsOwner, watch } from "./helpers/browser";
@@ -89,6 +90,31 @@ test("the Expected column shows subject and operator, a failed JSON equality sho
     expect(body).toBeGreaterThan(0);
     expect(header).toBeGreaterThan(body);
     await shot(page, "run-page-expectations");
+  }));
+
+test("a step that could not reach its URL is counted as an error, apart from the failed ones", () =>
+  explained(page, "run-page-error-step", async () => {
+    // A port nothing listens on any more: the step's request is refused, and the step ends in an error.
+    const gone = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+    const closed = `http://127.0.0.1:${gone.port}`;
+    gone.stop(true);
+    const automation = await createAutomation(s, project, {
+      name: "reaches a stopped service",
+      kind: "http",
+      environment: envId,
+      steps: [
+        { name: "read the product", request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] },
+        { name: "call the stopped service", request: { method: "GET", url: `${closed}/orders` }, expect: [{ status: 200 }] },
+        { name: "read it again", request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] },
+      ],
+    });
+    const run = await waitForRun(s, project, await startRun(s, project, automation));
+    expect(run.steps.map((x) => x.status)).toEqual(["passed", "error", "skipped"]);
+    // The API's summary has no place for an error: it counts the step as failed.
+    expect(run.summary).toEqual({ steps: 3, passed: 1, failed: 1, skipped: 1 });
+    await page.goto(`${s.url}/#/p/${project}/runs/${run.id}`);
+    await page.locator("li.step-error[data-step='1']").waitFor();
+    expect(await page.getByTestId("run-step-counts").innerText()).toBe("1 passed · 0 failed · 1 error · 1 skipped");
   }));
 
 test("a running run shows the step it is at, live, until it ends", () =>

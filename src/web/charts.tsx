@@ -1,12 +1,13 @@
 // Charts drawn with uPlot: a project's trend (pass rate and median duration per day) and an automation's timeline of
 // runs (one bar per run: status by colour, duration as height, retries marked). Each chart is described for screen
 // readers by a text summary, and its numbers are one click away as a table; the canvas itself is hidden from them.
+// With no finished run there is no chart, only a sentence saying so.
 import { useEffect, useRef } from "preact/hooks";
 import type { ComponentChildren } from "preact";
 import uPlot from "uplot";
 import type { Run } from "./types";
 import { TERMINAL_RUN_STATUSES } from "../manifest/records";
-import { duration, when } from "./ui";
+import { duration, Empty, when } from "./ui";
 
 export interface HistoryDay {
   date: string;
@@ -59,13 +60,13 @@ export function TrendChart({ days, totals }: { days: HistoryDay[]; totals: { run
   const withRuns = days.filter((d) => d.runs > 0);
   const first = withRuns[0];
   const last = withRuns[withRuns.length - 1];
+  // Without a run there is nothing to draw: empty axes showed only a made-up scale (0 ms to 1 ms).
+  if (withRuns.length === 0) return <Empty>No finished runs in the last {days.length} days.</Empty>;
   const summary =
-    withRuns.length === 0
-      ? `No finished runs in the last ${days.length} days.`
-      : `Over the last ${days.length} days: ${totals.runs} runs, ${pct(totals.pass_rate)} passed, median duration ${duration(totals.p50_ms)}. ` +
-        (first === last || first?.date === last?.date
-          ? `Pass rate ${pct(last?.pass_rate ?? null)} on ${last?.date}.`
-          : `Pass rate ${pct(first?.pass_rate ?? null)} on ${first?.date}, ${pct(last?.pass_rate ?? null)} on ${last?.date}.`);
+    `Over the last ${days.length} days: ${totals.runs} runs, ${pct(totals.pass_rate)} passed, median duration ${duration(totals.p50_ms)}. ` +
+    (first === last || first?.date === last?.date
+      ? `Pass rate ${pct(last?.pass_rate ?? null)} on ${last?.date}.`
+      : `Pass rate ${pct(first?.pass_rate ?? null)} on ${first?.date}, ${pct(last?.pass_rate ?? null)} on ${last?.date}.`);
   const data: uPlot.AlignedData = [
     days.map((d) => dayTime(d.date)),
     days.map((d) => (d.pass_rate === null ? null : Math.round(d.pass_rate * 1000) / 10)),
@@ -127,6 +128,8 @@ const FAILED = new Set<string>(TERMINAL_RUN_STATUSES.filter((s) => s !== "passed
 /** One bar per finished run, oldest on the left: green passed, red failed, grey cancelled; ▲ marks a retry. */
 export function RunTimeline({ runs }: { runs: Run[] }) {
   const ordered = runs.filter((r) => r.finished_at !== null).reverse();
+  // Without a run there is nothing to draw: empty axes showed only a made-up scale and a lone run number 0.
+  if (ordered.length === 0) return <Empty>No finished runs yet.</Empty>;
   const x = ordered.map((_, i) => i + 1);
   const only = (pred: (r: Run) => boolean) => ordered.map((r) => (pred(r) ? (r.duration_ms ?? 0) : null));
   const retried = ordered.map((r) => (r.attempts.length > 1 ? (r.duration_ms ?? 0) : null));
@@ -153,10 +156,8 @@ export function RunTimeline({ runs }: { runs: Run[] }) {
   const failed = ordered.filter((r) => FAILED.has(r.status)).length;
   const withRetries = ordered.filter((r) => r.attempts.length > 1).length;
   const summary =
-    ordered.length === 0
-      ? "No finished runs yet."
-      : `Last ${ordered.length} runs, oldest first: ${passed} passed, ${failed} failed${withRetries ? `, ${withRetries} needed a retry` : ""}. ` +
-        `Latest ${ordered[ordered.length - 1]?.status} in ${duration(ordered[ordered.length - 1]?.duration_ms ?? null)}.`;
+    `Last ${ordered.length} runs, oldest first: ${passed} passed, ${failed} failed${withRetries ? `, ${withRetries} needed a retry` : ""}. ` +
+    `Latest ${ordered[ordered.length - 1]?.status} in ${duration(ordered[ordered.length - 1]?.duration_ms ?? null)}.`;
   return (
     <Figure
       label="Timeline of runs: status by colour, duration as height"

@@ -225,11 +225,13 @@ export function AutomationsPage({ project }: { project: string }) {
                   <td data-label="Name">
                     <a href={`#/p/${enc(project)}/automations/${x.id}`}>{x.name}</a>
                   </td>
-                  <td data-label="Kind">{x.kind}</td>
+                  <td data-label="Kind" class="whole-words">
+                    {x.kind}
+                  </td>
                   <td data-label="Status">
                     <Badge status={x.status} />
                   </td>
-                  <td data-label="Source" class="muted">
+                  <td data-label="Source" class="muted whole-words">
                     {x.source}
                   </td>
                   <td data-label="Last run">
@@ -241,7 +243,9 @@ export function AutomationsPage({ project }: { project: string }) {
                       <span class="muted">never</span>
                     )}
                   </td>
-                  <td data-label="Updated">{when(x.updated_at)}</td>
+                  <td data-label="Updated" class="whole-words">
+                    {when(x.updated_at)}
+                  </td>
                 </tr>
               ))}
             </tbody>

@@ -87,8 +87,12 @@ export function DashboardPage() {
                       <a href={`#/p/${enc(p.slug)}/runs/${r.id}`}>{r.automation_name}</a>
                     </td>
                     <td data-label="Project">{p.name}</td>
-                    <td data-label="When">{when(r.created_at)}</td>
-                    <td data-label="Duration">{duration(r.duration_ms)}</td>
+                    <td data-label="When" class="whole-words">
+                      {when(r.created_at)}
+                    </td>
+                    <td data-label="Duration" class="whole-words">
+                      {duration(r.duration_ms)}
+                    </td>
                   </tr>
                 ))}
               </tbody>

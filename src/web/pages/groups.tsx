@@ -80,9 +80,13 @@ export function GroupRunList({ project, group }: { project: string; group?: stri
               <td data-label="Group">
                 <a href={`#/p/${enc(project)}/group-runs/${r.id}`}>{r.group_name}</a>
               </td>
-              <td data-label="Started">{when(r.started_at ?? r.created_at)}</td>
-              <td data-label="Duration">{duration(r.duration_ms)}</td>
-              <td data-label="Results">
+              <td data-label="Started" class="whole-words">
+                {when(r.started_at ?? r.created_at)}
+              </td>
+              <td data-label="Duration" class="whole-words">
+                {duration(r.duration_ms)}
+              </td>
+              <td data-label="Results" class="whole-words">
                 {r.summary.passed}/{r.summary.total} passed
               </td>
             </tr>

@@ -126,9 +126,15 @@ function KeyRow({ k, run, onChanged }: { k: ApiKey; run: ReturnType<typeof useAc
         <td data-label="Key">
           <code>{k.prefix}…</code>
         </td>
-        <td data-label="Created">{when(k.created_at)}</td>
-        <td data-label="Last used">{k.last_used_at ? when(k.last_used_at) : "never"}</td>
-        <td data-label="Expires">{k.expires_at ? when(k.expires_at) : "never"}</td>
+        <td data-label="Created" class="whole-words">
+          {when(k.created_at)}
+        </td>
+        <td data-label="Last used" class="whole-words">
+          {k.last_used_at ? when(k.last_used_at) : "never"}
+        </td>
+        <td data-label="Expires" class="whole-words">
+          {k.expires_at ? when(k.expires_at) : "never"}
+        </td>
         <td data-label="State">
           <Badge status={keyState(k)} />
         </td>

@@ -180,7 +180,7 @@ function MemberRow({ m, admin, self, run, onChanged }: { m: Member; admin: boole
       <tr data-member={m.email}>
         <td data-label="Name">{m.name}</td>
         <td data-label="Email">{m.email}</td>
-        <td data-label="Role">
+        <td data-label="Role" class="whole-words">
           {!admin ? (
             m.role
           ) : (
@@ -202,7 +202,9 @@ function MemberRow({ m, admin, self, run, onChanged }: { m: Member; admin: boole
             </select>
           )}
         </td>
-        <td data-label="Since">{when(m.created_at)}</td>
+        <td data-label="Since" class="whole-words">
+          {when(m.created_at)}
+        </td>
         <td class="actions">
           {admin && !self && (
             <ConfirmButton
@@ -259,9 +261,13 @@ function InvitationRow({
       <tr data-pending-invitation={inv.email}>
         <td data-label="Name">{inv.name}</td>
         <td data-label="Email">{inv.email}</td>
-        <td data-label="Role">{inv.role}</td>
+        <td data-label="Role" class="whole-words">
+          {inv.role}
+        </td>
         <td data-label="Invited by">{inv.invited_by?.name ?? "—"}</td>
-        <td data-label="Sent">{when(inv.created_at)}</td>
+        <td data-label="Sent" class="whole-words">
+          {when(inv.created_at)}
+        </td>
         <td class="actions">
           {mayCancel && (
             <button

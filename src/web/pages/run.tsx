@@ -21,6 +21,19 @@ function show(v: unknown): string {
 
 type AssertionRecord = NonNullable<StepResult["assertions"]>[number];
 
+/**
+ * "2 passed · 1 failed · 1 error · 0 skipped", counted from the run's steps: its summary counts a step that ended in
+ * an error (its URL could not be reached, say) as failed, though no expectation of it failed.
+ */
+function stepCounts(run: Run): string {
+  const steps = run.steps;
+  if (!steps) return `${run.summary.passed} passed · ${run.summary.failed} failed · ${run.summary.skipped} skipped`;
+  const count = (status: StepResult["status"]) => steps.filter((s) => s.status === status).length;
+  const errors = count("error");
+  const errorPart = errors === 0 ? [] : [`${errors} ${errors === 1 ? "error" : "errors"}`];
+  return [`${count("passed")} passed`, `${count("failed")} failed`, ...errorPart, `${count("skipped")} skipped`].join(" · ");
+}
+
 /** The expectation as written: subject, operator and value (`$.price < 3`, `status == 200`); older records say it in `assertion`. */
 function expectation(a: AssertionRecord): string {
   if (!a.subject || !a.operator) return a.assertion;
@@ -270,9 +283,7 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
               </div>
               <div>
                 <dt>Steps</dt>
-                <dd>
-                  {r.summary.passed} passed · {r.summary.failed} failed · {r.summary.skipped} skipped
-                </dd>
+                <dd data-testid="run-step-counts">{stepCounts(r)}</dd>
               </div>
               <OriginFacts project={project} record={r} />
               {r.runner && (

@@ -98,11 +98,15 @@ export function RunnersPage() {
                   <tr key={r.id} data-runner-id={r.id}>
                     <td data-label="Name">{r.name}</td>
                     <td data-label="Labels">{r.labels.length > 0 ? r.labels.join(", ") : "none"}</td>
-                    <td data-label="Scope">{r.scope === "server" ? "whole server" : "this workspace"}</td>
-                    <td data-label="Last seen" title={when(r.last_seen_at)}>
+                    <td data-label="Scope" class="whole-words">
+                      {r.scope === "server" ? "whole server" : "this workspace"}
+                    </td>
+                    <td data-label="Last seen" class="whole-words" title={when(r.last_seen_at)}>
                       {r.last_seen_at ? ago(r.last_seen_at) : "never"}
                     </td>
-                    <td data-label="Running">{r.running}</td>
+                    <td data-label="Running" class="whole-words">
+                      {r.running}
+                    </td>
                     <td data-label="Version">{r.version ?? "—"}</td>
                     <td data-label="State">
                       <Badge status={r.revoked_at ? "revoked" : r.connected ? "connected" : "not_connected"} />

@@ -87,7 +87,7 @@ export function RunTable({ project, runs, compact = false }: { project: string; 
               </td>
               {!compact && (
                 <>
-                  <td data-label="Steps">
+                  <td data-label="Steps" class="whole-words">
                     {r.summary.passed}/{r.summary.steps}
                     {r.summary.failed > 0 ? ` · ${r.summary.failed} failed` : ""}
                   </td>

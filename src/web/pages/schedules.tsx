@@ -194,7 +194,7 @@ function ScheduleRow({
           )}
         </td>
         <td data-label="Last">
-          {sch.last_fired_at ? when(sch.last_fired_at) : "never"}
+          <span class="whole-words">{sch.last_fired_at ? when(sch.last_fired_at) : "never"}</span>
           {sch.last_error && <span class="muted"> — {sch.last_error}</span>}
         </td>
         <td data-label="Actions">
