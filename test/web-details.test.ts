@@ -1,8 +1,9 @@
 // Parts of the web application no other browser test reaches, in headless Chromium against a real server with
 // the real run and generation engines: a failing http step's expected-vs-actual table and request/response
-// excerpt, a generation's progress while it runs and the drafts it made, deleting an automation, the automation
-// list's feature, group and kind filters, the keys panel's expiry and last-used times (also at 390 px), "Run again", and
-// activating and running all of a feature's drafts at once.
+// excerpt, a generation's progress while it runs and the drafts it made, a feature page that asks for no generation
+// (and logs no 404) before there is one, deleting an automation, the automation list's feature, group and kind
+// filters, the keys panel's expiry and last-used times (also at 390 px), "Run again", and activating and running all
+// of a feature's drafts at once.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { explained, launchBrowser, shot, signInAsOwner, watch } from "./helpers/browser";
@@ -188,6 +189,61 @@ test("a generation started from the feature page shows its progress live, then i
       expect(item.toLowerCase()).toContain("draft");
     }
     await shot(page, "feature-generated");
+  }));
+
+test("a feature page without generations asks for none and logs no error; one that failed making nothing, or made drafts, is shown", () =>
+  explained(page, "feature-page-without-generations", async () => {
+    const { project } = await projectWithEnv(s, "Quiet feature", { BASE_URL: target.url });
+    const home = `http://127.0.0.1:${site.port}/`;
+    const feature = await api<{ id: string }>(
+      "POST",
+      `/projects/${project}/features`,
+      { name: "Home page", acceptance_criteria: `Scenario: the home page\n  Given I open "${home}"\n  Then I should see "Gadgets"` },
+      201,
+    );
+    const asked: string[] = [];
+    const problems: string[] = [];
+    const onRequest = (r: { url(): string }) => {
+      if (r.url().endsWith("/generation") || r.url().includes("/generation?")) asked.push(r.url());
+    };
+    const onConsole = (m: { type(): string; text(): string }) => {
+      if (m.type() === "error") problems.push(m.text());
+    };
+    page.on("request", onRequest);
+    page.on("console", onConsole);
+    try {
+      await page.goto(`${s.url}/#/p/${project}/features/${feature.id}`);
+      // The feature's automations are listed (none) once the panel has loaded what it loads.
+      await page.getByText("None yet.").waitFor();
+      await page.evaluate(() => fetch("/api/v1/web/session").then((r) => r.text()));
+      expect(asked).toEqual([]);
+      expect(problems).toEqual([]);
+
+      // Started here, the generation is followed to its end; on the next visit its drafts say there is one to show.
+      await page.getByLabel("Strategy").selectOption("gherkin");
+      await page.getByRole("button", { name: "Generate automations" }).click();
+      await page.getByTestId("generation").getByText("succeeded").waitFor({ timeout: 30_000 });
+      await page.goto(`${s.url}/#/p/${project}/features`);
+      await page.goto(`${s.url}/#/p/${project}/features/${feature.id}`);
+      await page.getByTestId("generation").getByText("succeeded").waitFor();
+      expect(problems).toEqual([]);
+
+      // A generation that made nothing (it failed: this server has no model) is read from the feature record.
+      const other = await api<{ id: string }>("POST", `/projects/${project}/features`, { name: "Nothing made" }, 201);
+      await api("POST", `/projects/${project}/features/${other.id}/generation`, { strategy: "llm" }, 202);
+      const failed = await api<{ status: string; error: string }>("GET", `/projects/${project}/features/${other.id}/generation?wait=10`, undefined, 200);
+      expect(failed.status).toBe("failed");
+      expect((await api<{ latest_generation: unknown }>("GET", `/projects/${project}/features/${other.id}`, undefined, 200)).latest_generation).toEqual({
+        id: expect.stringMatching(/^gen_/),
+        status: "failed",
+      });
+      await page.goto(`${s.url}/#/p/${project}/features/${other.id}`);
+      await page.getByTestId("generation").getByText("failed").waitFor();
+      await page.getByText(failed.error).waitFor();
+    } finally {
+      page.off("request", onRequest);
+      page.off("console", onConsole);
+    }
   }));
 
 test("an automation is deleted from its page after confirming, and the API then answers 404", () =>

@@ -43,6 +43,7 @@ export const FeatureTarget = z
   ])
   .meta({ id: "FeatureTarget" });
 
+export const GenerationStatus = z.enum(["queued", "running", "succeeded", "failed", "cancelled"]);
 export const Feature = z
   .object({
     ...stamped,
@@ -51,10 +52,13 @@ export const Feature = z
     description: z.string(),
     acceptance_criteria: z.string(),
     target: FeatureTarget.nullable(),
+    latest_generation: z
+      .object({ id: z.string(), status: GenerationStatus })
+      .nullable()
+      .describe("The feature's most recent generation (get_generation reads it whole); null before the first"),
   })
   .meta({ id: "Feature" });
 
-export const GenerationStatus = z.enum(["queued", "running", "succeeded", "failed", "cancelled"]);
 export const Strategy = z.enum(["auto", "gherkin", "openapi", "crawl", "llm"]);
 export const GenerationWarning = z
   .object({

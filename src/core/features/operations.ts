@@ -1,6 +1,6 @@
 // Features of the product under test, and the records of their test generation.
 import type { Selectable } from "kysely";
-import type { FeatureTable } from "../../db/schema";
+import type { FeatureTable, GenerationTable } from "../../db/schema";
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import type { Handler } from "../handler";
@@ -10,18 +10,37 @@ import { readJsonColumn } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { resolveFeature, resolveProject } from "../scope";
+import type { OpContext } from "../context";
+import * as generations from "../generations/store";
 import * as store from "./store";
 
 type O = typeof ops;
 type FeatureRow = Selectable<FeatureTable>;
+type GenerationRow = Selectable<GenerationTable>;
 
-function toFeature(row: FeatureRow) {
-  return { ...row, target: row.target === null ? null : readJsonColumn(TargetColumn, row.target, `target of feature ${row.id}`) };
+type LatestGeneration = { id: string; status: GenerationRow["status"] } | null;
+
+function toFeature(row: FeatureRow, latest: LatestGeneration) {
+  return {
+    ...row,
+    target: row.target === null ? null : readJsonColumn(TargetColumn, row.target, `target of feature ${row.id}`),
+    latest_generation: latest,
+  };
+}
+
+/** A feature as answered: with its most recent generation. */
+async function answered(ctx: OpContext, row: FeatureRow) {
+  return toFeature(row, (await generations.latestGenerationsOf(ctx.core.db, [row.id])).get(row.id) ?? null);
 }
 
 export const listFeatures: Handler<O["listFeatures"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  return fetchPage(store.featuresQuery(ctx.core.db, project.id), "features", query, toFeature);
+  const page = await fetchPage(store.featuresQuery(ctx.core.db, project.id), "features", query, (r) => r);
+  const latest = await generations.latestGenerationsOf(
+    ctx.core.db,
+    page.data.map((r) => r.id),
+  );
+  return { data: page.data.map((r) => toFeature(r, latest.get(r.id) ?? null)), next_cursor: page.next_cursor };
 };
 
 export const createFeature: Handler<O["createFeature"]> = async (ctx, { params, body }) => {
@@ -38,10 +57,11 @@ export const createFeature: Handler<O["createFeature"]> = async (ctx, { params, 
     updated_at: t,
   };
   await store.insertFeature(ctx.core.db, row);
-  return toFeature(row);
+  return toFeature(row, null);
 };
 
-export const getFeature: Handler<O["getFeature"]> = async (ctx, { params }) => toFeature((await resolveFeature(ctx, params.project, params.feature)).feature);
+export const getFeature: Handler<O["getFeature"]> = async (ctx, { params }) =>
+  answered(ctx, (await resolveFeature(ctx, params.project, params.feature)).feature);
 
 export const updateFeature: Handler<O["updateFeature"]> = async (ctx, { params, body }) => {
   const { feature } = await resolveFeature(ctx, params.project, params.feature);
@@ -55,7 +75,7 @@ export const updateFeature: Handler<O["updateFeature"]> = async (ctx, { params, 
     updated_at: nextStamp(feature.updated_at),
   };
   if (!(await store.updateFeature(ctx.core.db, feature.id, next, expected))) throw staleVersion("feature", feature);
-  return toFeature(next);
+  return answered(ctx, next);
 };
 
 export const deleteFeature: Handler<O["deleteFeature"]> = async (ctx, { params }) => {

@@ -20,6 +20,32 @@ export async function latestGeneration(db: Kysely<DB>, featureId: string): Promi
     .executeTakeFirst();
 }
 
+/** The most recent generation of each of these features that has one (id and status), by feature id. */
+export async function latestGenerationsOf(db: Kysely<DB>, featureIds: string[]): Promise<Map<string, { id: string; status: GenerationStatus }>> {
+  if (featureIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("generations as g")
+    .select(["g.feature_id", "g.id", "g.status"])
+    .where("g.feature_id", "in", featureIds)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom("generations as h")
+            .select("h.id")
+            .whereRef("h.feature_id", "=", "g.feature_id")
+            .where((eb) =>
+              eb.or([
+                eb("h.created_at", ">", eb.ref("g.created_at")),
+                eb.and([eb("h.created_at", "=", eb.ref("g.created_at")), eb("h.id", ">", eb.ref("g.id"))]),
+              ]),
+            ),
+        ),
+      ),
+    )
+    .execute();
+  return new Map(rows.map((r) => [r.feature_id, { id: r.id, status: r.status }]));
+}
+
 /** A queued or running generation of the feature, if there is one. */
 export async function activeGeneration(db: Kysely<DB>, featureId: string) {
   return db.selectFrom("generations").select("id").where("feature_id", "=", featureId).where("status", "in", ACTIVE).executeTakeFirst();

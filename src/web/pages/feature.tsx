@@ -154,10 +154,24 @@ async function latestGeneration(project: string, feature: string, wait: number):
   }
 }
 
-function GenerationPanel({ project, feature, edits }: { project: string; feature: string; edits: { current: FormEdits | null } }) {
+function GenerationPanel({
+  project,
+  feature,
+  hasGeneration,
+  edits,
+}: {
+  project: string;
+  feature: string;
+  /** The feature record names a generation (latest_generation): only then is there one to read. */
+  hasGeneration: boolean;
+  edits: { current: FormEdits | null };
+}) {
+  // Asked of a feature without one, the server answers 404, which the browser logs as an error: not asked then.
+  const [started, setStarted] = useState(false);
+  const known = hasGeneration || started;
   const gen = useLoad(
-    (wait) => latestGeneration(project, feature, wait),
-    `gen:${project}:${feature}`,
+    (wait) => (known ? latestGeneration(project, feature, wait) : Promise.resolve(null)),
+    `gen:${project}:${feature}:${known}`,
     (g) => (g && (g.status === "queued" || g.status === "running") ? 1000 : 0),
     true,
   );
@@ -178,7 +192,8 @@ function GenerationPanel({ project, feature, edits }: { project: string; feature
         throw new Error("The feature's edits on screen could not be saved (see the form above), so generation was not started: it would use the old text.");
       }
       await call("startGeneration", { project, feature, strategy });
-      await gen.reload();
+      if (known) await gen.reload();
+      else setStarted(true);
     });
   return (
     <Card title="Generation">
@@ -348,7 +363,7 @@ export function FeaturePage({ project, feature }: { project: string; feature: st
           >
             <FeatureForm key={f.data.updated_at} project={project} feature={f.data} onSaved={f.reload} edits={edits} />
           </Card>
-          <GenerationPanel project={project} feature={f.data.id} edits={edits} />
+          <GenerationPanel project={project} feature={f.data.id} hasGeneration={f.data.latest_generation !== null} edits={edits} />
         </div>
       )}
     </ProjectFrame>
