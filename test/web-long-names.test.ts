@@ -71,26 +71,26 @@ function layout(columns: string[]) {
   }, columns);
 }
 
+/** No sideways scroll of the page or the table, the long name wrapped, and no other word cut in two. */
+function expectTidy(seen: Awaited<ReturnType<typeof layout>>): void {
+  expect(seen.pageOverflow).toBeLessThanOrEqual(0);
+  expect(seen.tableOverflow).toBeLessThanOrEqual(0);
+  expect(seen.nameLines).toBeGreaterThan(1);
+  expect(seen.splitWords).toEqual([]);
+}
+
 test("the automations list beside a 200-character name: no sideways scroll, the name wraps, the other words stay whole", () =>
   explained(page, "long-names-automations", async () => {
     await page.goto(`${s.url}/#/p/${project}/automations`);
     await page.locator("tr[data-automation] .badge-passed").waitFor();
-    const seen = await layout(["Kind", "Source", "Updated"]);
+    expectTidy(await layout(["Kind", "Source", "Updated"]));
     await shot(page, "long-names-automations");
-    expect(seen.pageOverflow).toBeLessThanOrEqual(0);
-    expect(seen.tableOverflow).toBeLessThanOrEqual(0);
-    expect(seen.nameLines).toBeGreaterThan(1);
-    expect(seen.splitWords).toEqual([]);
   }));
 
 test("the runs list of an automation with a 200-character name: no sideways scroll, the other words stay whole", () =>
   explained(page, "long-names-runs", async () => {
     await page.goto(`${s.url}/#/p/${project}/runs`);
     await page.locator("tr[data-run-id] .badge-passed").waitFor();
-    const seen = await layout(["Started", "Duration", "Steps"]);
+    expectTidy(await layout(["Started", "Duration", "Steps"]));
     await shot(page, "long-names-runs");
-    expect(seen.pageOverflow).toBeLessThanOrEqual(0);
-    expect(seen.tableOverflow).toBeLessThanOrEqual(0);
-    expect(seen.nameLines).toBeGreaterThan(1);
-    expect(seen.splitWords).toEqual([]);
   }));
