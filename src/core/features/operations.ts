@@ -28,9 +28,10 @@ function toFeature(row: FeatureRow, latest: LatestGeneration) {
   };
 }
 
-/** A feature as answered: with its most recent generation. */
+/** A feature as answered: with its most recent generation (the one get_generation reads). */
 async function answered(ctx: OpContext, row: FeatureRow) {
-  return toFeature(row, (await generations.latestGenerationsOf(ctx.core.db, [row.id])).get(row.id) ?? null);
+  const latest = await generations.latestGeneration(ctx.core.db, row.id);
+  return toFeature(row, latest ? { id: latest.id, status: latest.status } : null);
 }
 
 export const listFeatures: Handler<O["listFeatures"]> = async (ctx, { params, query }) => {
