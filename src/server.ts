@@ -114,7 +114,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     server,
     stop() {
       stopping ??= (async () => {
-        // Waiting reads answer now (their current state), so draining the open requests does not wait for them.
+        // Waiting reads and runners' long-polls answer now, so draining the open requests does not wait for them;
+        // no run is handed to a runner and no runner's lease is ended while this server stops.
+        core.events.emit("closing");
         core.waits.close();
         await server.stop(false);
         await Promise.all(engines.map((e) => e.stop(config.runner.shutdown_grace_ms)));

@@ -38,6 +38,8 @@ export interface CoreEvents {
   alertsQueued: [];
   /** A schedule was created or changed: its next due time may be sooner than the scheduler expects. */
   schedulesChanged: [];
+  /** The server is shutting down: long waits answer now and no new work is handed out (runner claims, leases). */
+  closing: [];
 }
 
 export interface Core {

@@ -147,7 +147,7 @@ export async function runSql<R>(url: string | undefined, dataDir: string, text: 
 }
 
 /** Nested override objects become dotted flags ({rate_limit: {enabled: false}} → "rate_limit.enabled"). */
-function flattenFlags(o: Overrides, prefix = ""): Overrides {
+export function flattenFlags(o: Overrides, prefix = ""): Overrides {
   const out: Overrides = {};
   for (const [k, v] of Object.entries(o)) {
     const key = prefix ? `${prefix}.${k}` : k;

@@ -84,6 +84,14 @@ export function runnerRoutes(core: Core) {
   const cancelled = new Wakeup();
   core.events.on("runQueued", queued.wake);
   core.events.on("runCancelled", cancelled.wake);
+  // The server is stopping: waiting claims and heartbeats answer now (nothing claimed), or the drain would wait out
+  // every connected runner's long-poll; the runner comes back when the server does.
+  let closing = false;
+  core.events.once("closing", () => {
+    closing = true;
+    queued.wake();
+    cancelled.wake();
+  });
 
   /** Answers with the runner the request's token belongs to, or 401. */
   function route(work: (runner: RunnerRow, request: Request, params: Record<string, string>) => Promise<unknown>) {
@@ -120,8 +128,8 @@ export function runnerRoutes(core: Core) {
           await seen(core, runner);
           const deadline = Date.now() + body.wait_ms;
           for (;;) {
-            // A runner that went away while waiting gets nothing claimed behind its back.
-            if (request.signal.aborted) return { jobs: [] };
+            // A runner that went away while waiting gets nothing claimed behind its back, nor one of a stopping server.
+            if (request.signal.aborted || closing) return { jobs: [] };
             const jobs = await claimForRunner(core, await current(runner), body.slots);
             const left = deadline - Date.now();
             if (jobs.length > 0 || left <= 0) return { jobs };
@@ -139,14 +147,14 @@ export function runnerRoutes(core: Core) {
           const body = await readJson(request, Heartbeat);
           const first = await heartbeatForRunner(core, await current(runner), body.runs);
           const wait = Math.min(body.wait_ms, Math.max(200, Math.floor(core.config.runner.lease_ms / 3)));
-          if (first.cancelled.length > 0 || first.lost.length > 0 || wait === 0 || body.runs.length === 0) {
-            if (body.runs.length === 0 && wait > 0) await cancelled.wait(wait, request.signal);
+          if (first.cancelled.length > 0 || first.lost.length > 0 || wait === 0 || body.runs.length === 0 || closing) {
+            if (body.runs.length === 0 && wait > 0 && !closing) await cancelled.wait(wait, request.signal);
             return first;
           }
           const deadline = Date.now() + wait;
           for (;;) {
             const left = deadline - Date.now();
-            if (left <= 0 || request.signal.aborted) return first;
+            if (left <= 0 || request.signal.aborted || closing) return first;
             await cancelled.wait(left, request.signal);
             const now = await runStates(core, runner, body.runs);
             if (now.cancelled.length > 0 || now.lost.length > 0) return now;
