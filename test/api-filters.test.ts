@@ -1,6 +1,6 @@
 // List filters over real HTTP: list_automations by group and status (alone and together) and list_group_runs
 // by group each return exactly the matching records; a group id that names nothing here — unknown, another
-// project's, or of the wrong shape — is an empty list, never a 400 (PRODUCT.md: never 400 for an id).
+// project's, or of the wrong shape — is a 404 naming the filter, never a 400 (PRODUCT.md: never 400 for an id).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -56,6 +56,20 @@ beforeAll(async () => {
 });
 afterAll(() => s.stop());
 
+/** The answer to a group filter naming no group of the project: a 404 naming the filter. */
+async function expectNoGroup(path: string, ref: string): Promise<void> {
+  const res = await s.call("GET", path);
+  expect({ path, status: res.status, body: await res.json() }).toEqual({
+    path,
+    status: 404,
+    body: {
+      error: "not_found",
+      message: `group "${ref}" not found in project shop (filter group: give its exact name, or its id grp_…)`,
+      request_id: expect.any(String),
+    },
+  });
+}
+
 const WRONG_SHAPES = ["x", "grp_", "grp_doesNotExist0000", "'; DROP TABLE groups;--", "%25", "..%2F..", "ÿ", `grp_${"x".repeat(300)}`, "y".repeat(5000)];
 
 describe("list_automations", () => {
@@ -81,11 +95,9 @@ describe("list_automations", () => {
     expect(await list(`/projects/shop/automations?group=${g.rest}&status=draft`)).toEqual([]);
   });
 
-  test("a group filter that names no group of this project is an empty list, never a 400", async () => {
-    expect(await list(`/projects/shop/automations?group=${g.elsewhere}`)).toEqual([]);
-    for (const id of WRONG_SHAPES) {
-      expect(await list(`/projects/shop/automations?group=${encodeURIComponent(id)}`)).toEqual([]);
-    }
+  test("a group filter that names no group of this project is a 404 naming the filter, never a 400", async () => {
+    await expectNoGroup(`/projects/shop/automations?group=${g.elsewhere}`, g.elsewhere);
+    for (const id of WRONG_SHAPES) await expectNoGroup(`/projects/shop/automations?group=${encodeURIComponent(id)}`, id);
   });
 
   test("a status that is not a status is a 400 naming the parameter", async () => {
@@ -110,11 +122,9 @@ describe("list_group_runs", () => {
     expect(res.data.every((r: { group_id: string }) => r.group_id === g.mixed)).toBe(true);
   });
 
-  test("a group filter that names no group of this project is an empty list, never a 400", async () => {
-    expect(await list(`/projects/shop/group-runs?group=${g.elsewhere}`)).toEqual([]);
+  test("a group filter that names no group of this project is a 404 naming the filter, never a 400", async () => {
+    await expectNoGroup(`/projects/shop/group-runs?group=${g.elsewhere}`, g.elsewhere);
     expect(await list(`/projects/other/group-runs?group=${g.elsewhere}`)).toEqual(groupRuns[g.elsewhere] ?? ["missing"]);
-    for (const id of WRONG_SHAPES) {
-      expect(await list(`/projects/shop/group-runs?group=${encodeURIComponent(id)}`)).toEqual([]);
-    }
+    for (const id of WRONG_SHAPES) await expectNoGroup(`/projects/shop/group-runs?group=${encodeURIComponent(id)}`, id);
   });
 });

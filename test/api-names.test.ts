@@ -1,6 +1,6 @@
 // Names resolve in the core, the same on every surface: a project by id or slug, a feature, automation or group
 // by id or exact name, in path segments and in list filters; a name shared by several is refused with their ids,
-// one that names nothing is a 404, and another workspace's names are never reached. Over REST and the CLI.
+// one that names nothing is a 404 (in a filter too), and another workspace's names are never reached. Over REST and the CLI.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { type SourceCli, sourceCli } from "./helpers/cli-source";
 import { startTestServer, type TestServer } from "./helpers/server";
@@ -85,8 +85,11 @@ test("list filters take the exact name too: ?feature=, ?group=, ?automation=", a
   const runs = listed((await get("/projects/names/runs?automation=login%20works")).body);
   expect(runs).toContain(ids.run);
   expect(runs).toHaveLength(2); // its own run and its run in the group run
-  // A filter that names nothing still matches nothing, never a 400.
-  expect(await get("/projects/names/automations?feature=No%20such%20feature")).toEqual({ status: 200, body: { data: [], next_cursor: null } });
+  // A filter that names nothing is a 404 naming the filter, never a 400.
+  expect(await get("/projects/names/automations?feature=No%20such%20feature")).toMatchObject({
+    status: 404,
+    body: { error: "not_found", message: 'feature "No such feature" not found in project names (filter feature: give its exact name, or its id fea_…)' },
+  });
 });
 
 test("names are unique in a project: a second automation or group of a name is a 409 naming the existing one", async () => {
@@ -112,7 +115,7 @@ test("a name that matches nothing is a 404, and another workspace's names are ne
     body: { error: "not_found", message: 'no group named "nightly" in project names (give its name exactly, or its id grp_…)' },
   });
   expect((await get("/projects/names/features/Their%20secret")).status).toBe(404);
-  expect((await get("/projects/names/automations?feature=Their%20secret")).body).toEqual({ data: [], next_cursor: null });
+  expect((await get("/projects/names/automations?feature=Their%20secret")).status).toBe(404);
 });
 
 test("a name is itself, whatever it holds: %2F is not a slash, and a bare % is reachable", async () => {

@@ -76,12 +76,14 @@ describe("svc runner", () => {
     // The JUnit report a CI job keeps says where each ran.
     const junit = await (await s.call("GET", `/projects/${project}/group-runs/${gr.id}/junit`)).text();
     for (const id of runIds) expect(junit).toContain(`<system-out>run ${id} on runner box-1\n`);
-    // The runs a runner executed, by its name or id; a name no runner has matches none.
+    // The runs a runner executed, by its name or id; a name no runner has is a 404 naming the filter.
     const ranBy = async (ref: string) =>
       (await json<{ data: { id: string }[] }>(await s.call("GET", `/projects/${project}/runs?runner=${encodeURIComponent(ref)}`))).data.map((x) => x.id).sort();
     expect(await ranBy("box-1")).toEqual([...runIds].sort());
     expect(await ranBy(String(runnerId))).toEqual([...runIds].sort());
-    expect(await ranBy("no-such-runner")).toEqual([]);
+    const nobody = await s.call("GET", `/projects/${project}/runs?runner=no-such-runner`);
+    expect(nobody.status).toBe(404);
+    expect(((await nobody.json()) as { message: string }).message).toContain('runner "no-such-runner" not found');
     const cli = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key });
     try {
       const shown = await cli.run(["runs", "show", String(runIds[0]), "--project", project]);

@@ -118,22 +118,59 @@ export async function resolveAlertChannel(ctx: OpContext, projectRef: string, re
 }
 
 /**
- * The id a list filter (`?feature=`, `?automation=`, `?group=`) means. A filter is never a 404: a value that
- * names nothing is kept as given and simply matches nothing (or the records of a deleted one, which keep its
- * id). A name shared by several is a 400 naming the filter and listing their ids.
+ * What a list filter's value (`?feature=`, `?automation=`, `?group=`, `?runner=`, `?group_run=`) means: the id the
+ * list is filtered by, and, when the value named no row, how to say so.
  */
-export async function filterId(ctx: OpContext, kind: NamedKind, projectId: string, ref: string, field: string, projectRef: string): Promise<string> {
+export interface ListFilter {
+  /** The named row's id; a value that names none is kept as given (the records of a deleted row keep its id). */
+  id: string;
+  /** Asked only when the list came out empty (see refuseUnknownFilters): the 404 when the value names nothing, else null. */
+  namesNothing?: () => Promise<AppError | null>;
+}
+
+/** The 404 of a filter naming nothing: which resource, where it was looked for, and which filter, with what it takes. */
+export function unknownFilter(noun: string, ref: string, where: string, field: string, takes: string): AppError {
+  return new AppError("not_found", `${noun} "${ref}" not found ${where} (filter ${field}: ${takes})`);
+}
+
+/** A filter whose value was looked up and names nothing: kept as given, and a 404 if the list comes out empty. */
+export function unresolvedFilter(ref: string, error: () => AppError): ListFilter {
+  return { id: ref, namesNothing: async () => error() };
+}
+
+/**
+ * A filtered list that came out empty because a filter names nothing (here: another workspace's rows are never
+ * found) is a 404 naming the first such filter, as a path naming nothing is: a misspelt name must not read as "no
+ * results". Looked at only when the page is empty, so a filter by a deleted row's id still lists the records that
+ * keep it, and a list that has rows costs no more. A filter naming a row with no matching records is an empty page.
+ */
+export async function refuseUnknownFilters(page: { data: readonly unknown[] }, filters: (ListFilter | undefined)[]): Promise<void> {
+  if (page.data.length > 0) return;
+  for (const filter of filters) {
+    const error = await filter?.namesNothing?.();
+    if (error) throw error;
+  }
+}
+
+/**
+ * The filter `field` naming a feature, automation or group by id or exact name in the project. A name shared by
+ * several is a 400 naming the filter and listing their ids.
+ */
+export async function listFilter(ctx: OpContext, kind: NamedKind, projectId: string, ref: string, field: string, projectRef: string): Promise<ListFilter> {
   const lookup: Lookup<{ id: string }> = KINDS[kind];
   const rows = await rowsNamed(ctx, lookup, projectId, ref);
+  const where = `in project ${projectRef}`;
   if (rows.length > 1)
     throw twinsRefusal(
       lookup.noun,
       ref,
-      `in project ${projectRef}`,
+      where,
       rows.map((r) => r.id),
       field,
     );
-  return rows[0]?.id ?? ref;
+  const [row] = rows;
+  if (row) return { id: row.id };
+  return unresolvedFilter(ref, () => unknownFilter(lookup.noun, ref, where, field, `give its exact name, or its id ${lookup.prefix}…`));
 }
 
 /**

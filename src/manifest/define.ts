@@ -160,8 +160,8 @@ export const NullableTimestamp = Timestamp.nullable();
 /** Path parameters are never a 400: a wrong-shaped id is simply not found. */
 export const PathId = z.string().min(1).max(200);
 /**
- * An id given as a list filter. An id is never a 400: one that names nothing (also a very long one) just
- * matches nothing. The bound only keeps within what a request line can carry anyway.
+ * An id given as a list filter. An id is never a 400: one that names nothing (also a very long one) is a 404
+ * naming the filter (src/core/scope.ts). The bound only keeps within what a request line can carry anyway.
  */
 export const FilterId = z.string().max(16_384);
 export const ProjectParams = z.object({ project: PathId.describe("Project id (prj_…) or slug") });

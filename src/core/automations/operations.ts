@@ -14,7 +14,7 @@ import { readJsonColumn } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { findEnvironment } from "../environments/operations";
-import { bodyRefId, filterId, resolveAutomation, resolveProject } from "../scope";
+import { bodyRefId, listFilter, refuseUnknownFilters, resolveAutomation, resolveProject } from "../scope";
 import { type Health, healthOfAutomations } from "../history/operations";
 import { cancelRunsWhere, enqueueRuns, listRunsPage, runOptions, toRun } from "../runs/operations";
 import * as groups from "../groups/store";
@@ -92,18 +92,25 @@ async function assertNameFree(ctx: OpContext, projectId: string, name: string, e
 export const listAutomations: Handler<O["listAutomations"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
   const filter: store.AutomationFilter = {};
-  if (query.feature) filter.featureId = await filterId(ctx, "feature", project.id, query.feature, "feature", params.project);
+  const feature = query.feature ? await listFilter(ctx, "feature", project.id, query.feature, "feature", params.project) : undefined;
+  if (feature) filter.featureId = feature.id;
   if (query.status) filter.status = query.status;
   if (query.kind) filter.kind = query.kind;
   if (query.q) filter.text = query.q;
   if (query.tag && query.tag.length > 0) filter.tags = query.tag;
-  if (query.group) {
-    const group = await groups.findGroup(ctx.core.db, project.id, await filterId(ctx, "group", project.id, query.group, "group", params.project));
+  const groupFilter = query.group ? await listFilter(ctx, "group", project.id, query.group, "group", params.project) : undefined;
+  if (groupFilter) {
+    const group = await groups.findGroup(ctx.core.db, project.id, groupFilter.id);
     const ids = group ? readJsonColumn(StringList, group.automation_ids, `automation_ids of group ${group.id}`) : [];
-    if (ids.length === 0) return { data: [], next_cursor: null };
+    if (ids.length === 0) {
+      const empty = { data: [], next_cursor: null };
+      await refuseUnknownFilters(empty, [feature, groupFilter]);
+      return empty;
+    }
     filter.ids = ids;
   }
   const page = await fetchPage(store.automationsQuery(ctx.core.db, project.id, filter), "automations", query, (r) => r);
+  await refuseUnknownFilters(page, [feature, groupFilter]);
   return { data: await withHealth(ctx, page.data), next_cursor: page.next_cursor };
 };
 

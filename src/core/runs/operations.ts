@@ -12,7 +12,7 @@ import { readJsonColumn, readJsonColumnOr, readSharedJsonColumn, readSharedJsonC
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { passedAfterRetry } from "../history/operations";
-import { filterId, LISTED_TWINS, resolveProject, twinsRefusal } from "../scope";
+import { LISTED_TWINS, type ListFilter, listFilter, refuseUnknownFilters, resolveProject, twinsRefusal, unknownFilter, unresolvedFilter } from "../scope";
 import { assertMayRunIn } from "../environments/protection";
 import * as environments from "../environments/store";
 import * as runners from "../runners/store";
@@ -234,16 +234,33 @@ async function resolveRun(ctx: OpContext, projectRef: string, runId: string) {
 
 export const listRuns: Handler<O["listRuns"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  const automation = query.automation && (await filterId(ctx, "automation", project.id, query.automation, "automation", params.project));
-  const runner = query.runner && (await runnerFilterId(ctx, query.runner));
-  return listRunsPage(ctx, project.id, { ...query, automation, runner });
+  const automation = query.automation ? await listFilter(ctx, "automation", project.id, query.automation, "automation", params.project) : undefined;
+  const groupRun = query.group_run ? groupRunFilter(ctx, project.id, query.group_run, params.project) : undefined;
+  const runner = query.runner ? await runnerFilter(ctx, query.runner) : undefined;
+  const page = await listRunsPage(ctx, project.id, { ...query, automation: automation?.id, group_run: groupRun?.id, runner: runner?.id });
+  await refuseUnknownFilters(page, [automation, groupRun, runner]);
+  return page;
 };
 
-/** The runner a filter names (id or exact name, among the runners the workspace sees); one named by no runner matches no run. */
-async function runnerFilterId(ctx: OpContext, ref: string): Promise<string> {
+/** The runner a filter names (id or exact name, among the runners the workspace sees: its own and the server-wide ones). */
+async function runnerFilter(ctx: OpContext, ref: string): Promise<ListFilter> {
   const ids = await runners.visibleRunnerIdsNamed(ctx.core.db, ctx.principal.workspaceId, ref, LISTED_TWINS + 1);
-  if (ids.length > 1) throw twinsRefusal("runner", ref, "among the workspace's runners", ids, "runner");
-  return ids[0] ?? ref;
+  const where = "among the workspace's runners";
+  if (ids.length > 1) throw twinsRefusal("runner", ref, where, ids, "runner");
+  const [id] = ids;
+  if (id) return { id };
+  return unresolvedFilter(ref, () => unknownFilter("runner", ref, where, "runner", "give its exact name, or its id rnr_…"));
+}
+
+/** The group run a filter names (by id: group runs have no names), looked up only if no run matched. */
+function groupRunFilter(ctx: OpContext, projectId: string, ref: string, projectRef: string): ListFilter {
+  return {
+    id: ref,
+    namesNothing: async () =>
+      (await store.findGroupRun(ctx.core.db, projectId, ref))
+        ? null
+        : unknownFilter("group run", ref, `in project ${projectRef}`, "group_run", "give its id grn_…"),
+  };
 }
 
 const isFinalRunStatus = (s: string) => (TERMINAL_RUN_STATUSES as readonly string[]).includes(s);
@@ -396,8 +413,9 @@ export async function loadGroupRun(ctx: OpContext, projectId: string, groupRunId
 
 export const listGroupRuns: Handler<O["listGroupRuns"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  const groupId = query.group ? await filterId(ctx, "group", project.id, query.group, "group", params.project) : undefined;
-  const page = await fetchPage(store.groupRunsQuery(ctx.core.db, project.id, groupId, query.metadata), "group_runs", query, (r) => r);
+  const group = query.group ? await listFilter(ctx, "group", project.id, query.group, "group", params.project) : undefined;
+  const page = await fetchPage(store.groupRunsQuery(ctx.core.db, project.id, group?.id, query.metadata), "group_runs", query, (r) => r);
+  await refuseUnknownFilters(page, [group]);
   const runs = await groupMembers(
     ctx.core.db,
     page.data.map((r) => r.id),
