@@ -9,6 +9,7 @@
 /** Run on SQLite and again on PostgreSQL. */
 export const POSTGRES: string[] = [
   "test/alerts.test.ts",
+  "test/alerts-concurrent-delivery.test.ts",
   "test/api-auth.test.ts",
   "test/api-cache-policy.test.ts",
   "test/api-create-key.test.ts",

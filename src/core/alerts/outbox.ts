@@ -1,6 +1,6 @@
-// The delivery side of the outbox: taking due deliveries (one node at a time per delivery), and recording each
-// attempt — delivered, or tried again after alerts.retry_first_ms and then doubling delays, up to
-// alerts.retry_max_attempts attempts.
+// The delivery side of the outbox: taking due deliveries (one node at a time per delivery, a bounded number per
+// channel), and recording each attempt — delivered, or tried again after alerts.retry_first_ms and then doubling
+// delays, up to alerts.retry_max_attempts attempts.
 import type { Core } from "../context";
 import { StringList } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
@@ -23,13 +23,33 @@ export interface AttemptResult {
   error: string | null;
 }
 
-/** The deliveries due now, each leased to this caller for the length of one attempt. */
-export async function takeDueDeliveries(core: Core, now: Date, limit: number): Promise<DueDelivery[]> {
-  const due = await store.dueDeliveries(core.db, now.toISOString(), limit);
+/** How many deliveries a caller may take, given the ones it is already sending. */
+export interface DeliveryBounds {
+  /** The most to take now. */
+  limit: number;
+  /** The most of one channel's deliveries in flight at once, counting `inFlight`. */
+  perChannel: number;
+  /** How many of each channel's deliveries (by channel id) the caller is sending now. */
+  inFlight: ReadonlyMap<string, number>;
+}
+
+/**
+ * The deliveries due now, oldest first within the bounds, each leased to this caller for the length of one attempt.
+ * Channels already at `perChannel` are left out of the query itself, so a backlog of one channel does not hide the
+ * others' deliveries behind it.
+ */
+export async function takeDueDeliveries(core: Core, now: Date, bounds: DeliveryBounds): Promise<DueDelivery[]> {
+  const load = new Map(bounds.inFlight);
+  const full = [...load].filter(([, n]) => n >= bounds.perChannel).map(([id]) => id);
+  // Wider than the limit: rows of a channel that fills up on the way are passed over, not taken.
+  const due = await store.dueDeliveries(core.db, now.toISOString(), Math.max(bounds.limit * 4, 20), full);
   const leaseUntil = new Date(now.getTime() + core.config.alerts.timeout_ms + 5000).toISOString();
   const taken: DueDelivery[] = [];
   for (const d of due) {
+    if (taken.length >= bounds.limit) break;
+    if ((load.get(d.channel_id) ?? 0) >= bounds.perChannel) continue;
     if (d.next_attempt_at === null || !(await store.leaseDelivery(core.db, d.id, d.next_attempt_at, leaseUntil))) continue;
+    load.set(d.channel_id, (load.get(d.channel_id) ?? 0) + 1);
     taken.push({
       id: d.id,
       event: d.event,
@@ -67,7 +87,7 @@ export async function recordAttempt(core: Core, d: DueDelivery, result: AttemptR
   });
 }
 
-/** When the next pending delivery is due, if any. */
-export async function soonestDelivery(core: Core): Promise<string | null> {
-  return store.soonestDelivery(core.db);
+/** When the next pending delivery is due, if any, leaving out the channels in `skipChannels` (those that cannot take one now). */
+export async function soonestDelivery(core: Core, skipChannels: readonly string[] = []): Promise<string | null> {
+  return store.soonestDelivery(core.db, skipChannels);
 }

@@ -91,9 +91,9 @@ export async function findDelivery(db: Kysely<DB>, id: string): Promise<Selectab
   return db.selectFrom("alert_deliveries").selectAll().where("id", "=", id).executeTakeFirst();
 }
 
-/** Pending deliveries whose time has come, oldest first (on the (status, next_attempt_at) index). */
-export async function dueDeliveries(db: Kysely<DB>, now: string, limit: number) {
-  return db
+/** Pending deliveries whose time has come, oldest first (on the (status, next_attempt_at) index), but none of `skipChannels`. */
+export async function dueDeliveries(db: Kysely<DB>, now: string, limit: number, skipChannels: readonly string[] = []) {
+  let q = db
     .selectFrom("alert_deliveries")
     .innerJoin("alert_channels", "alert_channels.id", "alert_deliveries.channel_id")
     .select([
@@ -109,10 +109,9 @@ export async function dueDeliveries(db: Kysely<DB>, now: string, limit: number) 
       "alert_channels.email_to",
     ])
     .where("alert_deliveries.status", "=", "pending")
-    .where("alert_deliveries.next_attempt_at", "<=", now)
-    .orderBy("alert_deliveries.next_attempt_at")
-    .limit(limit)
-    .execute();
+    .where("alert_deliveries.next_attempt_at", "<=", now);
+  if (skipChannels.length > 0) q = q.where("alert_deliveries.channel_id", "not in", skipChannels);
+  return q.orderBy("alert_deliveries.next_attempt_at").limit(limit).execute();
 }
 
 /** Takes a delivery for one attempt (no other node sends it meanwhile): moves its next attempt past the attempt's end. */
@@ -131,15 +130,11 @@ export async function recordAttempt(db: Kysely<DB>, id: string, patch: Updateabl
   await db.updateTable("alert_deliveries").set(patch).where("id", "=", id).execute();
 }
 
-/** The soonest pending delivery's time. */
-export async function soonestDelivery(db: Kysely<DB>): Promise<string | null> {
-  const row = await db
-    .selectFrom("alert_deliveries")
-    .select("next_attempt_at")
-    .where("status", "=", "pending")
-    .orderBy("next_attempt_at")
-    .limit(1)
-    .executeTakeFirst();
+/** The soonest pending delivery's time, leaving out the deliveries of `skipChannels`. */
+export async function soonestDelivery(db: Kysely<DB>, skipChannels: readonly string[] = []): Promise<string | null> {
+  let q = db.selectFrom("alert_deliveries").select("next_attempt_at").where("status", "=", "pending");
+  if (skipChannels.length > 0) q = q.where("channel_id", "not in", skipChannels);
+  const row = await q.orderBy("next_attempt_at").limit(1).executeTakeFirst();
   return row?.next_attempt_at ?? null;
 }
 
