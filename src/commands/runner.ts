@@ -109,7 +109,7 @@ export function registerRunner(program: Command): void {
         flushLogs();
         if (runner.refusal !== null) {
           process.stderr.write(`svc: ${runner.refusal}\n`);
-          process.exit(3);
+          process.exit(runner.refusalExitCode);
         }
         process.exit(0);
       },

@@ -235,6 +235,8 @@ export interface RunnerTable extends Stamped {
   capabilities: string | null;
   /** JSON array of the labels the runner added itself in its last hello. */
   advertised_labels: string;
+  /** The `svc runner` process that holds the token (its X-Svc-Runner-Instance, from its last hello); null: none said. */
+  instance_id: string | null;
   revoked_at: string | null;
 }
 /** A schedule: `target` is JSON ({automation}, {group} or {tags}, ids as resolved); cron or interval_seconds. */

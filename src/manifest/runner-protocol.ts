@@ -16,6 +16,13 @@ export const RUNNER_BODY_MAX_BYTES = 64 * 1024 * 1024;
 /** Artifact names as the steps make them (`01-home.png`, `attempt2-01-home.png`). */
 export const ARTIFACT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 
+/**
+ * Every request of a `svc runner` process names the process (a random id it makes when it starts): a token is
+ * held by one process at a time, so two processes started with one token do not overwrite each other.
+ */
+export const RUNNER_INSTANCE_HEADER = "x-svc-runner-instance";
+export const RunnerInstance = z.string().regex(/^[A-Za-z0-9-]{8,64}$/);
+
 export const Hello = z.strictObject({
   protocol: z.number().int(),
   version: z.string().max(100),

@@ -3,7 +3,7 @@
 // of cancellations at once), uploads artifacts and finishes runs in batches. On SIGTERM it stops claiming, puts
 // back what it had not begun, lets running runs finish within the grace period, then stops them.
 import type { ClaimedJob, HeartbeatAnswer, HelloAnswer, HelloBody } from "../manifest/runner-protocol";
-import { CLAIM_WAIT_MAX_MS, RUNNER_PREFIX, RUNNER_PROTOCOL } from "../manifest/runner-protocol";
+import { CLAIM_WAIT_MAX_MS, RUNNER_INSTANCE_HEADER, RUNNER_PREFIX, RUNNER_PROTOCOL } from "../manifest/runner-protocol";
 import { RunSpecColumn } from "../core/shared/columns";
 import { certificateProblem } from "../client/tls-trust";
 import { log } from "../logging";
@@ -55,6 +55,8 @@ class ProtocolError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The server's Retry-After, in ms, when it said when to ask again. */
+    readonly retryAfterMs: number | null = null,
   ) {
     super(message);
   }
@@ -125,6 +127,10 @@ export class RemoteRunner {
   /** Why the server stopped accepting this runner while it ran (its token was revoked), if it did: run() then ends
    * like a stop, and the command exits as it does for a token refused at hello. */
   refusal: string | null = null;
+  /** The exit code for `refusal`: 3, the token was refused; 2, another process took it. */
+  refusalExitCode = 3;
+  /** This process, to the server (X-Svc-Runner-Instance): one token is held by one process at a time. */
+  private readonly instance = crypto.randomUUID();
   readonly browser: boolean;
 
   constructor(private readonly opts: RemoteRunnerOptions) {
@@ -143,6 +149,7 @@ export class RemoteRunner {
         headers: {
           authorization: `Bearer ${this.opts.token}`,
           "user-agent": `svc-runner/${VERSION}`,
+          [RUNNER_INSTANCE_HEADER]: this.instance,
           ...(body !== undefined && !(body instanceof Uint8Array) ? { "content-type": "application/json" } : {}),
           ...headers,
         },
@@ -165,7 +172,8 @@ export class RemoteRunner {
       } catch {
         // not the API's error shape (a proxy's page): the text as it is
       }
-      throw new ProtocolError(res.status, code, message);
+      const retryAfter = Number(res.headers.get("retry-after") ?? "");
+      throw new ProtocolError(res.status, code, message, res.headers.has("retry-after") && retryAfter >= 0 ? retryAfter * 1000 : null);
     }
     return JSON.parse(text) as T;
   }
@@ -180,6 +188,7 @@ export class RemoteRunner {
       capabilities: { browser: this.browser },
     };
     const pace = new RetryPace("cannot reach the server", RETRY_MAX_MS);
+    let heldSince: number | null = null;
     for (;;) {
       try {
         this.hello = await this.call<HelloAnswer>("POST", "/hello", body, this.stopController.signal);
@@ -196,6 +205,17 @@ export class RemoteRunner {
         return this.hello;
       } catch (e) {
         if (e instanceof ProtocolError && e.status === 401) throw new RunnerRefused(`the server refused the runner token: ${e.message}`, 3);
+        // Another process holds the token: this one waits for it to stop (a restart after a crash waits out the
+        // dead one's lease), saying so once a minute.
+        if (e instanceof ProtocolError && e.status === 409 && e.retryAfterMs !== null && !this.stopping) {
+          const now = Date.now();
+          if (heldSince === null || now - heldSince >= RETRY_LOG_EVERY_MS) {
+            heldSince = now;
+            log.warn("the runner token is in use by another svc runner process; waiting", { error: e.message, retry_in_ms: e.retryAfterMs });
+          }
+          await this.pause(Math.min(RETRY_MAX_MS, Math.max(RETRY_MS, e.retryAfterMs)));
+          continue;
+        }
         if (e instanceof ProtocolError && e.status < 500 && e.status !== 429) throw new RunnerRefused(`the server refused the runner: ${e.message}`, 2);
         if (this.stopping) throw new RunnerRefused("stopped before the server answered", 0);
         // Retrying would meet the same certificate: the person starting the runner is told what fixes it.
@@ -212,6 +232,8 @@ export class RemoteRunner {
     await this.claimLoop();
     await this.drain();
     await beats;
+    // The token is free for the next process at once (a restart, an upgrade), not a lease later.
+    if (this.refusal === null) await this.call("POST", "/bye", {}, AbortSignal.timeout(5_000)).catch(() => undefined);
     await this.executor.close();
     this.health.remove();
   }
@@ -253,7 +275,7 @@ export class RemoteRunner {
         jobs = (await this.call<{ jobs: ClaimedJob[] }>("POST", "/claim", { slots: free, wait_ms: CLAIM_WAIT_MAX_MS }, this.stopController.signal)).jobs;
       } catch (e) {
         if (this.stopping) break;
-        if (e instanceof ProtocolError && e.status === 401) {
+        if (e instanceof ProtocolError && (e.status === 401 || e.status === 409)) {
           this.refused(e);
           break;
         }
@@ -399,7 +421,7 @@ export class RemoteRunner {
         pace.succeeded();
       } catch (e) {
         if (beat.signal.aborted) continue;
-        if (e instanceof ProtocolError && e.status === 401) {
+        if (e instanceof ProtocolError && (e.status === 401 || e.status === 409)) {
           this.refused(e);
           // Its runs are stopping; until they have, the next heartbeat (refused too) is not sent at once.
           await Bun.sleep(RETRY_MS);
@@ -421,8 +443,14 @@ export class RemoteRunner {
    */
   private refused(e: ProtocolError): void {
     if (this.refusal !== null) return;
-    log.error("the server no longer accepts the runner token; stopping", { error: e.message });
-    this.refusal = `the server no longer accepts the runner token (it was revoked, or the runner deleted): ${e.message}`;
+    if (e.status === 409) {
+      log.error("another svc runner process took the runner token; stopping", { error: e.message });
+      this.refusal = `another svc runner process took the runner token: ${e.message}`;
+      this.refusalExitCode = 2;
+    } else {
+      log.error("the server no longer accepts the runner token; stopping", { error: e.message });
+      this.refusal = `the server no longer accepts the runner token (it was revoked, or the runner deleted): ${e.message}`;
+    }
     for (const a of this.active.values()) a.controller.abort(new RunAborted("runner_stopped"));
     this.stop();
   }

@@ -86,6 +86,7 @@ export async function createRunnerToken(core: Core, input: { name: string; label
     version: null,
     capabilities: null,
     advertised_labels: "[]",
+    instance_id: null,
     revoked_at: null,
   };
   await store.insertRunner(core.db, row);

@@ -50,7 +50,7 @@ export function answerHello(core: Core, row: RunnerRow): HelloAnswer {
 }
 
 /** Records what the runner is (version, capabilities, extra labels); refuses a runner of another protocol. */
-export async function hello(core: Core, row: RunnerRow, body: z.output<typeof Hello>): Promise<HelloAnswer> {
+export async function hello(core: Core, row: RunnerRow, body: z.output<typeof Hello>, instance: string | null): Promise<HelloAnswer> {
   if (body.protocol !== RUNNER_PROTOCOL) {
     throw conflict(
       `incompatible runner: svc ${body.version} speaks runner protocol ${body.protocol}, this server (svc ${VERSION}) speaks protocol ${RUNNER_PROTOCOL}: run svc ${VERSION} as the runner (its download is at /download on this server)`,
@@ -64,9 +64,47 @@ export async function hello(core: Core, row: RunnerRow, body: z.output<typeof He
     last_seen_at: t,
     updated_at: t,
   };
-  await store.updateRunner(core.db, row.id, next);
+  const leaseMs = core.config.runner.lease_ms;
+  if (!(await store.takeRunnerToken(core.db, row.id, instance, new Date(Date.now() - leaseMs).toISOString(), next))) {
+    // Read again: the holder's last word is what says how long the token stays taken.
+    const holder = (await store.runnersWithPrefix(core.db, row.prefix)).find((r) => r.id === row.id) ?? row;
+    const heardAgoMs = holder.last_seen_at === null ? 0 : Math.max(0, Date.now() - Date.parse(holder.last_seen_at));
+    throw new TokenInUse(
+      `another svc runner process holds the token of runner "${row.name}" (${row.id}), last heard from ${Math.round(heardAgoMs / 1000)} s ago: give every runner process its own token (svc admin create-runner-token --name …); this one waits until the other stops (its lease, ${Math.round(leaseMs / 1000)} s, after its last word)`,
+      Math.max(1, Math.ceil((leaseMs - heardAgoMs) / 1000)),
+    );
+  }
   log.info("runner said hello", { runner_id: row.id, name: body.name ?? row.name, version: body.version, browser: body.capabilities.browser });
-  return answerHello(core, { ...row, ...next });
+  return answerHello(core, { ...row, ...next, instance_id: instance });
+}
+
+/** A hello while another process holds the token: a 409 that says when to ask again (Retry-After). */
+export class TokenInUse extends AppError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super("conflict", message, [{ path: "header.x-svc-runner-instance", message: "another runner process holds this token" }]);
+  }
+}
+
+/**
+ * A request of a process that no longer holds the runner's token (another one said hello after its own went
+ * unheard for a lease): refused, so two processes never work under one token.
+ */
+export function assertHoldsToken(row: RunnerRow, instance: string | null): void {
+  if (instance === null || row.instance_id === null || row.instance_id === instance) return;
+  throw new AppError(
+    "conflict",
+    `another svc runner process took the token of runner "${row.name}" (${row.id}) after this one went unheard for a lease: this one stops; give every runner process its own token (svc admin create-runner-token --name …)`,
+    [{ path: "header.x-svc-runner-instance", message: "another runner process holds this token" }],
+  );
+}
+
+/** The process stops (SIGTERM): its token is free for the next process at once, not a lease later. */
+export async function goodbye(core: Core, row: RunnerRow, instance: string | null): Promise<{ ok: true }> {
+  if (instance !== null) await store.letGoOfRunnerToken(core.db, row.id, instance);
+  return { ok: true };
 }
 
 function assertHelloSaid(row: RunnerRow): void {

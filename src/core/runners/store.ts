@@ -13,6 +13,34 @@ export async function updateRunner(db: Kysely<DB>, id: string, patch: Updateable
   await db.updateTable("runners").set(patch).where("id", "=", id).execute();
 }
 
+/**
+ * Gives the runner's token to the process `instance` (its hello), with `patch`, unless another process holds it
+ * and was heard from since `heardSince`; answers whether it did.
+ */
+export async function takeRunnerToken(
+  db: Kysely<DB>,
+  id: string,
+  instance: string | null,
+  heardSince: string,
+  patch: Updateable<RunnerTable>,
+): Promise<boolean> {
+  let q = db
+    .updateTable("runners")
+    .set({ ...patch, instance_id: instance })
+    .where("id", "=", id);
+  if (instance !== null)
+    q = q.where((eb) =>
+      eb.or([eb("instance_id", "is", null), eb("instance_id", "=", instance), eb("last_seen_at", "is", null), eb("last_seen_at", "<", heardSince)]),
+    );
+  const r = await q.executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+/** The process `instance` stops: the token is free for the next one at once. */
+export async function letGoOfRunnerToken(db: Kysely<DB>, id: string, instance: string): Promise<void> {
+  await db.updateTable("runners").set({ instance_id: null }).where("id", "=", id).where("instance_id", "=", instance).execute();
+}
+
 /** Revokes a runner's token unless it is revoked already. */
 export async function revokeRunner(db: Kysely<DB>, id: string, at: string): Promise<void> {
   await db.updateTable("runners").set({ revoked_at: at, updated_at: at }).where("id", "=", id).where("revoked_at", "is", null).execute();

@@ -17,6 +17,7 @@ import * as sharedLimits from "./0015_shared_limits";
 import * as artifactsInDb from "./0016_artifacts_in_db";
 import * as startedBy from "./0017_started_by";
 import * as leanRunIndexes from "./0018_lean_run_indexes";
+import * as runnerInstance from "./0019_runner_instance";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   "0016_artifacts_in_db": artifactsInDb,
   "0017_started_by": startedBy,
   "0018_lean_run_indexes": leanRunIndexes,
+  "0019_runner_instance": runnerInstance,
 };

@@ -5,9 +5,11 @@ import type { z } from "zod";
 import type { Core } from "../../core/context";
 import type { RunnerRow } from "../../core/runners/operations";
 import {
+  assertHoldsToken,
   authenticateRunner,
   claimForRunner,
   finishForRunner,
+  goodbye,
   heartbeatForRunner,
   hello,
   releaseForRunner,
@@ -15,6 +17,7 @@ import {
   saveRunnerArtifact,
   seen,
   startForRunner,
+  TokenInUse,
 } from "../../core/runners/protocol";
 import { serverExtensions } from "../../extensions";
 import { AppError, invalid } from "../../manifest/errors";
@@ -26,7 +29,9 @@ import {
   RUNNER_ARTIFACT_MAX_BYTES,
   RUNNER_BODY_MAX_BYTES,
   RUNNER_PREFIX,
+  RUNNER_INSTANCE_HEADER,
   Release,
+  RunnerInstance,
   Start,
 } from "../../manifest/runner-protocol";
 import { bearerToken } from "../auth";
@@ -58,6 +63,17 @@ class Wakeup {
 
 /** Even without an event, a waiting claim looks at the queue this often (runs queued by another process). */
 const CLAIM_RECHECK_MS = 1000;
+
+/** The process a request comes from (X-Svc-Runner-Instance), if it says; a malformed one is a 400. */
+function instanceOf(request: Request): string | null {
+  const value = request.headers.get(RUNNER_INSTANCE_HEADER);
+  if (value === null) return null;
+  if (!RunnerInstance.safeParse(value).success)
+    throw invalid(`the ${RUNNER_INSTANCE_HEADER} header must be 8 to 64 letters, digits or dashes`, [
+      { path: `header.${RUNNER_INSTANCE_HEADER}`, message: "malformed" },
+    ]);
+  return value;
+}
 
 const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8" } });
 
@@ -93,16 +109,26 @@ export function runnerRoutes(core: Core) {
     cancelled.wake();
   });
 
-  /** Answers with the runner the request's token belongs to, or 401. */
-  function route(work: (runner: RunnerRow, request: Request, params: Record<string, string>) => Promise<unknown>) {
+  /**
+   * Answers with the runner the request's token belongs to, or 401; and, but for a hello, refuses a process that
+   * no longer holds the token (see assertHoldsToken).
+   */
+  function route(
+    work: (runner: RunnerRow, request: Request, params: Record<string, string>, instance: string | null) => Promise<unknown>,
+    opts: { hello?: boolean } = {},
+  ) {
     return async ({ request, params }: { request: Request; params: Record<string, string> }) => {
       const id = requestState(request)?.id ?? "?";
       try {
         const token = bearerToken(request);
         const runner = token === null ? null : await authenticateRunner(core, token);
         if (!runner) return errorResponse("unauthorized", "a valid runner token is required (Authorization: Bearer svcr_…); it may have been revoked");
-        return json(await work(runner, request, params ?? {}));
+        const instance = instanceOf(request);
+        if (!opts.hello) assertHoldsToken(runner, instance);
+        return json(await work(runner, request, params ?? {}, instance));
       } catch (e) {
+        if (e instanceof TokenInUse)
+          return errorResponse(e.code, e.message, { details: e.details, requestId: id, headers: { "retry-after": String(e.retryAfterSeconds) } });
         return responseForError(e, id);
       }
     };
@@ -119,7 +145,11 @@ export function runnerRoutes(core: Core) {
     app
       .post(
         `${RUNNER_PREFIX}/hello`,
-        route(async (runner, request) => hello(core, runner, await readJson(request, Hello))),
+        route(async (runner, request, _params, instance) => hello(core, runner, await readJson(request, Hello), instance), { hello: true }),
+      )
+      .post(
+        `${RUNNER_PREFIX}/bye`,
+        route(async (runner, _request, _params, instance) => goodbye(core, runner, instance)),
       )
       .post(
         `${RUNNER_PREFIX}/claim`,
