@@ -65,7 +65,7 @@ export function formatValue(key: string, v: unknown, style: Style, max = 60): st
       const parts = Object.entries(v)
         .filter(([k, n]) => k !== "total" && k !== "flaky" && Number(n) > 0)
         .map(([k, n]) => (k === "passed" && Number(v.flaky) > 0 ? `${n} passed (${v.flaky} flaky)` : `${n} ${k}`));
-      return `${v.total} runs${parts.length ? `: ${parts.join(", ")}` : ""}`;
+      return `${v.total} run${v.total === 1 ? "" : "s"}${parts.length ? `: ${parts.join(", ")}` : ""}`;
     }
   }
   if (key === "last_run" && isRec(v)) return `${paint(String(v.status), String(v.status), style)} (${v.id})`;

@@ -71,6 +71,11 @@ describe("400 invalid_request with details, nothing changed", () => {
       expect({ q, status: res.status }).toEqual({ q, status: 400 });
       expect((await res.json()).error).toBe("invalid_request");
     }
+    // A word where a number goes is named as such, not as the NaN it was coerced to.
+    const res = await s.call("GET", "/projects/shop/runs?limit=abc");
+    const body = (await res.json()) as { message: string; details: { path: string; message: string }[] };
+    expect(body.details).toEqual([{ path: "query.limit", message: "expected a number" }]);
+    expect(body.message).not.toContain("NaN");
   });
 
   test("malformed JSON", async () => {

@@ -128,7 +128,7 @@ test("a retried run is marked on its automation's timeline", async () => {
       await signInAsOwner(page, s.url);
       await page.goto(`${s.url}/#/p/${project}/automations/retry`);
       const timeline = page.getByRole("figure", { name: "Timeline of runs: status by colour, duration as height" });
-      expect(await timeline.locator("figcaption").innerText()).toMatch(/^Last 1 runs, oldest first: 1 passed, 0 failed, 1 needed a retry\./);
+      expect(await timeline.locator("figcaption").innerText()).toMatch(/^Last 1 run, oldest first: 1 passed, 0 failed, 1 needed a retry\./);
       await timeline.getByText("Show as table").click();
       expect(await timeline.getByTestId("timeline-table").locator("tbody tr td:nth-child(5)").allInnerTexts()).toEqual(["2"]);
       // The legend names the retry marker.

@@ -165,6 +165,8 @@ function plain(issue: Issue): string {
   if (isMissing(issue)) return "expected" in issue && issue.expected ? `required (${String(issue.expected)})` : "required";
   if (issue.code === "invalid_type") {
     const received = receivedOf(issue);
+    // A query value coerced to a number that is none (`?wait=abc`): "not NaN" names our coercion, not their value.
+    if (received === "NaN") return issue.expected === "number" ? "expected a number" : `expected ${String(issue.expected)}`;
     return received ? `expected ${String(issue.expected)}, not ${received}` : issue.message;
   }
   if (issue.code === "unrecognized_keys" && "keys" in issue)

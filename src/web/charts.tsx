@@ -7,7 +7,7 @@ import type { ComponentChildren } from "preact";
 import uPlot from "uplot";
 import type { Run } from "./types";
 import { TERMINAL_RUN_STATUSES } from "../manifest/records";
-import { duration, Empty, when } from "./ui";
+import { duration, Empty, plural, when } from "./ui";
 
 export interface HistoryDay {
   date: string;
@@ -63,7 +63,7 @@ export function TrendChart({ days, totals }: { days: HistoryDay[]; totals: { run
   // Without a run there is nothing to draw: empty axes showed only a made-up scale (0 ms to 1 ms).
   if (withRuns.length === 0) return <Empty>No finished runs in the last {days.length} days.</Empty>;
   const summary =
-    `Over the last ${days.length} days: ${totals.runs} runs, ${pct(totals.pass_rate)} passed, median duration ${duration(totals.p50_ms)}. ` +
+    `Over the last ${days.length} days: ${plural(totals.runs, "run")}, ${pct(totals.pass_rate)} passed, median duration ${duration(totals.p50_ms)}. ` +
     (first === last || first?.date === last?.date
       ? `Pass rate ${pct(last?.pass_rate ?? null)} on ${last?.date}.`
       : `Pass rate ${pct(first?.pass_rate ?? null)} on ${first?.date}, ${pct(last?.pass_rate ?? null)} on ${last?.date}.`);
@@ -156,7 +156,7 @@ export function RunTimeline({ runs }: { runs: Run[] }) {
   const failed = ordered.filter((r) => FAILED.has(r.status)).length;
   const withRetries = ordered.filter((r) => r.attempts.length > 1).length;
   const summary =
-    `Last ${ordered.length} runs, oldest first: ${passed} passed, ${failed} failed${withRetries ? `, ${withRetries} needed a retry` : ""}. ` +
+    `Last ${plural(ordered.length, "run")}, oldest first: ${passed} passed, ${failed} failed${withRetries ? `, ${withRetries} needed a retry` : ""}. ` +
     `Latest ${ordered[ordered.length - 1]?.status} in ${duration(ordered[ordered.length - 1]?.duration_ms ?? null)}.`;
   return (
     <Figure

@@ -129,6 +129,9 @@ export function ConfirmButton({ label, question, onConfirm }: { label: string; q
   );
 }
 
+/** "1 run", "2 runs": a count with its word. */
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 export function Empty({ children }: { children: ComponentChildren }) {
   return <p class="empty">{children}</p>;
 }

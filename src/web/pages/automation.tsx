@@ -237,7 +237,9 @@ export function AutomationPage({ project, automationId }: { project: string; aut
               <div>
                 <dt>Pass rate</dt>
                 <dd>
-                  {x.health.pass_rate === null ? "—" : `${Math.round(x.health.pass_rate * 100)}% of the last ${x.health.runs} runs`}
+                  {x.health.pass_rate === null
+                    ? "—"
+                    : `${Math.round(x.health.pass_rate * 100)}% of the last ${x.health.runs === 1 ? "run" : `${x.health.runs} runs`}`}
                   {x.health.pass_rate_7d === null ? "" : ` · ${Math.round(x.health.pass_rate_7d * 100)}% in 7 days`}
                 </dd>
               </div>

@@ -6,7 +6,7 @@ import { ApiError, call, enc } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
 import type { Automation, Feature, Generation } from "../types";
-import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
+import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, plural, when } from "../ui";
 import { StaleEdit, useStaleGuard } from "../stale-edit";
 import { savingEdits, useUnsavedEdits } from "../unsaved";
 import { GherkinPreview } from "./gherkin";
@@ -270,8 +270,6 @@ function GenerationPanel({
     </Card>
   );
 }
-
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** The feature's automations, with the two things done to a fresh batch of drafts: activate them all, run them all. */
 function FeatureAutomations({
