@@ -35,6 +35,9 @@ test("a run longer than timeout_ms ends timed_out, and the step says it was stop
   expect(run.error).toContain("did not finish within its timeout of 1000 ms");
   expect(run.steps.map((x) => x.status)).toEqual(["error", "skipped"]);
   expect(run.steps[0]?.message).toBe("stopped: the run timed out");
+  // The stopped step ran until the timeout, and says so (not 0 ms).
+  expect(run.steps[0]?.duration_ms).toBeGreaterThanOrEqual(900);
+  expect(run.steps[0]?.duration_ms).toBeLessThan(3000);
 });
 
 test("cancel_run stops a running run within a second and frees the worker", async () => {

@@ -113,6 +113,8 @@ export async function runAttempt(steps: Step[], ctx: StepContext, deps: AttemptD
   const onAbort = () => void closeContext();
   let listening = false;
   let stopped: StepResult | null = null;
+  /** When the step in progress began: a step stopped midway says how long it had run. */
+  let stepStarted = performance.now();
   try {
     for (let i = 0; i < steps.length; i++) {
       const step = steps[i] as Step;
@@ -123,6 +125,7 @@ export async function runAttempt(steps: Step[], ctx: StepContext, deps: AttemptD
       if (ctx.signal.aborted) throw ctx.signal.reason;
       let r: StepResult;
       const started = performance.now();
+      stepStarted = started;
       try {
         if ("request" in step) r = await executeHttpStep(step, i, ctx);
         else {
@@ -161,7 +164,7 @@ export async function runAttempt(steps: Step[], ctx: StepContext, deps: AttemptD
           index: i,
           name: stepName(step),
           status: i === at ? "error" : "skipped",
-          duration_ms: 0,
+          duration_ms: i === at ? performance.now() - stepStarted : 0,
           message:
             i === at
               ? `stopped: the run ${e.reason === "timeout" ? "timed out" : e.reason === "cancelled" ? "was cancelled" : "was interrupted by a server shutdown"}`
