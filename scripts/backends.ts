@@ -12,6 +12,7 @@ export const POSTGRES: string[] = [
   "test/alerts-concurrent-delivery.test.ts",
   "test/api-auth.test.ts",
   "test/api-cache-policy.test.ts",
+  "test/api-cancel-group-run.test.ts",
   "test/api-create-key.test.ts",
   "test/api-damaged-columns.test.ts",
   "test/api-etag.test.ts",

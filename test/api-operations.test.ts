@@ -148,6 +148,10 @@ describe("every operation works end to end", () => {
     expect(gj.text.match(/<testcase /g)?.length).toBe(2);
     const sel = await op("run_selection", { project: "web-shop" }, { automations: [aut.id], metadata: { branch: "main" } });
     expect(sel.runs.map((r: { automation_id: string }) => r.automation_id)).toEqual([aut.id]);
+    // The engine may already have ended it; both outcomes are legal, a 5xx is not.
+    const cancelGroup = await s.call("POST", `/projects/web-shop/group-runs/${sel.id}/cancel`);
+    expect([200, 409]).toContain(cancelGroup.status);
+    exercised.add("cancel_group_run");
 
     // A feature's automations at once (the generation started above may add drafts of its own).
     expect((await op("activate_feature_drafts", { project: "web-shop", feature: "Login" })).feature_id).toBe(feature.id);

@@ -145,6 +145,7 @@ test("every operation's command works end to end, and every operation has one", 
   expect((await op<{ data: Rec[] }>("list_group_runs", ["group-runs", "list", ...P])).data.map((g) => g.id)).toEqual([groupRun.id]);
   expect((await op("get_group_run", ["group-runs", "show", groupRun.id, ...P])).group_name).toBe("nightly");
   expect(await plain("get_group_run_junit", ["group-runs", "junit", groupRun.id, ...P])).toContain("<testsuite");
+  await cancelOrFinished("cancel_group_run", ["group-runs", "cancel", groupRun.id, ...P]);
   // schedules and alert channels (before the group they target is deleted)
   const sch = await op("create_schedule", ["schedules", "create", "nightly run", ...P, "--target", `{"group":"${group.id}"}`, "--cron", "0 3 * * *"]);
   expect(sch).toMatchObject({ cron: "0 3 * * *", timezone: "UTC", target: { group: group.id } });

@@ -1,7 +1,7 @@
 // The run pages in headless Chromium against a real server and run engine: each assertion's expectation with its
 // operator, a line diff where a JSON equality failed, the response body before its headers, a step that ended in an
-// error counted apart from failed ones, the step a running run is at, and run lists that show runs started elsewhere
-// (by CI through the API) without a reload.
+// error counted apart from failed ones, the step a running run is at, a group run cancelled from its page, and run
+// lists that show runs started elsewhere (by CI through the API) without a reload.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { explained, launchBrowser, newPage, shot, signInAsOwner, watch } from "./helpers/browser";
@@ -20,6 +20,11 @@ let release: () => void = () => {};
 const held = new Promise<void>((resolve) => {
   release = resolve;
 });
+/** Requests to /stuck wait until the end of the file: runs that only a cancel ends. */
+let unstick: () => void = () => {};
+const stuck = new Promise<void>((resolve) => {
+  unstick = resolve;
+});
 
 beforeAll(async () => {
   target = Bun.serve({
@@ -33,6 +38,10 @@ beforeAll(async () => {
         await held;
         return Response.json({ ok: true });
       }
+      if (path === "/stuck") {
+        await stuck;
+        return Response.json({ ok: true });
+      }
       return new Response("no such page", { status: 404 });
     },
   });
@@ -44,6 +53,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   release();
+  unstick();
   await browser?.close();
   await s?.stop();
   target?.stop(true);
@@ -141,6 +151,36 @@ test("a running run shows the step it is at, live, until it ends", () =>
     await page.getByTestId("run-status").getByText("passed").waitFor({ timeout: 20_000 });
     await current.waitFor({ state: "detached" });
     expect(await page.locator("li.step-passed").count()).toBe(3);
+  }));
+
+test("an unfinished group run's page offers Cancel group run: every run ends cancelled, and so does the group run", () =>
+  explained(page, "group-run-cancel", async () => {
+    const ids: string[] = [];
+    for (const name of ["stuck one", "stuck two"])
+      ids.push(
+        await createAutomation(s, project, {
+          name,
+          kind: "http",
+          environment: envId,
+          steps: [{ name: "wait forever", request: { method: "GET", url: "/stuck", timeout_ms: 60_000 }, expect: [{ status: 200 }] }],
+        }),
+      );
+    const group = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups`, { name: "stuck pair", automation_ids: ids }), 201);
+    const groupRun = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups/${group.id}/run`, {}), 202);
+    await page.goto(`${s.url}/#/p/${project}/group-runs/${groupRun.id}`);
+    const cancel = page.getByRole("button", { name: "Cancel group run" });
+    await cancel.waitFor({ timeout: 20_000 });
+    await shot(page, "group-run-cancel-offered");
+    await cancel.click();
+    await page.getByTestId("group-run-status").getByText("cancelled").waitFor({ timeout: 10_000 });
+    expect(await page.getByTestId("group-run-results").innerText()).toBe("0 passed · 0 failed · 2 cancelled");
+    // Ended, it offers no cancel any more (Run again instead), and every run in its table shows cancelled.
+    await cancel.waitFor({ state: "detached" });
+    expect(await page.locator("tr[data-run-id] .badge-cancelled").count()).toBe(2);
+    const read = await json<{ status: string; runs: { status: string }[] }>(await s.call("GET", `/projects/${project}/group-runs/${groupRun.id}`));
+    expect(read.status).toBe("cancelled");
+    expect(read.runs.map((r) => r.status)).toEqual(["cancelled", "cancelled"]);
+    await shot(page, "group-run-cancelled");
   }));
 
 test("the runs list and a group's runs show runs started elsewhere without a reload", () =>

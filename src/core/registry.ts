@@ -20,6 +20,7 @@ import type { Handler, OpInput } from "./handler";
 import * as projects from "./projects/operations";
 import * as runners from "./runners/operations";
 import * as runs from "./runs/operations";
+import * as groupRunCancel from "./runs/cancel-group-run";
 import * as schedules from "./schedules/operations";
 import * as selection from "./runs/selection";
 
@@ -87,6 +88,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   runGroup: groups.runGroup,
   listGroupRuns: runs.listGroupRuns,
   getGroupRun: runs.getGroupRun,
+  cancelGroupRun: groupRunCancel.cancelGroupRun,
   getGroupRunJunit: runs.getGroupRunJunit,
   listRunners: runners.listRunners,
   createRunner: runners.createRunner,

@@ -126,6 +126,22 @@ export const getGroupRun = defineOperation({
   cli: { words: ["group-runs", "show"], args: ["groupRunId"] },
 });
 
+export const cancelGroupRun = defineOperation({
+  name: "cancel_group_run",
+  method: "POST",
+  path: "/projects/{project}/group-runs/{groupRunId}/cancel",
+  summary: "Cancel a group run: each of its queued or running runs, and the runs a sequential one has yet to queue",
+  description:
+    "Its queued and running runs end cancelled at once (running ones are stopped by whatever executes them) and a sequential group run queues " +
+    "nothing more: the automations it had yet to run are recorded as cancelled runs that did not run. The group run ends cancelled; one that " +
+    "has already ended is a 409. Answers the group run with its runs, as get_group_run does.",
+  params: GroupRunParams,
+  response: GroupRun,
+  errors: ["not_found", "conflict"],
+  hints: { destructive: true },
+  cli: { words: ["group-runs", "cancel"], args: ["groupRunId"] },
+});
+
 export const getGroupRunJunit = defineOperation({
   name: "get_group_run_junit",
   method: "GET",

@@ -179,13 +179,19 @@ export async function enqueueRuns(
   return rows;
 }
 
-/** Cancels the queued and running runs matching the filter (inside the caller's transaction). */
+/**
+ * Cancels the queued and running runs matching the filter (inside the caller's transaction) and answers their ids.
+ * The engines and waiting readers are told at once, unless `tellAfterCommit`: then the caller tells them with
+ * tellRunsCancelled once its transaction has committed — on PostgreSQL a listener that reads at once (a remote
+ * runner's waiting heartbeat, a long-poll) would otherwise still see the runs going on, and hear nothing more.
+ */
 export async function cancelRunsWhere(
   ctx: OpContext,
   trx: Transaction<DB>,
-  filter: { automationId?: string; runId?: string },
+  filter: { automationId?: string; runId?: string; groupRunId?: string },
   reason: string,
-): Promise<number> {
+  opts: { tellAfterCommit?: boolean } = {},
+): Promise<string[]> {
   const active = await store.activeRuns(trx, filter);
   const t = nowIso();
   for (const r of active) {
@@ -197,7 +203,7 @@ export async function cancelRunsWhere(
     });
     await store.markLastRunCancelled(trx, r.id);
     forgetOneRunSecrets(ctx.core, r.id);
-    ctx.core.events.emit("runCancelled", r.id);
+    if (!opts.tellAfterCommit) ctx.core.events.emit("runCancelled", r.id);
   }
   // A cancelled run of a sequential group run ends it: the runs it had yet to queue are not run.
   await stopSequentialGroupRuns(
@@ -207,7 +213,12 @@ export async function cancelRunsWhere(
     "not run: an earlier run of the sequential group run was cancelled",
   );
   await settleGroupRuns(trx, [...new Set(active.flatMap((r) => (r.group_run_id === null ? [] : [r.group_run_id])))]);
-  return active.length;
+  return active.map((r) => r.id);
+}
+
+/** Tells the engines (a local worker, a remote runner's heartbeat) and waiting readers that these runs were cancelled. */
+export function tellRunsCancelled(core: Core, runIds: string[]): void {
+  for (const id of runIds) core.events.emit("runCancelled", id);
 }
 
 export async function listRunsPage(
@@ -286,8 +297,11 @@ export const getRun: Handler<O["getRun"]> = async (ctx, { params, query }) => {
 export const cancelRun: Handler<O["cancelRun"]> = async (ctx, { params }) => {
   const { run } = await resolveRun(ctx, params.project, params.runId);
   if (run.status !== "queued" && run.status !== "running") throw conflict(`the run has already finished (${run.status})`);
-  const n = await ctx.core.db.transaction().execute((trx) => cancelRunsWhere(ctx, trx, { runId: run.id }, "cancelled by request"));
-  if (n === 0) throw conflict("the run finished before it could be cancelled");
+  const cancelled = await ctx.core.db
+    .transaction()
+    .execute((trx) => cancelRunsWhere(ctx, trx, { runId: run.id }, "cancelled by request", { tellAfterCommit: true }));
+  if (cancelled.length === 0) throw conflict("the run finished before it could be cancelled");
+  tellRunsCancelled(ctx.core, cancelled);
   const next = await store.readRun(ctx.core.db, run.id);
   return runDetail(ctx, next);
 };
@@ -453,11 +467,16 @@ export const getGroupRun: Handler<O["getGroupRun"]> = async (ctx, { params, quer
       },
     });
   }
-  const { row, runs } = await loadGroupRun(ctx, project.id, head.id);
+  return groupRunDetail(ctx, project.id, head.id);
+};
+
+/** A group run as get_group_run answers it: with its runs, and what its queued ones wait for. */
+export async function groupRunDetail(ctx: OpContext, projectId: string, groupRunId: string) {
+  const { row, runs } = await loadGroupRun(ctx, projectId, groupRunId);
   // Its queued runs, as read already: snapshots are read only for those no engine of a server takes.
   const queued = runs.filter((r) => r.status === "queued").map((r): WaitingRun => ({ id: r.id, environmentId: r.environment_id }));
   return { ...toGroupRun(row, runs, true), waiting_for: groupWaitingFor(await waitingReasons(ctx, queued)) };
-};
+}
 
 /** A run as get_run answers it: with its steps, and what it waits for while nothing connected can take it. */
 async function runDetail(ctx: OpContext, row: RunRow) {
@@ -548,6 +567,20 @@ export async function settleUnsettledGroupRuns(db: Kysely<DB>, groups: GroupRunR
       updated_at: nowIso(),
     });
   }
+}
+
+/**
+ * Inside the transaction that cancelled a group run's runs: its verdict is `cancelled`, whatever its runs say (a run
+ * that failed before the cancel is still counted in the summary), stored over any verdict that transaction stored.
+ */
+export async function settleCancelledGroupRun(db: Kysely<DB>, groupRunId: string): Promise<void> {
+  const v = groupVerdict(await groupMembers(db, [groupRunId]));
+  await store.storeCancelledGroupRunVerdict(db, groupRunId, {
+    summary: JSON.stringify(v.summary),
+    started_at: v.started_at,
+    finished_at: v.finished_at,
+    updated_at: nowIso(),
+  });
 }
 
 /**

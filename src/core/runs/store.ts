@@ -87,12 +87,13 @@ export async function markAutomationQueued(db: Kysely<DB>, automationId: string,
   await db.updateTable("automations").set({ last_run_id: runId, last_run_status: "queued", last_run_at: at }).where("id", "=", automationId).execute();
 }
 
-/** The queued and running runs of one run, one automation or several automations. */
-export async function activeRuns(db: Kysely<DB>, filter: { runId?: string; automationId?: string; automationIds?: string[] }) {
+/** The queued and running runs of one run, one automation, several automations or one group run. */
+export async function activeRuns(db: Kysely<DB>, filter: { runId?: string; automationId?: string; automationIds?: string[]; groupRunId?: string }) {
   let q = db.selectFrom("runs").select(["id", "started_at", "group_run_id"]).where("status", "in", ACTIVE);
   if (filter.automationId) q = q.where("automation_id", "=", filter.automationId);
   if (filter.automationIds) q = q.where("automation_id", "in", filter.automationIds);
   if (filter.runId) q = q.where("id", "=", filter.runId);
+  if (filter.groupRunId) q = q.where("group_run_id", "=", filter.groupRunId);
   return q.execute();
 }
 
@@ -376,6 +377,34 @@ export async function storeGroupRunVerdict(
   verdict: Pick<Updateable<GroupRunTable>, "status" | "summary" | "started_at" | "finished_at" | "updated_at">,
 ): Promise<void> {
   await db.updateTable("group_runs").set(verdict).where("id", "=", id).where("status", "is", null).execute();
+}
+
+/**
+ * Takes hold of a group run that has not ended, for the rest of the caller's transaction (a write that changes
+ * nothing, for its lock): whoever would queue its next run, end it or cancel it too waits until that commits.
+ * False when it has ended.
+ */
+export async function holdUnendedGroupRun(db: Kysely<DB>, id: string): Promise<boolean> {
+  const res = await db
+    .updateTable("group_runs")
+    .set((eb) => ({ pending: eb.ref("pending") }))
+    .where("id", "=", id)
+    .where("status", "is", null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** Stores the verdict of a group run cancelled in the caller's transaction, over the one its runs gave it there. */
+export async function storeCancelledGroupRunVerdict(
+  db: Kysely<DB>,
+  id: string,
+  verdict: Pick<Updateable<GroupRunTable>, "summary" | "started_at" | "finished_at" | "updated_at">,
+): Promise<void> {
+  await db
+    .updateTable("group_runs")
+    .set({ ...verdict, status: "cancelled" })
+    .where("id", "=", id)
+    .execute();
 }
 
 /** What a listing derives group runs from: their runs' status, times and attempts. */

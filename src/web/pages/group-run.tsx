@@ -9,20 +9,41 @@ import { OriginFacts, useRunEnvironment } from "./run-environment";
 import { RunTable } from "./runs";
 
 /**
- * Run again / Re-run failed, in the environment chosen beside them: by default this group run's own (the server
- * reuses its environment, variables and metadata for a re-run of its failures).
+ * Cancel group run while it goes on; once ended, Run again / Re-run failed, in the environment chosen beside them:
+ * by default this group run's own (the server reuses its environment, variables and metadata for a re-run of its
+ * failures).
  */
-function GroupRunActions({ project, r }: { project: string; r: GroupRun }) {
+function GroupRunActions({ project, r, reload }: { project: string; r: GroupRun; reload: () => Promise<void> }) {
   const a = useAction();
   const ended = r.status !== "queued" && r.status !== "running";
   const failures = r.summary.failed + r.summary.error + r.summary.timed_out + r.summary.cancelled;
   const env = useRunEnvironment(project, r.runs ?? [], { label: "as this group run", id: r.environment_id });
-  if (!ended || (!r.group_id && failures === 0))
+  const junit = (
+    <a class="btn" href={operationHref("getGroupRunJunit", { project, groupRunId: r.id })} download={`${r.id}.xml`}>
+      JUnit XML
+    </a>
+  );
+  if (!ended)
     return (
-      <a class="btn" href={operationHref("getGroupRunJunit", { project, groupRunId: r.id })} download={`${r.id}.xml`}>
-        JUnit XML
-      </a>
+      <>
+        <button
+          type="button"
+          class="btn"
+          disabled={a.busy}
+          onClick={() =>
+            void a.run(async () => {
+              await call("cancelGroupRun", { project, groupRunId: r.id });
+              await reload();
+            })
+          }
+        >
+          Cancel group run
+        </button>
+        {junit}
+        <ErrorNote message={a.error} />
+      </>
     );
+  if (!r.group_id && failures === 0) return junit;
   // Starts another group run in the environment picked (remembered as the last one used) and opens it.
   const startAnother = (start: () => Promise<{ id: string }>) => () =>
     void a.run(async () => {
@@ -56,9 +77,7 @@ function GroupRunActions({ project, r }: { project: string; r: GroupRun }) {
           Re-run failed
         </button>
       )}
-      <a class="btn" href={operationHref("getGroupRunJunit", { project, groupRunId: r.id })} download={`${r.id}.xml`}>
-        JUnit XML
-      </a>
+      {junit}
       <ErrorNote message={a.error} />
     </>
   );
@@ -97,7 +116,7 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
         <Card
           level={1}
           title={<>Group run of {r.group_id ? <a href={`#/p/${enc(project)}/groups/${r.group_id}`}>{r.group_name}</a> : r.group_name}</>}
-          actions={<GroupRunActions project={project} r={r} />}
+          actions={<GroupRunActions project={project} r={r} reload={gr.reload} />}
         >
           <dl class="facts">
             <div>
