@@ -2,7 +2,7 @@
 import { writeFileSync } from "node:fs";
 import type { Command } from "commander";
 import type { ApiClient } from "../src/client/api-client";
-import { isSuccessfulStatus, waitForGeneration, waitForGroupRun, waitForRun } from "../src/client/wait";
+import { isSuccessfulStatus, type WaitOptions, waitForGeneration, waitForGroupRun, waitForRun } from "../src/client/wait";
 import type { WatchKind } from "../src/manifest/define";
 import { ops } from "../src/manifest/index";
 import { UsageError } from "./usage";
@@ -107,8 +107,13 @@ class ProgressView {
   }
 }
 
-/** Writes the JUnit XML report of a finished run or group run to `file` (also when it failed: that is the point). */
-async function writeJunit(client: ApiClient, kind: WatchKind, project: string, id: string, file: string): Promise<void> {
+/**
+ * Writes the JUnit XML report of a run or group run to `file`: once it has ended (also when it failed: that is the
+ * point), or when the watch stops before the end, with what is known then (the server reports unfinished runs as
+ * skipped), so the CI shows the checks that did finish.
+ */
+async function writeJunit(client: ApiClient, kind: WatchKind, project: string, record: Rec, file: string): Promise<void> {
+  const id = String(record.id);
   const res =
     kind === "run"
       ? await client.send(ops.getRunJunit, { project, runId: id })
@@ -117,7 +122,59 @@ async function writeJunit(client: ApiClient, kind: WatchKind, project: string, i
         : null;
   if (!res?.raw) throw new UsageError("--junit goes with a run or a group run");
   writeFileSync(file, res.raw.bytes);
-  process.stderr.write(`wrote the JUnit report to ${file}\n`);
+  process.stderr.write(`wrote the JUnit report to ${file}${unfinishedNote(kind, record)}\n`);
+}
+
+const isUnfinished = (status: unknown) => status === "queued" || status === "running";
+
+/** " with N runs unfinished (…)" for a report written before the end, from the record it was written after; else "". */
+function unfinishedNote(kind: WatchKind, r: Rec): string {
+  const s = r.summary as Rec | undefined;
+  const unfinished = kind === "group_run" && s ? Number(s.queued) + Number(s.running) : isUnfinished(r.status) ? 1 : 0;
+  if (unfinished === 0) return "";
+  // A sequential group run queues its automations one at a time: those not queued yet have no run to report.
+  const notQueued = kind === "group_run" && s && Array.isArray(r.runs) ? Number(s.total) - r.runs.length : 0;
+  const apart = notQueued > 0 ? `; ${notQueued} of them not queued yet, so not in it` : "";
+  return ` with ${unfinished} ${unfinished === 1 ? "run" : "runs"} unfinished (reported as skipped${apart})`;
+}
+
+/** The exit codes of the signals a watch that owes a report stops on: Ctrl+C, and a CI cancelling its job. */
+const STOP_SIGNALS = { SIGINT: 130, SIGTERM: 143 } as const;
+
+/**
+ * Catches Ctrl+C (and SIGTERM) while a report is due: the watch stops (`signal` aborts its read) to write what is
+ * known. A second signal exits at once, and `release` gives the signals back as soon as no report is owed.
+ */
+function catchStopSignals(): { signal: AbortSignal; exitCode: () => number | null; release: () => void } {
+  const controller = new AbortController();
+  let exitCode: number | null = null;
+  const handlers = Object.entries(STOP_SIGNALS).map(([name, code]) => {
+    const handler = () => {
+      if (exitCode !== null) process.exit(exitCode);
+      exitCode = code;
+      controller.abort();
+    };
+    process.on(name, handler);
+    return [name, handler] as const;
+  });
+  const release = () => {
+    for (const [name, handler] of handlers) process.off(name, handler);
+  };
+  return { signal: controller.signal, exitCode: () => exitCode, release };
+}
+
+/** Reads a run, group run or generation until it ends, or until the time limit or the signal. */
+async function follow(
+  client: ApiClient,
+  kind: WatchKind,
+  started: Rec,
+  target: { project: string; feature?: string },
+  opts: WaitOptions<Rec>,
+): Promise<{ record: Rec; body: string; timedOut: boolean }> {
+  if (kind === "run") return waitForRun(client, { project: target.project, runId: String(started.id) }, opts);
+  if (kind === "group_run") return waitForGroupRun(client, { project: target.project, groupRunId: String(started.id) }, opts);
+  if (!target.feature) throw new UsageError("a feature is needed to watch its generation");
+  return waitForGeneration(client, { project: target.project, feature: target.feature }, opts);
 }
 
 /** Follows a started run, group run or generation to its end; prints the final record; 0 when it passed. */
@@ -132,26 +189,34 @@ export async function watchToEnd(
   const junitFile = options.junit;
   const timeoutMs = parseWatchTimeout(options.timeout);
   const view = new ProgressView(kind, styleFor(process.stderr));
+  // A report is owed to the CI: an interrupted watch writes what is known before it exits.
+  const stop = junitFile && kind !== "generation" ? catchStopSignals() : null;
   // Each read is held by the server until the end, or for a few seconds to show progress meanwhile.
-  const opts = { onUpdate: (r: Rec) => view.update(r), longPollSeconds: WATCH_PROGRESS_SECONDS, timeoutMs };
+  const opts = { onUpdate: (r: Rec) => view.update(r), longPollSeconds: WATCH_PROGRESS_SECONDS, timeoutMs, signal: stop?.signal };
   view.update(started);
-  let done: { record: Rec; body: string; timedOut: boolean };
-  try {
-    if (kind === "run") done = await waitForRun(client, { project: target.project, runId: String(started.id) }, opts);
-    else if (kind === "group_run") done = await waitForGroupRun(client, { project: target.project, groupRunId: String(started.id) }, opts);
-    else {
-      if (!target.feature) throw new UsageError("a feature is needed to watch its generation");
-      done = await waitForGeneration(client, { project: target.project, feature: target.feature }, opts);
-    }
-  } catch (e) {
+  const done = await follow(client, kind, started, target, opts).catch((e: unknown) => {
+    // A signal aborts the read under way: not a failure of the watch but its end, with the report still owed.
+    if (stop?.exitCode()) return null;
     view.stop();
     if (styleFor(process.stderr).tty) process.stderr.write("\n");
+    stop?.release();
     throw e;
+  });
+  const signalled = stop?.exitCode() ?? null;
+  if (done === null || signalled !== null) {
+    view.stop();
+    if (styleFor(process.stderr).tty) process.stderr.write("\n");
+    try {
+      return await stoppedBySignal(client, kind, started, target.project, options, signalled ?? STOP_SIGNALS.SIGINT);
+    } finally {
+      stop?.release();
+    }
   }
+  stop?.release();
   const final = done.record;
-  if (done.timedOut) return gaveUp(kind, final, done.body, options);
+  if (done.timedOut) return gaveUp(client, view, kind, final, done.body, target.project, options);
   view.finish(final);
-  if (junitFile) await writeJunit(client, kind, target.project, String(final.id), junitFile);
+  if (junitFile) await writeJunit(client, kind, target.project, final, junitFile);
   // --json: the final record exactly as the server sent it; the list of failures, for people, goes to stderr.
   if (asJson) {
     process.stdout.write(jsonAsReceived(done.body));
@@ -167,14 +232,37 @@ export async function watchToEnd(
   return isSuccessfulStatus(String(final.status)) || final.quarantined === true ? EXIT.ok : EXIT.failed;
 }
 
-/** --watch-timeout passed: where the record stands (and its JSON with --json); no report, since it has not ended. */
-function gaveUp(kind: WatchKind, last: Rec, body: string, options: WatchOptions): number {
+/** --watch-timeout passed: where the record stands, the report of what is known (--junit), its JSON (--json); exit 7. */
+async function gaveUp(
+  client: ApiClient,
+  view: ProgressView,
+  kind: WatchKind,
+  last: Rec,
+  body: string,
+  project: string,
+  options: WatchOptions,
+): Promise<number> {
+  // The spinner's timer would keep the process alive on a terminal.
+  view.stop();
   const style = styleFor(process.stderr);
   if (style.tty) process.stderr.write("\n");
   process.stderr.write(`svc: stopped following after --watch-timeout ${options.timeout}: ${progressLine(kind, last, style)}; it goes on on the server\n`);
-  if (options.junit) process.stderr.write(`no JUnit report written to ${options.junit}: it has not ended\n`);
+  if (options.junit) await writeJunit(client, kind, project, last, options.junit);
   if (options.json) process.stdout.write(jsonAsReceived(body));
   return EXIT.watchTimeout;
+}
+
+/** Interrupted while a report is owed: where the record stands now, the report of what is known, its JSON (--json). */
+async function stoppedBySignal(client: ApiClient, kind: WatchKind, started: Rec, project: string, options: WatchOptions, exitCode: number): Promise<number> {
+  const id = String(started.id);
+  // The last progress read may be seconds old (reads are held): the report and the line say where it is now.
+  const res = kind === "run" ? await client.send(ops.getRun, { project, runId: id }) : await client.send(ops.getGroupRun, { project, groupRunId: id });
+  const now = res.json as Rec;
+  const goesOn = isUnfinished(now.status) ? "; it goes on on the server" : "";
+  process.stderr.write(`svc: interrupted: ${progressLine(kind, now, styleFor(process.stderr))}${goesOn}\n`);
+  if (options.junit) await writeJunit(client, kind, project, now, options.junit);
+  if (options.json) process.stdout.write(jsonAsReceived(res.text, res.json));
+  return exitCode;
 }
 
 /** The numbered failures of a finished run or group run (each failed run of a group read with its steps). */

@@ -38,6 +38,7 @@ export const POSTGRES: string[] = [
   "test/cli-errors.test.ts",
   "test/cli-mcp-runs.test.ts",
   "test/cli-watch.test.ts",
+  "test/cli-watch-junit.test.ts",
   "test/code-apply.test.ts",
   "test/code-apply-schedules.test.ts",
   "test/code-export-hurl-run.test.ts",

@@ -178,7 +178,8 @@ export class ApiClient {
         if (untrusted !== null) throw new ClientError(0, "network_error", `cannot reach ${untrusted}`);
         const err = e instanceof ClientError ? e : new ClientError(0, "network_error", `cannot reach ${this.options.server}: ${(e as Error).message}`);
         // One quick retry of a read covers a server restarting; a refused connection rarely heals in seconds.
-        if (err.error === "network_error" && op.method === "GET" && attempt < Math.min(1, maxRetries)) {
+        // A read its caller aborted (Ctrl+C, a cancelled MCP call) is not retried.
+        if (err.error === "network_error" && op.method === "GET" && attempt < Math.min(1, maxRetries) && !opts.signal?.aborted) {
           const waitMs = 500;
           this.options.onRetry?.({ status: 0, attempt: attempt + 1, waitMs });
           await sleep(waitMs);

@@ -74,7 +74,11 @@ function testcase(run: RunLike, classname: string): string {
     body = `<failure message="${escapeXml(firstLine)}" type="assertion">${escapeXml(detail)}</failure>${reruns.failures}${reruns.errors}`;
   else if (run.status === "error" || run.status === "timed_out")
     body = `${reruns.failures}<error message="${escapeXml(firstLine)}" type="${run.status}">${escapeXml(detail)}</error>${reruns.errors}`;
-  else if (run.status === "cancelled" || run.status === "queued" || run.status === "running") body = `<skipped message="${escapeXml(run.status)}"/>`;
+  else if (run.status === "cancelled") body = `<skipped message="${escapeXml(run.status)}"/>`;
+  // Not ended (the report of a group run still going, as `--junit` writes when its watch stops early): no verdict
+  // yet, so skipped rather than an error, with the run to look up later.
+  else if (run.status === "queued" || run.status === "running")
+    body = `<skipped message="${escapeXml(`still ${run.status} when this report was made (run ${run.id})`)}"/>`;
   else body = `${reruns.failures}${reruns.errors}`;
   const attempts = run.attempts ?? [];
   const passedOn =
