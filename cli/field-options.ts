@@ -21,6 +21,17 @@ function parseNumber(v: string): number {
 }
 
 function collectList(v: string, prev: string[] | undefined): string[] {
+  // A JSON array (`'["a","b"]'`, as these flags once took) is read as one too.
+  if (v.trim().startsWith("[")) {
+    let list: unknown;
+    try {
+      list = JSON.parse(v);
+    } catch {
+      throw new InvalidArgumentError("not a comma-separated list, nor a JSON array of strings");
+    }
+    if (!Array.isArray(list) || !list.every((x) => typeof x === "string")) throw new InvalidArgumentError("a JSON array here holds strings only");
+    return [...(prev ?? []), ...list];
+  }
   return [
     ...(prev ?? []),
     ...v
@@ -87,7 +98,10 @@ export function optionFor(field: FieldInfo, flag = field.name.replace(/_/g, "-")
       option = new Option(`--${flagName} <value>`, desc).choices(field.choices ?? []);
       break;
     case "string-list":
-      option = new Option(`--${flagName} <a,b>`, `${desc} (comma-separated, repeatable)`).argParser(collectList);
+      option = new Option(
+        `--${flagName} <a,b>`,
+        `${desc} (comma-separated, repeatable${field.choices ? `: any of ${field.choices.join(", ")}` : ""})`,
+      ).argParser(collectList);
       break;
     case "string-map":
       option = new Option(`--${flagName} <KEY=VALUE>`, `${desc} (repeatable)`).argParser(collectMap);

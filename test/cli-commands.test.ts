@@ -158,6 +158,11 @@ test("every operation's command works end to end, and every operation has one", 
   expect((await op<{ data: Rec[] }>("list_alert_channels", ["alert-channels", "list", ...P])).data.map((x) => x.id)).toEqual([ch.id]);
   expect((await op("get_alert_channel", ["alert-channels", "show", "chat", ...P])).id).toBe(ch.id);
   expect((await op("update_alert_channel", ["alert-channels", "update", ch.id, ...P, "--events", '["failing"]'])).events).toEqual(["failing"]);
+  // Lists of words and addresses are written as on any command line: comma-separated (or repeated).
+  expect((await op("update_alert_channel", ["alert-channels", "update", ch.id, ...P, "--events", "failing,recovered"])).events).toEqual([
+    "failing",
+    "recovered",
+  ]);
   const sent = await op<{ delivery_id: string }>("test_alert_channel", ["alert-channels", "test", ch.id, ...P]);
   expect((await op<{ data: { delivery_id: string }[] }>("list_alert_deliveries", ["alert-channels", "deliveries", ch.id, ...P])).data[0]?.delivery_id).toBe(
     sent.delivery_id,

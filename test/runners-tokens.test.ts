@@ -86,6 +86,24 @@ describe("runner tokens", () => {
     expect((await json<RunnerRecord & { revoked_at: string | null }>(await s.call("GET", `/runners/${created.id}`))).revoked_at).not.toBeNull();
   });
 
+  test("a runner is shown and revoked by its exact name too; a name two share is a 409 listing both, another workspace's a 404", async () => {
+    const made = await json<RunnerRecord>(await s.call("POST", "/runners", { name: "named-box", labels: [] }), 201);
+    expect((await json<RunnerRecord>(await s.call("GET", "/runners/named-box"))).id).toBe(made.id);
+    const other = await s.userWithKey("admin3@other.test", "other", "admin");
+    expect((await s.call("GET", "/runners/named-box", undefined, other.key)).status).toBe(404);
+    const missing = await s.call("GET", "/runners/no-such-box");
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { message: string }).message).toContain('no runner named "no-such-box"');
+    const twin = await json<RunnerRecord>(await s.call("POST", "/runners", { name: "named-box", labels: [] }), 201);
+    const both = await s.call("DELETE", "/runners/named-box");
+    expect(both.status).toBe(409);
+    const message = ((await both.json()) as { message: string }).message;
+    expect(message).toContain(made.id);
+    expect(message).toContain(twin.id);
+    expect((await s.call("DELETE", `/runners/${twin.id}`)).status).toBe(204);
+    expect((await json<RunnerRecord & { revoked_at: string | null }>(await s.call("GET", `/runners/${made.id}`))).revoked_at).toBeNull();
+  });
+
   test("environments take runner_labels and show them", async () => {
     const project = await json<{ slug: string }>(await s.call("POST", "/projects", { name: "labels" }), 201);
     const env = await json<{ id: string; runner_labels: string[] }>(

@@ -52,12 +52,20 @@ export function objectShape(schema: z.ZodType | null): Record<string, z.ZodType>
   return inner instanceof z.ZodObject ? (inner.shape as Record<string, z.ZodType>) : {};
 }
 
+/** A string, also one of a format (an email address, a time, a URL: zod's string formats are not ZodString). */
+const isText = (t: z.ZodType) => t instanceof z.ZodString || t instanceof z.ZodStringFormat;
+
 function kindOf(inner: z.ZodType): Pick<FieldInfo, "kind" | "choices"> {
-  if (inner instanceof z.ZodString) return { kind: "string" };
+  if (isText(inner)) return { kind: "string" };
   if (inner instanceof z.ZodNumber) return { kind: "number" };
   if (inner instanceof z.ZodBoolean) return { kind: "boolean" };
   if (inner instanceof z.ZodEnum) return { kind: "enum", choices: inner.options.map(String) };
-  if (inner instanceof z.ZodArray && unwrap(inner.element as z.ZodType).inner instanceof z.ZodString) return { kind: "string-list" };
+  if (inner instanceof z.ZodArray) {
+    // A list of words or addresses is written `a,b` on a command line (the server checks each), not as JSON.
+    const element = unwrap(inner.element as z.ZodType).inner;
+    if (isText(element)) return { kind: "string-list" };
+    if (element instanceof z.ZodEnum) return { kind: "string-list", choices: element.options.map(String) };
+  }
   if (inner instanceof z.ZodRecord && unwrap(inner.valueType as z.ZodType).inner instanceof z.ZodString) return { kind: "string-map" };
   return { kind: "json" };
 }

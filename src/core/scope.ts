@@ -65,6 +65,11 @@ function twinsMessage(noun: string, ref: string, where: string, ids: string[]): 
   return `${count} ${noun}s are named "${ref}" ${where}: give the id (${listed})`;
 }
 
+/** A path naming several rows by a name they share: a 409 listing their ids. */
+export function twinsConflict(noun: string, ref: string, where: string, ids: string[]): AppError {
+  return conflict(twinsMessage(noun, ref, where, ids));
+}
+
 /** A filter (`field`) whose value names several rows (up to LISTED_TWINS + 1 ids) is refused, listing their ids. */
 export function twinsRefusal(noun: string, ref: string, where: string, ids: string[], field: string): AppError {
   return invalid(twinsMessage(noun, ref, where, ids), [{ path: field, message: `names ${ids.length > LISTED_TWINS ? "many" : ids.length} ${noun}s` }]);

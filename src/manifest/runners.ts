@@ -3,7 +3,7 @@ import { z } from "zod";
 import { defineOperation, ListQuery, Name, page, PathId, RunnerLabel } from "./define";
 import { Runner } from "./records";
 
-const Params = z.object({ runnerId: PathId.describe("Runner id (rnr_…)") });
+const Params = z.object({ runnerId: PathId.describe("Runner id (rnr_…) or exact name (a name several runners share is a 409 listing their ids)") });
 
 export const listRunners = defineOperation({
   name: "list_runners",
@@ -45,7 +45,7 @@ export const getRunner = defineOperation({
   summary: "Read one runner (owners and admins)",
   params: Params,
   response: Runner,
-  errors: ["not_found", "forbidden"],
+  errors: ["not_found", "forbidden", "conflict"],
   hints: { readOnly: true, idempotent: true },
   cli: { words: ["runners", "show"], args: ["runnerId"] },
 });
@@ -58,7 +58,7 @@ export const revokeRunner = defineOperation({
   description: "Server-wide runners are revoked by the server's operator only (`svc admin revoke-runner`): 403 here.",
   params: Params,
   response: null,
-  errors: ["not_found", "forbidden"],
+  errors: ["not_found", "forbidden", "conflict"],
   hints: { destructive: true, idempotent: true },
   cli: { words: ["runners", "revoke"], args: ["runnerId"] },
   budgetExempt: true,

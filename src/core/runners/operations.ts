@@ -4,10 +4,11 @@ import type { Selectable } from "kysely";
 import type { RunnerTable } from "../../db/schema";
 import type { ops } from "../../manifest";
 import { log } from "../../logging";
-import { forbidden, notFound } from "../../manifest/errors";
+import { AppError, forbidden, notFound } from "../../manifest/errors";
 import { newId } from "../../security/ids";
 import { generateRunnerToken } from "../../security/runner-tokens";
 import { canAdminister, type Core, type OpContext } from "../context";
+import { LISTED_TWINS, twinsConflict } from "../scope";
 import type { Handler } from "../handler";
 import { StringList } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
@@ -109,10 +110,20 @@ function assertAdmin(ctx: OpContext): void {
   if (!canAdminister(ctx.principal)) throw forbidden("only owners and admins can see and manage runners");
 }
 
-/** A runner this workspace may see: its own, or a server-wide one. */
-async function visibleRunner(ctx: OpContext, runnerId: string): Promise<RunnerRow> {
-  const row = await store.findVisibleRunner(ctx.core.db, ctx.principal.workspaceId, runnerId);
-  if (!row) throw notFound("runner");
+/**
+ * A runner this workspace may see (its own, or a server-wide one), by id or exact name: `svc runners show eu-box`.
+ * Names may repeat: a name several share is a 409 listing their ids.
+ */
+async function visibleRunner(ctx: OpContext, ref: string): Promise<RunnerRow> {
+  const byId = await store.findVisibleRunner(ctx.core.db, ctx.principal.workspaceId, ref);
+  if (byId) return byId;
+  const ids = await store.visibleRunnerIdsNamed(ctx.core.db, ctx.principal.workspaceId, ref, LISTED_TWINS + 1);
+  if (ids.length > 1) throw twinsConflict("runner", ref, "among the workspace's runners", ids);
+  const row = ids[0] === undefined ? undefined : await store.findVisibleRunner(ctx.core.db, ctx.principal.workspaceId, ids[0]);
+  if (!row)
+    throw ref.startsWith("rnr_")
+      ? notFound("runner")
+      : new AppError("not_found", `no runner named "${ref}" among the workspace's runners (give its name exactly, or its id rnr_…)`);
   return row;
 }
 
