@@ -117,6 +117,8 @@ const COLUMNS = [
  */
 const RUNNER_COLUMNS = ["id", "name", "labels", "scope", "connected", "running", "last_seen_at", "revoked_at"];
 
+/** Environments: where their runs go (protected, which runners) and what they hold, secrets by name only. */
+const ENVIRONMENT_COLUMNS = ["id", "name", "protected", "runner_labels", "secret_names", "key"];
 /** Schedules: what each runs, whether it is on and when it is next due, and why the last due time failed. */
 const SCHEDULE_COLUMNS = ["id", "name", "target", "enabled", "next_run_at", "last_error"];
 /** An alert channel's deliveries: what was sent, how it went, and why not (a failing receiver's answer). */
@@ -126,6 +128,7 @@ function columnsFor(first: Rec): string[] {
   if ("connected" in first) return RUNNER_COLUMNS;
   if ("next_runs_at" in first) return SCHEDULE_COLUMNS;
   if ("delivery_id" in first) return DELIVERY_COLUMNS;
+  if ("runner_labels" in first && "secret_names" in first) return ENVIRONMENT_COLUMNS;
   return COLUMNS;
 }
 

@@ -87,6 +87,10 @@ test("every operation's command works end to end, and every operation has one", 
   expect(env).toMatchObject({ name: "ci", variables: { BASE_URL: "http://127.0.0.1:9" }, secret_names: ["TOKEN"] });
   expect(JSON.stringify(env)).not.toContain("s3cret-token");
   expect((await op<{ data: Rec[] }>("list_environments", ["environments", "list", ...P])).data).toHaveLength(1);
+  // The table says where an environment's runs go and which secrets it holds (by name).
+  const envTable = await plain("list_environments", ["environments", "list", ...P]);
+  expect(envTable.split("\n")[0]).toMatch(/^ID +NAME +PROTECTED +RUNNER LABELS +SECRET NAMES +KEY *$/);
+  expect(envTable).toContain("TOKEN");
   expect((await op("get_environment", ["environments", "show", "ci", ...P])).id).toBe(env.id);
   expect((await op("update_environment", ["environments", "update", env.id, ...P, "--variables", "BASE_URL=http://127.0.0.1:8"])).variables).toEqual({
     BASE_URL: "http://127.0.0.1:8",
