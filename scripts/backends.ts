@@ -89,6 +89,7 @@ export const POSTGRES: string[] = [
   "test/runner-lifecycle.test.ts",
   "test/runner-workers.test.ts",
   "test/runners-protocol.test.ts",
+  "test/runners-cancel-notice.test.ts",
   "test/runners-one-token.test.ts",
   "test/runners-remote.test.ts",
   "test/runners-server-stop.test.ts",

@@ -14,7 +14,7 @@ import { StringList, StringMap } from "../shared/columns";
 import { readJsonColumn, readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
 import { resolveProject } from "../scope";
-import { cancelRunsWhere, runOptions, startGroupRun } from "../runs/operations";
+import { cancelRunsWhere, runOptions, startGroupRun, tellRunsCancelled } from "../runs/operations";
 import type { RunnableAutomation } from "../runs/run-rows";
 import { FEATURE_RUN_MAX, SECRET_MIN_CHARS, SECRET_TOO_SHORT } from "../../manifest/define";
 import { openSecrets, sealSecrets } from "../environments/secrets";
@@ -64,18 +64,24 @@ interface Plan {
    */
   writes: ((db: Kysely<DB>) => Promise<unknown>)[];
   deletes: ((db: Kysely<DB>) => Promise<unknown>)[];
+  /** The runs the deletes cancelled: told once the transaction has committed. */
+  cancelled: string[];
 }
 
 export const applyDocuments: Handler<O["applyDocuments"]> = async (ctx, { params, body }) => {
   const project = await resolveProject(ctx, params.project);
   const docs = await parseDocuments(body.documents, body.environment, ctx.principal.workspaceId);
+  let cancelled: string[] = [];
   const { answer } = await startOnce(ctx, async (trx) => {
     const plan = await makePlan(ctx, trx, project.id, docs, body.secrets, body.prune);
     if (!body.dry_run) for (const w of [...plan.deletes, ...plan.writes]) await w(trx);
+    cancelled = plan.cancelled;
     const count = (op: Change["op"]) => plan.changes.filter((c) => c.op === op).length;
     const summary = plan.changes.length === 0 ? "no changes" : `${count("create")} to create, ${count("update")} to update, ${count("delete")} to delete`;
     return { dry_run: body.dry_run, changes: plan.changes, summary };
   });
+  // The runs of deleted automations stop once the deletion is committed.
+  tellRunsCancelled(ctx.core, cancelled);
   // Told once committed, so the scheduler reads the new due times.
   if (!body.dry_run && answer.changes.some((c) => c.type === "schedule")) ctx.core.events.emit("schedulesChanged");
   return answer;
@@ -89,7 +95,7 @@ async function makePlan(
   secretValues: Record<string, string>,
   prune: boolean,
 ): Promise<Plan> {
-  const plan: Plan = { changes: [], writes: [], deletes: [] };
+  const plan: Plan = { changes: [], writes: [], deletes: [], cancelled: [] };
   // Every document's problems, told at once (a folder with four mistakes is one round trip, not four).
   const problems: ErrorDetail[] = [];
   const t = nowIso();
@@ -571,7 +577,11 @@ function prunePlan(
   for (const a of gone("automation", keyed.automations)) {
     plan.changes.push({ op: "delete", type: "automation", key: a.key as string, name: a.name, id: a.id, fields: [] });
     plan.deletes.push(async (w) => {
-      await cancelRunsWhere(ctx, w as Parameters<typeof cancelRunsWhere>[1], { automationId: a.id }, "the automation was deleted");
+      plan.cancelled.push(
+        ...(await cancelRunsWhere(ctx, w as Parameters<typeof cancelRunsWhere>[1], { automationId: a.id }, "the automation was deleted", {
+          tellAfterCommit: true,
+        })),
+      );
       await automations.deleteAutomation(w, a.id);
       for (const g of await groups.groupMemberLists(w, projectId)) {
         const ids = readJsonColumn(StringList, g.automation_ids, `automation_ids of group ${g.id}`);

@@ -16,7 +16,7 @@ import { nowIso } from "../shared/time";
 import { findEnvironment } from "../environments/operations";
 import { bodyRefId, listFilter, refuseUnknownFilters, resolveAutomation, resolveProject } from "../scope";
 import { type Health, healthOfAutomations } from "../history/operations";
-import { cancelRunsWhere, enqueueRuns, listRunsPage, runOptions, toRun } from "../runs/operations";
+import { cancelRunsWhere, enqueueRuns, listRunsPage, runOptions, tellRunsCancelled, toRun } from "../runs/operations";
 import * as groups from "../groups/store";
 import * as store from "./store";
 
@@ -189,8 +189,8 @@ export const updateAutomation: Handler<O["updateAutomation"]> = async (ctx, { pa
 export const deleteAutomation: Handler<O["deleteAutomation"]> = async (ctx, { params }) => {
   const { project, automation } = await resolveAutomation(ctx, params.project, params.automationId);
   const expected = expectVersion(ctx, automation, "automation");
-  await ctx.core.db.transaction().execute(async (trx) => {
-    await cancelRunsWhere(ctx, trx, { automationId: automation.id }, "the automation was deleted");
+  const cancelled = await ctx.core.db.transaction().execute(async (trx) => {
+    const runIds = await cancelRunsWhere(ctx, trx, { automationId: automation.id }, "the automation was deleted", { tellAfterCommit: true });
     if (!(await store.deleteAutomation(trx, automation.id, expected)) && expected !== undefined) throw staleVersion("automation", automation);
     for (const g of await groups.groupMemberLists(trx, project.id)) {
       const ids = readJsonColumn(StringList, g.automation_ids, `automation_ids of group ${g.id}`);
@@ -198,7 +198,10 @@ export const deleteAutomation: Handler<O["deleteAutomation"]> = async (ctx, { pa
         await groups.updateGroup(trx, g.id, { automation_ids: JSON.stringify(ids.filter((i) => i !== automation.id)), updated_at: nowIso() });
       }
     }
+    return runIds;
   });
+  // Told once committed: an engine or a runner's heartbeat that reads at once sees the runs ended.
+  tellRunsCancelled(ctx.core, cancelled);
 };
 
 export const runAutomation: Handler<O["runAutomation"]> = async (ctx, { params, body }) => {

@@ -84,16 +84,15 @@ export async function failGeneration(core: Core, id: string, error: string, warn
 type AutomationRow = Selectable<AutomationTable>;
 
 /** Drafts of earlier generations that nobody edited or activated: generating again replaces them. */
-async function removeReplaceableDrafts(trx: Transaction<DB>, core: Core, featureId: string, generationId: string) {
+async function removeReplaceableDrafts(trx: Transaction<DB>, featureId: string, generationId: string) {
   const earlier = await automationStore.earlierGeneratedAutomations(trx, featureId, generationId);
   const replace = earlier.filter((a) => a.status === "draft" && a.edited === 0).map((a) => a.id);
   const kept = earlier.length - replace.length;
-  if (replace.length === 0) return { replaced: 0, kept };
+  if (replace.length === 0) return { replaced: 0, kept, cancelled: [] };
   const t = nowIso();
   const active = await runStore.activeRuns(trx, { automationIds: replace });
   for (const r of active) {
     await runStore.cancelActiveRun(trx, r.id, { error: "the automation was replaced by a new generation", finished_at: t, updated_at: t });
-    core.events.emit("runCancelled", r.id);
   }
   const projectId = earlier[0]?.project_id ?? "";
   const groups = await groupStore.groupMemberLists(trx, projectId);
@@ -105,7 +104,8 @@ async function removeReplaceableDrafts(trx: Transaction<DB>, core: Core, feature
     }
   }
   await automationStore.deleteAutomations(trx, replace);
-  return { replaced: replace.length, kept };
+  // Their runs are told cancelled by the caller, once committed.
+  return { replaced: replace.length, kept, cancelled: active.map((r) => r.id) };
 }
 
 /** `name`, or `name (2)`, `name (3)`, … the first not taken (names are unique within a project). */
@@ -131,9 +131,12 @@ export async function completeGeneration(
   warnings: GenerationWarningRecord[],
   summary: string,
 ): Promise<boolean> {
+  let cancelled: string[] = [];
   const done = await core.db.transaction().execute(async (trx) => {
     if ((await store.generationStatus(trx, job.id)) !== "running") return false;
-    const { replaced, kept } = await removeReplaceableDrafts(trx, core, job.feature.id, job.id);
+    const replacing = await removeReplaceableDrafts(trx, job.feature.id, job.id);
+    const { replaced, kept } = replacing;
+    cancelled = replacing.cancelled;
     const t = nowIso();
     const ids: string[] = [];
     // Its own unedited drafts are gone (replaced); any other automation keeps its name and the draft is suffixed.
@@ -180,7 +183,10 @@ export async function completeGeneration(
     });
     return true;
   });
-  if (done) core.events.emit("generationFinished", job.id);
+  if (done) {
+    for (const id of cancelled) core.events.emit("runCancelled", id);
+    core.events.emit("generationFinished", job.id);
+  }
   return done;
 }
 

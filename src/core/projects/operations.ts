@@ -85,15 +85,16 @@ export const deleteProject: Handler<O["deleteProject"]> = async (ctx, { params }
   const row = await resolveProject(ctx, params.project);
   if (!canAdminister(ctx.principal)) throw forbidden("only owners and admins can delete projects");
   const expected = expectVersion(ctx, row, "project");
-  const runIds = await ctx.core.db.transaction().execute(async (trx) => {
+  const runs = await ctx.core.db.transaction().execute(async (trx) => {
     const runs = await store.projectRuns(trx, row.id);
-    for (const r of runs) if (r.status === "queued" || r.status === "running") ctx.core.events.emit("runCancelled", r.id);
     if (!(await store.deleteProjectWithRuns(trx, row.id, expected))) {
       if (expected !== undefined) throw staleVersion("project", row);
       throw new AppError("conflict", "the project changed while it was being deleted");
     }
-    return runs.map((r) => r.id);
+    return runs;
   });
+  // Told once committed: the engines and runners stop its runs, which are gone.
+  for (const r of runs) if (r.status === "queued" || r.status === "running") ctx.core.events.emit("runCancelled", r.id);
   // The runs' files go once the rows are gone; a leftover file is harmless, a dangling row is not.
-  for (const id of runIds) rmSync(artifactDir(ctx.core.config.data_dir, id), { recursive: true, force: true });
+  for (const { id } of runs) rmSync(artifactDir(ctx.core.config.data_dir, id), { recursive: true, force: true });
 };

@@ -191,7 +191,9 @@ export async function runStates(core: Core, row: RunnerRow, runs: RunRef[]): Pro
   const byId = new Map(rows.map((r) => [r.id, r]));
   for (const r of runs) {
     const s = byId.get(r.id);
-    if (!s || s.runner_id !== row.id || s.claim !== r.claim) answer.lost.push(r.id);
+    // Gone with its project: deleting what a run belongs to cancels it.
+    if (!s) answer.cancelled.push(r.id);
+    else if (s.runner_id !== row.id || s.claim !== r.claim) answer.lost.push(r.id);
     else if (s.status === "cancelled") answer.cancelled.push(r.id);
     else if (s.status !== "running") answer.lost.push(r.id);
   }
