@@ -134,7 +134,7 @@ function unfinishedNote(kind: WatchKind, r: Rec): string {
   if (unfinished === 0) return "";
   // A sequential group run queues its automations one at a time: those not queued yet have no run to report.
   const notQueued = kind === "group_run" && s && Array.isArray(r.runs) ? Number(s.total) - r.runs.length : 0;
-  const apart = notQueued > 0 ? `; ${notQueued} of them not queued yet, so not in it` : "";
+  const apart = notQueued > 0 ? `; ${notQueued} of them not queued yet` : "";
   return ` with ${unfinished} ${unfinished === 1 ? "run" : "runs"} unfinished (reported as skipped${apart})`;
 }
 

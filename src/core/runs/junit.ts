@@ -20,6 +20,9 @@ type RunLike = {
   runner?: { id: string; name: string | null } | null;
 };
 
+/** The status of an automation of a sequential group run not queued yet (no run, so no run id), for its report. */
+export const NOT_QUEUED_YET = "not_queued_yet";
+
 /** The status JUnit reports: a failure set apart (quarantined) is reported as skipped. */
 const reported = (run: RunLike) => (setApart(run) ? "quarantined" : run.status);
 
@@ -79,6 +82,9 @@ function testcase(run: RunLike, classname: string): string {
   // yet, so skipped rather than an error, with the run to look up later.
   else if (run.status === "queued" || run.status === "running")
     body = `<skipped message="${escapeXml(`still ${run.status} when this report was made (run ${run.id})`)}"/>`;
+  // A sequential group run's automation whose turn has not come: it has no run yet.
+  else if (run.status === NOT_QUEUED_YET)
+    body = `<skipped message="not queued yet when this report was made (a sequential group run queues each automation when the one before it has ended)"/>`;
   else body = `${reruns.failures}${reruns.errors}`;
   const attempts = run.attempts ?? [];
   const passedOn =
@@ -94,7 +100,7 @@ function suite(name: string, id: string, runs: RunLike[], timestamp: string): st
   const time = runs.reduce((a, r) => a + (r.duration_ms ?? 0), 0);
   return [
     `  <testsuite name="${escapeXml(name)}" id="${escapeXml(id)}" tests="${runs.length}" failures="${count((r) => reported(r) === "failed")}" ` +
-      `errors="${count((r) => reported(r) === "error" || reported(r) === "timed_out")}" skipped="${count((r) => ["cancelled", "queued", "running", "quarantined"].includes(reported(r)))}" ` +
+      `errors="${count((r) => reported(r) === "error" || reported(r) === "timed_out")}" skipped="${count((r) => ["cancelled", "queued", "running", "quarantined", NOT_QUEUED_YET].includes(reported(r)))}" ` +
       `time="${seconds(time)}" timestamp="${escapeXml(timestamp)}">`,
     ...runs.map((r) => testcase(r, name)),
     "  </testsuite>",

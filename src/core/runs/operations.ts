@@ -20,7 +20,8 @@ import { readRunArtifact } from "./artifacts";
 import { forgetOneRunSecrets, keepOneRunSecrets } from "./one-run-secrets";
 import { type RunnableAutomation, type RunOptions, runRow } from "./run-rows";
 import { stopSequentialGroupRuns } from "./sequence";
-import { groupRunJunit, runJunit } from "./junit";
+import { groupRunJunit, NOT_QUEUED_YET, runJunit } from "./junit";
+import * as automationStore from "../automations/store";
 import * as store from "./store";
 import { type WaitingRun, waitingReasons } from "./waiting";
 
@@ -495,7 +496,21 @@ function groupWaitingFor(reasons: Map<string, string>): string | null {
 export const getGroupRunJunit: Handler<O["getGroupRunJunit"]> = async (ctx, { params }) => {
   const project = await resolveProject(ctx, params.project);
   const { row, runs } = await loadGroupRun(ctx, project.id, params.groupRunId, true);
-  return { body: groupRunJunit(toGroupRun(row, runs, true)), contentType: "application/xml; charset=utf-8", filename: `${row.id}.xml` };
+  const groupRun = toGroupRun(row, runs, true);
+  // A sequential group run still going has automations whose turn has not come: reported too, as not run yet.
+  const pending = row.status === null ? readJsonColumnOr(StringList, row.pending, []) : [];
+  const automations = await automationStore.automationsAmong(ctx.core.db, project.id, pending);
+  const waiting = pending.flatMap((id) => {
+    const a = automations.find((x) => x.id === id);
+    return a
+      ? [{ id: "", automation_name: a.name, status: NOT_QUEUED_YET, duration_ms: null, error: null, finished_at: null, created_at: row.created_at }]
+      : [];
+  });
+  return {
+    body: groupRunJunit({ ...groupRun, runs: [...(groupRun.runs ?? []), ...waiting] }),
+    contentType: "application/xml; charset=utf-8",
+    filename: `${row.id}.xml`,
+  };
 };
 
 /** A group run of a group, or of a batch that is not one (a feature's automations: no group id). */
