@@ -98,19 +98,30 @@ export async function sendDelivery(config: Config, d: DueDelivery): Promise<Atte
     greetingTimeout: timeoutMs,
     socketTimeout: timeoutMs,
   });
+  // The timeouts above bound each stage; the attempt as a whole is bounded too (a server that answers every
+  // command just in time would otherwise hold it past its lease, and another node would send it again).
+  let deadline: ReturnType<typeof setTimeout> | undefined;
   try {
     const subject = headline(d.body);
-    await transport.sendMail({
+    const sent = transport.sendMail({
       from: smtp.from,
       to: channel.emailTo,
       subject: subject.length > 200 ? `${subject.slice(0, 199)}…` : subject,
       text: `${subject}\n\n${JSON.stringify(JSON.parse(d.body), null, 2)}\n`,
       headers: { "X-Svc-Event": d.event, "X-Svc-Delivery": d.id },
     });
+    const late = new Promise<"late">((resolve) => {
+      deadline = setTimeout(() => resolve("late"), timeoutMs);
+    });
+    if ((await Promise.race([sent, late])) === "late") {
+      sent.catch(() => undefined);
+      return { ok: false, statusCode: null, error: `SMTP: no answer within ${timeoutMs} ms` };
+    }
     return { ok: true, statusCode: null, error: null };
   } catch (e) {
     return { ok: false, statusCode: null, error: `SMTP: ${(e as Error).message}` };
   } finally {
+    clearTimeout(deadline);
     transport.close();
   }
 }

@@ -1,6 +1,7 @@
 // The delivery side of the outbox: taking due deliveries (one node at a time per delivery, a bounded number per
 // channel), and recording each attempt — delivered, or tried again after alerts.retry_first_ms and then doubling
 // delays, up to alerts.retry_max_attempts attempts.
+import { log } from "../../logging";
 import type { Core } from "../context";
 import { StringList } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
@@ -15,6 +16,8 @@ export interface DueDelivery {
   /** Attempts made before this one. */
   attempts: number;
   channel: { id: string; kind: "webhook" | "slack" | "email"; url: string | null; secret: string | null; emailTo: string[] };
+  /** The end of this caller's lease on it: its attempt is recorded only while the lease is still its own. */
+  leasedUntil: string;
 }
 
 export interface AttemptResult {
@@ -62,6 +65,7 @@ export async function takeDueDeliveries(core: Core, now: Date, bounds: DeliveryB
         secret: d.secret === null ? null : core.secrets.open(d.secret, secretPlace(d.channel_id)),
         emailTo: d.email_to === null ? [] : readJsonColumnOr(StringList, d.email_to, []),
       },
+      leasedUntil: leaseUntil,
     });
   }
   return taken;
@@ -76,7 +80,7 @@ export async function recordAttempt(core: Core, d: DueDelivery, result: AttemptR
   const attempts = d.attempts + 1;
   const t = at.toISOString();
   const done = result.ok || attempts >= core.config.alerts.retry_max_attempts;
-  await store.recordAttempt(core.db, d.id, {
+  const recorded = await store.recordAttempt(core.db, d.id, d.leasedUntil, {
     attempts,
     status: result.ok ? "delivered" : done ? "failed" : "pending",
     status_code: result.statusCode,
@@ -85,6 +89,8 @@ export async function recordAttempt(core: Core, d: DueDelivery, result: AttemptR
     delivered_at: result.ok ? t : null,
     updated_at: t,
   });
+  // Outlived its lease and taken by another node meanwhile: that attempt's outcome is the one kept.
+  if (!recorded) log.warn("an alert attempt outlived its lease; another attempt is recorded instead", { delivery: d.id, attempt: attempts });
 }
 
 /** When the next pending delivery is due, if any, leaving out the channels in `skipChannels` (those that cannot take one now). */

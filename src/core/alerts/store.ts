@@ -126,8 +126,16 @@ export async function leaseDelivery(db: Kysely<DB>, id: string, expected: string
   return Number(r.numUpdatedRows) > 0;
 }
 
-export async function recordAttempt(db: Kysely<DB>, id: string, patch: Updateable<AlertDeliveryTable>): Promise<void> {
-  await db.updateTable("alert_deliveries").set(patch).where("id", "=", id).execute();
+/** Records an attempt made under the lease that ends at `leasedUntil`; false when that lease is no longer the row's. */
+export async function recordAttempt(db: Kysely<DB>, id: string, leasedUntil: string, patch: Updateable<AlertDeliveryTable>): Promise<boolean> {
+  const r = await db
+    .updateTable("alert_deliveries")
+    .set(patch)
+    .where("id", "=", id)
+    .where("status", "=", "pending")
+    .where("next_attempt_at", "=", leasedUntil)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
 }
 
 /** The soonest pending delivery's time, leaving out the deliveries of `skipChannels`. */
