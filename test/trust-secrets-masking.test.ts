@@ -52,6 +52,8 @@ beforeAll(async () => {
         );
       const pad = Number(new URL(req.url).searchParams.get("pad") ?? "0");
       if (path === "/cut") return new Response(`${"x".repeat(pad)}${v}${"y".repeat(EXCERPT)}`);
+      // The request body given back as a JSON string (as httpbin's `data` does): JSON inside JSON, escaped twice.
+      if (path === "/echo-string") return Response.json({ data: v });
       if (path === "/cut-json") return new Response(`${"x".repeat(pad)}${jsonForms(v).php}${"y".repeat(EXCERPT)}`);
       return new Response("not found", { status: 404 });
     },
@@ -103,5 +105,45 @@ describe("a secret echoed back", () => {
     const upTo = php.indexOf("\\u") + 4; // "s3cr&t\/\u00" of "s3cr&t\/\u00e9…"
     const run = await echoed(`/cut-json?pad=${EXCERPT - upTo}`);
     expect(run.steps[0]?.response?.body).toBe(`${"x".repeat(EXCERPT - upTo)}***`);
+  });
+});
+
+describe("a secret holding a quote and a backslash", () => {
+  const QUOTED = 'Pa\\ss"w0rd!2024';
+  /** The secret as written, JSON-escaped once, twice and three times. */
+  const escaped = [QUOTED, JSON.stringify(QUOTED).slice(1, -1), JSON.stringify(JSON.stringify(QUOTED)).slice(1, -1)];
+  escaped.push(JSON.stringify(escaped[2]).slice(1, -1));
+  let quoted: string;
+  beforeAll(async () => {
+    ({ project: quoted } = await projectWithEnv(s, "masking-quoted", { BASE_URL: `http://127.0.0.1:${echo.port}` }, { QUOTED }));
+  });
+
+  test("echoed back inside a JSON string (escaped twice) is masked in the response excerpt", async () => {
+    const run = await runToEnd(s, quoted, {
+      name: "echo quoted",
+      kind: "http",
+      environment: "test",
+      steps: [{ request: { method: "POST", url: "/echo-string", json: { password: "{{QUOTED}}" } }, expect: [{ status: 200 }] }],
+    });
+    expect(run.status).toBe("passed");
+    const text = JSON.stringify(run);
+    for (const form of escaped) expect(text).not.toContain(form);
+    expect(JSON.parse(run.steps[0]?.response?.body ?? "{}")).toEqual({ data: '{"password":"***"}' });
+  });
+
+  test("quoted by a failed check's message (the body JSON-escaped again) is masked there, in JUnit and in the log's words", async () => {
+    const run = await runToEnd(s, quoted, {
+      name: "fail quoted",
+      kind: "http",
+      environment: "test",
+      steps: [{ request: { method: "POST", url: "/echo-string", json: { password: "{{QUOTED}}" } }, expect: [{ body: { contains: "zzz-nope" } }] }],
+    });
+    expect(run.status).toBe("failed");
+    expect(run.steps[0]?.message).toContain("***");
+    const text = JSON.stringify(run);
+    for (const form of escaped) expect(text).not.toContain(form);
+    const junit = await (await s.call("GET", `/projects/${quoted}/runs/${run.id}/junit`)).text();
+    for (const form of escaped) expect(junit).not.toContain(form.replace(/"/g, "&quot;"));
+    expect(junit).not.toContain("w0rd!2024");
   });
 });

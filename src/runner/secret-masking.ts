@@ -111,6 +111,33 @@ function decoded(s: string, plus: boolean): Decoded {
   return { text: out, from: from.subarray(0, n), to: to.subarray(0, n) };
 }
 
+/** How many times a text is decoded looking for a secret: a value JSON-escaped inside a JSON string (a body echoed
+ * back as a string, an assertion message quoting a JSON body) is escaped twice, and once more in a log line. */
+const DECODE_DEPTH = 3;
+
+/**
+ * The text decoded once, then again while escapes remain (up to DECODE_DEPTH times), each view mapping its
+ * characters back to where they came from in the original text.
+ */
+function decodedLayers(s: string, plus: boolean): Decoded[] {
+  const layers: Decoded[] = [];
+  let view = decoded(s, plus);
+  layers.push(view);
+  for (let depth = 1; depth < DECODE_DEPTH && (view.text.includes("\\") || view.text.includes("%")); depth++) {
+    const next = decoded(view.text, plus);
+    if (next.text === view.text) break;
+    const from = new Int32Array(next.text.length);
+    const to = new Int32Array(next.text.length);
+    for (let i = 0; i < next.text.length; i++) {
+      from[i] = view.from[next.from[i] as number] as number;
+      to[i] = view.to[(next.to[i] as number) - 1] as number;
+    }
+    view = { text: next.text, from, to };
+    layers.push(view);
+  }
+  return layers;
+}
+
 /** An escape cut in its middle at the end of a text (`\u00`, `%C3`, `%E2%82`): the decoder leaves it as it is. */
 const PARTIAL_ESCAPE = /(?:\\(?:u[0-9A-Fa-f]{0,3})?|(?:%[0-9A-Fa-f]{2})*%[0-9A-Fa-f]?|(?:%[0-9A-Fa-f]{2})+)$/;
 
@@ -160,8 +187,8 @@ export function secretMasker(secrets: Record<string, string>): Masker | null {
 
   const views = (text: string): Decoded[] => {
     const out: Decoded[] = [];
-    if (text.includes("\\") || text.includes("%")) out.push(decoded(text, false));
-    if (spaced && text.includes("+")) out.push(decoded(text, true));
+    if (text.includes("\\") || text.includes("%")) out.push(...decodedLayers(text, false));
+    if (spaced && text.includes("+")) out.push(...decodedLayers(text, true));
     return out;
   };
 
@@ -191,7 +218,7 @@ export function secretMasker(secrets: Record<string, string>): Masker | null {
     const residue = PARTIAL_ESCAPE.exec(tail)?.[0].length ?? 0;
     for (const end of residue > 0 ? [tail.length, tail.length - residue] : [tail.length]) {
       const part = tail.slice(0, end);
-      for (const view of [decoded(part, false), ...(spaced && part.includes("+") ? [decoded(part, true)] : [])]) {
+      for (const view of [...decodedLayers(part, false), ...(spaced && part.includes("+") ? decodedLayers(part, true) : [])]) {
         for (const v of values) {
           const k = beginningAtEnd(view.text, view.text.length, v.text, v.failure);
           if (k > 0) start = Math.min(start, lo + (view.from[view.text.length - k] as number));
