@@ -162,6 +162,10 @@ async function pull(dir: string, flags: CommonFlags): Promise<number> {
         type: "environment",
         ...(keyField ? { key: keyField } : {}),
         name: e.name,
+        // Written only when not the default, as apply reads an omitted one.
+        ...(e.protected ? { protected: true } : {}),
+        ...(e.allowed_hosts !== null ? { allowed_hosts: e.allowed_hosts } : {}),
+        ...((e.runner_labels as string[]).length ? { runner_labels: e.runner_labels } : {}),
         variables: e.variables,
         ...(Object.keys(secrets).length ? { secrets } : {}),
       },
@@ -185,6 +189,7 @@ async function pull(dir: string, flags: CommonFlags): Promise<number> {
         ...(env ? { environment: env } : {}),
         ...((a.tags as string[]).length ? { tags: a.tags } : {}),
         status: a.status,
+        ...(a.quarantined ? { quarantined: true } : {}),
         timeout_ms: a.timeout_ms,
         retries: a.retries,
         steps: a.steps,
@@ -203,6 +208,8 @@ async function pull(dir: string, flags: CommonFlags): Promise<number> {
         ...(keyField ? { key: keyField } : {}),
         name: g.name,
         ...(g.description ? { description: g.description } : {}),
+        ...(g.mode !== "parallel" ? { mode: g.mode } : {}),
+        ...(g.stop_on_failure ? { stop_on_failure: true } : {}),
         automations: members,
       },
     });
@@ -271,6 +278,7 @@ async function testFolder(dir: string, options: FieldOption[], flags: TestFlags)
   // A bad --watch-timeout is refused before anything starts.
   parseWatchTimeout(flags.watchTimeout);
   const documents = readFolder(dir);
+  if (documents.length === 0) throw new UsageError(`${dir} holds no .yaml, .yml or .json file: nothing to test`);
   const { settings, project } = projectOf(flags);
   const client = clientFor(settings);
   const input: Record<string, unknown> = { project, documents, name: `test ${basename(resolve(dir))}` };

@@ -76,6 +76,16 @@ describe("400 invalid_request with details, nothing changed", () => {
     const body = (await res.json()) as { message: string; details: { path: string; message: string }[] };
     expect(body.details).toEqual([{ path: "query.limit", message: "expected a number" }]);
     expect(body.message).not.toContain("NaN");
+    // Bounds and whole numbers in words, not zod's "Too small: expected number to be >=1".
+    const bounds: [string, string][] = [
+      ["limit=0", "must be at least 1"],
+      ["limit=201", "must be at most 200"],
+      ["limit=1.5", "expected a whole number"],
+    ];
+    for (const [q, message] of bounds) {
+      const bad = (await (await s.call("GET", `/projects/shop/runs?${q}`)).json()) as { details: { path: string; message: string }[] };
+      expect({ q, details: bad.details }).toEqual({ q, details: [{ path: "query.limit", message }] });
+    }
   });
 
   test("malformed JSON", async () => {

@@ -173,3 +173,16 @@ test("pull writes schedules and alert channels (secrets as variable names) that 
   expect((await round.run(["apply", out, "--prune"])).stdout.trim()).toBe("no changes");
   expect((await list("pulls", "schedules")).map((x) => x.updated_at)).toEqual(before.map((x) => x.updated_at));
 }, 60_000);
+
+test("an unknown field is told at its own line, not at the top of the file", async () => {
+  const documents = [
+    { path: "a.yaml", text: "name: Retried\nkind: http\nsteps:\n  - request: { url: http://x/ }\nretrys: 2\n" },
+    { path: "g.yaml", text: "type: group\nname: G\nautomations: []\n\nmodee: sequential\n" },
+  ];
+  const res = await s.call("POST", "/projects/wrong/apply", { documents });
+  expect(res.status).toBe(400);
+  const details = ((await res.json()) as { details: { path: string; message: string }[] }).details;
+  expect(details.find((d) => d.path.startsWith("a.yaml"))).toMatchObject({ path: "a.yaml:5" });
+  expect(details.find((d) => d.path.startsWith("a.yaml"))?.message).toContain('unknown field "retrys" (did you mean "retries"?)');
+  expect(details.find((d) => d.path.startsWith("g.yaml"))).toMatchObject({ path: "g.yaml:5" });
+});

@@ -164,3 +164,11 @@ test("POST /test-runs answers 202 with the group run and its runs, honours Idemp
   expect(await waitUntilAsync(async () => (await list("rest", "group-runs")).length === 0, 20_000, 100)).toBe(true);
   expect(await list("rest", "runs")).toEqual([]);
 });
+
+test("svc test on a folder without documents is a usage error saying so (exit 2), not a validation message", async () => {
+  const empty = tempDir("svc-test-empty-");
+  const r = await cli.run(["test", empty, "--env", "local"]);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain("holds no .yaml, .yml or .json file: nothing to test");
+  expect(r.stderr).not.toContain("Too small");
+});

@@ -160,10 +160,27 @@ z.config({
   },
 });
 
+/** zod's "Too small: expected array to have >=1 items", in words: "needs at least 1 item", "must be at most 200". */
+function bound(issue: Issue): string {
+  const small = issue.code === "too_small";
+  const limit = "minimum" in issue ? issue.minimum : "maximum" in issue ? issue.maximum : undefined;
+  const n = Number(limit);
+  const inclusive = !("inclusive" in issue) || issue.inclusive !== false;
+  const origin = "origin" in issue ? String(issue.origin) : "";
+  if (limit === undefined || !Number.isFinite(n)) return issue.message;
+  const count = (word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  if (origin === "array" || origin === "set") return small ? `needs at least ${count("item")}` : `takes at most ${count("item")}`;
+  if (origin === "string") return small ? `must be at least ${count("character")} long` : `must be at most ${count("character")} long`;
+  if (small) return inclusive ? `must be at least ${n}` : `must be greater than ${n}`;
+  return inclusive ? `must be at most ${n}` : `must be less than ${n}`;
+}
+
 /** zod's own wording, made to say what is wrong in the terms of the document (required, not, unknown). */
 function plain(issue: Issue): string {
   if (isMissing(issue)) return "expected" in issue && issue.expected ? `required (${String(issue.expected)})` : "required";
+  if ((issue.code === "too_small" || issue.code === "too_big") && /^Too (small|big)/.test(issue.message)) return bound(issue);
   if (issue.code === "invalid_type") {
+    if (issue.expected === "int") return "expected a whole number";
     const received = receivedOf(issue);
     // A query value coerced to a number that is none (`?wait=abc`): "not NaN" names our coercion, not their value.
     if (received === "NaN") return issue.expected === "number" ? "expected a number" : `expected ${String(issue.expected)}`;
@@ -183,7 +200,10 @@ function plain(issue: Issue): string {
  * was meant to be. When none is close (every alternative refuses a key), the unknown key is named with the fields
  * that would do; when several are equally close for lack of their one field, that field's choices are named.
  */
-function explain(issue: Issue, base: PropertyKey[]): { path: PropertyKey[]; message: string }[] {
+/** An issue explained: its path, its message, and for an unknown key the key's own path (where a file shows it). */
+type Explained = { path: PropertyKey[]; message: string; at?: PropertyKey[] };
+
+function explain(issue: Issue, base: PropertyKey[]): Explained[] {
   const path = [...base, ...issue.path];
   if (issue.code === "invalid_union" && "errors" in issue && Array.isArray(issue.errors) && issue.errors.length > 0) {
     const all = issue.errors as Issue[][];
@@ -199,7 +219,7 @@ function explain(issue: Issue, base: PropertyKey[]): { path: PropertyKey[]; mess
       const knowsMore = Math.max(...branches.map((b) => new Set(unknownKeysOf(b)).size)) > unknown.length;
       if (best >= 1000 && unknown.length > 0 && known.length > 0 && !knowsMore) {
         const strings = all.some((b) => b.some((i) => i.code === "invalid_type" && i.path.length === 0 && "expected" in i && i.expected === "string"));
-        return [{ path, message: unknownKeyMessage(unknown, known, strings) }];
+        return [{ path, message: unknownKeyMessage(unknown, known, strings), at: [...path, unknown[0] as string] }];
       }
       const choices = [...new Set(closest.flatMap(requiredOf))];
       if (closest.length > 1 && choices.length > 1 && best < 1000) return [{ path, message: `needs one of ${choices.join(", ")}` }];
@@ -220,11 +240,13 @@ function explain(issue: Issue, base: PropertyKey[]): { path: PropertyKey[]; mess
   if (issue.code === "invalid_key" && "issues" in issue && Array.isArray(issue.issues) && issue.issues.length > 0) {
     return [{ path, message: `invalid name "${String(path[path.length - 1])}": ${(issue.issues as Issue[]).map(plain).join("; ")}` }];
   }
+  if (issue.code === "unrecognized_keys" && "keys" in issue && issue.keys.length > 0)
+    return [{ path, message: plain(issue), at: [...path, issue.keys[0] as string] }];
   return [{ path, message: plain(issue) }];
 }
 
 /** Each issue as the caller needs it (a union's closest alternative, an unknown key with the fields that would do), with its path. */
-export function explainIssues(error: z.ZodError): { path: PropertyKey[]; message: string }[] {
+export function explainIssues(error: z.ZodError): Explained[] {
   return error.issues.flatMap((i) => explain(i, []));
 }
 

@@ -5,7 +5,14 @@ import { ops } from "../../manifest";
 import { type ErrorDetail, explainIssues } from "../../manifest/errors";
 import { Description, Name } from "../../manifest/define";
 
-export type AutomationBody = z.output<NonNullable<typeof ops.createAutomation.body>>;
+/**
+ * An automation: create_automation's body, and the quarantine update_automation sets (a record's own setting that a
+ * copy of the project must keep).
+ */
+const AutomationDoc = (ops.createAutomation.body as NonNullable<typeof ops.createAutomation.body>).safeExtend(
+  (ops.updateAutomation.body as NonNullable<typeof ops.updateAutomation.body>).pick({ quarantined: true }).shape,
+);
+export type AutomationBody = z.output<typeof AutomationDoc>;
 
 const Key = z.string().trim().min(1).max(1000);
 const GroupDoc = z.strictObject({
@@ -14,6 +21,8 @@ const GroupDoc = z.strictObject({
   name: Name,
   description: Description.optional(),
   automations: z.array(Key).max(1000).default([]).describe("Keys of the automations, in order"),
+  // How its runs go, checked as create_group checks them.
+  ...(ops.createGroup.body as NonNullable<typeof ops.createGroup.body>).pick({ mode: true, stop_on_failure: true }).shape,
 });
 const VariableName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "the name of an environment variable of the machine running svc apply");
 const EnvironmentDoc = z.strictObject({
@@ -22,6 +31,8 @@ const EnvironmentDoc = z.strictObject({
   name: Name,
   variables: z.record(z.string().min(1).max(200), z.string().max(100_000)).default({}),
   secrets: z.record(z.string().min(1).max(200), VariableName).default({}),
+  // Protection and runner routing, checked as create_environment checks them (who may set them: see apply/operations.ts).
+  ...(ops.createEnvironment.body as NonNullable<typeof ops.createEnvironment.body>).pick({ protected: true, allowed_hosts: true, runner_labels: true }).shape,
 });
 /** A schedule: create_schedule's body, its target naming an automation or group by key (or exact name), or tags. */
 const ScheduleDoc = (ops.createSchedule.body as NonNullable<typeof ops.createSchedule.body>).extend({
@@ -189,7 +200,8 @@ export function readDocuments(documents: { path: string; text: string }[], defau
     const type = isScalar(typeNode) ? typeNode.value : value.type;
     const report = (error: z.ZodError) => {
       // Explained as the API explains them (`expect.0.status: expected number or object, not string`), at the value's own line.
-      for (const issue of explainIssues(error)) problems.push(problemAt(d.path, line(issue.path), issue.path.map(String).join("."), issue.message));
+      // An unknown key at the key's own line, not its object's.
+      for (const issue of explainIssues(error)) problems.push(problemAt(d.path, line(issue.at ?? issue.path), issue.path.map(String).join("."), issue.message));
     };
     if (typeof type === "string" && Object.hasOwn(DOCS, type)) {
       const r = (DOCS[type as keyof typeof DOCS] as z.ZodType<Parsed["body"]>).safeParse(value);
@@ -206,7 +218,7 @@ export function readDocuments(documents: { path: string; text: string }[], defau
       problems.push(problemAt(d.path, line(["key"]), "key", "expected a non-empty string"));
     if (id !== undefined && typeof id !== "string") problems.push(problemAt(d.path, line(["id"]), "id", "expected a string"));
     if (defaultEnvironment !== undefined && rest.environment === undefined) rest.environment = defaultEnvironment;
-    const r = (ops.createAutomation.body as z.ZodType<AutomationBody>).safeParse(rest);
+    const r = AutomationDoc.safeParse(rest);
     if (!r.success) report(r.error);
     else
       out.push({
