@@ -213,7 +213,8 @@ export class RemoteRunner {
             heldSince = now;
             log.warn("the runner token is in use by another svc runner process; waiting", { error: e.message, retry_in_ms: e.retryAfterMs });
           }
-          await this.pause(Math.min(RETRY_MAX_MS, Math.max(RETRY_MS, e.retryAfterMs)));
+          // Asked again every second rather than at the Retry-After: a SIGTERM'd holder frees the token at once.
+          await this.pause(RETRY_MS);
           continue;
         }
         if (e instanceof ProtocolError && e.status < 500 && e.status !== 429) throw new RunnerRefused(`the server refused the runner: ${e.message}`, 2);
