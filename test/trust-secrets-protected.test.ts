@@ -215,3 +215,27 @@ describe("runs in a protected environment", () => {
     expect(sentSecret()).toBe(before);
   });
 });
+
+describe("cancelling runs in a protected environment", () => {
+  test("a member gets 403 cancelling a run or a group run there, and it goes on; an admin cancels it", async () => {
+    const held = await createAutomation(s, "shop", {
+      name: "held-in-prod",
+      kind: "http",
+      environment: "prod",
+      steps: [{ request: { url: "/hold/protected-cancel" } }],
+    });
+    const runId = (await json<{ id: string }>(await s.call("POST", `/projects/shop/automations/${held}/run`, {}, admin), 202)).id;
+    const refused = await s.call("POST", `/projects/shop/runs/${runId}/cancel`, undefined, member);
+    expect(await json(refused, 403)).toMatchObject({
+      error: "forbidden",
+      message: 'the environment "prod" is protected: only owners and admins can cancel runs in it',
+    });
+    expect((await json<{ status: string }>(await s.call("GET", `/projects/shop/runs/${runId}`))).status).not.toBe("cancelled");
+    const group = await json<{ id: string }>(await s.call("POST", "/projects/shop/groups", { name: "held-group", automation_ids: [held] }), 201);
+    const gr = await json<{ id: string }>(await s.call("POST", `/projects/shop/groups/${group.id}/run`, {}, admin), 202);
+    expect((await s.call("POST", `/projects/shop/group-runs/${gr.id}/cancel`, undefined, member)).status).toBe(403);
+    expect((await s.call("POST", `/projects/shop/group-runs/${gr.id}/cancel`, undefined, admin)).status).toBe(200);
+    expect((await s.call("POST", `/projects/shop/runs/${runId}/cancel`, undefined, admin)).status).toBe(200);
+    target.release("protected-cancel");
+  });
+});

@@ -67,9 +67,10 @@ export const cancelRun = defineOperation({
   method: "POST",
   path: "/projects/{project}/runs/{runId}/cancel",
   summary: "Cancel a queued or running run",
+  description: "In a protected environment only owners and admins may cancel runs, as only they may start them (403).",
   params: RunParams,
   response: Run,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "forbidden"],
   hints: { destructive: true },
   cli: { words: ["runs", "cancel"], args: ["runId"] },
 });
@@ -134,10 +135,11 @@ export const cancelGroupRun = defineOperation({
   description:
     "Its queued and running runs end cancelled at once (running ones are stopped by whatever executes them) and a sequential group run queues " +
     "nothing more: the automations it had yet to run are recorded as cancelled runs that did not run. The group run ends cancelled; one that " +
-    "has already ended is a 409. Answers the group run with its runs, as get_group_run does.",
+    "has already ended is a 409. Answers the group run with its runs, as get_group_run does. In a protected environment only owners and " +
+    "admins may cancel (403).",
   params: GroupRunParams,
   response: GroupRun,
-  errors: ["not_found", "conflict"],
+  errors: ["not_found", "conflict", "forbidden"],
   hints: { destructive: true },
   cli: { words: ["group-runs", "cancel"], args: ["groupRunId"] },
 });

@@ -2,6 +2,7 @@
 // one, a sequential one's automations not queued yet recorded as not run, and the group run ended cancelled.
 import type { ops } from "../../manifest";
 import { conflict, notFound } from "../../manifest/errors";
+import { assertMayCancelIn } from "../environments/protection";
 import type { Handler } from "../handler";
 import { resolveProject } from "../scope";
 import { cancelRunsWhere, groupRunDetail, settleCancelledGroupRun, settleGroupRuns, tellRunsCancelled } from "./operations";
@@ -15,6 +16,7 @@ export const cancelGroupRun: Handler<O["cancelGroupRun"]> = async (ctx, { params
   const head = await store.findGroupRun(ctx.core.db, project.id, params.groupRunId);
   if (!head) throw notFound("group run");
   if (head.status !== null) throw conflict(`the group run has already finished (${head.status})`);
+  await assertMayCancelIn(ctx, ctx.core.db, [head.environment_id, ...(await store.environmentsOfGroupRun(ctx.core.db, head.id))]);
   const cancelled = await ctx.core.db.transaction().execute(async (trx) => {
     // Held first: its next sequential run is not queued, nor is it ended, behind this transaction's back.
     if (!(await store.holdUnendedGroupRun(trx, head.id))) return null;

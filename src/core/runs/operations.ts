@@ -13,7 +13,7 @@ import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
 import { passedAfterRetry } from "../history/operations";
 import { LISTED_TWINS, type ListFilter, listFilter, refuseUnknownFilters, resolveProject, twinsRefusal, unknownFilter, unresolvedFilter } from "../scope";
-import { assertMayRunIn } from "../environments/protection";
+import { assertMayCancelIn, assertMayRunIn } from "../environments/protection";
 import * as environments from "../environments/store";
 import * as runners from "../runners/store";
 import { readRunArtifact } from "./artifacts";
@@ -298,6 +298,7 @@ export const getRun: Handler<O["getRun"]> = async (ctx, { params, query }) => {
 export const cancelRun: Handler<O["cancelRun"]> = async (ctx, { params }) => {
   const { run } = await resolveRun(ctx, params.project, params.runId);
   if (run.status !== "queued" && run.status !== "running") throw conflict(`the run has already finished (${run.status})`);
+  await assertMayCancelIn(ctx, ctx.core.db, [run.environment_id]);
   const cancelled = await ctx.core.db
     .transaction()
     .execute((trx) => cancelRunsWhere(ctx, trx, { runId: run.id }, "cancelled by request", { tellAfterCommit: true }));

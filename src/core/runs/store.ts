@@ -87,6 +87,12 @@ export async function markAutomationQueued(db: Kysely<DB>, automationId: string,
   await db.updateTable("automations").set({ last_run_id: runId, last_run_status: "queued", last_run_at: at }).where("id", "=", automationId).execute();
 }
 
+/** The environments a group run's runs use (each run names its own, the group run's or its automation's). */
+export async function environmentsOfGroupRun(db: Kysely<DB>, groupRunId: string): Promise<(string | null)[]> {
+  const rows = await db.selectFrom("runs").select("environment_id").distinct().where("group_run_id", "=", groupRunId).execute();
+  return rows.map((r) => r.environment_id);
+}
+
 /** The queued and running runs of one run, one automation, several automations or one group run. */
 export async function activeRuns(db: Kysely<DB>, filter: { runId?: string; automationId?: string; automationIds?: string[]; groupRunId?: string }) {
   let q = db.selectFrom("runs").select(["id", "started_at", "group_run_id"]).where("status", "in", ACTIVE);
