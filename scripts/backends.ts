@@ -49,6 +49,7 @@ export const POSTGRES: string[] = [
   "test/code-import-har.test.ts",
   "test/code-import-openapi.test.ts",
   "test/code-import-postman.test.ts",
+  "test/code-pull-roundtrip.test.ts",
   "test/code-test-runs.test.ts",
   "test/contract-openapi.test.ts",
   "test/core-call.test.ts",

@@ -27,6 +27,7 @@ import * as alerts from "../alerts/store";
 import { checkTiming, firstDue, StoredTarget } from "../schedules/operations";
 import { checkChannel, secretPlace, uniqueEvents } from "../alerts/operations";
 import { assertMayRunIn } from "../environments/protection";
+import { allowedHostsText, assertMayChangeEnvironment, runnerLabelsText } from "../environments/operations";
 import { type Parsed, problemAt } from "./documents";
 import { parseDocuments } from "../../reader-thread";
 import * as store from "./store";
@@ -130,7 +131,20 @@ async function makePlan(
           ]);
         wanted[name] = value;
       }
+      // As the API stores them. Unlike the other fields, protection and runner routing left out of a document keep
+      // what the environment has (a new one: unprotected, BASE_URL's host, any runner): a folder written before
+      // they could be written, or by hand, must not quietly unprotect production. They change when the file says so.
+      const protection = {
+        protected: d.body.protected === undefined ? (current?.protected ?? 0) : d.body.protected ? 1 : 0,
+        allowed_hosts: d.body.allowed_hosts === undefined ? (current?.allowed_hosts ?? null) : allowedHostsText(d.body.allowed_hosts),
+        runner_labels: d.body.runner_labels === undefined ? (current?.runner_labels ?? "[]") : runnerLabelsText(d.body.runner_labels),
+      };
       if (!current) {
+        // Only owners and admins protect an environment or set its allowed_hosts, as when creating one by the API.
+        assertMayChangeEnvironment(ctx, null, {
+          ...(d.body.protected ? { protected: true } : {}),
+          ...(protection.allowed_hosts !== null ? { allowed_hosts: d.body.allowed_hosts } : {}),
+        });
         planCreate(plan, { type: "environment", key: d.key, name: d.body.name, id }, (w) =>
           environments.insertEnvironment(w, {
             id,
@@ -139,9 +153,7 @@ async function makePlan(
             variables: JSON.stringify(d.body.variables),
             secrets: sealSecrets(ctx.core.secrets, id, wanted),
             secrets_sealed: 1,
-            protected: 0,
-            allowed_hosts: null,
-            runner_labels: "[]",
+            ...protection,
             key: d.key,
             created_at: t,
             updated_at: t,
@@ -149,19 +161,38 @@ async function makePlan(
         );
         continue;
       }
+      const hosts = (text: string | null, id: string) => (text === null ? null : readJsonColumn(StringList, text, `allowed_hosts of environment ${id}`));
       const fields = changedFields(
-        { name: current.name, variables: readJsonColumn(StringMap, current.variables, `variables of environment ${current.id}`), key: current.key },
-        { name: d.body.name, variables: d.body.variables, key: d.key },
+        {
+          name: current.name,
+          variables: readJsonColumn(StringMap, current.variables, `variables of environment ${current.id}`),
+          protected: current.protected,
+          allowed_hosts: hosts(current.allowed_hosts, current.id),
+          runner_labels: readJsonColumn(StringList, current.runner_labels, `runner_labels of environment ${current.id}`),
+          key: current.key,
+        },
+        {
+          name: d.body.name,
+          variables: d.body.variables,
+          protected: protection.protected,
+          allowed_hosts: hosts(protection.allowed_hosts, current.id),
+          runner_labels: readJsonColumn(StringList, protection.runner_labels, `runner_labels of environment ${current.id}`),
+          key: d.key,
+        },
       );
       if (canonical(openSecrets(ctx.core.secrets, current).values) !== canonical(wanted)) fields.push("secrets");
       if (fields.length === 0) continue;
-      if (current.protected === 1 && !canAdminister(ctx.principal))
-        throw forbidden(`the environment "${current.name}" is protected: only owners and admins can change it`);
+      // Any change to a protected environment, and a change of protection, is for owners and admins, as by the API.
+      assertMayChangeEnvironment(ctx, current, {
+        ...(fields.includes("protected") ? { protected: d.body.protected === true } : {}),
+        ...(fields.includes("allowed_hosts") ? { allowed_hosts: d.body.allowed_hosts ?? null } : {}),
+      });
       plan.changes.push({ op: "update", type: "environment", key: d.key, name: d.body.name, id: current.id, fields });
       plan.writes.push((w) =>
         environments.updateEnvironment(w, current.id, {
           name: d.body.name,
           variables: JSON.stringify(d.body.variables),
+          ...protection,
           key: d.key,
           ...(fields.includes("secrets") ? { secrets: sealSecrets(ctx.core.secrets, current.id, wanted), secrets_sealed: 1 } : {}),
           updated_at: nextStamp(current.updated_at),
@@ -212,6 +243,7 @@ async function makePlan(
         status: b.status ?? "active",
         timeout_ms: b.timeout_ms ?? ctx.core.config.runner.default_timeout_ms,
         retries: b.retries ?? 0,
+        quarantined: b.quarantined ? 1 : 0,
         source: "applied" as const,
         key: d.key,
       };
@@ -273,7 +305,14 @@ async function makePlan(
           ]);
         return id;
       });
-      const next = { name: d.body.name, description: d.body.description ?? "", automation_ids: JSON.stringify(ids), key: d.key };
+      const next = {
+        name: d.body.name,
+        description: d.body.description ?? "",
+        automation_ids: JSON.stringify(ids),
+        mode: d.body.mode ?? ("parallel" as const),
+        stop_on_failure: d.body.stop_on_failure ? 1 : 0,
+        key: d.key,
+      };
       // A group of that name not applied yet is adopted (it gets the key).
       const current: GrpRow | undefined = keyedGrp.get(d.key) ?? (await groups.groupsNamed(db, projectId, d.body.name, 10)).find((g) => g.key === null);
       grpIdByKey.set(d.key, current?.id ?? newId("grp"));
@@ -642,6 +681,8 @@ export const testDocuments: Handler<O["testDocuments"]> = async (ctx, { params, 
         timeout_ms: b.timeout_ms ?? ctx.core.config.runner.default_timeout_ms,
         retries: b.retries ?? 0,
         environment_id: own,
+        // A quarantined automation's failure is set apart in the test's group run too.
+        quarantined: b.quarantined ? 1 : 0,
       };
     });
     return startGroupRun(testCtx, trx, {

@@ -52,12 +52,17 @@ async function resolveEnvironment(ctx: OpContext, projectRef: string, ref: strin
 
 const nameTaken = (ctx: OpContext, projectId: string, name: string, exceptId?: string) => store.environmentNameTaken(ctx.core.db, projectId, name, exceptId);
 
-const hostsText = (hosts: string[] | null) => (hosts === null ? null : JSON.stringify([...new Set(hosts.map((h) => h.toLowerCase()))]));
+/** allowed_hosts as stored: lowercase, each once (null: the host of BASE_URL). Apply stores and compares them so too. */
+export const allowedHostsText = (hosts: string[] | null) => (hosts === null ? null : JSON.stringify([...new Set(hosts.map((h) => h.toLowerCase()))]));
 
-const labelsText = (labels: string[]) => JSON.stringify([...new Set(labels)].sort());
+/** runner_labels as stored: each once, sorted (their order means nothing). */
+export const runnerLabelsText = (labels: string[]) => JSON.stringify([...new Set(labels)].sort());
 
-/** Protection is decided by owners and admins: setting it, and any change to an environment that has it. */
-function assertMayChange(ctx: OpContext, env: EnvRow | null, body: { protected?: boolean; allowed_hosts?: string[] | null }) {
+/**
+ * Protection is decided by owners and admins: setting it, and any change to an environment that has it. `body`
+ * names the protection fields a change gives (apply: those it changes).
+ */
+export function assertMayChangeEnvironment(ctx: OpContext, env: EnvRow | null, body: { protected?: boolean; allowed_hosts?: string[] | null }) {
   if (canAdminister(ctx.principal)) return;
   if (env?.protected === 1) throw forbidden(`the environment "${env.name}" is protected: only owners and admins can change or delete it`);
   if (body.protected !== undefined || body.allowed_hosts !== undefined)
@@ -71,7 +76,7 @@ export const listEnvironments: Handler<O["listEnvironments"]> = async (ctx, { pa
 
 export const createEnvironment: Handler<O["createEnvironment"]> = async (ctx, { params, body }) => {
   const project = await resolveProject(ctx, params.project);
-  assertMayChange(ctx, null, body);
+  assertMayChangeEnvironment(ctx, null, body);
   if (await nameTaken(ctx, project.id, body.name)) throw conflict(`an environment named "${body.name}" already exists`);
   const t = nowIso();
   const id = newId("env");
@@ -83,8 +88,8 @@ export const createEnvironment: Handler<O["createEnvironment"]> = async (ctx, { 
     secrets: sealSecrets(ctx.core.secrets, id, body.secrets ?? {}),
     secrets_sealed: 1,
     protected: body.protected ? 1 : 0,
-    allowed_hosts: hostsText(body.allowed_hosts ?? null),
-    runner_labels: labelsText(body.runner_labels ?? []),
+    allowed_hosts: allowedHostsText(body.allowed_hosts ?? null),
+    runner_labels: runnerLabelsText(body.runner_labels ?? []),
     key: null,
     created_at: t,
     updated_at: t,
@@ -117,7 +122,7 @@ export function secretNamesOf(row: EnvRow): string[] {
 
 export const updateEnvironment: Handler<O["updateEnvironment"]> = async (ctx, { params, body }) => {
   const { project, env } = await resolveEnvironment(ctx, params.project, params.environmentId);
-  assertMayChange(ctx, env, body);
+  assertMayChangeEnvironment(ctx, env, body);
   const expected = expectVersion(ctx, env, "environment");
   if (body.name && body.name !== env.name && (await nameTaken(ctx, project.id, body.name, env.id))) {
     throw conflict(`an environment named "${body.name}" already exists`);
@@ -135,8 +140,8 @@ export const updateEnvironment: Handler<O["updateEnvironment"]> = async (ctx, { 
     secrets: JSON.stringify(secrets),
     secrets_sealed: 1,
     protected: body.protected === undefined ? env.protected : body.protected ? 1 : 0,
-    allowed_hosts: body.allowed_hosts === undefined ? env.allowed_hosts : hostsText(body.allowed_hosts),
-    runner_labels: body.runner_labels === undefined ? env.runner_labels : labelsText(body.runner_labels),
+    allowed_hosts: body.allowed_hosts === undefined ? env.allowed_hosts : allowedHostsText(body.allowed_hosts),
+    runner_labels: body.runner_labels === undefined ? env.runner_labels : runnerLabelsText(body.runner_labels),
     updated_at: nextStamp(env.updated_at),
   };
   if (!(await store.updateEnvironment(ctx.core.db, env.id, next, expected))) throw staleVersion("environment", env);
@@ -145,7 +150,7 @@ export const updateEnvironment: Handler<O["updateEnvironment"]> = async (ctx, { 
 
 export const deleteEnvironment: Handler<O["deleteEnvironment"]> = async (ctx, { params }) => {
   const { env } = await resolveEnvironment(ctx, params.project, params.environmentId);
-  assertMayChange(ctx, env, {});
+  assertMayChangeEnvironment(ctx, env, {});
   const expected = expectVersion(ctx, env, "environment");
   if (!(await store.deleteEnvironment(ctx.core.db, env.id, expected)) && expected !== undefined) throw staleVersion("environment", env);
 };
