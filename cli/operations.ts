@@ -14,6 +14,8 @@ import { ciMetadata } from "./ci-metadata";
 import { parseWatchTimeout, WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP, watchToEnd } from "./watch";
 
 const PAST: Record<string, string> = { delete: "deleted", revoke: "revoked", remove: "removed", "cancel-invitation": "cancelled" };
+/** What a command without an answer acted on, in the singular: `deleted automation …`, `cancelled invitation …`. */
+const actedOn = (words: readonly string[]) => (words.at(-1) === "cancel-invitation" ? "invitation" : (words[0] ?? "").replace(/-/g, " ").replace(/s$/, ""));
 
 /** Commands that start runs fill their metadata from the CI they run in. */
 const takesCiMetadata = (op: Operation) => op.startsWork === true && operationFields(op).body.some((f) => f.name === "metadata");
@@ -114,7 +116,7 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
   }
   if (res.json === null) {
     const verb = op.cli.words.at(-1) ?? "";
-    if (!flags.json) process.stdout.write(`${PAST[verb] ?? "done:"} ${op.cli.words[0]} ${args.map((a) => String(input[a])).join(" ")}\n`);
+    if (!flags.json) process.stdout.write(`${PAST[verb] ?? "done:"} ${actedOn(op.cli.words)} ${args.map((a) => String(input[a])).join(" ")}\n`);
     return;
   }
   if (flags.json) {

@@ -186,7 +186,16 @@ function failureLines(run: Rec): string[] {
 export function renderFailures(runs: Rec[], style: Style): string {
   const failed = runs.filter((r) => NOT_PASSED.has(String(r.status)));
   if (failed.length === 0) return "";
-  const out = [`${failed.length} ${failed.length === 1 ? "failure" : "failures"}:`];
+  // Cancelled runs did not fail: a heading that counts them as failures misleads the one reading the CI log.
+  const cancelled = failed.filter((r) => r.status === "cancelled").length;
+  const failures = failed.length - cancelled;
+  const heading =
+    cancelled === 0
+      ? `${failures} ${failures === 1 ? "failure" : "failures"}`
+      : failures === 0
+        ? `${cancelled} cancelled`
+        : `${failures} ${failures === 1 ? "failure" : "failures"}, ${cancelled} cancelled`;
+  const out = [`${heading}:`];
   failed.forEach((r, i) => {
     const n = `${i + 1}) `;
     // Where it ran, when a runner executed it: a check that fails on one network only says which.

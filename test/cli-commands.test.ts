@@ -71,7 +71,7 @@ test("every operation's command works end to end, and every operation has one", 
     description: "changed",
     has_openapi: true,
   });
-  expect(await plain("delete_project", ["projects", "delete", spare.id])).toContain("deleted projects");
+  expect(await plain("delete_project", ["projects", "delete", spare.id])).toContain("deleted project");
 
   // environments (a secret is write-only: only its name comes back)
   const env = await op("create_environment", [
@@ -156,7 +156,7 @@ test("every operation's command works end to end, and every operation has one", 
   expect((await op<{ data: Rec[] }>("list_schedules", ["schedules", "list", ...P])).data.map((x) => x.id)).toEqual([sch.id]);
   expect((await op("get_schedule", ["schedules", "show", "nightly run", ...P])).id).toBe(sch.id);
   expect((await op("update_schedule", ["schedules", "update", sch.id, ...P, "--every", "600"])).interval_seconds).toBe(600);
-  expect(await plain("delete_schedule", ["schedules", "delete", sch.id, ...P])).toContain("deleted schedules");
+  expect(await plain("delete_schedule", ["schedules", "delete", sch.id, ...P])).toContain("deleted schedule");
   const ch = await op("create_alert_channel", ["alert-channels", "create", "chat", ...P, "--kind", "slack", "--url", "http://127.0.0.1:9/slack"]);
   expect(ch).toMatchObject({ kind: "slack", has_secret: false });
   expect((await op<{ data: Rec[] }>("list_alert_channels", ["alert-channels", "list", ...P])).data.map((x) => x.id)).toEqual([ch.id]);
@@ -171,7 +171,7 @@ test("every operation's command works end to end, and every operation has one", 
   expect((await op<{ data: { delivery_id: string }[] }>("list_alert_deliveries", ["alert-channels", "deliveries", ch.id, ...P])).data[0]?.delivery_id).toBe(
     sent.delivery_id,
   );
-  expect(await plain("delete_alert_channel", ["alert-channels", "delete", ch.id, ...P])).toContain("deleted alert-channels");
+  expect(await plain("delete_alert_channel", ["alert-channels", "delete", ch.id, ...P])).toContain("deleted alert channel");
   // the assistant: a question whose write is held, then confirmed; the conversation listed and read
   model.script({ tools: [{ name: "create_feature", arguments: { project: "shop", name: "asked for" } }] }, { text: "Confirm it, please." });
   const asked = await op<{ conversation_id: string; actions: { id: string; status: string }[] }>("send_assistant_message", [
@@ -225,7 +225,7 @@ test("every operation's command works end to end, and every operation has one", 
   expect(await Bun.file(`${cli.cwd}/exported.spec.ts`).text()).toContain('await request.fetch("https://shop.example.test/items/1"');
   const selected = await op<{ runs: Rec[] }>("run_selection", ["run", "--automation", aut.id, ...P, "--env", "ci", "--no-ci-metadata"]);
   expect(selected.runs).toHaveLength(1);
-  expect(await plain("delete_group", ["groups", "delete", group.id, ...P])).toContain("deleted groups");
+  expect(await plain("delete_group", ["groups", "delete", group.id, ...P])).toContain("deleted group");
 
   // a feature's automations at once, the feature named (its generation above may have added drafts of its own)
   const draft = await op("create_automation", [
@@ -255,13 +255,13 @@ test("every operation's command works end to end, and every operation has one", 
   expect(keys.data.map((k) => k.id)).toContain(second.keyId);
   expect(JSON.stringify(keys)).not.toContain(s.key);
   expect((await op<Rec>("get_key", ["keys", "get", second.keyId])).id).toBe(second.keyId);
-  expect(await plain("revoke_key", ["keys", "revoke", second.keyId])).toContain("revoked keys");
+  expect(await plain("revoke_key", ["keys", "revoke", second.keyId])).toContain("revoked key");
   const added = await op<Rec & { user_id: string; setup_url: string | null }>("add_member", ["members", "add", "new@acme.test", "--role", "member"]);
   expect(added.setup_url).toBeString();
   expect((await op<{ data: Rec[] }>("list_members", ["members", "list"])).data.map((m) => m.email)).toContain("new@acme.test");
   expect((await op<Rec & { email: string }>("get_member", ["members", "get", added.user_id])).email).toBe("new@acme.test");
   expect((await op("update_member", ["members", "update", added.user_id, "--role", "admin"])).role).toBe("admin");
-  expect(await plain("remove_member", ["members", "remove", added.user_id])).toContain("removed members");
+  expect(await plain("remove_member", ["members", "remove", added.user_id])).toContain("removed member");
   // someone who already has an account is invited, and accepts or declines with their own key
   for (const [email, words] of [
     ["joins@globex.test", ["invitations", "accept"]],
@@ -281,16 +281,18 @@ test("every operation's command works end to end, and every operation has one", 
   const mistaken = await op<Rec & { invitation_id: string }>("add_member", ["members", "add", "mistaken@globex.test"]);
   expect((await op<{ data: Rec[] }>("list_workspace_invitations", ["members", "invitations"])).data.map((i) => i.id)).toEqual([mistaken.invitation_id]);
   expect((await op<Rec>("get_workspace_invitation", ["members", "invitation", mistaken.invitation_id])).id).toBe(mistaken.invitation_id);
-  expect(await plain("cancel_invitation", ["members", "cancel-invitation", mistaken.invitation_id])).toContain(`cancelled members ${mistaken.invitation_id}`);
+  expect(await plain("cancel_invitation", ["members", "cancel-invitation", mistaken.invitation_id])).toContain(
+    `cancelled invitation ${mistaken.invitation_id}`,
+  );
   expect((await cli.json<{ data: Rec[] }>(["members", "invitations"])).data).toEqual([]);
 
   // deletions last
   // history: an automation's and the project's, in the issue's shape
   expect(await op("get_automation_history", ["automations", "history", aut.id, ...P, "--days", "7"])).toMatchObject({ days: 7 });
   expect(await op("get_project_history", ["projects", "history", "shop", "--days", "7"])).toMatchObject({ days: 7 });
-  expect(await plain("delete_automation", ["automations", "delete", aut.id, ...P])).toContain("deleted automations");
-  expect(await plain("delete_feature", ["features", "delete", feature.id, ...P])).toContain("deleted features");
-  expect(await plain("delete_environment", ["environments", "delete", env.id, ...P])).toContain("deleted environments");
+  expect(await plain("delete_automation", ["automations", "delete", aut.id, ...P])).toContain("deleted automation");
+  expect(await plain("delete_feature", ["features", "delete", feature.id, ...P])).toContain("deleted feature");
+  expect(await plain("delete_environment", ["environments", "delete", env.id, ...P])).toContain("deleted environment");
   expect((await cli.run(["automations", "show", aut.id, ...P])).code).toBe(4);
 
   const callable = operations
