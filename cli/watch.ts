@@ -216,7 +216,10 @@ export async function watchToEnd(
   const final = done.record;
   if (done.timedOut) return gaveUp(client, view, kind, final, done.body, target.project, options);
   view.finish(final);
-  if (junitFile) await writeJunit(client, kind, target.project, final, junitFile);
+  if (junitFile) {
+    if (final.status === "cancelled") await stoppedStepsRecorded(client, kind, target.project, final);
+    await writeJunit(client, kind, target.project, final, junitFile);
+  }
   // --json: the final record exactly as the server sent it; the list of failures, for people, goes to stderr.
   if (asJson) {
     process.stdout.write(jsonAsReceived(done.body));
@@ -230,6 +233,23 @@ export async function watchToEnd(
   }
   // A quarantined automation's failure is reported, but does not fail the command.
   return isSuccessfulStatus(String(final.status)) || final.quarantined === true ? EXIT.ok : EXIT.failed;
+}
+
+/** A run cancelled while it ran ends at once; the steps it had reached are written a moment later, by whatever
+ * executed it. Read again for up to STOPPED_STEPS_WAIT_MS so the report shows them. */
+const STOPPED_STEPS_WAIT_MS = 2000;
+
+async function stoppedStepsRecorded(client: ApiClient, kind: WatchKind, project: string, record: Rec): Promise<void> {
+  const pending = (r: Rec) => {
+    const runs = kind === "run" ? [r] : Array.isArray(r.runs) ? (r.runs as Rec[]) : [];
+    return runs.some((x) => x.status === "cancelled" && x.started_at !== null && Number((x.summary as Rec | undefined)?.steps ?? 0) === 0);
+  };
+  const id = String(record.id);
+  for (let now = record, waited = 0; pending(now) && waited < STOPPED_STEPS_WAIT_MS; waited += 200) {
+    await Bun.sleep(200);
+    const res = kind === "run" ? await client.send(ops.getRun, { project, runId: id }) : await client.send(ops.getGroupRun, { project, groupRunId: id });
+    now = res.json as Rec;
+  }
 }
 
 /** --watch-timeout passed: where the record stands, the report of what is known (--junit), its JSON (--json); exit 7. */

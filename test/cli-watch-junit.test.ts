@@ -223,3 +223,24 @@ test.each([
     }
   },
 );
+
+test("a group run cancelled while watched: the report shows the steps its running run had reached when stopped", async () => {
+  const watching = cli.run(["groups", "run", groupId, "--env", "staging", "--var", "HOLD=cancelled", "--junit", "cancelled.xml", "--json"]);
+  for (let i = 0; target.held("cancelled").length === 0; i++) {
+    if (i > 400) throw new Error("the held run never started");
+    await Bun.sleep(50);
+  }
+  const latest = (await (await s.call("GET", "/projects/ci/group-runs?limit=1")).json()) as { data: { id: string }[] };
+  const id = String(latest.data[0]?.id);
+  expect((await s.call("POST", `/projects/ci/group-runs/${id}/cancel`)).status).toBe(200);
+  const r = await watching;
+  try {
+    expect(r.code).toBe(1);
+    const { cases } = casesOf(join(cli.cwd, "cancelled.xml"));
+    const held = cases.get("held") as Case & { "system-out"?: string };
+    expect(held.skipped?.message).toBe("cancelled");
+    expect(String(held["system-out"])).toContain("stopped: the run was cancelled");
+  } finally {
+    target.release("cancelled");
+  }
+});
