@@ -229,6 +229,15 @@ describe("alert channels", () => {
       await s.call("POST", "/projects/shop/alert-channels", { name: "team slack", kind: "slack", url: hookUrl.replace("/hook", "/slack") }),
       201,
     );
+    // Its URL is the secret that lets anyone post to the channel: every read shows its origin only, and an edit that
+    // sends that back (an edit form, `show --json` → `update --file`) keeps the URL.
+    const shown = `${new URL(hookUrl).origin}/…`;
+    const read = await json<{ url: string }>(await s.call("GET", `/projects/shop/alert-channels/${slack.id}`));
+    expect(read.url).toBe(shown);
+    const listed = await json<{ data: { id: string; url: string }[] }>(await s.call("GET", "/projects/shop/alert-channels"));
+    expect(listed.data.find((c) => c.id === slack.id)?.url).toBe(shown);
+    const renamed = await json<{ url: string }>(await s.call("PATCH", `/projects/shop/alert-channels/${slack.id}`, { name: "team slack", url: shown }));
+    expect(renamed.url).toBe(shown);
     await json(await s.call("POST", `/projects/shop/alert-channels/${slack.id}/test`), 202);
     expect(await waitUntil(() => received.some((r) => r.path === "/slack"), 10_000)).toBe(true);
     const got = received.find((r) => r.path === "/slack");

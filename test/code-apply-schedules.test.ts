@@ -80,7 +80,14 @@ test("schedules and alert channels apply with the rest, a second apply changes n
   expect(schedules.find((x) => x.name === "often")).toMatchObject({ key: "often", target: { group: smoke?.id }, interval_seconds: 600, enabled: false });
   const channels = await list("sched", "alert-channels");
   expect(channels.find((c) => c.name === "team-hook")).toMatchObject({ kind: "webhook", has_secret: true, events: ["failing", "recovered"] });
-  expect(channels.find((c) => c.name === "team slack")).toMatchObject({ kind: "slack", url: SLACK, remind_every: 3600, key: "alerts/slack.yaml" });
+  // The incoming-webhook URL is a secret: shown as its origin, kept whole.
+  expect(channels.find((c) => c.name === "team slack")).toMatchObject({
+    kind: "slack",
+    url: "https://hooks.slack.example.com/…",
+    remind_every: 3600,
+    key: "alerts/slack.yaml",
+  });
+  expect(await s.sql<{ url: string }>("SELECT url FROM alert_channels WHERE name = ?", "team slack")).toEqual([{ url: SLACK }]);
   // The secret is the variable's value, sealed: a test delivery is signed with it.
   expect(JSON.stringify(await s.call("GET", "/projects/sched/alert-channels/team-hook").then((r) => r.json()))).not.toContain("first-secret");
 

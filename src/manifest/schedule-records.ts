@@ -40,7 +40,12 @@ export const AlertChannel = z
     project_id: z.string(),
     name: z.string(),
     kind: AlertChannelKind,
-    url: z.string().nullable(),
+    url: z
+      .string()
+      .nullable()
+      .describe(
+        "webhook: where deliveries are POSTed; slack: only its origin followed by … (an incoming-webhook URL is a secret: it is never shown, and sending this value back keeps it)",
+      ),
     has_secret: z.boolean().describe("A secret is set (it is never shown)"),
     email_to: z.array(z.string()).nullable(),
     events: z.array(AlertEventName),

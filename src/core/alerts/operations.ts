@@ -22,13 +22,26 @@ type ChannelRow = Selectable<AlertChannelTable>;
 /** Where a channel's secret is sealed: bound to the channel, so a sealed value cannot be moved to another. */
 export const secretPlace = (channelId: string) => `alert-channel:${channelId}`;
 
+/**
+ * A Slack incoming-webhook URL is the secret that lets anyone post to the channel: it is shown as its origin and
+ * `/…` only. Sent back as shown (an edit form, `show --json` → `update --file`), it keeps the URL it stands for.
+ */
+export function shownUrl(kind: ChannelRow["kind"], url: string | null): string | null {
+  if (kind !== "slack" || url === null) return url;
+  try {
+    return `${new URL(url).origin}/…`;
+  } catch {
+    return "…";
+  }
+}
+
 export function toChannel(row: ChannelRow) {
   return {
     id: row.id,
     project_id: row.project_id,
     name: row.name,
     kind: row.kind,
-    url: row.url,
+    url: shownUrl(row.kind, row.url),
     has_secret: row.secret !== null,
     email_to: row.email_to === null ? null : readJsonColumnOr(StringList, row.email_to, []),
     events: readJsonColumnOr(StringList, row.events, [...ALERT_EVENTS]) as (typeof ALERT_EVENTS)[number][],
@@ -127,7 +140,7 @@ export const updateAlertChannel: Handler<O["updateAlertChannel"]> = async (ctx, 
   const next: ChannelRow = {
     ...channel,
     name: body.name ?? channel.name,
-    url: body.url ?? channel.url,
+    url: body.url === undefined || body.url === shownUrl(channel.kind, channel.url) ? channel.url : body.url,
     secret: body.secret === undefined ? channel.secret : ctx.core.secrets.seal(body.secret, secretPlace(channel.id)),
     email_to: body.email_to ? JSON.stringify(body.email_to) : channel.email_to,
     events: body.events ? uniqueEvents(body.events) : channel.events,
