@@ -128,6 +128,9 @@ describe("creating and reading schedules", () => {
 describe("firing", () => {
   test("an interval schedule fires on the real clock: its run has trigger schedule and schedule_id, and its next due time moves on", async () => {
     const made = await json<ScheduleRecord>(await create({ name: "every ten", target: { automation: "home" }, interval_seconds: 10 }), 201);
+    // The version a page shows, read before the schedule fires.
+    const shownTag = (await s.call("GET", `/projects/shop/schedules/${made.id}`)).headers.get("etag") ?? "";
+    expect(shownTag).not.toBe("");
     const due = Date.parse(made.next_run_at ?? "");
     expect(due - Date.parse(made.next_runs_at[0] ?? "")).toBe(0);
     expect(Date.parse(made.next_runs_at[1] ?? "") - due).toBe(10_000);
@@ -144,6 +147,13 @@ describe("firing", () => {
     expect(after.last_fired_at).not.toBeNull();
     expect(Date.parse(after.last_fired_at ?? "")).toBeGreaterThanOrEqual(due);
     expect(Date.parse(after.next_run_at ?? "")).toBe(due + 10_000);
+    // Firing is the scheduler's bookkeeping, not an edit: an edit from the version read before it (the web page's
+    // If-Match) is not refused as "changed elsewhere", and the fire's bookkeeping survives the edit.
+    const paused = await s.call("PATCH", `/projects/shop/schedules/${made.id}`, { name: "every ten, renamed" }, undefined, { "if-match": shownTag });
+    expect(paused.status).toBe(200);
+    const kept = await json<ScheduleRecord>(await s.call("GET", `/projects/shop/schedules/${made.id}`));
+    expect(kept.last_fired_at).toBe(after.last_fired_at);
+    expect(kept.next_run_at).toBe(after.next_run_at);
     await s.call("DELETE", `/projects/shop/schedules/${made.id}`);
   }, 30_000);
 

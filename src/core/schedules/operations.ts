@@ -205,7 +205,10 @@ export const updateSchedule: Handler<O["updateSchedule"]> = async (ctx, { params
     created_by: ctx.principal.userId,
     updated_at: nextStamp(schedule.updated_at),
   };
-  if (!(await store.updateSchedule(ctx.core.db, schedule.id, next, expected))) throw staleVersion("schedule", schedule);
+  // The scheduler's own fields are left as they are now (it may have fired since the read), unless retimed.
+  const { next_run_at, last_fired_at: _fired, last_error: _error, ...edited } = next;
+  if (!(await store.updateSchedule(ctx.core.db, schedule.id, retimed ? { ...edited, next_run_at } : edited, expected)))
+    throw staleVersion("schedule", schedule);
   ctx.core.events.emit("schedulesChanged");
   return toSchedule(next);
 };

@@ -82,7 +82,8 @@ export async function claimFire(db: Kysely<DB>, fire: Insertable<ScheduleFireTab
   if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) return false;
   const moved = await db
     .updateTable("schedules")
-    .set({ next_run_at: next, last_fired_at: at, updated_at: at })
+    // Bookkeeping, not an edit: updated_at (and so the ETag a Pause or Delete sends back as If-Match) stays.
+    .set({ next_run_at: next, last_fired_at: at })
     .where("id", "=", fire.schedule_id)
     .where("next_run_at", "=", fire.due_at)
     .executeTakeFirst();
