@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { renderFailures } from "./output";
+import { renderFailures, renderRecord } from "./output";
 
 const plain = { tty: false, color: false } as Parameters<typeof renderFailures>[1];
 const run = (name: string, status: string) => ({ id: `run_${name}`, automation_name: name, status, steps: [], error: null });
@@ -9,4 +9,34 @@ test("the failures heading counts cancelled runs apart: they did not fail", () =
   expect(renderFailures([run("a", "cancelled"), run("b", "cancelled")], plain).split("\n")[0]).toBe("2 cancelled:");
   expect(renderFailures([run("a", "failed"), run("b", "error"), run("c", "cancelled")], plain).split("\n")[0]).toBe("2 failures, 1 cancelled:");
   expect(renderFailures([run("a", "passed")], plain)).toBe("");
+});
+
+test("a history shows its run count, its pass rate as a share and the days that had runs as a table", () => {
+  const day = (date: string, runs: number, passed: number) => ({
+    date,
+    runs,
+    passed,
+    failed: runs - passed,
+    pass_rate: runs ? passed / runs : null,
+    p50_ms: runs ? 42.4 : null,
+  });
+  const text = renderRecord(
+    {
+      days: 3,
+      runs: 13,
+      passed: 9,
+      failed: 4,
+      pass_rate: 9 / 13,
+      p50_ms: 42.4,
+      p95_ms: 99.6,
+      daily: [day("2026-12-04", 0, 0), day("2026-12-05", 10, 7), day("2026-12-06", 3, 2)],
+    },
+    plain,
+  );
+  expect(text).toMatch(/^runs +13$/m);
+  expect(text).toMatch(/^pass_rate +69.2%$/m);
+  expect(text).toMatch(/^p95_ms +100 ms$/m);
+  expect(text).toMatch(/^2026-12-05 +10 +7 +3 +70% +42 ms$/m);
+  expect(text).not.toContain("2026-12-04");
+  expect(text).not.toContain("daily");
 });

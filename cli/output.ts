@@ -58,7 +58,8 @@ export function runStatusText(run: Rec, style: Style): string {
 export function formatValue(key: string, v: unknown, style: Style, max = 60): string {
   if (v === null || v === undefined) return "-";
   if (key === "status" && typeof v === "string") return paint(v, v, style);
-  if (key === "duration_ms" && typeof v === "number") return `${Math.round(v)} ms`;
+  if ((key === "duration_ms" || key === "p50_ms" || key === "p95_ms") && typeof v === "number") return `${Math.round(v)} ms`;
+  if (key === "pass_rate" && typeof v === "number") return `${Math.round(v * 1000) / 10}%`;
   if (key === "summary" && isRec(v)) {
     if (typeof v.steps === "number") return `${v.passed}/${v.steps} passed${Number(v.failed) ? `, ${v.failed} failed` : ""}`;
     if (typeof v.total === "number") {
@@ -207,10 +208,11 @@ export function renderFailures(runs: Rec[], style: Style): string {
 }
 
 /** Shown after the plain fields, in their own form (or not at all, like a project's OpenAPI document). */
-const SPECIAL_IN_RECORD = new Set(["openapi", "steps", "attempts", "runs", "warnings", "artifacts"]);
+const SPECIAL_IN_RECORD = new Set(["openapi", "steps", "attempts", "runs", "warnings", "artifacts", "daily"]);
 
 export function renderRecord(rec: Rec, style: Style): string {
-  const keys = Object.keys(rec).filter((k) => !SPECIAL_IN_RECORD.has(k));
+  // A history's `runs` is a count, shown with the other fields; a group run's is its list of runs, shown below.
+  const keys = Object.keys(rec).filter((k) => !SPECIAL_IN_RECORD.has(k) || (k === "runs" && typeof rec.runs === "number"));
   const pad = Math.max(9, ...keys.map((k) => k.length));
   const isRun = Array.isArray(rec.attempts);
   const lines = keys.map((k) => `${k.padEnd(pad)}  ${k === "status" && isRun ? runStatusText(rec, style) : formatValue(k, rec[k], style, 100)}`);
@@ -251,6 +253,25 @@ export function renderRecord(rec: Rec, style: Style): string {
     lines.push(`${"steps".padEnd(pad)}  ${formatValue("steps", steps, style)}`);
   }
   if (Array.isArray(rec.runs) && rec.runs.length) lines.push("", renderList(rec.runs as Rec[], "runs", style));
+  // A history's days, the ones that had runs (a month of empty days says nothing).
+  if (Array.isArray(rec.daily)) {
+    const days = (rec.daily as unknown[]).filter((d): d is Rec => isRec(d) && Number(d.runs) > 0);
+    if (days.length)
+      lines.push(
+        "",
+        table(
+          ["date", "runs", "passed", "failed", "pass rate", "median"],
+          days.map((d) => [
+            String(d.date),
+            String(d.runs),
+            String(d.passed),
+            String(d.failed),
+            formatValue("pass_rate", d.pass_rate, style),
+            formatValue("p50_ms", d.p50_ms, style),
+          ]),
+        ),
+      );
+  }
   // A finished run that did not pass ends with what went wrong, in full (the table above may cut it on a terminal).
   if (isRun && Array.isArray(rec.steps)) {
     const failures = renderFailures([rec], style);
