@@ -9,6 +9,10 @@ test("the failures heading counts cancelled runs apart: they did not fail", () =
   expect(renderFailures([run("a", "cancelled"), run("b", "cancelled")], plain).split("\n")[0]).toBe("2 cancelled:");
   expect(renderFailures([run("a", "failed"), run("b", "error"), run("c", "cancelled")], plain).split("\n")[0]).toBe("2 failures, 1 cancelled:");
   expect(renderFailures([run("a", "passed")], plain)).toBe("");
+  // A quarantined automation's failure is listed, marked, and said not to count.
+  const quarantined = renderFailures([{ ...run("q", "failed"), quarantined: true }], plain).split("\n");
+  expect(quarantined[0]).toBe("1 failure (1 quarantined: not counted):");
+  expect(quarantined[1]).toBe("1) q (run_q) failed (quarantined)");
 });
 
 test("a history shows its run count, its pass rate as a share and the days that had runs as a table", () => {

@@ -1,4 +1,5 @@
 // How the CLI prints: aligned tables and record views for people, status colours only on a TTY, NO_COLOR respected.
+import { setApart } from "../src/manifest/records";
 
 export interface Style {
   color: boolean;
@@ -190,18 +191,17 @@ export function renderFailures(runs: Rec[], style: Style): string {
   // Cancelled runs did not fail: a heading that counts them as failures misleads the one reading the CI log.
   const cancelled = failed.filter((r) => r.status === "cancelled").length;
   const failures = failed.length - cancelled;
-  const heading =
-    cancelled === 0
-      ? `${failures} ${failures === 1 ? "failure" : "failures"}`
-      : failures === 0
-        ? `${cancelled} cancelled`
-        : `${failures} ${failures === 1 ? "failure" : "failures"}, ${cancelled} cancelled`;
+  // A quarantined automation's failure is listed, but does not fail the command: the heading says so.
+  const apart = failed.filter((r) => setApart({ status: String(r.status), quarantined: r.quarantined === true })).length;
+  const counted = `${failures} ${failures === 1 ? "failure" : "failures"}${apart > 0 ? ` (${apart} quarantined: not counted)` : ""}`;
+  const heading = cancelled === 0 ? counted : failures === 0 ? `${cancelled} cancelled` : `${counted}, ${cancelled} cancelled`;
   const out = [`${heading}:`];
   failed.forEach((r, i) => {
     const n = `${i + 1}) `;
     // Where it ran, when a runner executed it: a check that fails on one network only says which.
     const where = isRec(r.runner) ? ` on runner ${r.runner.name ?? r.runner.id}` : "";
-    out.push(`${n}${r.automation_name} (${r.id}) ${paint(String(r.status), String(r.status), style)}${where}`);
+    const quarantined = setApart({ status: String(r.status), quarantined: r.quarantined === true }) ? " (quarantined)" : "";
+    out.push(`${n}${r.automation_name} (${r.id}) ${paint(String(r.status), String(r.status), style)}${quarantined}${where}`);
     for (const line of failureLines(r)) out.push(`${" ".repeat(n.length)}${line}`);
   });
   return out.join("\n");

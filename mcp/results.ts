@@ -428,12 +428,15 @@ export function runText(r: z.output<typeof CompactRun>): string {
 /** Runs listed one by one in a group run's text; the structured result has them all. */
 const GROUP_RUN_LINES = 50;
 
+/** A group run's counts in words, cancelled runs included (a cancelled group run's are most of them). */
+export function groupCounts(s: z.output<typeof CompactGroupRun>["summary"]): string {
+  return `${s.passed} of ${s.total} runs passed, ${s.failed} failed, ${s.error} error, ${s.timed_out} timed out${s.cancelled ? `, ${s.cancelled} cancelled` : ""}${s.quarantined ? `, ${s.quarantined} quarantined` : ""}`;
+}
+
 /** A group run in a few lines: its outcome and counts, then each run that did not pass, its problem fenced. */
 export function groupRunText(g: z.output<typeof CompactGroupRun>, head?: string): string {
   const s = g.summary;
-  const first =
-    head ??
-    `group run ${g.id} (${g.group_name}): ${g.status}; ${s.passed} of ${s.total} runs passed, ${s.failed} failed, ${s.error} error, ${s.timed_out} timed out${s.quarantined ? `, ${s.quarantined} quarantined` : ""}.`;
+  const first = head ?? `group run ${g.id} (${g.group_name}): ${g.status}; ${groupCounts(s)}.`;
   const runs = g.runs ?? [];
   const notPassed = runs.filter((r) => r.status !== "passed");
   const listed = notPassed.slice(0, GROUP_RUN_LINES);
@@ -449,6 +452,12 @@ export function summarize(op: Operation, json: Json | null): string {
   if (Array.isArray(json.data)) {
     const more = typeof json.next_cursor === "string" ? ` (more: pass cursor "${json.next_cursor}")` : "";
     return `${op.name}: ${json.data.length} item${json.data.length === 1 ? "" : "s"}${more}.`;
+  }
+  // A history: its counts in words (it has no id, name or status).
+  if (typeof json.days === "number" && typeof json.runs === "number" && Array.isArray(json.daily)) {
+    const rate = typeof json.pass_rate === "number" ? `, ${Math.round(json.pass_rate * 1000) / 10}% passed` : "";
+    const median = typeof json.p50_ms === "number" ? `, median ${Math.round(json.p50_ms)} ms` : "";
+    return `${op.name}: ${json.runs} finished run${json.runs === 1 ? "" : "s"} in the last ${json.days} day${json.days === 1 ? "" : "s"}${rate}${median}.`;
   }
   const parts = [json.id ?? json.user_id, json.name ?? json.automation_name ?? json.email, json.status].filter((x) => typeof x === "string");
   return `${op.name}: ${parts.join(" ")}.`;

@@ -6,7 +6,7 @@ import { ClientError } from "../src/client/errors";
 import { type Operation, ops } from "../src/manifest/index";
 import { GroupRun, Run, TERMINAL_GENERATION_STATUSES, TERMINAL_RUN_STATUSES } from "../src/manifest/records";
 import type { Executor } from "./executor";
-import { type CompactGroupRun, type CompactRun, compactJson, groupRunText, runText, waitOutputSchema } from "./results";
+import { type CompactGroupRun, type CompactRun, compactJson, groupCounts, groupRunText, runText, waitOutputSchema } from "./results";
 import { argumentSchema, errorResult, type ToolContext, type ToolDef, type ToolExtra } from "./tools";
 
 export const DEFAULT_WAIT_SECONDS = 45;
@@ -170,11 +170,7 @@ export function waitTools(ctx: ToolContext): ToolDef[] {
             (r) => `group run ${r.status}`,
           );
           const compact = compactJson(GroupRun, res.record, new Set()) as z.output<typeof CompactGroupRun>;
-          const s = compact.summary;
-          const text = groupRunText(
-            compact,
-            `group run ${compact.id} finished: ${compact.status}; ${s.passed} of ${s.total} runs passed, ${s.failed} failed, ${s.error} error, ${s.timed_out} timed out${s.quarantined ? `, ${s.quarantined} quarantined` : ""}.`,
-          );
+          const text = groupRunText(compact, `group run ${compact.id} finished: ${compact.status}; ${groupCounts(compact.summary)}.`);
           return waitResult(
             "group_run",
             compact,

@@ -56,7 +56,8 @@ export function DashboardPage() {
                 {c.known === 0
                   ? `${automations.length} automations`
                   : `${c.passing} of ${c.known} automations passing by their latest run · ${c.flaky} flaky · ${c.failing} failing`}
-                {c.never > 0 && c.known > 0 ? ` · ${c.never} never ran` : ""}
+                {/* Health counts finished runs that give a verdict: cancelled ones do not, so "never ran" would be untrue. */}
+                {c.never > 0 && c.known > 0 ? ` · ${c.never} without a verdict yet` : ""}
               </span>
             </a>
           );
