@@ -151,6 +151,12 @@ function unknownArguments(args: Record<string, unknown>, shape: Record<string, z
   );
 }
 
+/** What a path argument takes, as its schema says ("Run id (run_…)", "Runner id (rnr_…) or exact name"). */
+function takes(op: Operation, field: string | undefined): string {
+  const described = field === undefined ? undefined : objectShape(op.params)[field]?.description;
+  return described ? described.charAt(0).toLowerCase() + described.slice(1) : "an id";
+}
+
 /** What a value is, in a refusal: "number", "null", "array". */
 const kindOf = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v);
 
@@ -166,7 +172,7 @@ function missingArguments(op: Operation, args: Record<string, unknown>, fieldOf:
     return new ClientError(
       400,
       "invalid_request",
-      wrong.map((k) => `"${k}" must be a string (an id or exact name), not ${kindOf(args[k])}`).join("; "),
+      wrong.map((k) => `"${k}" must be a string (${takes(op, fieldOf.get(k))}), not ${kindOf(args[k])}`).join("; "),
       wrong.map((k) => ({ path: k, message: `expected string, received ${kindOf(args[k])}` })),
     );
   const missing = named.filter((k) => args[k] === undefined || args[k] === "");
@@ -175,7 +181,7 @@ function missingArguments(op: Operation, args: Record<string, unknown>, fieldOf:
     400,
     "invalid_request",
     `missing ${missing.map((k) => `"${k}"`).join(", ")}`,
-    missing.map((k) => ({ path: k, message: "required (an id or exact name)" })),
+    missing.map((k) => ({ path: k, message: `required (${takes(op, fieldOf.get(k))})` })),
   );
 }
 

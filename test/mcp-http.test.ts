@@ -244,9 +244,15 @@ test("arguments only tools take are checked too: a bad idempotency_key or includ
   const wrongType = await call(c, "get_automation", { project: 123, automation: "broken" });
   expect(wrongType.structuredContent).toMatchObject({
     error: "invalid_request",
-    message: '"project" must be a string (an id or exact name), not number',
+    message: '"project" must be a string (project id (prj_…) or slug), not number',
     details: [{ path: "project" }],
   });
+  // A missing id says what the argument takes: a group run is named by its id only.
+  const missing = await call(c, "get_group_run", { project: "shop" });
+  expect(missing.structuredContent).toMatchObject({ error: "invalid_request", details: [{ path: "group_run", message: "required (group run id (grn_…))" }] });
+  const waitMissing = JSON.stringify(await call(c, "wait_for_group_run", { project: "shop" }).catch((e: Error) => ({ thrown: e.message })));
+  expect(waitMissing).toContain("required (string)");
+  expect(waitMissing).not.toContain("received undefined");
   const include = await call(c, "get_project", { project: "shop", include: ["bodies"] });
   expect(include.structuredContent).toMatchObject({ error: "invalid_request", details: [{ path: "include.0" }] });
   expect(await runs()).toBe(before);

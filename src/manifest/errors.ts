@@ -76,7 +76,7 @@ export const UNAUTHORIZED_MESSAGE = "A valid API key is required as a Bearer tok
 type Issue = z.core.$ZodIssue;
 
 const isMissing = (i: Issue): boolean =>
-  (i.code === "invalid_type" && / received undefined$/.test(i.message)) ||
+  (i.code === "invalid_type" && (/^required \(/.test(i.message) || / received undefined$/.test(i.message))) ||
   (i.code === "invalid_union" && "errors" in i && (i.errors as Issue[][]).every((b) => b.every((x) => x.path.length === 0 && isMissing(x))));
 
 /** The type a value was given as, from zod's "…, received X" (the issue does not carry the value). */
@@ -154,6 +154,9 @@ function fieldsOf(schema: unknown): string[] | null {
 // message, made where zod still has the object's schema at hand (its issues no longer carry it).
 z.config({
   customError: (issue) => {
+    // A field left out says so wherever zod's own message reaches (an MCP client's argument check included), not
+    // "Invalid input: expected string, received undefined".
+    if (issue.code === "invalid_type" && issue.input === undefined) return `required (${String(issue.expected)})`;
     if (issue.code !== "unrecognized_keys") return undefined;
     const known = fieldsOf(issue.inst);
     return known && known.length > 0 ? unknownKeyMessage(issue.keys, known, false) : undefined;
