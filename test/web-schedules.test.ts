@@ -138,3 +138,26 @@ test("a schedule or alert channel changed elsewhere since the page showed it: Pa
   });
   await context.close();
 });
+
+test("a schedule that fires while the page is open: the row shows its last fire without a reload, and Pause works", async () => {
+  const made = await json<{ id: string }>(
+    await s.call("POST", "/projects/shop/schedules", { name: "every ten", target: { automation: "checkout" }, interval_seconds: 10 }),
+    201,
+  );
+  const { context, page } = await newPage(browser, 1280);
+  try {
+    await signInAsOwner(page, s.url);
+    await page.goto(`${s.url}/#/p/shop/schedules`);
+    const row = page.getByRole("row").filter({ hasText: "every ten" });
+    await row.getByText("every 10 s").waitFor();
+    // It fires within ten seconds; the page reads it again by itself.
+    await row.locator('[data-label="Last"]').filter({ hasNotText: "never" }).waitFor({ timeout: 25_000 });
+    // Its firing is not an edit: Pause from the version shown is taken, not refused as changed elsewhere.
+    await row.getByRole("button", { name: "Pause" }).click();
+    await row.getByRole("button", { name: "Resume" }).waitFor();
+    expect(await page.getByText("changed elsewhere").count()).toBe(0);
+    expect((await json<{ enabled: boolean }>(await s.call("GET", `/projects/shop/schedules/${made.id}`))).enabled).toBe(false);
+  } finally {
+    await context.close();
+  }
+});

@@ -42,8 +42,15 @@ function useTargetNames(project: string): ReadonlyMap<string, string> {
   return new Map([...(loaded.data?.[0].data ?? []), ...(loaded.data?.[1].data ?? [])].map((r) => [r.id, r.name]));
 }
 
+const SCHEDULES_POLL_MS = 5_000;
+
 function Schedules({ project }: { project: string }) {
-  const list = useLoad(() => call("listSchedules", { project, limit: 200 }), `schedules:${project}`);
+  // Read again every few seconds while a schedule is on: its last fire, last error and next due times move.
+  const list = useLoad(
+    () => call("listSchedules", { project, limit: 200 }),
+    `schedules:${project}`,
+    (d) => (d.data.some((x) => x.enabled) ? SCHEDULES_POLL_MS : 0),
+  );
   const names = useTargetNames(project);
   const [name, setName] = useState("");
   const [targetKind, setTargetKind] = useState<TargetKind>("automation");
