@@ -413,7 +413,10 @@ const clip = (v: unknown, n = 300) => {
 /** A run in a few lines: its outcome, then (fenced) what the failing steps got. */
 export function runText(r: z.output<typeof CompactRun>): string {
   const s = r.summary;
-  const head = `run ${r.id} (${r.automation_name}): ${r.status}${r.flaky ? " (flaky)" : ""}; ${s.passed}/${s.steps} steps passed, ${s.failed} failed, ${s.skipped} skipped${r.duration_ms !== null ? `, ${Math.round(r.duration_ms)} ms` : ""}${r.attempts > 1 ? `, ${r.attempts} attempts` : ""}.`;
+  // A cancelled or timed-out run's one step that did not pass was stopped there, not failed.
+  const stopped = (r.status === "cancelled" || r.status === "timed_out") && s.failed > 0;
+  const notPassed = stopped ? `stopped at step ${s.passed + 1}` : `${s.failed} failed`;
+  const head = `run ${r.id} (${r.automation_name}): ${r.status}${r.flaky ? " (flaky)" : ""}; ${s.passed}/${s.steps} steps passed, ${notPassed}, ${s.skipped} skipped${r.duration_ms !== null ? `, ${Math.round(r.duration_ms)} ms` : ""}${r.attempts > 1 ? `, ${r.attempts} attempts` : ""}.`;
   const lines: string[] = [];
   if (r.error) lines.push(`run error: ${clip(r.error)}`);
   for (const st of r.steps) {

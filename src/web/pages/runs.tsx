@@ -89,7 +89,12 @@ export function RunTable({ project, runs, compact = false }: { project: string; 
                 <>
                   <td data-label="Steps" class="whole-words">
                     {r.summary.passed}/{r.summary.steps}
-                    {r.summary.failed > 0 ? ` · ${r.summary.failed} failed` : ""}
+                    {/* A cancelled or timed-out run's one step that did not pass was stopped, not failed. */}
+                    {r.summary.failed > 0
+                      ? r.status === "cancelled" || r.status === "timed_out"
+                        ? ` · stopped at step ${r.summary.passed + 1}`
+                        : ` · ${r.summary.failed} failed`
+                      : ""}
                   </td>
                   <td data-label="Environment">{envs(r.environment_id) ?? <span class="muted">none</span>}</td>
                   <td data-label="Started by" class="muted">
