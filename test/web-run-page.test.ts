@@ -181,6 +181,20 @@ test("an unfinished group run's page offers Cancel group run: every run ends can
     expect(read.status).toBe("cancelled");
     expect(read.runs.map((r) => r.status)).toEqual(["cancelled", "cancelled"]);
     await shot(page, "group-run-cancelled");
+    // Once their stopped steps are recorded, the runs list says where each was stopped, not "1 failed".
+    const runIds = read.runs.map((r) => (r as { id?: string }).id ?? "");
+    for (let i = 0; ; i++) {
+      const runs = await Promise.all(runIds.map(async (id) => json<{ summary: { steps: number } }>(await s.call("GET", `/projects/${project}/runs/${id}`))));
+      if (runs.every((r) => r.summary.steps > 0)) break;
+      if (i > 100) throw new Error("the stopped steps were never recorded");
+      await Bun.sleep(100);
+    }
+    await page.goto(`${s.url}/#/p/${project}/runs`);
+    for (const id of runIds) {
+      const row = page.locator(`tr[data-run-id='${id}']`);
+      await row.waitFor({ timeout: 10_000 });
+      expect(await row.locator('[data-label="Steps"]').innerText()).toBe("0/1 · stopped at step 1");
+    }
   }));
 
 test("the runs list and a group's runs show runs started elsewhere without a reload", () =>
