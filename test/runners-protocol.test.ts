@@ -7,7 +7,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../config/load";
 import { startServer } from "../src/server";
-import { runnerCall } from "./helpers/remote-runner";
+import { runnerCall, startRunnerProcess } from "./helpers/remote-runner";
 import { createAutomation, getRun, json, projectWithEnv, startRun, waitForRun } from "./helpers/runs";
 import { databaseEnv, startTestServer, type TestServer, tempDir } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
@@ -126,8 +126,13 @@ describe("the runner protocol", () => {
     await runnerCall(s.url, r, "/start", { runs: [{ id: runId, claim: first?.claim }] });
     // No heartbeat: the lease expires and the retry queues it again.
     expect(await waitUntilAsync(async () => (await status(runId)) === "queued", LEASE_MS * 5)).toBe(true);
-    const [second] = await claim(r);
+    // The lost attempt is kept, and goes with the run to its next runner.
+    const requeued = await getRun(s, project, runId);
+    expect(requeued.attempts.map((a) => [a.attempt, a.status])).toEqual([[1, "error"]]);
+    expect(requeued.attempts[0]?.message).toContain('runner lost: runner "flaky-box" stopped heart-beating');
+    const [second] = (await claim(r)) as (Job & { prior_attempts?: { attempt: number; status: string }[] })[];
     expect(second?.claim).toBeGreaterThan(Number(first?.claim));
+    expect(second?.prior_attempts?.map((a) => [a.attempt, a.status])).toEqual([[1, "error"]]);
     await runnerCall(s.url, r, "/start", { runs: [{ id: runId, claim: second?.claim }] });
     // A client waiting on the run hears its end like any other: the read held by ?wait= answers with the error.
     const waited = s.call("GET", `/projects/${project}/runs/${runId}?wait=30`);
@@ -135,10 +140,44 @@ describe("the runner protocol", () => {
     const heard = (await (await waited).json()) as { status: string; error: string };
     expect(heard.status).toBe("error");
     expect(heard.error).toContain("runner lost");
+    // Both losses are attempts of the run: its one retry was the second.
+    const ended = await getRun(s, project, runId);
+    expect(ended.attempts.map((a) => [a.attempt, a.status])).toEqual([
+      [1, "error"],
+      [2, "error"],
+    ]);
     const late = await json<{ recorded: string[] }>(await runnerCall(s.url, r, "/finish", { runs: [{ id: runId, claim: second?.claim, result: passed }] }));
     expect(late.recorded).toEqual([]);
     expect(await status(runId)).toBe("error");
   });
+
+  test("a run retried after its runner was lost goes on from its attempts on the next runner, within its retries", async () => {
+    const lostBox = await helloRunner("lost-box");
+    const key = crypto.randomUUID();
+    const automation = auto("http", [{ request: { url: `/flaky/${key}?fail=5` }, expect: [{ status: 200 }] }], { retries: 2 });
+    const runId = await startRun(s, project, await createAutomation(s, project, automation));
+    const [job] = await claim(lostBox);
+    await runnerCall(s.url, lostBox, "/start", { runs: [{ id: runId, claim: job?.claim }] });
+    expect(await waitUntilAsync(async () => (await status(runId)) === "queued", LEASE_MS * 5)).toBe(true);
+    // A real runner takes it: two attempts are left of the three its retries allow, numbered on from the lost one.
+    const { token } = await json<{ token: string }>(await s.call("POST", "/runners", { name: "next-box" }), 201);
+    const next = startRunnerProcess(s.url, token);
+    try {
+      const run = await waitForRun(s, project, runId, 20_000);
+      expect(run.status).toBe("failed");
+      expect(run.attempts.map((a) => [a.attempt, a.status])).toEqual([
+        [1, "error"],
+        [2, "failed"],
+        [3, "failed"],
+      ]);
+      expect(run.attempts[0]?.message).toContain("runner lost");
+      expect(run.attempts[2]?.message).toContain("status: expected 200, got 500");
+      // The target was called twice: the lost attempt never reached it, and no attempt beyond the retries was made.
+      expect(run.steps[0]?.response?.body).toContain('"call":2');
+    } finally {
+      await next.stop();
+    }
+  }, 30_000);
 
   test("a runner that goes away while its claim waits gets nothing claimed behind its back", async () => {
     const gone = await helloRunner("gone-box");

@@ -36,6 +36,8 @@ export interface ClaimedRunRow {
   /** Its per-run variables (a JSON object) and the names of its one-run secrets (a JSON array), as stored. */
   variables: string;
   one_run_secrets: string;
+  /** The attempts made before this claim (a runner lost while executing it), as stored: "[]" for a fresh run. */
+  attempts: string;
 }
 
 export interface StoredEnvironment {

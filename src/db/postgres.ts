@@ -343,7 +343,7 @@ export class PostgresRunQueue implements RunQueueStore {
           ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
       UPDATE runs SET status = 'running', claim = claim + 1, started_at = ${now}, updated_at = ${now}
       WHERE id IN (SELECT id FROM chosen) AND status = 'queued'
-      RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
+      RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets, attempts`;
     return { runs: [...runs], environments: await this.environmentsOf(runs) };
   }
 
@@ -371,7 +371,7 @@ export class PostgresRunQueue implements RunQueueStore {
       UPDATE runs SET status = 'running', claim = claim + 1, started_at = ${now}, updated_at = ${now}, runner_id = ${runner.runnerId},
         lease_expires_at = ${runner.leaseExpiresAt}, runner_started_at = NULL
       WHERE id IN (SELECT id FROM chosen) AND status = 'queued'
-      RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets`;
+      RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets, attempts`;
     return { runs: [...runs], environments: await this.environmentsOf(runs) };
   }
 

@@ -212,7 +212,7 @@ const rankedInTurns = (queued: { join: string; filter: string }, project: string
     FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)`;
 
 /** What every claim returns of a run it took: a ClaimedRunRow (src/core/storage.ts). */
-const CLAIMED_COLUMNS = "id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets";
+const CLAIMED_COLUMNS = "id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets, attempts";
 
 /**
  * The server's claim: up to `limit` queued runs in turns (rankedInTurns). ?2 > 0 caps a workspace's turn (runs

@@ -92,6 +92,9 @@ export interface ClaimedJob {
     unreadableSecrets: string[];
     secretHosts: string[] | null;
   } | null;
+  /** Attempts made before this claim (a runner was lost executing it): the run keeps them first, and they count
+   * against its retries. Absent for a run never begun. */
+  prior_attempts?: z.output<typeof Attempt>[];
 }
 export interface HeartbeatAnswer {
   /** Runs it holds that were cancelled: stop them (and still finish them, to keep what they reached). */

@@ -18,6 +18,8 @@ export interface RunJob {
   specText: string;
   environmentId: string | null;
   environment: RunEnvironment | null;
+  /** Attempts made before (a runner lost while executing the run): kept first, and counted against its retries. */
+  priorAttempts?: RunAttempt[];
 }
 
 /** The runner settings execution depends on. */
@@ -103,7 +105,7 @@ export function abortedStatus(reason: RunAborted["reason"], timeoutMs: number): 
 /** Runs the job to its outcome; never throws (a bug becomes an `error` outcome that says so, secrets masked). */
 export async function executeRun(job: RunJob, deps: ExecuteDeps): Promise<JobResult> {
   const masker = secretMasker(job.environment?.secrets ?? {});
-  const attempts: RunAttempt[] = [];
+  const attempts: RunAttempt[] = [...(job.priorAttempts ?? [])];
   let steps: StepResult[] = [];
   const result = (status: FinalRunStatus, error: string | null, final: StepResult[], artifacts: string[]): JobResult => ({
     status,
@@ -175,7 +177,7 @@ async function execute(
   const maxAttempts = Math.max(1, (spec.retries ?? 0) + 1);
   const artifacts: string[] = [];
   try {
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = attempts.length + 1; ; attempt++) {
       const vars = new Map<string, unknown>(Object.entries(variables));
       for (const [k, v] of Object.entries(secrets)) vars.set(k, v);
       const ctx: StepContext = {

@@ -329,6 +329,7 @@ export class RemoteRunner {
       specText: job.spec_text,
       environmentId: job.environment_id,
       environment: job.environment,
+      priorAttempts: job.prior_attempts ?? [],
     };
     log.info("run started", { run_id: job.id, automation_id: job.automation_id });
     // The heartbeat in flight does not name this run yet: the next one does, so its cancellation is heard at once.

@@ -260,14 +260,16 @@ function jobResult(wire: WireResult): JobResult {
   }) as JobResult;
 }
 
-function abortedResult(reason: RunAborted["reason"], timeoutMs: number, progress: JobProgress | null): JobResult {
+function abortedResult(reason: RunAborted["reason"], timeoutMs: number, run: Pick<PendingRun, "progress" | "job">): JobResult {
   const [status, error] = abortedStatus(reason, timeoutMs);
-  return stoppedResult(status, error, progress);
+  return stoppedResult(status, error, run);
 }
 
-function stoppedResult(status: JobResult["status"], error: string, progress: JobProgress | null): JobResult {
-  const steps = progress?.steps ?? [];
-  const attempts = progress?.attempts ?? [];
+/** A run stopped from outside its worker: what its progress reached, and one more attempt that says why. */
+function stoppedResult(status: JobResult["status"], error: string, run: Pick<PendingRun, "progress" | "job">): JobResult {
+  const steps = run.progress?.steps ?? [];
+  // Progress carries the attempts before it, those made before the run's claim included.
+  const attempts = run.progress?.attempts ?? run.job.priorAttempts ?? [];
   return {
     status,
     error,
@@ -462,7 +464,7 @@ export class WorkerPoolExecutor implements RunExecutor {
           stoppedResult(
             "error",
             "no run worker process is available (the server is stopping or its workers cannot start): see the server's log and run it again",
-            null,
+            { progress: null, job },
           ),
         );
         return;
@@ -482,8 +484,9 @@ export class WorkerPoolExecutor implements RunExecutor {
         onAbort: () => this.abort(run, options.signal.reason instanceof RunAborted ? options.signal.reason.reason : "cancelled"),
       };
       worker.runs.set(job.id, run);
-      const { id, automationId, specText, environmentId, environment } = job;
-      worker.post({ t: "run", job: { id, automationId, specText, specReadable: spec !== null, environmentId, environment }, settings: options.settings });
+      const { id, automationId, specText, environmentId, environment, priorAttempts } = job;
+      const wire = { id, automationId, specText, specReadable: spec !== null, environmentId, environment };
+      worker.post({ t: "run", job: priorAttempts?.length ? { ...wire, priorAttempts } : wire, settings: options.settings });
       if (worker.ready) this.startClock(run);
       if (options.signal.aborted) run.onAbort();
       else options.signal.addEventListener("abort", run.onAbort, { once: true });
@@ -513,7 +516,7 @@ export class WorkerPoolExecutor implements RunExecutor {
         pid: run.worker.pid,
         other_runs: run.worker.runs.size - 1,
       });
-      this.settle(run, abortedResult(reason, run.timeoutMs, run.progress));
+      this.settle(run, abortedResult(reason, run.timeoutMs, run));
       this.kill(
         run.worker,
         `a run on the same worker process was ${reason === "timeout" ? "timed out" : reason === "cancelled" ? "cancelled" : "stopped"} and did not stop in time`,
@@ -527,7 +530,7 @@ export class WorkerPoolExecutor implements RunExecutor {
     w.killedFor = why;
     killTree(w.pid);
     for (const run of [...w.runs.values()]) {
-      this.settle(run, stoppedResult("error", `the worker process executing the run was stopped because ${why}: run it again`, run.progress));
+      this.settle(run, stoppedResult("error", `the worker process executing the run was stopped because ${why}: run it again`, run));
     }
     this.replace(w);
   }
@@ -538,7 +541,7 @@ export class WorkerPoolExecutor implements RunExecutor {
       const how = w.proc.signalCode ? `killed by ${w.proc.signalCode}` : `exit code ${w.proc.exitCode}`;
       if (!this.closed) log.error("a run worker process stopped unexpectedly; it is replaced", { pid: w.pid, how, runs: w.runs.size });
       for (const run of [...w.runs.values()]) {
-        this.settle(run, stoppedResult("error", `the worker process executing the run stopped unexpectedly (${how}): run it again`, run.progress));
+        this.settle(run, stoppedResult("error", `the worker process executing the run stopped unexpectedly (${how}): run it again`, run));
       }
       if (!w.ready) {
         this.earlyDeaths++;
@@ -597,7 +600,7 @@ export class WorkerPoolExecutor implements RunExecutor {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     const all = [...this.workers];
     for (const w of all) {
-      for (const run of [...w.runs.values()]) this.settle(run, abortedResult("shutdown", run.timeoutMs, run.progress));
+      for (const run of [...w.runs.values()]) this.settle(run, abortedResult("shutdown", run.timeoutMs, run));
       try {
         // The worker closes its browser and exits when its channel closes.
         w.proc.disconnect();

@@ -7,7 +7,7 @@ export interface RunRecord {
   error: string | null;
   duration_ms: number | null;
   summary: { steps: number; passed: number; failed: number; skipped: number };
-  attempts: { attempt: number; status: string; error: string | null; duration_ms: number }[];
+  attempts: { attempt: number; status: string; error: string | null; message?: string | null; duration_ms: number }[];
   steps: {
     index: number;
     name: string;

@@ -19,7 +19,16 @@ import { VERSION } from "../../version";
 import type { Core } from "../context";
 import { saveRunArtifact } from "../runs/artifacts";
 import { recordEndedRuns } from "../alerts/state";
-import { finishRuns, type RunEnvironment, recordRunProgress, runEnvironment, runsEndedElsewhere, withRunRequests } from "../runs/queue";
+import {
+  finishRuns,
+  priorAttempts,
+  type RunAttempt,
+  type RunEnvironment,
+  recordRunProgress,
+  runEnvironment,
+  runsEndedElsewhere,
+  withRunRequests,
+} from "../runs/queue";
 import { RunSpecColumn } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
@@ -138,15 +147,19 @@ export async function claimForRunner(core: Core, row: RunnerRow, slots: number):
   for (const [id, e] of environments) envs.set(id, runEnvironment(core, e));
   log.info("runs claimed by runner", { runner_id: row.id, runs: runs.length });
   // Per-run variables and one-run secrets go with the run, as to this server's own engine.
-  return (await withRunRequests(core, runs, envs)).map(({ row: r, environment }) => ({
-    id: r.id,
-    claim: r.claim,
-    automation_id: r.automation_id,
-    automation_name: r.automation_name,
-    spec_text: r.spec,
-    environment_id: r.environment_id,
-    environment,
-  }));
+  return (await withRunRequests(core, runs, envs)).map(({ row: r, environment }) => {
+    const prior = priorAttempts(r.attempts);
+    return {
+      id: r.id,
+      claim: r.claim,
+      automation_id: r.automation_id,
+      automation_name: r.automation_name,
+      spec_text: r.spec,
+      environment_id: r.environment_id,
+      environment,
+      ...(prior.length > 0 ? { prior_attempts: prior } : {}),
+    };
+  });
 }
 
 type RunRef = { id: string; claim: number };
@@ -258,9 +271,10 @@ export async function saveRunnerArtifact(core: Core, row: RunnerRow, runId: stri
 }
 
 /**
- * Ends the leases that expired: a run its runner had not begun goes back to `queued`; a begun one ends `error`
- * ("runner lost: …"), or is queued again while the automation's retries allow. The claim moves on with the next
- * claim, so the lost runner can never finish it.
+ * Ends the leases that expired: a run its runner had not begun goes back to `queued`; a begun one keeps an attempt
+ * that ended `error` ("runner lost: …") and is queued again while the automation's retries allow (the next runner
+ * goes on from the attempts made), else ends `error`. The claim moves on with the next claim, so the lost runner can
+ * never finish it.
  */
 export async function sweepExpiredLeases(core: Core): Promise<{ requeued: string[]; lost: string[] }> {
   const t = nowIso();
@@ -270,15 +284,12 @@ export async function sweepExpiredLeases(core: Core): Promise<{ requeued: string
     const lost: string[] = [];
     for (const r of expired) {
       const retries = readJsonColumnOr(RunSpecColumn, r.spec, null)?.retries ?? 0;
-      const begun = r.runner_started_at !== null;
-      if (!begun || r.runner_losses < retries) {
+      if (r.runner_started_at === null) {
         await store.updateExpiredRun(trx, r.id, r.lease_expires_at, {
           status: "queued",
           started_at: null,
           runner_id: null,
           lease_expires_at: null,
-          runner_started_at: null,
-          runner_losses: begun ? r.runner_losses + 1 : r.runner_losses,
           results: "{}",
           updated_at: t,
         });
@@ -286,9 +297,36 @@ export async function sweepExpiredLeases(core: Core): Promise<{ requeued: string
         continue;
       }
       const error = `${LOST_MESSAGE}: runner "${r.runner_name ?? "?"}" stopped heart-beating and its lease expired at ${r.lease_expires_at}`;
+      // The attempts before the lost one: from the runner's last progress, or those made before its claim.
+      const before = priorAttempts(r.attempts);
+      const lostAttempt: RunAttempt = {
+        attempt: before.length + 1,
+        status: "error",
+        error,
+        message: error,
+        // Since the runner began the run: its own earlier attempts included, when it had retried already.
+        duration_ms: Math.max(0, Date.parse(t) - Date.parse(r.runner_started_at)),
+      };
+      const attempts = JSON.stringify([...before, lostAttempt]);
+      if (lostAttempt.attempt < retries + 1) {
+        await store.updateExpiredRun(trx, r.id, r.lease_expires_at, {
+          status: "queued",
+          started_at: null,
+          runner_id: null,
+          lease_expires_at: null,
+          runner_started_at: null,
+          runner_losses: r.runner_losses + 1,
+          results: "{}",
+          attempts,
+          updated_at: t,
+        });
+        requeued.push(r.id);
+        continue;
+      }
       await store.updateExpiredRun(trx, r.id, r.lease_expires_at, {
         status: "error",
         error,
+        attempts,
         finished_at: t,
         updated_at: t,
         lease_expires_at: null,

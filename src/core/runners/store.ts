@@ -189,6 +189,7 @@ export async function runsWithExpiredLeases(db: Kysely<DB>, now: string) {
       "runs.started_at",
       "runs.runner_started_at",
       "runs.runner_losses",
+      "runs.attempts",
       "runs.spec",
       "runs.lease_expires_at",
       "runners.name as runner_name",
@@ -213,6 +214,7 @@ export async function updateExpiredRun(
     | "runner_started_at"
     | "runner_losses"
     | "results"
+    | "attempts"
     | "updated_at"
     | "error"
     | "finished_at"

@@ -4,7 +4,7 @@ import { recordEndedRuns, recordFinishedRuns } from "../alerts/state";
 import type { Core } from "../context";
 import { protectedHosts } from "../environments/protection";
 import { openSecrets } from "../environments/secrets";
-import { readRunSpec, StringList, StringMap } from "../shared/columns";
+import { AttemptsColumn, readRunSpec, StringList, StringMap } from "../shared/columns";
 import { keepOneRunSecrets, takeOneRunSecrets } from "./one-run-secrets";
 import { advanceSequentialGroupRuns } from "./sequence";
 import { readJsonColumnOr } from "../shared/json";
@@ -59,6 +59,8 @@ export interface ClaimedRun {
   environment: RunEnvironment | null;
   /** The one-run secrets the claim took (kept again if the run goes back to the queue unstarted). */
   oneRunSecrets: Record<string, string>;
+  /** Attempts made before this claim (a runner was lost while executing it): they count against its retries. */
+  priorAttempts: RunAttempt[];
 }
 
 export interface RunOutcome {
@@ -120,7 +122,14 @@ export async function claimQueuedRuns(core: Core, limit: number): Promise<Claime
     environmentId: r.environment_id,
     environment,
     oneRunSecrets,
+    priorAttempts: priorAttempts(r.attempts),
   }));
+}
+
+/** The attempts a claimed row carries from before its claim ("[]" for nearly every run: nothing to parse). */
+export function priorAttempts(stored: string): RunAttempt[] {
+  if (stored === "[]") return [];
+  return readJsonColumnOr(AttemptsColumn, stored, []).map((a) => ({ ...a, status: a.status as FinalRunStatus, message: a.message ?? a.error }));
 }
 
 /**
