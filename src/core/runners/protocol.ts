@@ -76,7 +76,7 @@ export async function hello(core: Core, row: RunnerRow, body: z.output<typeof He
   const leaseMs = core.config.runner.lease_ms;
   if (!(await store.takeRunnerToken(core.db, row.id, instance, new Date(Date.now() - leaseMs).toISOString(), next))) {
     // Read again: the holder's last word is what says how long the token stays taken.
-    const holder = (await store.runnersWithPrefix(core.db, row.prefix)).find((r) => r.id === row.id) ?? row;
+    const holder = (await store.findRunner(core.db, row.id)) ?? row;
     const heardAgoMs = holder.last_seen_at === null ? 0 : Math.max(0, Date.now() - Date.parse(holder.last_seen_at));
     throw new TokenInUse(
       `another svc runner process holds the token of runner "${row.name}" (${row.id}), last heard from ${Math.round(heardAgoMs / 1000)} s ago: give every runner process its own token (svc admin create-runner-token --name …); this one waits until the other stops (its lease, ${Math.round(leaseMs / 1000)} s, after its last word)`,
@@ -118,6 +118,13 @@ export async function goodbye(core: Core, row: RunnerRow, instance: string | nul
 
 function assertHelloSaid(row: RunnerRow): void {
   if (row.version === null) throw conflict("the runner has not said hello yet: POST /api/v1/runner/hello first");
+}
+
+/** The runner as stored now, unless its token was revoked meanwhile (a long wait must notice a revocation). */
+export async function currentRunner(core: Core, runner: RunnerRow): Promise<RunnerRow> {
+  const row = await store.findRunner(core.db, runner.id);
+  if (!row || row.revoked_at !== null) throw new AppError("unauthorized", "the runner's token was revoked");
+  return row;
 }
 
 /** Notes that the runner was heard from (shown as last seen). */

@@ -46,6 +46,11 @@ export async function revokeRunner(db: Kysely<DB>, id: string, at: string): Prom
   await db.updateTable("runners").set({ revoked_at: at, updated_at: at }).where("id", "=", id).where("revoked_at", "is", null).execute();
 }
 
+/** One runner as stored, revoked or not. */
+export async function findRunner(db: Kysely<DB>, id: string): Promise<Selectable<RunnerTable> | undefined> {
+  return db.selectFrom("runners").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
 /** The runners whose token starts with this prefix, revoked ones included. */
 export async function runnersWithPrefix(db: Kysely<DB>, prefix: string): Promise<Selectable<RunnerTable>[]> {
   return db.selectFrom("runners").selectAll().where("prefix", "=", prefix).execute();

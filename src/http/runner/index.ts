@@ -8,6 +8,7 @@ import {
   assertHoldsToken,
   authenticateRunner,
   claimForRunner,
+  currentRunner,
   finishForRunner,
   goodbye,
   heartbeatForRunner,
@@ -134,12 +135,7 @@ export function runnerRoutes(core: Core) {
     };
   }
 
-  /** The runner as stored now (a long wait must notice a revocation). */
-  async function current(runner: RunnerRow): Promise<RunnerRow> {
-    const row = await core.db.selectFrom("runners").selectAll().where("id", "=", runner.id).executeTakeFirst();
-    if (!row || row.revoked_at !== null) throw new AppError("unauthorized", "the runner's token was revoked");
-    return row;
-  }
+  const current = (runner: RunnerRow) => currentRunner(core, runner);
 
   return (app: Elysia) =>
     app
