@@ -54,7 +54,7 @@ export const CompactRun = z.object({
   attempts: z.number().int().describe("How many attempts it took"),
   runner: Run.shape.runner,
   steps: z.array(CompactStep).describe('The steps that did not pass (every step, with request and response, with include: ["responses"])'),
-  passed_steps: z.array(z.string()).optional().describe("One line per passed step: number, request or name, status, time"),
+  passed_steps: z.array(z.string()).optional().describe("One line per passed step: its number (from 1), request or name, status, time"),
   artifacts: z.array(z.string()).optional().describe("Artifact names (get_run_artifact)"),
   untrusted: z.array(z.string()).describe(UNTRUSTED_FIELDS_NOTE),
 });
@@ -299,7 +299,8 @@ export function waitOutputSchema(noun: string, record: z.ZodType): Tool["outputS
 function passedLine(s: StepJson): string {
   const what = s.request ? `${s.request.method} ${s.request.url}` : s.name;
   const status = s.response ? ` → ${s.response.status}` : "";
-  return `#${s.index} ${what.length > 160 ? `${what.slice(0, 159)}…` : what}${status} (${Math.round(s.duration_ms)} ms)`;
+  // Numbered from 1, as every text of svc counts steps ("stopped at step 2", the CLI, the web app).
+  return `step ${s.index + 1} ${what.length > 160 ? `${what.slice(0, 159)}…` : what}${status} (${Math.round(s.duration_ms)} ms)`;
 }
 
 function compactStep(s: StepJson, full: boolean): z.output<typeof CompactStep> {
@@ -421,7 +422,7 @@ export function runText(r: z.output<typeof CompactRun>): string {
   if (r.error) lines.push(`run error: ${clip(r.error)}`);
   for (const st of r.steps) {
     if (st.status === "passed" || st.status === "skipped") continue;
-    lines.push(`step #${st.index} ${st.name}: ${st.status}${st.message ? ` — ${clip(st.message)}` : ""}`);
+    lines.push(`step ${st.index + 1} ${st.name}: ${st.status}${st.message ? ` — ${clip(st.message)}` : ""}`);
     for (const a of st.failed_assertions ?? []) lines.push(`  ${a.assertion}: expected ${clip(a.expected, 200)}, actual ${clip(a.actual, 200)}`);
   }
   const more = r.steps.some((st) => st.response) ? "\nRequests and responses are in the structured result." : "";

@@ -79,6 +79,12 @@ async function read(exec: Executor, op: Operation, input: Record<string, unknown
 
 const runDone = (r: Rec) => (TERMINAL_RUN_STATUSES as readonly string[]).includes(r.status);
 const generationDone = (g: Rec) => (TERMINAL_GENERATION_STATUSES as readonly string[]).includes(g.status);
+/** A generation's end in a line: what it did, and for a failed one why (the reason says what to do about it). */
+function generationText(g: Rec): string {
+  const said = [g.result, g.error].filter((v): v is string => typeof v === "string" && v !== "");
+  return `generation ${g.id} finished: ${g.status}.${said.map((t) => ` ${t}`).join("")}`;
+}
+
 const annotations = { readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false };
 
 function waitResult(noun: string, structuredRecord: Record<string, unknown>, rec: Rec, timedOut: boolean, again: string, text: string): CallToolResult {
@@ -228,7 +234,7 @@ export function waitTools(ctx: ToolContext): ToolDef[] {
             res.record,
             res.timedOut,
             `Call wait_for_generation again with generation "${res.record.id}" and feature "${String(res.record.feature_id)}" to keep waiting.`,
-            `generation ${res.record.id} finished: ${res.record.status}.${typeof res.record.result === "string" ? ` ${res.record.result}` : ""}`,
+            generationText(res.record),
           );
         } catch (e) {
           return errorResult(e);

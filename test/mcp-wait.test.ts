@@ -85,6 +85,11 @@ test("wait_for_run returns the finished run: passed, and failed with its step re
   const failed = (await client.callTool({ name: "wait_for_run", arguments: { run: await startRun(ids.fail ?? "") } })) as Result;
   expect(failed.isError).not.toBe(true);
   expect(failed.structuredContent).toMatchObject({ timed_out: false, run: { status: "failed", summary: { failed: 1 } } });
+  // Steps are numbered from 1 in every text, as "stopped at step N" and the CLI count them.
+  const text = (r: Result) => (r.content as { type: string; text: string }[]).map((c) => c.text).join("\n");
+  expect(text(failed)).toContain("step 1 GET");
+  expect(text(failed)).not.toContain("#0");
+  expect((ok.structuredContent?.run as { passed_steps: string[] }).passed_steps[0]).toMatch(/^step 1 GET /);
 });
 
 test("a short timeout returns the current run with timed_out and a hint; calling again gets the end; progress is sent", async () => {
@@ -116,6 +121,19 @@ test("wait_for_generation returns the finished generation", async () => {
   const generation = done.structuredContent?.generation as { id: string; status: string; automation_ids: string[] };
   expect(generation.id).toBe(String(started.structuredContent?.id));
   expect(generation).toMatchObject({ status: "succeeded", automation_ids: [expect.stringMatching(/^aut_/)] });
+});
+
+test("wait_for_generation says why a generation failed, in its text as in its record", async () => {
+  const feature = (await (await s.call("POST", "/projects/waits/features", { name: "Prose only", acceptance_criteria: "Users can see items." })).json()) as {
+    id: string;
+  };
+  const started = (await client.callTool({ name: "start_generation", arguments: { feature: feature.id } })) as Result;
+  expect(started.isError).not.toBe(true);
+  const done = (await client.callTool({ name: "wait_for_generation", arguments: { feature: feature.id, timeout_seconds: 30 } })) as Result;
+  const generation = done.structuredContent?.generation as { status: string; error: string };
+  expect(generation.status).toBe("failed");
+  expect(generation.error.length).toBeGreaterThan(10);
+  expect((done.content as { text: string }[])[0]?.text).toContain(generation.error);
 });
 
 test("the wait tools advertise timeout_seconds with its default of 45 (at most 50), and do not require it", async () => {
