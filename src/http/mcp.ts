@@ -28,6 +28,9 @@ export interface McpRouteOptions {
 const keyOf = new Map<Operation, OperationKey>(Object.entries(ops).map(([k, op]) => [op as Operation, k as OperationKey]));
 
 /** Whether this path is served here. */
+/** The query parameters /mcp takes (docs/mcp.md). */
+const MCP_QUERY = ["toolsets", "read_only"];
+
 export function isMcpPath(pathname: string): boolean {
   return pathname === MCP_PATH || pathname === RESOURCE_METADATA_PATH || pathname === `${RESOURCE_METADATA_PATH}${MCP_PATH}`;
 }
@@ -153,6 +156,12 @@ export function createMcpRoute(opts: McpRouteOptions) {
     const { parseSelection, SelectionError } = await import("../../mcp/toolsets");
     let selection: ReturnType<typeof parseSelection>;
     try {
+      // Only these two, once each: a misspelt `readonly` or a second `toolsets` silently ignored would give an
+      // assistant more tools than its URL asks for.
+      for (const name of new Set(url.searchParams.keys())) {
+        if (!MCP_QUERY.includes(name)) throw new SelectionError(name, `unknown query parameter "${name}": /mcp takes ${MCP_QUERY.join(" and ")}`);
+        if (url.searchParams.getAll(name).length > 1) throw new SelectionError(name, `"${name}" is given more than once: give it once (toolsets as one comma-separated list)`);
+      }
       selection = parseSelection(url.searchParams.get("toolsets"), url.searchParams.get("read_only"));
     } catch (e) {
       if (!(e instanceof SelectionError)) throw e;
