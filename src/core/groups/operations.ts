@@ -30,19 +30,32 @@ async function assertNameFree(ctx: OpContext, projectId: string, name: string, e
   if (other) throw conflict(`a group named "${name}" already exists in this project (${other.id}): choose another name`);
 }
 
-/** Every id must name an automation of the project; duplicates are refused so order stays meaningful. */
-async function checkAutomationIds(ctx: OpContext, projectId: string, ids: string[]): Promise<string[]> {
-  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
-  if (dup) throw invalid(`automation ${dup} is listed twice`, [{ path: "automation_ids", message: `duplicate ${dup}` }]);
-  if (ids.length === 0) return ids;
-  const found = await automations.existingAutomationIds(ctx.core.db, projectId, ids);
-  const missing = ids.map((id, i) => ({ id, i })).filter(({ id }) => !found.has(id));
+/**
+ * Every entry must name an automation of the project, by id or exact name (names are unique in a project): the
+ * group keeps their ids. Duplicates are refused so order stays meaningful.
+ */
+async function checkAutomationIds(ctx: OpContext, projectId: string, refs: string[]): Promise<string[]> {
+  if (refs.length === 0) return refs;
+  const found = await automations.existingAutomationIds(ctx.core.db, projectId, refs);
+  const ids: string[] = [];
+  const missing: { ref: string; i: number }[] = [];
+  for (const [i, ref] of refs.entries()) {
+    if (found.has(ref)) {
+      ids.push(ref);
+      continue;
+    }
+    const [named] = await automations.automationsNamed(ctx.core.db, projectId, ref, 1);
+    if (named) ids.push(named.id);
+    else missing.push({ ref, i });
+  }
   if (missing.length > 0) {
     throw invalid(
       "automation_ids names automations that do not exist in this project",
-      missing.map(({ id, i }) => ({ path: `automation_ids.${i}`, message: `unknown automation ${id}` })),
+      missing.map(({ ref, i }) => ({ path: `automation_ids.${i}`, message: `unknown automation "${ref}" (neither an id nor an exact name in this project)` })),
     );
   }
+  const dup = ids.findIndex((id, i) => ids.indexOf(id) !== i);
+  if (dup >= 0) throw invalid(`automation ${refs[dup]} is listed twice`, [{ path: `automation_ids.${dup}`, message: `duplicate of ${ids[dup]}` }]);
   return ids;
 }
 
