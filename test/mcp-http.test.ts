@@ -148,7 +148,7 @@ test("toolsets and read-only narrow the tools; admin is off unless named; an unk
   expect(narrow).not.toContain("run_automation");
   const bad = await post({ authorization: `Bearer ${s.key}` }, initialize, "?toolsets=runs,nonsense");
   expect(bad.status).toBe(400);
-  expect(await bad.json()).toMatchObject({ error: "invalid_request", details: [{ path: "query.toolsets", message: expect.stringContaining('"nonsense"') }] });  // A misspelt read_only, or a toolsets given twice, is refused rather than ignored (it gave every write tool).
+  expect(await bad.json()).toMatchObject({ error: "invalid_request", details: [{ path: "query.toolsets", message: expect.stringContaining('"nonsense"') }] }); // A misspelt read_only, or a toolsets given twice, is refused rather than ignored (it gave every write tool).
   for (const [query, field, words] of [
     ["?readonly=true", "readonly", 'unknown query parameter "readonly"'],
     ["?toolsets=runs&toolsets=admin", "toolsets", "more than once"],

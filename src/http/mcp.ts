@@ -160,7 +160,8 @@ export function createMcpRoute(opts: McpRouteOptions) {
       // assistant more tools than its URL asks for.
       for (const name of new Set(url.searchParams.keys())) {
         if (!MCP_QUERY.includes(name)) throw new SelectionError(name, `unknown query parameter "${name}": /mcp takes ${MCP_QUERY.join(" and ")}`);
-        if (url.searchParams.getAll(name).length > 1) throw new SelectionError(name, `"${name}" is given more than once: give it once (toolsets as one comma-separated list)`);
+        if (url.searchParams.getAll(name).length > 1)
+          throw new SelectionError(name, `"${name}" is given more than once: give it once (toolsets as one comma-separated list)`);
       }
       selection = parseSelection(url.searchParams.get("toolsets"), url.searchParams.get("read_only"));
     } catch (e) {

@@ -4,7 +4,10 @@ import { defineOperation, Description, ListQuery, Name, page, PathId, ProjectPar
 import { Group, GroupMode, GroupRun } from "./records";
 
 const GroupParams = ProjectParams.extend({ groupId: PathId.describe("Group id (grp_…) or exact name") });
-const AutomationIds = z.array(z.string().min(1).max(200)).max(1000).describe("The automations in the group, by id (aut_…) or exact name (kept as ids); given, they replace its whole list");
+const AutomationIds = z
+  .array(z.string().min(1).max(200))
+  .max(1000)
+  .describe("The automations in the group, by id (aut_…) or exact name (kept as ids); given, they replace its whole list");
 const GroupName = Name.describe("The group's name");
 const GroupDescription = Description.describe("What the group is for, for people");
 const StopOnFailure = z.boolean().describe("Sequential groups: stop at the first run that does not pass (default: false, run them all)");
