@@ -199,6 +199,58 @@ describe("runs in a protected environment", () => {
     expect(home.status).toBe("passed");
   });
 
+  test("browser steps: a redirect, or a form the page sends, never carries a secret to another host", async () => {
+    const before = sentSecret();
+    const seenBefore = target.seen.length;
+    const redirected = await runToEnd(s, "shop", {
+      name: "browser-redirected-away",
+      kind: "browser",
+      environment: "prod",
+      steps: [{ goto: `/redirect-to?to=${encodeURIComponent(`${elsewhere}/echo?t=`)}{{TOKEN}}` }],
+    });
+    expect(redirected.status).toBe("error");
+    expect(redirected.steps[0]?.message).toContain("the secret TOKEN was not sent to localhost");
+    // Two hops: the allowed host redirects to itself, still carrying the secret, then away.
+    const away = encodeURIComponent(`${elsewhere}/echo?t=`);
+    const chained = await runToEnd(s, "shop", {
+      name: "browser-redirected-twice",
+      kind: "browser",
+      environment: "prod",
+      steps: [{ goto: `/redirect-to?to=${encodeURIComponent("/redirect-to?to=")}${encodeURIComponent(away)}{{TOKEN}}` }],
+    });
+    expect(chained.status).toBe("error");
+    expect(chained.steps[0]?.message).toContain("the secret TOKEN was not sent to localhost");
+    const form = await runToEnd(s, "shop", {
+      name: "browser-form-away",
+      kind: "browser",
+      environment: "prod",
+      steps: [
+        { goto: `/form-to?action=${encodeURIComponent(`${elsewhere}/echo`)}` },
+        { fill: { locator: "label=Query", value: "{{TOKEN}}" } },
+        { press: { locator: "label=Query", key: "Enter" } },
+        { expect: { text: "never shown" } },
+      ],
+    });
+    expect(form.status).toBe("error");
+    expect(form.steps.find((st) => st.status === "error")?.message).toContain("the secret TOKEN was not sent to localhost");
+    // Only the first hop of the redirect reached the allowed host; nothing reached the other one.
+    expect(target.seen.slice(seenBefore).filter((r) => JSON.stringify(r).includes(SECRET) && r.path.startsWith("/echo")).length).toBe(0);
+    expect(sentSecret()).toBe(before + 3);
+    // The same form sent to the allowed host goes.
+    const home = await runToEnd(s, "shop", {
+      name: "browser-form-home",
+      kind: "browser",
+      environment: "prod",
+      steps: [
+        { goto: `/form-to?action=${encodeURIComponent("/echo")}` },
+        { fill: { locator: "label=Query", value: "{{TOKEN}}" } },
+        { press: { locator: "label=Query", key: "Enter" } },
+        { wait_for: { url: { matches: "/echo" } } },
+      ],
+    });
+    expect(home.status).toBe("passed");
+  }, 60_000);
+
   test("an owner's run of an automation a member edited cannot carry the secret to the member's URL", async () => {
     const id = await createAutomation(s, "shop", sendsToken("/echo", "owned"));
     await json(

@@ -227,19 +227,25 @@ export async function screenshot(page: Page, ctx: StepContext, name: string): Pr
 }
 
 /**
- * Runs one step. When the page tried to open something that is not a web page (blocked in the browser, see
- * navigation-guard.ts), the step fails saying so, and the page is blanked before any screenshot is taken.
+ * Runs one step. When the page tried to open something that is not a web page, or to send a protected
+ * environment's secret to a host it does not allow (both stopped in the browser, see navigation-guard.ts), the step
+ * fails saying so, and the page is blanked before any screenshot is taken.
  */
 export async function executeBrowserStep(page: Page, step: BrowserStep, index: number, ctx: StepContext): Promise<StepResult> {
   const guard = guardOf(page);
   const before = guard?.takeBlocked() ?? [];
+  const refusedBefore = guard?.takeRefused() ?? [];
   const result: StepResult =
-    before.length > 0 ? { index, name: browserStepName(step), status: "error", duration_ms: 0, message: null } : await performStep(page, step, index, ctx);
+    before.length > 0 || refusedBefore.length > 0
+      ? { index, name: browserStepName(step), status: "error", duration_ms: 0, message: null }
+      : await performStep(page, step, index, ctx);
   const blocked = [...before, ...(guard?.takeBlocked() ?? [])];
-  if (blocked.length === 0) return result;
+  const refused = [...refusedBefore, ...(guard?.takeRefused() ?? [])];
+  if (blocked.length === 0 && refused.length === 0) return result;
   await page.goto("about:blank", { timeout: 5_000 }).catch(() => undefined);
   if (ctx.signal.aborted) throw ctx.signal.reason;
-  return { ...result, status: "error", message: blockedMessage(blocked) };
+  // A secret kept from another host says so first: it is what the person must fix.
+  return { ...result, status: "error", message: refused[0] ?? blockedMessage(blocked) };
 }
 
 async function performStep(page: Page, written: BrowserStep, index: number, ctx: StepContext): Promise<StepResult> {

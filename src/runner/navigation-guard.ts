@@ -2,10 +2,13 @@
 // a file: page shows the host's files, the data directory included. Every request for a URL that is not http(s)
 // is aborted in the browser (Playwright's route sees file: requests, also those of frames and popups), and a frame
 // or popup that shows any other page anyway is blanked; the step then fails saying what was blocked.
-import type { Browser, BrowserContext, ConsoleMessage, Frame, Page } from "playwright-core";
+import type { Browser, BrowserContext, ConsoleMessage, Frame, Page, Request, Route } from "playwright-core";
 import { NOT_WEB } from "../manifest/browser-urls";
+import { type SecretHosts, secretRefusal } from "./secret-hosts";
 
 const NETWORK_SCHEMES = new Set(["http:", "https:", "data:", "blob:"]);
+/** Redirects followed for a request that carries a secret (as many as Chromium follows). */
+const MAX_REDIRECTS = 20;
 
 /** What a frame may show: web pages, blank and srcdoc frames, blobs the page made, and Chromium's error page. */
 function frameUrlAllowed(url: string): boolean {
@@ -21,10 +24,22 @@ const REFUSED = /^Not allowed to (?:load local resource|navigate top frame to [a
 
 export class NavigationGuard {
   private blocked: string[] = [];
+  /** Why requests carrying a secret to a host not allowed were aborted, since the last call. */
+  private refused: string[] = [];
   /** The run's own page; any other page of the context is a popup. */
   mainPage: Page | null = null;
 
-  constructor(private readonly context: BrowserContext) {}
+  constructor(
+    private readonly context: BrowserContext,
+    private readonly secretHosts: SecretHosts | null = null,
+  ) {}
+
+  /** Why the page's requests that would have carried a secret elsewhere were stopped, since the last call. */
+  takeRefused(): string[] {
+    const r = this.refused;
+    this.refused = [];
+    return r;
+  }
 
   /** The URLs blocked since the last call, oldest first. */
   takeBlocked(): string[] {
@@ -46,8 +61,62 @@ export class NavigationGuard {
         return route.abort("blockedbyclient").catch(() => undefined);
       },
     );
+    // A protected environment's secrets go only to its allowed hosts, whatever the page does: a redirect, a form
+    // sent elsewhere, a script's fetch. Only requests that carry a secret are held up.
+    const hosts = this.secretHosts;
+    if (hosts) {
+      await this.context.route(
+        (url) => url.protocol === "http:" || url.protocol === "https:",
+        async (route) => {
+          const request = route.request();
+          const parts = requestParts(request);
+          if (!parts.some((p) => hosts.find(p) !== null)) return route.fallback();
+          const why = secretRefusal(hosts, request.url(), parts);
+          if (why !== null) return this.refuse(route, why);
+          return this.followRedirects(route, hosts, parts);
+        },
+      );
+    }
     this.context.on("page", (page) => this.watch(page));
     for (const page of this.context.pages()) this.watch(page);
+  }
+
+  private refuse(route: Route, why: string): Promise<void> {
+    if (this.refused.length < 20) this.refused.push(why);
+    return route.abort("blockedbyclient").catch(() => undefined);
+  }
+
+  /**
+   * A request that carries a secret to an allowed host: Chromium follows its redirects without showing them to
+   * routes, so they are followed here, each hop checked before it is sent (an open redirect on the allowed host must
+   * not carry the secret elsewhere). The page gets the first answer that is not a redirect; after hops that still
+   * carried the secret it shows under the first URL, as the browser never saw them.
+   */
+  private async followRedirects(route: Route, hosts: SecretHosts, firstParts: string[]): Promise<void> {
+    const request = route.request();
+    let url = request.url();
+    let method = request.method();
+    let body = request.postDataBuffer() ?? undefined;
+    let carried = firstParts;
+    for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+      const response = await route.fetch({ url, method, ...(body !== undefined ? { postData: body } : {}), maxRedirects: 0 });
+      const location = response.headers().location;
+      if (response.status() < 300 || response.status() > 399 || !location) return route.fulfill({ response });
+      const next = new URL(location, url).href;
+      // 307 and 308 send the body again; the others go on as a GET without one.
+      if (response.status() !== 307 && response.status() !== 308) {
+        method = "GET";
+        body = undefined;
+      }
+      const headers = Object.entries(request.headers()).flat();
+      carried = [next, ...headers, ...(body !== undefined ? [body.toString("latin1")] : [])];
+      const why = secretRefusal(hosts, next, carried);
+      if (why !== null) return this.refuse(route, why);
+      // No secret goes on: the browser follows the redirect itself, and the page shows where it leads.
+      if (!carried.some((p) => hosts.find(p) !== null)) return route.fulfill({ response });
+      url = next;
+    }
+    return this.refuse(route, `more than ${MAX_REDIRECTS} redirects carrying a secret of the protected environment "${hosts.environment}"`);
   }
 
   private watch(page: Page): void {
@@ -71,11 +140,25 @@ export class NavigationGuard {
 
 const guards = new WeakMap<Page, NavigationGuard>();
 
-/** A fresh context for one run attempt, guarded, with its page. */
-export async function openGuardedPage(browser: Browser): Promise<{ context: BrowserContext; page: Page }> {
+/** What a request carries that may hold a secret: its URL, headers and body. */
+function requestParts(request: Request): string[] {
+  const parts = [request.url(), ...Object.entries(request.headers()).flat()];
+  try {
+    const body = request.postData();
+    if (body) parts.push(body);
+  } catch {
+    // A body that is not text (a file upload): its bytes as latin1 still show a secret typed into it.
+    const bytes = request.postDataBuffer();
+    if (bytes) parts.push(bytes.toString("latin1"));
+  }
+  return parts;
+}
+
+/** A fresh context for one run attempt, guarded (for a protected environment, also its secrets), with its page. */
+export async function openGuardedPage(browser: Browser, secretHosts: SecretHosts | null = null): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext();
   try {
-    const guard = new NavigationGuard(context);
+    const guard = new NavigationGuard(context, secretHosts);
     await guard.install();
     const page = await context.newPage();
     guard.mainPage = page;

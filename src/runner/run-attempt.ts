@@ -135,7 +135,7 @@ export async function runAttempt(steps: Step[], ctx: StepContext, deps: AttemptD
               ctx.signal.addEventListener("abort", onAbort, { once: true });
             }
             const browser = await untilAborted(deps.browser.get(), ctx.signal);
-            const fresh = await untilAborted(openGuardedPage(browser), ctx.signal, (late) => void late.context.close().catch(() => undefined));
+            const fresh = await untilAborted(openGuardedPage(browser, ctx.secretHosts), ctx.signal, (late) => void late.context.close().catch(() => undefined));
             context = fresh.context;
             page = fresh.page;
           }

@@ -19,23 +19,25 @@ function hostOf(url: string): string | null {
 }
 
 /**
- * Throws (the step errs, nothing is sent) when `parts` — a request's URL, headers and body after
- * interpolation, a page URL, a value to type — carry a secret and `url` is not on an allowed host.
+ * Why `parts` — a request's URL, headers and body after interpolation, a page URL, a value to type — may not go to
+ * `url`: they carry a secret and its host is not allowed. Null when they may.
  */
-export function assertSecretsMayGo(ctx: StepContext, url: string, parts: (string | undefined)[]): void {
-  const hosts = ctx.secretHosts;
-  if (!hosts) return;
+export function secretRefusal(hosts: SecretHosts, url: string, parts: (string | undefined)[]): string | null {
   const host = hostOf(url);
-  if (host !== null && hosts.allowed.includes(host)) return;
+  if (host !== null && hosts.allowed.includes(host)) return null;
   for (const part of parts) {
     const name = part ? hosts.find(part) : null;
     if (name === null) continue;
     const allowed = hosts.allowed.length ? hosts.allowed.join(", ") : "none: the environment has no BASE_URL and no allowed_hosts";
-    throw new StepFailure(
-      "error",
-      `the secret ${name} was not sent to ${host || url}: the protected environment "${hosts.environment}" sends its secrets only to its allowed_hosts (${allowed})`,
-    );
+    return `the secret ${name} was not sent to ${host || url}: the protected environment "${hosts.environment}" sends its secrets only to its allowed_hosts (${allowed})`;
   }
+  return null;
+}
+
+/** Throws (the step errs, nothing is sent) when `parts` carry a secret and `url` is not on an allowed host. */
+export function assertSecretsMayGo(ctx: StepContext, url: string, parts: (string | undefined)[]): void {
+  const why = ctx.secretHosts ? secretRefusal(ctx.secretHosts, url, parts) : null;
+  if (why !== null) throw new StepFailure("error", why);
 }
 
 /** Every header name and value, for the check. */

@@ -196,6 +196,12 @@ export function startTargetApp(): TargetApp {
       // Redirects to a socket that hangs up on the first byte: the client sees the connection close unanswered.
       if (p === "/close") return new Response(null, { status: 307, headers: { location: `http://127.0.0.1:${dropper.port}/` } });
       // A 307 to wherever ?to= says: method, body and the step's own headers go along.
+      // A form whose action is wherever the query says (another host, for the protected-secrets tests).
+      if (p === "/form-to")
+        return page(
+          "Search",
+          `<form method="get" action="${(u.searchParams.get("action") ?? "/").replace(/[<>&"]/g, "")}"><label for="q">Query</label><input id="q" name="q"><button type="submit">Go</button></form>`,
+        );
       if (p === "/redirect-to") return new Response(null, { status: 307, headers: { location: u.searchParams.get("to") ?? "/" } });
       if (p === "/status") return new Response(null, { status: Number(u.searchParams.get("code") ?? "200") });
       if (p === "/login" && req.method === "GET") return page("Sign in", LOGIN);
