@@ -32,6 +32,7 @@ export const POSTGRES: string[] = [
   "test/api-validation.test.ts",
   "test/artifacts-in-db.test.ts",
   "test/assistant.test.ts",
+  "test/assistant-trust.test.ts",
   "test/cli-artifacts.test.ts",
   "test/cli-client.test.ts",
   "test/cli-commands.test.ts",

@@ -9,7 +9,7 @@ export type InProcessCall = (
   principal: Principal,
   key: OperationKey,
   raw: { params?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown },
-  options?: { publicUrl?: () => string; idempotencyKey?: string },
+  options?: { publicUrl?: () => string; idempotencyKey?: string; ifMatch?: string },
 ) => Promise<unknown>;
 
 let registered: InProcessCall | null = null;

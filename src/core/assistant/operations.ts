@@ -1,7 +1,8 @@
 // The in-app assistant: the model is offered the MCP tools (the default toolsets but the assistant's own, compact
 // results) and calls them through the core with the signed-in person's rights (trigger "assistant"). Read-only
 // tools run at once; anything else is held until the person confirms it; what the person may not do is refused
-// at once. Bounded per message: tool steps, tokens per model turn, and the time of the whole answer.
+// at once. Bounded per message: tool steps, tokens per model turn, and the time of the whole answer. A change is
+// checked and pinned to its records when held (hold.ts); its secret values are never kept or shown (secrets.ts).
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { ClientError } from "../../client/errors";
@@ -21,7 +22,9 @@ import type { OperationKey } from "../registry";
 import { fetchPage } from "../shared/pagination";
 import { readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
+import { prepareHeld } from "./hold";
 import { streamedCompletion } from "./model-stream";
+import { maskCallArguments, maskSecrets, openSecrets, sealSecrets } from "./secrets";
 import * as store from "./store";
 
 type O = typeof ops;
@@ -88,7 +91,15 @@ function toolsFor(ctx: OpContext, principal: Principal): Map<string, ToolDef> {
       try {
         const key = keyOf.get(op);
         if (!key) throw new Error(`operation ${op.name} is not in the manifest`);
-        const out = await inProcessCall()(ctx.core, principal, key, splitInput(op, input), { publicUrl: ctx.publicUrl, idempotencyKey: opts.idempotencyKey });
+        const { params, query, body, headers } = splitInput(op, input);
+        // As over MCP (http/mcp.ts): if_match is the If-Match of the change, so a stale one is 412.
+        const out = await inProcessCall()(
+          ctx.core,
+          principal,
+          key,
+          { params, query, body },
+          { publicUrl: ctx.publicUrl, idempotencyKey: opts.idempotencyKey, ifMatch: headers["if-match"] },
+        );
         if (op.response === null) return { json: null, raw: null };
         if ("raw" in op.response) {
           const raw = out as RawBody;
@@ -147,13 +158,15 @@ function parseArguments(raw: string | undefined): Record<string, unknown> | stri
   return `the tool's arguments are not a JSON object: ${raw.slice(0, 200)}`;
 }
 
+const Arguments = z.record(z.string(), z.unknown());
+
 function toAction(row: store.ActionRow) {
   const result = row.result === null ? undefined : (JSON.parse(row.result) as unknown);
   return {
     id: row.id,
     conversation_id: row.conversation_id,
     tool: row.tool,
-    arguments: readJsonColumnOr(z.record(z.string(), z.unknown()), row.arguments, {}),
+    arguments: maskSecrets(row.tool, readJsonColumnOr(Arguments, row.arguments, {})),
     status: row.status,
     ...(result === undefined ? {} : { result }),
     created_at: row.created_at,
@@ -183,15 +196,14 @@ async function streamedTurn(
   return parsed.data;
 }
 
-/** Every tool call of the last model turn gets an answer: one cut off before it was handled is said not to have run. */
-function answerOpenCalls(history: ChatMessage[]): void {
+/** The answers to the tool calls of the last model turn cut off before they were handled: said not to have run. */
+function openCallAnswers(history: ChatMessage[]): ChatMessage[] {
   const at = history.findLastIndex((m) => m.role === "assistant" && (m.tool_calls?.length ?? 0) > 0);
-  if (at < 0) return;
+  if (at < 0) return [];
   const answered = new Set(history.slice(at + 1).map((m) => m.tool_call_id));
-  for (const call of history[at]?.tool_calls ?? []) {
-    if (!answered.has(call.id))
-      history.push({ role: "tool", tool_call_id: call.id, content: "not run: the answer was interrupted before this call was handled" });
-  }
+  return (history[at]?.tool_calls ?? [])
+    .filter((call) => !answered.has(call.id))
+    .map((call) => ({ role: "tool", tool_call_id: call.id, content: "not run: the answer was interrupted before this call was handled" }));
 }
 
 export const sendAssistantMessage: Handler<O["sendAssistantMessage"]> = async (ctx, { body }) => {
@@ -215,8 +227,15 @@ export const sendAssistantMessage: Handler<O["sendAssistantMessage"]> = async (c
   // Streamed: the first event, so every refusal above is still an ordinary error answer.
   const emit = ctx.emit;
   emit?.("conversation", { conversation_id: conversation.id });
+  // What the model is shown (the history as read, then this message's), and what this message added and has not
+  // saved yet: only that is appended to the stored history, after whatever others added meanwhile (store.ts).
   const history: ChatMessage[] = readJsonColumnOr(History, conversation.messages, []);
-  history.push({ role: "user", content: body.text });
+  let unsaved: ChatMessage[] = [];
+  const add = (...messages: ChatMessage[]) => {
+    history.push(...messages);
+    unsaved.push(...messages);
+  };
+  add({ role: "user", content: body.text });
   const principal: Principal = { ...ctx.principal, trigger: "assistant" };
   const tools = toolsFor(ctx, principal);
   const offered = [...tools.values()].map((t) => ({
@@ -229,7 +248,11 @@ export const sendAssistantMessage: Handler<O["sendAssistantMessage"]> = async (c
   let reply = "";
   // The words of the model's current turn that reached the caller (streamed), before its message is kept.
   let spoken = "";
-  const save = () => store.updateConversation(ctx.core.db, conversation.id, { messages: JSON.stringify(history), updated_at: nowIso() });
+  const save = async () => {
+    const adding = unsaved;
+    unsaved = [];
+    await store.appendMessages(ctx.core.db, conversation.id, adding, nowIso());
+  };
   try {
     for (let step = 0; ; step++) {
       const lastStep = step >= settings.max_steps;
@@ -246,7 +269,9 @@ export const sendAssistantMessage: Handler<O["sendAssistantMessage"]> = async (c
           })
         : await wholeTurn(provider, request, signal);
       const calls = lastStep ? [] : (message.tool_calls ?? []);
-      history.push({ role: "assistant", content: message.content ?? null, ...(calls.length > 0 ? { tool_calls: calls } : {}) });
+      // Kept with the secret values the model wrote masked: the history is stored as it is.
+      const kept = calls.map((c) => ({ ...c, function: { ...c.function, arguments: maskCallArguments(c.function.name, c.function.arguments) } }));
+      add({ role: "assistant", content: message.content ?? null, ...(kept.length > 0 ? { tool_calls: kept } : {}) });
       spoken = "";
       if (calls.length === 0) {
         reply = message.content ?? "";
@@ -260,7 +285,7 @@ export const sendAssistantMessage: Handler<O["sendAssistantMessage"]> = async (c
           id: newId("act"),
           conversation_id: conversation.id,
           tool: call.function.name,
-          arguments: JSON.stringify(typeof args === "string" ? {} : args),
+          arguments: JSON.stringify(typeof args === "string" ? {} : maskSecrets(call.function.name, args)),
           status: "refused",
           result: null,
           created_at: t,
@@ -279,13 +304,24 @@ export const sendAssistantMessage: Handler<O["sendAssistantMessage"]> = async (c
           row.result = JSON.stringify(ran.result);
           forModel = ran.forModel;
         } else {
-          row.status = "needs_confirmation";
-          forModel = `held: ${call.function.name} waits for the person to confirm it (action ${row.id}); it has not run yet`;
+          // Checked, and pinned to the records it names, now: what cannot run, or may not, is never held.
+          // (A tool of no operation, such as the wait tools, has nothing to check: it is held as it was asked.)
+          const op = ops[keyOfName(def.tool.name) ?? ("" as OperationKey)] as Operation | undefined;
+          const prepared = op ? await prepareHeld({ ...ctx, principal }, op, args) : { held: args };
+          if ("notHeld" in prepared) {
+            row.status = prepared.notHeld.status;
+            row.result = JSON.stringify(prepared.notHeld.error);
+            forModel = `${prepared.notHeld.status}: ${prepared.notHeld.error.error}: ${prepared.notHeld.error.message}`;
+          } else {
+            row.status = "needs_confirmation";
+            row.arguments = JSON.stringify(sealSecrets(ctx.core.secrets, row.id, row.tool, prepared.held));
+            forModel = `held: ${call.function.name} waits for the person to confirm it (action ${row.id}); it has not run yet`;
+          }
         }
         await store.insertAction(ctx.core.db, row);
         actions.push(row);
         emit?.("action", toAction(row));
-        history.push({ role: "tool", tool_call_id: call.id, content: forModel });
+        add({ role: "tool", tool_call_id: call.id, content: forModel });
         signal.throwIfAborted();
       }
       await save();
@@ -294,13 +330,13 @@ export const sendAssistantMessage: Handler<O["sendAssistantMessage"]> = async (c
     // The caller went away (or the answer's time ran out) mid-way: what was said and done is kept, whole.
     const callerGone = ctx.signal?.aborted === true && !deadline.aborted;
     if (!callerGone && !(e instanceof GenerationFailure) && !deadline.aborted) throw e;
-    answerOpenCalls(history);
+    add(...openCallAnswers(history));
     reply = callerGone
       ? `${spoken.trim() === "" ? "" : `${spoken.trimEnd()} `}(interrupted: the answer was not read to its end)`
       : deadline.aborted
         ? `I could not finish within ${settings.timeout_ms} ms, the time one message may take.`
         : `The assistant's model could not answer: ${(e as Error).message}`;
-    history.push({ role: "assistant", content: reply });
+    add({ role: "assistant", content: reply });
   }
   await save();
   return { conversation_id: conversation.id, reply, actions: actions.map(toAction) };
@@ -318,21 +354,19 @@ export const confirmAssistantAction: Handler<O["confirmAssistantAction"]> = asyn
   const principal: Principal = { ...ctx.principal, trigger: "assistant" };
   const tools = toolsFor(ctx, principal);
   const def = tools.get(row.tool);
-  const args = readJsonColumnOr(z.record(z.string(), z.unknown()), row.arguments, {});
+  const args = openSecrets(ctx.core.secrets, row.id, row.tool, readJsonColumnOr(Arguments, row.arguments, {}));
   // Claimed before it runs: a second confirmation at the same time answers 409 instead of running it twice.
   if (!(await store.settleHeldAction(ctx.core.db, row.id, { status: "done", updated_at: nowIso() }))) throw conflict("this action has already run");
-  const ran = def
-    ? await runTool(def, args, ctx.signal ?? new AbortController().signal)
-    : { status: "failed" as const, result: { error: "not_found", message: `there is no tool "${row.tool}" any more` }, forModel: "" };
+  const ran = !def
+    ? { status: "failed" as const, result: { error: "not_found", message: `there is no tool "${row.tool}" any more` }, forModel: "" }
+    : typeof args === "string"
+      ? { status: "failed" as const, result: { error: "internal_error", message: args }, forModel: `failed: ${args}` }
+      : await runTool(def, args, ctx.signal ?? new AbortController().signal);
   const t = nowIso();
   await store.updateAction(ctx.core.db, row.id, { status: ran.status, result: JSON.stringify(ran.result), updated_at: t });
-  // The model learns of the outcome with the next message.
-  const conversation = await store.findConversation(ctx.core.db, owner, row.conversation_id);
-  if (conversation) {
-    const history = readJsonColumnOr(History, conversation.messages, []);
-    history.push({ role: "user", content: `(I confirmed action ${row.id}, ${row.tool}: ${ran.status}) ${ran.forModel}`.slice(0, TOOL_RESULT_CHARS) });
-    await store.updateConversation(ctx.core.db, conversation.id, { messages: JSON.stringify(history), updated_at: t });
-  }
+  // The model learns of the outcome with the next message; appended, so a message answered meanwhile keeps it too.
+  const note: ChatMessage = { role: "user", content: `(I confirmed action ${row.id}, ${row.tool}: ${ran.status}) ${ran.forModel}`.slice(0, TOOL_RESULT_CHARS) };
+  await store.appendMessages(ctx.core.db, row.conversation_id, [note], t);
   return toAction({ ...row, status: ran.status, result: JSON.stringify(ran.result), updated_at: t });
 };
 

@@ -32,8 +32,42 @@ export async function insertConversation(db: Kysely<DB>, row: Insertable<Assista
   await db.insertInto("assistant_conversations").values(row).execute();
 }
 
-export async function updateConversation(db: Kysely<DB>, id: string, patch: Updateable<AssistantConversationTable>): Promise<void> {
-  await db.updateTable("assistant_conversations").set(patch).where("id", "=", id).execute();
+/** How often an append reads again after losing to another writer before it gives up (each loss is another's progress). */
+const APPEND_ATTEMPTS = 100;
+
+/**
+ * Appends messages to a conversation's history. Several writers meet here — two messages answered at once, an
+ * action confirmed while a message is answered — and each must keep what the others wrote. So each appends only
+ * what it added, as a compare-and-swap on the stored text: the history only ever grows, so the same text is the
+ * same history, and when another writer came first the row is read again and the messages go after that writer's.
+ * One conditional UPDATE behaves alike on SQLite (writes are serialised) and PostgreSQL (a waiting UPDATE checks
+ * its condition again on the row as committed), and no lock is held while the model is asked.
+ */
+export async function appendMessages(db: Kysely<DB>, id: string, messages: unknown[], updatedAt: string): Promise<void> {
+  if (messages.length === 0) return;
+  for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
+    const row = await db.selectFrom("assistant_conversations").select("messages").where("id", "=", id).executeTakeFirst();
+    if (!row) return;
+    const next = JSON.stringify([...storedMessages(row.messages), ...messages]);
+    const r = await db
+      .updateTable("assistant_conversations")
+      .set({ messages: next, updated_at: updatedAt })
+      .where("id", "=", id)
+      .where("messages", "=", row.messages)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) > 0) return;
+  }
+  throw new Error(`the history of conversation ${id} kept changing under ${APPEND_ATTEMPTS} attempts to add to it`);
+}
+
+/** The stored history as a list; a damaged one is started again rather than refusing every later message. */
+function storedMessages(text: string): unknown[] {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return Array.isArray(v) ? v : [];
+  } catch {
+    return [];
+  }
 }
 
 export async function insertAction(db: Kysely<DB>, row: Insertable<AssistantActionTable>): Promise<void> {
