@@ -100,6 +100,40 @@ describe("a secret echoed back", () => {
     }
   });
 
+  test("cut by a failed check's message (a body that is not JSON, quoted to 100 characters), its beginning at the cut is masked", async () => {
+    for (const kept of [4, 9]) {
+      const run = await runToEnd(s, project, {
+        name: `cut message ${kept} ${crypto.randomUUID().slice(0, 6)}`,
+        kind: "http",
+        environment: "test",
+        steps: [{ request: { method: "POST", url: `/cut?pad=${100 - kept}`, body: "{{SECRET}}" }, expect: [{ json: "$.x", equals: 1 }] }],
+      });
+      const message = run.steps[0]?.message ?? "";
+      expect(message).toContain(`got "${"x".repeat(100 - kept)}***`);
+      expect(JSON.stringify(run)).not.toContain(SECRET.slice(0, kept));
+    }
+  });
+
+  test("a large captured value compared in a check is recorded cut, not whole in every assertion", async () => {
+    const big = "a".repeat(200_000);
+    const run = await runToEnd(s, project, {
+      name: `big expected ${crypto.randomUUID().slice(0, 6)}`,
+      kind: "http",
+      environment: "test",
+      steps: [
+        { request: { method: "POST", url: "/echo-string", body: big }, capture: { c: "$.data" } },
+        ...Array.from({ length: 5 }, () => ({
+          request: { method: "POST", url: "/echo-string", body: "b" },
+          expect: [{ json: "$.data", not_equals: "{{c}}" }],
+        })),
+      ],
+    });
+    expect(run.status).toBe("passed");
+    const recorded = run.steps[1]?.assertions?.[0] as { expected: string } | undefined;
+    expect(recorded?.expected).toBe(`${"a".repeat(2048)}…`);
+    expect(JSON.stringify(run).length).toBeLessThan(100_000);
+  });
+
   test("cut in the middle of a JSON escape (s3cr\\u00…), the partial secret and escape are masked", async () => {
     const php = jsonForms(SECRET).php ?? "";
     const upTo = php.indexOf("\\u") + 4; // "s3cr&t\/\u00" of "s3cr&t\/\u00e9…"

@@ -4,6 +4,7 @@ import { readJsonPath } from "../manifest/json-path";
 import { compileJsonSchema } from "../manifest/json-schema";
 import { linearPattern, patternProblem } from "../manifest/patterns";
 import { interpolateJson, interpolateText, type Variables } from "./interpolation";
+import { cutText } from "./secret-masking";
 import { StepFailure } from "./step-result";
 
 export interface AssertionResult {
@@ -107,10 +108,20 @@ function asNumber(v: unknown): number | null {
   return null;
 }
 
+/**
+ * The JSON parser's reason without the piece of the body it quotes ('Unexpected identifier "…"'): it cuts that
+ * piece where it likes, unmarked, so the beginning of a secret at its end would escape masking. The body's start
+ * is shown beside it anyway, cut and marked.
+ */
+const parserWords = (error: string): string => error.replace(/\s*"[^"]*"?/g, "").trim();
+
 const ACTUAL_MAX_CHARS = 2048;
-/** The recorded actual value is capped like the response excerpt: a 10 MB body must not be copied into every result. */
+/**
+ * A recorded value (actual or expected) is capped like the response excerpt: a 10 MB body must not be copied into
+ * every result, nor a 5 MB captured value into the expected value of every assertion that compares with it.
+ */
 function capActual(v: unknown): unknown {
-  if (typeof v === "string") return v.length > ACTUAL_MAX_CHARS ? `${v.slice(0, ACTUAL_MAX_CHARS)}…` : v;
+  if (typeof v === "string") return cutText(v, ACTUAL_MAX_CHARS);
   if (v !== null && typeof v === "object") {
     const { text, cut } = jsonPrefix(v, ACTUAL_MAX_CHARS);
     if (cut) return `${text}…`;
@@ -141,7 +152,7 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
       subject,
       operator,
       passed,
-      expected,
+      expected: capActual(expected),
       actual: recorded,
       message: passed ? `${subject}: ${expectation}, got ${shown}` : `${subject}: expected ${expectation}, got ${shown}`,
     });
@@ -174,16 +185,17 @@ function checkOperators(subject: string, ops: Ops, found: boolean, actual: unkno
     } catch (e) {
       bad = (e as Error).message;
     }
+    const pattern = cutText(ops.matches, 200);
     if (bad)
       out.push({
-        assertion: `${subject} matches /${ops.matches}/`,
+        assertion: `${subject} matches /${pattern}/`,
         subject,
         operator: "matches",
         passed: false,
-        expected: ops.matches,
-        message: `${subject}: the regular expression /${ops.matches}/ is invalid: ${bad}`,
+        expected: capActual(ops.matches),
+        message: `${subject}: the regular expression /${pattern}/ is invalid: ${bad}`,
       });
-    else add("matches", `matches /${ops.matches}/`, ops.matches, passed, `to match /${ops.matches}/`);
+    else add("matches", `matches /${pattern}/`, ops.matches, passed, `to match /${pattern}/`);
   }
   if (ops.type !== undefined) {
     const t = typeOf(actual);
@@ -289,7 +301,12 @@ export function evaluateAssertion(a: Assertion, res: ObservedResponse): Assertio
     const parsed = res.json();
     if (!parsed.ok)
       return [
-        { assertion: `${path}`, subject: path, passed: false, message: `${path}: the body is not JSON (${parsed.error}), got ${show(res.text.slice(0, 100))}` },
+        {
+          assertion: `${path}`,
+          subject: path,
+          passed: false,
+          message: `${path}: the body is not JSON (${parserWords(parsed.error)}), got ${show(cutText(res.text, 100))}`,
+        },
       ];
     let r: { found: boolean; value: unknown };
     try {

@@ -8,6 +8,7 @@ import { linearPattern, patternProblem } from "../manifest/patterns";
 import { interpolateText, MissingVariableError } from "./interpolation";
 import { locate } from "./locators";
 import { assertSecretsMayGo } from "./secret-hosts";
+import { cutText } from "./secret-masking";
 import { blockedMessage, guardOf } from "./navigation-guard";
 import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
 
@@ -75,7 +76,7 @@ function pageToOpen(goto: string, ctx: StepContext, text: (s: string) => string)
   const resolved = resolveUrl(text(goto), ctx.baseUrl);
   const problem = pageUrlProblem(resolved);
   const url = problem ? null : webUrl(resolved);
-  if (!url) throw new StepFailure("error", `goto: ${problem ?? `${JSON.stringify(resolved.slice(0, 200))} is not an http or https URL: ${NOT_WEB}`}`);
+  if (!url) throw new StepFailure("error", `goto: ${problem ?? `${JSON.stringify(cutText(resolved, 200))} is not an http or https URL: ${NOT_WEB}`}`);
   return url.href;
 }
 

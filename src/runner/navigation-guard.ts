@@ -5,6 +5,7 @@
 import type { Browser, BrowserContext, ConsoleMessage, Frame, Page, Request, Route } from "playwright-core";
 import { NOT_WEB } from "../manifest/browser-urls";
 import { type SecretHosts, secretRefusal } from "./secret-hosts";
+import { cutText } from "./secret-masking";
 
 const NETWORK_SCHEMES = new Set(["http:", "https:", "data:", "blob:"]);
 /** Redirects followed for a request that carries a secret (as many as Chromium follows). */
@@ -49,7 +50,7 @@ export class NavigationGuard {
   }
 
   note(url: string): void {
-    if (this.blocked.length < 20) this.blocked.push(url.slice(0, 300));
+    if (this.blocked.length < 20) this.blocked.push(cutText(url, 300));
   }
 
   async install(): Promise<void> {

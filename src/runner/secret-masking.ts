@@ -13,6 +13,14 @@ const MASK = "***";
 const CUT_MARK = "…";
 
 /**
+ * The text cut to `max` characters with the cut marked: every text a run records that is cut short must carry the
+ * mark, or masking could not tell that the end may be the beginning of a secret (and would show most of it).
+ */
+export function cutText(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}${CUT_MARK}` : text;
+}
+
+/**
  * The secret as it can appear in what a run records: as written, JSON-escaped, and encoded the ways a URL
  * encodes it — encodeURIComponent, a form-encoded `query` value (space as +, ! ' ( ) ~ escaped), and what the
  * URL parser leaves of it in a path or a query string (it keeps / : @ & = + and more as they are) or a host name.
