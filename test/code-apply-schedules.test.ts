@@ -87,7 +87,10 @@ test("schedules and alert channels apply with the rest, a second apply changes n
     remind_every: 3600,
     key: "alerts/slack.yaml",
   });
-  expect(await s.sql<{ url: string }>("SELECT url FROM alert_channels WHERE name = ?", "team slack")).toEqual([{ url: SLACK }]);
+  // Sealed at rest, as the API stores a Slack URL: it opens to the URL given.
+  const [slack] = await s.sql<{ id: string; url: string }>("SELECT id, url FROM alert_channels WHERE name = ?", "team slack");
+  expect(slack?.url).not.toContain("hooks");
+  expect(s.server.core.secrets.open(slack?.url as string, `alert-channel-url:${slack?.id}`)).toBe(SLACK);
   // The secret is the variable's value, sealed: a test delivery is signed with it.
   expect(JSON.stringify(await s.call("GET", "/projects/sched/alert-channels/team-hook").then((r) => r.json()))).not.toContain("first-secret");
 

@@ -2,6 +2,7 @@
 // for retries that come due. Each delivery is leased before it is sent, so two nodes never send it at once.
 // Deliveries are sent side by side within bounds, so a receiver that never answers holds up its own channel only.
 import type { OpenedCore } from "../core";
+import { sealPlainSlackUrls } from "../core/alerts/channel-url";
 import { type DueDelivery, recordAttempt, soonestDelivery, takeDueDeliveries } from "../core/alerts/outbox";
 import type { Engine } from "../extensions";
 import { log } from "../logging";
@@ -30,7 +31,13 @@ export class AlertDeliveryEngine implements Engine {
 
   private readonly wake = () => void this.pump();
 
-  start(): void {
+  async start(): Promise<void> {
+    // Slack URLs stored before they were sealed are sealed before the first delivery: here, where every `svc serve`
+    // passes with the secrets key open (rows written since are sealed as they are written). A failure stops
+    // nothing: such a URL still delivers as it is, and is sealed when its channel is next written or at the next start.
+    await sealPlainSlackUrls(this.core).catch((e: unknown) =>
+      log.warn("could not encrypt the Slack webhook URLs stored in plain text", { error: (e as Error).message }),
+    );
     this.core.events.on("alertsQueued", this.wake);
     void this.pump();
   }

@@ -30,22 +30,34 @@ const HEADLINES: Record<string, string> = {
   test: "test alert",
 };
 
-/** One line for people (Slack, email subject). */
-export function headline(raw: string): string {
+/**
+ * Text for Slack, where `<…>` is markup — `<!channel>` pings everyone, `<https://…|label>` is a link showing only its
+ * label — and `&` starts an entity: the three are escaped as Slack asks (&amp; &lt; &gt;), so names and messages
+ * members wrote show as written and can neither ping nor disguise a link.
+ */
+export function slackEscape(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+/**
+ * One line for people (Slack, email subject). `text` is applied to every piece of the body, the names and error
+ * texts members control and the run page's URL svc built alike (Slack reads `&amp;` in a bare URL as `&`).
+ */
+export function headline(raw: string, text: (s: string) => string = (s) => s): string {
   const b = JSON.parse(raw) as AlertBody;
   const what = b.automation
-    ? `automation "${b.automation.name}"`
+    ? `automation "${text(b.automation.name)}"`
     : b.group
-      ? `group "${b.group.name}"`
+      ? `group "${text(b.group.name)}"`
       : b.schedule
-        ? `schedule "${b.schedule.name}"`
-        : `channel "${b.channel?.name ?? ""}"`;
-  const env = b.environment?.name ? ` in ${b.environment.name}` : "";
-  const project = b.project?.name ?? b.project?.slug ?? "";
-  const on = b.run?.runner ? ` on runner ${b.run.runner.name ?? b.run.runner.id}` : "";
-  const run = b.run ? ` — run ${b.run.status}${on}: ${b.run.url}` : "";
-  const error = b.error ? ` — ${b.error}` : "";
-  return `[svc ${project}] ${what}${env} ${HEADLINES[b.event] ?? b.event}${run}${error}`;
+        ? `schedule "${text(b.schedule.name)}"`
+        : `channel "${text(b.channel?.name ?? "")}"`;
+  const env = b.environment?.name ? ` in ${text(b.environment.name)}` : "";
+  const project = text(b.project?.name ?? b.project?.slug ?? "");
+  const on = b.run?.runner ? ` on runner ${text(b.run.runner.name ?? b.run.runner.id)}` : "";
+  const run = b.run ? ` — run ${text(b.run.status)}${on}: ${text(b.run.url)}` : "";
+  const error = b.error ? ` — ${text(b.error)}` : "";
+  return `[svc ${project}] ${what}${env} ${text(HEADLINES[b.event] ?? b.event)}${run}${error}`;
 }
 
 async function post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResult> {
@@ -84,8 +96,19 @@ export async function sendDelivery(config: Config, d: DueDelivery): Promise<Atte
     );
   }
   if (channel.kind === "slack") {
+    if (channel.urlUnreadable)
+      return {
+        ok: false,
+        statusCode: null,
+        error: "the channel's Slack webhook url cannot be opened with this server's secrets key: give the channel its url again",
+      };
     if (!channel.url) return { ok: false, statusCode: null, error: "the channel has no url" };
-    return post(channel.url, { "content-type": "application/json", "user-agent": "svc-alerts" }, JSON.stringify({ text: headline(d.body) }), timeoutMs);
+    return post(
+      channel.url,
+      { "content-type": "application/json", "user-agent": "svc-alerts" },
+      JSON.stringify({ text: headline(d.body, slackEscape) }),
+      timeoutMs,
+    );
   }
   const smtp = config.alerts.smtp;
   if (!smtp.host) return { ok: false, statusCode: null, error: "no SMTP server is configured ([alerts.smtp] host)" };

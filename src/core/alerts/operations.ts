@@ -5,6 +5,7 @@ import type { ops } from "../../manifest";
 import { type ErrorDetail, invalid } from "../../manifest/errors";
 import { requestUrlProblem } from "../../manifest/request-urls";
 import { newId } from "../../security/ids";
+import type { SecretBox } from "../../security/secret-box";
 import type { OpContext } from "../context";
 import type { Handler } from "../handler";
 import { resolveAlertChannel, resolveProject } from "../scope";
@@ -12,6 +13,7 @@ import { StringList } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
 import { fetchPage } from "../shared/pagination";
 import { nowIso } from "../shared/time";
+import { type OpenedUrl, openChannelUrl, storedChannelUrl } from "./channel-url";
 import { ALERT_EVENTS, AlertRecorder } from "./state";
 import { expectVersion, nextStamp, staleVersion } from "../versions";
 import * as store from "./store";
@@ -24,24 +26,27 @@ export const secretPlace = (channelId: string) => `alert-channel:${channelId}`;
 
 /**
  * A Slack incoming-webhook URL is the secret that lets anyone post to the channel: it is shown as its origin and
- * `/…` only. Sent back as shown (an edit form, `show --json` → `update --file`), it keeps the URL it stands for.
+ * `/…` only (`…` when it does not open with this server's key). Sent back as shown (an edit form, `show --json` →
+ * `update --file`), it keeps the URL it stands for.
  */
-export function shownUrl(kind: ChannelRow["kind"], url: string | null): string | null {
-  if (kind !== "slack" || url === null) return url;
+export function shownUrl(kind: ChannelRow["kind"], stored: OpenedUrl): string | null {
+  if (kind !== "slack") return stored.url;
+  if (stored.unreadable) return "…";
+  if (stored.url === null) return null;
   try {
-    return `${new URL(url).origin}/…`;
+    return `${new URL(stored.url).origin}/…`;
   } catch {
     return "…";
   }
 }
 
-export function toChannel(row: ChannelRow) {
+export function toChannel(box: SecretBox, row: ChannelRow) {
   return {
     id: row.id,
     project_id: row.project_id,
     name: row.name,
     kind: row.kind,
-    url: shownUrl(row.kind, row.url),
+    url: shownUrl(row.kind, openChannelUrl(box, row)),
     has_secret: row.secret !== null,
     email_to: row.email_to === null ? null : readJsonColumnOr(StringList, row.email_to, []),
     events: readJsonColumnOr(StringList, row.events, [...ALERT_EVENTS]) as (typeof ALERT_EVENTS)[number][],
@@ -77,10 +82,19 @@ function urlProblem(url: string): string | null {
   return requestUrlProblem(parsed);
 }
 
-/** What each kind needs, checked on the channel as it would be saved; every problem is named by its field. */
-export function checkChannel(ctx: OpContext, c: { kind: ChannelRow["kind"]; url: string | null; hasSecret: boolean; emailTo: string[] | null }): void {
+/**
+ * What each kind needs, checked on the channel as it would be saved; every problem is named by its field.
+ * `keptUnreadableUrl`: the url is the stored one, which does not open with this server's key (checked when it was
+ * saved; its deliveries fail saying so until a new url is given).
+ */
+export function checkChannel(
+  ctx: OpContext,
+  c: { kind: ChannelRow["kind"]; url: string | null; hasSecret: boolean; emailTo: string[] | null; keptUnreadableUrl?: boolean },
+): void {
   const details: ErrorDetail[] = [];
-  if (c.kind === "webhook" || c.kind === "slack") {
+  if ((c.kind === "webhook" || c.kind === "slack") && c.keptUnreadableUrl === true) {
+    if (c.emailTo !== null) details.push({ path: "email_to", message: `only email channels have recipients` });
+  } else if (c.kind === "webhook" || c.kind === "slack") {
     if (c.url === null) details.push({ path: "url", message: `a ${c.kind} channel needs a url` });
     else {
       const problem = urlProblem(c.url);
@@ -104,7 +118,7 @@ export const uniqueEvents = (events: string[] | undefined) => (events ? JSON.str
 
 export const listAlertChannels: Handler<O["listAlertChannels"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  return fetchPage(store.channelsQuery(ctx.core.db, project.id), "alert_channels", query, toChannel);
+  return fetchPage(store.channelsQuery(ctx.core.db, project.id), "alert_channels", query, (row) => toChannel(ctx.core.secrets, row));
 };
 
 export const createAlertChannel: Handler<O["createAlertChannel"]> = async (ctx, { params, body }) => {
@@ -118,7 +132,7 @@ export const createAlertChannel: Handler<O["createAlertChannel"]> = async (ctx, 
     project_id: project.id,
     name: body.name,
     kind: body.kind,
-    url,
+    url: storedChannelUrl(ctx.core.secrets, { id, kind: body.kind, url }),
     secret: body.secret === undefined ? null : ctx.core.secrets.seal(body.secret, secretPlace(id)),
     email_to: body.email_to ? JSON.stringify(body.email_to) : null,
     events: uniqueEvents(body.events),
@@ -128,19 +142,24 @@ export const createAlertChannel: Handler<O["createAlertChannel"]> = async (ctx, 
     updated_at: t,
   };
   await store.insertChannel(ctx.core.db, row);
-  return toChannel(row);
+  return toChannel(ctx.core.secrets, row);
 };
 
 export const getAlertChannel: Handler<O["getAlertChannel"]> = async (ctx, { params }) =>
-  toChannel((await resolveAlertChannel(ctx, params.project, params.channelId)).channel);
+  toChannel(ctx.core.secrets, (await resolveAlertChannel(ctx, params.project, params.channelId)).channel);
 
 export const updateAlertChannel: Handler<O["updateAlertChannel"]> = async (ctx, { params, body }) => {
   const { channel } = await resolveAlertChannel(ctx, params.project, params.channelId);
   const expected = expectVersion(ctx, channel, "alert channel");
+  const stored = openChannelUrl(ctx.core.secrets, channel);
+  const keepUrl = body.url === undefined || body.url === shownUrl(channel.kind, stored);
+  // The URL in plain text, to check; written sealed (a Slack URL stored plain before URLs were sealed is sealed now).
+  const url = keepUrl ? stored.url : body.url;
+  const keptUnreadableUrl = keepUrl && stored.unreadable;
   const next: ChannelRow = {
     ...channel,
     name: body.name ?? channel.name,
-    url: body.url === undefined || body.url === shownUrl(channel.kind, channel.url) ? channel.url : body.url,
+    url: keptUnreadableUrl ? channel.url : storedChannelUrl(ctx.core.secrets, { id: channel.id, kind: channel.kind, url: url ?? null }),
     secret: body.secret === undefined ? channel.secret : ctx.core.secrets.seal(body.secret, secretPlace(channel.id)),
     email_to: body.email_to ? JSON.stringify(body.email_to) : channel.email_to,
     events: body.events ? uniqueEvents(body.events) : channel.events,
@@ -149,12 +168,13 @@ export const updateAlertChannel: Handler<O["updateAlertChannel"]> = async (ctx, 
   };
   checkChannel(ctx, {
     kind: next.kind,
-    url: next.url,
+    url: url ?? null,
     hasSecret: next.secret !== null,
     emailTo: next.email_to === null ? null : readJsonColumnOr(StringList, next.email_to, []),
+    keptUnreadableUrl,
   });
   if (!(await store.updateChannel(ctx.core.db, channel.id, next, expected))) throw staleVersion("alert channel", channel);
-  return toChannel(next);
+  return toChannel(ctx.core.secrets, next);
 };
 
 export const deleteAlertChannel: Handler<O["deleteAlertChannel"]> = async (ctx, { params }) => {

@@ -5,6 +5,7 @@ import { log } from "../../logging";
 import type { Core } from "../context";
 import { StringList } from "../shared/columns";
 import { readJsonColumnOr } from "../shared/json";
+import { openChannelUrl } from "./channel-url";
 import { secretPlace } from "./operations";
 import * as store from "./store";
 
@@ -15,7 +16,16 @@ export interface DueDelivery {
   body: string;
   /** Attempts made before this one. */
   attempts: number;
-  channel: { id: string; kind: "webhook" | "slack" | "email"; url: string | null; secret: string | null; emailTo: string[] };
+  /** `url` and `secret` in plain text; `urlUnreadable`: the stored URL (a Slack one, sealed) does not open with this
+   * server's secrets key, and `secret` is null when the channel's does not. */
+  channel: {
+    id: string;
+    kind: "webhook" | "slack" | "email";
+    url: string | null;
+    urlUnreadable: boolean;
+    secret: string | null;
+    emailTo: string[];
+  };
   /** The end of this caller's lease on it: its attempt is recorded only while the lease is still its own. */
   leasedUntil: string;
 }
@@ -53,6 +63,8 @@ export async function takeDueDeliveries(core: Core, now: Date, bounds: DeliveryB
     if ((load.get(d.channel_id) ?? 0) >= bounds.perChannel) continue;
     if (d.next_attempt_at === null || !(await store.leaseDelivery(core.db, d.id, d.next_attempt_at, leaseUntil))) continue;
     load.set(d.channel_id, (load.get(d.channel_id) ?? 0) + 1);
+    // Opened here, for this attempt only: the plain URL is never written anywhere.
+    const url = openChannelUrl(core.secrets, { id: d.channel_id, url: d.url });
     taken.push({
       id: d.id,
       event: d.event,
@@ -61,7 +73,8 @@ export async function takeDueDeliveries(core: Core, now: Date, bounds: DeliveryB
       channel: {
         id: d.channel_id,
         kind: d.kind,
-        url: d.url,
+        url: url.url,
+        urlUnreadable: url.unreadable,
         secret: d.secret === null ? null : core.secrets.open(d.secret, secretPlace(d.channel_id)),
         emailTo: d.email_to === null ? [] : readJsonColumnOr(StringList, d.email_to, []),
       },

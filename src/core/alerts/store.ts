@@ -43,6 +43,17 @@ export async function updateChannel(db: Kysely<DB>, id: string, patch: Updateabl
   return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
 }
 
+/** Every Slack channel's id and URL as stored (sealed, or plain in a row written before URLs were sealed). */
+export async function slackChannelUrls(db: Kysely<DB>): Promise<{ id: string; url: string | null }[]> {
+  return db.selectFrom("alert_channels").select(["id", "url"]).where("kind", "=", "slack").execute();
+}
+
+/** Replaces the stored URL while it is still `was` (false when the channel was written meanwhile, or is gone). */
+export async function replaceChannelUrl(db: Kysely<DB>, id: string, was: string, url: string): Promise<boolean> {
+  const r = await db.updateTable("alert_channels").set({ url }).where("id", "=", id).where("url", "=", was).executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
 /** Answers false when `ifUpdatedAt` is given and the row no longer has it (changed meanwhile), or is gone. */
 export async function deleteChannel(db: Kysely<DB>, id: string, ifUpdatedAt?: string): Promise<boolean> {
   let q = db.deleteFrom("alert_channels").where("id", "=", id);

@@ -26,6 +26,7 @@ import * as schedules from "../schedules/store";
 import * as alerts from "../alerts/store";
 import { checkTiming, firstDue, StoredTarget } from "../schedules/operations";
 import { checkChannel, secretPlace, uniqueEvents } from "../alerts/operations";
+import { openChannelUrl, storedChannelUrl } from "../alerts/channel-url";
 import { assertMayRunIn } from "../environments/protection";
 import { allowedHostsText, assertMayChangeEnvironment, runnerLabelsText } from "../environments/operations";
 import { type Parsed, problemAt } from "./documents";
@@ -560,6 +561,8 @@ async function planAlertChannels(
         planCreate(plan, { type: "alert_channel", key: d.key, name: b.name, id }, (w) =>
           alerts.insertChannel(w, {
             ...next,
+            // A Slack URL is sealed at rest, as the API writes it.
+            url: storedChannelUrl(ctx.core.secrets, { id, kind: b.kind, url }),
             id,
             project_id: projectId,
             secret: secret === null ? null : ctx.core.secrets.seal(secret, secretPlace(id)),
@@ -572,7 +575,8 @@ async function planAlertChannels(
       const row = current;
       if (row.kind !== b.kind) throw at("kind", `the alert channel "${row.name}" is a ${row.kind} channel: a channel's kind cannot change`);
       const parsed = (r: typeof next) => ({ ...r, email_to: r.email_to === null ? null : JSON.parse(r.email_to), events: JSON.parse(r.events) });
-      const fields = changedFields(parsed({ ...row, key: row.key as string }), parsed(next));
+      // Compared with the URL in plain text (a Slack one is stored sealed).
+      const fields = changedFields(parsed({ ...row, url: openChannelUrl(ctx.core.secrets, row).url, key: row.key as string }), parsed(next));
       const stored = row.secret === null ? null : ctx.core.secrets.open(row.secret, secretPlace(row.id));
       if (stored !== secret) fields.push("secret");
       if (fields.length === 0) continue;
@@ -580,6 +584,7 @@ async function planAlertChannels(
       plan.writes.push((w) =>
         alerts.updateChannel(w, row.id, {
           ...next,
+          url: storedChannelUrl(ctx.core.secrets, { id: row.id, kind: b.kind, url }),
           secret: secret === null ? null : ctx.core.secrets.seal(secret, secretPlace(row.id)),
           updated_at: nextStamp(row.updated_at),
         }),
