@@ -5,12 +5,14 @@ import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import type { Command } from "commander";
 import { parse, stringify } from "yaml";
 import { operationFields } from "../src/client/schema-fields";
+import { hasControlCharacters } from "../src/manifest/define";
 import { ops } from "../src/manifest/index";
 import { ciMetadata } from "./ci-metadata";
 import { type FieldOption, optionFor } from "./field-options";
 import { parseWatchTimeout, WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP, watchToEnd } from "./watch";
 import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
 import { UsageError } from "./usage";
+import { printable } from "./output";
 
 const DOCUMENT = /\.(ya?ml|json)$/i;
 
@@ -93,9 +95,10 @@ async function apply(dir: string, flags: ApplyFlags): Promise<number> {
   if (flags.json) process.stdout.write(`${JSON.stringify(res.json)}\n`);
   else {
     for (const c of answer.changes) {
-      process.stdout.write(`${SIGN[c.op]} ${c.op} ${c.type} ${c.key} (${c.name})${c.fields.length ? `: ${c.fields.join(", ")}` : ""}\n`);
+      const line = `${SIGN[c.op]} ${c.op} ${c.type} ${c.key} (${c.name})${c.fields.length ? `: ${c.fields.join(", ")}` : ""}`;
+      process.stdout.write(`${printable(line)}\n`);
     }
-    process.stdout.write(`${flags.dryRun ? "plan: " : ""}${answer.summary}\n`);
+    process.stdout.write(`${flags.dryRun ? "plan: " : ""}${printable(answer.summary)}\n`);
   }
   return flags.dryRun && flags.exitCode && answer.changes.length > 0 ? 2 : 0;
 }
@@ -126,8 +129,12 @@ const channelVariable = (name: string, what: "SECRET" | "URL") =>
     .replace(/[^A-Z0-9]+/g, "_")
     .replace(/^_+|_+$/g, "")}_${what}`.replace(/__+/g, "_");
 
-/** A key that can be the file's own path (relative, inside the folder, a document's extension). */
-const keyIsPath = (key: string) => DOCUMENT.test(key) && !key.startsWith("/") && !key.split("/").some((p) => p === ".." || p === "" || p.startsWith("."));
+/**
+ * A key that can be the file's own path (relative, inside the folder, a document's extension, and no control
+ * character: a key stored before those were refused is written inside its file, named after the record).
+ */
+const keyIsPath = (key: string) =>
+  DOCUMENT.test(key) && !hasControlCharacters(key) && !key.startsWith("/") && !key.split("/").some((p) => p === ".." || p === "" || p.startsWith("."));
 
 async function pull(dir: string, flags: CommonFlags): Promise<number> {
   const { settings, project } = projectOf(flags);

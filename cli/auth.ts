@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { removeLogin, saveLogin } from "../src/client/settings";
 import { UsageError } from "./usage";
+import { printable } from "./output";
 import { KEY_PATTERN } from "../src/security/api-keys";
 import { clientFor, runCommand, settingsFor } from "./session";
 
@@ -59,7 +60,7 @@ export function registerAuthCommands(program: Command): void {
         const me = await clientFor(settings, { key }).call("whoami", {});
         const path = saveLogin(settings.server.value, key);
         process.stdout.write(
-          `Logged in to ${settings.server.value} as ${me.user.email} in workspace ${me.workspace.slug}.\nKey ${me.key?.prefix ?? ""}… saved to ${path} (mode 0600).\n`,
+          `Logged in to ${settings.server.value} as ${printable(me.user.email)} in workspace ${printable(me.workspace.slug)}.\nKey ${printable(me.key?.prefix ?? "")}… saved to ${path} (mode 0600).\n`,
         );
         return;
       }),

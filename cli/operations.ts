@@ -6,7 +6,7 @@ import { operationFields } from "../src/client/schema-fields";
 import { UsageError } from "./usage";
 import { type Operation, operations } from "../src/manifest/index";
 import { type FieldOption, optionFor, parseJsonArgument } from "./field-options";
-import { jsonAsReceived, renderJson, styleFor } from "./output";
+import { jsonAsReceived, printable, renderJson, styleFor } from "./output";
 import { readRequestFile } from "./request-file";
 import type { ResolvedSettings } from "../src/client/settings";
 import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
@@ -93,7 +93,7 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     const text = (data as { text?: unknown } | null)?.text;
     if (event !== "delta" || typeof text !== "string") return;
     spoke = true;
-    process.stdout.write(text);
+    process.stdout.write(printable(text, true));
   };
   const res = await client.send(op, input, live ? { onEvent } : {});
   if (spoke) process.stdout.write("\n\n");

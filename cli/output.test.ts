@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { renderFailures, renderRecord } from "./output";
+import { printable, printableData, renderFailures, renderRecord } from "./output";
 
 const plain = { tty: false, color: false } as Parameters<typeof renderFailures>[1];
 const run = (name: string, status: string) => ({ id: `run_${name}`, automation_name: name, status, steps: [], error: null });
@@ -43,4 +43,13 @@ test("a history shows its run count, its pass rate as a share and the days that 
   expect(text).toMatch(/^2026-12-05 +10 +7 +3 +70% +42 ms$/m);
   expect(text).not.toContain("2026-12-04");
   expect(text).not.toContain("daily");
+});
+
+test("control characters from the server are shown as escapes; a multi-line field keeps its newlines and tabs", () => {
+  expect(printable("esc\u001b[2J\u001b]0;pwn\u0007name")).toBe("esc\\x1b[2J\\x1b]0;pwn\\x07name");
+  expect(printable("csi\u009b31m rtl\u202e del\u007f")).toBe("csi\\x9b31m rtl\\u202e del\\x7f");
+  expect(printable("one\ntwo")).toBe("one\\x0atwo");
+  expect(printable("one\r\n\ttwo\rover", true)).toBe("one\n\ttwo\\x0dover");
+  expect(printableData({ name: "a\nb", description: "a\nb", tags: ["t\u001b"] })).toEqual({ name: "a\\x0ab", description: "a\nb", tags: ["t\\x1b"] });
+  expect(renderRecord({ name: "x\u001b[2J" }, plain)).toBe("name       x\\x1b[2J");
 });

@@ -23,6 +23,35 @@ export function paint(text: string, status: string, style: Style): string {
   return code ? `\x1b[${code}m${text}\x1b[0m` : text;
 }
 
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+/** A control character as the escape that names it: ESC is `\x1b`, a bidi override `\u202e` (as JSON and JS write them). */
+const escapeOf = (c: string) => {
+  const n = c.charCodeAt(0);
+  return n <= 0xff ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u${n.toString(16).padStart(4, "0")}`;
+};
+
+/**
+ * Text from the server made safe to write to a terminal: every control character (ESC, BEL, CSI, a carriage return
+ * that overwrites the line) and bidi override is shown as its escape, never acted on; a name that was stored before
+ * such names were refused reads `esc\x1b[2J…`. A multi-line field (a description, a message) keeps its newlines and
+ * tabs, a CRLF read as a newline.
+ */
+export function printable(text: string, multiline = false): string {
+  return multiline ? text.replace(/\r\n/g, "\n").replace(CONTROL_BUT_LINES, escapeOf) : text.replace(CONTROL, escapeOf);
+}
+
+/** The fields whose text has lines of its own; every other string is one line. */
+const MULTILINE_FIELDS = new Set(["description", "acceptance_criteria", "message", "error", "last_error", "result", "reply", "text", "body", "suggestion"]);
+
+/** Server data with every string (and key) made printable, before any of it is laid out for people. */
+export function printableData(v: unknown, field = ""): unknown {
+  if (typeof v === "string") return printable(v, MULTILINE_FIELDS.has(field));
+  if (Array.isArray(v)) return v.map((x) => printableData(x, field));
+  if (typeof v === "object" && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [printable(k), printableData(x, k)]));
+  return v;
+}
+
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes are control characters
 const ANSI = /\x1b\[[0-9;]*m/g;
 const width = (s: string) => s.replace(ANSI, "").length;
@@ -134,7 +163,8 @@ function columnsFor(first: Rec): string[] {
   return COLUMNS;
 }
 
-export function renderList(items: Rec[], noun: string, style: Style): string {
+export function renderList(records: Rec[], noun: string, style: Style): string {
+  const items = records.map((r) => printableData(r) as Rec);
   if (items.length === 0) return `No ${noun} found.`;
   const first = items[0] ?? {};
   const cols = columnsFor(first)
@@ -185,7 +215,8 @@ function failureLines(run: Rec): string[] {
  * The numbered list of every run that did not pass, with all its messages, nothing cut: the end of a watched
  * run or group run, where a CI log is read. Empty when all passed.
  */
-export function renderFailures(runs: Rec[], style: Style): string {
+export function renderFailures(records: Rec[], style: Style): string {
+  const runs = records.map((r) => printableData(r) as Rec);
   const failed = runs.filter((r) => NOT_PASSED.has(String(r.status)));
   if (failed.length === 0) return "";
   // Cancelled runs did not fail: a heading that counts them as failures misleads the one reading the CI log.
@@ -210,7 +241,8 @@ export function renderFailures(runs: Rec[], style: Style): string {
 /** Shown after the plain fields, in their own form (or not at all, like a project's OpenAPI document). */
 const SPECIAL_IN_RECORD = new Set(["openapi", "steps", "attempts", "runs", "warnings", "artifacts", "daily"]);
 
-export function renderRecord(rec: Rec, style: Style): string {
+export function renderRecord(record: Rec, style: Style): string {
+  const rec = printableData(record) as Rec;
   // A history's `runs` is a count, shown with the other fields; a group run's is its list of runs, shown below.
   const keys = Object.keys(rec).filter((k) => !SPECIAL_IN_RECORD.has(k) || (k === "runs" && typeof rec.runs === "number"));
   const pad = Math.max(9, ...keys.map((k) => k.length));
@@ -284,7 +316,8 @@ export function renderRecord(rec: Rec, style: Style): string {
 }
 
 /** A list response ({data, next_cursor}) becomes a table, anything else a record view. */
-export function renderJson(json: unknown, noun: string, style: Style): string {
+export function renderJson(answer: unknown, noun: string, style: Style): string {
+  const json = printableData(answer);
   if (isRec(json) && Array.isArray(json.data)) {
     const more = typeof json.next_cursor === "string" ? `\n(more: --cursor ${json.next_cursor})` : "";
     return renderList(json.data as Rec[], noun, style) + more;

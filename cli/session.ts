@@ -3,6 +3,7 @@ import { ApiClient, describeWait } from "../src/client/api-client";
 import { ClientError, exitCodeFor } from "../src/client/errors";
 import { type ResolvedSettings, resolveSettings, SettingsError } from "../src/client/settings";
 import { UsageError } from "./usage";
+import { printable } from "./output";
 import { VERSION } from "../src/version";
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, notFound: 4, rateLimited: 5, server: 6, watchTimeout: 7 } as const;
@@ -45,8 +46,9 @@ export function clientFor(settings: ResolvedSettings, opts: { requireKey?: boole
 }
 
 export function describeError(e: ClientError): string {
-  const lines = [`svc: ${e.error}: ${e.message}`];
-  for (const d of e.details ?? []) lines.push(`  ${d.path || "(body)"}: ${d.message}`);
+  // An error's message may quote what was sent or stored (a name, a key): shown, never acted on by the terminal.
+  const lines = [`svc: ${printable(e.error)}: ${printable(e.message, true)}`];
+  for (const d of e.details ?? []) lines.push(`  ${printable(d.path || "(body)")}: ${printable(d.message, true)}`);
   if (e.status === 401) lines.push("  sign in with `svc login`, or set SVC_API_KEY to a valid key");
   if (e.status === 429 && e.retryAfterSeconds !== undefined) lines.push(`  the server asks to retry after ${e.retryAfterSeconds} s`);
   return lines.join("\n");
@@ -62,7 +64,7 @@ export async function runCommand(body: () => Promise<number | undefined>): Promi
       process.stderr.write(`${describeError(e)}\n`);
       code = exitCodeFor(e);
     } else if (e instanceof SettingsError || e instanceof UsageError) {
-      process.stderr.write(`svc: ${e.message}\n`);
+      process.stderr.write(`svc: ${printable(e.message, true)}\n`);
       code = EXIT.usage;
     } else {
       throw e;

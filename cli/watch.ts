@@ -6,7 +6,7 @@ import { isSuccessfulStatus, type WaitOptions, waitForGeneration, waitForGroupRu
 import type { WatchKind } from "../src/manifest/define";
 import { ops } from "../src/manifest/index";
 import { UsageError } from "./usage";
-import { jsonAsReceived, paint, renderFailures, renderJson, runStatusText, type Style, styleFor } from "./output";
+import { jsonAsReceived, paint, printableData, renderFailures, renderJson, runStatusText, type Style, styleFor } from "./output";
 import { clientFor, EXIT, runCommand, settingsFor } from "./session";
 
 type Rec = Record<string, unknown>;
@@ -39,7 +39,8 @@ const WATCH_PROGRESS_SECONDS = 5;
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /** One line saying where a record is: status and, when known, how far along. */
-export function progressLine(kind: WatchKind, r: Rec, style: Style): string {
+export function progressLine(kind: WatchKind, record: Rec, style: Style): string {
+  const r = printableData(record) as Rec;
   // A queued run nothing connected can take says what it waits for (a runner with some labels, say).
   const waiting = typeof r.waiting_for === "string" ? ` — ${r.waiting_for}` : "";
   return progressOf(kind, r, style) + waiting;

@@ -107,6 +107,7 @@ export const POSTGRES: string[] = [
   "test/trust-browser-url-expectations.test.ts",
   "test/trust-browser-urls.test.ts",
   "test/trust-browser-validation.test.ts",
+  "test/trust-control-chars.test.ts",
   "test/trust-edge-credentials.test.ts",
   "test/trust-edge-host.test.ts",
   "test/trust-edge-idempotency.test.ts",

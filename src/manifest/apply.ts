@@ -1,10 +1,25 @@
 // Tests as code: make a project match a folder of documents (automations, groups, environments).
 import { z } from "zod";
-import { defineOperation, OneRunSecrets, ProjectParams, RUN_FLAGS, RunMetadata, RunVariables } from "./define";
+import {
+  defineOperation,
+  NO_CONTROL_CHARACTERS,
+  Name,
+  OneRunSecrets,
+  ProjectParams,
+  RUN_FLAGS,
+  RunMetadata,
+  RunVariables,
+  WITHOUT_CONTROL_CHARACTERS,
+} from "./define";
 import { GroupRun } from "./records";
 
 export const ApplyDocument = z.strictObject({
-  path: z.string().min(1).max(1000).describe("The file's path relative to the applied folder (its identity unless it has a `key:`)"),
+  path: z
+    .string()
+    .min(1)
+    .max(1000)
+    .regex(WITHOUT_CONTROL_CHARACTERS, NO_CONTROL_CHARACTERS)
+    .describe("The file's path relative to the applied folder (its identity unless it has a `key:`)"),
   text: z
     .string()
     .max(256 * 1024)
@@ -76,7 +91,7 @@ export const testDocuments = defineOperation({
       .min(1)
       .max(2000)
       .describe("The folder's documents, as for apply: each file's path relative to the folder and its text; its automations are run"),
-    name: z.string().trim().min(1).max(200).optional().describe('The group run\'s name (default "test")'),
+    name: Name.optional().describe('The group run\'s name (default "test")'),
     environment: z.string().min(1).max(200).optional().describe("Environment name or id every run uses (default: each automation's own)"),
     variables: RunVariables.optional(),
     secrets: OneRunSecrets.optional(),

@@ -1,11 +1,10 @@
 // Operations on automations: read, change, delete and run them.
 import { z } from "zod";
 import { AutomationKind, checkStepsForKind, Step } from "./automation-format";
-import { defineOperation, Description, FilterId, ListQuery, Name, page, PathId, ProjectParams, RUN_FLAGS, RunRequest } from "./define";
+import { defineOperation, Description, FilterId, ListQuery, Name, page, PathId, ProjectParams, RUN_FLAGS, RunRequest, Tag } from "./define";
 import { Automation, AutomationStatus, Run } from "./records";
 
 const Params = ProjectParams.extend({ automationId: PathId.describe("Automation id (aut_…) or exact name") });
-const Tag = z.string().trim().min(1).max(100);
 const Tags = z.array(Tag).max(50).describe("Labels to find it by");
 const Steps = z.array(Step).min(1).max(500).describe("The steps, in order: request steps for http, browser steps for browser (svc://docs/automations)");
 const TimeoutMs = z

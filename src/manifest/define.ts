@@ -193,7 +193,20 @@ export function page<T extends z.ZodType>(item: T, id: string) {
   return z.object({ data: z.array(item), next_cursor: z.string().nullable() }).meta({ id });
 }
 
-export const Name = z.string().trim().min(1).max(200);
+/**
+ * What a one-line text shown as a name must not hold: the C0 and C1 control characters (a terminal takes ESC, BEL
+ * or CSI as commands: clear the screen, retitle the window) and the bidi overrides and isolates (they make a name
+ * read other than it is). Refused once here, in the shared schemas, so every name, tag and key is checked alike.
+ */
+export const WITHOUT_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]*$/;
+export const NO_CONTROL_CHARACTERS = "must not contain control characters";
+/** Whether a one-line text holds a control or bidi character (where no schema checks it). */
+export const hasControlCharacters = (s: string) => !WITHOUT_CONTROL_CHARACTERS.test(s);
+
+/** Checked after trimming: a trailing newline (`$(cat file)`) is trimmed away, not refused. */
+export const Name = z.string().trim().min(1).max(200).regex(WITHOUT_CONTROL_CHARACTERS, NO_CONTROL_CHARACTERS);
+/** A label an automation carries, to be found and selected by. */
+export const Tag = z.string().trim().min(1).max(100).regex(WITHOUT_CONTROL_CHARACTERS, NO_CONTROL_CHARACTERS);
 export const Description = z.string().max(100_000);
 export const Slug = z
   .string()

@@ -1,6 +1,6 @@
 // Operations on schedules: runs started by the clock, on a cron expression or every N seconds.
 import { z } from "zod";
-import { defineOperation, ListQuery, Name, page, PathId, ProjectParams } from "./define";
+import { defineOperation, ListQuery, Name, page, PathId, ProjectParams, Tag } from "./define";
 import { Schedule } from "./schedule-records";
 
 /** The shortest interval a schedule may have. */
@@ -18,7 +18,6 @@ const Cron = z
   .max(200)
   .describe('A 5-field cron expression (minute hour day-of-month month day-of-week), e.g. "*/15 * * * 1-5"; instead of interval_seconds');
 const TimeZone = z.string().trim().min(1).max(100).describe('The IANA time zone the cron expression is read in (e.g. "Europe/Berlin"); default UTC');
-const Tag = z.string().trim().min(1).max(100);
 
 const TargetIn = z
   .union([

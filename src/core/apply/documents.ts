@@ -3,7 +3,7 @@ import { isMap, isNode, isScalar, isSeq, LineCounter, parseDocument, type Docume
 import { z } from "zod";
 import { ops } from "../../manifest";
 import { type ErrorDetail, explainIssues } from "../../manifest/errors";
-import { Description, Name } from "../../manifest/define";
+import { Description, hasControlCharacters, Name, NO_CONTROL_CHARACTERS, Tag, WITHOUT_CONTROL_CHARACTERS } from "../../manifest/define";
 
 /**
  * An automation: create_automation's body, and the quarantine update_automation sets (a record's own setting that a
@@ -14,7 +14,8 @@ const AutomationDoc = (ops.createAutomation.body as NonNullable<typeof ops.creat
 );
 export type AutomationBody = z.output<typeof AutomationDoc>;
 
-const Key = z.string().trim().min(1).max(1000);
+/** A record's identity within the project; `svc pull` may make it a file's path, so never with a control character. */
+const Key = z.string().trim().min(1).max(1000).regex(WITHOUT_CONTROL_CHARACTERS, NO_CONTROL_CHARACTERS);
 const GroupDoc = z.strictObject({
   type: z.literal("group"),
   key: Key.optional(),
@@ -41,7 +42,7 @@ const ScheduleDoc = (ops.createSchedule.body as NonNullable<typeof ops.createSch
   target: z.union([
     z.strictObject({ automation: Key.max(200) }),
     z.strictObject({ group: Key.max(200) }),
-    z.strictObject({ tags: z.array(z.string().trim().min(1).max(100)).min(1).max(50) }),
+    z.strictObject({ tags: z.array(Tag).min(1).max(50) }),
   ]),
 });
 /** An alert channel: create_alert_channel's body, its secrets (webhook secret, Slack URL) named by environment variable. */
@@ -216,6 +217,7 @@ export function readDocuments(documents: { path: string; text: string }[], defau
     const { type: _t, key, id, ...rest } = value;
     if (key !== undefined && (typeof key !== "string" || key.trim() === ""))
       problems.push(problemAt(d.path, line(["key"]), "key", "expected a non-empty string"));
+    else if (typeof key === "string" && hasControlCharacters(key.trim())) problems.push(problemAt(d.path, line(["key"]), "key", NO_CONTROL_CHARACTERS));
     if (id !== undefined && typeof id !== "string") problems.push(problemAt(d.path, line(["id"]), "id", "expected a string"));
     if (defaultEnvironment !== undefined && rest.environment === undefined) rest.environment = defaultEnvironment;
     const r = AutomationDoc.safeParse(rest);
