@@ -88,6 +88,21 @@ describe("400 invalid_request with details, nothing changed", () => {
     }
   });
 
+  test("a key named __proto__ in a body or a query map is refused, not silently dropped", async () => {
+    const before = await snapshot();
+    for (const body of ['{"metadata":{"__proto__":"x","branch":"main"}}', '{"variables":{"__proto__":"x"}}', '{"variables":{"\\u005f_proto__":"x"}}']) {
+      const res = await s.call("POST", `/projects/shop/automations/${automationId}/run`, body);
+      const err = (await res.json()) as { error: string; details: { path: string }[] };
+      expect({ body, status: res.status, error: err.error }).toEqual({ body, status: 400, error: "invalid_request" });
+      expect(err.details[0]?.path).toMatch(/^body\.(metadata|variables)\.__proto__$/);
+    }
+    expect(await snapshot()).toEqual(before);
+    // As a filter it matched every run; now it says why it cannot be one.
+    const filter = await s.call("GET", "/projects/shop/runs?metadata.__proto__=x");
+    expect(filter.status).toBe(400);
+    expect(((await filter.json()) as { details: { path: string }[] }).details[0]?.path).toBe("query.metadata.__proto__");
+  });
+
   test("malformed JSON", async () => {
     const res = await s.call("POST", "/projects", '{"name": "x",');
     expect(res.status).toBe(400);
