@@ -458,12 +458,16 @@ test("a feature's drafts are activated all at once and run all at once from the 
     expect((await api<{ status: string }>("GET", `/projects/${project}/automations/${disabled}`)).status).toBe("disabled");
 
     await page.getByRole("button", { name: "Run all 2" }).click();
-    await page.waitForURL((u) => u.hash === `#/p/${project}/runs`);
-    const runs = await api<{ data: { id: string; automation_id: string; trigger: string }[] }>("GET", `/projects/${project}/runs`);
+    // It opens the group run it started, as Run group does, and follows it there to its end.
+    await page.waitForURL((u) => u.hash.startsWith(`#/p/${project}/group-runs/`));
+    const groupRunId = page.url().split("/group-runs/")[1] ?? "";
+    const runs = await api<{ data: { id: string; automation_id: string; trigger: string; group_run_id: string | null }[] }>("GET", `/projects/${project}/runs`);
     expect(runs.data.map((r) => r.automation_id).sort()).toEqual([...ids].sort());
     expect(runs.data.map((r) => r.trigger)).toEqual(["web", "web"]);
+    expect(runs.data.map((r) => r.group_run_id)).toEqual([groupRunId, groupRunId]);
     for (const r of runs.data) expect((await waitForRun(s, project, r.id)).status).toBe("passed");
-    await page.locator("tr[data-run-id]").nth(1).waitFor();
+    await page.getByTestId("group-run-status").getByText("passed").waitFor({ timeout: 20_000 });
+    expect(await page.locator("tr[data-run-id]").count()).toBe(2);
   }));
 
 test("the run and group-run pages follow a running run by long-polls: the server holds their reads, and they show the end", () =>

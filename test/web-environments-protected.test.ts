@@ -1,6 +1,6 @@
 // Protected environments in the web application, in headless Chromium against a real server: an owner marks one
 // protected with its allowed hosts (on creation and on an existing one), a host the API refuses is shown at the
-// field and saves nothing, a member sees a protected environment read-only, and a member's run or group run in
+// field and saves nothing, a refused secret is said once, a member sees a protected environment read-only, and a member's run or group run in
 // one shows the API's 403 message and queues nothing.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -121,6 +121,28 @@ describe("an owner", () => {
       await prod.getByTestId("allowed-hosts-problems").getByText("api.example.com:8443: a host name like api.example.com").waitFor();
       await shot(page, "environments-protected-bad-host");
       expect(await envs()).toEqual(before);
+    }));
+
+  test("a refused secret is said once, and another refused with it is listed under it by its field", () =>
+    explained(page, "env-secret-too-short", async () => {
+      await json(await s.call("POST", "/projects/shop/environments", { name: "dev", variables: { BASE_URL: "https://dev.example.com" } }), 201);
+      // Made through the API: the page (open since the test before) is loaded again to show it.
+      await page.goto(`${s.url}/#/p/shop/environments`);
+      await page.reload();
+      const dev = card(page, "dev");
+      const tooShort = "too short to mask safely: a secret needs at least 8 characters";
+      await dev.getByLabel("Set secrets").fill("TOKEN=abc");
+      await dev.getByRole("button", { name: "Save environment" }).click();
+      const alert = dev.getByRole("alert");
+      await alert.waitFor();
+      expect(await alert.innerText()).toBe(`the request body is not valid: body.secrets.TOKEN: ${tooShort}`);
+
+      await dev.getByLabel("Set secrets").fill("TOKEN=abc\nOTHER=xy");
+      await dev.getByRole("button", { name: "Save environment" }).click();
+      await alert.locator("ul.details").waitFor();
+      expect(await alert.locator("ul.details li").allInnerTexts()).toEqual([`secrets.OTHER: ${tooShort}`]);
+      expect((await alert.innerText()).split(tooShort).length - 1).toBe(2);
+      expect((await env("dev")).secret_names).toEqual([]);
     }));
 });
 

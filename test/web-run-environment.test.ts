@@ -62,7 +62,8 @@ test("generated drafts: Run all asks for an environment, runs in the chosen one 
   expect(await run.isDisabled()).toBe(true);
   await page.getByLabel("Environment").selectOption({ label: "staging" });
   await run.click();
-  await page.waitForURL(/#\/p\/pick\/runs$/);
+  // The group run it started opens.
+  await page.waitForURL(/#\/p\/pick\/group-runs\/[^/]+$/);
 
   const ended = async () => {
     for (let i = 0; i < 300; i++) {
@@ -76,6 +77,7 @@ test("generated drafts: Run all asks for an environment, runs in the chosen one 
   expect(runs.map((r) => r.environment_id)).toEqual(drafts.map(() => staging.id));
   expect(runs.map((r) => r.status)).toEqual(drafts.map(() => "passed"));
   // The runs list shows where and by whom.
+  await page.goto(`${s.url}/#/p/pick/runs`);
   await page.locator("tr[data-run-id]").first().getByText("staging").waitFor();
   expect(await page.locator("tr[data-run-id]").first().innerText()).toContain("owner@acme.test");
 

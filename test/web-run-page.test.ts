@@ -1,10 +1,12 @@
 // The run pages in headless Chromium against a real server and run engine: each assertion's expectation with its
 // operator, a line diff where a JSON equality failed, the response body before its headers, a step that ended in an
-// error counted apart from failed ones, the step a running run is at, a group run cancelled from its page, and run
-// lists that show runs started elsewhere (by CI through the API) without a reload.
+// error counted apart from failed ones, the step a running run is at, a run cancelled from its page that then shows
+// its stopped steps, a group run cancelled from its page, and run lists that show runs started elsewhere (by CI
+// through the API) without a reload, stay readable in an automation's side card, and underline no space between badges.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { explained, launchBrowser, newPage, shot, signInAsOwner, watch } from "./helpers/browser";
+import { runnerCall } from "./helpers/remote-runner";
 import { createAutomation, json, projectWithEnv, startRun, waitForRun } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -26,6 +28,8 @@ const stuck = new Promise<void>((resolve) => {
   unstick = resolve;
 });
 
+const flakyAsked = new Set<string>();
+
 beforeAll(async () => {
   target = Bun.serve({
     port: 0,
@@ -36,6 +40,15 @@ beforeAll(async () => {
       if (path === "/product") return Response.json({ id: 7, name: "pear", price: 3, tags: ["fruit"] }, { headers: { "x-kind": "fruit" } });
       if (path === "/held") {
         await held;
+        return Response.json({ ok: true });
+      }
+      // Fails the first time each ?key is asked, then answers: a run with a retry passes on its second attempt.
+      if (path === "/flaky") {
+        const key = new URL(req.url).searchParams.get("key") ?? "";
+        if (!flakyAsked.has(key)) {
+          flakyAsked.add(key);
+          return new Response("not yet", { status: 503 });
+        }
         return Response.json({ ok: true });
       }
       if (path === "/stuck") {
@@ -153,6 +166,96 @@ test("a running run shows the step it is at, live, until it ends", () =>
     expect(await page.locator("li.step-passed").count()).toBe(3);
   }));
 
+test("a run cancelled from its page shows the results of its stopped steps, recorded a moment after it turned cancelled", () =>
+  explained(page, "run-page-cancel-results", async () => {
+    const automation = await createAutomation(s, project, {
+      name: "five steps, stuck at the second",
+      kind: "http",
+      environment: envId,
+      steps: [
+        { name: "read the product", request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] },
+        { name: "wait forever", request: { method: "GET", url: "/stuck", timeout_ms: 60_000 }, expect: [{ status: 200 }] },
+        { name: "read it again", request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] },
+        { name: "and again", request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] },
+        { name: "and once more", request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] },
+      ],
+    });
+    const runId = await startRun(s, project, automation);
+    await page.goto(`${s.url}/#/p/${project}/runs/${runId}`);
+    // Cancelled while its second step waits: the page first reads it cancelled with only the first step's result.
+    await page.locator("li.step-passed[data-step='0']").waitFor({ timeout: 20_000 });
+    await page.getByTestId("current-step").getByText("2. wait forever").waitFor();
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    await page.getByTestId("run-status").getByText("cancelled").waitFor({ timeout: 10_000 });
+    // The engine then records where each step was stopped…
+    for (let i = 0; ; i++) {
+      const run = await json<{ summary: { steps: number } }>(await s.call("GET", `/projects/${project}/runs/${runId}`));
+      if (run.summary.steps === 5) break;
+      if (i > 200) throw new Error("the stopped steps were never recorded");
+      await Bun.sleep(50);
+    }
+    // …and the open page shows them without a reload.
+    await page.getByTestId("run-step-counts").getByText("1 passed · 0 failed · 1 error · 3 skipped").waitFor({ timeout: 10_000 });
+    expect(await page.locator("li.step[data-step]").count()).toBe(5);
+    expect(await page.locator("li.step-error[data-step='1']").count()).toBe(1);
+    await shot(page, "run-page-cancel-results");
+  }));
+
+test("a cancelled run's page follows it until its runner has recorded the stopped steps a moment later", () =>
+  explained(page, "run-page-cancel-late-results", async () => {
+    // Played by the test, the runner records the stopped steps only once the page has shown the run cancelled.
+    const env = await json<{ id: string }>(
+      await s.call("POST", `/projects/${project}/environments`, {
+        name: "remote",
+        variables: { BASE_URL: `http://127.0.0.1:${target.port}` },
+        runner_labels: ["played-by-test"],
+      }),
+      201,
+    );
+    const { token } = await json<{ token: string }>(await s.call("POST", "/runners", { name: "played" }), 201);
+    await json(await runnerCall(s.url, token, "/hello", { protocol: 1, version: "test", labels: ["played-by-test"], capabilities: { browser: false } }));
+    const names = ["read the product", "wait a while", "read it again", "and again", "and once more"];
+    const automation = await createAutomation(s, project, {
+      name: "five steps on a runner",
+      kind: "http",
+      environment: env.id,
+      steps: names.map((name) => ({ name, request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] })),
+    });
+    const runId = await startRun(s, project, automation);
+    const job = (await json<{ jobs: { id: string; claim: number }[] }>(await runnerCall(s.url, token, "/claim", { slots: 1, wait_ms: 5_000 }))).jobs[0];
+    expect(job?.id).toBe(runId);
+    const ref = { id: runId, claim: job?.claim ?? 0 };
+    await json(await runnerCall(s.url, token, "/start", { runs: [ref] }));
+    const attempt = { attempt: 1, status: "cancelled", error: "cancelled by request", message: "cancelled by request", duration_ms: 10 };
+    const step = (index: number, status: string, message: string | null = null) => ({ index, name: names[index], status, duration_ms: 5, message });
+    const progress = { steps: [step(0, "passed")], summary: { steps: 1, passed: 1, failed: 0, skipped: 0 }, attempts: [] };
+    await json(await runnerCall(s.url, token, "/heartbeat", { runs: [{ ...ref, progress }], wait_ms: 0 }));
+
+    await page.goto(`${s.url}/#/p/${project}/runs/${runId}`);
+    await page.locator("li.step-passed[data-step='0']").waitFor({ timeout: 20_000 });
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    await page.getByTestId("run-status").getByText("cancelled").waitFor({ timeout: 10_000 });
+    // Read cancelled before its runner stopped: only the first step's result so far.
+    expect(await page.getByTestId("run-step-counts").innerText()).toBe("1 passed · 0 failed · 0 skipped");
+
+    const beat = await json<{ cancelled: string[] }>(await runnerCall(s.url, token, "/heartbeat", { runs: [ref], wait_ms: 0 }));
+    expect(beat.cancelled).toEqual([runId]);
+    const stopped = [step(0, "passed"), step(1, "error", "cancelled by request"), step(2, "skipped"), step(3, "skipped"), step(4, "skipped")];
+    const result = {
+      status: "cancelled",
+      error: "cancelled by request",
+      summary: { steps: 5, passed: 1, failed: 1, skipped: 3 },
+      steps: stopped,
+      artifacts: [],
+      attempts: [attempt],
+    };
+    expect((await json<{ recorded: string[] }>(await runnerCall(s.url, token, "/finish", { runs: [{ ...ref, result }] }))).recorded).toEqual([runId]);
+
+    // The open page shows them without a reload.
+    await page.getByTestId("run-step-counts").getByText("1 passed · 0 failed · 1 error · 3 skipped").waitFor({ timeout: 10_000 });
+    expect(await page.locator("li.step[data-step]").count()).toBe(5);
+  }));
+
 test("an unfinished group run's page offers Cancel group run: every run ends cancelled, and so does the group run", () =>
   explained(page, "group-run-cancel", async () => {
     const ids: string[] = [];
@@ -218,6 +321,85 @@ test("the runs list and a group's runs show runs started elsewhere without a rel
     await page.getByText("No group runs yet.").waitFor();
     const groupRun = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups/${group.id}/run`, {}), 202);
     await page.locator(`a[href$='/group-runs/${groupRun.id}']`).first().waitFor({ timeout: 20_000 });
+  }));
+
+/** Words of the cells of `table` (its headers too) that are broken over two lines or more (a column too narrow for them). */
+function brokenWords(table: Locator): Promise<string[]> {
+  return table.evaluate((t) => {
+    const broken: string[] = [];
+    for (const cell of t.querySelectorAll("th, td")) {
+      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const text = node.textContent ?? "";
+        for (const m of text.matchAll(/\S+/g)) {
+          const range = document.createRange();
+          range.setStart(node, m.index);
+          range.setEnd(node, m.index + m[0].length);
+          const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+          if (lines.size > 1) broken.push(m[0]);
+        }
+      }
+    }
+    return broken;
+  });
+}
+
+test("an automation's Recent runs are readable at 1280×800: no word is broken over lines", async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
+  const p = await context.newPage();
+  watch(p);
+  await explained(p, "automation-recent-runs", async () => {
+    await signInAsOwner(p, s.url);
+    const automation = await createAutomation(s, project, {
+      name: "checks the product page of the shop",
+      kind: "http",
+      environment: envId,
+      steps: [{ request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] }],
+    });
+    await waitForRun(s, project, await startRun(s, project, automation));
+    await p.goto(`${s.url}/#/p/${project}/automations/${automation}`);
+    const card = p.locator("section.card", { has: p.getByRole("heading", { name: "Recent runs" }) });
+    await card.locator("tr[data-run-id] .badge-passed").waitFor({ timeout: 20_000 });
+    // All its runs are of this automation: the table does not name it on every row.
+    expect(await card.locator("th").allTextContents()).toEqual(["Status", "Started", "Duration"]);
+    expect(await brokenWords(card.locator("table"))).toEqual([]);
+    await shot(p, "automation-recent-runs");
+  });
+  await context.close();
+});
+
+test("in run lists, the space between a run's PASSED and FLAKY badges is not underlined with their link", () =>
+  explained(page, "run-list-flaky-badges", async () => {
+    const automation = await createAutomation(s, project, {
+      name: "passes on its second try",
+      kind: "http",
+      environment: envId,
+      retries: 1,
+      steps: [{ request: { method: "GET", url: `/flaky?key=${crypto.randomUUID()}` }, expect: [{ status: 200 }] }],
+    });
+    const run = await waitForRun(s, project, await startRun(s, project, automation));
+    expect(run.status).toBe("passed");
+    /** Text a link underlines around the badges: any text not inside an inline block (a badge, or the badges together). */
+    const underlined = (selector: string) =>
+      page.evaluate((sel) => {
+        const found: string[] = [];
+        for (const link of document.querySelectorAll(sel)) {
+          const walker = document.createTreeWalker(link, NodeFilter.SHOW_TEXT);
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            let inBlock = false;
+            for (let el = node.parentElement; el && el !== link; el = el.parentElement) if (getComputedStyle(el).display !== "inline") inBlock = true;
+            if (!inBlock && (node.textContent ?? "") !== "") found.push(JSON.stringify(node.textContent));
+          }
+        }
+        return found;
+      }, selector);
+    for (const where of [`/p/${project}/runs`, "/"]) {
+      await page.goto(`${s.url}/#${where}`);
+      const badges = page.locator(`a[href$='/runs/${run.id}']`, { has: page.locator(".badge-flaky") });
+      await badges.first().waitFor({ timeout: 20_000 });
+      expect(await badges.first().innerText()).toBe("PASSED FLAKY");
+      expect(await underlined(`a[href$='/runs/${run.id}']:has(.badge-flaky)`)).toEqual([]);
+    }
   }));
 
 test("a hidden page stops following the runs list, and reloads it at once when shown again", async () => {

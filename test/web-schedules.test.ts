@@ -1,12 +1,13 @@
 // The schedules & alerts page in headless Chromium against a real server: a schedule made with the form shows its
 // interval and next due time and pauses; cron schedules with a time zone, of a group or of tags, show their target
 // and the next due times the API computed; a webhook channel made with the form sends a signed test that the
-// page then shows delivered; at 390 px nothing overflows sideways.
+// page then shows delivered (and a delivery tried again, pending); at 390 px nothing overflows sideways.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { explained, launchBrowser, newPage, signInAsOwner } from "./helpers/browser";
 import { json } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
+import { waitUntilAsync } from "./helpers/wait";
 
 setDefaultTimeout(60_000);
 
@@ -17,6 +18,8 @@ const receiver = Bun.serve({
   port: 0,
   hostname: "127.0.0.1",
   fetch(req) {
+    // A receiver that is down: its deliveries are tried again later.
+    if (new URL(req.url).pathname === "/down") return new Response("down", { status: 503 });
     events.push(req.headers.get("x-svc-event"));
     return new Response(null, { status: 204 });
   },
@@ -100,13 +103,55 @@ test("schedules and alert channels are made, paused and tested from the page, re
       const section = page.getByRole("region", { name: `Alert channel hook ${width}` });
       await section.getByRole("button", { name: "Send a test" }).click();
       await section.getByText(/test ·/).waitFor();
-      await section.getByText("passed").or(section.getByText("delivered")).first().waitFor();
+      await section.locator("li .badge-delivered").getByText("delivered").waitFor();
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow).toBeLessThanOrEqual(0);
     });
     await context.close();
   }
   expect(events).toEqual(["test", "test"]);
+});
+
+test("a channel's deliveries are badged in their own words: delivered, and pending while one is tried again", async () => {
+  const { context, page } = await newPage(browser);
+  const channels: Record<string, string> = {};
+  await signInAsOwner(page, s.url);
+  await explained(page, "alert-delivery-badges", async () => {
+    const deliveries = async (channel: string) =>
+      (await json<{ data: { status: string; attempts: number }[] }>(await s.call("GET", `/projects/shop/alert-channels/${channel}/deliveries`))).data;
+    const made: [string, string][] = [
+      ["reaches", "/hook"],
+      ["is down", "/down"],
+    ];
+    for (const [name, path] of made) {
+      const channel = await json<{ id: string }>(
+        await s.call("POST", "/projects/shop/alert-channels", {
+          name,
+          kind: "webhook",
+          url: `http://127.0.0.1:${receiver.port}${path}`,
+          secret: "page-secret-2",
+        }),
+        201,
+      );
+      channels[name] = channel.id;
+      await json(await s.call("POST", `/projects/shop/alert-channels/${channel.id}/test`), 202);
+    }
+    expect(await waitUntilAsync(async () => (await deliveries(channels.reaches ?? ""))[0]?.status === "delivered", 10_000)).toBe(true);
+    // Its first attempt failed: it waits for the next one.
+    expect(await waitUntilAsync(async () => (await deliveries(channels["is down"] ?? ""))[0]?.attempts === 1, 10_000)).toBe(true);
+    expect((await deliveries(channels["is down"] ?? ""))[0]?.status).toBe("pending");
+
+    await page.goto(`${s.url}/#/p/shop/schedules`);
+    const reaches = page.getByRole("region", { name: "Alert channel reaches" });
+    await reaches.locator(".badge").first().waitFor();
+    expect(await reaches.locator("li .badge").allInnerTexts()).toEqual(["DELIVERED"]);
+    const down = page.getByRole("region", { name: "Alert channel is down" });
+    await down.locator("li .badge").first().waitFor();
+    expect(await down.locator("li .badge").allInnerTexts()).toEqual(["PENDING"]);
+    expect(await down.locator("li").first().innerText()).toMatch(/ · \d+ attempts? · next attempt /);
+  });
+  for (const id of Object.values(channels)) expect((await s.call("DELETE", `/projects/shop/alert-channels/${id}`)).status).toBe(204);
+  await context.close();
 });
 
 test("a schedule or alert channel changed elsewhere since the page showed it: Pause and Delete say so, change nothing, and reload", async () => {

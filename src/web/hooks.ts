@@ -18,6 +18,14 @@ function usePageVisible(): boolean {
 }
 /** A long-poll answered sooner than its wait less this, still in progress, was not held (the server could not wait). */
 const UNHELD_MARGIN_MS = 250;
+/**
+ * After a record seen in progress ends in a way its engine completes a moment later (a cancelled run's stopped steps
+ * are recorded after its status turned cancelled), it is read again this often, until it has not changed for
+ * SETTLED_AFTER_MS (or SETTLE_AT_MOST_MS have passed since its end).
+ */
+const SETTLE_POLL_MS = 500;
+const SETTLED_AFTER_MS = 3_000;
+const SETTLE_AT_MOST_MS = 30_000;
 
 export interface Loaded<T> {
   data: T | null;
@@ -31,8 +39,17 @@ export interface Loaded<T> {
  * `longPoll`, the reload is sent at once and the fetcher is given that long in seconds to pass as `?wait`: the
  * server answers as soon as the record has ended, so the page shows the end at once; otherwise (or when the
  * server answered without waiting) it polls. Polling pauses while the page is hidden.
+ *
+ * `lateVersion(data)` names the version (its updated_at) of an ended record that may still change a moment after its
+ * end, else null: one seen in progress here and then ended so is read again until it stops changing.
  */
-export function useLoad<T>(fetcher: (waitSeconds: number) => Promise<T>, key: string, pollMs?: (data: T) => number, longPoll = false): Loaded<T> {
+export function useLoad<T>(
+  fetcher: (waitSeconds: number) => Promise<T>,
+  key: string,
+  pollMs?: (data: T) => number,
+  longPoll = false,
+  lateVersion?: (data: T) => string | null,
+): Loaded<T> {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
@@ -69,8 +86,12 @@ export function useLoad<T>(fetcher: (waitSeconds: number) => Promise<T>, key: st
   // Polls slow down the longer something stays in progress: page views count against the workspace's
   // request budget like any client, so watching a long run must not use it up.
   const polls = useRef(0);
+  const seenInProgress = useRef(false);
+  const settling = useRef<{ version: string; changedAt: number; endedAt: number } | null>(null);
   useEffect(() => {
     polls.current = 0;
+    seenInProgress.current = false;
+    settling.current = null;
   }, [key]);
   const visible = usePageVisible();
   const base = data !== null && pollMs ? pollMs(data) : 0;
@@ -78,10 +99,18 @@ export function useLoad<T>(fetcher: (waitSeconds: number) => Promise<T>, key: st
   useEffect(() => {
     const shownAgain = visible && !wasVisible.current;
     wasVisible.current = visible;
-    if (base <= 0 || !visible) {
-      if (base <= 0) polls.current = 0;
-      return;
+    if (base <= 0) {
+      polls.current = 0;
+      const delay = data === null ? 0 : settleDelay(lateVersion?.(data) ?? null);
+      if (delay <= 0 || !visible) return;
+      const t = setTimeout(() => void reload(), delay);
+      return () => clearTimeout(t);
     }
+    if (data !== null) {
+      seenInProgress.current = true;
+      settling.current = null;
+    }
+    if (!visible) return;
     if (shownAgain) {
       polls.current = 0;
       void reload();
@@ -98,6 +127,31 @@ export function useLoad<T>(fetcher: (waitSeconds: number) => Promise<T>, key: st
     );
     return () => clearTimeout(t);
   }, [data, base, visible]);
+
+  /** How long until the ended record is read again to see its late changes; 0 when it is not (any more). */
+  function settleDelay(version: string | null): number {
+    const now = Date.now();
+    if (version === null) {
+      settling.current = null;
+      seenInProgress.current = false;
+      return 0;
+    }
+    if (seenInProgress.current) {
+      seenInProgress.current = false;
+      settling.current = { version, changedAt: now, endedAt: now };
+    }
+    const s = settling.current;
+    if (s === null) return 0;
+    if (version !== s.version) {
+      s.version = version;
+      s.changedAt = now;
+    }
+    if (now - s.changedAt >= SETTLED_AFTER_MS || now - s.endedAt >= SETTLE_AT_MOST_MS) {
+      settling.current = null;
+      return 0;
+    }
+    return SETTLE_POLL_MS;
+  }
 
   return { data, error, loading, reload: () => reload() };
 }

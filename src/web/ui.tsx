@@ -7,16 +7,26 @@ export function Badge({ status }: { status: string }) {
   return <span class={`badge badge-${status}`}>{status.replace("_", " ")}</span>;
 }
 
+/** Where in the request a problem is, in the form's words: `secrets.TOKEN` for the body's `body.secrets.TOKEN`. */
+function fieldPath(path: string): string {
+  return path.replace(/^(body|query)(\.|$)/, "");
+}
+
+/**
+ * An action's error: its message once, then only the details it does not already say (the API's message names the
+ * first problem; a request with several lists the others).
+ */
 export function ErrorNote({ message, details }: { message: string | null; details?: { path: string; message: string }[] }) {
   if (!message) return null;
+  const more = (details ?? []).filter((d) => !message.includes(d.path ? `${d.path}: ${d.message}` : d.message));
   return (
     <div class="note note-error" role="alert">
       {message}
-      {details && details.length > 0 && (
+      {more.length > 0 && (
         <ul class="details">
-          {details.map((d) => (
+          {more.map((d) => (
             <li key={d.path + d.message}>
-              <code>{d.path || "(body)"}</code> {d.message}
+              {fieldPath(d.path) ? <code>{fieldPath(d.path)}</code> : "the request"}: {d.message}
             </li>
           ))}
         </ul>

@@ -268,7 +268,7 @@ export function AutomationPage({ project, automationId }: { project: string; aut
               />
             </Card>
             <Card title="Recent runs">
-              <RecentRuns project={project} limit={10} automation={x.id} />
+              <RecentRuns project={project} limit={10} automation={x.id} compact />
             </Card>
           </div>
         </>

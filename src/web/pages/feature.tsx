@@ -297,8 +297,9 @@ function FeatureAutomations({
   const runAll = () =>
     bulk.run(async () => {
       env.remember();
-      await call("runFeature", { project, feature, environment: env.environment });
-      navigate(`/p/${enc(project)}/runs`);
+      // Its automations run as one group run: its page follows them, as Run group's does.
+      const started = await call("runFeature", { project, feature, environment: env.environment });
+      navigate(`/p/${enc(project)}/group-runs/${started.id}`);
     });
   return (
     <>

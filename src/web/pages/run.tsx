@@ -191,6 +191,9 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
     `run:${project}:${runId}`,
     (r) => (r.status === "queued" || r.status === "running" ? 1000 : 0),
     true,
+    // A run stopped while it ran (cancelled, timed out) gets the results of its stopped steps a moment after its
+    // status turned final: the page reads it again until it stops changing.
+    (r) => ((r.status === "cancelled" || r.status === "timed_out") && r.started_at !== null ? r.updated_at : null),
   );
   const a = useAction();
   const r = run.data;

@@ -17,11 +17,12 @@ export const passedOn = (run: Attempted) => `Passed on attempt ${run.attempts.le
 
 /**
  * A run's status badge, and beside it a "flaky" badge when it passed only after a failed attempt, or a
- * "quarantined" one when its failure does not count against its group run.
+ * "quarantined" one when its failure does not count against its group run. Held in one inline block: inside a link,
+ * the space between two badges is not underlined.
  */
 export function RunStatusBadges({ run }: { run: Attempted }) {
   return (
-    <>
+    <span class="badges">
       <Badge status={run.status} />
       {setApart(run) && (
         <>
@@ -39,12 +40,25 @@ export function RunStatusBadges({ run }: { run: Attempted }) {
           </span>
         </>
       )}
-    </>
+    </span>
   );
 }
 
-/** Runs as a table; `compact` (for a side card) keeps status, automation, a relative start time and duration. */
-export function RunTable({ project, runs, compact = false }: { project: string; runs: Run[]; compact?: boolean }) {
+/**
+ * Runs as a table; `compact` (for a side card) keeps status, automation, a relative start time and duration.
+ * Without `automationColumn` (runs of one automation, on its page) the automation is not named on every row.
+ */
+export function RunTable({
+  project,
+  runs,
+  compact = false,
+  automationColumn = true,
+}: {
+  project: string;
+  runs: Run[];
+  compact?: boolean;
+  automationColumn?: boolean;
+}) {
   const envs = useEnvironmentNames(project);
   if (runs.length === 0) return <Empty>No runs yet.</Empty>;
   // Where runs ran, once runners (svc runner) executed some of those listed.
@@ -55,7 +69,7 @@ export function RunTable({ project, runs, compact = false }: { project: string; 
         <thead>
           <tr>
             <th>Status</th>
-            <th>Automation</th>
+            {automationColumn && <th>Automation</th>}
             <th>Started</th>
             <th>Duration</th>
             {!compact && (
@@ -76,9 +90,11 @@ export function RunTable({ project, runs, compact = false }: { project: string; 
                   <RunStatusBadges run={r} />
                 </a>
               </td>
-              <td data-label="Automation">
-                <a href={`#/p/${enc(project)}/runs/${r.id}`}>{r.automation_name}</a>
-              </td>
+              {automationColumn && (
+                <td data-label="Automation">
+                  <a href={`#/p/${enc(project)}/runs/${r.id}`}>{r.automation_name}</a>
+                </td>
+              )}
               <td data-label="Started" class="nowrap" title={compact ? when(r.started_at ?? r.created_at) : undefined}>
                 {compact ? ago(r.started_at ?? r.created_at) : when(r.started_at ?? r.created_at)}
               </td>
@@ -121,7 +137,7 @@ export function RecentRuns({ project, limit, automation, compact = false }: { pr
   );
   if (runs.loading) return <Loading />;
   if (runs.error) return <ErrorNote message={runs.error} />;
-  return <RunTable project={project} runs={runs.data?.data ?? []} compact={compact} />;
+  return <RunTable project={project} runs={runs.data?.data ?? []} compact={compact} automationColumn={!automation} />;
 }
 
 export function RunsPage({ project }: { project: string }) {

@@ -389,8 +389,9 @@ function Channel({
         <ul>
           {deliveries.data.data.map((d) => (
             <li key={d.delivery_id}>
-              <Badge status={d.status === "delivered" ? "passed" : d.status === "failed" ? "failed" : "queued"} /> {d.event} · {when(d.created_at)} ·{" "}
-              {d.attempts} attempt{d.attempts === 1 ? "" : "s"}
+              {/* The delivery's own words: delivered, pending (still to be tried, or tried again), failed (given up). */}
+              <Badge status={d.status} /> {d.event} · {when(d.created_at)} · {d.attempts} attempt{d.attempts === 1 ? "" : "s"}
+              {d.status === "pending" && d.next_attempt_at && d.attempts > 0 && <> · next attempt {when(d.next_attempt_at)}</>}
               {d.error && <span class="muted"> — {d.error}</span>}
             </li>
           ))}
