@@ -246,7 +246,10 @@ test("invalid arguments fail at once with the API's error, told to the model, in
   expect(String(r.actions[3]?.result?.message)).toContain('missing "automation"');
   const told = (model.requests.at(-1)?.messages ?? []).filter((m) => m.role === "tool").map((m) => m.content ?? "");
   expect(told.slice(-4).every((c) => c.startsWith("failed: "))).toBe(true);
-  expect((await s.call("POST", `/assistant/actions/${r.actions[0]?.id}/confirm`)).status).toBe(409);
+  const again = await s.call("POST", `/assistant/actions/${r.actions[0]?.id}/confirm`);
+  expect(again.status).toBe(409);
+  // It says what happened: it never waited for a confirmation, rather than "already run".
+  expect(((await again.json()) as { message: string }).message).toMatch(/^this action was never held for confirmation: it failed as asked \(.+\)$/);
 });
 
 /** A streamed message: resolves `firstWords` once the model's first words arrived (it then pauses), `done` at its end. */

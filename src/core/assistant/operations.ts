@@ -350,6 +350,11 @@ export const confirmAssistantAction: Handler<O["confirmAssistantAction"]> = asyn
     const why = readJsonColumnOr(z.object({ message: z.string() }), row.result ?? "{}", null);
     throw forbidden(`this action was refused: ${why?.message ?? "you may not take it"}`);
   }
+  if (row.status === "failed" && row.updated_at === row.created_at) {
+    // Never held: its arguments failed as the model gave them (or a read-only tool failed), so there is nothing to run.
+    const why = readJsonColumnOr(z.object({ message: z.string() }), row.result ?? "{}", null);
+    throw conflict(`this action was never held for confirmation: it failed as asked${why ? ` (${why.message})` : ""}`);
+  }
   if (row.status !== "needs_confirmation") throw conflict(`this action has already run (${row.status})`);
   const principal: Principal = { ...ctx.principal, trigger: "assistant" };
   const tools = toolsFor(ctx, principal);
