@@ -206,17 +206,21 @@ test("what the person may not do in a protected environment is refused at once, 
         { name: "run_automation", arguments: { project: "shop", automation: "prod-health" } },
         { name: "update_environment", arguments: { project: "shop", environment: "prod", variables: { A: "1" } } },
         { name: "create_environment", arguments: { project: "shop", name: "stage", protected: true } },
+        // A group whose automation runs in its own protected environment.
+        { name: "run_group", arguments: { project: "shop", group: "prod-checks" } },
       ],
     },
     { text: "I may not." },
   );
+  await json(await s.call("POST", "/projects/shop/groups", { name: "prod-checks", automation_ids: ["health", "prod-health"] }), 201);
   const r = await ask("Run the checks in prod and change prod", member.key);
-  expect(r.actions.map((a) => a.status)).toEqual(["refused", "refused", "refused", "refused"]);
+  expect(r.actions.map((a) => a.status)).toEqual(["refused", "refused", "refused", "refused", "refused"]);
+  expect(String(r.actions[4]?.result?.message)).toContain('the environment "prod" is protected');
   for (const a of r.actions.slice(0, 3)) expect(String(a.result?.message)).toContain('the environment "prod" is protected');
   expect(String(r.actions[3]?.result?.message)).toContain("only owners and admins can protect an environment");
   // The model was told at once.
   const told = (model.requests.at(-1)?.messages ?? []).filter((m) => m.role === "tool").map((m) => m.content ?? "");
-  expect(told.slice(-4).every((c) => c.startsWith("refused: forbidden: "))).toBe(true);
+  expect(told.slice(-5).every((c) => c.startsWith("refused: forbidden: "))).toBe(true);
   const refusedConfirm = await s.call("POST", `/assistant/actions/${r.actions[0]?.id}/confirm`, undefined, member.key);
   expect(refusedConfirm.status).toBe(403);
   const runs = await json<{ data: { automation_name: string }[] }>(await s.call("GET", "/projects/shop/runs"));

@@ -11,6 +11,7 @@ import { argName, toolArguments } from "../../../mcp/tools";
 import type { OpContext } from "../context";
 import { assertMayChangeEnvironment, findEnvironment } from "../environments/operations";
 import { assertMayRunIn } from "../environments/protection";
+import * as automations from "../automations/store";
 import { inProcessCall } from "../in-process";
 import type { OperationKey } from "../registry";
 import { tagOfAnswer } from "../versions";
@@ -112,12 +113,24 @@ async function assertMayTake(ctx: OpContext, op: Operation, args: Args, body: Ar
   // Starting runs of an automation or a group (apply and test runs name their environments otherwise).
   if (op.startsWork && typeof projectId === "string" && (records.has("automationId") || records.has("groupId"))) {
     const environmentArg = typeof args.environment === "string" ? args.environment : undefined;
-    // The environment asked for, else the automation's own (a group's automations are checked when it runs).
+    // The environment asked for, else the automation's own.
     const asked = environmentArg === undefined ? undefined : await findEnvironment(ctx, projectId, environmentArg);
     if (environmentArg !== undefined && !asked) throw new AppError("not_found", `environment "${environmentArg}" not found`);
     if (asked) args.environment = asked.id;
     const own = records.get("automationId")?.environment_id;
-    await assertMayRunIn(ctx, ctx.core.db, [asked?.id ?? (typeof own === "string" ? own : null)]);
+    // A group's automations run in their own environments unless one is asked for: each is checked, as the run does.
+    const members = records.get("groupId")?.automation_ids;
+    const memberEnvironments =
+      asked === undefined && Array.isArray(members)
+        ? (
+            await automations.automationsAmong(
+              ctx.core.db,
+              projectId,
+              members.filter((m): m is string => typeof m === "string"),
+            )
+          ).map((a) => a.environment_id)
+        : [];
+    await assertMayRunIn(ctx, ctx.core.db, [asked?.id ?? (typeof own === "string" ? own : null), ...memberEnvironments]);
   }
 }
 
