@@ -80,6 +80,7 @@ export const POSTGRES: string[] = [
   "test/postgres-alerts.test.ts",
   "test/postgres-artifacts.test.ts",
   "test/postgres-backend.test.ts",
+  "test/postgres-cancel-elsewhere.test.ts",
   "test/postgres-nodes.test.ts",
   "test/postgres-migrate.test.ts",
   "test/postgres-node-kill.test.ts",

@@ -11,6 +11,7 @@ import {
   recoverInterruptedRuns,
   releaseClaimedRuns,
   renewNodeLeases,
+  runsStoppedElsewhere,
 } from "../core/runs/queue";
 import type { Engine } from "../extensions";
 import { log } from "../logging";
@@ -31,6 +32,11 @@ interface ActiveRun {
 }
 
 const POLL_MS = 1000;
+/**
+ * How often, while runs execute, the engine asks whether the database changed elsewhere (another node's commit on
+ * PostgreSQL, another process's on SQLite): a cancel made there reaches this engine only through the database.
+ */
+const ELSEWHERE_CHECK_MS = 250;
 /** Runs shorter than this never write progress: their one final write is enough. */
 const PROGRESS_AFTER_MS = 1000;
 const CANCEL_MEMORY_MS = 60_000;
@@ -138,7 +144,45 @@ export class RunEngine implements Engine {
     }, POLL_MS);
     // On PostgreSQL the runs this node executes are held under a lease it renews (several nodes share the queue).
     this.leaseTimer = setInterval(() => void this.renewLeases(), Math.max(100, Math.floor(this.core.config.runner.lease_ms / 3)));
+    this.elsewhereTimer = setInterval(() => void this.checkStoppedElsewhere(), ELSEWHERE_CHECK_MS);
     void this.pump();
+  }
+
+  private elsewhereTimer: ReturnType<typeof setInterval> | null = null;
+  /** The external change version last looked at, and whether a look is in flight. */
+  private elsewhereSeen = -1;
+  private elsewhereChecking = false;
+
+  /**
+   * Stops the runs cancelled (or ended, or claimed again) elsewhere — on another node, or by another process — which
+   * tell this engine nothing but through the database: looked at only when the database changed there, so a quiet
+   * cluster costs nothing. Runs waiting ahead are dropped the same way.
+   */
+  private async checkStoppedElsewhere(): Promise<void> {
+    if (this.elsewhereChecking || this.stopping || (this.active.size === 0 && this.ahead.length === 0)) return;
+    this.core.changes.refreshExternal();
+    const version = this.core.changes.externalVersion();
+    if (version === this.elsewhereSeen) return;
+    this.elsewhereChecking = true;
+    try {
+      const runs = [...[...this.active.values()].map((a) => a.run), ...this.ahead];
+      const { cancelled, takenBack } = await runsStoppedElsewhere(this.core, runs);
+      // Seen only once looked at: a change while the look ran is looked at next time.
+      this.elsewhereSeen = version;
+      const stopped = new Set([...cancelled, ...takenBack]);
+      if (stopped.size === 0) return;
+      this.ahead = this.ahead.filter((r) => !stopped.has(r.id));
+      for (const id of cancelled) {
+        this.recentlyCancelled.set(id, Date.now());
+        this.active.get(id)?.controller.abort(new RunAborted("cancelled"));
+      }
+      for (const id of takenBack) this.active.get(id)?.controller.abort(new RunAborted("taken_back"));
+      log.info("runs stopped elsewhere were stopped here", { cancelled: cancelled.length, taken_back: takenBack.length });
+    } catch (e) {
+      log.warn("could not check whether running runs were stopped elsewhere", { error: (e as Error).message });
+    } finally {
+      this.elsewhereChecking = false;
+    }
   }
 
   private leaseTimer: ReturnType<typeof setInterval> | null = null;
@@ -167,6 +211,7 @@ export class RunEngine implements Engine {
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
     if (this.poller) clearInterval(this.poller);
+    if (this.elsewhereTimer) clearInterval(this.elsewhereTimer);
     if (this.pumpTimer) clearTimeout(this.pumpTimer);
     this.core.events.off("runQueued", this.onQueued);
     this.core.events.off("runCancelled", this.onCancelled);

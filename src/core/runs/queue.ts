@@ -321,6 +321,30 @@ export const NODE_LOST_MESSAGE = "node lost: the server executing it stopped ren
 const nodeLeases = (core: Core) => core.probe.backend === "postgres";
 
 /** Renews this node's lease on the runs its engine holds (PostgreSQL; nothing to do on SQLite). */
+/**
+ * Of runs this process executes under these claims, those stopped elsewhere: cancelled (or deleted with what they
+ * belong to) on another node or by another process, or taken from it (ended or claimed again). Such a change comes
+ * with no event in this process; the engine looks when the database changed (see RunEngine.checkStoppedElsewhere).
+ */
+export async function runsStoppedElsewhere(core: Core, runs: { id: string; claim: number }[]): Promise<{ cancelled: string[]; takenBack: string[] }> {
+  const rows = new Map(
+    (
+      await store.runClaims(
+        core.db,
+        runs.map((r) => r.id),
+      )
+    ).map((r) => [r.id, r]),
+  );
+  const cancelled: string[] = [];
+  const takenBack: string[] = [];
+  for (const r of runs) {
+    const row = rows.get(r.id);
+    if (!row || (row.status === "cancelled" && row.claim === r.claim)) cancelled.push(r.id);
+    else if (row.claim !== r.claim || row.status !== "running") takenBack.push(r.id);
+  }
+  return { cancelled, takenBack };
+}
+
 export async function renewNodeLeases(core: Core, runIds: string[]): Promise<void> {
   if (!nodeLeases(core) || runIds.length === 0) return;
   await store.renewLocalLeases(core.db, runIds, new Date(Date.now() + core.config.runner.lease_ms).toISOString());

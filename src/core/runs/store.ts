@@ -215,6 +215,16 @@ export async function findRun(db: Kysely<DB>, projectId: string, id: string): Pr
 }
 
 /** A run's status now, or undefined once it is gone (for waits that re-check cheaply). */
+/** The status and claim of each of these runs that still exists. */
+export async function runClaims(db: Kysely<DB>, ids: string[]): Promise<{ id: string; status: RunRow["status"]; claim: number }[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom("runs")
+    .select(["id", "status", "claim"])
+    .where(oneOf(db, "id", ids))
+    .execute();
+}
+
 export async function runStatus(db: Kysely<DB>, id: string): Promise<RunRow["status"] | undefined> {
   return (await db.selectFrom("runs").select("status").where("id", "=", id).executeTakeFirst())?.status;
 }
