@@ -2,7 +2,8 @@
 // operator, a line diff where a JSON equality failed, the response body before its headers, a step that ended in an
 // error counted apart from failed ones, the step a running run is at, a run cancelled from its page that then shows
 // its stopped steps, a group run cancelled from its page, and run lists that show runs started elsewhere (by CI
-// through the API) without a reload, stay readable in an automation's side card, and underline no space between badges.
+// through the API) without a reload, stay readable in an automation's side card, underline no space between badges,
+// and count steps honestly (how far a running run got, no count for a queued one, an error apart from failures).
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Locator, Page } from "playwright-core";
 import { explained, launchBrowser, newPage, shot, signInAsOwner, watch } from "./helpers/browser";
@@ -441,3 +442,64 @@ test("a hidden page stops following the runs list, and reloads it at once when s
   });
   await context.close();
 });
+
+test("run lists say how far a running run got, give a queued run no count, and count an error run's step as an error", () =>
+  explained(page, "run-list-step-counts", async () => {
+    const running = await createAutomation(s, project, {
+      name: "five steps, stuck at the third",
+      kind: "http",
+      environment: envId,
+      steps: [
+        { name: "read the product", request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] },
+        { name: "read it again", request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] },
+        { name: "wait forever", request: { method: "GET", url: "/stuck", timeout_ms: 60_000 }, expect: [{ status: 200 }] },
+        { name: "and again", request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] },
+        { name: "and once more", request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] },
+      ],
+    });
+    const runningId = await startRun(s, project, running);
+    for (let i = 0; ; i++) {
+      const run = await json<{ summary: { steps: number } }>(await s.call("GET", `/projects/${project}/runs/${runningId}`));
+      if (run.summary.steps === 2) break;
+      if (i > 200) throw new Error("the first two steps were never recorded");
+      await Bun.sleep(50);
+    }
+    // An environment only a runner labelled so may run: no such runner, its run stays queued.
+    const nobody = await json<{ id: string }>(
+      await s.call("POST", `/projects/${project}/environments`, {
+        name: "nobody runs it",
+        variables: { BASE_URL: `http://127.0.0.1:${target.port}` },
+        runner_labels: ["no-such-runner"],
+      }),
+      201,
+    );
+    const queued = await createAutomation(s, project, {
+      name: "never taken",
+      kind: "http",
+      environment: nobody.id,
+      steps: [{ request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] }],
+    });
+    const queuedId = await startRun(s, project, queued);
+    const gone = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("") });
+    const closed = `http://127.0.0.1:${gone.port}`;
+    gone.stop(true);
+    const erring = await createAutomation(s, project, {
+      name: "calls a stopped service",
+      kind: "http",
+      environment: envId,
+      steps: [{ request: { method: "GET", url: `${closed}/orders` }, expect: [{ status: 200 }] }],
+    });
+    const errorRun = await waitForRun(s, project, await startRun(s, project, erring));
+    expect(errorRun.status).toBe("error");
+
+    await page.goto(`${s.url}/#/p/${project}/runs`);
+    const steps = (id: string) => page.locator(`tr[data-run-id='${id}'] [data-label="Steps"]`);
+    await steps(errorRun.id).waitFor({ timeout: 10_000 });
+    expect(await steps(runningId).innerText()).toBe("2 passed so far…");
+    expect(await steps(queuedId).innerText()).toBe("not started");
+    // As its page counts it: "0 passed · 0 failed · 1 error".
+    expect(await steps(errorRun.id).innerText()).toBe("0/1 · 1 error");
+    await shot(page, "run-list-step-counts");
+    await s.call("POST", `/projects/${project}/runs/${runningId}/cancel`);
+    await s.call("POST", `/projects/${project}/runs/${queuedId}/cancel`);
+  }));

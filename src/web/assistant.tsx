@@ -71,7 +71,17 @@ export function AssistantPanel({ onClose }: { onClose: () => void }) {
     });
 
   return (
-    <aside class="assistant card" aria-label="Assistant">
+    // Escape closes it, as it does a confirmation; the layout then brings the focus back to the Assistant button.
+    <aside
+      class="assistant card"
+      aria-label="Assistant"
+      onKeyDown={(e) => {
+        if (e.key === "Escape" && !e.defaultPrevented) {
+          e.preventDefault();
+          onClose();
+        }
+      }}
+    >
       <div class="card-head">
         <h2>Assistant</h2>
         <button type="button" class="btn btn-quiet" onClick={onClose}>

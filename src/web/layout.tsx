@@ -53,10 +53,11 @@ export function Layout({ children }: { children: ComponentChildren }) {
     const slug = session.workspaces?.find((w) => w.id === workspace)?.slug;
     if (slug) navigate(`/?ws=${encodeURIComponent(slug)}`);
   };
+  // Signed out first, then sent to the start: moved there while still signed in, the dashboard would load (and be refused).
   const signOut = async () => {
     await web("POST", "/logout");
-    location.hash = "/";
     await refresh();
+    location.hash = "/";
   };
   return (
     <div class="shell">

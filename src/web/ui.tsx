@@ -92,7 +92,18 @@ export function Card({
  * A destructive button that asks once more, inline, before acting. Asking moves the focus to "Cancel"; cancelling
  * (or Escape) brings it back to the button.
  */
-export function ConfirmButton({ label, question, onConfirm }: { label: string; question: string; onConfirm: () => void | Promise<void> }) {
+export function ConfirmButton({
+  label,
+  question,
+  onConfirm,
+  name,
+}: {
+  label: string;
+  question: string;
+  onConfirm: () => void | Promise<void>;
+  /** The button's accessible name when several on a page share a label ("Remove secret TOKEN" beside "Remove"). */
+  name?: string;
+}) {
   const [asking, setAsking] = useState(false);
   const opener = useRef<HTMLButtonElement>(null);
   const cancel = useRef<HTMLButtonElement>(null);
@@ -107,7 +118,7 @@ export function ConfirmButton({ label, question, onConfirm }: { label: string; q
   };
   if (!asking) {
     return (
-      <button type="button" class="btn btn-danger-quiet" ref={opener} onClick={() => ask(true)}>
+      <button type="button" class="btn btn-danger-quiet" ref={opener} aria-label={name} onClick={() => ask(true)}>
         {label}
       </button>
     );

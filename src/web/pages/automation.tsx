@@ -1,10 +1,11 @@
 // One automation: its settings and steps (validated editor), activate/disable, run (in an environment), delete,
-// quarantine, its health and its timeline of runs, and its recent runs.
-import { useState } from "preact/hooks";
+// quarantine, its health and its timeline of runs, and its recent runs; followed while shown, as runs of it start
+// and end elsewhere (CI, schedules, another tab).
+import { useEffect, useRef, useState } from "preact/hooks";
 import { call, enc, versionOf } from "../api";
-import { useAction, useLoad } from "../hooks";
+import { LIST_POLL_MS, useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
-import type { Automation, Environment, Feature } from "../types";
+import type { Automation, Environment, Feature, Run } from "../types";
 import { Badge, Card, ConfirmButton, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { RunTimeline } from "../charts";
 import { isStale, StaleEdit } from "../stale-edit";
@@ -141,13 +142,43 @@ function AutomationEditor({
   );
 }
 
+const activeRun = (r: Run) => r.status === "queued" || r.status === "running";
+
+/**
+ * The automation's health read again whenever its runs change (one started or ended), for its health and pass rate.
+ * Only the health is taken from that read: the editor keeps the version it shows (its unsaved edits are not dropped,
+ * and a change made elsewhere is still reported when saved). Null until its runs have changed since it was loaded.
+ */
+function useHealthAfterRuns(project: string, automationId: string, loaded: Automation | null, runs: Run[] | null): Automation["health"] | null {
+  const [health, setHealth] = useState<{ of: Automation; health: Automation["health"] } | null>(null);
+  const seen = useRef<string | null>(null);
+  const runsNow = runs === null ? null : `${automationId}|${runs.map((r) => `${r.id}:${r.status}`).join(",")}`;
+  useEffect(() => {
+    if (runsNow === null) return;
+    const before = seen.current;
+    seen.current = runsNow;
+    if (before === null || before === runsNow || !before.startsWith(`${automationId}|`)) return;
+    void call("getAutomation", { project, automationId })
+      .then((fresh) => loaded && setHealth({ of: loaded, health: fresh.health }))
+      .catch(() => undefined);
+  }, [runsNow]);
+  // A reload of the automation itself (after a change on this page) brings its health too.
+  return health && health.of === loaded ? health.health : null;
+}
+
 export function AutomationPage({ project, automationId }: { project: string; automationId: string }) {
   const au = useLoad(() => call("getAutomation", { project, automationId }), `aut:${project}:${automationId}`);
   const envs = useLoad(() => call("listEnvironments", { project, limit: 200 }), `envs:${project}`);
   const features = useLoad(() => call("listFeatures", { project, limit: 200 }), `features:${project}`);
-  const timeline = useLoad(() => call("listAutomationRuns", { project, automationId, limit: 50 }), `timeline:${project}:${automationId}`);
+  // Its runs are followed (runs of it start and end elsewhere: CI, schedules); the sooner while one is active.
+  const timeline = useLoad(
+    () => call("listAutomationRuns", { project, automationId, limit: 50 }),
+    `timeline:${project}:${automationId}`,
+    (d) => (d.data.some(activeRun) ? 1500 : LIST_POLL_MS),
+  );
+  const health = useHealthAfterRuns(project, automationId, au.data, timeline.data?.data ?? null);
   const a = useAction();
-  const x = au.data;
+  const x = au.data && health ? { ...au.data, health } : au.data;
   const env = useRunEnvironment(project, x ? [x] : []);
   const setStatus = (status: Automation["status"]) =>
     a.run(async () => {

@@ -18,6 +18,9 @@ function CreateAutomation({ project, onCancel }: { project: string; onCancel: ()
   const [kind, setKind] = useState<Automation["kind"]>("http");
   const [text, setText] = useState(EXAMPLE_HTTP);
   const a = useAction();
+  // Opened, the form takes the focus (its button is gone): typing starts with its name.
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => first.current?.focus(), []);
   const create = async (e: Event) => {
     e.preventDefault();
     const { steps } = checkSteps(text, kind);
@@ -32,7 +35,7 @@ function CreateAutomation({ project, onCancel }: { project: string; onCancel: ()
       <form class="stack" onSubmit={create}>
         <div class="form-row">
           <Field label="Name">
-            <input required value={name} onInput={(e) => setName(inputValue(e))} />
+            <input required ref={first} value={name} onInput={(e) => setName(inputValue(e))} />
           </Field>
           <Field label="Kind">
             <select
@@ -229,7 +232,17 @@ export function AutomationsPage({ project }: { project: string }) {
                     {x.kind}
                   </td>
                   <td data-label="Status">
-                    <Badge status={x.status} />
+                    <span class="badges">
+                      <Badge status={x.status} />
+                      {x.quarantined && (
+                        <>
+                          {" "}
+                          <span class="badge badge-quarantined" title="Quarantined: it still runs, but its failures do not fail its group runs or the CLI">
+                            quarantined
+                          </span>
+                        </>
+                      )}
+                    </span>
                   </td>
                   <td data-label="Source" class="muted whole-words">
                     {x.source}

@@ -1,5 +1,6 @@
 // A project's environments: variables shown and edited as text, secrets write-only (only names come back), and
-// protection (owners and admins only): who may change an environment or run in it, and where its secrets may go.
+// protection (owners and admins only): who may change an environment or run in it, and where its secrets may go;
+// secrets removed one by one, and the runner labels its runs need.
 import { useState } from "preact/hooks";
 import { StaleEdit, useStaleGuard } from "../stale-edit";
 import { savingEdits, useUnsavedEdits } from "../unsaved";
@@ -37,6 +38,36 @@ function parseHosts(text: string): string[] | null {
     .map((h) => h.trim())
     .filter(Boolean);
   return hosts.length > 0 ? hosts : null;
+}
+
+/** Runner labels separated by spaces, commas or lines; none at all is [] (any runner). */
+function parseLabels(text: string): string[] {
+  return text
+    .split(/[\s,]+/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+}
+
+/** The runner labels its runs need, or that any runner (or the server itself) may take them. */
+function RunnerLabels({ env }: { env: Environment }) {
+  return (
+    <p class="muted" data-testid="runner-labels">
+      Runs here:{" "}
+      {env.runner_labels.length === 0 ? (
+        "any runner, or the server itself"
+      ) : (
+        <>
+          only runners labelled{" "}
+          {env.runner_labels.map((l) => (
+            <code key={l} class="chip">
+              {l}
+            </code>
+          ))}{" "}
+          (they wait queued until one connects)
+        </>
+      )}
+    </p>
+  );
 }
 
 const HOSTS_PATH = "body.allowed_hosts";
@@ -150,7 +181,26 @@ function ProtectedEnvironment({ env }: { env: Environment }) {
           : "none"}
       </p>
       <AllowedHosts env={env} />
+      <RunnerLabels env={env} />
     </Card>
+  );
+}
+
+/** The names of an environment's secrets, each with a Remove button that asks first (values are never shown). */
+function SecretNames({ env, onRemove }: { env: Environment; onRemove: (name: string) => Promise<void> }) {
+  if (env.secret_names.length === 0) return <p class="muted">Secrets: none</p>;
+  return (
+    <div class="stack" data-testid="secret-names">
+      <span class="muted">Secrets:</span>
+      <ul class="secret-list">
+        {env.secret_names.map((n) => (
+          <li key={n} class="row" data-secret={n}>
+            <code class="chip">{n}</code>
+            <ConfirmButton label="Remove" name={`Remove secret ${n}`} question={`Remove secret ${n} from ${env.name}?`} onConfirm={() => onRemove(n)} />
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 
@@ -159,9 +209,10 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
   const [secrets, setSecrets] = useState("");
   const [protect, setProtect] = useState(env.protected);
   const [hosts, setHosts] = useState((env.allowed_hosts ?? []).join("\n"));
+  const [labels, setLabels] = useState(env.runner_labels.join(" "));
   const unsaved = useUnsavedEdits(
-    { vars, secrets, protect, hosts },
-    { vars: toLines(env.variables), secrets: "", protect: env.protected, hosts: (env.allowed_hosts ?? []).join("\n") },
+    { vars, secrets, protect, hosts, labels },
+    { vars: toLines(env.variables), secrets: "", protect: env.protected, hosts: (env.allowed_hosts ?? []).join("\n"), labels: env.runner_labels.join(" ") },
   );
   const a = useAction();
   const guard = useStaleGuard(env, () => call("getEnvironment", { project, environmentId: env.id }));
@@ -173,6 +224,7 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
       if_match: ifMatch,
       variables: parseLines(vars),
       ...(Object.keys(newSecrets).length > 0 ? { secrets: newSecrets } : {}),
+      runner_labels: parseLabels(labels),
       // Only owners and admins may send these at all: a member's save leaves protection as it is.
       ...(mayProtect ? { protected: protect, allowed_hosts: parseHosts(hosts) } : {}),
     });
@@ -185,6 +237,13 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
   const save = async (e: Event) => {
     e.preventDefault();
     await a.run(async () => saved(await savingEdits(unsaved, () => guard.save(put))));
+  };
+  // The API removes a secret given null for it; its other secrets and fields are kept.
+  const removeSecret = async (name: string) => {
+    await a.run(async () => {
+      await call("updateEnvironment", { project, environmentId: env.id, secrets: { [name]: null } });
+      await onSaved();
+    });
   };
   return (
     <Card
@@ -216,18 +275,15 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
         <Field label="Variables" hint="One NAME=value per line, e.g. BASE_URL=https://staging.example.com">
           <textarea class="mono" rows={4} value={vars} onInput={(e) => setVars(inputValue(e))} />
         </Field>
-        <p class="muted">
-          Secrets:{" "}
-          {env.secret_names.length
-            ? env.secret_names.map((n) => (
-                <code key={n} class="chip">
-                  {n}
-                </code>
-              ))
-            : "none"}
-        </p>
+        <SecretNames env={env} onRemove={removeSecret} />
         <Field label="Set secrets" hint="Write-only: NAME=value lines; they are never shown again and are masked as *** in results.">
           <textarea class="mono" rows={2} value={secrets} onInput={(e) => setSecrets(inputValue(e))} />
+        </Field>
+        <Field
+          label="Runner labels"
+          hint="Only runners (svc runner) having all these labels run this environment's runs, separated by spaces or commas; empty: any runner, or the server itself."
+        >
+          <input class="mono" value={labels} onInput={(e) => setLabels(inputValue(e))} placeholder="none" />
         </Field>
         {env.protected && <AllowedHosts env={env} />}
         {mayProtect && (

@@ -154,6 +154,31 @@ async function latestGeneration(project: string, feature: string, wait: number):
   }
 }
 
+/**
+ * One warning of a generation: its message, with its line, the line's text and the suggested phrase added only where
+ * the message does not already say them (the Gherkin generator's messages name all three).
+ */
+function GenerationWarningText({ warning: w }: { warning: Generation["warnings"][number] }) {
+  const says = (part: string) => w.message.toLowerCase().includes(part.toLowerCase());
+  return (
+    <>
+      {w.line !== undefined && !says(`line ${w.line}`) && (
+        <>
+          <code>line {w.line}</code>{" "}
+        </>
+      )}
+      {w.message}
+      {w.text && !says(w.text) && (
+        <>
+          {" "}
+          — <code>{w.text}</code>
+        </>
+      )}
+      {w.suggestion && !says(w.suggestion) && <em> (try: {w.suggestion})</em>}
+    </>
+  );
+}
+
 function GenerationPanel({
   project,
   feature,
@@ -251,14 +276,7 @@ function GenerationPanel({
               <ul class="details">
                 {g.warnings.map((w, i) => (
                   <li key={i}>
-                    {w.line !== undefined && <code>line {w.line}</code>} {w.message}
-                    {w.text && (
-                      <>
-                        {" "}
-                        — <code>{w.text}</code>
-                      </>
-                    )}
-                    {w.suggestion && <em> (try: {w.suggestion})</em>}
+                    <GenerationWarningText warning={w} />
                   </li>
                 ))}
               </ul>

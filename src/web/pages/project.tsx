@@ -10,13 +10,28 @@ import { ProjectFrame } from "./project-frame";
 import { ProjectHealth } from "./health";
 import { RecentRuns } from "./runs";
 
+/**
+ * An OpenAPI document from a file: JSON for a .json file (its JSON error when it is not), YAML for any other (YAML
+ * is a superset of JSON, so a .yaml file holding JSON reads too).
+ */
 async function readOpenApiFile(file: File): Promise<Record<string, unknown>> {
   const text = await file.text();
+  if (/\.json$/i.test(file.name)) {
+    try {
+      return JSON.parse(text) as Record<string, unknown>;
+    } catch (e) {
+      throw new Error(`${file.name} is not valid JSON: ${(e as Error).message}`);
+    }
+  }
   try {
     return JSON.parse(text) as Record<string, unknown>;
   } catch {
     const { parse } = await import("yaml");
-    return parse(text) as Record<string, unknown>;
+    try {
+      return parse(text) as Record<string, unknown>;
+    } catch (e) {
+      throw new Error(`${file.name} is not valid YAML: ${(e as Error).message}`);
+    }
   }
 }
 

@@ -45,6 +45,26 @@ export function RunStatusBadges({ run }: { run: Attempted }) {
 }
 
 /**
+ * A run's steps in a list. While a run is active its summary counts only the steps reached so far (a queued run's is
+ * 0/0): it says how far it got, not a total that reads as complete. A run stops at its first step that did not pass,
+ * so an ended run has at most one: an error in a run that ended in an error (as its page counts it), a failure in a
+ * failed one, and where it was stopped in a cancelled or timed-out one.
+ */
+function StepCounts({ run }: { run: Run }) {
+  const { passed, steps, failed } = run.summary;
+  if (run.status === "queued") return <span class="muted">not started</span>;
+  if (run.status === "running") return <span class="muted">{passed} passed so far…</span>;
+  if (failed === 0) return <>{`${passed}/${steps}`}</>;
+  const bad =
+    run.status === "cancelled" || run.status === "timed_out"
+      ? `stopped at step ${passed + 1}`
+      : run.status === "error"
+        ? `${failed} ${failed === 1 ? "error" : "errors"}`
+        : `${failed} failed`;
+  return <>{`${passed}/${steps} · ${bad}`}</>;
+}
+
+/**
  * Runs as a table; `compact` (for a side card) keeps status, automation, a relative start time and duration.
  * Without `automationColumn` (runs of one automation, on its page) the automation is not named on every row.
  */
@@ -104,13 +124,7 @@ export function RunTable({
               {!compact && (
                 <>
                   <td data-label="Steps" class="whole-words">
-                    {r.summary.passed}/{r.summary.steps}
-                    {/* A cancelled or timed-out run's one step that did not pass was stopped, not failed. */}
-                    {r.summary.failed > 0
-                      ? r.status === "cancelled" || r.status === "timed_out"
-                        ? ` · stopped at step ${r.summary.passed + 1}`
-                        : ` · ${r.summary.failed} failed`
-                      : ""}
+                    <StepCounts run={r} />
                   </td>
                   <td data-label="Environment">{envs(r.environment_id) ?? <span class="muted">none</span>}</td>
                   <td data-label="Started by" class="muted">
