@@ -123,6 +123,20 @@ test("a link can name its workspace: it opens there", () =>
     await page.getByText("No projects yet", { exact: false }).waitFor();
     await page.goto(`${s.url}/#/projects?ws=acme`);
     await page.getByRole("link", { name: "Linked shop" }).waitFor();
+    // A link into another workspace's project asks nothing of the current workspace before it switches (it got
+    // three 404s for the project, its runs and environments).
+    await page.goto(`${s.url}/#/projects?ws=globex`);
+    await page.getByText("No projects yet", { exact: false }).waitFor();
+    const refused: string[] = [];
+    const onResponse = (r: { status(): number; url(): string }) => {
+      if (r.url().includes("/api/v1/ops/") && r.status() >= 400) refused.push(`${r.status()} ${r.url()}`);
+    };
+    page.on("response", onResponse);
+    await page.goto(`${s.url}/#/p/${project}?ws=acme`);
+    await page.getByLabel("Workspace").locator("option:checked").getByText("acme").waitFor({ state: "attached" });
+    await page.waitForFunction(() => document.title.includes("Linked shop"));
+    page.off("response", onResponse);
+    expect(refused).toEqual([]);
     await page.goto(`${s.url}/#/projects?ws=initech`);
     await page.getByRole("alert").getByText('This link is for workspace "initech"').waitFor();
   }));

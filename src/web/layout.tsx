@@ -34,6 +34,8 @@ export function Layout({ children }: { children: ComponentChildren }) {
   // The workspace can be in the URL (`?ws=slug`, as the switcher puts it): a link opens in its workspace.
   const wanted = hashQuery(path).get("ws");
   const [switching, setSwitching] = useState<string | null>(null);
+  // A link into another of the person's workspaces: its page waits for the switch, or it would first ask the
+  // current workspace for what is not there (404s). A switch that failed shows the current workspace, saying so.
   const [wrongWorkspace, setWrongWorkspace] = useState<string | null>(null);
   useEffect(() => {
     setWrongWorkspace(null);
@@ -49,6 +51,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
       .catch((e: Error) => setWrongWorkspace(e.message))
       .finally(() => setSwitching(null));
   }, [wanted, session.workspace?.slug]);
+  const switchAhead = wanted && wanted !== session.workspace?.slug ? session.workspaces?.find((w) => w.slug === wanted) : undefined;
   const switchTo = (workspace: string) => {
     const slug = session.workspaces?.find((w) => w.id === workspace)?.slug;
     if (slug) navigate(`/?ws=${encodeURIComponent(slug)}`);
@@ -101,7 +104,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
             {wrongWorkspace}
           </div>
         )}
-        {switching ? <p class="muted">Switching to workspace {switching}…</p> : children}
+        {switching || (switchAhead && !wrongWorkspace) ? <p class="muted">Switching to workspace {switching ?? switchAhead?.name}…</p> : children}
       </main>
       {assistant && <AssistantPanel onClose={() => showAssistant(false)} />}
     </div>
