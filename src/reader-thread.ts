@@ -3,10 +3,10 @@
 // in order), so one workspace's large folders never hold another's for more than one read. A read that takes too
 // long (it should not: documents and pages are capped in size and depth) is abandoned with its thread, and the next
 // request gets a fresh one.
-import { lineFrom, type Parsed, type ReadResult } from "./core/apply/documents";
+import { lineFrom, type Parsed, type ReadResult, type Unread } from "./core/apply/documents";
 import type { PageOutline } from "./generation/crawl/page-outline";
 import { log } from "./logging";
-import { invalid } from "./manifest/errors";
+import { type ErrorDetail, invalid } from "./manifest/errors";
 import type { ReaderRequest } from "./reader-worker";
 
 const READ_LIMIT_MS = 20_000;
@@ -107,11 +107,27 @@ function ask(request: Unsent, owner: string, tooSlow: () => Error): Promise<unkn
 
 /** Reads every document off the API's thread (in `owner`'s turn), or throws one 400 listing every problem by file and line. */
 export async function parseDocuments(documents: { path: string; text: string }[], defaultEnvironment: string | undefined, owner: string): Promise<Parsed[]> {
+  const read = await readAllDocuments(documents, defaultEnvironment, owner);
+  if (read.problems.length > 0) throw invalid(read.message, read.problems);
+  return read.parsed;
+}
+
+/**
+ * Reads every document off the API's thread (in `owner`'s turn): those that could be read, and the problems of the
+ * others with what they say of themselves (apply checks the first against each other and the project, and tells
+ * every problem at once).
+ */
+export async function readAllDocuments(
+  documents: { path: string; text: string }[],
+  defaultEnvironment: string | undefined,
+  owner: string,
+): Promise<{ parsed: Parsed[]; problems: ErrorDetail[]; message: string; unread: Unread[] }> {
   const result = (await ask({ kind: "documents", documents, defaultEnvironment }, owner, () =>
     invalid(`the documents took longer than ${READ_LIMIT_MS / 1000} s to read: apply smaller files`, [{ path: "body.documents", message: "too slow to read" }]),
   )) as ReadResult;
-  if ("problems" in result) throw invalid(result.message, result.problems);
-  return result.parsed.map((p) => ({ ...p, line: lineFrom(p.lines) }));
+  const withLines = (read: Omit<Parsed, "line">[]) => read.map((p) => ({ ...p, line: lineFrom(p.lines) }) as Parsed);
+  if ("problems" in result) return { parsed: withLines(result.read), problems: result.problems, message: result.message, unread: result.unread };
+  return { parsed: withLines(result.parsed), problems: [], message: "", unread: [] };
 }
 
 /** A crawled page's outline, read off the API's thread (in `owner`'s turn). */

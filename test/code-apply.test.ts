@@ -312,3 +312,41 @@ test("the reader takes workspaces in turns: one workspace's large folders do not
   expect(done.indexOf("light 200")).toBeLessThanOrEqual(1);
   expect(done).toHaveLength(5);
 }, 60_000);
+
+test("a YAML syntax error is told at its own line, and an unknown key whose value is a block at the key's line", async () => {
+  const documents = [
+    { path: "syntax.yaml", text: 'name: s\nkind: http\nsteps:\n  - request: { url: "http://127.0.0.1:9/"\n    expect: []\n' },
+    { path: "twice.yaml", text: "name: t\nkind: http\nname: t2\nsteps: []\n" },
+    { path: "unknown.yaml", text: 'name: u\nkind: http\nextra:\n  a: 1\nsteps:\n  - request: { url: "http://127.0.0.1:9/" }\n' },
+  ];
+  const res = await s.call("POST", "/projects/bad/apply", { documents, dry_run: true });
+  expect(res.status).toBe(400);
+  const details = ((await res.json()) as { details: { path: string; message: string }[] }).details;
+  expect(details.map((d) => d.path)).toEqual(["syntax.yaml:5", "twice.yaml:3", "unknown.yaml:3"]);
+  expect(details[1]?.message).toBe("Map keys must be unique");
+  expect(details[2]?.message).toStartWith('unknown field "extra"');
+});
+
+test("documents that do not read do not hide the others' problems: a missing member and a duplicate name are told with them", async () => {
+  const ok = (name: string) => `name: ${name}\nkind: http\nsteps:\n  - request: { url: "http://127.0.0.1:9/" }\n`;
+  const documents = [
+    { path: "broken.yaml", text: 'name: Broken\nkind: http\nsteps:\n  - request: { url: "http://127.0.0.1:9/"\n    expect: []\n' },
+    { path: "invalid.yaml", text: "name: Invalid\nkind: http\nsteps: nope\n" },
+    { path: "one.yaml", text: ok("Twin") },
+    { path: "two.yaml", text: ok("Twin") },
+    { path: "g.yaml", text: "type: group\nname: g\nautomations: [broken.yaml, invalid.yaml, one.yaml, missing.yaml]\n" },
+    { path: "three.yaml", text: ok("Made here") },
+  ];
+  const steps = [{ request: { method: "GET", url: "http://127.0.0.1:9/" } }];
+  const made = await s.call("POST", "/projects/bad/automations", { name: "Made here", kind: "http", steps });
+  expect(made.status).toBe(201);
+  const res = await s.call("POST", "/projects/bad/apply", { documents, dry_run: true });
+  expect(res.status).toBe(400);
+  const body = (await res.json()) as { message: string; details: { path: string; message: string }[] };
+  expect(body.details.map((d) => d.path)).toEqual(["broken.yaml:5", "invalid.yaml:3", "two.yaml:1", "three.yaml:1", "g.yaml:3"]);
+  expect(body.details[2]?.message).toBe('name: the automation name "Twin" is also used by one.yaml');
+  expect(body.details[3]?.message).toStartWith('name: an automation named "Made here" exists (aut_');
+  expect(body.details[4]?.message).toBe('automations.3: no automation has the key "missing.yaml"');
+  expect(body.message).toBe("5 problems in the documents");
+  expect((await list("bad", "automations")).map((a) => (a as { name: string }).name)).toEqual(["Made here"]);
+});

@@ -105,6 +105,29 @@ const automations: Record<string, unknown[]> = {
       ],
     },
   ],
+  // svc joins a relative URL that comes from a variable to BASE_URL when the step runs; Hurl refuses a relative one.
+  "a URL from a captured Location": [
+    {
+      request: { method: "POST", url: "/items", json: { name: "cup", price: 2, tags: [] }, follow_redirects: false },
+      expect: [{ status: 201 }, { header: "Location", matches: "^/items/\\d+$" }],
+      capture: { loc: "header:Location" },
+    },
+    {
+      request: { method: "GET", url: "{{loc}}" },
+      expect: [{ status: 404 }, { json: "$.error", equals: "not found" }],
+    },
+  ],
+  "query keys Hurl would misread unescaped": [
+    {
+      request: { method: "GET", url: "/echo", query: { "q s": "a&b=c", "x:y=": "1", "[0]": "#", "a+b": "1+1 " } },
+      expect: [
+        { json: "$.query['q s']", equals: "a&b=c" },
+        { json: "$.query['x:y=']", equals: "1" },
+        { json: "$.query['[0]']", equals: "#" },
+        { json: "$.query['a+b']", equals: "1+1 " },
+      ],
+    },
+  ],
   redirects: [
     {
       request: { method: "GET", url: "/redirect-to", query: { to: "/health" } },
@@ -183,7 +206,7 @@ test("exported with --env, only the secret is a variable, and the files still pa
   const files = await Promise.all(Object.keys(automations).map((name) => exported(name, "local")));
   for (const file of files) expect(await Bun.file(file).text()).not.toContain(TOKEN);
   const r = await hurl(files, { TOKEN });
-  expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: expect.stringContaining("Succeeded files:   4 (100.0%)") });
+  expect({ code: r.code, out: r.out }).toEqual({ code: 0, out: expect.stringContaining("Succeeded files:   6 (100.0%)") });
 }, 120_000);
 
 test("an export whose check fails in svc fails under Hurl", async () => {

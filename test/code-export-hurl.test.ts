@@ -90,3 +90,27 @@ test("an unknown environment and a browser automation are 400s naming the field"
   expect(res.status).toBe(400);
   expect(((await res.json()) as { details: { path: string }[] }).details[0]?.path).toBe("automationId");
 });
+
+test("a URL from a captured value is made absolute as svc makes it; one from an outside variable says it must be absolute", async () => {
+  const steps = [
+    { request: { method: "POST", url: "/items", json: { name: "cup" } }, capture: { loc: "header:Location" } },
+    { request: { method: "GET", url: "{{loc}}" } },
+    { request: { method: "GET", url: "{{OTHER_URL}}/x" } },
+  ];
+  expect((await s.call("POST", "/projects/exp/automations", { name: "follow the location", kind: "http", steps })).status).toBe(201);
+  const plain = await (await s.call("GET", "/projects/exp/automations/follow%20the%20location/hurl")).text();
+  expect(plain).toContain('loc: header "Location"\nloc__url: header "Location" replaceRegex /^\\/*([^:\\/?#]*(?:[\\/?#]|$))/ "{{BASE_URL}}/$1"\n');
+  expect(plain).toContain("\nGET {{loc__url}}\n");
+  expect(plain).toContain(
+    "# {{OTHER_URL}} must be an absolute URL for Hurl: svc would join a relative one to BASE_URL, Hurl refuses it\nGET {{OTHER_URL}}/x\n",
+  );
+  const staging = await (await s.call("GET", "/projects/exp/automations/follow%20the%20location/hurl?environment=staging")).text();
+  expect(staging).toContain('replaceRegex /^\\/*([^:\\/?#]*(?:[\\/?#]|$))/ "https://staging.example.test/api/$1"\n');
+});
+
+test("query keys and header names are written as Hurl's key strings: spaces, ':', '=' and a leading '[' escaped", async () => {
+  const steps = [{ request: { method: "GET", url: "/q", query: { "q s": "a&b=c", "x:y=": "1", "[0]": "#", "{{K}}": "v" }, headers: { "X-A b": "c#d" } } }];
+  expect((await s.call("POST", "/projects/exp/automations", { name: "odd keys", kind: "http", steps })).status).toBe(201);
+  const text = await (await s.call("GET", "/projects/exp/automations/odd%20keys/hurl")).text();
+  expect(text).toContain("X-A\\u{20}b: c\\#d\n[Query]\nq\\u{25}20s: a&b=c\nx\\:y\\u{25}3D: 1\n\\u{5b}0]: \\#\n{{K}}: v\n");
+});

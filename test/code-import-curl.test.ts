@@ -79,3 +79,39 @@ test("a command that cannot be read is a 400 naming the command and changes noth
   expect(res.status).toBe(400);
   expect(((await res.json()) as { details: { path: string }[] }).details[0]?.path).toBe("command");
 });
+
+type Read = { automations: { id: string; steps: { request: Record<string, unknown> }[] }[]; warnings: { message: string }[] };
+const readCurl = async (command: string) => {
+  const res = await s.call("POST", "/projects/imp/imports/curl", { command });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return (await res.json()) as Read;
+};
+
+test("Chrome's $'…' quoting is read as bash reads it: \\' \\\" \\\\ \\n \\t \\xHH \\uHHHH, and the body is sent as written", async () => {
+  // As Chrome writes a JSON body: ' and \ escaped for bash, the JSON's own escapes doubled.
+  const command = String.raw`curl '${target.url}/echo' -H 'content-type: application/json' --data-raw $'{"name":"it\'s new","q":"say \\"hi\\"","lines":"a\\nb"}'`;
+  const out = await readCurl(command);
+  expect(out.warnings).toEqual([]);
+  expect(out.automations[0]?.steps[0]?.request.json).toEqual({ name: "it's new", q: 'say "hi"', lines: "a\nb" });
+  // Every escape bash reads in $'…'.
+  const text = await readCurl(
+    String.raw`curl ${target.url}/echo -H 'Content-Type: text/plain' --data-binary $'\'\"\\|\n|\t|\r|\x41\xc3\xa9|\u00e9\U0001F600|\101|\q'`,
+  );
+  expect(text.automations[0]?.steps[0]?.request.body).toBe("'\"\\|\n|\t|\r|Aé|é😀|A|\\q");
+  const run = (await (await s.call("POST", `/projects/imp/automations/${out.automations[0]?.id}/run`, {})).json()) as { id: string };
+  expect((await waitForRun(s, "imp", run.id, 120_000)).status).toBe("passed");
+  expect(target.seen.some((r) => r.path === "/echo" && r.body.includes("it's new"))).toBe(true);
+}, 130_000);
+
+test("short options take an attached value as curl reads them (-XPUT, -HName:value, -dbody, -sXPOST); Windows line continuations join", async () => {
+  const put = await readCurl(`curl -XPUT ${target.url}/echo -d x`);
+  expect(put.automations[0]?.steps[0]?.request).toMatchObject({ method: "PUT", body: "x" });
+  const del = await readCurl(`curl -sSL -XDELETE -HX-Trace:abc ${target.url}/items/1`);
+  expect(del.automations[0]?.steps[0]?.request).toEqual({ method: "DELETE", url: `${target.url}/items/1`, headers: { "X-Trace": "abc" } });
+  expect(del.warnings).toEqual([]);
+  const post = await readCurl(`curl -sXPATCH -dname=1 -uann:pw ${target.url}/echo`);
+  expect(post.automations[0]?.steps[0]?.request).toMatchObject({ method: "PATCH", body: "name=1", headers: { Authorization: `Basic ${btoa("ann:pw")}` } });
+  const windows = await readCurl(`curl -X POST \\\r\n  ${target.url}/echo \\\r\n  -d a=1\r\n`);
+  expect(windows.automations[0]?.steps[0]?.request).toMatchObject({ method: "POST", url: `${target.url}/echo`, body: "a=1" });
+  expect(windows.warnings).toEqual([]);
+});

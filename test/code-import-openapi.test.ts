@@ -131,6 +131,32 @@ test("an OpenAPI 3 document imports as the generator's tests with its server as 
   await runAll(out);
 }, 200_000);
 
+test("BASE_URL is the first absolute server URL, its variables given their defaults; a relative one is passed over", async () => {
+  const { port } = new URL(target.url);
+  const document = {
+    ...openapi3(target.url),
+    info: { title: "Server variables", version: "1" },
+    servers: [
+      { url: "/relative" },
+      {
+        url: "{scheme}://127.0.0.1:{port}{base}",
+        variables: { scheme: { default: "http", enum: ["http", "https"] }, port: { default: port }, base: { default: "" } },
+      },
+      { url: "https://later.example.test" },
+    ],
+  };
+  // A project of its own: the names the other tests import stay unsuffixed.
+  expect((await s.call("POST", "/projects", { name: "oas servers", slug: "oas-servers" })).status).toBe(201);
+  const res = await s.call("POST", "/projects/oas-servers/imports/openapi", { document });
+  expect(res.status).toBe(201);
+  const out = (await res.json()) as Imported;
+  const env = (await (await s.call("GET", `/projects/oas-servers/environments/${out.environment?.id}`)).json()) as { variables: Record<string, string> };
+  expect(env.variables).toEqual({ BASE_URL: `http://127.0.0.1:${port}` });
+  const list = out.automations.find((a) => a.name.startsWith("listItems"));
+  const run = (await (await s.call("POST", `/projects/oas-servers/automations/${list?.id}/run`, {})).json()) as { id: string };
+  expect((await waitForRun(s, "oas-servers", run.id, 120_000)).status).toBe("passed");
+}, 200_000);
+
 test("a Swagger 2.0 document is converted and imported; its tests run and pass", async () => {
   const res = await s.call("POST", "/projects/oas/imports/openapi", { document: swagger2(new URL(target.url).host) });
   expect(res.status).toBe(201);

@@ -203,3 +203,102 @@ test("tests written on one line, as Postman's snippets write them, keep their ch
     expect((await waitForRun(s, "pm", ((await run.json()) as { id: string }).id)).status).toBe("passed");
   }
 });
+
+test("{{variables}} in a urlencoded body stay placeholders (the rest is encoded) and are filled in when the request runs", async () => {
+  const form = {
+    info: { name: "Form login", schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" },
+    variable: [
+      { key: "user", value: "ann" },
+      { key: "pass", value: "pw" },
+    ],
+    item: [
+      {
+        name: "Log in with a form",
+        request: {
+          method: "POST",
+          url: `${target.url}/echo?form=1`,
+          body: {
+            mode: "urlencoded",
+            urlencoded: [
+              { key: "username", value: "{{user}}" },
+              { key: "password", value: "x {{pass}}&" },
+            ],
+          },
+        },
+      },
+    ],
+  };
+  const out = (await (await s.call("POST", "/projects/pm/imports/postman", { collection: form })).json()) as Imported;
+  expect(out.automations[0]?.steps[0]?.request.body).toBe("username={{user}}&password=x+{{pass}}%26");
+  const run = (await (await s.call("POST", `/projects/pm/automations/${out.automations[0]?.id}/run`, {})).json()) as { id: string };
+  expect((await waitForRun(s, "pm", run.id)).status).toBe("passed");
+  expect(target.seen.find((r) => r.path === "/echo?form=1")?.body).toBe("username=ann&password=x+pw%26");
+});
+
+test("a folder's variables go into the environment (a clash is a warning, never dropped silently)", async () => {
+  const folders = {
+    info: { name: "Folder variables", schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" },
+    variable: [{ key: "baseUrl", value: target.url }],
+    item: [
+      {
+        name: "Users",
+        variable: [
+          { key: "userId", value: "1" },
+          { key: "baseUrl", value: "https://elsewhere.example.test" },
+        ],
+        item: [{ name: "Read user", request: { method: "GET", url: "{{baseUrl}}/items/{{userId}}" } }],
+      },
+    ],
+  };
+  const out = (await (await s.call("POST", "/projects/pm/imports/postman", { collection: folders })).json()) as Imported;
+  const env = (await (await s.call("GET", `/projects/pm/environments/${out.environment?.id}`)).json()) as { variables: Record<string, string> };
+  expect(env.variables).toEqual({ baseUrl: target.url, userId: "1" });
+  expect(out.warnings).toEqual([
+    {
+      request: "Users",
+      message:
+        'the variable "baseUrl" of the folder Users has another value than the one already in the environment, which is kept: give it another name or set it in the requests',
+    },
+  ]);
+  const run = (await (await s.call("POST", `/projects/pm/automations/${out.automations[0]?.id}/run`, {})).json()) as { id: string };
+  expect((await waitForRun(s, "pm", run.id)).status).toBe("passed");
+});
+
+test("the collection's and a folder's scripts are told once, saying what was done: their assertions are added to each request", async () => {
+  const scripted = {
+    info: { name: "Scripted", schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" },
+    event: [
+      { listen: "prerequest", script: { exec: ['pm.environment.set("t", Date.now());'] } },
+      { listen: "test", script: { exec: ["pm.expect(pm.response.responseTime).to.be.below(60000);", "console.log(1);"] } },
+    ],
+    item: [
+      {
+        name: "Checked",
+        event: [{ listen: "test", script: { exec: ['pm.response.to.have.header("X-Total");'] } }],
+        item: [
+          { name: "One", request: { method: "GET", url: `${target.url}/items` } },
+          {
+            name: "Two",
+            event: [{ listen: "prerequest", script: { exec: ["console.log(2);"] } }],
+            request: { method: "GET", url: `${target.url}/items` },
+          },
+        ],
+      },
+    ],
+  };
+  const out = (await (await s.call("POST", "/projects/pm/imports/postman", { collection: scripted })).json()) as Imported;
+  expect(out.automations.map((a) => a.steps[0]?.expect)).toEqual([
+    [{ status: { lt: 400 } }, { duration_ms: { lt: 60000 } }, { header: "X-Total", exists: true }],
+    [{ status: { lt: 400 } }, { duration_ms: { lt: 60000 } }, { header: "X-Total", exists: true }],
+  ]);
+  expect(out.warnings).toEqual([
+    { request: "Scripted", message: "the pre-request script of the collection is not imported and was left out" },
+    { request: "Scripted", message: "the test script line `console.log(1)` has no counterpart and was left out" },
+    { request: "Scripted", message: "the test script of the collection runs after each of its requests in Postman: its 1 assertion was added to each of them" },
+    {
+      request: "Checked",
+      message: "the test script of the folder Checked runs after each of its requests in Postman: its 1 assertion was added to each of them",
+    },
+    { request: "Two", message: "the pre-request script is not imported and was left out" },
+  ]);
+});

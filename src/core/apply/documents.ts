@@ -75,13 +75,17 @@ const TYPES = '"automation", "group", "environment", "schedule" or "alert_channe
 /** Where each value of a document is: its path (keys and indexes joined by NUL) → its line (1-based). */
 export type LineTable = Record<string, number>;
 
-/** Every value's line, read once from the parsed document: a plain table, so it crosses to the API's thread. */
+/**
+ * Every value's line, read once from the parsed document: a plain table, so it crosses to the API's thread. A map's
+ * entry is at its key's line: a block value (a nested map or list) starts on the line after it.
+ */
 function lineTable(doc: Document, counter: LineCounter): LineTable {
   const out: LineTable = {};
-  const walk = (node: unknown, path: string) => {
-    if (isNode(node) && node.range) out[path] = counter.linePos(node.range[0]).line;
+  const walk = (node: unknown, path: string, keyNode?: unknown) => {
+    const at0 = isNode(keyNode) && keyNode.range ? keyNode.range[0] : isNode(node) && node.range ? node.range[0] : undefined;
+    if (at0 !== undefined) out[path] = counter.linePos(at0).line;
     const at = (k: string) => (path === "" ? k : `${path}\u0000${k}`);
-    if (isMap(node)) for (const pair of node.items) walk(pair.value ?? pair.key, at(isScalar(pair.key) ? String(pair.key.value) : String(pair.key)));
+    if (isMap(node)) for (const pair of node.items) walk(pair.value ?? pair.key, at(isScalar(pair.key) ? String(pair.key.value) : String(pair.key)), pair.key);
     else if (isSeq(node))
       node.items.forEach((item, i) => {
         walk(item, at(String(i)));
@@ -159,8 +163,42 @@ export function nestingDepth(text: string): { depth: number; line: number } {
   return worst;
 }
 
-/** What reading a folder comes to: its documents, or every problem by file and line. */
-export type ReadResult = { parsed: Parsed[] } | { message: string; problems: ErrorDetail[] };
+/**
+ * A document that has problems of its own, as far as it says what it is: references to it are not problems too.
+ * `type` and `name` are missing when it cannot be read that far.
+ */
+export interface Unread {
+  key: string;
+  type?: string;
+  name?: string;
+}
+
+/**
+ * What reading a folder comes to: its documents; or every problem by file and line, with the documents that could
+ * be read (plain data: `line` is made again on the API's side) and what the others say of themselves, so that the
+ * checks across documents and the project run too and every problem is told at once.
+ */
+export type ReadResult = { parsed: Parsed[] } | { message: string; problems: ErrorDetail[]; read: Omit<Parsed, "line">[]; unread: Unread[] };
+
+/** What a document with problems says of itself: its key, and its type and name when it has them. */
+function unreadOf(path: string, value: unknown): Unread {
+  const v = value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  const type = v.type === undefined && typeof v.name === "string" ? "automation" : typeof v.type === "string" ? v.type : undefined;
+  return {
+    key: typeof v.key === "string" && v.key.trim() !== "" ? v.key.trim() : path,
+    ...(type === undefined ? {} : { type }),
+    ...(typeof v.name === "string" ? { name: v.name } : {}),
+  };
+}
+
+/** What a document the parser found errors in still says (its type, key and name, often), if anything. */
+function partialValue(doc: Document): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: 0 });
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Reads every document (in the reader's own thread, see reader-worker.ts: parsing a large folder takes the better
@@ -169,70 +207,83 @@ export type ReadResult = { parsed: Parsed[] } | { message: string; problems: Err
 export function readDocuments(documents: { path: string; text: string }[], defaultEnvironment: string | undefined): ReadResult {
   const problems: ErrorDetail[] = [];
   const out: Parsed[] = [];
+  const unread: Unread[] = [];
   for (const d of documents) {
-    const nesting = nestingDepth(d.text);
-    if (nesting.depth > MAX_DOCUMENT_DEPTH) {
-      problems.push(problemAt(d.path, nesting.line, "", `nested deeper than ${MAX_DOCUMENT_DEPTH} levels: a document this deep is not a test`));
-      continue;
-    }
-    const counter = new LineCounter();
-    const doc = parseDocument(d.text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
-    if (doc.errors.length > 0) {
-      for (const e of doc.errors) problems.push(problemAt(d.path, e.linePos?.[0]?.line ?? 1, "", e.message.split("\n")[0] ?? e.message));
-      continue;
-    }
-    if (!isMap(doc.contents)) {
-      problems.push(
-        problemAt(d.path, 1, "", "the file must hold one object (an automation, or a document with type: group | environment | schedule | alert_channel)"),
-      );
-      continue;
-    }
-    const lines = lineTable(doc, counter);
-    const line = lineFrom(lines);
-    let value: Record<string, unknown>;
+    const before = problems.length;
+    // What the document holds, as far as it could be read: told with its problems.
+    let seen: unknown;
     try {
-      value = doc.toJS() as Record<string, unknown>;
-    } catch (e) {
-      // The parser's own guard (an alias expanded too many times: a "billion laughs" document).
-      problems.push(problemAt(d.path, 1, "", `cannot be read: ${(e as Error).message}`));
-      continue;
-    }
-    const typeNode = doc.get("type", true);
-    const type = isScalar(typeNode) ? typeNode.value : value.type;
-    const report = (error: z.ZodError) => {
-      // Explained as the API explains them (`expect.0.status: expected number or object, not string`), at the value's own line.
-      // An unknown key at the key's own line, not its object's.
-      for (const issue of explainIssues(error)) problems.push(problemAt(d.path, line(issue.at ?? issue.path), issue.path.map(String).join("."), issue.message));
-    };
-    if (typeof type === "string" && Object.hasOwn(DOCS, type)) {
-      const r = (DOCS[type as keyof typeof DOCS] as z.ZodType<Parsed["body"]>).safeParse(value);
+      const nesting = nestingDepth(d.text);
+      if (nesting.depth > MAX_DOCUMENT_DEPTH) {
+        problems.push(problemAt(d.path, nesting.line, "", `nested deeper than ${MAX_DOCUMENT_DEPTH} levels: a document this deep is not a test`));
+        continue;
+      }
+      const counter = new LineCounter();
+      const doc = parseDocument(d.text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
+      if (doc.errors.length > 0) {
+        // Without pretty errors the parser gives the error's offset only: its line is counted here.
+        for (const e of doc.errors) problems.push(problemAt(d.path, counter.linePos(e.pos[0]).line, "", e.message.split("\n")[0] ?? e.message));
+        seen = partialValue(doc);
+        continue;
+      }
+      if (!isMap(doc.contents)) {
+        problems.push(
+          problemAt(d.path, 1, "", "the file must hold one object (an automation, or a document with type: group | environment | schedule | alert_channel)"),
+        );
+        continue;
+      }
+      const lines = lineTable(doc, counter);
+      const line = lineFrom(lines);
+      let value: Record<string, unknown>;
+      try {
+        value = doc.toJS() as Record<string, unknown>;
+        seen = value;
+      } catch (e) {
+        // The parser's own guard (an alias expanded too many times: a "billion laughs" document).
+        problems.push(problemAt(d.path, 1, "", `cannot be read: ${(e as Error).message}`));
+        continue;
+      }
+      const typeNode = doc.get("type", true);
+      const type = isScalar(typeNode) ? typeNode.value : value.type;
+      const report = (error: z.ZodError) => {
+        // Explained as the API explains them (`expect.0.status: expected number or object, not string`), at the value's own line.
+        // An unknown key at the key's own line, not its object's.
+        for (const issue of explainIssues(error))
+          problems.push(problemAt(d.path, line(issue.at ?? issue.path), issue.path.map(String).join("."), issue.message));
+      };
+      if (typeof type === "string" && Object.hasOwn(DOCS, type)) {
+        const r = (DOCS[type as keyof typeof DOCS] as z.ZodType<Parsed["body"]>).safeParse(value);
+        if (!r.success) report(r.error);
+        else out.push({ type, key: (r.data as { key?: string }).key ?? d.path, path: d.path, lines, line, body: r.data } as Parsed);
+        continue;
+      }
+      if (type !== undefined && type !== "automation") {
+        problems.push(problemAt(d.path, line(["type"]), "type", `expected ${TYPES}`));
+        continue;
+      }
+      const { type: _t, key, id, ...rest } = value;
+      if (key !== undefined && (typeof key !== "string" || key.trim() === ""))
+        problems.push(problemAt(d.path, line(["key"]), "key", "expected a non-empty string"));
+      else if (typeof key === "string" && hasControlCharacters(key.trim())) problems.push(problemAt(d.path, line(["key"]), "key", NO_CONTROL_CHARACTERS));
+      if (id !== undefined && typeof id !== "string") problems.push(problemAt(d.path, line(["id"]), "id", "expected a string"));
+      if (defaultEnvironment !== undefined && rest.environment === undefined) rest.environment = defaultEnvironment;
+      const r = AutomationDoc.safeParse(rest);
       if (!r.success) report(r.error);
-      else out.push({ type, key: (r.data as { key?: string }).key ?? d.path, path: d.path, lines, line, body: r.data } as Parsed);
-      continue;
+      else
+        out.push({
+          type: "automation",
+          key: typeof key === "string" ? key.trim() : d.path,
+          path: d.path,
+          lines,
+          line,
+          adopt: typeof id === "string" ? id : undefined,
+          body: r.data,
+        });
+    } finally {
+      if (problems.length > before) unread.push(unreadOf(d.path, seen));
     }
-    if (type !== undefined && type !== "automation") {
-      problems.push(problemAt(d.path, line(["type"]), "type", `expected ${TYPES}`));
-      continue;
-    }
-    const { type: _t, key, id, ...rest } = value;
-    if (key !== undefined && (typeof key !== "string" || key.trim() === ""))
-      problems.push(problemAt(d.path, line(["key"]), "key", "expected a non-empty string"));
-    else if (typeof key === "string" && hasControlCharacters(key.trim())) problems.push(problemAt(d.path, line(["key"]), "key", NO_CONTROL_CHARACTERS));
-    if (id !== undefined && typeof id !== "string") problems.push(problemAt(d.path, line(["id"]), "id", "expected a string"));
-    if (defaultEnvironment !== undefined && rest.environment === undefined) rest.environment = defaultEnvironment;
-    const r = AutomationDoc.safeParse(rest);
-    if (!r.success) report(r.error);
-    else
-      out.push({
-        type: "automation",
-        key: typeof key === "string" ? key.trim() : d.path,
-        path: d.path,
-        lines,
-        line,
-        adopt: typeof id === "string" ? id : undefined,
-        body: r.data,
-      });
   }
+
   // One identity per record, and one name per automation within the folder.
   const byKey = new Map<string, Parsed>();
   const byName = new Map<string, Parsed>();
@@ -244,6 +295,12 @@ export function readDocuments(documents: { path: string; text: string }[], defau
     if (named) problems.push(problemAt(p.path, p.line(["name"]), "name", `the ${p.type} name "${p.body.name}" is also used by ${named.path}`));
     else byName.set(`${p.type} ${p.body.name}`, p);
   }
-  if (problems.length > 0) return { message: `${problems.length} problem${problems.length === 1 ? "" : "s"} in the documents`, problems };
+  if (problems.length > 0)
+    return {
+      message: `${problems.length} problem${problems.length === 1 ? "" : "s"} in the documents`,
+      problems,
+      read: out.map(({ line: _, ...p }) => p),
+      unread,
+    };
   return { parsed: out };
 }

@@ -29,8 +29,8 @@ import { checkChannel, secretPlace, uniqueEvents } from "../alerts/operations";
 import { openChannelUrl, storedChannelUrl } from "../alerts/channel-url";
 import { assertMayRunIn } from "../environments/protection";
 import { allowedHostsText, assertMayChangeEnvironment, runnerLabelsText } from "../environments/operations";
-import { type Parsed, problemAt } from "./documents";
-import { parseDocuments } from "../../reader-thread";
+import { type Parsed, problemAt, type Unread } from "./documents";
+import { parseDocuments, readAllDocuments } from "../../reader-thread";
 import * as store from "./store";
 
 type O = typeof ops;
@@ -72,10 +72,20 @@ interface Plan {
 
 export const applyDocuments: Handler<O["applyDocuments"]> = async (ctx, { params, body }) => {
   const project = await resolveProject(ctx, params.project);
-  const docs = await parseDocuments(body.documents, body.environment, ctx.principal.workspaceId);
+  // Documents with problems of their own do not stop the others from being checked against each other and the
+  // project: every problem is told at once.
+  const read = await readAllDocuments(body.documents, body.environment, ctx.principal.workspaceId);
+  const docs = read.parsed;
   let cancelled: string[] = [];
   const { answer } = await startOnce(ctx, async (trx) => {
-    const plan = await makePlan(ctx, trx, project.id, docs, body.secrets, body.prune);
+    let plan: Plan;
+    try {
+      plan = await makePlan(ctx, trx, project.id, docs, body.secrets, body.prune, read);
+    } catch (e) {
+      // A refusal of another kind (a 403) waits until the documents themselves are right.
+      if (read.problems.length > 0 && !(e instanceof AppError && e.code === "invalid_request")) throw invalid(read.message, read.problems);
+      throw e;
+    }
     if (!body.dry_run) for (const w of [...plan.deletes, ...plan.writes]) await w(trx);
     cancelled = plan.cancelled;
     const count = (op: Change["op"]) => plan.changes.filter((c) => c.op === op).length;
@@ -96,10 +106,14 @@ async function makePlan(
   docs: Parsed[],
   secretValues: Record<string, string>,
   prune: boolean,
+  earlier: { problems: ErrorDetail[]; unread: Unread[] } = { problems: [], unread: [] },
 ): Promise<Plan> {
   const plan: Plan = { changes: [], writes: [], deletes: [], cancelled: [] };
-  // Every document's problems, told at once (a folder with four mistakes is one round trip, not four).
-  const problems: ErrorDetail[] = [];
+  // Every document's problems, told at once (a folder with four mistakes is one round trip, not four): those the
+  // reading found first.
+  const problems: ErrorDetail[] = [...earlier.problems];
+  // A document with problems of its own is still what other documents name: naming it is no second problem.
+  const unread = (type: Parsed["type"]) => earlier.unread.filter((u) => u.type === undefined || u.type === type);
   const t = nowIso();
   const of = <T extends Parsed["type"]>(type: T) => docs.filter((d): d is Of<T> => d.type === type);
 
@@ -107,6 +121,7 @@ async function makePlan(
   const allEnvs = await store.allEnvironments(db, projectId);
   const envByKey = new Map(allEnvs.filter((e) => e.key !== null).map((e) => [e.key as string, e]));
   const envIdByName = new Map(allEnvs.map((e) => [e.name, e.id]));
+  for (const u of unread("environment")) if (u.name !== undefined && !envIdByName.has(u.name)) envIdByName.set(u.name, "env_unread");
   for (const d of of("environment")) {
     try {
       // An environment of that name not applied yet is adopted (it gets the key).
@@ -207,6 +222,7 @@ async function makePlan(
   // Automations.
   const keyedAut = new Map((await store.keyedAutomations(db, projectId)).map((a) => [a.key as string, a]));
   const autIdByKey = new Map([...keyedAut].map(([k, a]) => [k, a.id]));
+  for (const u of unread("automation")) if (!autIdByKey.has(u.key)) autIdByKey.set(u.key, "aut_unread");
   for (const d of of("automation")) {
     try {
       let current: AutRow | undefined = keyedAut.get(d.key);
@@ -281,7 +297,7 @@ async function makePlan(
   }
 
   const doomed = (type: Parsed["type"], rows: { id: string; key: string | null }[]) => {
-    const kept = new Set(docs.filter((d) => d.type === type).map((d) => d.key));
+    const kept = new Set([...docs.filter((d) => d.type === type).map((d) => d.key), ...unread(type).map((u) => u.key)]);
     return new Set(prune ? rows.filter((r) => !kept.has(r.key as string)).map((r) => r.id) : []);
   };
   assertNamesFree(
@@ -296,6 +312,7 @@ async function makePlan(
   // Groups: their members are automations named by key.
   const keyedGrp = new Map((await store.keyedGroups(db, projectId)).map((g) => [g.key as string, g]));
   const grpIdByKey = new Map([...keyedGrp].map(([k, g]) => [k, g.id]));
+  for (const u of unread("group")) if (!grpIdByKey.has(u.key)) grpIdByKey.set(u.key, "grp_unread");
   for (const d of of("group")) {
     try {
       const ids = d.body.automations.map((k, i) => {

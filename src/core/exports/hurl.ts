@@ -8,9 +8,63 @@ import type { Operators } from "./operators";
 export const quoted = (s: string) => `"${s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t")}"`;
 /** A oneline body string (backquoted): sent exactly as written, its own newline excluded. */
 const oneline = (s: string) => `\`${s.replace(/\\/g, "\\\\").replace(/`/g, "\\`").replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t")}\``;
-/** A key or value string (headers, [Query], [Captures] names): `#` would start a comment, `\` escapes. */
-const keyString = (s: string) => s.replace(/\\/g, "\\\\").replace(/#/g, "\\#").replace(/\n/g, "\\n");
+/** A `{{NAME}}` template, kept as it is where Hurl reads templates (keys and values alike). */
+const TEMPLATE = /(\{\{\s*[A-Za-z_][A-Za-z0-9_.-]*\s*\}\})/;
+const KEY_ESCAPES: Record<string, string> = {
+  "#": "\\#",
+  ":": "\\:",
+  "\\": "\\\\",
+  "/": "\\/",
+  "\b": "\\b",
+  "\f": "\\f",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t",
+};
+/**
+ * A key as Hurl's key-string reads it (header names, [Query] keys): letters, digits and `_ - . [ ] @ $` as they are
+ * (a leading `[` would start a section), `# : \ /` and control characters backslashed, anything else (a space,
+ * `=`, `&` …) as `\u{hex}`; `{{NAME}}` templates kept.
+ */
+export const keyString = (s: string) =>
+  s
+    .split(TEMPLATE)
+    .map((part, i) =>
+      i % 2 === 1
+        ? part
+        : [...part]
+            .map((c, j) => {
+              if (KEY_ESCAPES[c] !== undefined) return KEY_ESCAPES[c];
+              if (/^[\p{L}\p{N}_\-.@$\]]$/u.test(c) || (c === "[" && (i > 0 || j > 0))) return c;
+              return `\\u{${(c.codePointAt(0) as number).toString(16)}}`;
+            })
+            .join(""),
+    )
+    .join("");
 const regex = (s: string) => `/${s.replace(/\//g, "\\/")}/`;
+/**
+ * A value string (headers, [Query] values): `#` would start a comment, `\` escapes, as do control characters; Hurl
+ * trims the spaces around a value, so those are `\u{20}`.
+ */
+const valueString = (s: string) =>
+  s
+    .replace(/\\/g, "\\\\")
+    .replace(/#/g, "\\#")
+    .replace(/\n/g, "\\n")
+    .replace(/\r/g, "\\r")
+    .replace(/\t/g, "\\t")
+    .replace(/^ +| +$/g, (m) => "\\u{20}".repeat(m.length));
+/**
+ * A [Query] key: Hurl URL-encodes a query's values but sends its keys as they are, so a key is percent-encoded here
+ * (as svc's runner encodes it), its templates kept.
+ */
+const queryKey = (s: string) =>
+  keyString(
+    s
+      .split(TEMPLATE)
+      .map((part, i) => (i % 2 === 1 ? part : [...part].map((c) => (/^[A-Za-z0-9\-_.~[\]@$:/?]$/.test(c) ? c : encodeURIComponent(c))).join("")))
+      .join(""),
+  );
 
 /** Exactly one `{{NAME}}`: svc keeps the variable's type, as Hurl does with an unquoted template. */
 const LONE = /^\{\{\s*[A-Za-z_][A-Za-z0-9_.-]*\s*\}\}$/;
@@ -124,6 +178,11 @@ function writeIn(text: string, vars: Record<string, string>): string {
   return text.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g, (_m, name: string) => vars[name] ?? `{{${name}}}`);
 }
 
+const ABSOLUTE_URL = /^[a-z][a-z0-9+.-]*:\/\//i;
+const LEADING_VARIABLE = /^\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/;
+/** The start of a relative URL (never matches `scheme://`): its leading slashes, then its first segment. */
+const RELATIVE_START = "^/*([^:/?#]*(?:[/?#]|$))";
+
 export function toHurl(automation: { name: string; steps: HttpStep[] }, options: HurlOptions): string {
   const lines: string[] = [`# ${automation.name.replace(/\n/g, " ")}`, "# Exported from svc: run it with `hurl --test FILE` (Hurl 7).", ""];
   const vars = options.variables;
@@ -134,18 +193,41 @@ export function toHurl(automation: { name: string; steps: HttpStep[] }, options:
     if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, writeJson(x)]));
     return v;
   };
+  const base = options.baseUrl.replace(/\/+$/, "");
+  // svc joins a relative URL to BASE_URL when the step runs, after its variables are filled in; Hurl refuses a
+  // relative URL ("Missing scheme"). A URL that starts with a captured value (a Location header's `/items/7`) is
+  // sent as a second capture of the same value, made absolute as svc makes it: `NAME__url`.
+  const capturedBy = (name: string, before: number) => automation.steps.slice(0, before).some((s) => Object.hasOwn(s.capture ?? {}, name));
+  const urlCaptures = new Set<string>();
+  const requestUrl = (raw: string, i: number): { text: string; note?: string } => {
+    const written = w(raw);
+    if (ABSOLUTE_URL.test(written)) return { text: written };
+    const lead = LEADING_VARIABLE.exec(written);
+    if (!lead) return { text: w(`${base}${written.startsWith("/") ? "" : "/"}${written}`) };
+    const name = lead[1] as string;
+    if (name === "BASE_URL") return { text: written };
+    if (capturedBy(name, i)) {
+      urlCaptures.add(name);
+      return { text: `{{${name}__url}}${written.slice(lead[0].length)}` };
+    }
+    return { text: written, note: `# {{${name}}} must be an absolute URL for Hurl: svc would join a relative one to BASE_URL, Hurl refuses it` };
+  };
+  // Known before the captures are written: the steps' URLs are read first.
+  automation.steps.forEach((step, i) => {
+    requestUrl(step.request.url, i);
+  });
   automation.steps.forEach((step, i) => {
     const r = step.request;
     if (step.name) lines.push(`# ${i + 1}. ${step.name.replace(/\n/g, " ")}`);
-    const url =
-      /^https?:\/\//i.test(r.url) || /^\{\{/.test(r.url) ? r.url : `${options.baseUrl.replace(/\/+$/, "")}${r.url.startsWith("/") ? "" : "/"}${r.url}`;
-    lines.push(`${r.method} ${w(url)}`);
+    const url = requestUrl(r.url, i);
+    if (url.note) lines.push(url.note);
+    lines.push(`${r.method} ${url.text}`);
     const headers = { ...(r.headers ?? {}) };
     if (r.json !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === "content-type")) headers["Content-Type"] = "application/json";
-    for (const [k, v] of Object.entries(headers)) lines.push(`${keyString(k)}: ${keyString(w(v))}`);
+    for (const [k, v] of Object.entries(headers)) lines.push(`${keyString(k)}: ${valueString(w(v))}`);
     if (r.query && Object.keys(r.query).length) {
       lines.push("[Query]");
-      for (const [k, v] of Object.entries(r.query)) lines.push(`${keyString(k)}: ${keyString(w(String(v)))}`);
+      for (const [k, v] of Object.entries(r.query)) lines.push(`${queryKey(k)}: ${valueString(w(String(v)))}`);
     }
     const opts: string[] = [];
     if (r.follow_redirects !== false) opts.push("location: true");
@@ -168,7 +250,10 @@ export function toHurl(automation: { name: string; steps: HttpStep[] }, options:
       for (const [name, c] of captures) {
         const header = typeof c === "string" ? (c.toLowerCase().startsWith("header:") ? c.slice(7).trim() : undefined) : "header" in c ? c.header : undefined;
         const json = typeof c === "string" ? (header === undefined ? c : undefined) : "json" in c ? c.json : undefined;
-        lines.push(`${name}: ${header !== undefined ? `header ${quoted(header)}` : jsonQuery(json as string).text}`);
+        const query = header !== undefined ? `header ${quoted(header)}` : jsonQuery(json as string).text;
+        lines.push(`${name}: ${query}`);
+        // A relative value joined to BASE_URL (its leading slashes dropped), an absolute one left as it is.
+        if (urlCaptures.has(name)) lines.push(`${name}__url: ${query} replaceRegex ${regex(RELATIVE_START)} ${quoted(`${base.replace(/\$/g, "$$$$")}/$1`)}`);
       }
     }
     const asserts = expect.flatMap(assertLines);

@@ -8,8 +8,9 @@ export function shellWords(line: string): string[] {
   let has = false;
   for (let i = 0; i < line.length; i++) {
     const c = line[i] as string;
-    if (c === "\\" && line[i + 1] === "\n") {
-      i++;
+    // A line continuation, also as Windows writes it (\ then CR LF).
+    if (c === "\\" && (line[i + 1] === "\n" || (line[i + 1] === "\r" && line[i + 2] === "\n"))) {
+      i += line[i + 1] === "\r" ? 2 : 1;
       continue;
     }
     if (/\s/.test(c)) {
@@ -33,15 +34,9 @@ export function shellWords(line: string): string[] {
       if (j >= line.length) throw new Error('an unclosed " quote');
       i = j;
     } else if (c === "$" && line[i + 1] === "'") {
-      const end = line.indexOf("'", i + 2);
-      if (end < 0) throw new Error("an unclosed $' quote");
-      cur += line
-        .slice(i + 2, end)
-        .replace(/\\n/g, "\n")
-        .replace(/\\t/g, "\t")
-        .replace(/\\'/g, "'")
-        .replace(/\\\\/g, "\\");
-      i = end;
+      const quoted = ansiC(line, i + 2);
+      cur += quoted.text;
+      i = quoted.end;
     } else if (c === "\\") {
       cur += line[i + 1] ?? "";
       i++;
@@ -49,6 +44,73 @@ export function shellWords(line: string): string[] {
   }
   if (has) out.push(cur);
   return out;
+}
+
+const SIMPLE_ESCAPES: Record<string, string> = {
+  a: "\x07",
+  b: "\b",
+  e: "\x1b",
+  E: "\x1b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  "?": "?",
+};
+
+/**
+ * Bash's ANSI-C quoting (`$'…'`, as Chrome's "Copy as cURL (bash)" writes a body with quotes or newlines in it), from
+ * just after `$'`: the text and the index of the closing quote. `\xHH` and octal escapes are bytes (read as UTF-8
+ * together), `\uHHHH` and `\UHHHHHHHH` characters.
+ */
+function ansiC(line: string, start: number): { text: string; end: number } {
+  const bytes: number[] = [];
+  const encoder = new TextEncoder();
+  const add = (text: string) => bytes.push(...encoder.encode(text));
+  for (let i = start; i < line.length; i++) {
+    const c = line[i] as string;
+    if (c === "'") return { text: new TextDecoder().decode(new Uint8Array(bytes)), end: i };
+    if (c !== "\\") {
+      add(c);
+      continue;
+    }
+    const e = line[i + 1] ?? "";
+    const digits = (re: RegExp, max: number) => {
+      let k = 0;
+      while (k < max && re.test(line[i + 2 + k] ?? "")) k++;
+      return line.slice(i + 2, i + 2 + k);
+    };
+    if (SIMPLE_ESCAPES[e] !== undefined) {
+      add(SIMPLE_ESCAPES[e]);
+      i++;
+    } else if (e === "x" && digits(/[0-9a-fA-F]/, 2)) {
+      const h = digits(/[0-9a-fA-F]/, 2);
+      bytes.push(Number.parseInt(h, 16));
+      i += 1 + h.length;
+    } else if ((e === "u" || e === "U") && digits(/[0-9a-fA-F]/, e === "u" ? 4 : 8)) {
+      const h = digits(/[0-9a-fA-F]/, e === "u" ? 4 : 8);
+      const code = Number.parseInt(h, 16);
+      add(code <= 0x10ffff ? String.fromCodePoint(code) : "\ufffd");
+      i += 1 + h.length;
+    } else if (/[0-7]/.test(e)) {
+      let k = 1;
+      while (k < 3 && /[0-7]/.test(line[i + 1 + k] ?? "")) k++;
+      bytes.push(Number.parseInt(line.slice(i + 1, i + 1 + k), 8) & 0xff);
+      i += k;
+    } else if (e === "c" && line[i + 2] !== undefined) {
+      bytes.push((line[i + 2] as string).charCodeAt(0) & 0x1f);
+      i += 2;
+    } else {
+      // An unknown escape stays as written, as bash keeps it.
+      add(`\\${e}`);
+      i++;
+    }
+  }
+  throw new Error("an unclosed $' quote");
 }
 
 const IGNORED = new Set([
@@ -118,8 +180,30 @@ export interface CurlRequest {
   warnings: string[];
 }
 
+/** Short options without a value, which curl lets stand together (`-sSL`). */
+const SHORT_FLAGS = new Set(["s", "S", "v", "i", "k", "L", "g", "G", "I"]);
+/** Short options with a value, which curl also reads attached (`-XPUT`, `-HName:value`, `-dbody`, `-sXPOST`). */
+const SHORT_WITH_VALUE = new Set(["X", "H", "d", "u", "A", "e", "b", "F", "o", "w", "m", "x", "E", "c", "D", "r", "T"]);
+
+/** `-sXPUT` as curl reads it: `-s -X PUT`; a word that is not such a cluster stays as it is. */
+function splitShortOptions(word: string): string[] {
+  if (!/^-[A-Za-z]{2}/.test(word)) return [word];
+  const out: string[] = [];
+  for (let k = 1; k < word.length; k++) {
+    const c = word[k] as string;
+    if (SHORT_WITH_VALUE.has(c)) {
+      out.push(`-${c}`);
+      if (k + 1 < word.length) out.push(word.slice(k + 1));
+      return out;
+    }
+    if (!SHORT_FLAGS.has(c)) return [word];
+    out.push(`-${c}`);
+  }
+  return out;
+}
+
 export function parseCurl(command: string): CurlRequest {
-  const words = shellWords(command.trim());
+  const words = shellWords(command.trim()).flatMap(splitShortOptions);
   if (words[0] === "curl") words.shift();
   const warnings: string[] = [];
   let method: string | undefined;
@@ -164,7 +248,7 @@ export function parseCurl(command: string): CurlRequest {
     else if (w === "-b" || w === "--cookie") headers.Cookie = value();
     else if (w === "-I" || w === "--head") method = "HEAD";
     else if (w === "--url") url = value();
-    else if (IGNORED.has(w) || /^-[sSvikLg]{2,}$/.test(w)) continue;
+    else if (IGNORED.has(w)) continue;
     else if (VALUE_FLAGS_IGNORED.has(w)) warnings.push(`${w} ${value()} has no counterpart and was left out`);
     else if (w.startsWith("-")) {
       // An option of its own value (`--foo 3`): the value is not taken for the URL.

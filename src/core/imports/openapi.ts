@@ -1,5 +1,5 @@
 // An OpenAPI 3.x document (or Swagger 2.0, converted first) read by the openapi generator: its drafts become
-// automations, its first server an environment's BASE_URL, its tags groups.
+// automations, its first absolute server URL an environment's BASE_URL, its tags groups.
 import { convertObj } from "swagger2openapi";
 import { AppError, invalid } from "../../manifest/errors";
 import type { HttpStep } from "../../manifest/automation-format";
@@ -24,6 +24,24 @@ async function asOpenApi3(doc: Obj): Promise<Obj> {
   }
 }
 
+/**
+ * The first server URL that is absolute once its variables (`{scheme}://host:{port}`) take their defaults; a
+ * relative one (`/api`) or one with a variable without a default is passed over.
+ */
+function firstAbsoluteServer(servers: unknown): string | undefined {
+  if (!Array.isArray(servers)) return undefined;
+  for (const server of servers) {
+    if (server === null || typeof server !== "object" || typeof (server as Obj).url !== "string") continue;
+    const variables = ((server as Obj).variables ?? {}) as Record<string, { default?: unknown } | undefined>;
+    const url = ((server as Obj).url as string).replace(/\{([^{}]+)\}/g, (whole, name: string) => {
+      const d = Object.hasOwn(variables, name) ? variables[name]?.default : undefined;
+      return typeof d === "string" || typeof d === "number" ? String(d) : whole;
+    });
+    if (/^https?:\/\/[^/{}]/i.test(url) && !/[{}]/.test(url)) return url.replace(/\/+$/, "");
+  }
+  return undefined;
+}
+
 export async function readOpenApi(document: Obj, config: Config["generation"], name?: string, baseUrl?: string): Promise<ImportPlan> {
   let doc: Obj;
   try {
@@ -40,8 +58,7 @@ export async function readOpenApi(document: Obj, config: Config["generation"], n
   const info = (doc.info ?? {}) as Obj;
   const title = name ?? (typeof info.title === "string" && info.title.trim() ? info.title.trim() : "Imported API");
   const plan: ImportPlan = { automations: [], groups: [], warnings: [] };
-  const first = Array.isArray(doc.servers) ? (doc.servers[0] as Obj | undefined)?.url : undefined;
-  const base = baseUrl ?? (typeof first === "string" && /^https?:\/\//i.test(first) ? first.replace(/\/+$/, "") : undefined);
+  const base = baseUrl ?? firstAbsoluteServer(doc.servers);
   if (base) plan.environment = { name: title, variables: { BASE_URL: base } };
   else
     plan.warnings.push({

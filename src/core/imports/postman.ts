@@ -141,7 +141,7 @@ interface PmItem {
     };
   };
   getAuth(): { type: string; parameters(): { toObject(): Record<string, unknown> } } | undefined;
-  events: { listeners(name: string): { script?: { exec?: string[] } }[] };
+  events: { listenersOwn(name: string): { script?: { exec?: string[] } }[] };
 }
 
 function authHeaders(item: PmItem, request: Request, headers: Record<string, string>, warn: (m: string) => void) {
@@ -159,6 +159,15 @@ function authHeaders(item: PmItem, request: Request, headers: Record<string, str
     else headers[s("key") || "X-API-Key"] = s("value");
   } else warn(`the ${auth.type} authorization is not supported and was left out`);
 }
+
+/** A `{{name}}` placeholder: filled in when the step runs, so it is never encoded. */
+const PLACEHOLDER = /(\{\{[^{}]*\}\})/;
+/** A form field's key or value as URLSearchParams writes it (space as +), its `{{variables}}` kept intact. */
+const formEncode = (text: string) =>
+  text
+    .split(PLACEHOLDER)
+    .map((part, i) => (i % 2 === 1 ? part : new URLSearchParams([["", part]]).toString().slice(1)))
+    .join("");
 
 function readRequest(item: PmItem, warn: (m: string) => void): Request {
   const r = item.request;
@@ -184,9 +193,8 @@ function readRequest(item: PmItem, warn: (m: string) => void): Request {
       if (body.options?.raw?.language === "json" && !contentType()) headers["Content-Type"] = "application/json";
     }
   } else if (body?.mode === "urlencoded" && body.urlencoded) {
-    const form = new URLSearchParams();
-    for (const f of body.urlencoded.all()) if (!f.disabled) form.append(f.key, f.value ?? "");
-    request.body = form.toString();
+    const pairs = body.urlencoded.all().filter((f) => !f.disabled);
+    request.body = pairs.map((f) => `${formEncode(f.key)}=${formEncode(f.value ?? "")}`).join("&");
     if (!contentType()) headers["Content-Type"] = "application/x-www-form-urlencoded";
   } else if (body?.mode === "graphql" && body.graphql) {
     let variables: unknown;
@@ -218,18 +226,64 @@ export function readPostman(doc: unknown, nameOverride?: string): ImportPlan {
       plan.warnings.push({ request: title, message: `the variable "${v.key}" has no valid name (letters, digits and _) and was left out` });
     else variables[v.key] = v.value === undefined || v.value === null ? "" : String(v.value);
   }
-  if (Object.keys(variables).length) plan.environment = { name: title, variables };
-  for (const e of ["prerequest", "test"]) {
-    if ((collection.events.listeners(e) as unknown[]).length)
-      plan.warnings.push({ request: title, message: `the collection's ${e} script is not imported: its assertions are not repeated on each request` });
+  /** Scripts a collection or folder holds for all its requests: what Postman runs before or after each of them. */
+  interface Scope {
+    tests: ReturnType<typeof translateTests>;
   }
-  const walk = (list: { each(f: (i: unknown) => void): void }, folders: { members: string[] }[]) => {
+  type Scripted = { events: { listenersOwn(name: string): { script?: { exec?: string[] } }[] } };
+  const lines = (owner: Scripted, name: string) => owner.events.listenersOwn(name).flatMap((e) => e.script?.exec ?? []);
+  /** A collection's or folder's own scripts, each told once, at its name, with what became of it. */
+  const scopeOf = (owner: Scripted, what: string, at: string, outer: Scope | undefined): Scope => {
+    const warn = (message: string) => plan.warnings.push({ request: at, message });
+    if (lines(owner, "prerequest").some((l) => l.trim())) warn(`the pre-request script of ${what} is not imported and was left out`);
+    const own = translateTests(lines(owner, "test"));
+    const script = lines(owner, "test").some((l) => l.trim());
+    if (script) {
+      for (const w of own.warnings) warn(w);
+      const n = own.expect.length;
+      warn(
+        n > 0
+          ? `the test script of ${what} runs after each of its requests in Postman: its ${n} assertion${n === 1 ? " was" : "s were"} added to each of them`
+          : `the test script of ${what} has no assertion svc can take: nothing of it was imported`,
+      );
+      if (own.statusLeftOut && !own.expect.some((x) => "status" in x))
+        warn(`the test script of ${what} checks the status in a way not imported: its requests got no status check; add the one it means`);
+    }
+    const tests = {
+      expect: [...(outer?.tests.expect ?? []), ...own.expect],
+      warnings: [],
+      statusLeftOut: (outer?.tests.statusLeftOut ?? false) || own.statusLeftOut,
+    };
+    return { tests };
+  };
+  // Postman's folders may hold variables too: one environment holds them all (a name given two values keeps the first).
+  const addVariables = (list: unknown, at: string, whose: string) => {
+    if (!Array.isArray(list)) return;
+    for (const v of list as { key?: unknown; value?: unknown; disabled?: boolean }[]) {
+      if (!v || typeof v !== "object" || v.disabled || typeof v.key !== "string") continue;
+      const value = v.value === undefined || v.value === null ? "" : typeof v.value === "string" ? v.value : JSON.stringify(v.value);
+      if (!VAR_NAME.test(v.key))
+        plan.warnings.push({ request: at, message: `the variable "${v.key}" has no valid name (letters, digits and _) and was left out` });
+      else if (variables[v.key] !== undefined && variables[v.key] !== value)
+        plan.warnings.push({
+          request: at,
+          message: `the variable "${v.key}" of ${whose} has another value than the one already in the environment, which is kept: give it another name or set it in the requests`,
+        });
+      else variables[v.key] = value;
+    }
+  };
+  const collectionScope = scopeOf(collection as unknown as Scripted, "the collection", title, undefined);
+  const walk = (list: { each(f: (i: unknown) => void): void }, raw: unknown, folders: { members: string[] }[], scope: Scope) => {
+    let index = 0;
     list.each((node) => {
+      const rawNode = Array.isArray(raw) ? (raw[index] as { variable?: unknown; item?: unknown } | undefined) : undefined;
+      index++;
       if (ItemGroup.isItemGroup(node)) {
-        const g = node as unknown as { name: string; description?: { content?: string }; items: typeof list };
+        const g = node as unknown as { name: string; description?: { content?: string }; items: typeof list } & Scripted;
         const group = { name: g.name, description: `Imported from the folder ${g.name} of the Postman collection ${d.info?.name}`, members: [] as string[] };
         plan.groups?.push(group);
-        walk(g.items, [...folders, group]);
+        addVariables(rawNode?.variable, g.name, `the folder ${g.name}`);
+        walk(g.items, rawNode?.item, [...folders, group], scopeOf(g, `the folder ${g.name}`, g.name, scope));
         return;
       }
       const item = node as PmItem;
@@ -243,14 +297,16 @@ export function readPostman(doc: unknown, nameOverride?: string): ImportPlan {
         warn(
           `Postman's dynamic variable${dynamic.length > 1 ? "s" : ""} ${dynamic.join(", ")} ${dynamic.length > 1 ? "have" : "has"} no counterpart in svc: put a value in the environment or the step instead`,
         );
-      const tests = translateTests(item.events.listeners("test").flatMap((e) => e.script?.exec ?? []));
-      for (const w of tests.warnings) warn(w);
-      if (item.events.listeners("prerequest").some((e) => (e.script?.exec ?? []).some((l) => l.trim())))
+      // Its own script; the collection's and its folders' were told once, at their names.
+      const own = translateTests(item.events.listenersOwn("test").flatMap((e) => e.script?.exec ?? []));
+      for (const w of own.warnings) warn(w);
+      const tests = { expect: [...scope.tests.expect, ...own.expect], statusLeftOut: scope.tests.statusLeftOut || own.statusLeftOut };
+      if (item.events.listenersOwn("prerequest").some((e) => (e.script?.exec ?? []).some((l) => l.trim())))
         warn("the pre-request script is not imported and was left out");
       // Without a status check of its own, a request is expected to succeed; unless the script checked the status
       // in a way left out (it may expect a 401): then guessing would turn the test around.
       const expect = tests.expect.some((a) => "status" in a) || tests.statusLeftOut ? tests.expect : [{ status: { lt: 400 } }, ...tests.expect];
-      if (tests.statusLeftOut && !tests.expect.some((a) => "status" in a))
+      if (own.statusLeftOut && !tests.expect.some((a) => "status" in a))
         warn("its test script checks the status in a way not imported: no status check was added; add the one it means");
       const automation: ImportedAutomation = {
         ref,
@@ -262,6 +318,7 @@ export function readPostman(doc: unknown, nameOverride?: string): ImportPlan {
       for (const f of folders) f.members.push(ref);
     });
   };
-  walk(collection.items as unknown as { each(f: (i: unknown) => void): void }, []);
+  walk(collection.items as unknown as { each(f: (i: unknown) => void): void }, d.item, [], collectionScope);
+  if (Object.keys(variables).length) plan.environment = { name: title, variables };
   return plan;
 }
