@@ -100,7 +100,8 @@ async function apply(dir: string, flags: ApplyFlags): Promise<number> {
     }
     process.stdout.write(`${flags.dryRun ? "plan: " : ""}${printable(answer.summary)}\n`);
   }
-  return flags.dryRun && flags.exitCode && answer.changes.length > 0 ? 2 : 0;
+  // 1, not 2: a drift check tells "the project differs" from a folder that does not read (400, exit 2).
+  return flags.dryRun && flags.exitCode && answer.changes.length > 0 ? 1 : 0;
 }
 
 async function listAll(client: ReturnType<typeof clientFor>, op: (typeof ops)[keyof typeof ops], project: string) {
@@ -316,7 +317,7 @@ export function registerApply(program: Command): void {
     .argument("<dir>", "the folder (*.yaml, *.yml, *.json; hidden folders skipped)")
     .option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)")
     .option("--dry-run", "print the plan only")
-    .option("--exit-code", "with --dry-run: exit 2 when there are changes (0: none), for CI drift checks")
+    .option("--exit-code", "with --dry-run: exit 1 when there are changes (0: none; an invalid folder is 2), for CI drift checks")
     .option("--prune", "delete applied records whose key no file in DIR has")
     .option("--env <environment>", "default environment of automations whose file names none")
     .option("--json", "print the API's JSON exactly")

@@ -80,7 +80,7 @@ test("apply creates, a second apply changes nothing, editing one file updates on
   // Renaming inside the file updates the same record.
   writeFileSync(join(dir, "checks/health.yaml"), automation("Health check"));
   const plan = await cli.run(["apply", dir, "--dry-run", "--exit-code"]);
-  expect(plan.code).toBe(2);
+  expect(plan.code).toBe(1);
   expect(plan.stdout).toContain("~ update automation checks/health.yaml (Health check): name");
   expect((await list("code", "automations")).find((a) => a.id === health?.id)?.name).toBe("Health");
   const edited = await cli.run(["apply", dir]);

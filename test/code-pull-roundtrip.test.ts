@@ -129,7 +129,7 @@ test("--dry-run names a changed protected, mode or quarantined; a member making 
   const guest = cliFor("copy", member);
   try {
     const plan = await owner.run(["apply", pulled, "--dry-run", "--exit-code"]);
-    expect(plan.code).toBe(2);
+    expect(plan.code).toBe(1);
     expect(plan.stdout).toContain("~ update environment environments/plain.yaml (plain): protected\n");
     expect(plan.stdout).toContain("~ update environment environments/prod.yaml (prod): runner_labels\n");
     expect(plan.stdout).toContain("~ update group groups/fast.yaml (fast): mode\n");
