@@ -144,7 +144,8 @@ test("a run's screenshot is inside the backup's database file: restored alone, i
         name: "home",
         kind: "browser",
         environment: "local",
-        steps: [{ goto: "/" }, { screenshot: "home" }],
+        // Generous: the first browser run of a loaded machine starts Chromium; this test is about the backup.
+        steps: [{ goto: "/", timeout_ms: 30_000 }, { screenshot: "home" }],
       })
     ).json();
     const runId = (await (await s.call("POST", `/projects/shots/automations/${aut.id}/run`)).json()).id as string;

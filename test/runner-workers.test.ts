@@ -133,7 +133,9 @@ describe("one worker process, two slots", () => {
     // The schema check alone is seconds of CPU, all of it spent in the worker.
     expect(workerMs).toBeGreaterThan(1000);
     expect(workerMs).toBeGreaterThan(serverMs);
-    expect(longestPause).toBeLessThan(500);
+    // On the server's thread the check would hold it for its whole seconds at once; a loaded 2-core machine still
+    // pauses the thread now and then for a few hundred ms (543 ms seen while other suites ran beside it).
+    expect(longestPause).toBeLessThan(1_000);
   }, 180_000);
 
   test("the worker carries none of the server's settings and, where the OS can enforce it, cannot open the database", async () => {
