@@ -251,6 +251,25 @@ describe("runs in a protected environment", () => {
     expect(home.status).toBe("passed");
   }, 60_000);
 
+  test("browser steps: a request carrying a secret to an allowed host that cannot be reached fails its step, not the worker", async () => {
+    const gone = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
+    const port = gone.port;
+    gone.stop(true);
+    const run = await runToEnd(s, "shop", {
+      name: "browser-unreachable-home",
+      kind: "browser",
+      environment: "prod",
+      steps: [{ goto: `http://127.0.0.1:${port}/x?t={{TOKEN}}` }],
+    });
+    expect(run.status).toBe("failed");
+    expect(run.steps[0]?.message).toContain("net::ERR_FAILED");
+    expect(run.error ?? "").not.toContain("worker process");
+    // The worker lives on: the next run passes.
+    expect((await runToEnd(s, "shop", { name: "browser-after-unreachable", kind: "browser", environment: "prod", steps: [{ goto: "/login" }] })).status).toBe(
+      "passed",
+    );
+  }, 60_000);
+
   test("an owner's run of an automation a member edited cannot carry the secret to the member's URL", async () => {
     const id = await createAutomation(s, "shop", sendsToken("/echo", "owned"));
     await json(

@@ -63,18 +63,26 @@ export class NavigationGuard {
       },
     );
     // A protected environment's secrets go only to its allowed hosts, whatever the page does: a redirect, a form
-    // sent elsewhere, a script's fetch. Only requests that carry a secret are held up.
+    // sent elsewhere, a script's fetch. Only requests that carry a secret are held up. A handler that throws would
+    // end the worker process (an unhandled rejection) with every run on it: whatever goes wrong fails the request.
     const hosts = this.secretHosts;
     if (hosts) {
       await this.context.route(
         (url) => url.protocol === "http:" || url.protocol === "https:",
         async (route) => {
-          const request = route.request();
-          const parts = requestParts(request);
-          if (!parts.some((p) => hosts.find(p) !== null)) return route.fallback();
-          const why = secretRefusal(hosts, request.url(), parts);
-          if (why !== null) return this.refuse(route, why);
-          return this.followRedirects(route, hosts, parts);
+          try {
+            const request = route.request();
+            const headers = await request.allHeaders();
+            const parts = [...requestParts(request), ...Object.entries(headers).flat()];
+            if (!parts.some((p) => hosts.find(p) !== null)) return await route.fallback();
+            const why = secretRefusal(hosts, request.url(), parts);
+            if (why !== null) return await this.refuse(route, why);
+            // Cookies are the first host's: the next hop of a redirect to another host does not carry them.
+            const { cookie: _cookie, ...hopHeaders } = headers;
+            return await this.followRedirects(route, hosts, Object.entries(hopHeaders).flat());
+          } catch {
+            await route.abort("failed").catch(() => undefined);
+          }
         },
       );
     }
@@ -93,12 +101,11 @@ export class NavigationGuard {
    * not carry the secret elsewhere). The page gets the first answer that is not a redirect; after hops that still
    * carried the secret it shows under the first URL, as the browser never saw them.
    */
-  private async followRedirects(route: Route, hosts: SecretHosts, firstParts: string[]): Promise<void> {
+  private async followRedirects(route: Route, hosts: SecretHosts, headers: string[]): Promise<void> {
     const request = route.request();
     let url = request.url();
     let method = request.method();
     let body = request.postDataBuffer() ?? undefined;
-    let carried = firstParts;
     for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
       const response = await route.fetch({ url, method, ...(body !== undefined ? { postData: body } : {}), maxRedirects: 0 });
       const location = response.headers().location;
@@ -109,8 +116,7 @@ export class NavigationGuard {
         method = "GET";
         body = undefined;
       }
-      const headers = Object.entries(request.headers()).flat();
-      carried = [next, ...headers, ...(body !== undefined ? [body.toString("latin1")] : [])];
+      const carried = [next, ...headers, ...(body !== undefined ? [body.toString("latin1")] : [])];
       const why = secretRefusal(hosts, next, carried);
       if (why !== null) return this.refuse(route, why);
       // No secret goes on: the browser follows the redirect itself, and the page shows where it leads.
@@ -141,9 +147,9 @@ export class NavigationGuard {
 
 const guards = new WeakMap<Page, NavigationGuard>();
 
-/** What a request carries that may hold a secret: its URL, headers and body. */
+/** What a request carries that may hold a secret, besides its headers (read apart: with its cookies): its URL and body. */
 function requestParts(request: Request): string[] {
-  const parts = [request.url(), ...Object.entries(request.headers()).flat()];
+  const parts = [request.url()];
   try {
     const body = request.postData();
     if (body) parts.push(body);
