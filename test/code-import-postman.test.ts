@@ -151,6 +151,23 @@ test("a Postman collection imports with its folder, variables, auth, bodies and 
   expect(again.groups.map((g) => g.name)).toEqual(["Items (2)"]);
 }, 200_000);
 
+test("names with tabs, line breaks or control characters import as one-line names, never refused or kept raw", async () => {
+  const odd = {
+    info: { name: "Odd\tnames\u001b[2J", schema: "https://schema.getpostman.com/json/collection/v2.1.0/collection.json" },
+    item: [
+      {
+        name: "Users\nv2",
+        item: [{ name: "Get user\t(v2)\u0007", request: { method: "GET", url: `${target.url}/items/1` } }],
+      },
+    ],
+  };
+  const res = await s.call("POST", "/projects/pm/imports/postman", { collection: odd });
+  expect(res.status).toBe(201);
+  const out = (await res.json()) as Imported;
+  expect(out.automations.map((a) => a.name)).toEqual(["Get user (v2)"]);
+  expect(out.groups.map((g) => g.name)).toEqual(["Users v2"]);
+});
+
 test("what is not a collection is a 400 naming the collection and creates nothing", async () => {
   const res = await s.call("POST", "/projects/pm/imports/postman", { collection: { openapi: "3.0.0" } });
   expect(res.status).toBe(400);

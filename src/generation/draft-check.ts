@@ -1,6 +1,7 @@
 // Validates a generated automation with the manifest's own schemas before it is stored.
 import { z } from "zod";
 import { AutomationKind, Step, stepKindProblems } from "../manifest/automation-format";
+import { plainName } from "../manifest/define";
 import type { GeneratedDraft } from "../core/generations/queue";
 
 export const DraftSchema = z.strictObject({
@@ -21,7 +22,11 @@ export function checkDraft(candidate: unknown): { draft: GeneratedDraft } | { pr
   }
   const problems = stepKindProblems(parsed.data.kind, parsed.data.steps);
   if (problems.length > 0) return { problems };
-  return { draft: parsed.data };
+  // Names come from documents and pages (an operationId, a page title): made names the API would accept.
+  const name = plainName(parsed.data.name);
+  if (name === "") return { problems: [{ path: "name", message: "nothing is left of the name without its control characters" }] };
+  const tags = [...new Set(parsed.data.tags.map(plainName).filter((t) => t !== ""))];
+  return { draft: { ...parsed.data, name, tags } };
 }
 
 export function describeProblems(problems: DraftProblem[], max = 5): string {

@@ -203,6 +203,19 @@ export const NO_CONTROL_CHARACTERS = "must not contain control characters";
 /** Whether a one-line text holds a control or bidi character (where no schema checks it). */
 export const hasControlCharacters = (s: string) => !WITHOUT_CONTROL_CHARACTERS.test(s);
 
+/**
+ * A name taken from a document rather than typed (an imported request, a generated draft, a crawled page's title):
+ * its line breaks and tabs made spaces, other control and bidi characters left out, so that it is one Name accepts
+ * and the document is imported as it is rather than refused.
+ */
+export function plainName(text: string): string {
+  return text
+    .replace(/[\t\n\r\v\f]+/g, " ")
+    .replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, "")
+    .replace(/ {2,}/g, " ")
+    .trim();
+}
+
 /** Checked after trimming: a trailing newline (`$(cat file)`) is trimmed away, not refused. */
 export const Name = z.string().trim().min(1).max(200).regex(WITHOUT_CONTROL_CHARACTERS, NO_CONTROL_CHARACTERS);
 /** A label an automation carries, to be found and selected by. */

@@ -5,6 +5,7 @@ import type { DB } from "../../db/schema";
 import { newId } from "../../security/ids";
 import { ops } from "../../manifest";
 import type { HttpStep } from "../../manifest/automation-format";
+import { plainName } from "../../manifest/define";
 import { invalid, zodDetails } from "../../manifest/errors";
 import type { OpContext } from "../context";
 import { nowIso } from "../shared/time";
@@ -39,11 +40,20 @@ async function freeName(taken: (name: string) => Promise<boolean>, used: Set<str
   return name;
 }
 
+/** A name from the imported document as svc keeps names (no line breaks or control characters; never empty). */
+const importedName = (name: string) => plainName(name) || "request";
+const importedTags = (tags: string[] | undefined) => (tags === undefined ? undefined : [...new Set(tags.map(plainName).filter((t) => t !== ""))]);
+
 export async function saveImport(ctx: OpContext, projectId: string, plan: ImportPlan) {
   if (plan.automations.length === 0) throw invalid("there is no request to import", [{ path: "", message: "no request found" }]);
   // Every automation is checked as create_automation checks it before anything is written.
   plan.automations.forEach((a, i) => {
-    const checked = ops.createAutomation.body?.safeParse({ name: a.name.slice(0, 200), kind: "http", steps: a.steps, tags: a.tags });
+    const checked = ops.createAutomation.body?.safeParse({
+      name: importedName(a.name).slice(0, 200),
+      kind: "http",
+      steps: a.steps,
+      tags: importedTags(a.tags),
+    });
     if (!checked) throw new Error("create_automation has no body schema");
     if (!checked.success)
       throw invalid(
@@ -57,7 +67,7 @@ export async function saveImport(ctx: OpContext, projectId: string, plan: Import
     let environmentId: string | null = null;
     if (plan.environment) {
       environmentId = newId("env");
-      const name = await freeName((n) => environments.environmentNameTaken(w, projectId, n), new Set(), plan.environment.name.slice(0, 190));
+      const name = await freeName((n) => environments.environmentNameTaken(w, projectId, n), new Set(), importedName(plan.environment.name).slice(0, 190));
       await environments.insertEnvironment(w, {
         id: environmentId,
         project_id: projectId,
@@ -76,7 +86,7 @@ export async function saveImport(ctx: OpContext, projectId: string, plan: Import
     const rows = [];
     const renamed = new Map<string, string>();
     for (const a of plan.automations) {
-      const name = await freeName(async (n) => (await automations.automationsNamed(w, projectId, n, 1)).length > 0, used, a.name.slice(0, 190));
+      const name = await freeName(async (n) => (await automations.automationsNamed(w, projectId, n, 1)).length > 0, used, importedName(a.name).slice(0, 190));
       renamed.set(a.name, name);
       const row = {
         id: newId("aut"),
@@ -88,7 +98,7 @@ export async function saveImport(ctx: OpContext, projectId: string, plan: Import
         kind: "http" as const,
         steps: JSON.stringify(a.steps),
         environment_id: environmentId,
-        tags: JSON.stringify(a.tags ?? []),
+        tags: JSON.stringify(importedTags(a.tags) ?? []),
         status: "active" as const,
         source: "imported" as const,
         edited: 0,
@@ -111,7 +121,7 @@ export async function saveImport(ctx: OpContext, projectId: string, plan: Import
     for (const g of plan.groups ?? []) {
       const ids = g.members.map((m) => idByRef.get(m)).filter((id): id is string => id !== undefined);
       if (ids.length === 0) continue;
-      const name = await freeName(async (n) => (await groups.groupsNamed(w, projectId, n, 1)).length > 0, groupNames, g.name.slice(0, 190));
+      const name = await freeName(async (n) => (await groups.groupsNamed(w, projectId, n, 1)).length > 0, groupNames, importedName(g.name).slice(0, 190));
       const id = newId("grp");
       await groups.insertGroup(w, {
         id,
