@@ -372,7 +372,7 @@ test("svc --help documents the exit codes; usage errors exit 2", async () => {
   for (const line of ["0  success", "2  usage error", "3  authentication", "4  not found", "5  rate limited", "6  server or network error"])
     expect(help.stdout).toContain(line);
   const codeLine = (n: number) => help.stdout.split("\n").find((l) => l.trimStart().startsWith(`${n}  `)) ?? "";
-  expect(codeLine(1)).toBe("  1  the watched run or generation ended failed, error, timed_out or cancelled");
+  expect(codeLine(1)).toBe("  1  the watched run or generation ended failed, error, timed_out or cancelled; apply --dry-run --exit-code: the project differs");
   expect(codeLine(2)).toContain("a conflict (409)");
   expect(codeLine(3)).toContain("authentication (401");
   expect(codeLine(3)).toContain("or not allowed (403)");

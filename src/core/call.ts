@@ -39,7 +39,6 @@ export function checkCaller(op: Operation, principal: Principal): void {
   }
 }
 
-/** Path parameters and query fields, parsed with the operation's schemas. A malformed path parameter names nothing: 404. */
 /**
  * Where the input has a key named `__proto__` (as JSON and query strings can carry), or null. Schemas drop such a
  * key without a word (a `metadata.__proto__` filter matched every run), so it is refused like any other bad key.
@@ -69,6 +68,7 @@ function refuseProtoKey(value: unknown, where: "query" | "body"): void {
     ]);
 }
 
+/** Path parameters and query fields, parsed with the operation's schemas. A malformed path parameter names nothing: 404. */
 export function parsePathAndQuery(op: Operation, params: unknown, query: unknown): Pick<OpInput, "params" | "query"> {
   const p = op.params.safeParse(params);
   if (!p.success) throw new AppError("not_found", "not found");

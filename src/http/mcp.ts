@@ -27,10 +27,10 @@ export interface McpRouteOptions {
 
 const keyOf = new Map<Operation, OperationKey>(Object.entries(ops).map(([k, op]) => [op as Operation, k as OperationKey]));
 
-/** Whether this path is served here. */
 /** The query parameters /mcp takes (docs/mcp.md). */
 const MCP_QUERY = ["toolsets", "read_only"];
 
+/** Whether this path is served here. */
 export function isMcpPath(pathname: string): boolean {
   return pathname === MCP_PATH || pathname === RESOURCE_METADATA_PATH || pathname === `${RESOURCE_METADATA_PATH}${MCP_PATH}`;
 }

@@ -1,8 +1,9 @@
 // The closed set of error codes and the one table mapping each to its HTTP status, CLI exit code and MCP result.
-// Exit codes: 0 success, 1 a watched run or generation that did not pass, 2 usage (the request cannot be done as
-// asked: invalid input, a conflict with the current state, a stale If-Match), 3 authentication (401) or not allowed (403),
-// 4 not found, 5 rate limited after retries, 6 server or network error. The MCP server never exits over an API
-// error: it answers a tool result with isError set, carrying the code and status.
+// Exit codes: 0 success, 1 a watched run or generation that did not pass (or a drift `svc apply --dry-run
+// --exit-code` found), 2 usage (the request cannot be done as asked: invalid input, a conflict with the current
+// state, a stale If-Match), 3 authentication (401) or not allowed (403), 4 not found, 5 rate limited after retries,
+// 6 server or network error. The MCP server never exits over an API error: it answers a tool result with isError
+// set, carrying the code and status.
 import { z } from "zod";
 
 export const ERROR_TABLE = {

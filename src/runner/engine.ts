@@ -169,14 +169,22 @@ export class RunEngine implements Engine {
       const { cancelled, takenBack } = await runsStoppedElsewhere(this.core, runs);
       // Seen only once looked at: a change while the look ran is looked at next time.
       this.elsewhereSeen = version;
+      // By id and claim: a run put back and claimed again while the look ran is another claim, left alone.
+      const claimOf = new Map(runs.map((r) => [r.id, r.claim]));
+      const stillOurs = (id: string, r: { claim: number } | undefined) => r !== undefined && r.claim === claimOf.get(id);
       const stopped = new Set([...cancelled, ...takenBack]);
       if (stopped.size === 0) return;
-      this.ahead = this.ahead.filter((r) => !stopped.has(r.id));
+      this.ahead = this.ahead.filter((r) => !(stopped.has(r.id) && r.claim === claimOf.get(r.id)));
       for (const id of cancelled) {
+        const a = this.active.get(id);
+        if (!stillOurs(id, a?.run)) continue;
         this.recentlyCancelled.set(id, Date.now());
-        this.active.get(id)?.controller.abort(new RunAborted("cancelled"));
+        a?.controller.abort(new RunAborted("cancelled"));
       }
-      for (const id of takenBack) this.active.get(id)?.controller.abort(new RunAborted("taken_back"));
+      for (const id of takenBack) {
+        const a = this.active.get(id);
+        if (stillOurs(id, a?.run)) a?.controller.abort(new RunAborted("taken_back"));
+      }
       log.info("runs stopped elsewhere were stopped here", { cancelled: cancelled.length, taken_back: takenBack.length });
     } catch (e) {
       log.warn("could not check whether running runs were stopped elsewhere", { error: (e as Error).message });

@@ -98,7 +98,7 @@ export function abortedStatus(reason: RunAborted["reason"], timeoutMs: number): 
     return ["timed_out", `the run did not finish within its timeout of ${timeoutMs} ms: raise the automation's timeout_ms or make the steps faster`];
   if (reason === "cancelled") return ["cancelled", "cancelled by request"];
   if (reason === "runner_stopped") return ["error", "interrupted: the runner executing it stopped before the run finished: run it again"];
-  if (reason === "taken_back") return ["error", "the server took the run back (the runner's lease on it expired) and ended it there"];
+  if (reason === "taken_back") return ["error", "the run was taken back (its lease expired, or it was ended or claimed again elsewhere) and ended there"];
   return ["error", "interrupted by server shutdown before the run finished: run it again"];
 }
 

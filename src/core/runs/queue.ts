@@ -320,7 +320,6 @@ export const NODE_LOST_MESSAGE = "node lost: the server executing it stopped ren
  */
 const nodeLeases = (core: Core) => core.probe.backend === "postgres";
 
-/** Renews this node's lease on the runs its engine holds (PostgreSQL; nothing to do on SQLite). */
 /**
  * Of runs this process executes under these claims, those stopped elsewhere: cancelled (or deleted with what they
  * belong to) on another node or by another process, or taken from it (ended or claimed again). Such a change comes
@@ -345,6 +344,7 @@ export async function runsStoppedElsewhere(core: Core, runs: { id: string; claim
   return { cancelled, takenBack };
 }
 
+/** Renews this node's lease on the runs its engine holds (PostgreSQL; nothing to do on SQLite). */
 export async function renewNodeLeases(core: Core, runIds: string[]): Promise<void> {
   if (!nodeLeases(core) || runIds.length === 0) return;
   await store.renewLocalLeases(core.db, runIds, new Date(Date.now() + core.config.runner.lease_ms).toISOString());

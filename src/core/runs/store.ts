@@ -214,7 +214,6 @@ export async function findRun(db: Kysely<DB>, projectId: string, id: string): Pr
   return db.selectFrom("runs").selectAll().select(RUNNER_NAME).where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
 }
 
-/** A run's status now, or undefined once it is gone (for waits that re-check cheaply). */
 /** The status and claim of each of these runs that still exists. */
 export async function runClaims(db: Kysely<DB>, ids: string[]): Promise<{ id: string; status: RunRow["status"]; claim: number }[]> {
   if (ids.length === 0) return [];
@@ -225,6 +224,7 @@ export async function runClaims(db: Kysely<DB>, ids: string[]): Promise<{ id: st
     .execute();
 }
 
+/** A run's status now, or undefined once it is gone (for waits that re-check cheaply). */
 export async function runStatus(db: Kysely<DB>, id: string): Promise<RunRow["status"] | undefined> {
   return (await db.selectFrom("runs").select("status").where("id", "=", id).executeTakeFirst())?.status;
 }
