@@ -10,7 +10,7 @@ import { copyFileSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, requireBinary, runBinary } from "./helpers/binary";
 import { tempDir } from "./helpers/server";
-import { waitUntil } from "./helpers/wait";
+import { waitUntil, waitUntilAsync } from "./helpers/wait";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -192,7 +192,8 @@ describe("disk faults (compiled binary)", () => {
         body: JSON.stringify({ name: "after", description: "space again" }),
       });
       expect(after.status).toBe(201);
-      expect((await fetch(`${url}/readyz`)).status).toBe(200);
+      // Ready again once the engines have come round (a claim that failed on the full disk is tried each second).
+      expect(await waitUntilAsync(async () => (await fetch(`${url}/readyz`)).status === 200, 5_000)).toBe(true);
 
       // The database is sound: a copy of its files (the server is idle now) passes SQLite's integrity check.
       const copy = join(dir, "copy");
