@@ -8,7 +8,7 @@ import { callOperation } from "../core/call";
 import type { Core, Principal } from "../core/context";
 import type { RawBody } from "../core/handler";
 import type { OperationKey } from "../core/registry";
-import { type Operation, ops } from "../manifest";
+import { keyOfOperation, type Operation } from "../manifest";
 import { AppError, UNAUTHORIZED_MESSAGE } from "../manifest/errors";
 import type { RequestBudget } from "../security/token-bucket";
 import { splitInput } from "../client/schema-fields";
@@ -24,8 +24,6 @@ export interface McpRouteOptions {
   core: Core;
   workspaceBuckets: RequestBudget | null;
 }
-
-const keyOf = new Map<Operation, OperationKey>(Object.entries(ops).map(([k, op]) => [op as Operation, k as OperationKey]));
 
 /** The query parameters /mcp takes (docs/mcp.md). */
 const MCP_QUERY = ["toolsets", "read_only"];
@@ -100,7 +98,7 @@ export function createMcpRoute(opts: McpRouteOptions) {
               );
             }
           }
-          const key = keyOf.get(op);
+          const key = keyOfOperation.get(op) as OperationKey | undefined;
           if (!key) throw new Error(`operation ${op.name} is not in the manifest`);
           const { params, query, body, headers } = splitInput(op, input);
           // The body REST would have received, held to the same limit: a 413 the model reads as a tool error, as over stdio.

@@ -61,6 +61,10 @@ function isOperation(v: unknown): v is Operation {
 
 export const operations: Operation[] = Object.values(ops).filter(isOperation);
 export const operationsByName: ReadonlyMap<string, Operation> = new Map(operations.map((o) => [o.name, o]));
+/** Each operation's key in `ops` (as in `ops.createProject`), for calling it through the core. */
+export const keyOfOperation: ReadonlyMap<Operation, OpKey> = new Map(
+  (Object.entries(ops) as [OpKey, unknown][]).flatMap(([k, op]) => (isOperation(op) ? [[op, k] as const] : [])),
+);
 
 export const API_PREFIX = "/api/v1/ops";
 

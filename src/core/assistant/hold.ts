@@ -5,7 +5,7 @@
 // another record or overwriting someone's later edit.
 import type { z } from "zod";
 import { objectShape, splitInput } from "../../client/schema-fields";
-import { type Operation, ops } from "../../manifest";
+import { keyOfOperation, type Operation, ops } from "../../manifest";
 import { AppError, invalid, zodDetails } from "../../manifest/errors";
 import { argName, toolArguments } from "../../../mcp/tools";
 import type { OpContext } from "../context";
@@ -23,8 +23,6 @@ export interface NotHeld {
   status: "refused" | "failed";
   error: { status: number; error: string; message: string; details?: { path: string; message: string }[] };
 }
-
-const keyOf = new Map<Operation, OperationKey>(Object.entries(ops).map(([k, op]) => [op as Operation, k as OperationKey]));
 
 /** The operation answering GET at exactly `path` with one record (JSON), by path. */
 const readerOf = new Map<string, Operation>(
@@ -81,7 +79,7 @@ async function resolvePath(ctx: OpContext, op: Operation, args: Args): Promise<M
   for (const param of Object.keys(objectShape(op.params))) {
     const at = op.path.indexOf(`{${param}}`);
     const reader = at < 0 ? undefined : readerOf.get(op.path.slice(0, at + param.length + 2));
-    const key = reader ? keyOf.get(reader) : undefined;
+    const key = reader ? (keyOfOperation.get(reader) as OperationKey | undefined) : undefined;
     const arg = argName(param);
     resolved[param] = String(args[arg]);
     if (!reader || !key) continue;

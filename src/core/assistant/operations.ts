@@ -9,7 +9,7 @@ import { ClientError } from "../../client/errors";
 import { splitInput } from "../../client/schema-fields";
 import { completion, type Provider } from "../../generation/llm/provider";
 import { GenerationFailure } from "../../generation/types";
-import { type Operation, ops } from "../../manifest";
+import { keyOfOperation, type Operation, operationsByName, type ops } from "../../manifest";
 import { AppError, conflict, forbidden, notFound } from "../../manifest/errors";
 import { newId } from "../../security/ids";
 import { selectedTools } from "../../../mcp/server";
@@ -76,8 +76,6 @@ export function assistantProvider(core: Core): Provider | string {
   return { baseUrl, model, apiKey, timeoutMs: a.timeout_ms };
 }
 
-const keyOf = new Map<Operation, OperationKey>(Object.entries(ops).map(([k, op]) => [op as Operation, k as OperationKey]));
-
 async function bytesOf(body: RawBody["body"]): Promise<Uint8Array> {
   if (typeof body === "string") return new TextEncoder().encode(body);
   if (body instanceof ArrayBuffer) return new Uint8Array(body);
@@ -89,7 +87,7 @@ function toolsFor(ctx: OpContext, principal: Principal): Map<string, ToolDef> {
   const executor = {
     async call(op: Operation, input: Record<string, unknown>, opts: { idempotencyKey?: string } = {}) {
       try {
-        const key = keyOf.get(op);
+        const key = keyOfOperation.get(op) as OperationKey | undefined;
         if (!key) throw new Error(`operation ${op.name} is not in the manifest`);
         const { params, query, body, headers } = splitInput(op, input);
         // As over MCP (http/mcp.ts): if_match is the If-Match of the change, so a stale one is 412.
@@ -119,15 +117,11 @@ function toolsFor(ctx: OpContext, principal: Principal): Map<string, ToolDef> {
 /** Why the person may not take this tool at all, or null. */
 function refusal(tools: Map<string, ToolDef>, principal: Principal, name: string): { error: string; message: string } | null {
   if (!tools.has(name)) return { error: "not_found", message: `there is no tool "${name}" for the assistant` };
-  const op = ops[keyOfName(name) ?? ("" as OperationKey)] as Operation | undefined;
+  const op = operationsByName.get(name);
   if (op && (ADMIN_ONLY.has(op.name) || toolsetOf(op) === "admin") && !canAdminister(principal)) {
     return { error: "forbidden", message: `only owners and admins may use ${name}` };
   }
   return null;
-}
-function keyOfName(name: string): OperationKey | undefined {
-  for (const [op, key] of keyOf) if (op.name === name) return key;
-  return undefined;
 }
 
 async function runTool(def: ToolDef, args: Record<string, unknown>, signal: AbortSignal): Promise<{ status: Status; result: unknown; forModel: string }> {
@@ -306,7 +300,7 @@ export const sendAssistantMessage: Handler<O["sendAssistantMessage"]> = async (c
         } else {
           // Checked, and pinned to the records it names, now: what cannot run, or may not, is never held.
           // (A tool of no operation, such as the wait tools, has nothing to check: it is held as it was asked.)
-          const op = ops[keyOfName(def.tool.name) ?? ("" as OperationKey)] as Operation | undefined;
+          const op = operationsByName.get(def.tool.name);
           const prepared = op ? await prepareHeld({ ...ctx, principal }, op, args) : { held: args };
           if ("notHeld" in prepared) {
             row.status = prepared.notHeld.status;
