@@ -27,6 +27,7 @@ import {
   recordRunProgress,
   runEnvironment,
   runsEndedElsewhere,
+  runsStoppedElsewhere,
   withRunRequests,
 } from "../runs/queue";
 import { RunSpecColumn } from "../shared/columns";
@@ -202,22 +203,9 @@ export async function heartbeatForRunner(
 
 /** Of the runs the runner says it holds: those cancelled, and those no longer its own. */
 export async function runStates(core: Core, row: RunnerRow, runs: RunRef[]): Promise<HeartbeatAnswer> {
-  const answer: HeartbeatAnswer = { cancelled: [], lost: [] };
-  if (runs.length === 0) return answer;
-  const rows = await store.runHolders(
-    core.db,
-    runs.map((r) => r.id),
-  );
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  for (const r of runs) {
-    const s = byId.get(r.id);
-    // Gone with its project: deleting what a run belongs to cancels it.
-    if (!s) answer.cancelled.push(r.id);
-    else if (s.runner_id !== row.id || s.claim !== r.claim) answer.lost.push(r.id);
-    else if (s.status === "cancelled") answer.cancelled.push(r.id);
-    else if (s.status !== "running") answer.lost.push(r.id);
-  }
-  return answer;
+  if (runs.length === 0) return { cancelled: [], lost: [] };
+  const { cancelled, takenBack } = await runsStoppedElsewhere(core, runs, row.id);
+  return { cancelled, lost: takenBack };
 }
 
 /** Records finished runs; only those still held by this runner under the same claim are taken. */

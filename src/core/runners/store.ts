@@ -139,12 +139,6 @@ export async function extendRunnerLease(db: Kysely<DB>, runnerId: string, run: R
     .execute();
 }
 
-/** Who holds each of these runs, under which claim, and their status. */
-export async function runHolders(db: Kysely<DB>, runIds: string[]) {
-  if (runIds.length === 0) return [];
-  return db.selectFrom("runs").select(["id", "status", "claim", "runner_id"]).where("id", "in", runIds).execute();
-}
-
 /** Of these runs, those the runner holds, with what finishing them needs. */
 export async function runsHeldBy(db: Kysely<DB>, runnerId: string, runIds: string[]) {
   if (runIds.length === 0) return [];

@@ -321,14 +321,19 @@ export const NODE_LOST_MESSAGE = "node lost: the server executing it stopped ren
 const nodeLeases = (core: Core) => core.probe.backend === "postgres";
 
 /**
- * Of runs this process executes under these claims, those stopped elsewhere: cancelled (or deleted with what they
- * belong to) on another node or by another process, or taken from it (ended or claimed again). Such a change comes
- * with no event in this process; the engine looks when the database changed (see RunEngine.checkStoppedElsewhere).
+ * Of runs executed under these claims — by `runnerId`, or by a server's own engine (null) — those stopped
+ * elsewhere: cancelled (or deleted with what they belong to), or taken from their executor (ended, or claimed
+ * again). A runner hears it in its heartbeat's answer; an engine looks when the database changed elsewhere (see
+ * RunEngine.checkStoppedElsewhere), since such a change comes with no event in its process.
  */
-export async function runsStoppedElsewhere(core: Core, runs: { id: string; claim: number }[]): Promise<{ cancelled: string[]; takenBack: string[] }> {
+export async function runsStoppedElsewhere(
+  core: Core,
+  runs: { id: string; claim: number }[],
+  runnerId: string | null = null,
+): Promise<{ cancelled: string[]; takenBack: string[] }> {
   const rows = new Map(
     (
-      await store.runClaims(
+      await store.runHolders(
         core.db,
         runs.map((r) => r.id),
       )
@@ -338,8 +343,10 @@ export async function runsStoppedElsewhere(core: Core, runs: { id: string; claim
   const takenBack: string[] = [];
   for (const r of runs) {
     const row = rows.get(r.id);
-    if (!row || (row.status === "cancelled" && row.claim === r.claim)) cancelled.push(r.id);
-    else if (row.claim !== r.claim || row.status !== "running") takenBack.push(r.id);
+    if (!row) cancelled.push(r.id);
+    else if (row.runner_id !== runnerId || row.claim !== r.claim) takenBack.push(r.id);
+    else if (row.status === "cancelled") cancelled.push(r.id);
+    else if (row.status !== "running") takenBack.push(r.id);
   }
   return { cancelled, takenBack };
 }

@@ -214,12 +214,12 @@ export async function findRun(db: Kysely<DB>, projectId: string, id: string): Pr
   return db.selectFrom("runs").selectAll().select(RUNNER_NAME).where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
 }
 
-/** The status and claim of each of these runs that still exists. */
-export async function runClaims(db: Kysely<DB>, ids: string[]): Promise<{ id: string; status: RunRow["status"]; claim: number }[]> {
+/** Who holds each of these runs that still exists (a runner, or null for a server's engine), under which claim, and their status. */
+export async function runHolders(db: Kysely<DB>, ids: string[]) {
   if (ids.length === 0) return [];
   return db
     .selectFrom("runs")
-    .select(["id", "status", "claim"])
+    .select(["id", "status", "claim", "runner_id"])
     .where(oneOf(db, "id", ids))
     .execute();
 }
