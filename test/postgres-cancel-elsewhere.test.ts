@@ -2,17 +2,13 @@
 // through node B (which executes nothing), and only the database carries it from B to A. The run stops within a
 // second, never calls the system under test again, and keeps the steps it reached.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
-import { join } from "node:path";
-import { loadConfig } from "../config/load";
-import { type RunningServer, startServer } from "../src/server";
-import { freshDatabaseUrl } from "./helpers/postgres";
+import type { RunningServer } from "../src/server";
 import { createAutomation, getRun, projectWithEnv, startRun } from "./helpers/runs";
-import { startTestServer, type TestServer, tempDir } from "./helpers/server";
+import { nodeAWithApiNodeB, type TestServer } from "./helpers/server";
 import { waitUntil, waitUntilAsync } from "./helpers/wait";
 
 const STEP_MS = 2_000;
-const dirs: string[] = [];
+let nodes: Awaited<ReturnType<typeof nodeAWithApiNodeB>>;
 let a: TestServer;
 let b: RunningServer;
 let target: ReturnType<typeof Bun.serve>;
@@ -30,20 +26,14 @@ beforeAll(async () => {
       return Response.json({ ok: true });
     },
   });
-  const url = await freshDatabaseUrl();
-  a = await startTestServer({ database: { url } });
-  const dir = tempDir("svc-pg-cancel-");
-  dirs.push(dir);
   // Node B only serves the API: every run executes on node A.
-  const flags = { port: 0, data_dir: dir, log_level: "warn", "database.url": url, "secrets.key_file": join(a.dataDir, "secrets.key"), "runner.local": false };
-  b = await startServer(loadConfig({ env: {}, flags }));
+  nodes = await nodeAWithApiNodeB();
+  ({ a, b } = nodes);
 }, 60_000);
 
 afterAll(async () => {
-  await b.stop();
-  await a.stop();
+  await nodes.stop();
   await target.stop(true);
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
 const onB = (method: string, path: string) => fetch(`${b.url}/api/v1/ops${path}`, { method, headers: { authorization: `Bearer ${a.key}` } });

@@ -1,16 +1,12 @@
 // Waiting clients wake on changes made by any node: a run executed by node A ends, and a client holding
 // `GET …/runs/{id}?wait=30` on node B (which executes nothing itself) is answered at once, not at the end of its wait.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
-import { join } from "node:path";
-import { loadConfig } from "../config/load";
-import { type RunningServer, startServer } from "../src/server";
-import { freshDatabaseUrl } from "./helpers/postgres";
+import type { RunningServer } from "../src/server";
 import { createAutomation, projectWithEnv, type RunRecord, startRun } from "./helpers/runs";
-import { startTestServer, type TestServer, tempDir } from "./helpers/server";
+import { nodeAWithApiNodeB, type TestServer } from "./helpers/server";
 
 const SLOW_MS = 1500;
-const dirs: string[] = [];
+let nodes: Awaited<ReturnType<typeof nodeAWithApiNodeB>>;
 let a: TestServer;
 let b: RunningServer;
 let target: ReturnType<typeof Bun.serve>;
@@ -24,20 +20,14 @@ beforeAll(async () => {
       return Response.json({ ok: true });
     },
   });
-  const url = await freshDatabaseUrl();
-  a = await startTestServer({ database: { url } });
-  const dir = tempDir("svc-pg-wait-");
-  dirs.push(dir);
   // Node B only serves the API: every run executes on node A.
-  const flags = { port: 0, data_dir: dir, log_level: "warn", "database.url": url, "secrets.key_file": join(a.dataDir, "secrets.key"), "runner.local": false };
-  b = await startServer(loadConfig({ env: {}, flags }));
+  nodes = await nodeAWithApiNodeB();
+  ({ a, b } = nodes);
 }, 60_000);
 
 afterAll(async () => {
-  await b.stop();
-  await a.stop();
+  await nodes.stop();
   await target.stop(true);
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
 test("a client waiting on node B for a run node A executes is answered as soon as the run ends", async () => {

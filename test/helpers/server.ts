@@ -44,6 +44,27 @@ export function tempDir(prefix = "svc-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/**
+ * Two nodes on one fresh PostgreSQL database: node A, a test server whose engine executes every run, and node B,
+ * which only serves the API (`runner.local` off) with A's secrets key. `stop()` stops both.
+ */
+export async function nodeAWithApiNodeB(): Promise<{ a: TestServer; b: RunningServer; stop(): Promise<void> }> {
+  const url = await freshDatabaseUrl();
+  const a = await startTestServer({ database: { url } });
+  const dir = tempDir("svc-pg-node-b-");
+  const flags = { port: 0, data_dir: dir, log_level: "warn", "database.url": url, "secrets.key_file": join(a.dataDir, "secrets.key"), "runner.local": false };
+  const b = await startServer(loadConfig({ env: {}, flags }));
+  return {
+    a,
+    b,
+    async stop() {
+      await b.stop();
+      await a.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** On PostgreSQL, the database of each data directory: a server restarted on the same directory finds its data. */
 const databases = new Map<string, Promise<string>>();
 
