@@ -4,12 +4,13 @@
 import type { z } from "zod";
 import { ops, type Ops } from "../manifest";
 import type { Operation, RawResponse } from "../manifest/define";
-import { AppError, forbidden, invalid, zodDetails } from "../manifest/errors";
+import { forbidden, zodDetails } from "../manifest/errors";
 import { configuredAddress } from "./address";
 import type { Core, IdempotentStart, OpContext, Principal } from "./context";
 import type { OpInput, RawBody } from "./handler";
 import { assertIdempotencyKey, findIdempotentAnswer, idempotencyScope } from "./idempotency";
 import { registerInProcessCall } from "./in-process";
+import { parseBody, parsePathAndQuery } from "./input";
 import { handlerMap, type OperationKey } from "./registry";
 
 /** Input as a caller gives it, before validation: path parameters, query fields and the JSON body. */
@@ -37,55 +38,6 @@ export function checkCaller(op: Operation, principal: Principal): void {
   if (op.sessionOnly && principal.via === "key") {
     throw forbidden(`${op.name} is only available to a signed-in user in the web application`);
   }
-}
-
-/**
- * Where the input has a key named `__proto__` (as JSON and query strings can carry), or null. Schemas drop such a
- * key without a word (a `metadata.__proto__` filter matched every run), so it is refused like any other bad key.
- */
-function protoKeyAt(value: unknown, path: string, depth = 0): string | null {
-  if (typeof value !== "object" || value === null || depth > 100) return null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = protoKeyAt(value[i], `${path}.${i}`, depth + 1);
-      if (found !== null) return found;
-    }
-    return null;
-  }
-  if (Object.hasOwn(value, "__proto__")) return `${path}.__proto__`;
-  for (const [k, v] of Object.entries(value)) {
-    const found = protoKeyAt(v, `${path}.${k}`, depth + 1);
-    if (found !== null) return found;
-  }
-  return null;
-}
-
-function refuseProtoKey(value: unknown, where: "query" | "body"): void {
-  const at = protoKeyAt(value, where);
-  if (at !== null)
-    throw invalid(`the ${where === "query" ? "query string" : "request body"} is not valid: ${at}: "__proto__" is not a usable key`, [
-      { path: at, message: '"__proto__" is not a usable key' },
-    ]);
-}
-
-/** Path parameters and query fields, parsed with the operation's schemas. A malformed path parameter names nothing: 404. */
-export function parsePathAndQuery(op: Operation, params: unknown, query: unknown): Pick<OpInput, "params" | "query"> {
-  const p = op.params.safeParse(params);
-  if (!p.success) throw new AppError("not_found", "not found");
-  refuseProtoKey(query, "query");
-  const q = op.query.safeParse(query);
-  if (!q.success) throw invalid("the query string is not valid", zodDetails(q.error, "query"));
-  return { params: p.data, query: q.data };
-}
-
-/** The body parsed with the operation's schema (undefined when the operation takes none); a 400 names each field. */
-export function parseBody(op: Operation, body: unknown): unknown {
-  if (!op.body) return undefined;
-  refuseProtoKey(body, "body");
-  const parsed = (op.body as z.ZodType).safeParse(body);
-  if (parsed.success) return parsed.data;
-  const details = zodDetails(parsed.error, "body");
-  throw invalid(`the request body is not valid: ${details[0] ? `${details[0].path}: ${details[0].message}` : ""}`, details);
 }
 
 const handlers = handlerMap(ops);

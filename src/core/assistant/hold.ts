@@ -3,7 +3,6 @@
 // record's ETag as if_match), and the refusals known up front decided. So a held action is one that can run, and
 // it runs on the records it was proposed for: renamed or changed in between, it fails clearly instead of reaching
 // another record or overwriting someone's later edit.
-import type { z } from "zod";
 import { objectShape, splitInput } from "../../client/schema-fields";
 import { keyOfOperation, type Operation, ops } from "../../manifest";
 import { AppError, invalid, zodDetails } from "../../manifest/errors";
@@ -13,6 +12,7 @@ import { assertMayChangeEnvironment, findEnvironment } from "../environments/ope
 import { assertMayRunIn } from "../environments/protection";
 import * as automations from "../automations/store";
 import { inProcessCall } from "../in-process";
+import { parseBody, parseQuery } from "../input";
 import type { OperationKey } from "../registry";
 import { tagOfAnswer } from "../versions";
 
@@ -60,13 +60,8 @@ function checkInput(op: Operation, args: Args): Args {
     );
   }
   const { query, body } = splitInput(op, input);
-  const q = op.query.safeParse(query);
-  if (!q.success) throw invalid("the query string is not valid", zodDetails(q.error, "query"));
-  if (!op.body) return {};
-  const b = (op.body as z.ZodType).safeParse(body);
-  if (b.success) return (b.data ?? {}) as Args;
-  const details = zodDetails(b.error, "body");
-  throw invalid(`the request body is not valid: ${details[0] ? `${details[0].path}: ${details[0].message}` : ""}`, details);
+  parseQuery(op, query);
+  return (parseBody(op, body) ?? {}) as Args;
 }
 
 /**
