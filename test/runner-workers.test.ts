@@ -157,6 +157,20 @@ describe("one worker process, two slots", () => {
     expect(ready.checks.workers.browser).toBe("/usr/lib/chromium/chromium-headless-shell");
   });
 
+  test("the worker and every thread of it run under SCHED_BATCH: woken by its work, it never preempts the API's thread", async () => {
+    const [worker] = ours() as [number];
+    // The scheduling policy is field 41 of /proc/PID/task/TID/stat: 0 SCHED_OTHER, 3 SCHED_BATCH.
+    const policies = readdirSync(`/proc/${worker}/task`).map((tid) =>
+      Number(readFileSync(`/proc/${worker}/task/${tid}/stat`, "utf8").split(") ")[1]?.split(" ")[38]),
+    );
+    expect(policies.length).toBeGreaterThan(1);
+    expect(new Set(policies)).toEqual(new Set([3]));
+    // The server's own thread (this process: the test server runs in it) keeps the normal policy.
+    expect(Number(readFileSync(`/proc/${process.pid}/stat`, "utf8").split(") ")[1]?.split(" ")[38])).toBe(0);
+    const ready = (await (await fetch(`${s.url}/readyz`)).json()) as { checks: { workers: Record<string, unknown> } };
+    expect(ready.checks.workers.scheduling).toBe("batch");
+  });
+
   test("a run busy past its timeout: its worker is killed and replaced, it ends timed_out, the run beside it ends error, the next run passes", async () => {
     const [worker] = ours() as [number];
     const busyId = await createAutomation(s, project, http([stuckStep()], { timeout_ms: 1000 }));

@@ -30,6 +30,11 @@ export interface WorkersCheck extends Check {
   isolation: "uid" | "namespace" | "construction";
   /** With "namespace": whether workers also have their own PID namespace (the server's processes out of their sight). */
   pid_namespace?: boolean;
+  /**
+   * "batch": workers run under the kernel's SCHED_BATCH policy (Linux, `chrt`), so a worker woken by its work never
+   * preempts the API's thread; "normal" where that cannot be done.
+   */
+  scheduling: "batch" | "normal";
   workers: number;
   ready: number;
   running: number;
