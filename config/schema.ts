@@ -109,6 +109,35 @@ export const ConfigSchema = z.strictObject({
       path: ["cert"],
     })
     .prefault({}),
+  artifacts: z
+    .strictObject({
+      s3: z
+        .strictObject({
+          bucket: z.string().min(1).optional().describe("Keep run artifacts (screenshots) as objects in this S3-compatible bucket instead of in the database"),
+          endpoint: z
+            .string()
+            .url()
+            .regex(/^https?:\/\//, "an http(s) URL")
+            .optional()
+            .describe("The S3-compatible endpoint (MinIO, Ceph, R2, …); default: AWS S3 in `region`"),
+          region: z.string().min(1).default("us-east-1"),
+          prefix: z
+            .string()
+            .max(200)
+            .regex(/^[A-Za-z0-9!_.*'()/-]*$/, "letters, digits and !_.*'()/- only")
+            .default("")
+            .describe("Object keys start with this (e.g. svc/): several installations can share a bucket"),
+          access_key_id: z.string().min(1).optional().describe("Default: AWS_ACCESS_KEY_ID (or S3_ACCESS_KEY_ID) of the environment"),
+          secret_access_key: z
+            .string()
+            .min(1)
+            .optional()
+            .describe("Better given as SVC_ARTIFACTS_S3_SECRET_ACCESS_KEY than in the file; default: AWS_SECRET_ACCESS_KEY (or S3_SECRET_ACCESS_KEY)"),
+          virtual_hosted_style: bool.default(false).describe("Address the bucket as BUCKET.endpoint instead of endpoint/BUCKET"),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   metrics: z.strictObject({ token: z.string().optional() }).prefault({}),
   secrets: z
     .strictObject({

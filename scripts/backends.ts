@@ -32,6 +32,7 @@ export const POSTGRES: string[] = [
   "test/api-smoke.test.ts",
   "test/api-validation.test.ts",
   "test/artifacts-in-db.test.ts",
+  "test/artifacts-s3.test.ts",
   "test/assistant.test.ts",
   "test/assistant-trust.test.ts",
   "test/cli-artifacts.test.ts",

@@ -6,3 +6,4 @@ import "./runner";
 import "./generation/engine";
 import "./background";
 import "./retention/engine";
+import "./retention/artifact-objects";

@@ -13,6 +13,7 @@ import * as accessStore from "./access/store";
 import { KeyVerifier } from "./auth/verifier";
 import type { Core, CoreEvents, Principal, Role } from "./context";
 import { StateWaits } from "./waits";
+import { artifactObjects } from "./runs/artifact-objects";
 
 /** The SQLite database file the configuration names when it does not exist yet, else null (also on PostgreSQL). */
 export function missingSqliteDatabase(config: Config): string | null {
@@ -40,6 +41,8 @@ export async function withAdminCore<T>(config: Config, work: (core: Core) => Pro
     events,
     keys,
     waits,
+    // Deleting what holds artifacts notes their objects (a trigger); the server's artifacts engine deletes them.
+    objects: artifactObjects(config),
     get secrets(): SecretBox {
       throw new AppError("internal_error", "svc admin does not open environment secrets");
     },

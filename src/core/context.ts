@@ -2,6 +2,7 @@
 import type { EventEmitter } from "node:events";
 import type { z } from "zod";
 import type { Config } from "../../config/schema";
+import type { ArtifactObjects } from "./runs/artifact-objects";
 import type { Role as RoleEnum, RunTrigger } from "../manifest/records";
 import type { Db } from "../db/database";
 import type { SecretBox } from "../security/secret-box";
@@ -59,6 +60,8 @@ export interface Core {
   secrets: SecretBox;
   /** Reads that wait for a run, group run or generation to end (`?wait=N`). */
   waits: StateWaits;
+  /** The S3-compatible bucket run artifacts are kept in (`[artifacts.s3]`); null: in the database. */
+  objects: ArtifactObjects | null;
 }
 
 export interface OpContext {

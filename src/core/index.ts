@@ -7,6 +7,7 @@ import { KeyVerifier } from "./auth/verifier";
 import { openSecretsKey } from "./environments/secrets";
 import type { Core, CoreEvents } from "./context";
 import { StateWaits } from "./waits";
+import { ArtifactStoreError, artifactObjects } from "./runs/artifact-objects";
 
 export interface OpenedCore extends Core {
   /** SQLite's raw connection (absent on PostgreSQL), for tests that set up or break the file directly; operations use `db` and `queue`. */
@@ -27,6 +28,14 @@ export async function openCore(config: Config, opts: { serving?: boolean } = {})
     await opened.close();
     throw e;
   });
+  const objects = artifactObjects(config);
+  if (objects && opts.serving) {
+    // A bucket that is missing or refuses the credentials is said at start, not with the first lost screenshot.
+    await objects.probe().catch(async (e: unknown) => {
+      await opened.close();
+      throw new ArtifactStoreError(`artifacts.s3 (SVC_ARTIFACTS_S3_*): the bucket refused a test write: ${(e as Error).message}`);
+    });
+  }
   const keys = new KeyVerifier(opened.db, opened.changes);
   const events = new EventEmitter<CoreEvents>();
   events.setMaxListeners(100);
@@ -44,6 +53,7 @@ export async function openCore(config: Config, opts: { serving?: boolean } = {})
     keys,
     secrets,
     waits,
+    objects,
     async close() {
       waits.close();
       await keys.stop();

@@ -1,6 +1,6 @@
 // Table types for Kysely. Enum columns carry the manifest's enum types; JSON columns are stored as TEXT and read
 // in the core through the schema of what they hold (src/core/shared/json.ts).
-import type { Generated } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 import type { z } from "zod";
 import type { AutomationKind } from "../manifest/automation-format";
 import type { AutomationSource, AutomationStatus, GenerationStatus, Role, RunStatus, RunTrigger, Strategy } from "../manifest/records";
@@ -359,8 +359,17 @@ export interface AssistantActionTable extends Stamped {
 export interface RunArtifactTable {
   run_id: string;
   name: string;
+  /** Empty when the artifact is an object in the S3 bucket (`object_key`). */
   bytes: Uint8Array;
   size: number;
+  created_at: string;
+  /** The object's key in the `[artifacts.s3]` bucket; null: the bytes are in the row. */
+  object_key: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** Objects of artifact rows that are gone, to delete from the bucket (written by a trigger on run_artifacts). */
+export interface ArtifactDeletionTable {
+  object_key: string;
   created_at: string;
 }
 
@@ -382,6 +391,7 @@ export interface DB {
   run_daily: RunDailyTable;
   run_metadata: RunMetadataTable;
   run_artifacts: RunArtifactTable;
+  artifact_deletions: ArtifactDeletionTable;
   idempotency_keys: IdempotencyTable;
   runners: RunnerTable;
   schedules: ScheduleTable;

@@ -19,7 +19,10 @@ export function errorResponse(
 
 /** Maps anything thrown by a handler to a response; unexpected errors are logged with the request id. */
 export function responseForError(e: unknown, requestId: string): Response {
-  if (e instanceof AppError) return errorResponse(e.code, e.message, { details: e.details, requestId });
+  if (e instanceof AppError) {
+    // Every 503 says when to ask again: what is unavailable (an artifact's bucket, say) is expected back soon.
+    return errorResponse(e.code, e.message, { details: e.details, requestId, ...(e.code === "unavailable" ? { headers: { "retry-after": "5" } } : {}) });
+  }
   const storage = storageErrorKind(e);
   if (storage === "busy") {
     return errorResponse("unavailable", "the database is busy; retry shortly", { requestId, headers: { "retry-after": "1" } });

@@ -1,14 +1,26 @@
-// The queries of run artifacts (table run_artifacts): bytes kept with their run, removed with it (ON DELETE CASCADE).
+// The queries of run artifacts (table run_artifacts): bytes (or the key of the object holding them) kept with their
+// run, removed with it (ON DELETE CASCADE); the objects of removed rows wait in artifact_deletions.
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/schema";
 
-/** Keeps (or replaces: a retried attempt takes its screenshot again) one artifact of a run. */
-export async function putArtifact(db: Kysely<DB>, runId: string, name: string, bytes: Uint8Array, at: string): Promise<void> {
-  await db
-    .insertInto("run_artifacts")
-    .values({ run_id: runId, name, bytes, size: bytes.byteLength, created_at: at })
-    .onConflict((oc) => oc.columns(["run_id", "name"]).doUpdateSet({ bytes, size: bytes.byteLength, created_at: at }))
-    .execute();
+/**
+ * Keeps (or replaces: a retried attempt takes its screenshot again) one artifact of a run: its bytes, or, when it is
+ * an object in the bucket, its key and size with empty bytes. A pending deletion of that key is dropped: the object
+ * was just written again.
+ */
+export async function putArtifact(
+  db: Kysely<DB>,
+  a: { runId: string; name: string; bytes: Uint8Array; size: number; objectKey: string | null },
+  at: string,
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto("run_artifacts")
+      .values({ run_id: a.runId, name: a.name, bytes: a.bytes, size: a.size, created_at: at, object_key: a.objectKey })
+      .onConflict((oc) => oc.columns(["run_id", "name"]).doUpdateSet({ bytes: a.bytes, size: a.size, created_at: at, object_key: a.objectKey }))
+      .execute();
+    if (a.objectKey !== null) await trx.deleteFrom("artifact_deletions").where("object_key", "=", a.objectKey).execute();
+  });
 }
 
 /** Keeps an artifact moved in from the disk, unless the run already has one of that name. */
@@ -20,8 +32,21 @@ export async function putArtifactIfAbsent(db: Kysely<DB>, runId: string, name: s
     .execute();
 }
 
-export async function readArtifact(db: Kysely<DB>, runId: string, name: string): Promise<Uint8Array | undefined> {
-  return (await db.selectFrom("run_artifacts").select("bytes").where("run_id", "=", runId).where("name", "=", name).executeTakeFirst())?.bytes;
+/** An artifact's bytes, or the key of the object holding them. */
+export async function readArtifact(db: Kysely<DB>, runId: string, name: string): Promise<{ bytes: Uint8Array; object_key: string | null } | undefined> {
+  return db.selectFrom("run_artifacts").select(["bytes", "object_key"]).where("run_id", "=", runId).where("name", "=", name).executeTakeFirst();
+}
+
+/** Objects whose artifact rows are gone, oldest first. */
+export async function pendingObjectDeletions(db: Kysely<DB>, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom("artifact_deletions").select("object_key").orderBy("created_at").orderBy("object_key").limit(limit).execute();
+  return rows.map((r) => r.object_key);
+}
+
+/** The objects are deleted from the bucket: nothing is left to do for them. */
+export async function forgetObjectDeletions(db: Kysely<DB>, keys: string[]): Promise<void> {
+  if (keys.length === 0) return;
+  await db.deleteFrom("artifact_deletions").where("object_key", "in", keys).execute();
 }
 
 /** Which of these ids are runs (artifacts on disk of a run that is gone are not moved in). */

@@ -18,6 +18,7 @@ import * as artifactsInDb from "./0016_artifacts_in_db";
 import * as startedBy from "./0017_started_by";
 import * as leanRunIndexes from "./0018_lean_run_indexes";
 import * as runnerInstance from "./0019_runner_instance";
+import * as artifactsInS3 from "./0020_artifacts_in_s3";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   "0017_started_by": startedBy,
   "0018_lean_run_indexes": leanRunIndexes,
   "0019_runner_instance": runnerInstance,
+  "0020_artifacts_in_s3": artifactsInS3,
 };
