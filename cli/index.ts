@@ -6,7 +6,7 @@ import { registerCompletion } from "./completion";
 import { registerInit } from "./init";
 import { describeGroups, registerOperationCommands } from "./operations";
 import { EXIT_CODES_HELP } from "./session";
-import { registerRunsWatch } from "./watch";
+import { registerGroupRunsWatch, registerRunsWatch } from "./watch";
 
 export function registerCli(program: Command): void {
   registerAuthCommands(program);
@@ -15,6 +15,8 @@ export function registerCli(program: Command): void {
   registerApply(program);
   const runs = program.commands.find((c) => c.name() === "runs");
   if (runs) registerRunsWatch(runs);
+  const groupRuns = program.commands.find((c) => c.name() === "group-runs");
+  if (groupRuns) registerGroupRunsWatch(groupRuns);
   describeGroups(program);
   registerCompletion(program);
   program.addHelpText(

@@ -11,7 +11,7 @@ import { readRequestFile } from "./request-file";
 import type { ResolvedSettings } from "../src/client/settings";
 import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
 import { ciMetadata } from "./ci-metadata";
-import { parseWatchTimeout, WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP, watchToEnd } from "./watch";
+import { parseWatchTimeout, prepareOutputFile, WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP, watchToEnd } from "./watch";
 
 const PAST: Record<string, string> = { delete: "deleted", revoke: "revoked", remove: "removed", "cancel-invitation": "cancelled" };
 /** What a command without an answer acted on, in the singular: `deleted automation …`, `cancelled invitation …`. */
@@ -84,8 +84,11 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     input.project = settings.project.value;
   }
   const client = clientFor(settings);
-  // A bad --watch-timeout is refused before anything starts.
+  // A bad --watch-timeout, or a report or answer that could not be written, is refused before anything starts.
   parseWatchTimeout(flags.watchTimeout);
+  if (flags.junit && op.cli.watch) prepareOutputFile(flags.junit, "the JUnit report");
+  const outputFile = flags.output ?? flags.out;
+  if (outputFile && op.response !== null && "raw" in op.response) prepareOutputFile(outputFile, "the answer");
   // On a terminal, an operation that streams shows its words as they arrive (`delta` events), then its answer.
   let spoke = false;
   const live = op.stream !== undefined && !flags.json && !flags.watch && process.stdout.isTTY === true;

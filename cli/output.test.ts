@@ -53,3 +53,15 @@ test("control characters from the server are shown as escapes; a multi-line fiel
   expect(printableData({ name: "a\nb", description: "a\nb", tags: ["t\u001b"] })).toEqual({ name: "a\\x0ab", description: "a\nb", tags: ["t\\x1b"] });
   expect(renderRecord({ name: "x\u001b[2J" }, plain)).toBe("name       x\\x1b[2J");
 });
+
+test("in a log (not a terminal) a record's long values are whole; on a terminal they are cut to fit", () => {
+  const error = `step 1 (GET /items/1): {{NOPE}} is not defined: add it to the run's environment (variables or secrets) or pass --var NOPE=VALUE`;
+  const record = { id: "run_x", status: "error", error, tags: Array.from({ length: 20 }, (_, i) => `tag-${i}`) };
+  const logged = renderRecord(record, plain);
+  expect(logged).toContain(error);
+  expect(logged).toContain("tag-19");
+  expect(logged).not.toContain("…");
+  const onTerminal = renderRecord(record, { tty: true, color: false } as typeof plain);
+  expect(onTerminal).not.toContain(error);
+  expect(onTerminal).toContain("…");
+});

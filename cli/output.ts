@@ -72,6 +72,9 @@ function truncate(s: string, max: number): string {
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
 
+/** On a terminal long text is cut to keep the table readable; in a log (not a TTY) nothing is cut. */
+const fit = (s: string, max: number, style: Style) => (style.tty ? truncate(s, max) : s.replace(/\s*\n\s*/g, " "));
+
 type Rec = Record<string, unknown>;
 const isRec = (v: unknown): v is Rec => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -113,10 +116,10 @@ export function formatValue(key: string, v: unknown, style: Style, max = 60): st
   if (key === "key" && isRec(v)) return `${v.prefix}… (${v.name})`;
   if (key === "runner" && isRec(v)) return `${v.name ?? "a deleted runner"} (${v.id})`;
   if ((key === "user" || key === "workspace") && isRec(v)) return `${v.name} <${v.email ?? v.slug}> (${v.id})`;
-  if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v.length ? truncate(v.join(", "), max) : "-";
-  if (typeof v === "string") return truncate(v, max);
+  if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v.length ? fit(v.join(", "), max, style) : "-";
+  if (typeof v === "string") return fit(v, max, style);
   if (typeof v === "number" || typeof v === "boolean") return String(v);
-  return truncate(JSON.stringify(v), max);
+  return fit(JSON.stringify(v), max, style);
 }
 
 /** Columns worth a table, in this order, when the records have them. */
@@ -178,8 +181,6 @@ export function renderList(records: Rec[], noun: string, style: Style): string {
 }
 
 const duration = (ms: unknown) => (typeof ms === "number" ? `${Math.round(ms)} ms` : "-");
-/** On a terminal long text is cut to keep the table readable; in a log (not a TTY) nothing is cut. */
-const fit = (s: string, max: number, style: Style) => (style.tty ? truncate(s, max) : s.replace(/\s*\n\s*/g, " "));
 /** A value as a check recorded it: JSON, so a string's spaces and a number's type both show. */
 const asShown = (v: unknown) => (v === undefined ? "nothing" : (JSON.stringify(v) ?? String(v)));
 

@@ -1,5 +1,6 @@
 // `--watch` and `svc runs watch`: live progress (a spinner on a TTY, plain lines otherwise) until a final status.
-import { writeFileSync } from "node:fs";
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
 import type { ApiClient } from "../src/client/api-client";
 import { isSuccessfulStatus, type WaitOptions, waitForGeneration, waitForGroupRun, waitForRun } from "../src/client/wait";
@@ -24,6 +25,25 @@ export function parseWatchTimeout(text: string | undefined): number | null {
   const ms = m ? Number(m[1]) * (UNIT_MS[m[2] ?? "s"] as number) : Number.NaN;
   if (!(ms >= 1000)) throw new UsageError(`--watch-timeout takes a duration of at least 1s, such as 90s, 15m or 2h (not "${text}")`);
   return ms;
+}
+
+/**
+ * Makes sure a report or answer can be written to `file` before anything starts: its folder is made if missing (a
+ * CI job writing `reports/junit.xml` into a fresh checkout); a folder in its place, or one that cannot be made, is a
+ * usage error (exit 2) — never a finished run whose results are lost and whose job fails as if it had.
+ */
+export function prepareOutputFile(file: string, what: string): void {
+  const path = resolve(file);
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+  } catch (e) {
+    throw new UsageError(`cannot write ${what} to ${file}: ${(e as Error).message}`);
+  }
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch {}
+  if (isDirectory) throw new UsageError(`cannot write ${what} to ${file}: it is a folder`);
 }
 
 /** How a watch ends: the final record as JSON (--json), a JUnit report (--junit), a time limit (--watch-timeout). */
@@ -189,6 +209,7 @@ export async function watchToEnd(
   const asJson = options.json === true;
   const junitFile = options.junit;
   const timeoutMs = parseWatchTimeout(options.timeout);
+  if (junitFile) prepareOutputFile(junitFile, "the JUnit report");
   const view = new ProgressView(kind, styleFor(process.stderr));
   // A report is owed to the CI: an interrupted watch writes what is known before it exits.
   const stop = junitFile && kind !== "generation" ? catchStopSignals() : null;
@@ -232,9 +253,13 @@ export async function watchToEnd(
     const failures = kind === "group_run" ? await failuresOf(client, kind, target.project, final, style) : "";
     process.stdout.write(`${renderJson(final, kind, style)}\n${failures ? `\n${failures}\n` : ""}`);
   }
-  // A quarantined automation's failure is reported, but does not fail the command.
-  return isSuccessfulStatus(String(final.status)) || final.quarantined === true ? EXIT.ok : EXIT.failed;
+  // A quarantined automation's failure is reported, but does not fail the command; a cancelled run is no failure of
+  // its automation, so quarantine does not excuse it (as in a group run, whose cancel fails the command).
+  return isSuccessfulStatus(String(final.status)) || (final.quarantined === true && QUARANTINE_EXCUSES.has(String(final.status))) ? EXIT.ok : EXIT.failed;
 }
+
+/** What quarantine sets apart: an automation's own failure (docs/cli.md, "a failed, errored or timed-out run"). */
+const QUARANTINE_EXCUSES = new Set(["failed", "error", "timed_out"]);
 
 /** A run cancelled while it ran ends at once; the steps it had reached are written a moment later, by whatever
  * executed it. Read again for up to STOPPED_STEPS_WAIT_MS so the report shows them. */
@@ -297,23 +322,57 @@ async function failuresOf(client: ApiClient, kind: WatchKind, project: string, f
   return renderFailures(runs, style);
 }
 
-/** `svc runs watch <runId>`: the one hand-written runs command. */
-export function registerRunsWatch(runs: Command): void {
-  runs
+interface WatchCommandFlags {
+  project?: string;
+  server?: string;
+  json?: boolean;
+  junit?: string;
+  watchTimeout?: string;
+}
+
+/** The options of `svc runs watch` and `svc group-runs watch`. */
+function watchCommand(parent: Command, what: "run" | "group run", argument: string): Command {
+  return parent
     .command("watch")
-    .description("Follow a run until it ends; exit 0 when it passed, 1 otherwise")
-    .argument("<runId>", "Run id (run_…)")
+    .description(`Follow a ${what} until it ends (one started elsewhere: by a schedule, the web app, another job); exit 0 when it passed, 1 otherwise`)
+    .argument(`<${argument}>`, what === "run" ? "Run id (run_…)" : "Group run id (grn_…)")
     .option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)")
     .option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)")
-    .option("--json", "print the final run as the API's JSON exactly")
-    .option(WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP)
-    .action((runId: string, o: { project?: string; server?: string; json?: boolean; watchTimeout?: string }) =>
-      runCommand(async () => {
-        const settings = settingsFor(o);
-        if (!settings.project) throw new UsageError('no project: pass --project, set SVC_PROJECT, or add "project" to .svc.json');
-        const client = clientFor(settings);
-        const run = await client.call("getRun", { project: settings.project.value, runId });
-        return watchToEnd(client, "run", run, { project: settings.project.value }, { json: o.json, timeout: o.watchTimeout });
-      }),
-    );
+    .option("--json", `print the final ${what} as the API's JSON exactly`)
+    .option("--junit <file>", `write the ${what}'s JUnit XML report to FILE when it ends, for the CI to read`)
+    .option(WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP);
+}
+
+function projectOf(o: WatchCommandFlags) {
+  const settings = settingsFor(o);
+  if (!settings.project) throw new UsageError('no project: pass --project, set SVC_PROJECT, or add "project" to .svc.json');
+  return { settings, project: settings.project.value };
+}
+
+/** `svc runs watch <runId>`: follows a run started elsewhere. */
+export function registerRunsWatch(runs: Command): void {
+  watchCommand(runs, "run", "runId").action((runId: string, o: WatchCommandFlags) =>
+    runCommand(async () => {
+      const { settings, project } = projectOf(o);
+      parseWatchTimeout(o.watchTimeout);
+      if (o.junit) prepareOutputFile(o.junit, "the JUnit report");
+      const client = clientFor(settings);
+      const run = await client.call("getRun", { project, runId });
+      return watchToEnd(client, "run", run, { project }, { json: o.json, junit: o.junit, timeout: o.watchTimeout });
+    }),
+  );
+}
+
+/** `svc group-runs watch <groupRunId>`: follows a group run started elsewhere (a schedule's, the web app's). */
+export function registerGroupRunsWatch(groupRuns: Command): void {
+  watchCommand(groupRuns, "group run", "groupRunId").action((groupRunId: string, o: WatchCommandFlags) =>
+    runCommand(async () => {
+      const { settings, project } = projectOf(o);
+      parseWatchTimeout(o.watchTimeout);
+      if (o.junit) prepareOutputFile(o.junit, "the JUnit report");
+      const client = clientFor(settings);
+      const groupRun = await client.call("getGroupRun", { project, groupRunId });
+      return watchToEnd(client, "group_run", groupRun, { project }, { json: o.json, junit: o.junit, timeout: o.watchTimeout });
+    }),
+  );
 }

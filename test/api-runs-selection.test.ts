@@ -186,6 +186,22 @@ test("re-run failed: from_group_run with only_failed runs the failures again wit
   expect(all.metadata).toEqual({ pr: "8" });
 });
 
+test("re-run failed of a group run still going is a 409 saying it has not ended: its later failures would be left out", async () => {
+  const slow = await automation("slow one", "/slow?ms=1500");
+  const gr = await json<GroupRun>(await s.call("POST", `/projects/${project}/runs`, { automations: [slow, id("fails")], environment: "test" }), 202);
+  // "fails" may have failed already; "slow one" is still running.
+  const early = await s.call("POST", `/projects/${project}/runs`, { from_group_run: gr.id, only_failed: true });
+  expect(early.status).toBe(409);
+  const body = (await early.json()) as { error: string; message: string };
+  expect(body.error).toBe("conflict");
+  expect(body.message).toContain(`group run ${gr.id} has not ended`);
+  expect((await groupRun(gr.id)).runs.length).toBe(2);
+  const ended = await groupRunToEnd(gr.id);
+  expect(ended.status).toBe("failed");
+  const again = await json<GroupRun>(await s.call("POST", `/projects/${project}/runs`, { from_group_run: gr.id, only_failed: true }), 202);
+  expect(again.runs.map((r) => r.automation_id)).toEqual([id("fails")]);
+});
+
 test("environments: variables_merge changes only the names it gives (null removes one); with variables it is a 400", async () => {
   await json(await s.call("POST", `/projects/${project}/environments`, { name: "merge", variables: { A: "1", B: "2" } }), 201);
   const merged = await json<{ variables: Record<string, string> }>(

@@ -238,9 +238,69 @@ test("a group run cancelled while watched: the report shows the steps its runnin
     expect(r.code).toBe(1);
     const { cases } = casesOf(join(cli.cwd, "cancelled.xml"));
     const held = cases.get("held") as Case & { "system-out"?: string };
-    expect(held.skipped?.message).toBe("cancelled");
+    expect(held.skipped?.message).toBe("cancelled: cancelled by request with its group run");
     expect(String(held["system-out"])).toContain("stopped: the run was cancelled");
   } finally {
     target.release("cancelled");
   }
+});
+
+test("--junit into a folder that does not exist yet makes it; a folder in the file's place is refused before anything starts (exit 2)", async () => {
+  target.release("folders");
+  const r = await cli.run(["groups", "run", groupId, "--env", "staging", "--var", "HOLD=folders", "--junit", "reports/ci/junit.xml", "--json"]);
+  expect(r.code).toBe(0);
+  expect(r.stderr).toContain("wrote the JUnit report to reports/ci/junit.xml\n");
+  expect(casesOf(join(cli.cwd, "reports/ci/junit.xml")).suite).toMatchObject({ tests: "2", failures: "0" });
+  const before = (await (await s.call("GET", "/projects/ci/group-runs?limit=100")).json()) as { data: unknown[] };
+  const refused = await cli.run(["groups", "run", groupId, "--env", "staging", "--junit", "reports", "--json"]);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain("cannot write the JUnit report to reports: it is a folder");
+  const after = (await (await s.call("GET", "/projects/ci/group-runs?limit=100")).json()) as { data: unknown[] };
+  expect(after.data.length).toBe(before.data.length);
+});
+
+test("svc group-runs watch follows a group run started elsewhere to its end: exit code, final record, JUnit report", async () => {
+  const started = await s.call("POST", `/projects/ci/groups/${groupId}/run`, { environment: "staging", variables: { HOLD: "elsewhere" } });
+  expect(started.status).toBe(202);
+  const { id } = (await started.json()) as { id: string };
+  const watching = cli.run(["group-runs", "watch", id, "--junit", "elsewhere/report.xml", "--json"]);
+  await Bun.sleep(300);
+  target.release("elsewhere");
+  const r = await watching;
+  expect(r.code).toBe(0);
+  expect((JSON.parse(r.stdout) as { id: string; status: string }).status).toBe("passed");
+  expect(readFileSync(join(cli.cwd, "elsewhere/report.xml"), "utf8")).toBe(await (await s.call("GET", `/projects/ci/group-runs/${id}/junit`)).text());
+  const unknown = await cli.run(["group-runs", "watch", "grn_nosuch"]);
+  expect(unknown.code).toBe(4);
+});
+
+test("a quarantined automation: its failed run does not fail svc runs watch, its cancelled run does (exit 1), as in a group run", async () => {
+  const made = await s.call("POST", "/projects/ci/automations", {
+    name: "quarantined held",
+    kind: "http",
+    environment: "staging",
+    steps: [{ request: { url: "/hold/{{HOLD}}?ms=0" }, expect: [{ status: 201 }] }],
+  });
+  expect([made.status, made.status === 201 ? "" : await made.text()]).toEqual([201, ""]);
+  const { id } = (await made.json()) as { id: string };
+  expect((await s.call("PATCH", `/projects/ci/automations/${id}`, { quarantined: true })).status).toBe(200);
+  const start = async (hold: string) => {
+    const r = await s.call("POST", `/projects/ci/automations/${id}/run`, { variables: { HOLD: hold } });
+    expect(r.status).toBe(202);
+    return ((await r.json()) as { id: string }).id;
+  };
+  target.release("q-fails");
+  const failed = await cli.run(["runs", "watch", await start("q-fails"), "--json"]);
+  expect({ code: failed.code, status: (JSON.parse(failed.stdout) as { status: string }).status }).toEqual({ code: 0, status: "failed" });
+
+  const runId = await start("q-cancelled");
+  const watching = cli.run(["runs", "watch", runId, "--json"]);
+  for (let i = 0; target.held("q-cancelled").length === 0; i++) {
+    if (i > 400) throw new Error("the held run never started");
+    await Bun.sleep(50);
+  }
+  expect((await s.call("POST", `/projects/ci/runs/${runId}/cancel`)).status).toBe(200);
+  const cancelled = await watching;
+  target.release("q-cancelled");
+  expect({ code: cancelled.code, status: (JSON.parse(cancelled.stdout) as { status: string }).status }).toEqual({ code: 1, status: "cancelled" });
 });

@@ -29,9 +29,11 @@ test("a group run still going: the passed run passes, the running and queued one
   );
 });
 
-test("a run's own report says the same while it runs; a cancelled run is still skipped as cancelled", () => {
+test("a run's own report says the same while it runs; a cancelled run is skipped as cancelled, saying why", () => {
   expect(runJunit(run("run_b", "held", "running", null))).toContain('<skipped message="still running when this report was made (run run_b)"/>');
   expect(runJunit(run("run_d", "stopped", "cancelled", 5))).toContain(
     '<testcase name="stopped" classname="stopped" time="0.005"><skipped message="cancelled"/></testcase>',
   );
+  const notRun = { ...run("run_e", "later", "cancelled", null), error: "not run: an earlier run of the sequential group run did not pass (stop_on_failure)" };
+  expect(runJunit(notRun)).toContain('<skipped message="cancelled: not run: an earlier run of the sequential group run did not pass (stop_on_failure)"/>');
 });

@@ -77,7 +77,9 @@ function testcase(run: RunLike, classname: string): string {
     body = `<failure message="${escapeXml(firstLine)}" type="assertion">${escapeXml(detail)}</failure>${reruns.failures}${reruns.errors}`;
   else if (run.status === "error" || run.status === "timed_out")
     body = `${reruns.failures}<error message="${escapeXml(firstLine)}" type="${run.status}">${escapeXml(detail)}</error>${reruns.errors}`;
-  else if (run.status === "cancelled") body = `<skipped message="${escapeXml(run.status)}"/>`;
+  // Cancelled: no verdict, so skipped (as Surefire reports a test that did not run), with why: a person's cancel,
+  // or a sequential group run that stopped before it (stop_on_failure), which the CI reader needs to see.
+  else if (run.status === "cancelled") body = `<skipped message="${escapeXml(run.error ? `cancelled: ${run.error}` : "cancelled")}"/>`;
   // Not ended (the report of a group run still going, as `--junit` writes when its watch stops early): no verdict
   // yet, so skipped rather than an error, with the run to look up later.
   else if (run.status === "queued" || run.status === "running")

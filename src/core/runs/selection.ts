@@ -122,14 +122,22 @@ export async function startSelection(ctx: OpContext, trx: Transaction<DB>, proje
     if (!from)
       throw invalid(`group run "${body.from_group_run}" does not exist in this project`, [{ path: "body.from_group_run", message: "unknown group run" }]);
     const runs = await store.listedRunsOfGroupRun(trx, from.id);
+    // Its failures are known only once it has ended: re-running "the failed ones" of a group run still going would
+    // quietly leave out those that fail later (a CI job whose --watch-timeout ran out, say).
+    if (body.only_failed && (from.status === null || runs.some((r) => r.status === "queued" || r.status === "running")))
+      throw conflict(`group run ${from.id} has not ended: re-run its failures once it has (svc group-runs watch ${from.id} waits for it)`);
     const ids = [...new Set(runs.filter((r) => !body.only_failed || RERUN_STATUSES.includes(r.status)).map((r) => r.automation_id))];
     const runnable = await automations.runnableAmong(trx, project.id, ids);
-    if (runnable.length === 0)
+    if (runnable.length === 0) {
+      // `svc test` ran documents, not saved automations: there is nothing saved to run again.
+      if (from.trigger === "test")
+        throw conflict("nothing to re-run: that group run tested documents (svc test), which are not saved automations; run svc test again");
       throw conflict(
         body.only_failed
           ? "nothing to re-run: no run of that group run failed (or those automations are gone or disabled)"
           : "nothing to re-run: its automations are gone or disabled",
       );
+    }
     const options = runOptions(await environmentId(from.environment_id), {
       variables: body.variables ?? readJsonColumn(StringMap, from.variables, `variables of group run ${from.id}`),
       secrets: body.secrets,
