@@ -7,6 +7,20 @@ const bool = z
   .transform((v) => (typeof v === "boolean" ? v : ["true", "1", "yes", "on"].includes(v)));
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/**
+ * What is wrong with an object key prefix, or null: a leading "/", or an empty, "." or ".." segment, which a
+ * path-normalising server or proxy would resolve outside the prefix (or the bucket).
+ */
+export function objectPrefixProblem(prefix: string): string | null {
+  if (prefix.startsWith("/")) return "must not start with /";
+  const segments = prefix.split("/");
+  // "svc/" ends with an empty segment: the one place one is allowed.
+  const inner = segments.slice(0, -1);
+  const last = segments.at(-1);
+  if (inner.some((s) => s === "" || s === "." || s === "..") || last === "." || last === "..") return 'must not hold an empty, "." or ".." segment';
+  return null;
+}
+
 export const ConfigSchema = z.strictObject({
   host: z.string().min(1).default("127.0.0.1"),
   port: int(0, 65535).default(8080),
@@ -125,9 +139,15 @@ export const ConfigSchema = z.strictObject({
             .string()
             .max(200)
             .regex(/^[A-Za-z0-9!_.*'()/-]*$/, "letters, digits and !_.*'()/- only")
+            .refine((p) => objectPrefixProblem(p) === null, { error: (i) => `a plain key start: it ${objectPrefixProblem(String(i.input))}` })
             .default("")
             .describe("Object keys start with this (e.g. svc/): several installations can share a bucket"),
           access_key_id: z.string().min(1).optional().describe("Default: AWS_ACCESS_KEY_ID (or S3_ACCESS_KEY_ID) of the environment"),
+          session_token: z
+            .string()
+            .min(1)
+            .optional()
+            .describe("For temporary credentials; default: AWS_SESSION_TOKEN (or S3_SESSION_TOKEN) of the environment"),
           secret_access_key: z
             .string()
             .min(1)

@@ -219,7 +219,7 @@ export function registerAdmin(program: Command): void {
   common(
     admin
       .command("backup")
-      .description("Write a consistent copy of the database (run artifacts included) while the server runs")
+      .description("Write a consistent copy of the database (run artifacts included, unless kept in an S3 bucket) while the server runs")
       .requiredOption("--out <file>", "the backup file to create (a plain SQLite database)"),
   ).action(async (o: { out: string; dataDir?: string; config?: string }) => {
     const { loadConfig } = await import("../../config/load");
@@ -229,7 +229,11 @@ export function registerAdmin(program: Command): void {
     const r = backupDataDir(config.data_dir, o.out, config.busy_timeout_ms);
     // Run artifacts are rows of the database; files an older svc left on disk (not yet moved in) are copied beside.
     const files = r.runsWithArtifacts > 0 ? `; artifacts of ${r.runsWithArtifacts} runs still on disk in ${r.file}.artifacts/` : "";
-    process.stdout.write(`backed up ${config.data_dir} to ${r.file} (${r.bytes} bytes, run artifacts included${files})\n`);
+    // With [artifacts.s3] the file holds the artifacts' rows; their bytes are objects of the bucket, backed up with it.
+    const artifacts = config.artifacts.s3.bucket
+      ? `run artifacts kept in the bucket ${config.artifacts.s3.bucket} are not in it (back the bucket up with its own tools)`
+      : "run artifacts included";
+    process.stdout.write(`backed up ${config.data_dir} to ${r.file} (${r.bytes} bytes, ${artifacts}${files})\n`);
   });
 
   admin

@@ -8,6 +8,7 @@ import { openSecretsKey } from "./environments/secrets";
 import type { Core, CoreEvents } from "./context";
 import { StateWaits } from "./waits";
 import { ArtifactStoreError, artifactObjects } from "./runs/artifact-objects";
+import { log } from "../logging";
 
 export interface OpenedCore extends Core {
   /** SQLite's raw connection (absent on PostgreSQL), for tests that set up or break the file directly; operations use `db` and `queue`. */
@@ -30,11 +31,21 @@ export async function openCore(config: Config, opts: { serving?: boolean } = {})
   });
   const objects = artifactObjects(config);
   if (objects && opts.serving) {
-    // A bucket that is missing or refuses the credentials is said at start, not with the first lost screenshot.
-    await objects.probe().catch(async (e: unknown) => {
+    // A bucket that is missing or refuses the credentials is said at start, not with the first lost screenshot; one
+    // that does not answer (down for a while) does not keep the API down: screenshots wait for it.
+    const problem = await objects.probe().then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    if (problem instanceof ArtifactStoreError && problem.refused) {
       await opened.close();
-      throw new ArtifactStoreError(`artifacts.s3 (SVC_ARTIFACTS_S3_*): the bucket refused a test write: ${(e as Error).message}`);
-    });
+      throw new ArtifactStoreError(`artifacts.s3 (SVC_ARTIFACTS_S3_*): the bucket refused a test write: ${problem.message}`, true);
+    }
+    if (problem) log.error("the artifacts bucket did not answer a test write: screenshots cannot be kept until it does", { error: problem.message });
+    if (!config.artifacts.s3.session_token && config.artifacts.s3.access_key_id && (process.env.AWS_SESSION_TOKEN || process.env.S3_SESSION_TOKEN))
+      log.warn(
+        "the environment's AWS_SESSION_TOKEN (or S3_SESSION_TOKEN) is sent with the configured artifacts.s3 keys: unset it if they are not temporary credentials",
+      );
   }
   const keys = new KeyVerifier(opened.db, opened.changes);
   const events = new EventEmitter<CoreEvents>();

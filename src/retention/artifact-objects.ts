@@ -1,14 +1,15 @@
 // The engine that deletes from the `[artifacts.s3]` bucket the objects of artifacts whose rows are gone. Rows go
 // with their runs (retention, a deleted run, automation, project or workspace) and a trigger notes each object in
 // the same transaction; this engine looks every few seconds, so an object outlives its row by seconds, and a
-// bucket that does not answer only delays it (the notes wait in the database, on any node).
+// bucket that does not answer only delays it (the notes wait in the database, on any node; a failed delete is tried
+// again an hour later while the others go on).
 import type { OpenedCore } from "../core";
 import { deleteRemovedArtifactObjects } from "../core/runs/artifacts";
 import { type Engine, serverExtensions } from "../extensions";
 import { log } from "../logging";
 
 const LOOK_EVERY_MS = 3_000;
-/** After a failure (the bucket down), the next look waits this long, so the log is not flooded. */
+/** After the database failed a look, the next waits this long, so the log is not flooded. */
 const AFTER_FAILURE_MS = 60_000;
 
 export function createArtifactObjectsEngine(core: OpenedCore): Engine {
@@ -23,12 +24,14 @@ export function createArtifactObjectsEngine(core: OpenedCore): Engine {
   function look(): void {
     timer = null;
     current = deleteRemovedArtifactObjects(core)
-      .then((n) => {
-        if (n > 0) log.info("deleted the objects of removed artifacts from the bucket", { objects: n });
+      .then((r) => {
+        if (r.deleted > 0) log.info("deleted the objects of removed artifacts from the bucket", { objects: r.deleted });
+        if (r.failed > 0) log.error("could not delete objects of removed artifacts; each is tried again in an hour", { objects: r.failed, error: r.error });
         schedule(LOOK_EVERY_MS);
       })
       .catch((e: unknown) => {
-        log.error("could not delete the objects of removed artifacts; trying again in a minute", { error: (e as Error).message });
+        // The database, not the bucket (a failed delete is noted for later and the others go on).
+        log.error("could not read the artifact objects to delete; trying again in a minute", { error: (e as Error).message });
         schedule(AFTER_FAILURE_MS);
       });
   }

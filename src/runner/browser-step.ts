@@ -223,7 +223,13 @@ async function presence(l: Locator, state: "visible" | "hidden" | "attached" | "
 
 export async function screenshot(page: Page, ctx: StepContext, name: string): Promise<string> {
   const file = `${ctx.artifactPrefix}${name}.png`;
-  await ctx.saveArtifact(file, await page.screenshot({ fullPage: true, timeout: 10_000 }));
+  const bytes = await page.screenshot({ fullPage: true, timeout: 10_000 });
+  try {
+    await ctx.saveArtifact(file, bytes);
+  } catch (e) {
+    // Where it is kept failed (the artifacts bucket down, say): not the page's doing, so the step errs, not fails.
+    throw new StepFailure("error", `the screenshot ${file} was taken but could not be kept: ${(e as Error).message}`);
+  }
   return file;
 }
 

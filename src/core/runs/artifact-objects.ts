@@ -3,14 +3,20 @@
 // key), so listing, access checks and deletion stay where the runs are; only the bytes move.
 import type { Config } from "../../../config/schema";
 
-/** One request to the bucket may take this long before it counts as failed. */
-const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * One request to the bucket may take this long before it counts as failed: under the HTTP server's idle timeout
+ * (10 s), so that a client reading an artifact, or a runner handing one in, gets the 503 rather than a closed
+ * connection when the bucket hangs.
+ */
+const REQUEST_TIMEOUT_MS = 8_000;
 
 export interface ArtifactObjects {
   /** `s3://bucket/prefix` at its endpoint, for messages and readiness (never a credential). */
   readonly where: string;
   /** The key of a run's artifact: the prefix, the run, the file. */
   keyOf(runId: string, name: string): string;
+  /** Whether a key is under this installation's prefix: the only objects it ever deletes. */
+  owns(key: string): boolean;
   put(key: string, bytes: Uint8Array): Promise<void>;
   /** undefined: no such object (deleted from the bucket behind svc's back, or a restore older than the bucket). */
   get(key: string): Promise<Uint8Array | undefined>;
@@ -20,12 +26,42 @@ export interface ArtifactObjects {
   probe(): Promise<void>;
 }
 
-export class ArtifactStoreError extends Error {}
+export class ArtifactStoreError extends Error {
+  constructor(
+    message: string,
+    /** The bucket answered that it will not do this (no such bucket, credentials refused): a setting is wrong. */
+    readonly refused: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Answers of the bucket that say a setting is wrong, not that it is down: a start with these stops; with anything
+ * else (refused connections, timeouts, 5xx) the server starts, and artifacts wait for the bucket.
+ */
+const REFUSALS = new Set([
+  "NoSuchBucket",
+  "AccessDenied",
+  "AllAccessDisabled",
+  "InvalidAccessKeyId",
+  "SignatureDoesNotMatch",
+  "InvalidBucketName",
+  "AuthorizationHeaderMalformed",
+  "PermanentRedirect",
+  "InvalidToken",
+  "ExpiredToken",
+  "MissingSecurityHeader",
+  "InvalidArgument",
+]);
 
 function withTimeout<T>(what: string, p: Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ArtifactStoreError(`${what}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)), REQUEST_TIMEOUT_MS);
+    timer = setTimeout(
+      () => reject(Object.assign(new Error(`${what}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`), { code: "Timeout" })),
+      REQUEST_TIMEOUT_MS,
+    );
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
@@ -36,24 +72,34 @@ const codeOf = (e: unknown): string | undefined => (e as { code?: unknown }).cod
 export function artifactObjects(config: Config): ArtifactObjects | null {
   const s3 = config.artifacts.s3;
   if (s3.bucket === undefined) return null;
+  // Always named: Bun's client would otherwise take S3_ENDPOINT or AWS_ENDPOINT from the environment unasked.
+  const endpoint = s3.endpoint ?? `https://s3.${s3.region}.amazonaws.com`;
   const client = new Bun.S3Client({
     bucket: s3.bucket,
     region: s3.region,
-    ...(s3.endpoint ? { endpoint: s3.endpoint } : {}),
+    endpoint,
     ...(s3.access_key_id ? { accessKeyId: s3.access_key_id } : {}),
     ...(s3.secret_access_key ? { secretAccessKey: s3.secret_access_key } : {}),
+    ...(s3.session_token ? { sessionToken: s3.session_token } : {}),
     virtualHostedStyle: s3.virtual_hosted_style,
   });
-  const where = `s3://${s3.bucket}/${s3.prefix}${s3.endpoint ? ` at ${s3.endpoint}` : ` in ${s3.region}`}`;
-  const fail = (what: string, e: unknown) => new ArtifactStoreError(`${what} (${where}): ${codeOf(e) ? `${codeOf(e)}: ` : ""}${(e as Error).message}`);
+  const where = `s3://${s3.bucket}/${s3.prefix} at ${endpoint}`;
+  const fail = (what: string, e: unknown) => {
+    const code = codeOf(e);
+    return new ArtifactStoreError(
+      `${what} (${where}): ${code ? `${code}: ` : ""}${(e as Error).message}`,
+      code !== undefined && (REFUSALS.has(code) || code.startsWith("ERR_S3_")),
+    );
+  };
   const objects: ArtifactObjects = {
     where,
     keyOf: (runId, name) => `${s3.prefix}${runId}/${name}`,
+    owns: (key) => key.startsWith(s3.prefix),
     async put(key, bytes) {
       try {
         await withTimeout("writing an artifact", client.write(key, bytes, { type: key.endsWith(".png") ? "image/png" : "application/octet-stream" }));
       } catch (e) {
-        throw fail(`could not write the artifact ${key}`, e);
+        throw fail(`could not write ${key}`, e);
       }
     },
     async get(key) {
@@ -61,7 +107,7 @@ export function artifactObjects(config: Config): ArtifactObjects | null {
         return new Uint8Array(await withTimeout("reading an artifact", client.file(key).arrayBuffer()));
       } catch (e) {
         if (codeOf(e) === "NoSuchKey") return undefined;
-        throw fail(`could not read the artifact ${key}`, e);
+        throw fail(`could not read ${key}`, e);
       }
     },
     async delete(key) {
@@ -69,7 +115,7 @@ export function artifactObjects(config: Config): ArtifactObjects | null {
         await withTimeout("deleting an artifact", client.delete(key));
       } catch (e) {
         if (codeOf(e) === "NoSuchKey") return;
-        throw fail(`could not delete the artifact ${key}`, e);
+        throw fail(`could not delete ${key}`, e);
       }
     },
     async probe() {

@@ -37,13 +37,40 @@ export async function readArtifact(db: Kysely<DB>, runId: string, name: string):
   return db.selectFrom("run_artifacts").select(["bytes", "object_key"]).where("run_id", "=", runId).where("name", "=", name).executeTakeFirst();
 }
 
-/** Objects whose artifact rows are gone, oldest first. */
-export async function pendingObjectDeletions(db: Kysely<DB>, limit: number): Promise<string[]> {
-  const rows = await db.selectFrom("artifact_deletions").select("object_key").orderBy("created_at").orderBy("object_key").limit(limit).execute();
+/**
+ * Objects to delete whose time has come (a note's `created_at` is when it may be acted on: at once for a removed
+ * row, later for a write that failed and may still land, or for a delete to try again), oldest first.
+ */
+export async function dueObjectDeletions(db: Kysely<DB>, now: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom("artifact_deletions")
+    .select("object_key")
+    .where("created_at", "<=", now)
+    .orderBy("created_at")
+    .orderBy("object_key")
+    .limit(limit)
+    .execute();
   return rows.map((r) => r.object_key);
 }
 
-/** The objects are deleted from the bucket: nothing is left to do for them. */
+/** Notes objects to delete once `dueAt` has come (a note already there takes the later time). */
+export async function noteObjectDeletions(db: Kysely<DB>, keys: string[], dueAt: string): Promise<void> {
+  if (keys.length === 0) return;
+  await db
+    .insertInto("artifact_deletions")
+    .values(keys.map((object_key) => ({ object_key, created_at: dueAt })))
+    .onConflict((oc) => oc.column("object_key").doUpdateSet({ created_at: dueAt }))
+    .execute();
+}
+
+/** Which of these keys an artifact row still names: such an object is never deleted. */
+export async function objectKeysInUse(db: Kysely<DB>, keys: string[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const rows = await db.selectFrom("run_artifacts").select("object_key").where("object_key", "in", keys).execute();
+  return new Set(rows.map((r) => r.object_key as string));
+}
+
+/** The objects are deleted from the bucket (or are not this installation's to delete): nothing is left to do for them. */
 export async function forgetObjectDeletions(db: Kysely<DB>, keys: string[]): Promise<void> {
   if (keys.length === 0) return;
   await db.deleteFrom("artifact_deletions").where("object_key", "in", keys).execute();

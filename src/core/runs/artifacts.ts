@@ -28,9 +28,15 @@ export function screenshotProblem(name: string, bytes: Uint8Array): string | nul
   return null;
 }
 
+/** A write to the bucket that failed (a timeout, say) may still land: its object is deleted after this long. */
+const LATE_WRITE_MS = 2 * 60_000;
+/** A delete the bucket refused or did not answer is tried again after this long; the others go on meanwhile. */
+const DELETE_RETRY_MS = 60 * 60_000;
+
 /**
  * Keeps a screenshot of a run (replacing one of the same name); anything else is refused. With `[artifacts.s3]` the
  * bytes go to the bucket first and the row names the object: a row never points at an object that was not written.
+ * A bucket that does not take it is a 503 that says only that (its address and the reason go to the log).
  */
 export async function saveRunArtifact(core: Core, runId: string, name: string, bytes: Uint8Array): Promise<void> {
   const problem = screenshotProblem(name, bytes);
@@ -41,7 +47,14 @@ export async function saveRunArtifact(core: Core, runId: string, name: string, b
     return;
   }
   const objectKey = core.objects.keyOf(runId, name);
-  await core.objects.put(objectKey, bytes);
+  try {
+    await core.objects.put(objectKey, bytes);
+  } catch (e) {
+    log.error("could not keep a screenshot in the artifacts bucket", { run_id: runId, name, error: (e as Error).message });
+    // The write may still land after its timeout: the object is deleted later, unless a row names it by then.
+    await store.noteObjectDeletions(core.db, [objectKey], new Date(Date.now() + LATE_WRITE_MS).toISOString()).catch(() => undefined);
+    throw new AppError("unavailable", "the artifacts bucket refused it or did not answer (the server's log says why)");
+  }
   try {
     await store.putArtifact(core.db, { runId, name, bytes: new Uint8Array(0), size: bytes.byteLength, objectKey }, at);
   } catch (e) {
@@ -61,36 +74,51 @@ export async function readRunArtifact(core: Core, runId: string, name: string): 
     return await core.objects.get(row.object_key);
   } catch (e) {
     log.error("could not read an artifact from the bucket", { run_id: runId, name, error: (e as Error).message });
-    throw new AppError("unavailable", "the artifact's bucket did not answer: try again later");
+    throw new AppError("unavailable", "the artifacts bucket did not answer: try again later");
   }
 }
 
 /**
- * Deletes from the bucket the objects of artifact rows that are gone (retention, deleted runs, projects, workspaces:
- * a trigger noted them as the rows went), `batch` at a time; answers how many. Without a bucket, nothing is done.
+ * Deletes from the bucket the objects whose notes are due (rows removed by retention or a deleted project, noted by
+ * a trigger; failed writes), `batch` at a time. Never an object a row still names, and never one outside this
+ * installation's prefix (a restored copy of the database names the original's objects). A delete that fails is
+ * tried again an hour later while the others go on. Without a bucket, nothing is done.
  */
-export async function deleteRemovedArtifactObjects(core: Core, batch = 100): Promise<number> {
+export async function deleteRemovedArtifactObjects(core: Core, batch = 100): Promise<{ deleted: number; failed: number; error: string | null }> {
+  const done = { deleted: 0, failed: 0, error: null as string | null };
   const objects = core.objects;
-  if (!objects) return 0;
-  let deleted = 0;
+  if (!objects) return done;
   for (;;) {
-    const keys = await store.pendingObjectDeletions(core.db, batch);
-    if (keys.length === 0) return deleted;
-    const done: string[] = [];
-    let failure: Error | null = null;
+    const keys = await store.dueObjectDeletions(core.db, new Date().toISOString(), batch);
+    if (keys.length === 0) return done;
+    const inUse = await store.objectKeysInUse(core.db, keys);
+    const forget: string[] = [];
+    const retry: string[] = [];
     for (const key of keys) {
-      try {
-        await objects.delete(key);
-        done.push(key);
-      } catch (e) {
-        failure = e as Error;
-        break;
+      if (inUse.has(key)) forget.push(key);
+      else if (!objects.owns(key)) {
+        log.warn(
+          "an artifact object outside this server's artifacts.s3 prefix is left in the bucket (its row came with a copy of another installation's database)",
+          {
+            key,
+          },
+        );
+        forget.push(key);
+      } else {
+        try {
+          await objects.delete(key);
+          forget.push(key);
+          done.deleted++;
+        } catch (e) {
+          retry.push(key);
+          done.failed++;
+          done.error ??= (e as Error).message;
+        }
       }
     }
-    await store.forgetObjectDeletions(core.db, done);
-    deleted += done.length;
-    if (failure) throw failure;
-    if (keys.length < batch) return deleted;
+    await store.forgetObjectDeletions(core.db, forget);
+    await store.noteObjectDeletions(core.db, retry, new Date(Date.now() + DELETE_RETRY_MS).toISOString());
+    if (keys.length < batch) return done;
   }
 }
 
