@@ -1,42 +1,18 @@
-// `svc apply DIR` and `svc pull DIR`: a project's automations, groups, environments, schedules and alert channels
-// kept as files in a repository.
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { basename, dirname, join, relative, resolve, sep } from "node:path";
+// `svc apply DIR` and `svc test DIR`: a project's automations, groups, environments, schedules and alert channels
+// kept as files in a repository, made the project's or run as they are (and `svc pull DIR`, in pull.ts, registered here).
+import { basename, resolve } from "node:path";
 import type { Command } from "commander";
-import { parse, stringify } from "yaml";
+import { parse } from "yaml";
 import { operationFields } from "../src/client/schema-fields";
-import { hasControlCharacters } from "../src/manifest/define";
 import { ops } from "../src/manifest/index";
 import { ciMetadata } from "./ci-metadata";
 import { type FieldOption, optionFor } from "./field-options";
+import { projectOf, readFolder } from "./folder";
 import { parseWatchTimeout, WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP, watchToEnd } from "./watch";
-import { clientFor, type CommonFlags, runCommand, settingsFor } from "./session";
+import { type PullFlags, pull } from "./pull";
+import { clientFor, type CommonFlags, runCommand } from "./session";
 import { UsageError } from "./usage";
 import { printable } from "./output";
-
-const DOCUMENT = /\.(ya?ml|json)$/i;
-
-/** Every document below `dir` (hidden folders and node_modules skipped), by path relative to it with `/`. */
-export function readFolder(dir: string): { path: string; text: string }[] {
-  let top: ReturnType<typeof statSync>;
-  try {
-    top = statSync(dir);
-  } catch {
-    throw new UsageError(`${dir} does not exist`);
-  }
-  if (!top.isDirectory()) throw new UsageError(`${dir} is not a folder`);
-  const out: { path: string; text: string }[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      if (e.name.startsWith(".") || e.name === "node_modules") continue;
-      const full = join(d, e.name);
-      if (e.isDirectory()) walk(full);
-      else if (e.isFile() && DOCUMENT.test(e.name)) out.push({ path: relative(dir, full).split(sep).join("/"), text: readFileSync(full, "utf8") });
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 /** The values of the machine's environment variables that environment documents name for their secrets. */
 function secretValues(documents: { text: string }[]): Record<string, string> {
@@ -72,14 +48,13 @@ interface ApplyFlags extends CommonFlags {
 
 const SIGN = { create: "+", update: "~", delete: "-" } as const;
 
-function projectOf(flags: CommonFlags) {
-  const settings = settingsFor(flags);
-  if (!settings.project) throw new UsageError('no project: pass --project, set SVC_PROJECT, or add "project" to .svc.json');
-  return { settings, project: settings.project.value };
-}
-
 async function apply(dir: string, flags: ApplyFlags): Promise<number> {
+  // Refused before anything is read or sent: without --dry-run the changes would be applied, and exit 0 would then
+  // say "no drift" to a check that had just made the project match.
+  if (flags.exitCode && !flags.dryRun) throw new UsageError("--exit-code goes with --dry-run: svc apply DIR --dry-run --exit-code");
   const documents = readFolder(dir);
+  // Pointing at the wrong folder must never come to deleting every applied record (with --prune).
+  if (documents.length === 0) throw new UsageError(`${dir} holds no .yaml, .yml or .json file: nothing to apply`);
   const { settings, project } = projectOf(flags);
   const client = clientFor(settings);
   const body = {
@@ -102,176 +77,6 @@ async function apply(dir: string, flags: ApplyFlags): Promise<number> {
   }
   // 1, not 2: a drift check tells "the project differs" from a folder that does not read (400, exit 2).
   return flags.dryRun && flags.exitCode && answer.changes.length > 0 ? 1 : 0;
-}
-
-async function listAll(client: ReturnType<typeof clientFor>, op: (typeof ops)[keyof typeof ops], project: string) {
-  const out: Record<string, unknown>[] = [];
-  let cursor: string | null = null;
-  do {
-    const res = await client.send(op as typeof ops.listAutomations, { project, limit: 200, ...(cursor ? { cursor } : {}) });
-    const page = res.json as { data: Record<string, unknown>[]; next_cursor: string | null };
-    out.push(...page.data);
-    cursor = page.next_cursor;
-  } while (cursor);
-  return out;
-}
-
-const slug = (name: string) =>
-  name
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 80) || "unnamed";
-
-/** The machine environment variable `svc pull` names for an alert channel's secret or Slack URL: ALERT_<NAME>_SECRET / _URL. */
-const channelVariable = (name: string, what: "SECRET" | "URL") =>
-  `ALERT_${name
-    .toUpperCase()
-    .replace(/[^A-Z0-9]+/g, "_")
-    .replace(/^_+|_+$/g, "")}_${what}`.replace(/__+/g, "_");
-
-/**
- * A key that can be the file's own path (relative, inside the folder, a document's extension, and no control
- * character: a key stored before those were refused is written inside its file, named after the record).
- */
-const keyIsPath = (key: string) =>
-  DOCUMENT.test(key) && !hasControlCharacters(key) && !key.startsWith("/") && !key.split("/").some((p) => p === ".." || p === "" || p.startsWith("."));
-
-async function pull(dir: string, flags: CommonFlags): Promise<number> {
-  const { settings, project } = projectOf(flags);
-  const client = clientFor(settings);
-  const [auts, grps, envs, schs, chans] = await Promise.all([
-    listAll(client, ops.listAutomations, project),
-    listAll(client, ops.listGroups, project),
-    listAll(client, ops.listEnvironments, project),
-    listAll(client, ops.listSchedules, project),
-    listAll(client, ops.listAlertChannels, project),
-  ]);
-  const used = new Set<string>();
-  /** The file for a record: its key when that is a path, else `<folder>/<name>.yaml` (with `key:` kept inside). */
-  const place = (key: string | null, folder: string, name: string) => {
-    if (key && keyIsPath(key) && !used.has(key.toLowerCase())) {
-      used.add(key.toLowerCase());
-      return { path: key, keyField: undefined };
-    }
-    let path = `${folder}/${slug(name)}.yaml`;
-    for (let i = 2; used.has(path.toLowerCase()); i++) path = `${folder}/${slug(name)}-${i}.yaml`;
-    used.add(path.toLowerCase());
-    return { path, keyField: key ?? undefined };
-  };
-  const files: { path: string; value: Record<string, unknown> }[] = [];
-  const envName = new Map(envs.map((e) => [e.id as string, e.name as string]));
-  for (const e of envs) {
-    const { path, keyField } = place(e.key as string | null, "environments", e.name as string);
-    const secrets = Object.fromEntries((e.secret_names as string[]).map((n) => [n, n]));
-    files.push({
-      path,
-      value: {
-        type: "environment",
-        ...(keyField ? { key: keyField } : {}),
-        name: e.name,
-        // Written only when not the default, as apply reads an omitted one.
-        ...(e.protected ? { protected: true } : {}),
-        ...(e.allowed_hosts !== null ? { allowed_hosts: e.allowed_hosts } : {}),
-        ...((e.runner_labels as string[]).length ? { runner_labels: e.runner_labels } : {}),
-        variables: e.variables,
-        ...(Object.keys(secrets).length ? { secrets } : {}),
-      },
-    });
-  }
-  const autKey = new Map<string, string>();
-  for (const a of auts) {
-    const { path, keyField } = place(a.key as string | null, "automations", a.name as string);
-    autKey.set(a.id as string, keyField ?? path);
-    const env = a.environment_id ? envName.get(a.environment_id as string) : undefined;
-    files.push({
-      path,
-      value: {
-        ...(keyField ? { key: keyField } : {}),
-        // An automation not applied yet is adopted by its id on the next apply.
-        ...(a.key === null ? { id: a.id } : {}),
-        name: a.name,
-        ...(a.description ? { description: a.description } : {}),
-        kind: a.kind,
-        ...(a.feature_id ? { feature: a.feature_id } : {}),
-        ...(env ? { environment: env } : {}),
-        ...((a.tags as string[]).length ? { tags: a.tags } : {}),
-        status: a.status,
-        ...(a.quarantined ? { quarantined: true } : {}),
-        timeout_ms: a.timeout_ms,
-        retries: a.retries,
-        steps: a.steps,
-      },
-    });
-  }
-  const grpKey = new Map<string, string>();
-  for (const g of grps) {
-    const { path, keyField } = place(g.key as string | null, "groups", g.name as string);
-    grpKey.set(g.id as string, keyField ?? path);
-    const members = (g.automation_ids as string[]).map((id) => autKey.get(id)).filter((k): k is string => k !== undefined);
-    files.push({
-      path,
-      value: {
-        type: "group",
-        ...(keyField ? { key: keyField } : {}),
-        name: g.name,
-        ...(g.description ? { description: g.description } : {}),
-        ...(g.mode !== "parallel" ? { mode: g.mode } : {}),
-        ...(g.stop_on_failure ? { stop_on_failure: true } : {}),
-        automations: members,
-      },
-    });
-  }
-  for (const sc of schs) {
-    const { path, keyField } = place(sc.key as string | null, "schedules", sc.name as string);
-    const t = sc.target as { automation?: string; group?: string; tags?: string[] };
-    // A target that is no longer there is written by its id (apply then says it names nothing).
-    const target = t.automation
-      ? { automation: autKey.get(t.automation) ?? t.automation }
-      : t.group
-        ? { group: grpKey.get(t.group) ?? t.group }
-        : { tags: t.tags ?? [] };
-    const env = sc.environment_id ? envName.get(sc.environment_id as string) : undefined;
-    files.push({
-      path,
-      value: {
-        type: "schedule",
-        ...(keyField ? { key: keyField } : {}),
-        name: sc.name,
-        target,
-        ...(env ? { environment: env } : {}),
-        ...(sc.cron !== null ? { cron: sc.cron, timezone: sc.timezone } : { interval_seconds: sc.interval_seconds }),
-        enabled: sc.enabled,
-      },
-    });
-  }
-  for (const c of chans) {
-    const { path, keyField } = place(c.key as string | null, "alert-channels", c.name as string);
-    const secret = c.kind === "slack" ? { url_from: channelVariable(c.name as string, "URL") } : c.url !== null ? { url: c.url } : {};
-    files.push({
-      path,
-      value: {
-        type: "alert_channel",
-        ...(keyField ? { key: keyField } : {}),
-        name: c.name,
-        kind: c.kind,
-        ...secret,
-        ...(c.has_secret ? { secret_from: channelVariable(c.name as string, "SECRET") } : {}),
-        ...(c.email_to !== null ? { email_to: c.email_to } : {}),
-        events: c.events,
-        ...(c.remind_every !== null ? { remind_every: c.remind_every } : {}),
-      },
-    });
-  }
-  for (const f of files) {
-    const full = join(dir, ...f.path.split("/"));
-    mkdirSync(dirname(full), { recursive: true });
-    writeFileSync(full, /\.json$/i.test(f.path) ? `${JSON.stringify(f.value, null, 2)}\n` : stringify(f.value, { lineWidth: 0 }));
-  }
-  process.stdout.write(
-    `wrote ${files.length} file(s) to ${dir}: ${auts.length} automation(s), ${grps.length} group(s), ${envs.length} environment(s), ${schs.length} schedule(s), ${chans.length} alert channel(s)\n`,
-  );
-  return 0;
 }
 
 interface TestFlags extends CommonFlags {
@@ -328,8 +133,9 @@ export function registerApply(program: Command): void {
     .description("Write the project's automations, groups, environments, schedules and alert channels (without secrets) as files svc apply takes back")
     .argument("<dir>", "the folder to write into")
     .option("--project <project>", "project id or slug (default: SVC_PROJECT or .svc.json)")
+    .option("--json", "print the files written as JSON: each one's path and record (type, id, key, name), and the stale files left as they were")
     .option("--server <url>", "server URL (default: SVC_SERVER, .svc.json or the saved login)")
-    .action((dir: string, flags: CommonFlags) => runCommand(() => pull(dir, flags)));
+    .action((dir: string, flags: PullFlags) => runCommand(() => pull(dir, flags)));
   const test = program
     .command("test")
     .description("Run a folder's automations on the server without saving them, as one group run (trigger test); exit 1 unless all passed")

@@ -44,6 +44,8 @@ export const POSTGRES: string[] = [
   "test/cli-watch.test.ts",
   "test/cli-watch-junit.test.ts",
   "test/code-apply.test.ts",
+  "test/code-apply-folder.test.ts",
+  "test/code-apply-identity.test.ts",
   "test/code-apply-schedules.test.ts",
   "test/code-export-hurl-run.test.ts",
   "test/code-export-hurl.test.ts",

@@ -1,11 +1,12 @@
 // Tests as code: schedules and alert channels as `type: schedule` / `type: alert_channel` documents of `svc apply`,
 // their secrets named by machine environment variables, and `svc pull` writing them back.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { parse } from "yaml";
 import { type SourceCli, sourceCli } from "./helpers/cli-source";
 import { startTestServer, type TestServer, tempDir } from "./helpers/server";
+import { writeFolder } from "./helpers/folder";
 
 // Each test spawns the CLI several times (and on PostgreSQL the first server makes a cluster): more than 5 s on a busy machine.
 setDefaultTimeout(60_000);
@@ -29,14 +30,7 @@ function cliFor(project: string, env: Record<string, string> = {}): SourceCli {
   return c;
 }
 
-function folder(files: Record<string, string>): string {
-  const dir = tempDir("svc-apply-sch-");
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  return dir;
-}
+const folder = (files: Record<string, string>) => writeFolder(files, tempDir("svc-apply-sch-"));
 
 async function list(project: string, what: string) {
   return ((await (await s.call("GET", `/projects/${project}/${what}?limit=200`)).json()) as { data: Record<string, unknown>[] }).data;

@@ -1,9 +1,10 @@
 // Tests as code: `svc apply DIR` makes a project match a folder, `svc pull DIR` writes it back as files.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { type SourceCli, sourceCli } from "./helpers/cli-source";
 import { startTestServer, type TestServer, tempDir } from "./helpers/server";
+import { writeFolder } from "./helpers/folder";
 
 let s: TestServer;
 let cli: SourceCli;
@@ -18,14 +19,7 @@ afterAll(async () => {
   await s.stop();
 });
 
-function folder(files: Record<string, string>): string {
-  const dir = tempDir("svc-apply-");
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  return dir;
-}
+const folder = (files: Record<string, string>) => writeFolder(files, tempDir("svc-apply-"));
 
 const automation = (name: string, path = "/health") => `name: ${name}
 kind: http

@@ -1,7 +1,7 @@
 // `svc pull` then `svc apply` into another project gives the same project: an environment's protection, allowed hosts
 // and runner labels, a group's mode and stop_on_failure, an automation's quarantine — with the API's rules for them.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type SourceCli, sourceCli } from "./helpers/cli-source";
 import { startTestServer, type TestServer, tempDir } from "./helpers/server";
@@ -237,4 +237,47 @@ test("protection and runner routing left out of a document keep what the environ
     protected: false,
     runner_labels: [],
   });
+});
+
+test("pull --json tells the files written and their records; files of records gone are left and warned of, a keyed file is written in place", async () => {
+  expect((await s.call("POST", "/projects", { name: "stale", slug: "stale" })).status).toBe(201);
+  const cli = cliFor("stale");
+  try {
+    const dir = tempDir("svc-pull-stale-");
+    const auto = (name: string) => `name: ${name}\nkind: http\nsteps:\n  - request: { url: "http://127.0.0.1:9/" }\n`;
+    writeFileSync(join(dir, "kept.yaml"), auto("Kept"));
+    writeFileSync(join(dir, "custom-place.yaml"), `key: login\n${auto("Log in")}`);
+    writeFileSync(join(dir, "gone.yaml"), auto("Gone"));
+    writeFileSync(join(dir, "group.yaml"), "type: group\nname: everything\nautomations: [kept.yaml, login]\n");
+    expect((await cli.run(["apply", dir])).code).toBe(0);
+    // gone.yaml's record is deleted elsewhere; notes.yaml is no svc document.
+    const gone = (await list("stale", "automations")).find((a) => a.name === "Gone");
+    expect((await s.call("DELETE", `/projects/stale/automations/${gone?.id}`)).status).toBe(204);
+    writeFileSync(join(dir, "notes.yaml"), "owner: team-a\n");
+
+    const r = await cli.run(["pull", dir, "--json"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(
+      `svc: warning: ${join(dir, "gone.yaml")} was left as it is: no automation of the project has its key "gone.yaml" (delete the file if its record was deleted; else the next svc apply creates it again)\n`,
+    );
+    const out = JSON.parse(r.stdout) as { dir: string; files: Record<string, unknown>[]; stale: string[] };
+    const ids = new Map((await list("stale", "automations")).map((a) => [a.name, a.id]));
+    const group = (await list("stale", "groups"))[0];
+    expect(out.dir).toBe(dir);
+    expect(out.stale).toEqual(["gone.yaml"]);
+    expect(out.files.sort((a, b) => String(a.path).localeCompare(String(b.path)))).toEqual([
+      { path: "custom-place.yaml", type: "automation", id: ids.get("Log in"), key: "login", name: "Log in" },
+      { path: "group.yaml", type: "group", id: group?.id, key: "group.yaml", name: "everything" },
+      { path: "kept.yaml", type: "automation", id: ids.get("Kept"), key: "kept.yaml", name: "Kept" },
+    ]);
+    // Left as they were; the keyed file rewritten where it is (no second file with its key), and the folder applies unchanged.
+    expect(readFileSync(join(dir, "gone.yaml"), "utf8")).toBe(auto("Gone"));
+    expect(readFileSync(join(dir, "notes.yaml"), "utf8")).toBe("owner: team-a\n");
+    expect(readFileSync(join(dir, "custom-place.yaml"), "utf8")).toStartWith("key: login\nname: Log in\n");
+    rmSync(join(dir, "gone.yaml"));
+    rmSync(join(dir, "notes.yaml"));
+    expect((await cli.run(["apply", dir, "--prune", "--dry-run"])).stdout.trim()).toBe("plan: no changes");
+  } finally {
+    cli.remove();
+  }
 });

@@ -1,13 +1,14 @@
 // `svc test DIR` and POST /projects/{project}/test-runs: a folder's automations run on the server without being saved,
 // as one group run with trigger "test", against a real target; no automation is created or changed.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { type SourceCli, sourceCli } from "./helpers/cli-source";
 import { json } from "./helpers/runs";
 import { startTestServer, type TestServer, tempDir } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
 import { waitUntilAsync } from "./helpers/wait";
+import { writeFolder } from "./helpers/folder";
 
 setDefaultTimeout(60_000);
 
@@ -27,7 +28,7 @@ interface GroupRun {
 beforeAll(async () => {
   target = startTargetApp();
   s = await startTestServer({ rate_limit: { enabled: false }, retention: { run_days: 1 } });
-  for (const slug of ["tried", "rest"]) expect((await s.call("POST", "/projects", { name: slug, slug })).status).toBe(201);
+  for (const slug of ["tried", "rest", "checked"]) expect((await s.call("POST", "/projects", { name: slug, slug })).status).toBe(201);
   cli = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: "tried" });
 });
 afterAll(async () => {
@@ -36,14 +37,7 @@ afterAll(async () => {
   await target.stop();
 });
 
-function folder(files: Record<string, string>): string {
-  const dir = tempDir("svc-test-dir-");
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  return dir;
-}
+const folder = (files: Record<string, string>) => writeFolder(files, tempDir("svc-test-dir-"));
 
 const check = (name: string, status: number) => `name: ${name}
 kind: http
@@ -69,11 +63,12 @@ async function groupRunToEnd(project: string, id: string): Promise<GroupRun> {
 test("svc test DIR runs a passing and a failing automation without saving them: JUnit with both, exit 1, no automation", async () => {
   const env = await s.call("POST", "/projects/tried/environments", { name: "local", variables: { BASE_URL: target.url } });
   expect(env.status).toBe(201);
-  // A saved automation of the same name as a tested one keeps its last run and history.
-  const saved = await json<{ id: string }>(
-    await s.call("POST", "/projects/tried/automations", { name: "Passes", kind: "http", steps: [{ request: { method: "GET", url: `${target.url}/health` } }] }),
-    201,
+  // The automation a tested file was applied as keeps its last run and history. (One of the same name made outside
+  // the folder would be refused, as svc apply refuses it.)
+  const applied = await json<{ changes: { id: string }[] }>(
+    await s.call("POST", "/projects/tried/apply", { documents: [{ path: "checks/passes.yaml", text: check("Passes", 200) }] }),
   );
+  const saved = { id: String(applied.changes[0]?.id) };
   // A channel that would hear of any automation starting to fail.
   const channel = await s.call("POST", "/projects/tried/alert-channels", {
     name: "hook",
@@ -171,4 +166,54 @@ test("svc test on a folder without documents is a usage error saying so (exit 2)
   expect(r.code).toBe(2);
   expect(r.stderr).toContain("holds no .yaml, .yml or .json file: nothing to test");
   expect(r.stderr).not.toContain("Too small");
+});
+
+/** The problems a refused folder's 400 lists on stderr (`  FILE:LINE: message`), in order. */
+const problemLines = (stderr: string) => stderr.split("\n").filter((l) => /^ {2}\S+:\d+: /.test(l));
+
+test("svc test refuses every folder svc apply refuses for what it holds: each problem at its file and line, and nothing runs", async () => {
+  const checkedCli = sourceCli({ SVC_SERVER: s.url, SVC_API_KEY: s.key, SVC_PROJECT: "checked" });
+  try {
+    expect((await s.call("POST", "/projects/checked/environments", { name: "local", variables: { BASE_URL: target.url } })).status).toBe(201);
+    const steps = [{ request: { method: "GET", url: `${target.url}/health` } }];
+    expect((await s.call("POST", "/projects/checked/automations", { name: "Hand made", kind: "http", steps })).status).toBe(201);
+    const dir = folder({
+      "checks/ok.yaml": check("Passes", 200),
+      "checks/feature.yaml": `feature: Nope Feature\n${check("With feature", 200)}`,
+      "checks/taken.yaml": check("Hand made", 200),
+      "groups/g.yaml": "type: group\nname: g\nautomations: [missing.yaml, checks/ok.yaml, gone.yaml]\n",
+      "schedules/s.yaml": "type: schedule\nname: s\ntarget: { group: nope }\ninterval_seconds: 600\n",
+    });
+    const tested = await checkedCli.run(["test", dir, "--env", "local"]);
+    expect(tested.code).toBe(2);
+    expect(problemLines(tested.stderr)).toEqual([
+      '  checks/feature.yaml:1: feature: feature "Nope Feature" does not exist in this project',
+      expect.stringContaining('  checks/taken.yaml:1: name: an automation named "Hand made" exists (aut_'),
+      '  groups/g.yaml:3: automations.0: no automation has the key "missing.yaml"',
+      '  groups/g.yaml:3: automations.2: no automation has the key "gone.yaml"',
+      '  schedules/s.yaml:3: target.group: no group has the key or the exact name "nope"',
+    ]);
+    // The very problems svc apply names for the same folder.
+    const applied = await checkedCli.run(["apply", dir, "--dry-run"]);
+    expect(applied.code).toBe(2);
+    expect(problemLines(tested.stderr)).toEqual(problemLines(applied.stderr));
+    expect(await list("checked", "group-runs")).toEqual([]);
+
+    // What svc test does not hold against a folder: the secrets' variables (only svc apply sends their values), and a
+    // record whose file has moved (the CI's svc apply --prune deletes it; svc apply without --prune says so).
+    const moving = folder({ "old/moving.yaml": check("Moving", 200) });
+    expect((await checkedCli.run(["apply", moving])).code).toBe(0);
+    rmSync(join(moving, "old"), { recursive: true });
+    writeFileSync(join(moving, "moved.yaml"), check("Moving", 200));
+    writeFileSync(join(moving, "env.yaml"), "type: environment\nname: other\nsecrets:\n  TOKEN: UNSET_TOKEN_VARIABLE\n");
+    const passes = await checkedCli.run(["test", moving, "--env", "local"]);
+    expect(passes.stderr).not.toContain("problem");
+    expect(passes.code).toBe(0);
+    const refused = await checkedCli.run(["apply", moving, "--dry-run"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("the environment variable UNSET_TOKEN_VARIABLE is not set");
+    expect(refused.stderr).toContain("(apply with --prune to delete it)");
+  } finally {
+    checkedCli.remove();
+  }
 });

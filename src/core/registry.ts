@@ -4,6 +4,7 @@ import type { Operation } from "../manifest/define";
 import * as invitations from "./access/invitations";
 import * as access from "./access/operations";
 import * as apply from "./apply/operations";
+import * as applyTest from "./apply/test-documents";
 import * as assistant from "./assistant/operations";
 import * as alerts from "./alerts/operations";
 import * as automations from "./automations/operations";
@@ -95,7 +96,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   getRunner: runners.getRunner,
   revokeRunner: runners.revokeRunner,
   applyDocuments: apply.applyDocuments,
-  testDocuments: apply.testDocuments,
+  testDocuments: applyTest.testDocuments,
   exportHurl: exports.exportHurl,
   exportPlaywright: exports.exportPlaywright,
   importCurl: imports.importCurl,

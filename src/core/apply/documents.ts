@@ -1,9 +1,10 @@
 // Reading applied documents: YAML or JSON text parsed with positions, so every problem names its file and line.
-import { isMap, isNode, isScalar, isSeq, LineCounter, parseDocument, type Document } from "yaml";
+import { isMap, isNode, isScalar, isSeq, LineCounter, parseDocument, type Document, type YAMLError } from "yaml";
 import { z } from "zod";
 import { ops } from "../../manifest";
 import { type ErrorDetail, explainIssues } from "../../manifest/errors";
 import { Description, hasControlCharacters, Name, NO_CONTROL_CHARACTERS, Tag, WITHOUT_CONTROL_CHARACTERS } from "../../manifest/define";
+import { jsonSyntaxError } from "./json-syntax";
 
 /**
  * An automation: create_automation's body, and the quarantine update_automation sets (a record's own setting that a
@@ -191,6 +192,12 @@ function unreadOf(path: string, value: unknown): Unread {
   };
 }
 
+/** The parser's error in the user's words: its advice on how to call the library is not for them. */
+function parserMessage(e: YAMLError): string {
+  if (e.code === "MULTIPLE_DOCS") return "a file holds one document: this one has another after `---`; put each in a file of its own";
+  return e.message.split("\n")[0] ?? e.message;
+}
+
 /** What a document the parser found errors in still says (its type, key and name, often), if anything. */
 function partialValue(doc: Document): unknown {
   try {
@@ -220,9 +227,18 @@ export function readDocuments(documents: { path: string; text: string }[], defau
       }
       const counter = new LineCounter();
       const doc = parseDocument(d.text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
+      // A .json file is JSON: YAML would also take a trailing comma, comments or YAML itself. What it says of itself
+      // is still read (as YAML), so that references to it are no second problem.
+      const notJson = /\.json$/i.test(d.path) ? jsonSyntaxError(d.text.replace(/^\uFEFF/, "")) : null;
+      if (notJson) {
+        const line = d.text.slice(0, notJson.offset + (d.text.startsWith("\uFEFF") ? 1 : 0)).split("\n").length;
+        problems.push(problemAt(d.path, line, "", `not valid JSON: ${notJson.message}`));
+        seen = partialValue(doc);
+        continue;
+      }
       if (doc.errors.length > 0) {
         // Without pretty errors the parser gives the error's offset only: its line is counted here.
-        for (const e of doc.errors) problems.push(problemAt(d.path, counter.linePos(e.pos[0]).line, "", e.message.split("\n")[0] ?? e.message));
+        for (const e of doc.errors) problems.push(problemAt(d.path, counter.linePos(e.pos[0]).line, "", parserMessage(e)));
         seen = partialValue(doc);
         continue;
       }

@@ -5,7 +5,7 @@ import type { AlertChannelTable, AutomationTable, DB, EnvironmentTable, GroupTab
 import { newId } from "../../security/ids";
 import type { ops } from "../../manifest";
 import type { ApplyChange } from "../../manifest/apply";
-import { AppError, conflict, type ErrorDetail, forbidden, invalid } from "../../manifest/errors";
+import { AppError, type ErrorDetail, forbidden, invalid } from "../../manifest/errors";
 import type { z } from "zod";
 import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
@@ -14,9 +14,8 @@ import { StringList, StringMap } from "../shared/columns";
 import { readJsonColumn, readJsonColumnOr } from "../shared/json";
 import { nowIso } from "../shared/time";
 import { resolveProject } from "../scope";
-import { cancelRunsWhere, runOptions, startGroupRun, tellRunsCancelled } from "../runs/operations";
-import type { RunnableAutomation } from "../runs/run-rows";
-import { FEATURE_RUN_MAX, SECRET_MIN_CHARS, SECRET_TOO_SHORT } from "../../manifest/define";
+import { cancelRunsWhere, tellRunsCancelled } from "../runs/operations";
+import { SECRET_MIN_CHARS, SECRET_TOO_SHORT } from "../../manifest/define";
 import { openSecrets, sealSecrets } from "../environments/secrets";
 import * as automations from "../automations/store";
 import * as environments from "../environments/store";
@@ -30,7 +29,7 @@ import { openChannelUrl, storedChannelUrl } from "../alerts/channel-url";
 import { assertMayRunIn } from "../environments/protection";
 import { allowedHostsText, assertMayChangeEnvironment, runnerLabelsText } from "../environments/operations";
 import { type Parsed, problemAt, type Unread } from "./documents";
-import { parseDocuments, readAllDocuments } from "../../reader-thread";
+import { readAllDocuments } from "../../reader-thread";
 import * as store from "./store";
 
 type O = typeof ops;
@@ -72,20 +71,17 @@ interface Plan {
 
 export const applyDocuments: Handler<O["applyDocuments"]> = async (ctx, { params, body }) => {
   const project = await resolveProject(ctx, params.project);
+  // An empty folder is the wrong folder: pruning to it must never delete every applied record.
+  if (body.prune && body.documents.length === 0)
+    throw invalid("no documents: pruning to none would delete every applied record of the project", [
+      { path: "body.documents", message: "no documents to apply (prune deletes only records whose key some other document of the folder no longer has)" },
+    ]);
   // Documents with problems of their own do not stop the others from being checked against each other and the
   // project: every problem is told at once.
   const read = await readAllDocuments(body.documents, body.environment, ctx.principal.workspaceId);
-  const docs = read.parsed;
   let cancelled: string[] = [];
   const { answer } = await startOnce(ctx, async (trx) => {
-    let plan: Plan;
-    try {
-      plan = await makePlan(ctx, trx, project.id, docs, body.secrets, body.prune, read);
-    } catch (e) {
-      // A refusal of another kind (a 403) waits until the documents themselves are right.
-      if (read.problems.length > 0 && !(e instanceof AppError && e.code === "invalid_request")) throw invalid(read.message, read.problems);
-      throw e;
-    }
+    const plan = await planFolder(ctx, trx, project.id, read, { secretValues: body.secrets, prune: body.prune, checkOnly: false });
     if (!body.dry_run) for (const w of [...plan.deletes, ...plan.writes]) await w(trx);
     cancelled = plan.cancelled;
     const count = (op: Change["op"]) => plan.changes.filter((c) => c.op === op).length;
@@ -99,14 +95,60 @@ export const applyDocuments: Handler<O["applyDocuments"]> = async (ctx, { params
   return answer;
 };
 
+/** How a folder is planned: to apply it (svc apply), or only to check that it would apply (svc test). */
+export interface PlanOptions {
+  /** The values of the machine's variables the documents name for their secrets. */
+  secretValues: Record<string, string>;
+  prune: boolean;
+  /**
+   * Only checking the folder, for svc test: secrets' values are not sent, so not checked; who may write what is not
+   * asked, as nothing is written; and the folder is taken as the whole of the applied records, as `svc apply --prune`
+   * (the apply CI runs) takes it: a record whose file has moved frees its name.
+   */
+  checkOnly: boolean;
+}
+
+/** What reading the folder came to: the documents read, and the others' problems and what they say of themselves. */
+export interface FolderRead {
+  parsed: Parsed[];
+  problems: ErrorDetail[];
+  message: string;
+  unread: Unread[];
+}
+
+/** The plan for the folder, or one 400 naming every problem of its documents, by file and line. */
+export async function planFolder(ctx: OpContext, db: Kysely<DB>, projectId: string, read: FolderRead, options: PlanOptions): Promise<Plan> {
+  try {
+    return await makePlan(ctx, db, projectId, read.parsed, options, read);
+  } catch (e) {
+    // A refusal of another kind (a 403) waits until the documents themselves are right.
+    if (read.problems.length > 0 && !(e instanceof AppError && e.code === "invalid_request")) throw invalid(read.message, read.problems);
+    throw e;
+  }
+}
+
+/**
+ * The applied record a document stands for: the one with its key; else, for a document whose `key:` no record has,
+ * the one applied from its path while it had no key (giving an applied file a key keeps its record, with its id,
+ * history and health; from then on the key is its identity), unless a document of the folder has that path for key.
+ */
+function appliedRecord<R>(keyed: Map<string, R>, d: Parsed, folderKeys: Set<string>): R | undefined {
+  return keyed.get(d.key) ?? (d.key !== d.path && !folderKeys.has(d.path) ? keyed.get(d.path) : undefined);
+}
+
+/** A reference by key that is the path of a file given another key: say that key, as the reference no longer names it. */
+function keyHint(docs: Parsed[], type: Parsed["type"], ref: string): string {
+  const file = docs.find((d) => d.type === type && d.path === ref && d.key !== ref);
+  return file ? ` (the file ${ref} has the key "${file.key}": name it by its key)` : "";
+}
+
 async function makePlan(
   ctx: OpContext,
   db: Kysely<DB>,
   projectId: string,
   docs: Parsed[],
-  secretValues: Record<string, string>,
-  prune: boolean,
-  earlier: { problems: ErrorDetail[]; unread: Unread[] } = { problems: [], unread: [] },
+  { secretValues, prune, checkOnly }: PlanOptions,
+  earlier: { problems: ErrorDetail[]; unread: Unread[] },
 ): Promise<Plan> {
   const plan: Plan = { changes: [], writes: [], deletes: [], cancelled: [] };
   // Every document's problems, told at once (a folder with four mistakes is one round trip, not four): those the
@@ -116,6 +158,10 @@ async function makePlan(
   const unread = (type: Parsed["type"]) => earlier.unread.filter((u) => u.type === undefined || u.type === type);
   const t = nowIso();
   const of = <T extends Parsed["type"]>(type: T) => docs.filter((d): d is Of<T> => d.type === type);
+  /** The keys the folder's documents of a type have, read or not. */
+  const keysOf = (type: Parsed["type"]) => new Set([...of(type).map((d) => d.key), ...unread(type).map((u) => u.key)]);
+  /** The ids of the existing records the documents stand for: never pruned, whatever key they had. */
+  const held = new Set<string>();
 
   // Environments first: automations name them.
   const allEnvs = await store.allEnvironments(db, projectId);
@@ -125,7 +171,8 @@ async function makePlan(
   for (const d of of("environment")) {
     try {
       // An environment of that name not applied yet is adopted (it gets the key).
-      const current = envByKey.get(d.key) ?? allEnvs.find((e) => e.name === d.body.name && e.key === null);
+      const current = appliedRecord(envByKey, d, keysOf("environment")) ?? allEnvs.find((e) => e.name === d.body.name && e.key === null);
+      if (current) held.add(current.id);
       const clash = allEnvs.find((e) => e.name === d.body.name && e.id !== current?.id);
       if (clash)
         throw invalid("an environment of that name already exists", [
@@ -135,7 +182,8 @@ async function makePlan(
       const id = current?.id ?? newId("env");
       envIdByName.set(d.body.name, id);
       const wanted: Record<string, string> = {};
-      for (const [name, variable] of Object.entries(d.body.secrets)) {
+      // svc test applies no environment: its secrets' values are neither sent nor needed.
+      for (const [name, variable] of Object.entries(checkOnly ? {} : d.body.secrets)) {
         const value = secretValues[variable];
         if (value === undefined)
           throw invalid("a secret's environment variable is not set", [
@@ -157,10 +205,11 @@ async function makePlan(
       };
       if (!current) {
         // Only owners and admins protect an environment or set its allowed_hosts, as when creating one by the API.
-        assertMayChangeEnvironment(ctx, null, {
-          ...(d.body.protected ? { protected: true } : {}),
-          ...(protection.allowed_hosts !== null ? { allowed_hosts: d.body.allowed_hosts } : {}),
-        });
+        if (!checkOnly)
+          assertMayChangeEnvironment(ctx, null, {
+            ...(d.body.protected ? { protected: true } : {}),
+            ...(protection.allowed_hosts !== null ? { allowed_hosts: d.body.allowed_hosts } : {}),
+          });
         planCreate(plan, { type: "environment", key: d.key, name: d.body.name, id }, (w) =>
           environments.insertEnvironment(w, {
             id,
@@ -199,10 +248,11 @@ async function makePlan(
       if (canonical(openSecrets(ctx.core.secrets, current).values) !== canonical(wanted)) fields.push("secrets");
       if (fields.length === 0) continue;
       // Any change to a protected environment, and a change of protection, is for owners and admins, as by the API.
-      assertMayChangeEnvironment(ctx, current, {
-        ...(fields.includes("protected") ? { protected: d.body.protected === true } : {}),
-        ...(fields.includes("allowed_hosts") ? { allowed_hosts: d.body.allowed_hosts ?? null } : {}),
-      });
+      if (!checkOnly)
+        assertMayChangeEnvironment(ctx, current, {
+          ...(fields.includes("protected") ? { protected: d.body.protected === true } : {}),
+          ...(fields.includes("allowed_hosts") ? { allowed_hosts: d.body.allowed_hosts ?? null } : {}),
+        });
       plan.changes.push({ op: "update", type: "environment", key: d.key, name: d.body.name, id: current.id, fields });
       plan.writes.push((w) =>
         environments.updateEnvironment(w, current.id, {
@@ -223,11 +273,15 @@ async function makePlan(
   const keyedAut = new Map((await store.keyedAutomations(db, projectId)).map((a) => [a.key as string, a]));
   const autIdByKey = new Map([...keyedAut].map(([k, a]) => [k, a.id]));
   for (const u of unread("automation")) if (!autIdByKey.has(u.key)) autIdByKey.set(u.key, "aut_unread");
+  const automationKeys = keysOf("automation");
   for (const d of of("automation")) {
     try {
-      let current: AutRow | undefined = keyedAut.get(d.key);
+      let current: AutRow | undefined = appliedRecord(keyedAut, d, automationKeys);
+      // Taken over by its key: its old key (the path) names it no more, here as in the next apply.
+      if (current && current.key !== d.key) autIdByKey.delete(current.key as string);
       if (!current && d.adopt && (await store.findUnkeyed(db, "automations", projectId, d.adopt)))
         current = await automations.findAutomation(db, projectId, d.adopt);
+      if (current) held.add(current.id);
       const b = d.body;
       let featureId: string | null = null;
       if (b.feature !== undefined) {
@@ -297,8 +351,8 @@ async function makePlan(
   }
 
   const doomed = (type: Parsed["type"], rows: { id: string; key: string | null }[]) => {
-    const kept = new Set([...docs.filter((d) => d.type === type).map((d) => d.key), ...unread(type).map((u) => u.key)]);
-    return new Set(prune ? rows.filter((r) => !kept.has(r.key as string)).map((r) => r.id) : []);
+    const kept = keysOf(type);
+    return new Set(prune || checkOnly ? rows.filter((r) => !kept.has(r.key as string) && !held.has(r.id)).map((r) => r.id) : []);
   };
   assertNamesFree(
     problems,
@@ -313,16 +367,25 @@ async function makePlan(
   const keyedGrp = new Map((await store.keyedGroups(db, projectId)).map((g) => [g.key as string, g]));
   const grpIdByKey = new Map([...keyedGrp].map(([k, g]) => [k, g.id]));
   for (const u of unread("group")) if (!grpIdByKey.has(u.key)) grpIdByKey.set(u.key, "grp_unread");
+  const groupKeys = keysOf("group");
   for (const d of of("group")) {
     try {
+      // A group of that name not applied yet is adopted (it gets the key). Known before its members are checked, so
+      // that a schedule naming it is checked too.
+      const current: GrpRow | undefined =
+        appliedRecord(keyedGrp, d, groupKeys) ?? (await groups.groupsNamed(db, projectId, d.body.name, 10)).find((g) => g.key === null);
+      if (current) held.add(current.id);
+      if (current && current.key !== null && current.key !== d.key) grpIdByKey.delete(current.key);
+      grpIdByKey.set(d.key, current?.id ?? newId("grp"));
+      // Every unknown member is told, not only the first.
+      const unknown: ErrorDetail[] = [];
       const ids = d.body.automations.map((k, i) => {
         const id = autIdByKey.get(k);
         if (!id)
-          throw invalid("a group names an unknown automation", [
-            problemAt(d.path, d.line(["automations", i]), `automations.${i}`, `no automation has the key "${k}"`),
-          ]);
-        return id;
+          unknown.push(problemAt(d.path, d.line(["automations", i]), `automations.${i}`, `no automation has the key "${k}"${keyHint(docs, "automation", k)}`));
+        return id ?? "";
       });
+      if (unknown.length > 0) throw invalid("a group names an unknown automation", unknown);
       const next = {
         name: d.body.name,
         description: d.body.description ?? "",
@@ -331,9 +394,6 @@ async function makePlan(
         stop_on_failure: d.body.stop_on_failure ? 1 : 0,
         key: d.key,
       };
-      // A group of that name not applied yet is adopted (it gets the key).
-      const current: GrpRow | undefined = keyedGrp.get(d.key) ?? (await groups.groupsNamed(db, projectId, d.body.name, 10)).find((g) => g.key === null);
-      grpIdByKey.set(d.key, current?.id ?? newId("grp"));
       if (!current) {
         const id = grpIdByKey.get(d.key) as string;
         planCreate(plan, { type: "group", key: d.key, name: d.body.name, id }, (w) =>
@@ -356,12 +416,26 @@ async function makePlan(
 
   assertNamesFree(problems, "group", of("group"), grpIdByKey, doomed("group", [...keyedGrp.values()]), await store.groupNames(db, projectId));
 
-  const keyedSch = await planSchedules(problems, ctx, db, plan, projectId, of("schedule"), { autIdByKey, grpIdByKey, envIdByName, allEnvs });
-  const keyedChan = await planAlertChannels(problems, ctx, db, plan, projectId, of("alert_channel"), secretValues);
+  const keyedSch = await planSchedules(problems, ctx, db, plan, projectId, of("schedule"), {
+    autIdByKey,
+    grpIdByKey,
+    envIdByName,
+    allEnvs,
+    docs,
+    folderKeys: keysOf("schedule"),
+    held,
+    checkOnly,
+  });
+  const keyedChan = await planAlertChannels(problems, ctx, db, plan, projectId, of("alert_channel"), {
+    secretValues,
+    folderKeys: keysOf("alert_channel"),
+    held,
+    checkOnly,
+  });
 
   if (problems.length > 0) throw invalid(`${problems.length} problem${problems.length === 1 ? "" : "s"} in the documents`, problems);
-  if (prune)
-    prunePlan(ctx, plan, projectId, docs, {
+  if (prune && !checkOnly)
+    prunePlan(ctx, plan, projectId, docs, held, {
       automations: [...keyedAut.values()],
       groups: [...keyedGrp.values()],
       environments: [...envByKey.values()],
@@ -449,7 +523,17 @@ async function planSchedules(
   plan: Plan,
   projectId: string,
   docs: Of<"schedule">[],
-  refs: { autIdByKey: Map<string, string>; grpIdByKey: Map<string, string>; envIdByName: Map<string, string>; allEnvs: EnvRow[] },
+  refs: {
+    autIdByKey: Map<string, string>;
+    grpIdByKey: Map<string, string>;
+    envIdByName: Map<string, string>;
+    allEnvs: EnvRow[];
+    /** Every document of the folder, to say a reference's new key. */
+    docs: Parsed[];
+    folderKeys: Set<string>;
+    held: Set<string>;
+    checkOnly: boolean;
+  },
 ): Promise<SchRow[]> {
   const all = await store.allSchedules(db, projectId);
   const keyed = new Map(all.filter((r) => r.key !== null).map((r) => [r.key as string, r]));
@@ -475,7 +559,7 @@ async function planSchedules(
         const id = await targetId(db, projectId, kind, ref, kind === "automation" ? refs.autIdByKey : refs.grpIdByKey);
         if (!id)
           throw invalid(`a schedule names an unknown ${kind}`, [
-            problemAt(d.path, d.line(["target", kind]), `target.${kind}`, `no ${kind} has the key or the exact name "${ref}"`),
+            problemAt(d.path, d.line(["target", kind]), `target.${kind}`, `no ${kind} has the key or the exact name "${ref}"${keyHint(refs.docs, kind, ref)}`),
           ]);
         target = kind === "automation" ? { automation: id } : { group: id };
       }
@@ -488,10 +572,11 @@ async function planSchedules(
             problemAt(d.path, d.line(["environment"]), "environment", `environment "${ref}" does not exist in this project or the folder`),
           ]);
         // Whoever applies a schedule answers for the runs it starts, as when creating one.
-        await assertMayRunIn(ctx, db as Parameters<typeof assertMayRunIn>[1], [environmentId]);
+        if (!refs.checkOnly) await assertMayRunIn(ctx, db as Parameters<typeof assertMayRunIn>[1], [environmentId]);
       }
       const next = { name: b.name, target, environment_id: environmentId, ...timing, enabled: b.enabled ? 1 : 0, key: d.key };
-      const current = keyed.get(d.key) ?? all.find((r) => r.key === null && r.name === b.name);
+      const current = appliedRecord(keyed, d, refs.folderKeys) ?? all.find((r) => r.key === null && r.name === b.name);
+      if (current) refs.held.add(current.id);
       if (!current) {
         const id = newId("sch");
         const t = now.toISOString();
@@ -539,7 +624,7 @@ async function planAlertChannels(
   plan: Plan,
   projectId: string,
   docs: Of<"alert_channel">[],
-  secretValues: Record<string, string>,
+  { secretValues, folderKeys, held, checkOnly }: { secretValues: Record<string, string>; folderKeys: Set<string>; held: Set<string>; checkOnly: boolean },
 ): Promise<ChanRow[]> {
   const all = await store.allAlertChannels(db, projectId);
   const keyed = new Map(all.filter((r) => r.key !== null).map((r) => [r.key as string, r]));
@@ -554,12 +639,19 @@ async function planAlertChannels(
         return value;
       };
       if (b.url !== undefined && b.url_from !== undefined) throw at("url_from", "give url or url_from, not both");
-      const url = b.url ?? (b.url_from !== undefined ? fromVariable("url_from", b.url_from).trim() : null);
-      const secret = b.secret_from !== undefined ? fromVariable("secret_from", b.secret_from) : null;
+      // Only checking (svc test), the variables' values are not sent: a URL from one is there, unread.
+      const url = b.url ?? (b.url_from !== undefined ? (checkOnly ? "" : fromVariable("url_from", b.url_from).trim()) : null);
+      const secret = b.secret_from !== undefined && !checkOnly ? fromVariable("secret_from", b.secret_from) : null;
       if (secret !== null && (secret.length < 8 || secret.length > 1000))
         throw at("secret_from", `the secret in ${b.secret_from} must have 8 to 1000 characters`);
       try {
-        checkChannel(ctx, { kind: b.kind, url, hasSecret: secret !== null, emailTo: b.email_to ?? null });
+        checkChannel(ctx, {
+          kind: b.kind,
+          url,
+          hasSecret: b.secret_from !== undefined,
+          emailTo: b.email_to ?? null,
+          ...(checkOnly && b.url_from !== undefined ? { keptUnreadableUrl: true } : {}),
+        });
       } catch (e) {
         throw relocate(d, e, { secret: "secret_from", ...(b.url_from !== undefined ? { url: "url_from" } : {}) });
       }
@@ -572,7 +664,8 @@ async function planAlertChannels(
         remind_every: b.remind_every ?? null,
         key: d.key,
       };
-      const current = keyed.get(d.key) ?? all.find((r) => r.key === null && r.name === b.name);
+      const current = appliedRecord(keyed, d, folderKeys) ?? all.find((r) => r.key === null && r.name === b.name);
+      if (current) held.add(current.id);
       if (!current) {
         const id = newId("ach");
         planCreate(plan, { type: "alert_channel", key: d.key, name: b.name, id }, (w) =>
@@ -619,10 +712,13 @@ function prunePlan(
   plan: Plan,
   projectId: string,
   docs: Parsed[],
+  /** The records documents stand for (one taken over by a new key still has its old one until written). */
+  held: Set<string>,
   keyed: { automations: AutRow[]; groups: GrpRow[]; environments: EnvRow[]; schedules: SchRow[]; alert_channels: ChanRow[] },
 ) {
   const kept = new Set(docs.map((d) => `${d.type} ${d.key}`));
-  const gone = <T extends { key: string | null }>(type: Parsed["type"], rows: T[]) => rows.filter((r) => !kept.has(`${type} ${r.key}`));
+  const gone = <T extends { id: string; key: string | null }>(type: Parsed["type"], rows: T[]) =>
+    rows.filter((r) => !kept.has(`${type} ${r.key}`) && !held.has(r.id));
   for (const r of gone("schedule", keyed.schedules)) {
     plan.changes.push({ op: "delete", type: "schedule", key: r.key as string, name: r.name, id: r.id, fields: [] });
     plan.deletes.push((w) => schedules.deleteSchedule(w, r.id));
@@ -656,64 +752,3 @@ function prunePlan(
     plan.deletes.push((w) => environments.deleteEnvironment(w, e.id));
   }
 }
-
-/**
- * `svc test DIR`: the documents' automations run as one group run with trigger "test", without saving anything.
- * Each run carries its own snapshot (as every run does) and a `tst_` automation id that names no automation, so
- * no automation's last run, health, history or alert state moves; retention prunes them as any other runs.
- */
-export const testDocuments: Handler<O["testDocuments"]> = async (ctx, { params, body }) => {
-  const project = await resolveProject(ctx, params.project);
-  const docs = (await parseDocuments(body.documents, undefined, ctx.principal.workspaceId)).filter((d): d is Of<"automation"> => d.type === "automation");
-  const runnable = docs.filter((d) => d.body.status !== "disabled");
-  if (runnable.length === 0)
-    throw invalid("the documents hold no automation that can run", [{ path: "body.documents", message: "no automation document (or all are disabled)" }]);
-  if (runnable.length > FEATURE_RUN_MAX) throw conflict(`more than ${FEATURE_RUN_MAX} automations to run at once; test a smaller folder`);
-  // The runs are the test's, not the caller's usual trigger: that is what keeps them out of health and alerts.
-  const testCtx: OpContext = { ...ctx, principal: { ...ctx.principal, trigger: "test" } };
-  const { answer, started } = await startOnce(testCtx, async (trx) => {
-    const envs = await store.allEnvironments(trx, project.id);
-    const envId = (ref: string) => envs.find((e) => e.name === ref)?.id ?? envs.find((e) => e.id === ref)?.id;
-    let environmentId: string | null = null;
-    if (body.environment !== undefined) {
-      environmentId = envId(body.environment) ?? null;
-      if (!environmentId)
-        throw invalid(`environment "${body.environment}" does not exist in this project`, [{ path: "body.environment", message: "unknown environment" }]);
-    }
-    const automations: RunnableAutomation[] = runnable.map((d) => {
-      const b = d.body;
-      let own: string | null = null;
-      if (b.environment !== undefined && environmentId === null) {
-        own = envId(b.environment) ?? null;
-        if (!own)
-          throw invalid("unknown environment", [
-            problemAt(
-              d.path,
-              d.line(["environment"]),
-              "environment",
-              `environment "${b.environment}" does not exist in this project (apply it first, or pass an environment)`,
-            ),
-          ]);
-      }
-      return {
-        id: newId("tst"),
-        name: b.name,
-        kind: b.kind,
-        steps: JSON.stringify(b.steps),
-        timeout_ms: b.timeout_ms ?? ctx.core.config.runner.default_timeout_ms,
-        retries: b.retries ?? 0,
-        environment_id: own,
-        // A quarantined automation's failure is set apart in the test's group run too.
-        quarantined: b.quarantined ? 1 : 0,
-      };
-    });
-    return startGroupRun(testCtx, trx, {
-      projectId: project.id,
-      group: { id: null, name: body.name ?? "test" },
-      automations,
-      options: runOptions(environmentId, body),
-    });
-  });
-  if (started) ctx.core.events.emit("runQueued");
-  return answer;
-};
