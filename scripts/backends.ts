@@ -11,6 +11,7 @@ export const POSTGRES: string[] = [
   "test/alerts.test.ts",
   "test/alerts-concurrent-delivery.test.ts",
   "test/alerts-email-deadline.test.ts",
+  "test/alerts-roles.test.ts",
   "test/alerts-slack-trust.test.ts",
   "test/api-auth.test.ts",
   "test/api-cache-policy.test.ts",

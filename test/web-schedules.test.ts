@@ -206,3 +206,29 @@ test("a schedule that fires while the page is open: the row shows its last fire 
     await context.close();
   }
 });
+
+test("a member sees the alert channels and may send a test, without the form or Delete: channels are set by owners and admins", async () => {
+  await json(
+    await s.call("POST", "/projects/shop/alert-channels", {
+      name: "paging",
+      kind: "webhook",
+      url: `http://127.0.0.1:${receiver.port}/hook`,
+      secret: "paging-secret",
+    }),
+    201,
+  );
+  await s.userWithKey("member@acme.test", "acme", "member");
+  const { context, page } = await newPage(browser, 1280);
+  await signInAsOwner(page, s.url, "member@acme.test");
+  await explained(page, "schedules-member", async () => {
+    await page.goto(`${s.url}/#/p/shop/schedules`);
+    const channel = page.getByRole("region", { name: "Alert channel paging" });
+    await channel.getByRole("button", { name: "Send a test" }).waitFor();
+    await page.getByText("Alert channels are set by the workspace's owners and admins.").waitFor();
+    expect(await page.getByRole("form", { name: "New alert channel" }).count()).toBe(0);
+    expect(await channel.getByRole("button", { name: "Delete" }).count()).toBe(0);
+    await channel.getByRole("button", { name: "Send a test" }).click();
+    await channel.getByText("test").first().waitFor();
+  });
+  await context.close();
+});

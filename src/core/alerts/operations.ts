@@ -2,11 +2,11 @@
 import type { Selectable } from "kysely";
 import type { AlertChannelTable, AlertDeliveryTable } from "../../db/schema";
 import type { ops } from "../../manifest";
-import { type ErrorDetail, invalid } from "../../manifest/errors";
+import { type ErrorDetail, forbidden, invalid } from "../../manifest/errors";
 import { requestUrlProblem } from "../../manifest/request-urls";
 import { newId } from "../../security/ids";
 import type { SecretBox } from "../../security/secret-box";
-import type { OpContext } from "../context";
+import { canAdminister, type OpContext } from "../context";
 import type { Handler } from "../handler";
 import { resolveAlertChannel, resolveProject } from "../scope";
 import { StringList } from "../shared/columns";
@@ -116,6 +116,16 @@ export function checkChannel(
 
 export const uniqueEvents = (events: string[] | undefined) => (events ? JSON.stringify([...new Set(events)]) : JSON.stringify(ALERT_EVENTS));
 
+/**
+ * Where a project's alerts go is the owners' and admins' to set: a member who could change a channel's URL would
+ * silently take the team's alerts (signed with its secret) elsewhere, and one who could delete it, its paging. A
+ * member sees the channels and their deliveries, and may send a test.
+ */
+export function assertMayManageChannels(ctx: OpContext): void {
+  if (!canAdminister(ctx.principal))
+    throw forbidden("alert channels are set by the workspace's owners and admins: a member may list them, read their deliveries and send a test");
+}
+
 export const listAlertChannels: Handler<O["listAlertChannels"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
   return fetchPage(store.channelsQuery(ctx.core.db, project.id), "alert_channels", query, (row) => toChannel(ctx.core.secrets, row));
@@ -123,6 +133,7 @@ export const listAlertChannels: Handler<O["listAlertChannels"]> = async (ctx, { 
 
 export const createAlertChannel: Handler<O["createAlertChannel"]> = async (ctx, { params, body }) => {
   const project = await resolveProject(ctx, params.project);
+  assertMayManageChannels(ctx);
   const url = body.url ?? null;
   checkChannel(ctx, { kind: body.kind, url, hasSecret: body.secret !== undefined, emailTo: body.email_to ?? null });
   const id = newId("ach");
@@ -150,6 +161,7 @@ export const getAlertChannel: Handler<O["getAlertChannel"]> = async (ctx, { para
 
 export const updateAlertChannel: Handler<O["updateAlertChannel"]> = async (ctx, { params, body }) => {
   const { channel } = await resolveAlertChannel(ctx, params.project, params.channelId);
+  assertMayManageChannels(ctx);
   const expected = expectVersion(ctx, channel, "alert channel");
   const stored = openChannelUrl(ctx.core.secrets, channel);
   const keepUrl = body.url === undefined || body.url === shownUrl(channel.kind, stored);
@@ -179,6 +191,7 @@ export const updateAlertChannel: Handler<O["updateAlertChannel"]> = async (ctx, 
 
 export const deleteAlertChannel: Handler<O["deleteAlertChannel"]> = async (ctx, { params }) => {
   const { channel } = await resolveAlertChannel(ctx, params.project, params.channelId);
+  assertMayManageChannels(ctx);
   const expected = expectVersion(ctx, channel, "alert channel");
   if (!(await store.deleteChannel(ctx.core.db, channel.id, expected)) && expected !== undefined) throw staleVersion("alert channel", channel);
 };

@@ -24,7 +24,7 @@ import * as groups from "../groups/store";
 import * as schedules from "../schedules/store";
 import * as alerts from "../alerts/store";
 import { checkTiming, firstDue, StoredTarget } from "../schedules/operations";
-import { checkChannel, secretPlace, uniqueEvents } from "../alerts/operations";
+import { assertMayManageChannels, checkChannel, secretPlace, uniqueEvents } from "../alerts/operations";
 import { openChannelUrl, storedChannelUrl } from "../alerts/channel-url";
 import { assertMayRunIn } from "../environments/protection";
 import { allowedHostsText, assertMayChangeEnvironment, runnerLabelsText } from "../environments/operations";
@@ -82,6 +82,8 @@ export const applyDocuments: Handler<O["applyDocuments"]> = async (ctx, { params
   let cancelled: string[] = [];
   const { answer } = await startOnce(ctx, async (trx) => {
     const plan = await planFolder(ctx, trx, project.id, read, { secretValues: body.secrets, prune: body.prune, checkOnly: false });
+    // Where alerts go is set by owners and admins, by the API or by a folder.
+    if (plan.changes.some((c) => c.type === "alert_channel")) assertMayManageChannels(ctx);
     if (!body.dry_run) for (const w of [...plan.deletes, ...plan.writes]) await w(trx);
     cancelled = plan.cancelled;
     const count = (op: Change["op"]) => plan.changes.filter((c) => c.op === op).length;

@@ -6,6 +6,7 @@ import { AlertChannelKind } from "../../manifest/schedule-records";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { StaleNotice, useStaleGuard } from "../stale-edit";
 import { ProjectFrame } from "./project-frame";
+import { canAdminister, useSession } from "../session";
 
 export function SchedulesPage({ project }: { project: string }) {
   return (
@@ -252,6 +253,8 @@ function ScheduleRow({
 
 function Channels({ project }: { project: string }) {
   const list = useLoad(() => call("listAlertChannels", { project, limit: 200 }), `alert-channels:${project}`);
+  // Where alerts go is set by owners and admins; a member sees the channels, their deliveries, and sends a test.
+  const manages = canAdminister(useSession().session);
   const [name, setName] = useState("");
   const [kind, setKind] = useState<string>(AlertChannelKind.options[0] ?? "webhook");
   const [url, setUrl] = useState("");
@@ -276,43 +279,46 @@ function Channels({ project }: { project: string }) {
   };
   return (
     <Card title="Alert channels">
-      <form class="form-row" onSubmit={create} aria-label="New alert channel">
-        <Field label="Channel name">
-          <input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="team chat" />
-        </Field>
-        <Field label="Kind">
-          <select value={kind} onChange={(e) => setKind(inputValue(e))}>
-            {AlertChannelKind.options.map((k) => (
-              <option key={k} value={k}>
-                {k}
-              </option>
-            ))}
-          </select>
-        </Field>
-        {kind === "email" ? (
-          <Field label="Recipients">
-            <input required value={emailTo} onInput={(e) => setEmailTo(inputValue(e))} placeholder="qa@example.com" />
+      {!manages && <p class="muted">Alert channels are set by the workspace's owners and admins.</p>}
+      {manages && (
+        <form class="form-row" onSubmit={create} aria-label="New alert channel">
+          <Field label="Channel name">
+            <input required value={name} onInput={(e) => setName(inputValue(e))} placeholder="team chat" />
           </Field>
-        ) : (
-          <Field label="URL">
-            <input required type="url" value={url} onInput={(e) => setUrl(inputValue(e))} placeholder="https://hooks.example.com/…" />
+          <Field label="Kind">
+            <select value={kind} onChange={(e) => setKind(inputValue(e))}>
+              {AlertChannelKind.options.map((k) => (
+                <option key={k} value={k}>
+                  {k}
+                </option>
+              ))}
+            </select>
           </Field>
-        )}
-        {kind === "webhook" && (
-          <Field label="Secret" hint="At least 8 characters; signs every body. It is never shown again.">
-            <input required type="password" minLength={8} value={secret} onInput={(e) => setSecret(inputValue(e))} autoComplete="new-password" />
-          </Field>
-        )}
-        <button class="btn btn-primary" disabled={a.busy}>
-          Create channel
-        </button>
-      </form>
+          {kind === "email" ? (
+            <Field label="Recipients">
+              <input required value={emailTo} onInput={(e) => setEmailTo(inputValue(e))} placeholder="qa@example.com" />
+            </Field>
+          ) : (
+            <Field label="URL">
+              <input required type="url" value={url} onInput={(e) => setUrl(inputValue(e))} placeholder="https://hooks.example.com/…" />
+            </Field>
+          )}
+          {kind === "webhook" && (
+            <Field label="Secret" hint="At least 8 characters; signs every body. It is never shown again.">
+              <input required type="password" minLength={8} value={secret} onInput={(e) => setSecret(inputValue(e))} autoComplete="new-password" />
+            </Field>
+          )}
+          <button class="btn btn-primary" disabled={a.busy}>
+            Create channel
+          </button>
+        </form>
+      )}
       <ErrorNote message={a.error} details={a.details} />
       {list.loading && <Loading />}
       <ErrorNote message={list.error} />
       {list.data?.data.length === 0 && <Empty>No alert channels yet.</Empty>}
       {list.data?.data.map((ch) => (
-        <Channel key={ch.id} project={project} channel={ch} onDeleted={list.reload} />
+        <Channel key={ch.id} project={project} channel={ch} onDeleted={list.reload} manages={manages} />
       ))}
     </Card>
   );
@@ -322,10 +328,13 @@ function Channel({
   project,
   channel,
   onDeleted,
+  manages,
 }: {
   project: string;
   channel: { id: string; name: string; kind: string; events: string[]; updated_at: string };
   onDeleted: () => void;
+  /** Whether the person may change and delete it (an owner or admin). */
+  manages: boolean;
 }) {
   const guard = useStaleGuard(channel, () => call("getAlertChannel", { project, channelId: channel.id }));
   const deliveries = useLoad(
@@ -356,20 +365,22 @@ function Channel({
         >
           Send a test
         </button>
-        <ConfirmButton
-          label="Delete"
-          question={`Delete the alert channel "${channel.name}" and its deliveries?`}
-          onConfirm={() =>
-            a
-              .run(async () => {
-                if (
-                  (await guard.save((ifMatch) => call("deleteAlertChannel", { project, channelId: channel.id, if_match: ifMatch }).then(() => true))) !== null
-                )
-                  onDeleted();
-              })
-              .then(() => undefined)
-          }
-        />
+        {manages && (
+          <ConfirmButton
+            label="Delete"
+            question={`Delete the alert channel "${channel.name}" and its deliveries?`}
+            onConfirm={() =>
+              a
+                .run(async () => {
+                  if (
+                    (await guard.save((ifMatch) => call("deleteAlertChannel", { project, channelId: channel.id, if_match: ifMatch }).then(() => true))) !== null
+                  )
+                    onDeleted();
+                })
+                .then(() => undefined)
+            }
+          />
+        )}
       </div>
       {guard.stale && (
         <StaleNotice
