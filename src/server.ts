@@ -102,6 +102,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       );
     throw e;
   }
+  // Port 0 asks the OS for a free port: links the server hands out (alerts, password setup) name the one it got.
+  if (config.port === 0 && server.port !== undefined) config.port = server.port;
   engines = serverExtensions.engines.map((f) => f(core));
   for (const e of engines) await e.start();
   const url = `${tls ? "https" : "http"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;

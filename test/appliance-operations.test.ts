@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { configuredAddress } from "../src/core/address";
 import { RunStatus } from "../src/manifest/records";
 import { waitForRun } from "./helpers/runs";
 import { onPostgres } from "./helpers/postgres";
@@ -21,6 +22,11 @@ describe("without a metrics token", () => {
     s = await startTestServer({ rate_limit: { per_workspace_per_hour: 3 } });
   });
   afterAll(() => s.stop());
+
+  test("started on port 0 without base_url, the links the server hands out (alerts, password setup) name the port it got", () => {
+    expect(s.server.port).toBeGreaterThan(0);
+    expect(configuredAddress(s.server.core.config)).toBe(`http://127.0.0.1:${s.server.port}`);
+  });
 
   test("GET /healthz answers 200 without a key", async () => {
     const r = await fetch(`${s.url}/healthz`);
