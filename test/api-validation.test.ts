@@ -110,6 +110,31 @@ describe("400 invalid_request with details, nothing changed", () => {
   });
 });
 
+describe("query parameters an operation does not take", () => {
+  test("are a 400 naming each, never ignored (a misspelt filter would answer the unfiltered list)", async () => {
+    expect(
+      (await s.call("POST", "/projects/shop/alert-channels", { name: "hook", kind: "webhook", url: "https://hooks.example.test/h", secret: "hook-secret" }))
+        .status,
+    ).toBe(201);
+    for (const [path, names, expected] of [
+      ["/projects/shop/automations?statuss=failed", ["statuss"], "expected one of"],
+      ["/projects/shop/alert-channels/hook/deliveries?status=failed", ["status"], "expected one of"],
+      ["/projects/shop/runs?bogus=1&other=2", ["bogus", "other"], "expected one of"],
+      ["/me?x=1", ["x"], "takes none"],
+    ] as const) {
+      const res = await s.call("GET", path);
+      expect({ path, status: res.status }).toEqual({ path, status: 400 });
+      const body = (await res.json()) as { error: string; message: string; details: { path: string }[] };
+      expect(body.error).toBe("invalid_request");
+      expect(body.message).toContain(expected);
+      expect(body.details.map((d) => d.path)).toEqual(names.map((n) => `query.${n}`));
+    }
+    // What an operation takes still works, maps (metadata.KEY) and repeated lists included.
+    expect((await s.call("GET", "/projects/shop/runs?status=failed&metadata.branch=main&limit=5")).status).toBe(200);
+    expect((await s.call("GET", "/projects/shop/automations?tag=a&tag=b")).status).toBe(200);
+  });
+});
+
 describe("transport errors", () => {
   test("415 for a body that is not JSON", async () => {
     const res = await fetch(`${s.api}/projects`, {

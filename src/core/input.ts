@@ -35,9 +35,29 @@ function refuseProtoKey(value: unknown, where: "query" | "body"): void {
     ]);
 }
 
+/**
+ * A query parameter the operation does not take is refused, not ignored: a misspelt filter (`?statuss=failed`,
+ * `?status=failed` where there is no such filter) would otherwise answer the unfiltered list as if it were the
+ * filtered one.
+ */
+function refuseUnknownParameters(op: Operation, query: unknown): void {
+  if (typeof query !== "object" || query === null) return;
+  const shape = (op.query as { shape?: Record<string, unknown> }).shape;
+  if (!shape) return;
+  const unknown = Object.keys(query).filter((k) => !Object.hasOwn(shape, k));
+  if (unknown.length === 0) return;
+  const known = Object.keys(shape);
+  const names = unknown.map((k) => `"${k}"`).join(", ");
+  throw invalid(
+    `the query string is not valid: unknown parameter${unknown.length === 1 ? "" : "s"} ${names}: ${known.length > 0 ? `expected one of ${known.join(", ")}` : `${op.name} takes none`}`,
+    unknown.map((k) => ({ path: `query.${k}`, message: "unknown parameter" })),
+  );
+}
+
 /** Query fields, parsed with the operation's query schema; a 400 names each field. */
 export function parseQuery(op: Operation, query: unknown): OpInput["query"] {
   refuseProtoKey(query, "query");
+  refuseUnknownParameters(op, query);
   const q = op.query.safeParse(query);
   if (!q.success) throw invalid("the query string is not valid", zodDetails(q.error, "query"));
   return q.data;
