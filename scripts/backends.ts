@@ -105,6 +105,7 @@ export const POSTGRES: string[] = [
   "test/runners-tokens.test.ts",
   "test/runs-waiting-for.test.ts",
   "test/schedules.test.ts",
+  "test/schedules-fires.test.ts",
   "test/security-auth-matrix.test.ts",
   "test/security-key-timing.test.ts",
   "test/trust-accounts-invitations.test.ts",

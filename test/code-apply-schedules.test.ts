@@ -115,6 +115,18 @@ test("schedules and alert channels apply with the rest, a second apply changes n
   expect((await list("sched", "alert-channels")).map((x) => x.name)).toEqual(["team-hook"]);
 }, 60_000);
 
+test("a schedule's time zone is stored in its canonical spelling, and applying the same file again changes nothing", async () => {
+  expect((await s.call("POST", "/projects", { name: "zones", slug: "zones" })).status).toBe(201);
+  const dir = folder({
+    "h.yaml": BASE["checks/health.yaml"],
+    "nightly.yaml": "type: schedule\nname: nightly\ntarget: { automation: h.yaml }\ncron: '0 3 * * *'\ntimezone: europe/berlin\n",
+  });
+  const cli = cliFor("zones");
+  expect((await cli.run(["apply", dir])).stdout).toContain("2 to create");
+  expect((await list("zones", "schedules")).find((x) => x.name === "nightly")?.timezone).toBe("Europe/Berlin");
+  expect((await cli.run(["apply", dir])).stdout.trim()).toBe("no changes");
+});
+
 test("a missing secret variable, an unknown target and a bad cron are 400s naming the file and line, and nothing is written", async () => {
   const dir = folder({
     "h.yaml": BASE["checks/health.yaml"],

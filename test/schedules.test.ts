@@ -80,6 +80,57 @@ describe("creating and reading schedules", () => {
     expect(await schedulesCount()).toBe(before);
   });
 
+  test("a target naming two kinds says to give exactly one of them", async () => {
+    for (const target of [
+      { automation: "home", group: "g" },
+      { tags: ["smoke"], automation: "home" },
+    ]) {
+      const err = await json<{ message: string; details: { path: string; message: string }[] }>(
+        await create({ name: "two kinds", target, interval_seconds: 60 }),
+        400,
+      );
+      expect(err.details).toHaveLength(1);
+      expect(err.details[0]?.path).toMatch(/^(body\.)?target$/);
+      expect(err.details[0]?.message).toBe("give exactly one of automation, group or tags");
+      expect(err.message).not.toContain("unknown field");
+    }
+  });
+
+  test("cron values out of range are named as given, with the range allowed", async () => {
+    const cases: [string, string][] = [
+      ["0 0 32 * *", "day-of-month 32 is out of range (allowed 1-31)"],
+      ["0 0 0 * *", "day-of-month 0 is out of range (allowed 1-31)"],
+      ["0 0 * 13 *", "month 13 is out of range (allowed 1-12)"],
+      ["0 0 * 0 *", "month 0 is out of range (allowed 1-12)"],
+    ];
+    for (const [cron, message] of cases) {
+      const err = await json<{ details: { path: string; message: string }[] }>(await create({ name: "x", target: { automation: "home" }, cron }), 400);
+      expect(err.details).toEqual([{ path: "cron", message: `not a valid cron expression: ${message}` }]);
+    }
+  });
+
+  test("time zones are IANA names or UTC, stored in their canonical spelling; UTC offsets are refused", async () => {
+    for (const timezone of ["+02:00", "-0530"]) {
+      const err = await json<{ details: { path: string; message: string }[] }>(
+        await create({ name: "offset", target: { automation: "home" }, cron: "0 9 * * *", timezone }),
+        400,
+      );
+      expect(err.details.map((d) => d.path)).toEqual(["timezone"]);
+      expect(err.details[0]?.message).toContain("IANA");
+    }
+    const made = await json<ScheduleRecord>(
+      await create({ name: "berlin", target: { automation: "home" }, cron: "0 9 * * *", timezone: "europe/berlin" }),
+      201,
+    );
+    expect(made.timezone).toBe("Europe/Berlin");
+    expect((await json<ScheduleRecord>(await s.call("GET", `/projects/shop/schedules/${made.id}`))).timezone).toBe("Europe/Berlin");
+    const moved = await json<ScheduleRecord>(await s.call("PATCH", `/projects/shop/schedules/${made.id}`, { timezone: "america/new_york" }));
+    expect(moved.timezone).toBe("America/New_York");
+    expect((await json<ScheduleRecord>(await s.call("PATCH", `/projects/shop/schedules/${made.id}`, { timezone: "utc" }))).timezone).toBe("UTC");
+    expect((await s.call("PATCH", `/projects/shop/schedules/${made.id}`, { timezone: "+01:00" })).status).toBe(400);
+    await s.call("DELETE", `/projects/shop/schedules/${made.id}`);
+  });
+
   test("a cron schedule shows its next due times in its time zone, and is found by name", async () => {
     const made = await json<ScheduleRecord>(
       await create({ name: "nightly", target: { automation: "home" }, cron: "30 2 * * *", timezone: "Europe/Berlin" }),
@@ -118,10 +169,42 @@ describe("creating and reading schedules", () => {
     expect(byOwner.status).toBe(201);
     // Nor stop one an owner set up there: deleting it is refused as changing it is.
     const stopped = await s.call("DELETE", "/projects/shop/schedules/prod%20watch", undefined, member);
-    expect((await json<{ error: string; message: string }>(stopped, 403)).message).toContain('the environment "prod" is protected');
+    expect((await json<{ error: string; message: string }>(stopped, 403)).message).toBe(
+      'the environment "prod" is protected: only owners and admins can delete a schedule that runs in it',
+    );
     expect((await s.call("GET", "/projects/shop/schedules/prod%20watch")).status).toBe(200);
     expect((await s.call("DELETE", `/projects/shop/schedules/${ok.id}`, undefined, member)).status).toBe(204);
     expect((await s.call("DELETE", "/projects/shop/schedules/prod%20watch")).status).toBe(204);
+  });
+});
+
+describe("a schedule an owner set up in a protected environment", () => {
+  test("a member may not pause, change or delete it, and the 403 says which of these was refused (not 'start runs')", async () => {
+    // The schedule has no environment of its own: its automation's, prod, is protected.
+    const prodHome = await json<{ id: string }>(
+      await s.call("POST", "/projects/shop/automations", {
+        name: "prod home",
+        kind: "http",
+        environment: "prod",
+        steps: [{ request: { url: "/health" }, expect: [{ status: 200 }] }],
+      }),
+      201,
+    );
+    const made = await json<ScheduleRecord>(await create({ name: "prod check", target: { automation: prodHome.id }, interval_seconds: 600 }), 201);
+    const refused = async (res: Response) => (await json<{ error: string; message: string }>(res, 403)).message;
+    const base = 'the environment "prod" is protected: only owners and admins can';
+    expect(await refused(await s.call("PATCH", `/projects/shop/schedules/${made.id}`, { enabled: false }, member))).toBe(
+      `${base} pause a schedule that runs in it`,
+    );
+    expect(await refused(await s.call("PATCH", `/projects/shop/schedules/${made.id}`, { name: "renamed" }, member))).toBe(
+      `${base} change a schedule that runs in it`,
+    );
+    expect(await refused(await s.call("DELETE", `/projects/shop/schedules/${made.id}`, undefined, member))).toBe(`${base} delete a schedule that runs in it`);
+    // Nothing changed; its owner may pause and delete it.
+    expect(await json<ScheduleRecord>(await s.call("GET", `/projects/shop/schedules/${made.id}`))).toMatchObject({ name: "prod check", enabled: true });
+    expect(await json<ScheduleRecord>(await s.call("PATCH", `/projects/shop/schedules/${made.id}`, { enabled: false }))).toMatchObject({ enabled: false });
+    expect((await s.call("DELETE", `/projects/shop/schedules/${made.id}`)).status).toBe(204);
+    await s.call("DELETE", `/projects/shop/automations/${prodHome.id}`);
   });
 });
 

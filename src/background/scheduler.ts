@@ -40,7 +40,10 @@ export class SchedulerEngine implements Engine {
         do {
           this.again = false;
           const fired = await fireDueSchedules(this.core, new Date());
-          for (const f of fired) if (f.error) log.warn("a schedule could not start its runs", { schedule: f.scheduleId, due_at: f.dueAt, error: f.error });
+          for (const f of fired) {
+            if (f.error) log.warn("a schedule could not start its runs", { schedule: f.scheduleId, due_at: f.dueAt, error: f.error });
+            else if (f.skipped) log.info("a schedule's due time was skipped", { schedule: f.scheduleId, due_at: f.dueAt, reason: f.skipped });
+          }
         } while (this.again && !this.stopping);
         const next = await soonestDue(this.core);
         if (next !== null) wait = Math.min(TICK_MS, Math.max(0, Date.parse(next) - Date.now()));

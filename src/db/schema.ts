@@ -266,6 +266,8 @@ export interface ScheduleFireTable {
   run_id: string | null;
   group_run_id: string | null;
   error: string | null;
+  /** Why the due time started nothing on purpose (the schedule's previous run had not ended), else null. */
+  skipped: string | null;
 }
 export interface AlertChannelTable extends Stamped {
   project_id: string;

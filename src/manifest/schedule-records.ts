@@ -13,6 +13,19 @@ export const ScheduleTarget = z
   })
   .meta({ id: "ScheduleTarget" });
 
+export const ScheduleFire = z
+  .object({
+    due_at: Timestamp.describe("The due time"),
+    fired_at: Timestamp.describe("When the scheduler took it"),
+    outcome: z
+      .enum(["started", "skipped", "failed"])
+      .describe("started: it started its run or group run; skipped: the schedule's previous run or group run had not ended; failed: it could start nothing"),
+    reason: z.string().nullable().describe("skipped or failed: why; started: null"),
+    run_id: z.string().nullable().describe("The run it started (an automation target), else null"),
+    group_run_id: z.string().nullable().describe("The group run it started (a group or tags target), else null"),
+  })
+  .meta({ id: "ScheduleFire" });
+
 export const Schedule = z
   .object({
     id: z.string(),
@@ -27,7 +40,11 @@ export const Schedule = z
     next_run_at: NullableTimestamp.describe("When it is next due; null while disabled"),
     next_runs_at: z.array(Timestamp).describe("The next few due times (up to 5); empty while disabled"),
     last_fired_at: NullableTimestamp,
-    last_error: z.string().nullable().describe("Why the last due time started nothing (target gone, not allowed), else null"),
+    last_error: z
+      .string()
+      .nullable()
+      .describe("Why the last due time that tried to start runs started nothing (target gone, not allowed), else null; a skipped due time leaves it"),
+    last_fire: ScheduleFire.nullable().describe("What its latest due time did (started, skipped and why, failed and why); null: never due yet"),
     key: z.string().nullable().describe("Its identity within the project when svc apply made it (the document's key or path), else null"),
     created_at: Timestamp,
     updated_at: Timestamp,

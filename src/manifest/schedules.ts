@@ -17,21 +17,36 @@ const Cron = z
   .min(1)
   .max(200)
   .describe('A 5-field cron expression (minute hour day-of-month month day-of-week), e.g. "*/15 * * * 1-5"; instead of interval_seconds');
-const TimeZone = z.string().trim().min(1).max(100).describe('The IANA time zone the cron expression is read in (e.g. "Europe/Berlin"); default UTC');
+const TimeZone = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .describe('The IANA time zone the cron expression is read in (e.g. "Europe/Berlin"), or UTC (the default); not an offset. Stored in its canonical spelling');
 
+const OneTarget = z.union([
+  z.strictObject({ automation: z.string().min(1).max(200).describe("Automation id (aut_…) or exact name") }),
+  z.strictObject({ group: z.string().min(1).max(200).describe("Group id (grp_…) or exact name") }),
+  z.strictObject({
+    tags: z
+      .array(Tag)
+      .min(1)
+      .max(50)
+      .describe("The project's active automations carrying ANY of these tags (ignoring case, as run_selection), run as one group run"),
+  }),
+]);
+const TARGET_KINDS = ["automation", "group", "tags"] as const;
+/**
+ * A target naming two kinds is told so before the union reads it: each alternative would refuse the other's key,
+ * and the caller would read "unknown field" about a field that exists. The published schema is the union's.
+ */
 const TargetIn = z
-  .union([
-    z.strictObject({ automation: z.string().min(1).max(200).describe("Automation id (aut_…) or exact name") }),
-    z.strictObject({ group: z.string().min(1).max(200).describe("Group id (grp_…) or exact name") }),
-    z.strictObject({
-      tags: z
-        .array(Tag)
-        .min(1)
-        .max(50)
-        .describe("The project's active automations carrying ANY of these tags (ignoring case, as run_selection), run as one group run"),
-    }),
-  ])
-  .describe('What the schedule runs: {"automation": …}, {"group": …} or {"tags": [...]}');
+  .preprocess((value: z.input<typeof OneTarget>, ctx) => {
+    if (typeof value === "object" && value !== null && TARGET_KINDS.filter((k) => Object.hasOwn(value, k)).length > 1)
+      ctx.addIssue({ code: "custom", message: "give exactly one of automation, group or tags", input: value });
+    return value;
+  }, OneTarget)
+  .describe('What the schedule runs, exactly one of: {"automation": …}, {"group": …} or {"tags": [...]}');
 
 const ScheduleParams = ProjectParams.extend({ scheduleId: PathId.describe("Schedule id (sch_…) or exact name") });
 const Environment = z.string().min(1).max(200).nullable().describe("Environment name or id; null or absent: each automation's own");
@@ -113,7 +128,7 @@ export const deleteSchedule = defineOperation({
   summary: "Delete a schedule (the runs it started stay)",
   params: ScheduleParams,
   response: null,
-  errors: ["not_found", "conflict", "precondition_failed"],
+  errors: ["not_found", "conflict", "forbidden", "precondition_failed"],
   hints: { destructive: true, idempotent: true },
   versioned: true,
   cli: { words: ["schedules", "delete"], args: ["scheduleId"] },

@@ -80,6 +80,24 @@ export class AlertRecorder {
     return list;
   }
 
+  /**
+   * Moves a subject back to passing and raises nothing: a schedule that starts runs again only re-arms its
+   * schedule_failed. Whether what it runs passes is the runs' own state, which alerts about them as they end: a
+   * "recovered" here would say so before any of them has.
+   */
+  async rearm(subject: Subject): Promise<void> {
+    const before = await store.readState(this.db, subject.key);
+    if (before === undefined || before.state === "passing") return;
+    await store.writeState(this.db, {
+      subject_key: subject.key,
+      project_id: subject.projectId,
+      state: "passing",
+      since: this.now,
+      last_run_id: null,
+      updated_at: this.now,
+    });
+  }
+
   /** Moves the subject's state and queues what the move raises. */
   async observe(subject: Subject, next: State, run: RunRef | null, failure?: { event: "schedule_failed"; error: string }): Promise<void> {
     const before = await store.readState(this.db, subject.key);
@@ -104,7 +122,9 @@ export class AlertRecorder {
         const last = await store.lastDeliveryAt(this.db, channel.id, subject.key);
         if (wanted.includes(event) && (last === null || Date.parse(this.now) - Date.parse(last) >= channel.remind_every * 1000)) events = [event];
       }
-      for (const event of events) await this.queue(channel, subject, event, run, prev, failure?.error ?? null);
+      // A schedule_failed is about a due time that started nothing, not a run's result: it has no previous status
+      // (the state before would only say whether the schedule's last due time started its runs).
+      for (const event of events) await this.queue(channel, subject, event, run, failure ? null : prev, failure?.error ?? null);
     }
   }
 

@@ -2,19 +2,20 @@
 // schedule and due time), a server that was down fires at most one catch-up, and the runs it starts carry
 // trigger "schedule" and the schedule's id.
 import type { Kysely, Selectable, Transaction } from "kysely";
-import type { DB, ScheduleTable } from "../../db/schema";
+import type { DB, ScheduleFireTable, ScheduleTable } from "../../db/schema";
 import type { ops } from "../../manifest";
-import { AppError, conflict, type ErrorDetail, invalid } from "../../manifest/errors";
+import { AppError, conflict, type ErrorDetail, forbidden, invalid } from "../../manifest/errors";
 import { newId } from "../../security/ids";
 import { findMembership } from "../access/store";
 import { AlertRecorder } from "../alerts/state";
 import { resolveEnvironmentId } from "../automations/operations";
 import * as automations from "../automations/store";
-import type { Core, OpContext, Principal } from "../context";
-import { assertMayRunIn } from "../environments/protection";
+import { canAdminister, type Core, type OpContext, type Principal } from "../context";
+import { protectedEnvironmentAmong } from "../environments/store";
 import * as groups from "../groups/store";
 import type { Handler } from "../handler";
 import { enqueueRuns, NO_RUN_OPTIONS, startGroupRun } from "../runs/operations";
+import * as runs from "../runs/store";
 import { selectAutomations } from "../runs/selection";
 import { pathParamId, resolveProject, resolveSchedule } from "../scope";
 import { StringList } from "../shared/columns";
@@ -23,11 +24,12 @@ import { fetchPage } from "../shared/pagination";
 import { configuredAddress } from "../address";
 import { expectVersion, nextStamp, staleVersion } from "../versions";
 import * as store from "./store";
-import { cronProblem, nextDue, nextDueTimes, type Timing, timeZoneProblem } from "./timing";
+import { canonicalTimeZone, cronProblem, nextDue, nextDueTimes, type Timing, timeZoneProblem } from "./timing";
 import { z } from "zod";
 
 type O = typeof ops;
 type ScheduleRow = Selectable<ScheduleTable>;
+type FireRow = Selectable<ScheduleFireTable>;
 type Target = { automation: string } | { group: string } | { tags: string[] };
 
 export const StoredTarget = z.union([z.object({ automation: z.string() }), z.object({ group: z.string() }), z.object({ tags: z.array(z.string()) })]);
@@ -39,7 +41,20 @@ function timingOf(row: Pick<ScheduleRow, "cron" | "timezone" | "interval_seconds
   return { cron: row.cron, timezone: row.timezone, interval_seconds: row.interval_seconds };
 }
 
-export function toSchedule(row: ScheduleRow) {
+/** What a due time did, from its fire row. */
+function toFire(fire: FireRow) {
+  const started = fire.run_id !== null || fire.group_run_id !== null;
+  return {
+    due_at: fire.due_at,
+    fired_at: fire.fired_at,
+    outcome: fire.skipped !== null ? ("skipped" as const) : started ? ("started" as const) : ("failed" as const),
+    reason: fire.skipped ?? (started ? null : (fire.error ?? "it started nothing")),
+    run_id: fire.run_id,
+    group_run_id: fire.group_run_id,
+  };
+}
+
+export function toSchedule(row: ScheduleRow, lastFire: FireRow | null = null) {
   const next = row.next_run_at;
   const later = next === null ? [] : nextDueTimes(timingOf(row), new Date(next), new Date(next), SHOWN_DUE_TIMES - 1).map((d) => d.toISOString());
   return {
@@ -56,6 +71,7 @@ export function toSchedule(row: ScheduleRow) {
     next_runs_at: next === null ? [] : [next, ...later],
     last_fired_at: row.last_fired_at,
     last_error: row.last_error,
+    last_fire: lastFire === null ? null : toFire(lastFire),
     key: row.key,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -76,6 +92,10 @@ async function resolveTarget(ctx: OpContext, projectId: string, target: Target):
   return kind === "automation" ? { automation: found.id } : { group: found.id };
 }
 
+/**
+ * Refuses timing that cannot be used, and writes its time zone in the canonical spelling (`Europe/Berlin` for
+ * `europe/berlin`) into `t`, so whoever stores it after the check (create, update, svc apply) stores that.
+ */
 export function checkTiming(t: Timing): void {
   const details: ErrorDetail[] = [];
   if (t.cron === null && t.interval_seconds === null) details.push({ path: "cron", message: "give cron or interval_seconds" });
@@ -90,6 +110,7 @@ export function checkTiming(t: Timing): void {
     if (problem) details.push({ path: "timezone", message: problem });
   }
   if (details.length > 0) throw invalid(details.map((d) => `${d.path}: ${d.message}`).join("; "), details);
+  if (t.timezone !== null) t.timezone = canonicalTimeZone(t.timezone) ?? t.timezone;
 }
 
 /** What the schedule would start now: the automations (runnable ones) and, for a group or tags, the group run's name. */
@@ -115,8 +136,13 @@ async function targetAutomations(db: Transaction<DB>, projectId: string, target:
   return { group: null, order: null, automations: tagged };
 }
 
-/** Owners and admins only may schedule runs in a protected environment (the schedule's, or its automations' own). */
-async function assertMaySchedule(ctx: OpContext, projectId: string, target: Target, environmentId: string | null): Promise<void> {
+/**
+ * Owners and admins only may schedule runs in a protected environment (the schedule's, or its automations' own) —
+ * and change, pause or delete a schedule that runs there: a production check an owner set up is stopped only by
+ * whoever may set it up, as its runs are cancelled only by them. `what` is what is refused, in the message.
+ */
+async function assertMaySchedule(ctx: OpContext, projectId: string, target: Target, environmentId: string | null, what: string): Promise<void> {
+  if (canAdminister(ctx.principal)) return;
   await ctx.core.db.transaction().execute(async (trx) => {
     let envs: (string | null)[] = [environmentId];
     if (environmentId === null) {
@@ -127,7 +153,9 @@ async function assertMaySchedule(ctx: OpContext, projectId: string, target: Targ
         if (!(e instanceof AppError)) throw e;
       }
     }
-    await assertMayRunIn(ctx, trx, envs);
+    const ids = [...new Set(envs.filter((id): id is string => id !== null))];
+    const guarded = ids.length === 0 ? undefined : await protectedEnvironmentAmong(trx, ids);
+    if (guarded !== undefined) throw forbidden(`the environment "${guarded}" is protected: only owners and admins can ${what}`);
   });
 }
 
@@ -137,8 +165,17 @@ export function firstDue(t: Timing, enabled: boolean, now: Date): string | null 
 
 export const listSchedules: Handler<O["listSchedules"]> = async (ctx, { params, query }) => {
   const project = await resolveProject(ctx, params.project);
-  return fetchPage(store.schedulesQuery(ctx.core.db, project.id), "schedules", query, toSchedule);
+  const page = await fetchPage(store.schedulesQuery(ctx.core.db, project.id), "schedules", query, (row) => row);
+  const fires = await store.latestFires(
+    ctx.core.db,
+    page.data.map((r) => r.id),
+  );
+  return { data: page.data.map((r) => toSchedule(r, fires.get(r.id) ?? null)), next_cursor: page.next_cursor };
 };
+
+async function withLastFire(db: Kysely<DB>, row: ScheduleRow) {
+  return toSchedule(row, (await store.latestFires(db, [row.id])).get(row.id) ?? null);
+}
 
 export const createSchedule: Handler<O["createSchedule"]> = async (ctx, { params, body }) => {
   const project = await resolveProject(ctx, params.project);
@@ -150,7 +187,7 @@ export const createSchedule: Handler<O["createSchedule"]> = async (ctx, { params
   checkTiming(timing);
   const target = await resolveTarget(ctx, project.id, body.target);
   const environmentId = await resolveEnvironmentId(ctx, project.id, body.environment ?? null);
-  await assertMaySchedule(ctx, project.id, target, environmentId);
+  await assertMaySchedule(ctx, project.id, target, environmentId, "schedule runs in it");
   const now = new Date();
   const t = now.toISOString();
   const row: ScheduleRow = {
@@ -175,7 +212,7 @@ export const createSchedule: Handler<O["createSchedule"]> = async (ctx, { params
 };
 
 export const getSchedule: Handler<O["getSchedule"]> = async (ctx, { params }) =>
-  toSchedule((await resolveSchedule(ctx, params.project, params.scheduleId)).schedule);
+  withLastFire(ctx.core.db, (await resolveSchedule(ctx, params.project, params.scheduleId)).schedule);
 
 export const updateSchedule: Handler<O["updateSchedule"]> = async (ctx, { params, body }) => {
   const { project, schedule } = await resolveSchedule(ctx, params.project, params.scheduleId);
@@ -189,8 +226,10 @@ export const updateSchedule: Handler<O["updateSchedule"]> = async (ctx, { params
     ? await resolveTarget(ctx, project.id, body.target)
     : readJsonColumn(StoredTarget, schedule.target, `target of schedule ${schedule.id}`);
   const environmentId = body.environment === undefined ? schedule.environment_id : await resolveEnvironmentId(ctx, project.id, body.environment);
-  // Whoever changes a schedule answers for the runs it starts from now on.
-  await assertMaySchedule(ctx, project.id, target, environmentId);
+  // Whoever changes a schedule answers for the runs it starts from now on. A pause starts nothing, but stops a check
+  // someone who may run there set up: refused alike, and said as what it is.
+  const pausing = body.enabled === false && Object.entries(body).every(([field, value]) => field === "enabled" || value === undefined);
+  await assertMaySchedule(ctx, project.id, target, environmentId, pausing ? "pause a schedule that runs in it" : "change a schedule that runs in it");
   const enabled = body.enabled ?? schedule.enabled === 1;
   const retimed = body.cron !== undefined || body.interval_seconds !== undefined || body.timezone !== undefined || enabled !== (schedule.enabled === 1);
   const now = new Date();
@@ -210,7 +249,7 @@ export const updateSchedule: Handler<O["updateSchedule"]> = async (ctx, { params
   if (!(await store.updateSchedule(ctx.core.db, schedule.id, retimed ? { ...edited, next_run_at } : edited, expected)))
     throw staleVersion("schedule", schedule);
   ctx.core.events.emit("schedulesChanged");
-  return toSchedule(next);
+  return withLastFire(ctx.core.db, next);
 };
 
 export const deleteSchedule: Handler<O["deleteSchedule"]> = async (ctx, { params }) => {
@@ -218,7 +257,13 @@ export const deleteSchedule: Handler<O["deleteSchedule"]> = async (ctx, { params
   const expected = expectVersion(ctx, schedule, "schedule");
   // A schedule that runs in a protected environment (a production check an owner set up) is stopped only by
   // whoever may set it up: as for changing it.
-  await assertMaySchedule(ctx, project.id, readJsonColumn(StoredTarget, schedule.target, `target of schedule ${schedule.id}`), schedule.environment_id);
+  await assertMaySchedule(
+    ctx,
+    project.id,
+    readJsonColumn(StoredTarget, schedule.target, `target of schedule ${schedule.id}`),
+    schedule.environment_id,
+    "delete a schedule that runs in it",
+  );
   if (!(await store.deleteSchedule(ctx.core.db, schedule.id, expected)) && expected !== undefined) throw staleVersion("schedule", schedule);
 };
 
@@ -240,12 +285,35 @@ export interface Fired {
   runId?: string;
   groupRunId?: string;
   error?: string;
+  /** Why the due time was skipped (the previous run or group run had not ended). */
+  skipped?: string;
+}
+
+/**
+ * Why a due time now would pile onto the schedule's previous run or group run (the latest one a due time started,
+ * whatever the target is now), or null when that has ended.
+ */
+async function previousNotEnded(db: Kysely<DB>, scheduleId: string): Promise<string | null> {
+  const last = await store.latestStartedFire(db, scheduleId);
+  if (!last) return null;
+  if (last.group_run_id !== null) {
+    const gr = await runs.readGroupRun(db, last.group_run_id);
+    // Its verdict is stored when it ends; a sequential one may have nothing open between one run and the next.
+    if (gr && gr.status === null && (gr.pending !== "[]" || (await runs.groupRunHasOpenRuns(db, gr.id, gr.project_id))))
+      return `the schedule's previous group run ${gr.id} (due ${last.due_at}) has not ended`;
+  }
+  if (last.run_id !== null) {
+    const status = await runs.runStatus(db, last.run_id);
+    if (status === "queued" || status === "running") return `the schedule's previous run ${last.run_id} (due ${last.due_at}) is still ${status}`;
+  }
+  return null;
 }
 
 /**
  * Fires every schedule due at `now`: for each, takes its due time (once across nodes), moves it to its next due
  * time after now (so missed ticks are not fired one by one: at most one catch-up) and starts its runs in the
- * same transaction. A tick that cannot start anything is recorded with why, and raises schedule_failed.
+ * same transaction. A tick that cannot start anything is recorded with why, and raises schedule_failed; one at
+ * which the schedule's previous run or group run has not ended is skipped, recorded with why, and raises nothing.
  */
 export async function fireDueSchedules(core: Core, now: Date, limit = 100): Promise<Fired[]> {
   const due = await store.dueSchedules(core.db, now.toISOString(), limit);
@@ -284,8 +352,15 @@ export async function fireSchedule(core: Core, row: ScheduleRow, now: Date): Pro
   };
   const target = readJsonColumnOr(StoredTarget, row.target, null);
   try {
-    const started = await core.db.transaction().execute(async (trx) => {
+    const started = await core.db.transaction().execute(async (trx): Promise<{ runId?: string; groupRunId?: string; skipped?: string }> => {
       await claim(trx);
+      // Runs do not pile up: a check slower than its schedule runs back to back, and its alert state follows the
+      // runs in the order they were due. A skip is no failure: it neither raises nor re-arms schedule_failed.
+      const busy = await previousNotEnded(trx, row.id);
+      if (busy !== null) {
+        await store.recordFireSkipped(trx, row.id, dueAt, busy);
+        return { skipped: busy };
+      }
       if (!principal) throw conflict("the member who last changed the schedule is no longer in the workspace");
       if (!target) throw conflict("the schedule's target is damaged");
       const what = await targetAutomations(trx, row.project_id, target);
@@ -313,7 +388,7 @@ export async function fireSchedule(core: Core, row: ScheduleRow, now: Date): Pro
         result = { groupRunId: gr.id };
       }
       await store.recordFireResult(trx, row.id, dueAt, { run_id: result.runId ?? null, group_run_id: result.groupRunId ?? null, error: null });
-      await new AlertRecorder(core, trx, firedAt).observe(fireSubject(row), "passing", null);
+      await new AlertRecorder(core, trx, firedAt).rearm(fireSubject(row));
       return result;
     });
     return { scheduleId: row.id, dueAt, firedAt, ...started };
@@ -338,7 +413,10 @@ export async function fireSchedule(core: Core, row: ScheduleRow, now: Date): Pro
   }
 }
 
-/** Whether a schedule could start its runs is alert state of its own: schedule_failed once, until it starts again. */
+/**
+ * Whether a schedule could start its runs is alert state of its own: schedule_failed once, until it starts runs
+ * again (which re-arms it silently: that is no news about what it runs).
+ */
 const fireSubject = (row: ScheduleRow) => ({
   key: `schedule-fire:${row.id}`,
   projectId: row.project_id,

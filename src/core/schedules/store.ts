@@ -3,6 +3,7 @@ import type { Insertable, Kysely, Selectable, Updateable } from "kysely";
 import type { DB, ScheduleFireTable, ScheduleTable } from "../../db/schema";
 
 type ScheduleRow = Selectable<ScheduleTable>;
+type FireRow = Selectable<ScheduleFireTable>;
 
 export async function findSchedule(db: Kysely<DB>, projectId: string, id: string): Promise<ScheduleRow | undefined> {
   return db.selectFrom("schedules").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
@@ -103,6 +104,40 @@ export async function recordFireResult(
     .where("due_at", "=", dueAt)
     .execute();
   await db.updateTable("schedules").set({ last_error: result.error }).where("id", "=", scheduleId).execute();
+}
+
+/** Notes on the due time's fire row why it was skipped; the schedule's last_error stays (a skip is no error). */
+export async function recordFireSkipped(db: Kysely<DB>, scheduleId: string, dueAt: string, reason: string): Promise<void> {
+  await db.updateTable("schedule_fires").set({ skipped: reason }).where("schedule_id", "=", scheduleId).where("due_at", "=", dueAt).execute();
+}
+
+/** The latest due time that started a run or a group run (newest first on the (schedule_id, due_at) key). */
+export async function latestStartedFire(db: Kysely<DB>, scheduleId: string): Promise<FireRow | undefined> {
+  return db
+    .selectFrom("schedule_fires")
+    .selectAll()
+    .where("schedule_id", "=", scheduleId)
+    .where((eb) => eb.or([eb("run_id", "is not", null), eb("group_run_id", "is not", null)]))
+    .orderBy("due_at", "desc")
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** The latest fire row of each of these schedules (those never fired have none). */
+export async function latestFires(db: Kysely<DB>, scheduleIds: string[]): Promise<Map<string, FireRow>> {
+  if (scheduleIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("schedule_fires as f")
+    .selectAll("f")
+    .where("f.schedule_id", "in", scheduleIds)
+    .where("f.due_at", "=", (eb) =>
+      eb
+        .selectFrom("schedule_fires as g")
+        .select((g) => g.fn.max("g.due_at").as("due_at"))
+        .whereRef("g.schedule_id", "=", "f.schedule_id"),
+    )
+    .execute();
+  return new Map(rows.map((r) => [r.schedule_id, r]));
 }
 
 export async function projectWorkspace(db: Kysely<DB>, projectId: string) {

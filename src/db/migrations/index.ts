@@ -19,6 +19,7 @@ import * as startedBy from "./0017_started_by";
 import * as leanRunIndexes from "./0018_lean_run_indexes";
 import * as runnerInstance from "./0019_runner_instance";
 import * as artifactsInS3 from "./0020_artifacts_in_s3";
+import * as scheduleFireSkipped from "./0021_schedule_fire_skipped";
 
 export const migrations: Record<string, Migration> = {
   "0001_init": init,
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   "0018_lean_run_indexes": leanRunIndexes,
   "0019_runner_instance": runnerInstance,
   "0020_artifacts_in_s3": artifactsInS3,
+  "0021_schedule_fire_skipped": scheduleFireSkipped,
 };
