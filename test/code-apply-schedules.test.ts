@@ -151,6 +151,13 @@ test("a missing secret variable, an unknown target and a bad cron are 400s namin
   const details = ((await cron.json()) as { details: { path: string; message: string }[] }).details;
   expect(details[0]?.path).toBe("c.yaml:4");
   expect(details[0]?.message).toStartWith("cron: ");
+  const twoKinds = await s.call("POST", "/projects/wrong/apply", {
+    documents: [{ path: "t.yaml", text: "type: schedule\nname: t\ntarget:\n  automation: h.yaml\n  group: g.yaml\ncron: '0 3 * * *'\n" }],
+  });
+  expect(twoKinds.status).toBe(400);
+  expect(((await twoKinds.json()) as { details: { path: string; message: string }[] }).details).toEqual([
+    { path: "t.yaml:3", message: "target: give exactly one of automation, group or tags" },
+  ]);
   const secretInFile = await s.call("POST", "/projects/wrong/apply", {
     documents: [{ path: "a.yaml", text: "type: alert_channel\nname: a\nkind: webhook\nurl: https://h.example.com/\nsecret: plain-text-secret\n" }],
   });

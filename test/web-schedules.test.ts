@@ -195,8 +195,10 @@ test("a schedule that fires while the page is open: the row shows its last fire 
     await page.goto(`${s.url}/#/p/shop/schedules`);
     const row = page.getByRole("row").filter({ hasText: "every ten" });
     await row.getByText("every 10 s").waitFor();
-    // It fires within ten seconds; the page reads it again by itself.
+    // It fires within ten seconds; the page reads it again by itself, with a link to the run it started.
     await row.locator('[data-label="Last"]').filter({ hasNotText: "never" }).waitFor({ timeout: 25_000 });
+    const fired = await json<{ last_fire: { run_id: string } }>(await s.call("GET", `/projects/shop/schedules/${made.id}`));
+    expect(await row.getByRole("link", { name: "its run" }).getAttribute("href")).toBe(`#/p/shop/runs/${fired.last_fire.run_id}`);
     // Its firing is not an edit: Pause from the version shown is taken, not refused as changed elsewhere.
     await row.getByRole("button", { name: "Pause" }).click();
     await row.getByRole("button", { name: "Resume" }).waitFor();
@@ -231,4 +233,30 @@ test("a member sees the alert channels and may send a test, without the form or 
     await channel.getByText("test").first().waitFor();
   });
   await context.close();
+});
+
+test("a due time skipped because the schedule's previous run had not ended: the row says so, with why", async () => {
+  const made = await json<{ id: string }>(
+    await s.call("POST", "/projects/shop/schedules", { name: "hourly", target: { automation: "checkout" }, interval_seconds: 3600 }),
+    201,
+  );
+  // What the scheduler writes for such a due time (test/schedules-fires.test.ts makes one for real).
+  const at = new Date().toISOString();
+  await s.sql(
+    "INSERT INTO schedule_fires (schedule_id, due_at, fired_at, run_id, group_run_id, error, skipped) VALUES (?, ?, ?, NULL, NULL, NULL, ?)",
+    made.id,
+    at,
+    at,
+    "the run it started at 09:00 has not ended",
+  );
+  await s.sql("UPDATE schedules SET last_fired_at = ? WHERE id = ?", at, made.id);
+  const { context, page } = await newPage(browser, 1280);
+  try {
+    await signInAsOwner(page, s.url);
+    await page.goto(`${s.url}/#/p/shop/schedules`);
+    const row = page.getByRole("row").filter({ hasText: "hourly" });
+    await row.locator('[data-label="Last"]').getByText("skipped: the run it started at 09:00 has not ended").waitFor();
+  } finally {
+    await context.close();
+  }
 });

@@ -87,3 +87,15 @@ export const AlertDelivery = z
     created_at: Timestamp,
   })
   .meta({ id: "AlertDelivery" });
+
+const TARGET_KINDS = ["automation", "group", "tags"] as const;
+/**
+ * A schedule target naming two kinds is told so before its union reads it: each alternative would refuse the
+ * other's key, and the caller would read "unknown field" about a field that exists (create/update_schedule, and a
+ * schedule document of `svc apply`).
+ */
+export function targetKindsProblem(value: unknown): string | null {
+  if (typeof value === "object" && value !== null && TARGET_KINDS.filter((k) => Object.hasOwn(value, k)).length > 1)
+    return "give exactly one of automation, group or tags";
+  return null;
+}

@@ -1,7 +1,7 @@
 // Operations on schedules: runs started by the clock, on a cron expression or every N seconds.
 import { z } from "zod";
 import { defineOperation, ListQuery, Name, page, PathId, ProjectParams, Tag } from "./define";
-import { Schedule } from "./schedule-records";
+import { Schedule, targetKindsProblem } from "./schedule-records";
 
 /** The shortest interval a schedule may have. */
 const MIN_INTERVAL_SECONDS = 10;
@@ -35,15 +35,10 @@ const OneTarget = z.union([
       .describe("The project's active automations carrying ANY of these tags (ignoring case, as run_selection), run as one group run"),
   }),
 ]);
-const TARGET_KINDS = ["automation", "group", "tags"] as const;
-/**
- * A target naming two kinds is told so before the union reads it: each alternative would refuse the other's key,
- * and the caller would read "unknown field" about a field that exists. The published schema is the union's.
- */
 const TargetIn = z
   .preprocess((value: z.input<typeof OneTarget>, ctx) => {
-    if (typeof value === "object" && value !== null && TARGET_KINDS.filter((k) => Object.hasOwn(value, k)).length > 1)
-      ctx.addIssue({ code: "custom", message: "give exactly one of automation, group or tags", input: value });
+    const problem = targetKindsProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem, input: value });
     return value;
   }, OneTarget)
   .describe('What the schedule runs, exactly one of: {"automation": …}, {"group": …} or {"tags": [...]}');

@@ -5,6 +5,7 @@ import { ops } from "../../manifest";
 import { type ErrorDetail, explainIssues } from "../../manifest/errors";
 import { Description, hasControlCharacters, Name, NO_CONTROL_CHARACTERS, Tag, WITHOUT_CONTROL_CHARACTERS } from "../../manifest/define";
 import { jsonSyntaxError } from "./json-syntax";
+import { targetKindsProblem } from "../../manifest/schedule-records";
 
 /**
  * An automation: create_automation's body, and the quarantine update_automation sets (a record's own setting that a
@@ -40,11 +41,14 @@ const EnvironmentDoc = z.strictObject({
 const ScheduleDoc = (ops.createSchedule.body as NonNullable<typeof ops.createSchedule.body>).extend({
   type: z.literal("schedule"),
   key: Key.optional(),
-  target: z.union([
-    z.strictObject({ automation: Key.max(200) }),
-    z.strictObject({ group: Key.max(200) }),
-    z.strictObject({ tags: z.array(Tag).min(1).max(50) }),
-  ]),
+  target: z.preprocess(
+    (value: unknown, ctx) => {
+      const problem = targetKindsProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem, input: value });
+      return value;
+    },
+    z.union([z.strictObject({ automation: Key.max(200) }), z.strictObject({ group: Key.max(200) }), z.strictObject({ tags: z.array(Tag).min(1).max(50) })]),
+  ),
 });
 /** An alert channel: create_alert_channel's body, its secrets (webhook secret, Slack URL) named by environment variable. */
 const AlertChannelDoc = (ops.createAlertChannel.body as NonNullable<typeof ops.createAlertChannel.body>).omit({ secret: true }).extend({

@@ -164,6 +164,30 @@ function Schedules({ project }: { project: string }) {
 
 type ScheduleRecord = Awaited<ReturnType<typeof call<"getSchedule">>>;
 
+/** What the latest due time did: the run or group run it started, or why it was skipped or started nothing. */
+function LastFire({ project, sch }: { project: string; sch: ScheduleRecord }) {
+  const fire = sch.last_fire;
+  if (fire === null) return sch.last_error ? <span class="muted"> — {sch.last_error}</span> : null;
+  if (fire.outcome === "skipped") return <span class="muted"> — skipped: {fire.reason}</span>;
+  if (fire.outcome === "failed") return <span class="muted"> — {fire.reason ?? sch.last_error}</span>;
+  const p = encodeURIComponent(project);
+  if (fire.run_id)
+    return (
+      <>
+        {" "}
+        — <a href={`#/p/${p}/runs/${fire.run_id}`}>its run</a>
+      </>
+    );
+  if (fire.group_run_id)
+    return (
+      <>
+        {" "}
+        — <a href={`#/p/${p}/group-runs/${fire.group_run_id}`}>its group run</a>
+      </>
+    );
+  return null;
+}
+
 /** One schedule's row: Pause/Resume and Delete are sent from the version shown (If-Match); a stale one says so. */
 function ScheduleRow({
   project,
@@ -203,7 +227,7 @@ function ScheduleRow({
         </td>
         <td data-label="Last">
           <span class="whole-words">{sch.last_fired_at ? when(sch.last_fired_at) : "never"}</span>
-          {sch.last_error && <span class="muted"> — {sch.last_error}</span>}
+          <LastFire project={project} sch={sch} />
         </td>
         <td data-label="Actions">
           <button
