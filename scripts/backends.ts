@@ -99,6 +99,7 @@ export const POSTGRES: string[] = [
   "test/runner-workers.test.ts",
   "test/runners-protocol.test.ts",
   "test/runners-cancel-notice.test.ts",
+  "test/runners-lease-fence.test.ts",
   "test/runners-one-token.test.ts",
   "test/runners-remote.test.ts",
   "test/runners-server-stop.test.ts",

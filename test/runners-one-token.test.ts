@@ -96,3 +96,27 @@ test("a process that is no longer the token's holder is refused (409) on every c
   expect((await call("/bye", "instance-bbbb", {})).status).toBe(200);
   expect((await call("/hello", "instance-cccc", hello)).status).toBe(200);
 }, 30_000);
+
+test("a claim a process left waiting is refused (409) once another process took the token: the run and its secrets go to the holder", async () => {
+  const made = await json<{ id: string; token: string }>(await s.call("POST", "/runners", { name: "frozen-box", labels: [] }), 201);
+  const call = (path: string, instance: string, body: unknown) =>
+    fetch(`${s.url}/api/v1/runner${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${made.token}`, "content-type": "application/json", [RUNNER_INSTANCE_HEADER]: instance },
+      body: JSON.stringify(body),
+    });
+  const hello = { protocol: 1, version: "test", labels: [], capabilities: { browser: false } };
+  expect((await call("/hello", "instance-frozen", hello)).status).toBe(200);
+  // The first process waits for work, then freezes (its claim stays open); a lease later another takes the token.
+  const waiting = call("/claim", "instance-frozen", { slots: 1, wait_ms: 25_000 });
+  expect(await waitUntilAsync(async () => (await call("/hello", "instance-thawed", hello)).status === 200, LEASE_MS + 3_000, 250)).toBe(true);
+  const id = await createAutomation(s, project, { name: "for the holder", kind: "http", environment: "test", steps: [{ request: { url: "/items/1" } }] });
+  const runId = await startRun(s, project, id);
+  const stale = await waiting;
+  expect(stale.status).toBe(409);
+  expect(JSON.stringify(await stale.json())).not.toContain(runId);
+  const claimed = (await (await call("/claim", "instance-thawed", { slots: 1, wait_ms: 5_000 })).json()) as { jobs: { id: string }[] };
+  expect(claimed.jobs.map((j) => j.id)).toEqual([runId]);
+  await call("/release", "instance-thawed", { runs: claimed.jobs.map((j) => ({ id: j.id, claim: (j as unknown as { claim: number }).claim })) });
+  await call("/bye", "instance-thawed", {});
+}, 40_000);

@@ -68,7 +68,20 @@ interface Active {
   progress: JobProgress | null;
   dirty: boolean;
   lost: boolean;
+  /**
+   * When the last call that renewed its lease was sent (Date.now()): the server renewed it on receipt, so the lease
+   * lasts at least `lease_ms` from here.
+   */
+  renewedAt: number;
 }
+
+/** How often a runner looks whether a run's lease may have run out for want of heartbeats the server took. */
+const LEASE_WATCH_MS = 250;
+/**
+ * A run whose lease could not be renewed is stopped this long before the lease can end (at most 2 s, a fifth of a
+ * short lease): by then the server may give it to another runner, and it must never execute twice at once.
+ */
+const leaseMarginMs = (leaseMs: number) => Math.min(2_000, Math.floor(leaseMs / 5));
 
 const RETRY_MS = 1000;
 /** The longest wait between two attempts to reach a server that is away (connecting, claiming). */
@@ -229,10 +242,14 @@ export class RemoteRunner {
   /** Runs until stop(): the claim loop and the heartbeat loop. */
   async run(): Promise<void> {
     if (!this.hello) await this.connect();
+    const watch = setInterval(() => this.stopUnrenewed(), LEASE_WATCH_MS);
     const beats = this.heartbeatLoop();
+    const renewals = this.renewLoop();
     await this.claimLoop();
     await this.drain();
     await beats;
+    await renewals;
+    clearInterval(watch);
     // The token is free for the next process at once (a restart, an upgrade), not a lease later.
     if (this.refusal === null) await this.call("POST", "/bye", {}, AbortSignal.timeout(5_000)).catch(() => undefined);
     await this.executor.close();
@@ -245,6 +262,29 @@ export class RemoteRunner {
     this.stopping = true;
     this.stopController.abort();
     this.slotFreed?.();
+  }
+
+  /**
+   * Stops the runs whose leases may end before this runner could renew them (the server unreachable, or refusing
+   * its heartbeats): once a lease ends the server ends the run or gives it to another runner, and a run must never
+   * execute twice at once. They are not finished from here: the server's lease decides what they come to.
+   */
+  private stopUnrenewed(): void {
+    const leaseMs = this.hello?.lease_ms ?? 30_000;
+    const now = Date.now();
+    for (const a of this.active.values()) {
+      if (a.lost || now < a.renewedAt + leaseMs - leaseMarginMs(leaseMs)) continue;
+      a.lost = true;
+      a.controller.abort(new RunAborted("taken_back"));
+      log.warn(
+        "the server has not taken a heartbeat for this run for almost its lease: it is stopped here, as the server will end it or give it to another runner",
+        {
+          run_id: a.job.id,
+          unrenewed_ms: now - a.renewedAt,
+          lease_ms: leaseMs,
+        },
+      );
+    }
   }
 
   private pause(ms: number): Promise<void> {
@@ -291,6 +331,7 @@ export class RemoteRunner {
         break;
       }
       let started: Set<string>;
+      const startSentAt = Date.now();
       try {
         started = new Set((await this.call<{ started: { id: string }[] }>("POST", "/start", { runs: refs })).started.map((s) => s.id));
       } catch (e) {
@@ -298,7 +339,7 @@ export class RemoteRunner {
         log.warn("could not begin claimed runs; their leases will return them to the queue", { runs: refs.length, error: (e as Error).message });
         continue;
       }
-      for (const job of jobs) if (started.has(job.id)) this.launch(job);
+      for (const job of jobs) if (started.has(job.id)) this.launch(job, startSentAt);
     }
   }
 
@@ -311,8 +352,8 @@ export class RemoteRunner {
     }
   }
 
-  private launch(job: ClaimedJob): void {
-    const active: Active = { job, controller: new AbortController(), progress: null, dirty: false, lost: false };
+  private launch(job: ClaimedJob, leaseRenewedAt: number): void {
+    const active: Active = { job, controller: new AbortController(), progress: null, dirty: false, lost: false, renewedAt: leaseRenewedAt };
     this.active.set(job.id, active);
     const settings = this.hello?.settings ?? { default_timeout_ms: 300_000, response_excerpt_bytes: 8192, max_response_bytes: 32 * 1024 * 1024 };
     let spec: RunJob["spec"] = null;
@@ -410,16 +451,10 @@ export class RemoteRunner {
       const stopWaiting = () => beat.abort();
       // A new run or the end of one sends the next heartbeat at once (with the runs it holds now).
       this.heartbeatNudge = stopWaiting;
+      const sentAt = Date.now();
       try {
         const answer = await this.call<HeartbeatAnswer>("POST", "/heartbeat", { runs, wait_ms: this.stopping ? 0 : wait }, beat.signal);
-        for (const id of answer.cancelled) this.active.get(id)?.controller.abort(new RunAborted("cancelled"));
-        for (const id of answer.lost) {
-          const a = this.active.get(id);
-          if (!a) continue;
-          a.lost = true;
-          a.controller.abort(new RunAborted("taken_back"));
-          log.warn("the server took back a run (its lease expired): stopped", { run_id: id });
-        }
+        this.heard(runs, sentAt, answer);
         pace.succeeded();
       } catch (e) {
         if (beat.signal.aborted) continue;
@@ -438,6 +473,44 @@ export class RemoteRunner {
   }
 
   private heartbeatNudge: (() => void) | null = null;
+
+  /** A heartbeat the server answered: the leases of the runs it named were renewed when it arrived; what it says. */
+  private heard(runs: { id: string; claim: number }[], sentAt: number, answer: HeartbeatAnswer): void {
+    for (const r of runs) {
+      const a = this.active.get(r.id);
+      if (a && a.job.claim === r.claim) a.renewedAt = Math.max(a.renewedAt, sentAt);
+    }
+    for (const id of answer.cancelled) this.active.get(id)?.controller.abort(new RunAborted("cancelled"));
+    for (const id of answer.lost) {
+      const a = this.active.get(id);
+      if (!a || a.lost) continue;
+      a.lost = true;
+      a.controller.abort(new RunAborted("taken_back"));
+      log.warn("the server took back a run (its lease expired): stopped", { run_id: id });
+    }
+  }
+
+  /**
+   * Renews the leases with short heartbeats of their own, a few per lease: the waiting heartbeat is cut short
+   * whenever a run starts or ends (so that it names them), and while runs start one after another it may never be
+   * answered; what renewed the leases must be known for sure (see stopUnrenewed).
+   */
+  private async renewLoop(): Promise<void> {
+    const leaseMs = this.hello?.lease_ms ?? 30_000;
+    const every = Math.max(200, Math.floor(leaseMs / 4));
+    while (!(this.stopping && this.active.size === 0)) {
+      // Stopping, pause() no longer waits: the runs finishing in the grace period still need their leases.
+      await (this.stopping ? Bun.sleep(every) : this.pause(every));
+      const runs = [...this.active.values()].filter((a) => !a.lost).map((a) => ({ id: a.job.id, claim: a.job.claim }));
+      if (runs.length === 0) continue;
+      const sentAt = Date.now();
+      try {
+        this.heard(runs, sentAt, await this.call<HeartbeatAnswer>("POST", "/heartbeat", { runs, wait_ms: 0 }, AbortSignal.timeout(every)));
+      } catch {
+        // The waiting heartbeat says what went wrong; without renewals, stopUnrenewed stops the runs in time.
+      }
+    }
+  }
 
   /**
    * The server stopped accepting the token (it was revoked): nothing this runner does can be recorded any more, so

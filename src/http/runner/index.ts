@@ -149,14 +149,18 @@ export function runnerRoutes(core: Core) {
       )
       .post(
         `${RUNNER_PREFIX}/claim`,
-        route(async (runner, request) => {
+        route(async (runner, request, _params, instance) => {
           const body = await readJson(request, Claim);
           await seen(core, runner);
           const deadline = Date.now() + body.wait_ms;
           for (;;) {
             // A runner that went away while waiting gets nothing claimed behind its back, nor one of a stopping server.
             if (request.signal.aborted || closing) return { jobs: [] };
-            const jobs = await claimForRunner(core, await current(runner), body.slots);
+            // Nor a process another one took the token from while it waited (it froze past a lease, say): runs and
+            // their secrets go only to the process holding the token.
+            const now = await current(runner);
+            assertHoldsToken(now, instance);
+            const jobs = await claimForRunner(core, now, body.slots);
             const left = deadline - Date.now();
             if (jobs.length > 0 || left <= 0) return { jobs };
             await queued.wait(Math.min(CLAIM_RECHECK_MS, left), request.signal);
