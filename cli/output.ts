@@ -147,9 +147,10 @@ const COLUMNS = [
 
 /**
  * Runners (the records that say whether they are `connected`): what an operator looks at them for — can it take
- * runs now, which, how many it holds, when it was last heard from. Its token's prefix is on `runners show`.
+ * runs now, which (its labels, whether it runs browsers), which svc it is, how many it holds, when it was last
+ * heard from. Its token's prefix is on `runners show`.
  */
-const RUNNER_COLUMNS = ["id", "name", "labels", "scope", "connected", "running", "last_seen_at", "revoked_at"];
+const RUNNER_COLUMNS = ["id", "name", "labels", "scope", "version", "browser", "connected", "running", "last_seen_at", "revoked_at"];
 
 /** Environments: where their runs go (protected, which runners) and what they hold, secrets by name only. */
 const ENVIRONMENT_COLUMNS = ["id", "name", "protected", "runner_labels", "secret_names", "key"];
@@ -170,9 +171,9 @@ export function renderList(records: Rec[], noun: string, style: Style): string {
   const items = records.map((r) => printableData(r) as Rec);
   if (items.length === 0) return `No ${noun} found.`;
   const first = items[0] ?? {};
-  const cols = columnsFor(first)
-    .filter((c) => c in first)
-    .slice(0, 8);
+  const chosen = columnsFor(first);
+  // Records of no known kind show their first eight columns; a kind's own list is what it shows, runners' ten too.
+  const cols = chosen.filter((c) => c in first).slice(0, chosen === COLUMNS ? 8 : chosen.length);
   const cell = (it: Rec, c: string) => (c === "status" && "flaky" in it ? runStatusText(it, style) : formatValue(c, it[c], style, 48));
   return table(
     cols.map((c) => c.replace(/_/g, " ")),

@@ -23,6 +23,6 @@ export type StaticRoutes = Record<string, HTMLBundle | ((request: Request, serve
 export type ExtensionFactory = (
   core: OpenedCore,
   runtime: ServerRuntime,
-) => Pick<AppOptions, "plugins" | "sessions" | "onFinished"> & { routes?: StaticRoutes };
+) => Pick<AppOptions, "plugins" | "sessions" | "onFinished" | "ipBudgetExempt"> & { routes?: StaticRoutes };
 
 export const serverExtensions: { engines: EngineFactory[]; http: ExtensionFactory[] } = { engines: [], http: [] };

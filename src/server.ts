@@ -70,6 +70,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     onFinished: (req, res, ms) => {
       for (const e of extensions) e.onFinished?.(req, res, ms);
     },
+    // One extension speaks for its own routes (the runner protocol's).
+    ipBudgetExempt: extensions.find((e) => e.ipBudgetExempt)?.ipBudgetExempt,
   });
   const tls = config.tls.cert && config.tls.key ? { cert: readTlsFile("cert", config.tls.cert), key: readTlsFile("key", config.tls.key) } : undefined;
   let server: Server<undefined>;

@@ -189,8 +189,19 @@ test("every operation's command works end to end, and every operation has one", 
   expect((await op<{ data: Rec[] }>("list_runners", ["runners", "list"])).data.map((r) => r.id)).toContain(runner.id);
   // As a table: whether each can take runs now, which, and how many it holds (a runner that never said hello: not connected).
   const listed = (await plain("list_runners", ["runners", "list"])).split("\n");
-  expect(listed[0]?.split(/\s{2,}/)).toEqual(["ID", "NAME", "LABELS", "SCOPE", "CONNECTED", "RUNNING", "LAST SEEN AT", "REVOKED AT"]);
-  expect(listed.find((l) => l.startsWith(runner.id))?.split(/\s{2,}/)).toEqual([runner.id, "office-box", "eu, fast", "workspace", "false", "0", "-", "-"]);
+  expect(listed[0]?.split(/\s{2,}/)).toEqual(["ID", "NAME", "LABELS", "SCOPE", "VERSION", "BROWSER", "CONNECTED", "RUNNING", "LAST SEEN AT", "REVOKED AT"]);
+  expect(listed.find((l) => l.startsWith(runner.id))?.split(/\s{2,}/)).toEqual([
+    runner.id,
+    "office-box",
+    "eu, fast",
+    "workspace",
+    "-",
+    "-",
+    "false",
+    "0",
+    "-",
+    "-",
+  ]);
   expect((await op("get_runner", ["runners", "show", runner.id])).labels).toEqual(["eu", "fast"]);
   await plain("revoke_runner", ["runners", "revoke", runner.id]);
   // tests as code: a folder applied, then a cURL command imported

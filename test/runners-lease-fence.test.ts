@@ -1,7 +1,8 @@
 // A runner that cannot renew its leases (the server unreachable, its heartbeats refused) stops its runs before the
 // leases can end: once a lease ends the server ends the run ("runner lost") or gives it to another runner, and a run
 // must never execute twice at once. Here a proxy in front of the server goes away mid-run; the target the run calls
-// is reached directly, so it sees whether the runner went on.
+// is reached directly, so it sees whether the runner went on. The server logs every run a runner ended, and every
+// run a lost runner left, as one "run finished" line, as for its own engine's runs.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Server } from "bun";
 import { type RunnerProcess, startRunnerProcess } from "./helpers/remote-runner";
@@ -16,6 +17,9 @@ let s: TestServer;
 let runner: RunnerProcess | null = null;
 let proxy: Server<undefined> | null = null;
 const ticks: { i: number; at: number }[] = [];
+/** The server's log lines (it runs in this process): what it wrote to stderr. */
+const logged: string[] = [];
+const write = process.stderr.write.bind(process.stderr);
 const target = Bun.serve({
   hostname: "127.0.0.1",
   port: 0,
@@ -27,9 +31,20 @@ const target = Bun.serve({
 });
 
 beforeAll(async () => {
-  s = await startTestServer({ rate_limit: { enabled: false }, runner: { local: false, lease_ms: LEASE_MS } });
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    logged.push(String(chunk));
+    return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
+  }) as typeof process.stderr.write;
+  s = await startTestServer({ rate_limit: { enabled: false }, log_level: "info", runner: { local: false, lease_ms: LEASE_MS } });
 });
+const finishedLines = (runId: string) =>
+  logged
+    .join("")
+    .split("\n")
+    .filter((l) => l.includes('"msg":"run finished"') && l.includes(runId))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 afterAll(async () => {
+  process.stderr.write = write;
   await runner?.stop("SIGKILL");
   await proxy?.stop(true);
   await s.stop();
@@ -56,6 +71,21 @@ test("cut off from the server mid-run, a runner stops the run before its lease e
   });
   runner = startRunnerProcess(`http://127.0.0.1:${proxy.port}`, token);
   expect(await runner.waitFor("runner connected")).toBe(true);
+  // First a run the runner ends itself, failed: its line carries the failure, as the engine's lines do.
+  const failing = await json<{ id: string }>(
+    await s.call("POST", `/projects/${project}/automations`, {
+      name: "wrong id",
+      kind: "http",
+      environment: "test",
+      steps: [{ request: { url: "/tick?i=-1" }, expect: [{ json: "$.ok", equals: false }] }],
+    }),
+    201,
+  );
+  const failed = await json<{ id: string }>(await s.call("POST", `/projects/${project}/automations/${failing.id}/run`), 202);
+  expect((await waitForRun(s, project, failed.id, 20_000)).status).toBe("failed");
+  expect(await waitUntil(() => finishedLines(failed.id).length > 0, 5_000)).toBe(true);
+  expect(finishedLines(failed.id)[0]).toMatchObject({ status: "failed", failure: expect.stringContaining("step 1") });
+  ticks.length = 0;
   const steps = Array.from({ length: 80 }, (_, i) => ({ request: { url: `/tick?i=${i}` }, expect: [{ status: 200 }] }));
   const made = await json<{ id: string }>(
     await s.call("POST", `/projects/${project}/automations`, { name: "ticker", kind: "http", environment: "test", steps }),
@@ -74,4 +104,8 @@ test("cut off from the server mid-run, a runner stops the run before its lease e
   expect(ticks.filter((t) => t.at > endedAt)).toEqual([]);
   expect(ticks.length).toBeLessThan(80);
   expect(runner.output()).toContain("it is stopped here, as the server will end it or give it to another runner");
+  // The server's log says how it ended, with the run's id.
+  const [line] = finishedLines(run.id);
+  expect(line).toMatchObject({ run_id: run.id, status: "error" });
+  expect(String(line?.error)).toContain("runner lost");
 });

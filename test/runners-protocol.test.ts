@@ -309,3 +309,14 @@ describe("a server restart", () => {
     }
   });
 });
+
+test("svc runner --name (SVC_RUNNER_NAME) names the runner at its hello: the API lists it by that name; a name with control characters is a 400", async () => {
+  const { id, token } = await json<{ id: string; token: string }>(await s.call("POST", "/runners", { name: "token-name" }), 201);
+  const hello = (name: string) => runnerCall(s.url, token, "/hello", { protocol: 1, version: "test", name, labels: [], capabilities: { browser: false } });
+  expect((await hello("edge-b")).status).toBe(200);
+  expect((await json<{ name: string }>(await s.call("GET", `/runners/${id}`))).name).toBe("edge-b");
+  expect((await s.call("GET", "/runners/edge-b")).status).toBe(200);
+  const bad = await hello("edge\u001b[2J");
+  expect(bad.status).toBe(400);
+  expect((await json<{ name: string }>(await s.call("GET", `/runners/${id}`))).name).toBe("edge-b");
+});

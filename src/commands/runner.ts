@@ -1,7 +1,22 @@
 // `svc runner --server URL`: a runner on this machine for a server elsewhere (token in SVC_RUNNER_TOKEN).
+import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import type { Command } from "commander";
 import { UsageError } from "../../cli/usage";
+import { log } from "../logging";
+
+/**
+ * A browser path that was given but cannot be used leaves the runner without browser runs (it tells the server it
+ * has no Chromium): said at start, naming the path and where it came from, rather than only by browser runs that
+ * never come. Judged as the runner judges it (findChromium), so the warning and what it advertises agree.
+ */
+async function warnUnusableBrowserPath(path: string | undefined, from: string): Promise<void> {
+  if (!path) return;
+  const { findChromium } = await import("../runner/chromium");
+  if ("path" in findChromium(path)) return;
+  const why = existsSync(path) ? "is not an executable file" : "does not exist";
+  log.warn(`the browser path ${path} ${why}: this runner takes no browser runs`, { browser_path: path, from });
+}
 
 function positiveInt(name: string, text: string, max: number): number {
   const n = Number(text);
@@ -14,7 +29,7 @@ export function registerRunner(program: Command): void {
     .command("runner")
     .description("Execute runs claimed from a server over HTTP (token in SVC_RUNNER_TOKEN, made by svc admin create-runner-token or create_runner)")
     .requiredOption("--server <url>", "the server's address, e.g. https://svc.example.com")
-    .option("--name <name>", "a name shown in the server's logs (default: SVC_RUNNER_NAME, else the token's runner name)")
+    .option("--name <name>", "the runner's name, shown in the API, the web app, its runs and the logs (default: SVC_RUNNER_NAME, else the token's runner name)")
     .option("--labels <labels>", "comma-separated labels it offers besides its token's (default: SVC_RUNNER_LABELS)")
     .option("--concurrency <n>", "runs at once (default: SVC_RUNNER_CONCURRENCY, else 4)")
     .option("--workers <n>", "worker processes the runs execute in (default: SVC_RUNNER_WORKERS, else the CPU cores)")
@@ -78,6 +93,8 @@ export function registerRunner(program: Command): void {
         const workers = positiveInt("--workers", o.workers ?? env.SVC_RUNNER_WORKERS ?? String(availableParallelism()), 256);
         const graceMs = Number(o.graceMs);
         if (!Number.isInteger(graceMs) || graceMs < 0) throw new UsageError(`--grace-ms must be a whole number of milliseconds, not "${o.graceMs}"`);
+        const browserPath = o.browserPath ?? env.SVC_RUNNER_BROWSER_PATH;
+        await warnUnusableBrowserPath(browserPath, o.browserPath !== undefined ? "--browser-path" : "SVC_RUNNER_BROWSER_PATH");
         const runner = new RemoteRunner({
           server: url.origin + url.pathname.replace(/\/+$/, ""),
           token: token.trim(),
@@ -85,7 +102,7 @@ export function registerRunner(program: Command): void {
           labels,
           concurrency,
           workers,
-          browserPath: o.browserPath ?? env.SVC_RUNNER_BROWSER_PATH,
+          browserPath,
           graceMs,
         });
         const { flushLogs } = await import("../logging");

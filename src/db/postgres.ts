@@ -34,6 +34,7 @@ import type {
   StoredEnvironment,
 } from "../core/storage";
 import { FINISHED_RUN_COLUMNS, type FinishedRun } from "../core/storage";
+import { RunnerServed } from "./runner-served";
 import type { DB } from "./schema";
 
 export type Pool = postgres.Sql;
@@ -284,6 +285,9 @@ export class PostgresChangeFeed implements ChangeFeed, KyselyPlugin {
  * once each get different runs and none waits for another.
  */
 export class PostgresRunQueue implements RunQueueStore {
+  /** Whom each remote runner served, for its claims' turns. */
+  private readonly served = new RunnerServed();
+
   constructor(
     private readonly pool: Pool,
     private readonly db: Kysely<DB>,
@@ -299,9 +303,25 @@ export class PostgresRunQueue implements RunQueueStore {
    * locked as they are read (SKIP LOCKED): runs another node is claiming at that moment are passed over, so nodes
    * claiming at once take different runs instead of one of them finding none. `queued` narrows a project's queued
    * runs `q` to those the claimer may take (joins on `q`, then conditions); `project` narrows the projects (`p`)
-   * ranked.
+   * ranked. `served` (a runner's claim: whom it served and how recently, runner-served.ts) breaks ties between equal
+   * turns for the project, then the workspace, it served least recently; the turns then also give `workspace_served`.
    */
-  private rankedInTurns(queued: { join: postgres.Fragment; filter: postgres.Fragment }, project: postgres.Fragment, limit: number): postgres.Fragment {
+  private rankedInTurns(
+    queued: { join: postgres.Fragment; filter: postgres.Fragment },
+    project: postgres.Fragment,
+    limit: number,
+    served?: string,
+  ): postgres.Fragment {
+    // Ids are letters, digits and "_": a key of the JSON object as they are.
+    const ranking =
+      served === undefined
+        ? { columns: this.pool``, turnColumns: this.pool``, projectTie: this.pool`` }
+        : {
+            columns: this.pool` COALESCE((${served}::text::jsonb ->> w.project_id)::bigint, 0) AS project_served,
+              COALESCE((${served}::text::jsonb ->> p.workspace_id)::bigint, 0) AS workspace_served,`,
+            turnColumns: this.pool` h.workspace_served,`,
+            projectTie: this.pool` h.project_served,`,
+          };
     return this.pool`
       WITH RECURSIVE
         waiting(project_id) AS (
@@ -311,7 +331,7 @@ export class PostgresRunQueue implements RunQueueStore {
         busy AS (SELECT project_id, COUNT(*) AS n FROM runs WHERE status = 'running' GROUP BY project_id),
         busy_workspaces AS (SELECT p.workspace_id, SUM(b.n) AS n FROM busy b JOIN projects p ON p.id = b.project_id GROUP BY p.workspace_id),
         heads AS (
-          SELECT r.id, r.created_at, r.position, p.workspace_id,
+          SELECT r.id, r.created_at, r.position, p.workspace_id,${ranking.columns}
             COALESCE(b.n, 0) + ROW_NUMBER() OVER (PARTITION BY w.project_id ORDER BY r.created_at, r.position, r.id) AS project_turn
           FROM waiting w
             JOIN projects p ON p.id = w.project_id${project}
@@ -322,8 +342,8 @@ export class PostgresRunQueue implements RunQueueStore {
                 AND ${queued.filter}
               ORDER BY q.created_at, q.position, q.id LIMIT ${limit} FOR UPDATE OF q SKIP LOCKED) r),
         turns AS (
-          SELECT h.id, h.created_at, h.position, h.project_turn,
-            COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn, h.created_at, h.position, h.id) AS workspace_turn
+          SELECT h.id, h.created_at, h.position, h.project_turn,${ranking.turnColumns}
+            COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn,${ranking.projectTie} h.created_at, h.position, h.id) AS workspace_turn
           FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)`;
   }
 
@@ -350,7 +370,9 @@ export class PostgresRunQueue implements RunQueueStore {
   /**
    * In the same turns as claimQueuedRuns, the queued runs the runner may take: of its workspace only (when it has one), whose environment's
    * runner_labels it all has, browser runs only if it can. The runner's labels go as text (a parameter typed jsonb
-   * would be sent as a JSON string of the text).
+   * would be sent as a JSON string of the text). Between equal turns the workspace, then the project, it served least
+   * recently goes first (see src/db/runner-served.ts for why: by age alone, a backlog queued first took every turn of
+   * a one-slot runner, which reports a run's end before it claims again).
    */
   async claimRunsForRunner(
     now: string,
@@ -365,14 +387,18 @@ export class PostgresRunQueue implements RunQueueStore {
       },
       this.pool` AND (${runner.workspaceId}::text IS NULL OR p.workspace_id = ${runner.workspaceId}::text)`,
       limit,
+      this.served.of(runner.runnerId),
     );
-    const runs = await this.pool<ClaimedRunRow[]>`${ranked},
-        chosen AS (SELECT id FROM turns ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
+    const runs = await this.pool<(ClaimedRunRow & { workspace_id: string })[]>`${ranked},
+        chosen AS (SELECT id FROM turns ORDER BY workspace_turn, workspace_served, project_turn, created_at, position, id LIMIT ${limit})
       UPDATE runs SET status = 'running', claim = claim + 1, started_at = ${now}, updated_at = ${now}, runner_id = ${runner.runnerId},
         lease_expires_at = ${runner.leaseExpiresAt}, runner_started_at = NULL
-      WHERE id IN (SELECT id FROM chosen) AND status = 'queued'
-      RETURNING id, claim, project_id, automation_id, automation_name, started_at, spec, environment_id, variables, one_run_secrets, attempts`;
-    return { runs: [...runs], environments: await this.environmentsOf(runs) };
+      FROM projects p
+      WHERE runs.id IN (SELECT id FROM chosen) AND runs.status = 'queued' AND p.id = runs.project_id
+      RETURNING runs.id, runs.claim, runs.project_id, runs.automation_id, runs.automation_name, runs.started_at, runs.spec, runs.environment_id,
+        runs.variables, runs.one_run_secrets, runs.attempts, p.workspace_id`;
+    if (runs.length > 0) this.served.note(runner.runnerId, [...new Set(runs.flatMap((r) => [r.project_id, r.workspace_id]))]);
+    return { runs: runs.map(({ workspace_id: _workspace, ...run }) => run), environments: await this.environmentsOf(runs) };
   }
 
   /** The environments of claimed runs, as stored; notes the claim's write. */

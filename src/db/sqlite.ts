@@ -27,6 +27,7 @@ import type {
   StoredEnvironment,
 } from "../core/storage";
 import { FINISHED_RUN_COLUMNS, type FinishedRun } from "../core/storage";
+import { RunnerServed } from "./runner-served";
 import type { DB } from "./schema";
 
 /** Opens (creating if needed) the file with the pragmas svc relies on: WAL, foreign keys, a busy timeout. */
@@ -189,8 +190,14 @@ const LOCAL_RUNS = "(q.environment_id IS NULL OR q.environment_id NOT IN (SELECT
  *
  * The limit is written into the statement (one cached statement per limit, which is at most the slots): bound as
  * a parameter, it keeps SQLite from planning the ranking around it, and the claim costs five to ten times more.
+ *
+ * `served` (a runner's claim) names the parameter holding whom the claimer served and how recently (runner-served.ts,
+ * a JSON object by id; ids are letters, digits and "_", so an id is its own JSON path): between equal turns, the
+ * project and then the workspace it served least recently go first, instead of the oldest. The turns then also give
+ * `workspace_served` to order by. Read with json_extract rather than joined from json_each: the join scanned the
+ * object once per ranked run and made a runner's claim a third dearer; this costs about nothing.
  */
-const rankedInTurns = (queued: { join: string; filter: string }, project: string, limit: number) => `WITH RECURSIVE
+const rankedInTurns = (queued: { join: string; filter: string }, project: string, limit: number, served?: string) => `WITH RECURSIVE
   waiting(project_id) AS (
     SELECT MIN(project_id) FROM runs WHERE status = 'queued'
     UNION ALL
@@ -198,7 +205,11 @@ const rankedInTurns = (queued: { join: string; filter: string }, project: string
   busy AS (SELECT project_id, COUNT(*) AS n FROM runs WHERE status = 'running' GROUP BY project_id),
   busy_workspaces AS (SELECT p.workspace_id, SUM(b.n) AS n FROM busy b JOIN projects p ON p.id = b.project_id GROUP BY p.workspace_id),
   heads AS (
-    SELECT r.id, r.created_at, r.position, p.workspace_id,
+    SELECT r.id, r.created_at, r.position, p.workspace_id,${
+      served
+        ? ` COALESCE(json_extract(${served}, '$.' || w.project_id), 0) AS project_served, COALESCE(json_extract(${served}, '$.' || p.workspace_id), 0) AS workspace_served,`
+        : ""
+    }
       COALESCE(b.n, 0) + ROW_NUMBER() OVER (PARTITION BY r.project_id ORDER BY r.created_at, r.position, r.id) AS project_turn
     FROM waiting w JOIN projects p ON p.id = w.project_id${project} LEFT JOIN busy b ON b.project_id = w.project_id
       JOIN runs r ON r.id IN (
@@ -207,8 +218,8 @@ const rankedInTurns = (queued: { join: string; filter: string }, project: string
           AND ${queued.filter}
         ORDER BY q.created_at, q.position, q.id LIMIT ${limit})),
   turns AS (
-    SELECT h.id, h.created_at, h.position, h.project_turn,
-      COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn, h.created_at, h.position, h.id) AS workspace_turn
+    SELECT h.id, h.created_at, h.position, h.project_turn,${served ? " h.workspace_served," : ""}
+      COALESCE(bw.n, 0) + ROW_NUMBER() OVER (PARTITION BY h.workspace_id ORDER BY h.project_turn,${served ? " h.project_served," : ""} h.created_at, h.position, h.id) AS workspace_turn
     FROM heads h LEFT JOIN busy_workspaces bw ON bw.workspace_id = h.workspace_id)`;
 
 /** What every claim returns of a run it took: a ClaimedRunRow (src/core/storage.ts). */
@@ -243,7 +254,10 @@ RETURNING ${CLAIMED_COLUMNS}`;
 /**
  * A remote runner's claim, in the same turns as claimInTurns (round-robin across workspaces, then projects, then
  * oldest first), among the runs it may take: of its workspace only (?4, when it has one), whose environment's
- * runner_labels it all has (?5), browser runs only if it can run a browser (?6). It holds them under its lease.
+ * runner_labels it all has (?5), browser runs only if it can run a browser (?6). Between equal turns the workspace,
+ * then the project, it served least recently (?7, runner-served.ts) goes first: it reports a finished run before it
+ * claims again, so the workspace it just served no longer counts that run, and by age alone a backlog queued first
+ * won every turn of a one-slot runner. It holds the runs under its lease.
  */
 const runnerClaimInTurns = (limit: number) => `${rankedInTurns(
   {
@@ -253,9 +267,10 @@ const runnerClaimInTurns = (limit: number) => `${rankedInTurns(
   },
   " AND (?4 IS NULL OR p.workspace_id = ?4)",
   limit,
+  "?7",
 )}
 UPDATE runs SET status = 'running', claim = claim + 1, started_at = ?1, updated_at = ?1, runner_id = ?2, lease_expires_at = ?3, runner_started_at = NULL
-WHERE id IN (SELECT id FROM turns ORDER BY workspace_turn, project_turn, created_at, position, id LIMIT ${limit})
+WHERE id IN (SELECT id FROM turns ORDER BY workspace_turn, workspace_served, project_turn, created_at, position, id LIMIT ${limit})
 RETURNING ${CLAIMED_COLUMNS}`;
 
 /**
@@ -276,6 +291,9 @@ function limitOf(limit: number): number {
  * on the raw connection with cached prepared statements. Each takes the connection and notes its writes itself.
  */
 export class SqliteRunQueue implements RunQueueStore {
+  /** Whom each remote runner served, for its claims' turns. */
+  private readonly served = new RunnerServed();
+
   constructor(
     private readonly sqlite: Database,
     private readonly db: Kysely<DB>,
@@ -297,6 +315,18 @@ export class SqliteRunQueue implements RunQueueStore {
     return environments;
   }
 
+  /** Notes the workspaces and projects of the runs a runner just claimed (read under the connection the claim holds). */
+  private servedNow(runnerId: string, runs: ClaimedRunRow[]): void {
+    const workspaceOf = cachedStatement<{ workspace_id: string }, [string]>(this.sqlite, "SELECT workspace_id FROM projects WHERE id = ?1");
+    const projects = new Set(runs.map((r) => r.project_id));
+    const workspaces = new Set<string>();
+    for (const id of projects) {
+      const p = workspaceOf.get(id);
+      if (p) workspaces.add(p.workspace_id);
+    }
+    this.served.note(runnerId, [...projects, ...workspaces]);
+  }
+
   async claimQueuedRuns(now: string, limit: number, workspaceCap: number): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
     const claimed = await holdingConnection(this.db, () => {
       let runs: ClaimedRunRow[] = [];
@@ -314,14 +344,19 @@ export class SqliteRunQueue implements RunQueueStore {
     limit: number,
   ): Promise<{ runs: ClaimedRunRow[]; environments: Map<string, StoredEnvironment> }> {
     const claimed = await holdingConnection(this.db, () => {
-      const runs = cachedStatement<ClaimedRunRow, [string, string, string, string | null, string, number]>(this.sqlite, runnerClaimInTurns(limitOf(limit))).all(
+      const runs = cachedStatement<ClaimedRunRow, [string, string, string, string | null, string, number, string]>(
+        this.sqlite,
+        runnerClaimInTurns(limitOf(limit)),
+      ).all(
         now,
         runner.runnerId,
         runner.leaseExpiresAt,
         runner.workspaceId,
         JSON.stringify(runner.labels),
         runner.browser ? 1 : 0,
+        this.served.of(runner.runnerId),
       );
+      if (runs.length > 0) this.servedNow(runner.runnerId, runs);
       return { runs, environments: this.environmentsOf(runs) };
     });
     if (claimed.runs.length > 0) this.changes.noteWrite();

@@ -25,6 +25,11 @@ export interface AppOptions {
   plugins?: ((app: Elysia) => Elysia)[];
   /** Observes each finished request (metrics). */
   onFinished?: (request: Request, response: Response, durationMs: number) => void;
+  /**
+   * Requests spared the per-IP budget once their own credential proves them: a runner's calls, which keep its runs'
+   * leases (a CI behind the same address using up the budget must not end a healthy runner's runs).
+   */
+  ipBudgetExempt?: (request: Request, pathname: string) => boolean | Promise<boolean>;
 }
 
 export interface HttpService {
@@ -169,16 +174,10 @@ export function createHttpService(opts: AppOptions): HttpService {
     let answer: Response | Promise<Response>;
     if (ipBuckets && (pathname.startsWith("/api/") || pathname === MCP_PATH)) {
       // Before the key is even parsed, so floods of invalid keys cannot probe or overload the API.
-      const verdict = ipBuckets.take(clientIp);
-      const afterIpCheck = (v: BucketVerdict) => {
-        state.rateLimit = v;
-        return v.allowed
-          ? serve(request, state, pathname)
-          : errorResponse("rate_limited", `too many requests from this address (${v.limit}/h); retry after ${v.retryAfterSeconds} s`, {
-              headers: { "retry-after": String(v.retryAfterSeconds) },
-            });
-      };
-      answer = verdict instanceof Promise ? verdict.then(afterIpCheck) : afterIpCheck(verdict);
+      const buckets = ipBuckets;
+      const exempt = opts.ipBudgetExempt?.(request, pathname) ?? false;
+      if (exempt instanceof Promise) answer = exempt.then((yes) => (yes ? serve(request, state, pathname) : ipChecked(buckets.take(clientIp))));
+      else answer = exempt ? serve(request, state, pathname) : ipChecked(buckets.take(clientIp));
     } else {
       answer = serve(request, state, pathname);
     }
@@ -190,6 +189,18 @@ export function createHttpService(opts: AppOptions): HttpService {
           (e) => finish(request, state, pathname, responseForError(e, state.id)),
         )
       : finish(request, state, pathname, answer);
+
+    function ipChecked(verdict: BucketVerdict | Promise<BucketVerdict>): Response | Promise<Response> {
+      const afterIpCheck = (v: BucketVerdict) => {
+        state.rateLimit = v;
+        return v.allowed
+          ? serve(request, state, pathname)
+          : errorResponse("rate_limited", `too many requests from this address (${v.limit}/h); retry after ${v.retryAfterSeconds} s`, {
+              headers: { "retry-after": String(v.retryAfterSeconds) },
+            });
+      };
+      return verdict instanceof Promise ? verdict.then(afterIpCheck) : afterIpCheck(verdict);
+    }
   }
 
   function finish(request: Request, state: RequestState, pathname: string, response: Response): Response {

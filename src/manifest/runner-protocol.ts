@@ -1,7 +1,7 @@
 // The runner protocol: what `svc runner` and the server say to each other under /api/v1/runner (bearer runner
 // token). Declared once here for both sides; docs/runners.md describes it.
 import { z } from "zod";
-import { RunnerLabel } from "./define";
+import { Name, RunnerLabel } from "./define";
 import { RunSummary, StepResult } from "./records";
 
 /** Bumped on any change a runner of the previous protocol would misread; the server refuses other protocols. */
@@ -26,7 +26,8 @@ export const RunnerInstance = z.string().regex(/^[A-Za-z0-9-]{8,64}$/);
 export const Hello = z.strictObject({
   protocol: z.number().int(),
   version: z.string().max(100),
-  name: z.string().trim().max(200).optional(),
+  /** The name the runner goes by from this hello on (`svc runner --name`, SVC_RUNNER_NAME); absent: it keeps its name. */
+  name: Name.optional(),
   labels: z.array(RunnerLabel).max(20).default([]),
   capabilities: z.strictObject({ browser: z.boolean() }),
 });

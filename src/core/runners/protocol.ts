@@ -68,6 +68,8 @@ export async function hello(core: Core, row: RunnerRow, body: z.output<typeof He
   }
   const t = nowIso();
   const next = {
+    // `svc runner --name` (SVC_RUNNER_NAME) names the runner everywhere: the API, the web app, its runs, the logs.
+    ...(body.name !== undefined ? { name: body.name } : {}),
     version: body.version,
     capabilities: JSON.stringify({ browser: body.capabilities.browser }),
     advertised_labels: JSON.stringify([...new Set(body.labels)].sort()),
@@ -85,6 +87,7 @@ export async function hello(core: Core, row: RunnerRow, body: z.output<typeof He
     );
   }
   log.info("runner said hello", { runner_id: row.id, name: body.name ?? row.name, version: body.version, browser: body.capabilities.browser });
+  if (body.name !== undefined && body.name !== row.name) log.info("runner renamed by its process", { runner_id: row.id, from: row.name, to: body.name });
   return answerHello(core, { ...row, ...next, instance_id: instance });
 }
 
@@ -232,6 +235,7 @@ export async function finishForRunner(core: Core, row: RunnerRow, runs: z.output
       finishedAt: new Date(finished).toISOString(),
       durationMs: Math.max(0, finished - Date.parse(startedAt)),
       error: r.result.error,
+      ...(r.result.failure ? { failure: r.result.failure } : {}),
       summary: r.result.summary,
       resultsJson: JSON.stringify({ steps: r.result.steps, artifacts: r.result.artifacts }),
       attempts: r.result.attempts,
@@ -240,7 +244,16 @@ export async function finishForRunner(core: Core, row: RunnerRow, runs: z.output
   await finishRuns(core, outcomes);
   await seen(core, row);
   for (const o of outcomes) {
-    log.info("run finished", { run_id: o.id, automation_id: o.automationId, status: o.status, duration_ms: o.durationMs, runner_id: row.id });
+    // As the server's own engine logs them: the error, or the first failed step, masked by the runner already.
+    log.info("run finished", {
+      run_id: o.id,
+      automation_id: o.automationId,
+      status: o.status,
+      duration_ms: o.durationMs,
+      ...(o.error !== null ? { error: o.error } : {}),
+      ...(o.failure ? { failure: o.failure } : {}),
+      runner_id: row.id,
+    });
   }
   return { recorded: outcomes.map((o) => o.id) };
 }
@@ -277,6 +290,8 @@ export async function sweepExpiredLeases(core: Core): Promise<{ requeued: string
     const expired = await store.runsWithExpiredLeases(trx, t);
     const requeued: string[] = [];
     const lost: string[] = [];
+    /** The "run finished" line of each lost run, written once the transaction is in (as every ended run has one). */
+    const ended: Record<string, unknown>[] = [];
     for (const r of expired) {
       const retries = readJsonColumnOr(RunSpecColumn, r.spec, null)?.retries ?? 0;
       if (r.runner_started_at === null) {
@@ -329,17 +344,26 @@ export async function sweepExpiredLeases(core: Core): Promise<{ requeued: string
       });
       await markLastRunErrored(trx, r.automation_id, r.id, t);
       lost.push(r.id);
+      ended.push({
+        run_id: r.id,
+        automation_id: r.automation_id,
+        status: "error",
+        duration_ms: r.started_at ? Math.max(0, Date.parse(t) - Date.parse(r.started_at)) : null,
+        error,
+        runner_id: r.runner_id,
+      });
     }
     // A lost run is a state change like any other: its alerts are written with it.
     const alerts = lost.length > 0 ? await recordEndedRuns(core, trx, lost, t) : 0;
-    return { requeued, lost, alerts };
+    return { requeued, lost, alerts, ended };
   });
   if (result.requeued.length > 0) {
-    log.warn("runs of a lost runner queued again", { runs: result.requeued.length });
+    log.warn("runs of a lost runner queued again", { runs: result.requeued.length, run_ids: result.requeued });
     core.events.emit("runQueued");
   }
   if (result.lost.length > 0) {
-    log.warn("runs of a lost runner ended as error", { runs: result.lost.length });
+    for (const line of result.ended) log.info("run finished", line);
+    log.warn("runs of a lost runner ended as error", { runs: result.lost.length, run_ids: result.lost });
     await runsEndedElsewhere(core, result.lost, result.alerts);
   }
   return { requeued: result.requeued, lost: result.lost };

@@ -191,6 +191,7 @@ export async function runsWithExpiredLeases(db: Kysely<DB>, now: string) {
       "runs.attempts",
       "runs.spec",
       "runs.lease_expires_at",
+      "runs.runner_id",
       "runners.name as runner_name",
     ])
     .where("runs.status", "=", "running")

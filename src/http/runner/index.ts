@@ -214,4 +214,18 @@ export function runnerRoutes(core: Core) {
       ) as unknown as Elysia;
 }
 
-serverExtensions.http.push((core) => ({ plugins: [runnerRoutes(core)] }));
+/**
+ * A runner's calls keep its runs' leases: a request with a valid runner token is spared the per-IP budget (a CI
+ * behind the same address using the budget up must not end a healthy runner's runs as "runner lost"). A token that
+ * is not a runner's (unknown, revoked) still counts against its address's budget, so floods are limited as before.
+ */
+async function isRunnersCall(core: Core, request: Request, pathname: string): Promise<boolean> {
+  if (!pathname.startsWith(RUNNER_PREFIX)) return false;
+  const token = bearerToken(request);
+  return token !== null && (await authenticateRunner(core, token)) !== null;
+}
+
+serverExtensions.http.push((core) => ({
+  plugins: [runnerRoutes(core)],
+  ipBudgetExempt: (request, pathname) => (pathname.startsWith(RUNNER_PREFIX) ? isRunnersCall(core, request, pathname) : false),
+}));
