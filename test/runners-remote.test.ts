@@ -178,17 +178,23 @@ describe("svc runner", () => {
     expect((await getRun(s, project, runId)).status).toBe("passed");
   }, 40_000);
 
-  test("a run still running when the runner's grace ends is recorded as stopped by the runner, not by a server shutdown", async () => {
+  test("a run still running when the runner's grace ends is handed back at once, as a lost runner's: ended, or queued again while its retries allow", async () => {
     const r = runner(await token("short-grace-box"), ["--grace-ms", "200"]);
-    const runId = await startRun(s, project, await createAutomation(s, project, http([{ request: { url: "/hold/remote-grace" } }])));
-    expect(await waitUntil(() => target.held("remote-grace").length === 1, 20_000)).toBe(true);
+    const once = await startRun(s, project, await createAutomation(s, project, http([{ request: { url: "/hold/remote-grace" } }])));
+    const retried = await startRun(s, project, await createAutomation(s, project, http([{ request: { url: "/hold/remote-grace" } }], { retries: 1 })));
+    expect(await waitUntil(() => target.held("remote-grace").length === 2, 20_000)).toBe(true);
     r.proc.kill("SIGTERM");
     expect(await r.proc.exited).toBe(0);
     target.release("remote-grace");
-    expect(await getRun(s, project, runId)).toMatchObject({
-      status: "error",
-      error: "interrupted: the runner executing it stopped before the run finished: run it again",
-    });
+    const stopped = 'runner stopped: the svc runner process of runner "short-grace-box" was stopped before the run ended';
+    expect(await getRun(s, project, once)).toMatchObject({ status: "error", error: stopped });
+    // A routine stop costs it no more than a crash would: its execution is an attempt, and its retry is left.
+    const again = (await getRun(s, project, retried)) as unknown as { status: string; attempts: { status: string; error: string }[] };
+    expect(again.status).toBe("queued");
+    expect(again.attempts).toEqual([expect.objectContaining({ attempt: 1, status: "error", error: stopped })]);
+    expect(r.output()).toContain("runs still running at the end of the grace period were handed back");
+    // Not left in the queue for the next test's runners.
+    expect((await s.call("POST", `/projects/${project}/runs/${retried}/cancel`)).status).toBe(200);
   }, 40_000);
 
   test("plain http:// to another machine is refused without --insecure-http; with it, a warning", async () => {

@@ -343,6 +343,16 @@ export class RemoteRunner {
     }
   }
 
+  /** Runs this runner began and stopped before their end: the server decides what they come to now, not a lease later. */
+  private async handBack(runs: { id: string; claim: number }[]): Promise<void> {
+    try {
+      await this.call("POST", "/release", { runs }, AbortSignal.timeout(10_000));
+      log.info("runs still running at the end of the grace period were handed back: queued again while their retries allow", { runs: runs.length });
+    } catch (e) {
+      log.warn("could not hand runs back; their leases will", { runs: runs.length, error: (e as Error).message });
+    }
+  }
+
   private async release(runs: { id: string; claim: number }[]): Promise<void> {
     try {
       await this.call("POST", "/release", { runs });
@@ -536,8 +546,15 @@ export class RemoteRunner {
     if (this.active.size > 0) {
       log.info("waiting for running runs to finish", { runs: this.active.size, grace_ms: this.opts.graceMs });
       await this.waitIdle(this.opts.graceMs);
-      for (const a of this.active.values()) a.controller.abort(new RunAborted("runner_stopped"));
+      // Still running at the end of the grace period: stopped here, then handed back to the server, which keeps
+      // their execution as an attempt and queues them again while their retries allow — as after a crash, at once.
+      const handBack = [...this.active.values()].filter((a) => !a.lost);
+      for (const a of handBack) {
+        a.lost = true;
+        a.controller.abort(new RunAborted("runner_stopped"));
+      }
       await this.waitIdle(5_000);
+      if (handBack.length > 0 && this.refusal === null) await this.handBack(handBack.map((a) => ({ id: a.job.id, claim: a.job.claim })));
     }
     await this.flushFinished();
   }

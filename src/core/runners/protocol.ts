@@ -1,7 +1,9 @@
 // The server's side of the runner protocol: a runner says hello, claims runs under a lease, says which it began,
 // heart-beats (extending its leases, hearing of cancellations), uploads artifacts, finishes (fenced by its claim
 // and its runner id) and releases what it did not begin. Expired leases are swept here too.
+import type { Kysely } from "kysely";
 import type { z } from "zod";
+import type { DB } from "../../db/schema";
 import { log } from "../../logging";
 import { AppError, conflict, invalid, notFound } from "../../manifest/errors";
 import {
@@ -258,14 +260,92 @@ export async function finishForRunner(core: Core, row: RunnerRow, runs: z.output
   return { recorded: outcomes.map((o) => o.id) };
 }
 
-/** Puts claimed runs the runner has not begun back in the queue (it is stopping). */
+/**
+ * The runner is stopping: runs it claimed but had not begun go back to the queue; runs it began and stopped at the
+ * end of its grace period are handed back as a lost runner's are at its lease's end, at once — their execution kept
+ * as an attempt that ended `error` ("runner stopped: …"), queued again while the automation's retries allow, else
+ * ended. A routine stop (an upgrade, systemd) costs a run no more than a crash does.
+ */
 export async function releaseForRunner(core: Core, row: RunnerRow, runs: RunRef[]): Promise<{ released: string[] }> {
   const released: string[] = [];
-  for (const r of runs) {
-    if (await store.releaseUnbegunRun(core.db, row.id, r, nowIso())) released.push(r.id);
-  }
+  const t = nowIso();
+  const handedBack = await core.db.transaction().execute(async (trx) => {
+    const out = { requeued: [] as string[], lost: [] as string[], ended: [] as Record<string, unknown>[], alerts: 0 };
+    for (const r of runs) {
+      if (await store.releaseUnbegunRun(trx, row.id, r, t)) {
+        released.push(r.id);
+        continue;
+      }
+      const begun = await store.begunRunHeldBy(trx, row.id, r);
+      if (!begun) continue;
+      const error = `${STOPPED_MESSAGE}: the svc runner process of runner "${begun.runner_name ?? row.name}" was stopped before the run ended`;
+      const ended = await loseRun(trx, begun, error, t);
+      released.push(r.id);
+      if (ended) {
+        out.lost.push(r.id);
+        out.ended.push(ended);
+      } else out.requeued.push(r.id);
+    }
+    out.alerts = out.lost.length > 0 ? await recordEndedRuns(core, trx, out.lost, t) : 0;
+    return out;
+  });
   if (released.length > 0) core.events.emit("runQueued");
+  if (handedBack.lost.length > 0) {
+    for (const line of handedBack.ended) log.info("run finished", line);
+    await runsEndedElsewhere(core, handedBack.lost, handedBack.alerts);
+  }
   return { released };
+}
+
+export const STOPPED_MESSAGE = "runner stopped";
+
+type LeasedRun = NonNullable<Awaited<ReturnType<typeof store.begunRunHeldBy>>>;
+
+/**
+ * A begun run its runner lost (its lease expired, or its process stopped): its execution is kept as an attempt that
+ * ended `error`, and the run is queued again while the automation's retries allow (answers null), else ended
+ * `error` (answers its "run finished" log line). The claim moves on with the next one, so the lost runner can
+ * never finish it.
+ */
+async function loseRun(trx: Kysely<DB>, r: LeasedRun, error: string, t: string): Promise<Record<string, unknown> | null> {
+  const retries = readJsonColumnOr(RunSpecColumn, r.spec, null)?.retries ?? 0;
+  // The attempts before the lost one: from the runner's last progress, or those made before its claim.
+  const before = priorAttempts(r.attempts);
+  const lostAttempt: RunAttempt = {
+    attempt: before.length + 1,
+    status: "error",
+    error,
+    message: error,
+    // Since the runner began the run: its own earlier attempts included, when it had retried already.
+    duration_ms: Math.max(0, Date.parse(t) - Date.parse(r.runner_started_at ?? t)),
+  };
+  const attempts = JSON.stringify([...before, lostAttempt]);
+  if (lostAttempt.attempt < retries + 1) {
+    await store.updateExpiredRun(trx, r.id, r.lease_expires_at, {
+      status: "queued",
+      started_at: null,
+      runner_id: null,
+      lease_expires_at: null,
+      runner_started_at: null,
+      runner_losses: r.runner_losses + 1,
+      results: "{}",
+      attempts,
+      updated_at: t,
+    });
+    return null;
+  }
+  const duration = r.started_at ? Math.max(0, Date.parse(t) - Date.parse(r.started_at)) : null;
+  await store.updateExpiredRun(trx, r.id, r.lease_expires_at, {
+    status: "error",
+    error,
+    attempts,
+    finished_at: t,
+    updated_at: t,
+    lease_expires_at: null,
+    duration_ms: duration,
+  });
+  await markLastRunErrored(trx, r.automation_id, r.id, t);
+  return { run_id: r.id, automation_id: r.automation_id, status: "error", duration_ms: duration, error, runner_id: r.runner_id };
 }
 
 /** Keeps an artifact of a run the runner holds under `claim`, no larger than a screenshot may be. */
@@ -293,7 +373,6 @@ export async function sweepExpiredLeases(core: Core): Promise<{ requeued: string
     /** The "run finished" line of each lost run, written once the transaction is in (as every ended run has one). */
     const ended: Record<string, unknown>[] = [];
     for (const r of expired) {
-      const retries = readJsonColumnOr(RunSpecColumn, r.spec, null)?.retries ?? 0;
       if (r.runner_started_at === null) {
         await store.updateExpiredRun(trx, r.id, r.lease_expires_at, {
           status: "queued",
@@ -307,51 +386,12 @@ export async function sweepExpiredLeases(core: Core): Promise<{ requeued: string
         continue;
       }
       const error = `${LOST_MESSAGE}: runner "${r.runner_name ?? "?"}" stopped heart-beating and its lease expired at ${r.lease_expires_at}`;
-      // The attempts before the lost one: from the runner's last progress, or those made before its claim.
-      const before = priorAttempts(r.attempts);
-      const lostAttempt: RunAttempt = {
-        attempt: before.length + 1,
-        status: "error",
-        error,
-        message: error,
-        // Since the runner began the run: its own earlier attempts included, when it had retried already.
-        duration_ms: Math.max(0, Date.parse(t) - Date.parse(r.runner_started_at)),
-      };
-      const attempts = JSON.stringify([...before, lostAttempt]);
-      if (lostAttempt.attempt < retries + 1) {
-        await store.updateExpiredRun(trx, r.id, r.lease_expires_at, {
-          status: "queued",
-          started_at: null,
-          runner_id: null,
-          lease_expires_at: null,
-          runner_started_at: null,
-          runner_losses: r.runner_losses + 1,
-          results: "{}",
-          attempts,
-          updated_at: t,
-        });
-        requeued.push(r.id);
-        continue;
+      const line = await loseRun(trx, r, error, t);
+      if (line === null) requeued.push(r.id);
+      else {
+        lost.push(r.id);
+        ended.push(line);
       }
-      await store.updateExpiredRun(trx, r.id, r.lease_expires_at, {
-        status: "error",
-        error,
-        attempts,
-        finished_at: t,
-        updated_at: t,
-        lease_expires_at: null,
-        duration_ms: r.started_at ? Math.max(0, Date.parse(t) - Date.parse(r.started_at)) : null,
-      });
-      await markLastRunErrored(trx, r.automation_id, r.id, t);
-      lost.push(r.id);
-      ended.push({
-        run_id: r.id,
-        automation_id: r.automation_id,
-        status: "error",
-        duration_ms: r.started_at ? Math.max(0, Date.parse(t) - Date.parse(r.started_at)) : null,
-        error,
-        runner_id: r.runner_id,
-      });
     }
     // A lost run is a state change like any other: its alerts are written with it.
     const alerts = lost.length > 0 ? await recordEndedRuns(core, trx, lost, t) : 0;

@@ -177,27 +177,44 @@ export async function runnerHoldsRun(db: Kysely<DB>, runnerId: string, run: RunR
   return row !== undefined;
 }
 
+/** What ending a runner's hold on a run reads of it (its attempts and retries, when and by whom it was begun). */
+const LEASED_RUN_COLUMNS = [
+  "runs.id",
+  "runs.automation_id",
+  "runs.started_at",
+  "runs.runner_started_at",
+  "runs.runner_losses",
+  "runs.attempts",
+  "runs.spec",
+  "runs.lease_expires_at",
+  "runs.runner_id",
+  "runners.name as runner_name",
+] as const;
+
 /** Runs held `running` by a runner whose lease ended before `now`, with the name of the runner. */
 export async function runsWithExpiredLeases(db: Kysely<DB>, now: string) {
   return db
     .selectFrom("runs")
     .leftJoin("runners", "runners.id", "runs.runner_id")
-    .select([
-      "runs.id",
-      "runs.automation_id",
-      "runs.started_at",
-      "runs.runner_started_at",
-      "runs.runner_losses",
-      "runs.attempts",
-      "runs.spec",
-      "runs.lease_expires_at",
-      "runs.runner_id",
-      "runners.name as runner_name",
-    ])
+    .select(LEASED_RUN_COLUMNS)
     .where("runs.status", "=", "running")
     .where("runs.runner_id", "is not", null)
     .where("runs.lease_expires_at", "<", now)
     .execute();
+}
+
+/** A begun run the runner holds under this claim, as runsWithExpiredLeases reads one (its runner stops: see releaseForRunner). */
+export async function begunRunHeldBy(db: Kysely<DB>, runnerId: string, run: RunRef) {
+  return db
+    .selectFrom("runs")
+    .leftJoin("runners", "runners.id", "runs.runner_id")
+    .select(LEASED_RUN_COLUMNS)
+    .where("runs.id", "=", run.id)
+    .where("runs.claim", "=", run.claim)
+    .where("runs.runner_id", "=", runnerId)
+    .where("runs.status", "=", "running")
+    .where("runs.runner_started_at", "is not", null)
+    .executeTakeFirst();
 }
 
 /** Changes a run whose lease expired, unless it ended or was leased again meanwhile (fenced by that lease's end). */
