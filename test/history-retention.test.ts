@@ -144,3 +144,43 @@ test("a run that grows past run_days while the server runs goes within 10 s, wit
     await s.stop();
   }
 });
+
+test("schedules' fire history older than run_days goes on the sweep at start; each schedule keeps its latest fire (its last_fire)", async () => {
+  const dataDir = tempDir();
+  try {
+    let s = await startTestServer({ data_dir: dataDir, rate_limit: { enabled: false } });
+    const { project, envId } = await projectWithEnv(s, "Old fires", { BASE_URL: target.url });
+    const id = await createAutomation(s, project, { name: "pinged", kind: "http", environment: envId, steps: [{ request: { url: "/health" } }] });
+    const sch = await json<{ id: string }>(
+      await s.call("POST", `/projects/${project}/schedules`, { name: "hourly", target: { automation: id }, interval_seconds: 3600, enabled: false }),
+      201,
+    );
+    const quiet = await json<{ id: string }>(
+      await s.call("POST", `/projects/${project}/schedules`, { name: "quiet", target: { automation: id }, interval_seconds: 3600, enabled: false }),
+      201,
+    );
+    await s.stop();
+    // Fires of 120, 100 and 10 days ago for one schedule; only one of 100 days ago for the other.
+    const ago = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();
+    const url = await testDatabaseUrl(dataDir);
+    const insert = "INSERT INTO schedule_fires (schedule_id, due_at, fired_at, run_id, group_run_id, error, skipped) VALUES (?, ?, ?, NULL, NULL, NULL, NULL)";
+    for (const days of [120, 100, 10]) await runSql(url, dataDir, insert, [sch.id, ago(days), ago(days)]);
+    await runSql(url, dataDir, insert, [quiet.id, ago(100), ago(100)]);
+
+    s = await startTestServer({ data_dir: dataDir, rate_limit: { enabled: false } });
+    try {
+      const fires = async () => (await s.sql<{ schedule_id: string; due_at: string }>("SELECT schedule_id, due_at FROM schedule_fires ORDER BY due_at")).length;
+      expect(await eventually(async () => (await fires()) === 2)).toBe(true);
+      const left = await s.sql<{ schedule_id: string }>("SELECT schedule_id FROM schedule_fires ORDER BY schedule_id");
+      expect(left.map((f) => f.schedule_id).sort()).toEqual([sch.id, quiet.id].sort());
+      // The quiet schedule's only fire is its last_fire: kept, however old.
+      expect(
+        (await json<{ last_fire: { due_at: string } | null }>(await s.call("GET", `/projects/${project}/schedules/${quiet.id}`))).last_fire,
+      ).not.toBeNull();
+    } finally {
+      await s.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -1,8 +1,9 @@
 // The retention engine inside `svc serve`: prunes runs past `retention.*` in small batches, within seconds after
 // runs end (for the automations whose runs ended), within seconds after a run grows past the age limit (a cheap
-// indexed check every few seconds), and on an hourly sweep over everything (age and count).
+// indexed check every few seconds), and on an hourly sweep over everything (age and count), schedules' fire history
+// included.
 import type { OpenedCore } from "../core";
-import { anyRunPastAge, pruneAll } from "../core/history/retention";
+import { anyRunPastAge, pruneAll, pruneScheduleFires } from "../core/history/retention";
 import { automationsOfEndedRuns } from "../core/history/operations";
 import { type Engine, serverExtensions } from "../extensions";
 import { log } from "../logging";
@@ -56,6 +57,8 @@ export function createRetentionEngine(core: OpenedCore): Engine {
     enqueue(async () => {
       const r = await pruneAll(core, { batch: BATCH, stopped: () => stopped });
       if (r.runs > 0) log.info("retention pruned runs", { runs: r.runs, group_runs: r.groupRuns });
+      const fires = stopped ? 0 : await pruneScheduleFires(core);
+      if (fires > 0) log.info("retention pruned schedules' fire history", { fires });
     });
   }
 

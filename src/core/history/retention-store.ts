@@ -88,3 +88,22 @@ export async function deleteRunsAndGroupRuns(db: Kysely<DB>, runIds: string[], g
   }
   return deleted;
 }
+
+/** Deletes the schedule fires due before `cutoff`, but for each schedule's latest. */
+export async function deleteScheduleFiresBefore(db: Kysely<DB>, cutoff: string): Promise<number> {
+  const r = await db
+    .deleteFrom("schedule_fires")
+    .where("due_at", "<", cutoff)
+    .where((eb) =>
+      eb(
+        "due_at",
+        "<",
+        eb
+          .selectFrom("schedule_fires as latest")
+          .select((l) => l.fn.max("latest.due_at").as("due_at"))
+          .whereRef("latest.schedule_id", "=", "schedule_fires.schedule_id"),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

@@ -79,3 +79,16 @@ export async function pruneAll(core: Core, opts: { batch: number; automationIds?
   }
   return total;
 }
+
+/** How long a schedule's fire history (schedule_fires) is kept when runs are kept without an age limit. */
+const FIRE_HISTORY_DAYS_WITHOUT_RUN_LIMIT = 90;
+
+/**
+ * Removes the fires (due times taken: started, skipped or failed) of schedules older than `retention.run_days` (90
+ * days when runs have no age limit), keeping each schedule's latest, which is its `last_fire`. A schedule due every
+ * 10 s keeps 8,640 of them a day: without this they only grew. Answers how many went.
+ */
+export async function pruneScheduleFires(core: Core, now = Date.now()): Promise<number> {
+  const days = core.config.retention.run_days > 0 ? core.config.retention.run_days : FIRE_HISTORY_DAYS_WITHOUT_RUN_LIMIT;
+  return store.deleteScheduleFiresBefore(core.db, new Date(now - days * DAY_MS).toISOString());
+}
