@@ -3,7 +3,7 @@
 // again once the server answers. The server stays up; a proxy in front of it is what goes away and comes back.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Server } from "bun";
-import { type RunnerProcess, startRunnerProcess } from "./helpers/remote-runner";
+import { type RunnerProcess, startRunnerProcess, startServerProxy } from "./helpers/remote-runner";
 import { json, projectWithEnv, runToEnd } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
@@ -14,26 +14,7 @@ let project: string;
 let runner: RunnerProcess | null = null;
 let proxy: Server<undefined> | null = null;
 
-/** The server's API on `port` (0: any): each request passed on as it came, answers streamed back. */
-function startProxy(port: number): Server<undefined> {
-  return Bun.serve({
-    hostname: "127.0.0.1",
-    port,
-    // A claim is a long poll of up to 25 s.
-    idleTimeout: 60,
-    fetch(req) {
-      const u = new URL(req.url);
-      // A cut connection ends the request upstream too, as when the server itself went away.
-      return fetch(`${s.url}${u.pathname}${u.search}`, {
-        method: req.method,
-        headers: req.headers,
-        body: req.body,
-        duplex: "half",
-        signal: req.signal,
-      } as RequestInit);
-    },
-  });
-}
+const startProxy = (port: number) => startServerProxy(s.url, port);
 
 const lines = (text: string, msg: string) => text.split("\n").filter((l) => l.includes(`"msg":"${msg}"`));
 

@@ -5,7 +5,7 @@
 // run a lost runner left, as one "run finished" line, as for its own engine's runs.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Server } from "bun";
-import { type RunnerProcess, startRunnerProcess } from "./helpers/remote-runner";
+import { type RunnerProcess, startRunnerProcess, startServerProxy } from "./helpers/remote-runner";
 import { json, projectWithEnv, waitForRun } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { waitUntil } from "./helpers/wait";
@@ -54,21 +54,7 @@ afterAll(async () => {
 test("cut off from the server mid-run, a runner stops the run before its lease ends: the target hears nothing of it after the server ended it", async () => {
   const { project } = await projectWithEnv(s, "fence", { BASE_URL: `http://127.0.0.1:${target.port}` });
   const { token } = await json<{ token: string }>(await s.call("POST", "/runners", { name: "cut-off", labels: [] }), 201);
-  proxy = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    idleTimeout: 60,
-    fetch(req) {
-      const u = new URL(req.url);
-      return fetch(`${s.url}${u.pathname}${u.search}`, {
-        method: req.method,
-        headers: req.headers,
-        body: req.body,
-        duplex: "half",
-        signal: req.signal,
-      } as RequestInit);
-    },
-  });
+  proxy = startServerProxy(s.url);
   runner = startRunnerProcess(`http://127.0.0.1:${proxy.port}`, token);
   expect(await runner.waitFor("runner connected")).toBe(true);
   // First a run the runner ends itself, failed: its line carries the failure, as the engine's lines do.

@@ -2,8 +2,7 @@
 // (saying why) instead of overwriting the first's labels and taking its place; it takes over as soon as the first
 // stops (SIGTERM frees the token at once), and a process the server no longer counts as the holder is refused.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { RUNNER_INSTANCE_HEADER } from "../src/manifest/runner-protocol";
-import { type RunnerProcess, startRunnerProcess } from "./helpers/remote-runner";
+import { instanceCall, type RunnerProcess, startRunnerProcess } from "./helpers/remote-runner";
 import { createAutomation, json, projectWithEnv, startRun, waitForRun } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 import { startTargetApp, type TargetApp } from "./helpers/target-app";
@@ -32,6 +31,9 @@ function runner(token: string, labels: string): RunnerProcess {
   runners.push(r);
   return r;
 }
+
+/** A hello as a `svc runner` process without Chromium says it. */
+const HELLO = { protocol: 1, version: "test", labels: [], capabilities: { browser: false } };
 
 const shown = async (id: string) => json<{ labels: string[] }>(await s.call("GET", `/runners/${id}`));
 
@@ -70,13 +72,8 @@ test("a second process on a token in use waits, saying why; the first keeps its 
 
 test("a process that is no longer the token's holder is refused (409) on every call but hello; a malformed instance is a 400", async () => {
   const made = await json<{ id: string; token: string }>(await s.call("POST", "/runners", { name: "fenced-box", labels: [] }), 201);
-  const call = (path: string, instance: string, body: unknown) =>
-    fetch(`${s.url}/api/v1/runner${path}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${made.token}`, "content-type": "application/json", [RUNNER_INSTANCE_HEADER]: instance },
-      body: JSON.stringify(body),
-    });
-  const hello = { protocol: 1, version: "test", labels: [], capabilities: { browser: false } };
+  const call = (path: string, instance: string, body: unknown) => instanceCall(s.url, made.token, instance, path, body);
+  const hello = HELLO;
   expect((await call("/hello", "instance-aaaa", hello)).status).toBe(200);
   // Heard from just now: another process's hello is refused, with when to ask again.
   const refused = await call("/hello", "instance-bbbb", hello);
@@ -99,13 +96,8 @@ test("a process that is no longer the token's holder is refused (409) on every c
 
 test("a claim a process left waiting is refused (409) once another process took the token: the run and its secrets go to the holder", async () => {
   const made = await json<{ id: string; token: string }>(await s.call("POST", "/runners", { name: "frozen-box", labels: [] }), 201);
-  const call = (path: string, instance: string, body: unknown) =>
-    fetch(`${s.url}/api/v1/runner${path}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${made.token}`, "content-type": "application/json", [RUNNER_INSTANCE_HEADER]: instance },
-      body: JSON.stringify(body),
-    });
-  const hello = { protocol: 1, version: "test", labels: [], capabilities: { browser: false } };
+  const call = (path: string, instance: string, body: unknown) => instanceCall(s.url, made.token, instance, path, body);
+  const hello = HELLO;
   expect((await call("/hello", "instance-frozen", hello)).status).toBe(200);
   // The first process waits for work, then freezes (its claim stays open); a lease later another takes the token.
   const waiting = call("/claim", "instance-frozen", { slots: 1, wait_ms: 25_000 });
