@@ -6,7 +6,7 @@ import { registerCompletion } from "./completion";
 import { registerInit } from "./init";
 import { describeGroups, registerOperationCommands } from "./operations";
 import { EXIT_CODES_HELP } from "./session";
-import { registerGroupRunsWatch, registerRunsWatch } from "./watch";
+import { registerWatch } from "./watch";
 
 export function registerCli(program: Command): void {
   registerAuthCommands(program);
@@ -14,9 +14,9 @@ export function registerCli(program: Command): void {
   registerOperationCommands(program);
   registerApply(program);
   const runs = program.commands.find((c) => c.name() === "runs");
-  if (runs) registerRunsWatch(runs);
+  if (runs) registerWatch(runs, "run");
   const groupRuns = program.commands.find((c) => c.name() === "group-runs");
-  if (groupRuns) registerGroupRunsWatch(groupRuns);
+  if (groupRuns) registerWatch(groupRuns, "group run");
   describeGroups(program);
   registerCompletion(program);
   program.addHelpText(

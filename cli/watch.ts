@@ -349,30 +349,30 @@ function projectOf(o: WatchCommandFlags) {
   return { settings, project: settings.project.value };
 }
 
-/** `svc runs watch <runId>`: follows a run started elsewhere. */
-export function registerRunsWatch(runs: Command): void {
-  watchCommand(runs, "run", "runId").action((runId: string, o: WatchCommandFlags) =>
-    runCommand(async () => {
-      const { settings, project } = projectOf(o);
-      parseWatchTimeout(o.watchTimeout);
-      if (o.junit) prepareOutputFile(o.junit, "the JUnit report");
-      const client = clientFor(settings);
-      const run = await client.call("getRun", { project, runId });
-      return watchToEnd(client, "run", run, { project }, { json: o.json, junit: o.junit, timeout: o.watchTimeout });
-    }),
-  );
-}
+/** What `watch` follows under each command: its record's kind, its id's argument, and how the record is read. */
+const WATCHED = {
+  run: { kind: "run", id: "runId", read: (client: ApiClient, project: string, runId: string) => client.call("getRun", { project, runId }) },
+  "group run": {
+    kind: "group_run",
+    id: "groupRunId",
+    read: (client: ApiClient, project: string, groupRunId: string) => client.call("getGroupRun", { project, groupRunId }),
+  },
+} as const;
 
-/** `svc group-runs watch <groupRunId>`: follows a group run started elsewhere (a schedule's, the web app's). */
-export function registerGroupRunsWatch(groupRuns: Command): void {
-  watchCommand(groupRuns, "group run", "groupRunId").action((groupRunId: string, o: WatchCommandFlags) =>
+/**
+ * `svc runs watch <runId>` and `svc group-runs watch <groupRunId>`: follow a run or group run started elsewhere (a
+ * schedule's, the web app's, another job's).
+ */
+export function registerWatch(parent: Command, what: keyof typeof WATCHED): void {
+  const { kind, id, read } = WATCHED[what];
+  watchCommand(parent, what, id).action((recordId: string, o: WatchCommandFlags) =>
     runCommand(async () => {
       const { settings, project } = projectOf(o);
       parseWatchTimeout(o.watchTimeout);
       if (o.junit) prepareOutputFile(o.junit, "the JUnit report");
       const client = clientFor(settings);
-      const groupRun = await client.call("getGroupRun", { project, groupRunId });
-      return watchToEnd(client, "group_run", groupRun, { project }, { json: o.json, junit: o.junit, timeout: o.watchTimeout });
+      const record = await read(client, project, recordId);
+      return watchToEnd(client, kind, record, { project }, { json: o.json, junit: o.junit, timeout: o.watchTimeout });
     }),
   );
 }
