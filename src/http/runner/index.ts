@@ -62,6 +62,21 @@ class Wakeup {
   }
 }
 
+/**
+ * The runner a request's token belongs to, or null; looked up once per request, which both the per-IP budget
+ * (isRunnersCall) and the route ask about.
+ */
+const runnerOfRequest = new WeakMap<Request, Promise<RunnerRow | null>>();
+function runnerOf(core: Core, request: Request): Promise<RunnerRow | null> {
+  let found = runnerOfRequest.get(request);
+  if (!found) {
+    const token = bearerToken(request);
+    found = token === null ? Promise.resolve(null) : authenticateRunner(core, token);
+    runnerOfRequest.set(request, found);
+  }
+  return found;
+}
+
 /** Even without an event, a waiting claim looks at the queue this often (runs queued by another process). */
 const CLAIM_RECHECK_MS = 1000;
 
@@ -121,8 +136,7 @@ export function runnerRoutes(core: Core) {
     return async ({ request, params }: { request: Request; params: Record<string, string> }) => {
       const id = requestState(request)?.id ?? "?";
       try {
-        const token = bearerToken(request);
-        const runner = token === null ? null : await authenticateRunner(core, token);
+        const runner = await runnerOf(core, request);
         if (!runner) return errorResponse("unauthorized", "a valid runner token is required (Authorization: Bearer svcr_…); it may have been revoked");
         const instance = instanceOf(request);
         if (!opts.hello) assertHoldsToken(runner, instance);
@@ -219,13 +233,11 @@ export function runnerRoutes(core: Core) {
  * behind the same address using the budget up must not end a healthy runner's runs as "runner lost"). A token that
  * is not a runner's (unknown, revoked) still counts against its address's budget, so floods are limited as before.
  */
-async function isRunnersCall(core: Core, request: Request, pathname: string): Promise<boolean> {
-  if (!pathname.startsWith(RUNNER_PREFIX)) return false;
-  const token = bearerToken(request);
-  return token !== null && (await authenticateRunner(core, token)) !== null;
+async function isRunnersCall(core: Core, request: Request): Promise<boolean> {
+  return (await runnerOf(core, request)) !== null;
 }
 
 serverExtensions.http.push((core) => ({
   plugins: [runnerRoutes(core)],
-  ipBudgetExempt: (request, pathname) => (pathname.startsWith(RUNNER_PREFIX) ? isRunnersCall(core, request, pathname) : false),
+  ipBudgetExempt: (request, pathname) => (pathname.startsWith(RUNNER_PREFIX) ? isRunnersCall(core, request) : false),
 }));
