@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { Operation } from "../src/manifest/define";
 import { GroupRun, Project, Run, RunSummary, StepResult } from "../src/manifest/records";
 import type { OpAnswer } from "./executor";
+import { toolsetOf } from "./toolsets";
 
 type Json = Record<string, unknown>;
 type StepJson = z.output<typeof StepResult>;
@@ -400,10 +401,19 @@ export function compactJson(response: z.ZodType, json: unknown, include: Readonl
   return json as Json;
 }
 
+/**
+ * Text from the system under test, fenced and labelled. Anything in it that reads as the fence's closing tag, in any
+ * case or spacing (`</UNTRUSTED-DATA>`, `</ untrusted-data >`), is written `<\/…`, so the text cannot close the
+ * fence early and go on as if it were not data.
+ */
+function fence(text: string): string {
+  return `${UNTRUSTED_NOTE}\n<untrusted-data source="system under test">\n${text.replace(/<\/(\s*untrusted-data)/gi, "<\\/$1")}\n</untrusted-data>`;
+}
+
 /** The untrusted parts of a compact run as text, fenced and labelled. */
 function fenced(lines: string[]): string {
   if (lines.length === 0) return "";
-  return `\n${UNTRUSTED_NOTE}\n<untrusted-data source="system under test">\n${lines.join("\n").replaceAll("</untrusted-data>", "</untrusted-data​>")}\n</untrusted-data>`;
+  return `\n${fence(lines.join("\n"))}`;
 }
 
 const clip = (v: unknown, n = 300) => {
@@ -485,7 +495,10 @@ export function compactAnswer(op: Operation, answer: OpAnswer, include: Readonly
     }
     const textual = /xml|json|text/.test(contentType);
     const text = textual ? new TextDecoder().decode(bytes) : Buffer.from(bytes).toString("base64");
-    return { content: [{ type: "text", text }], structuredContent: { content_type: contentType, [textual ? "text" : "base64"]: text } };
+    // A run's file (its JUnit report, a text artifact) quotes what the system under test said: the model reads it
+    // fenced, as it reads a run's failures. The structured copy is the file as it is.
+    const shown = textual && toolsetOf(op) === "runs" ? fence(text) : text;
+    return { content: [{ type: "text", text: shown }], structuredContent: { content_type: contentType, [textual ? "text" : "base64"]: text } };
   }
   const r = responseSchema(op);
   if (answer.json === null || !r) return { content: [{ type: "text", text: `${op.name}: done.` }], structuredContent: { ok: true } };

@@ -16,6 +16,7 @@ import { ClientError } from "../client/errors";
 import { bearerToken } from "./auth";
 import { errorResponse, responseForError } from "./errors";
 import { publicBaseUrl } from "./public-url";
+import { requestState } from "./request-state";
 
 export const MCP_PATH = "/mcp";
 export const RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource";
@@ -83,11 +84,16 @@ export function createMcpRoute(opts: McpRouteOptions) {
   const config = core.config;
 
   function executorFor(principal: Principal, request: Request, requestId: string) {
+    const state = requestState(request);
+    if (state) state.workspaceId = principal.workspaceId;
     return {
       async call(op: Operation, input: Record<string, unknown>, callOpts: { idempotencyKey?: string } = {}) {
         try {
           if (workspaceBuckets && !op.budgetExempt) {
             const verdict = await workspaceBuckets.take(principal.workspaceId);
+            // The RateLimit headers speak for the workspace's budget the calls draw from, as over REST, not for
+            // the address's (a client reading them would think it had thousands of calls left when it has none).
+            if (state) state.rateLimit = verdict;
             if (!verdict.allowed) {
               throw new ClientError(
                 429,

@@ -7,6 +7,7 @@ import { objectShape, splitInput } from "../../client/schema-fields";
 import { keyOfOperation, type Operation, ops } from "../../manifest";
 import { AppError, invalid, zodDetails } from "../../manifest/errors";
 import { argName, toolArguments } from "../../../mcp/tools";
+import { assertMayManageChannels } from "../alerts/operations";
 import type { OpContext } from "../context";
 import { assertMayChangeEnvironment, findEnvironment } from "../environments/operations";
 import { assertMayRunIn } from "../environments/protection";
@@ -90,11 +91,18 @@ async function resolvePath(ctx: OpContext, op: Operation, args: Args): Promise<M
   return records;
 }
 
+/** The operations that start runs in the environment their `environment` names (else each automation's own). */
+const STARTS_RUNS = new Set<Operation>([ops.runAutomation, ops.runGroup, ops.runFeature, ops.runSelection, ops.testDocuments]);
+
+/** Changes of alert channels, which only owners and admins make (a member may list, read and test them). */
+const CHANGES_CHANNELS = new Set<Operation>([ops.createAlertChannel, ops.updateAlertChannel, ops.deleteAlertChannel]);
+
 /**
- * The refusals that can be known before the action runs, by the core's own checks: a protected environment is
- * changed, and runs are started in it, only by owners and admins.
+ * The refusals that can be known before the action runs, by the core's own checks: alert channels are set, a
+ * protected environment is changed, and runs are started in it, only by owners and admins.
  */
 async function assertMayTake(ctx: OpContext, op: Operation, args: Args, body: Args, records: Map<string, Args>): Promise<void> {
+  if (CHANGES_CHANNELS.has(op)) assertMayManageChannels(ctx);
   const projectId = records.get("project")?.id;
   // The body was checked with the operation's schema: these are its protection fields, as the handler reads them.
   const protection = { protected: body.protected as boolean | undefined, allowed_hosts: body.allowed_hosts as string[] | null | undefined };
@@ -103,8 +111,9 @@ async function assertMayTake(ctx: OpContext, op: Operation, args: Args, body: Ar
     const env = await findEnvironment(ctx, projectId, String(args.environment));
     if (env) assertMayChangeEnvironment(ctx, env, op === ops.updateEnvironment ? protection : {});
   }
-  // Starting runs of an automation or a group (apply and test runs name their environments otherwise).
-  if (op.startsWork && typeof projectId === "string" && (records.has("automationId") || records.has("groupId"))) {
+  // Starting runs: in the environment named, whichever operation starts them (a feature's, a selection's, test
+  // documents'), else in an automation's or a group's own.
+  if (STARTS_RUNS.has(op) && typeof projectId === "string") {
     const environmentArg = typeof args.environment === "string" ? args.environment : undefined;
     // The environment asked for, else the automation's own.
     const asked = environmentArg === undefined ? undefined : await findEnvironment(ctx, projectId, environmentArg);

@@ -12,6 +12,7 @@ import { GenerationFailure } from "../../generation/types";
 import { keyOfOperation, type Operation, operationsByName, type ops } from "../../manifest";
 import { AppError, conflict, forbidden, notFound } from "../../manifest/errors";
 import { newId } from "../../security/ids";
+import { UNTRUSTED_NOTE } from "../../../mcp/results";
 import { selectedTools } from "../../../mcp/server";
 import type { ToolDef } from "../../../mcp/tools";
 import { parseSelection, toolsetOf } from "../../../mcp/toolsets";
@@ -124,6 +125,38 @@ function refusal(tools: Map<string, ToolDef>, principal: Principal, name: string
   return null;
 }
 
+const FENCE_OPEN = '<untrusted-data source="system under test">';
+const FENCE_CLOSE = "</untrusted-data>";
+
+/** Whether a result holds content from the system under test: the compact runs list such fields under `untrusted`. */
+function marksUntrusted(v: unknown): boolean {
+  if (Array.isArray(v)) return v.some(marksUntrusted);
+  if (typeof v !== "object" || v === null) return false;
+  return Object.entries(v).some(([k, x]) => (k === "untrusted" && Array.isArray(x)) || marksUntrusted(x));
+}
+
+/**
+ * What the model reads of a tool's result: its text (a run's already fences what the system under test said), then
+ * its structured content, which repeats that content — so fenced too, or a body written to look like instructions
+ * would reach the model outside the fence. In the JSON every `<` is written `\u003c` (the same JSON), so nothing in
+ * it can close the fence. A file (a run's JUnit XML or artifact, fenced whole by the MCP layer) is its text alone.
+ */
+function resultForModel(r: CallToolResult, text: string): string {
+  const structured = r.structuredContent;
+  let out: string;
+  if (structured && "content_type" in structured) {
+    if (text.length <= TOOL_RESULT_CHARS || !text.endsWith(FENCE_CLOSE)) return text.slice(0, TOOL_RESULT_CHARS);
+    out = text;
+  } else if (structured && marksUntrusted(structured)) {
+    out = `${text}\n${UNTRUSTED_NOTE}\n${FENCE_OPEN}\n${JSON.stringify(structured).replaceAll("<", "\\u003c")}\n${FENCE_CLOSE}`;
+  } else {
+    return `${text}\n${structured ? JSON.stringify(structured).replaceAll("<", "\\u003c") : ""}`.slice(0, TOOL_RESULT_CHARS);
+  }
+  // Cut to the bound inside the fence, which stays closed.
+  if (out.length <= TOOL_RESULT_CHARS) return out;
+  return `${out.slice(0, TOOL_RESULT_CHARS - FENCE_CLOSE.length - 1)}\n${FENCE_CLOSE}`;
+}
+
 async function runTool(def: ToolDef, args: Record<string, unknown>, signal: AbortSignal): Promise<{ status: Status; result: unknown; forModel: string }> {
   let r: CallToolResult;
   try {
@@ -137,8 +170,7 @@ async function runTool(def: ToolDef, args: Record<string, unknown>, signal: Abor
     .join("\n")
     .trim();
   const result = r.structuredContent ?? { text };
-  const forModel = `${text}\n${r.structuredContent ? JSON.stringify(r.structuredContent) : ""}`.slice(0, TOOL_RESULT_CHARS);
-  return { status: r.isError ? "failed" : "done", result, forModel };
+  return { status: r.isError ? "failed" : "done", result, forModel: resultForModel(r, text) };
 }
 
 function parseArguments(raw: string | undefined): Record<string, unknown> | string {
