@@ -71,6 +71,15 @@ test("a read-only tool runs at once (done) and the model reads its result; the m
   expect(offered).not.toContain("send_assistant_message");
 });
 
+test("a record's result reaches the model once: its JSON is not told twice", async () => {
+  model.script({ tools: [{ name: "get_project", arguments: { project: "shop" } }] }, { text: "Shop it is." });
+  const r = await ask("Tell me about the shop project");
+  expect(r.actions[0]?.status).toBe("done");
+  const told = (model.requests.at(-1)?.messages ?? []).filter((m) => m.role === "tool").at(-1)?.content ?? "";
+  expect(told).toContain('"slug":"shop"');
+  expect(told.split('"slug":"shop"')).toHaveLength(2);
+});
+
 test("a write is held as needs_confirmation, runs only when confirmed, and its run has trigger assistant", async () => {
   model.script({ tools: [{ name: "run_automation", arguments: { project: "shop", automation: "health" } }] }, { text: "Confirm the run, please." });
   const r = await ask("Run the health check");

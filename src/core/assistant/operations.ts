@@ -150,7 +150,10 @@ function resultForModel(r: CallToolResult, text: string): string {
   } else if (structured && marksUntrusted(structured)) {
     out = `${text}\n${UNTRUSTED_NOTE}\n${FENCE_OPEN}\n${JSON.stringify(structured).replaceAll("<", "\\u003c")}\n${FENCE_CLOSE}`;
   } else {
-    return `${text}\n${structured ? JSON.stringify(structured).replaceAll("<", "\\u003c") : ""}`.slice(0, TOOL_RESULT_CHARS);
+    // A record's text already holds its JSON (the MCP layer's summary line, then the record): not told twice.
+    const json = structured ? JSON.stringify(structured) : "";
+    if (json === "" || text.includes(json)) return text.slice(0, TOOL_RESULT_CHARS);
+    return `${text}\n${json.replaceAll("<", "\\u003c")}`.slice(0, TOOL_RESULT_CHARS);
   }
   // Cut to the bound inside the fence, which stays closed.
   if (out.length <= TOOL_RESULT_CHARS) return out;
