@@ -176,6 +176,20 @@ test("members: a stale tab's role change opens the dialog; Overwrite saves over 
   await own.close();
 });
 
+test("members: a role change the server refuses shows its reason and puts the stored role back in the list", async () => {
+  await s.userWithKey("dana@acme.test", "acme", "admin");
+  const { own, tabA } = await twoTabs("/members", (tab) => tab.getByLabel("Role of owner@acme.test"), "dana@acme.test");
+  const refused = tabA.waitForResponse((r) => r.request().method() === "PATCH" && r.url().includes("/members/"));
+  await tabA.getByLabel("Role of owner@acme.test").selectOption("member");
+  expect((await refused).status()).toBe(403);
+  await tabA.getByText("only owners can grant or take the owner role").waitFor();
+  await eventually(() => tabA.getByLabel("Role of owner@acme.test").inputValue(), "owner");
+  expect((await json<{ data: { email: string; role: string }[] }>(await s.call("GET", "/members"))).data.find((m) => m.email === "owner@acme.test")?.role).toBe(
+    "owner",
+  );
+  await own.close();
+});
+
 test("keys: revoking a key from a stale tab says it changed elsewhere and asks for a reload", async () => {
   const carol = await s.userWithKey("carol@acme.test", "acme", "member");
   const { own, tabA, tabB } = await twoTabs(

@@ -112,3 +112,56 @@ test("saying yes leaves; a page without edits is left without a question", async
   await page.getByRole("heading", { level: 1, name: "Runs" }).waitFor();
   expect(asked).toEqual(["This page has edits that are not saved. Leave it and lose them?"]);
 });
+
+test("quarantining, disabling or activating an automation keeps the edits on screen, and they save from the new version", async () => {
+  const id = await createAutomation(s, "unsaved", { name: "edited, then quarantined", kind: "http", steps: [{ request: { url: "http://127.0.0.1:9/" } }] });
+  const { page } = await newPage(browser);
+  watch(page);
+  await signInAsOwner(page, s.url);
+  await page.goto(`${s.url}/#/p/unsaved/automations/${id}`);
+  const description = page.getByLabel("Description");
+  await description.fill("typed before the quarantine");
+  await page.getByRole("button", { name: "Quarantine" }).click();
+  await page.getByRole("button", { name: "End quarantine" }).waitFor();
+  await page.getByRole("button", { name: "Disable" }).click();
+  await page.getByRole("button", { name: "Activate" }).waitFor();
+  expect(await description.inputValue()).toBe("typed before the quarantine");
+  const saved = page.waitForResponse(
+    (r) => r.request().method() === "PATCH" && r.url().endsWith(`/automations/${id}`) && r.request().postData()?.includes("steps") === true,
+  );
+  await page.getByRole("button", { name: "Save automation" }).click();
+  expect((await saved).status()).toBe(200);
+  // Saved, not refused as changed by someone else: the changes were this page's own.
+  expect(await page.getByRole("alertdialog").count()).toBe(0);
+  const stored = await json<{ description: string; quarantined: boolean; status: string }>(await s.call("GET", `/projects/unsaved/automations/${id}`));
+  expect(stored).toMatchObject({ description: "typed before the quarantine", quarantined: true, status: "disabled" });
+});
+
+test("removing a secret keeps the edits on screen of its environment", async () => {
+  const env = await json<{ id: string }>(
+    await s.call("POST", "/projects/unsaved/environments", {
+      name: "with a secret",
+      variables: { BASE_URL: "http://127.0.0.1:9" },
+      secrets: { TOKEN: "a-long-enough-secret" },
+    }),
+    201,
+  );
+  const { page } = await newPage(browser);
+  watch(page);
+  await signInAsOwner(page, s.url);
+  page.on("dialog", (d: Dialog) => void d.dismiss());
+  await page.goto(`${s.url}/#/p/unsaved/environments`);
+  const variables = page.getByLabel("Variables");
+  await variables.fill("BASE_URL=http://127.0.0.1:9\nREGION=eu");
+  await page.getByRole("button", { name: "Remove secret TOKEN" }).click();
+  await page.getByRole("button", { name: "Yes, remove" }).click();
+  await page.getByText("Secrets: none").waitFor();
+  expect(await variables.inputValue()).toBe("BASE_URL=http://127.0.0.1:9\nREGION=eu");
+  await page.getByRole("button", { name: "Save environment" }).click();
+  await page.waitForFunction(
+    async (url) => ((await (await fetch(url)).json()) as { variables: Record<string, string> }).variables.REGION === "eu",
+    `${s.url}/api/v1/ops/projects/unsaved/environments/${env.id}`,
+  );
+  const stored = await json<{ variables: Record<string, string>; secret_names: string[] }>(await s.call("GET", `/projects/unsaved/environments/${env.id}`));
+  expect(stored).toMatchObject({ variables: { BASE_URL: "http://127.0.0.1:9", REGION: "eu" }, secret_names: [] });
+});

@@ -116,6 +116,26 @@ test("the automations list keeps its filters in the URL", () =>
     expect(new URL(page.url()).hash).toBe(`#/p/${project}/automations`);
   }));
 
+test("automations picked and then hidden by a filter neither run unseen nor take away the run button", () =>
+  explained(page, "url-automation-picks", async () => {
+    await page.goto(`${s.url}/#/p/${project}/automations`);
+    await page.getByLabel("Select session answers").check();
+    await page.getByRole("button", { name: "Run selected (1)" }).waitFor();
+    await page.getByLabel("Search").fill("missing");
+    await page.getByRole("link", { name: "session is missing" }).waitFor();
+    await page.getByRole("button", { name: "Run all shown (1)" }).waitFor();
+    await page.getByLabel("Search").fill("");
+    await page.getByRole("button", { name: "Run selected (1)" }).waitFor();
+  }));
+
+test("a link with a stray % shows that nothing is there, and the application goes on working", () =>
+  explained(page, "url-stray-percent", async () => {
+    await page.goto(`${s.url}/#/p/${project}/automations/50%`);
+    await page.getByText(`no automation named "50%"`).waitFor();
+    await page.getByRole("link", { name: "Projects", exact: true }).first().click();
+    await page.getByRole("heading", { level: 1, name: "Projects" }).waitFor();
+  }));
+
 test("a link can name its workspace: it opens there", () =>
   explained(page, "url-workspace", async () => {
     await page.goto(`${s.url}/#/projects?ws=globex`);

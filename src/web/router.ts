@@ -39,6 +39,18 @@ export function navigate(path: string, opts: { settled?: boolean } = {}): void {
   location.hash = path;
 }
 
+/**
+ * A path segment as it was meant: a link with a stray "%" (typed by hand, or cut short when pasted) cannot be decoded,
+ * and then it stays as written, so its page says it found nothing instead of the whole application failing to draw.
+ */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** Matches "/p/:project/runs/:id" against a path; returns the decoded parameters or null. */
 export function match(pattern: string, path: string): Record<string, string> | null {
   const [pathname = "/"] = path.split("?");
@@ -51,7 +63,7 @@ export function match(pattern: string, path: string): Record<string, string> | n
     const val = a[i] ?? "";
     if (seg.startsWith(":")) {
       if (!val) return null;
-      out[seg.slice(1)] = decodeURIComponent(val);
+      out[seg.slice(1)] = decodedSegment(val);
     } else if (seg !== val) return null;
   }
   return out;

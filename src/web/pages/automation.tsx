@@ -46,6 +46,11 @@ function AutomationEditor({
   // The version these edits start from: a save made over someone else's newer one is refused, not lost.
   const [base, setBase] = useState(() => ({ record: automation, tag: versionOf(automation) }));
   const [stale, setStale] = useState<Automation | null>(null);
+  // This page's own changes that leave the form's fields alone (quarantine, activate, disable) bring a newer version
+  // without remounting the form: the edits on screen are kept, and saved from that version, not refused as stale.
+  useEffect(() => {
+    setBase((held) => (held.record.updated_at === automation.updated_at ? held : { record: automation, tag: versionOf(automation) }));
+  }, [automation.updated_at]);
   const submit = async (ifMatch: string | undefined) => {
     if (!steps) return;
     try {
@@ -144,6 +149,9 @@ function AutomationEditor({
 
 const activeRun = (r: Run) => r.status === "queued" || r.status === "running";
 
+/** The fields the editor holds: a version that changes any of them is shown afresh, one that does not keeps the edits. */
+const editedFields = (x: Automation) => JSON.stringify([x.name, x.description, x.tags, x.timeout_ms, x.retries, x.environment_id, x.feature_id, x.steps]);
+
 /**
  * The automation's health read again whenever its runs change (one started or ended), for its health and pass rate.
  * Only the health is taken from that read: the editor keeps the version it shows (its unsaved edits are not dropped,
@@ -178,6 +186,9 @@ export function AutomationPage({ project, automationId }: { project: string; aut
   );
   const health = useHealthAfterRuns(project, automationId, au.data, timeline.data?.data ?? null);
   const a = useAction();
+  // Counts the editor's saves (and its "Reload"): each shows the stored version afresh, even one the server stored
+  // unchanged or tidied (tags " a , b" stored as "a, b").
+  const [saves, setSaves] = useState(0);
   const x = au.data && health ? { ...au.data, health } : au.data;
   const env = useRunEnvironment(project, x ? [x] : []);
   const setStatus = (status: Automation["status"]) =>
@@ -290,12 +301,15 @@ export function AutomationPage({ project, automationId }: { project: string; aut
           <div class="two-col">
             <Card title="Edit">
               <AutomationEditor
-                key={x.updated_at}
+                key={`${saves}:${editedFields(x)}`}
                 project={project}
                 automation={x}
                 environments={envs.data?.data ?? []}
                 features={features.data?.data ?? []}
-                onSaved={au.reload}
+                onSaved={async () => {
+                  await au.reload();
+                  setSaves((n) => n + 1);
+                }}
               />
             </Card>
             <Card title="Recent runs">

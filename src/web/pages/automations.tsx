@@ -69,9 +69,13 @@ function CreateAutomation({ project, onCancel }: { project: string; onCancel: ()
   );
 }
 
-/** Runs the automations picked in the list, or all shown when none is, as one group run in the chosen environment. */
+/**
+ * Runs the automations picked in the list, or all shown when none of those shown is, as one group run in the chosen
+ * environment. Picks a filter has hidden do not count: they are not run unseen, and they do not take the button away.
+ */
 function RunShown({ project, shown, picked }: { project: string; shown: Automation[]; picked: Set<string> }) {
-  const runnable = (picked.size > 0 ? shown.filter((x) => picked.has(x.id)) : shown).filter((x) => x.status !== "disabled");
+  const pickedShown = shown.filter((x) => picked.has(x.id));
+  const runnable = (pickedShown.length > 0 ? pickedShown : shown).filter((x) => x.status !== "disabled");
   const env = useRunEnvironment(project, runnable);
   const a = useAction();
   if (runnable.length === 0) return null;
@@ -85,7 +89,7 @@ function RunShown({ project, shown, picked }: { project: string; shown: Automati
     <div class="form-row">
       {env.picker}
       <button type="button" class="btn" disabled={a.busy || !env.ready} onClick={() => void run()}>
-        {picked.size > 0 ? `Run selected (${runnable.length})` : `Run all shown (${runnable.length})`}
+        {pickedShown.length > 0 ? `Run selected (${runnable.length})` : `Run all shown (${runnable.length})`}
       </button>
       <ErrorNote message={a.error} details={a.details} />
     </div>

@@ -204,7 +204,23 @@ function SecretNames({ env, onRemove }: { env: Environment; onRemove: (name: str
   );
 }
 
-function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: string; env: Environment; mayProtect: boolean; onSaved: () => Promise<void> }) {
+/**
+ * One environment's form. `onSaved` reloads the list and shows the stored version afresh (after a save, or "Reload");
+ * `onChanged` only reloads it (a secret removed), keeping the edits on screen.
+ */
+function EnvironmentEditor({
+  project,
+  env,
+  mayProtect,
+  onSaved,
+  onChanged,
+}: {
+  project: string;
+  env: Environment;
+  mayProtect: boolean;
+  onSaved: () => Promise<void>;
+  onChanged: () => Promise<void>;
+}) {
   const [vars, setVars] = useState(toLines(env.variables));
   const [secrets, setSecrets] = useState("");
   const [protect, setProtect] = useState(env.protected);
@@ -242,7 +258,7 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
   const removeSecret = async (name: string) => {
     await a.run(async () => {
       await call("updateEnvironment", { project, environmentId: env.id, secrets: { [name]: null } });
-      await onSaved();
+      await onChanged();
     });
   };
   return (
@@ -265,7 +281,7 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
           onConfirm={() =>
             void a.run(async () => {
               await call("deleteEnvironment", { project, environmentId: env.id });
-              await onSaved();
+              await onChanged();
             })
           }
         />
@@ -316,10 +332,15 @@ function EnvironmentEditor({ project, env, mayProtect, onSaved }: { project: str
   );
 }
 
+/** The fields an environment's form holds: a version that changes any of them is shown afresh, one that does not keeps the edits. */
+const editedFields = (env: Environment) => JSON.stringify([env.variables, env.protected, env.allowed_hosts, env.runner_labels]);
+
 export function EnvironmentsPage({ project }: { project: string }) {
   const { session } = useSession();
   const mayProtect = canAdminister(session);
   const list = useLoad(() => call("listEnvironments", { project, limit: 200 }), `envs:${project}`);
+  // Counts the forms' saves: each shows the stored versions afresh, even one stored unchanged or tidied.
+  const [saves, setSaves] = useState(0);
   const [name, setName] = useState("");
   const [protect, setProtect] = useState(false);
   const [hosts, setHosts] = useState("");
@@ -372,7 +393,17 @@ export function EnvironmentsPage({ project }: { project: string }) {
         env.protected && !mayProtect ? (
           <ProtectedEnvironment key={`${env.id}:${env.updated_at}`} env={env} />
         ) : (
-          <EnvironmentEditor key={`${env.id}:${env.updated_at}`} project={project} env={env} mayProtect={mayProtect} onSaved={list.reload} />
+          <EnvironmentEditor
+            key={`${env.id}:${saves}:${editedFields(env)}`}
+            project={project}
+            env={env}
+            mayProtect={mayProtect}
+            onSaved={async () => {
+              await list.reload();
+              setSaves((n) => n + 1);
+            }}
+            onChanged={list.reload}
+          />
         ),
       )}
     </ProjectFrame>

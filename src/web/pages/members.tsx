@@ -191,7 +191,11 @@ function MemberRow({ m, admin, self, run, onChanged }: { m: Member; admin: boole
               onChange={(e) => {
                 const role = inputValue(e) as Role;
                 setWanted(role);
-                void run(async () => done(await guard.save(putRole(role)), "role"));
+                // A change the server refuses (an admin may not take the owner role) shows the stored role again,
+                // not the one picked: the list must not claim a role the member does not have.
+                void run(async () => done(await guard.save(putRole(role)), "role")).then((ok) => {
+                  if (!ok) setWanted(null);
+                });
               }}
             >
               {ROLES.map((r) => (
