@@ -164,3 +164,59 @@ test("a project and an automation with no finished run say so instead of drawing
     await context.close();
   }
 });
+
+test("a project with more automations than one page of the API is counted and listed whole: health, failing now, the automations list", async () => {
+  const big = await projectWithEnv(s, "Big", { BASE_URL: `http://127.0.0.1:${target.port}` });
+  statusOf.set("big-broken", 500);
+  const ids: string[] = [];
+  // One page of the API is at most 200 items: 201 automations, the one that fails created first (the oldest).
+  for (const key of ["big-broken", ...Array.from({ length: 200 }, (_, i) => `big-${i}`)]) {
+    ids.push(
+      await createAutomation(s, big.project, {
+        name: key,
+        kind: "http",
+        environment: big.envId,
+        steps: [{ request: { url: `/${key}` }, expect: [{ status: 200 }] }],
+      }),
+    );
+  }
+  const group = (await (await s.call("POST", `/projects/${big.project}/groups`, { name: "all", automation_ids: ids })).json()) as { id: string };
+  const started = (await (await s.call("POST", `/projects/${big.project}/groups/${group.id}/run`, {})).json()) as { id: string };
+  let status = "queued";
+  while (status === "queued" || status === "running")
+    status = ((await (await s.call("GET", `/projects/${big.project}/group-runs/${started.id}?wait=30`)).json()) as { status: string }).status;
+  expect(status).toBe("failed");
+  const { context, page } = await newPage(browser, 1280);
+  try {
+    await explained(page, "history-big", async () => {
+      await signInAsOwner(page, s.url);
+      const tile = page.locator(`[data-project='${big.project}']`);
+      await tile.getByTestId("pass-rate").getByText("100% passing now").waitFor();
+      expect(await tile.getByTestId("health-counts").innerText()).toBe("200 of 201 automations passing by their latest run · 0 flaky · 1 failing");
+      await page.goto(`${s.url}/#/p/${big.project}`);
+      await page.getByTestId("failing-now").locator("li a").first().waitFor();
+      expect(await page.getByTestId("failing-now").locator("li a").allInnerTexts()).toEqual(["big-broken"]);
+      await page.goto(`${s.url}/#/p/${big.project}/automations`);
+      await page.getByRole("link", { name: "big-broken", exact: true }).waitFor();
+      expect(await page.getByRole("link", { name: /^big-/ }).count()).toBe(201);
+    });
+  } finally {
+    await context.close();
+  }
+});
+
+test("the dashboard shows the first 50 projects and says that there are more, linking to them all", async () => {
+  for (let i = 0; i < 50; i++) expect((await s.call("POST", "/projects", { name: `Many ${i}` })).status).toBe(201);
+  const { context, page } = await newPage(browser, 1280);
+  try {
+    await explained(page, "history-many-projects", async () => {
+      await signInAsOwner(page, s.url);
+      await page.getByTestId("more-projects").getByText("The first 50 projects are shown").waitFor();
+      expect(await page.locator("[data-project]").count()).toBe(50);
+      await page.getByTestId("more-projects").getByRole("link", { name: "see every project" }).click();
+      await page.getByText("many-49 ·").waitFor();
+    });
+  } finally {
+    await context.close();
+  }
+});

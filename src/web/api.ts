@@ -103,6 +103,28 @@ export async function call<K extends OpKey>(key: K, input: OpInput<K>): Promise<
   return checked.data as OpOutput<K>;
 }
 
+/** The most items a page reads of one list, page after page (see allPages). */
+export const ALL_PAGES_MOST = 10_000;
+
+/**
+ * Every item of a list, page after page, up to `most`: what a page shows or counts whole (a project's automations,
+ * their health, a picker) must not stop at the first page once a team has more than one page of them. The answer
+ * has a page's shape; its `next_cursor` is null unless the list goes on beyond `most`.
+ */
+export async function allPages<T>(
+  page: (cursor: string | undefined) => Promise<{ data: T[]; next_cursor: string | null }>,
+  most = ALL_PAGES_MOST,
+): Promise<{ data: T[]; next_cursor: string | null }> {
+  const data: T[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const p = await page(cursor);
+    data.push(...p.data);
+    if (p.next_cursor === null || data.length >= most) return { data, next_cursor: p.next_cursor };
+    cursor = p.next_cursor;
+  }
+}
+
 /** An answer (or a streamed event) checked against its schema in the manifest. */
 function checked(op: Operation, what: string, schema: z.ZodType, value: unknown): unknown {
   const r = schema.safeParse(value);

@@ -2,7 +2,7 @@
 // quarantine, its health and its timeline of runs, and its recent runs; followed while shown, as runs of it start
 // and end elsewhere (CI, schedules, another tab).
 import { useEffect, useRef, useState } from "preact/hooks";
-import { call, enc, versionOf } from "../api";
+import { allPages, call, enc, versionOf } from "../api";
 import { LIST_POLL_MS, useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
 import type { Automation, Environment, Feature, Run } from "../types";
@@ -176,8 +176,8 @@ function useHealthAfterRuns(project: string, automationId: string, loaded: Autom
 
 export function AutomationPage({ project, automationId }: { project: string; automationId: string }) {
   const au = useLoad(() => call("getAutomation", { project, automationId }), `aut:${project}:${automationId}`);
-  const envs = useLoad(() => call("listEnvironments", { project, limit: 200 }), `envs:${project}`);
-  const features = useLoad(() => call("listFeatures", { project, limit: 200 }), `features:${project}`);
+  const envs = useLoad(() => allPages((cursor) => call("listEnvironments", { project, limit: 200, cursor })), `envs:${project}`);
+  const features = useLoad(() => allPages((cursor) => call("listFeatures", { project, limit: 200, cursor })), `features:${project}`);
   // Its runs are followed (runs of it start and end elsewhere: CI, schedules); the sooner while one is active.
   const timeline = useLoad(
     () => call("listAutomationRuns", { project, automationId, limit: 50 }),

@@ -1,7 +1,7 @@
 // A project's automations: filtered by feature, group, status, kind and text; and a form to create one.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { AutomationKind, AutomationStatus } from "../../manifest/index";
-import { call, chosen, enc } from "../api";
+import { allPages, call, chosen, enc } from "../api";
 import type { Automation } from "../types";
 import { useAction, useLoad } from "../hooks";
 import { navigate, setHashQuery, useHashQuery } from "../router";
@@ -130,19 +130,22 @@ export function AutomationsPage({ project }: { project: string }) {
   };
   const list = useLoad(
     () =>
-      call("listAutomations", {
-        project,
-        limit: 200,
-        feature: chosen(filters.feature),
-        group: chosen(filters.group),
-        status: chosen(filters.status),
-        kind: chosen(filters.kind),
-        q: chosen(filters.q),
-      }),
+      allPages((cursor) =>
+        call("listAutomations", {
+          project,
+          limit: 200,
+          cursor,
+          feature: chosen(filters.feature),
+          group: chosen(filters.group),
+          status: chosen(filters.status),
+          kind: chosen(filters.kind),
+          q: chosen(filters.q),
+        }),
+      ),
     `automations:${project}:${JSON.stringify(filters)}`,
   );
-  const features = useLoad(() => call("listFeatures", { project, limit: 200 }), `f:${project}`);
-  const groups = useLoad(() => call("listGroups", { project, limit: 200 }), `g:${project}`);
+  const features = useLoad(() => allPages((cursor) => call("listFeatures", { project, limit: 200, cursor })), `f:${project}`);
+  const groups = useLoad(() => allPages((cursor) => call("listGroups", { project, limit: 200, cursor })), `g:${project}`);
   // Typing in the search field replaces the history entry; choosing in a list adds one.
   const set = (k: keyof Filters) => (e: Event) => setHashQuery({ [k]: (e.currentTarget as HTMLInputElement).value }, k !== "q");
   return (
@@ -206,6 +209,11 @@ export function AutomationsPage({ project }: { project: string }) {
       {list.loading && <Loading what="automations" />}
       <ErrorNote message={list.error} />
       {list.data?.data.length === 0 && <Empty>No automations match.</Empty>}
+      {list.data?.next_cursor && (
+        <p class="muted" data-testid="list-cut">
+          Showing the first {list.data.data.length} automations: narrow the list with the filters above.
+        </p>
+      )}
       {list.data && list.data.data.length > 0 && <RunShown project={project} shown={list.data.data} picked={picked} />}
       {list.data && list.data.data.length > 0 && (
         <div class="table-wrap">

@@ -1,6 +1,6 @@
 // The dashboard: per project, the share of its automations passing now (each by its latest run, flaky counted
 // apart), and the latest runs.
-import { call, enc } from "../api";
+import { allPages, call, enc } from "../api";
 import { useLoad } from "../hooks";
 import type { Automation, Project, Run } from "../types";
 import { Card, Empty, ErrorNote, Loading, PageTitle, duration, when } from "../ui";
@@ -8,6 +8,7 @@ import { healthCounts } from "./health";
 import { RunStatusBadges } from "./runs";
 
 const RECENT = 30;
+const DASHBOARD_PROJECTS = 50;
 
 interface ProjectRuns {
   project: Project;
@@ -15,20 +16,28 @@ interface ProjectRuns {
   automations: Automation[];
 }
 
-async function loadDashboard(): Promise<ProjectRuns[]> {
-  const projects = await call("listProjects", { limit: 50 });
-  return Promise.all(
+/** The projects' tiles, and whether the workspace has more projects than the dashboard shows. */
+async function loadDashboard(): Promise<{ rows: ProjectRuns[]; more: boolean }> {
+  // At most DASHBOARD_PROJECTS tiles: each costs two requests of the workspace's budget on every refresh.
+  const projects = await call("listProjects", { limit: DASHBOARD_PROJECTS });
+  const rows = await Promise.all(
     projects.data.map(async (project) => ({
       project,
       runs: (await call("listRuns", { project: project.slug, limit: RECENT })).data,
-      automations: (await call("listAutomations", { project: project.slug, limit: 200 })).data.filter((a) => a.status !== "disabled"),
+      automations: (await allPages((cursor) => call("listAutomations", { project: project.slug, limit: 200, cursor }))).data.filter(
+        (a) => a.status !== "disabled",
+      ),
     })),
   );
+  return { rows, more: projects.next_cursor !== null };
 }
 
 export function DashboardPage() {
-  const d = useLoad(loadDashboard, "dashboard", (rows) => (rows.some((p) => p.runs.some((r) => r.status === "queued" || r.status === "running")) ? 5000 : 0));
-  const recent = (d.data ?? [])
+  const d = useLoad(loadDashboard, "dashboard", ({ rows }) =>
+    rows.some((p) => p.runs.some((r) => r.status === "queued" || r.status === "running")) ? 5000 : 0,
+  );
+  const rows = d.data?.rows;
+  const recent = (rows ?? [])
     .flatMap((p) => p.runs.map((r) => ({ r, p: p.project })))
     .sort((a, b) => b.r.created_at.localeCompare(a.r.created_at))
     .slice(0, 10);
@@ -37,13 +46,13 @@ export function DashboardPage() {
       <PageTitle title="Dashboard" />
       {d.loading && <Loading />}
       <ErrorNote message={d.error} />
-      {d.data && d.data.length === 0 && (
+      {rows && rows.length === 0 && (
         <Empty>
           No projects yet. <a href="#/projects">Create the first project</a>.
         </Empty>
       )}
       <div class="grid">
-        {d.data?.map(({ project, automations }) => {
+        {rows?.map(({ project, automations }) => {
           const c = healthCounts(automations);
           const rate = c.known ? Math.round((100 * c.passing) / c.known) : null;
           return (
@@ -63,6 +72,11 @@ export function DashboardPage() {
           );
         })}
       </div>
+      {d.data?.more && (
+        <p class="muted" data-testid="more-projects">
+          The first {DASHBOARD_PROJECTS} projects are shown: <a href="#/projects">see every project</a>.
+        </p>
+      )}
       {recent.length > 0 && (
         <Card title="Recent runs">
           <div class="table-wrap">

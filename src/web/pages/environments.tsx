@@ -4,7 +4,7 @@
 import { useState } from "preact/hooks";
 import { StaleEdit, useStaleGuard } from "../stale-edit";
 import { savingEdits, useUnsavedEdits } from "../unsaved";
-import { call } from "../api";
+import { allPages, call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { canAdminister, useSession } from "../session";
 import type { Environment } from "../types";
@@ -338,7 +338,7 @@ const editedFields = (env: Environment) => JSON.stringify([env.variables, env.pr
 export function EnvironmentsPage({ project }: { project: string }) {
   const { session } = useSession();
   const mayProtect = canAdminister(session);
-  const list = useLoad(() => call("listEnvironments", { project, limit: 200 }), `envs:${project}`);
+  const list = useLoad(() => allPages((cursor) => call("listEnvironments", { project, limit: 200, cursor })), `envs:${project}`);
   // Counts the forms' saves: each shows the stored versions afresh, even one stored unchanged or tidied.
   const [saves, setSaves] = useState(0);
   const [name, setName] = useState("");

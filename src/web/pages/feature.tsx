@@ -2,7 +2,7 @@
 // see its warnings and the drafts it made.
 import { useRef, useState } from "preact/hooks";
 import { Strategy } from "../../manifest/records";
-import { ApiError, call, enc } from "../api";
+import { allPages, ApiError, call, enc } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
 import type { Automation, Feature, Generation } from "../types";
@@ -200,7 +200,10 @@ function GenerationPanel({
     (g) => (g && (g.status === "queued" || g.status === "running") ? 1000 : 0),
     true,
   );
-  const drafts = useLoad(() => call("listAutomations", { project, limit: 200, feature }), `drafts:${feature}:${gen.data?.status ?? ""}`);
+  const drafts = useLoad(
+    () => allPages((cursor) => call("listAutomations", { project, limit: 200, cursor, feature })),
+    `drafts:${feature}:${gen.data?.status ?? ""}`,
+  );
   const [strategy, setStrategy] = useState<Generation["strategy"]>("auto");
   const a = useAction();
   const g = gen.data;

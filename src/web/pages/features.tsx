@@ -1,13 +1,13 @@
 // A project's features: the list and the form that describes a new one.
 import { useState } from "preact/hooks";
-import { call, enc } from "../api";
+import { allPages, call, enc } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
 import { Card, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
 import { ProjectFrame } from "./project-frame";
 
 export function FeaturesPage({ project }: { project: string }) {
-  const list = useLoad(() => call("listFeatures", { project, limit: 200 }), `features:${project}`);
+  const list = useLoad(() => allPages((cursor) => call("listFeatures", { project, limit: 200, cursor })), `features:${project}`);
   const [name, setName] = useState("");
   const a = useAction();
   const create = async (e: Event) => {

@@ -1,6 +1,6 @@
 // Groups: the list, a form to create one, and one group's page (order its automations, run it, its runs).
 import { useState } from "preact/hooks";
-import { call, enc } from "../api";
+import { allPages, call, enc } from "../api";
 import { LIST_POLL_MS, useAction, useEdits, useLoad } from "../hooks";
 import { navigate } from "../router";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, duration, when } from "../ui";
@@ -10,7 +10,7 @@ import { useRunEnvironment } from "./run-environment";
 import { ProjectFrame } from "./project-frame";
 
 export function GroupsPage({ project }: { project: string }) {
-  const list = useLoad(() => call("listGroups", { project, limit: 200 }), `groups:${project}`);
+  const list = useLoad(() => allPages((cursor) => call("listGroups", { project, limit: 200, cursor })), `groups:${project}`);
   const [name, setName] = useState("");
   const a = useAction();
   const create = async (e: Event) => {
@@ -99,7 +99,7 @@ export function GroupRunList({ project, group }: { project: string; group?: stri
 
 export function GroupPage({ project, groupId }: { project: string; groupId: string }) {
   const g = useLoad(() => call("getGroup", { project, groupId }), `group:${groupId}`);
-  const all = useLoad(() => call("listAutomations", { project, limit: 200 }), `all-aut:${project}`);
+  const all = useLoad(() => allPages((cursor) => call("listAutomations", { project, limit: 200, cursor })), `all-aut:${project}`);
   const form = useEdits({ name: g.data?.name ?? "", description: g.data?.description ?? "", automation_ids: g.data?.automation_ids ?? [] });
   const f = form.value;
   const ids = f.automation_ids;

@@ -1,5 +1,5 @@
 // What a project's history shows: the trend of pass rate and duration, and the automations failing or flaky now.
-import { call, enc } from "../api";
+import { allPages, call, enc } from "../api";
 import { useLoad } from "../hooks";
 import { TrendChart } from "../charts";
 import type { Automation } from "../types";
@@ -16,7 +16,7 @@ export function ProjectHealth({ project }: { project: string }) {
   const h = useLoad(
     async () => ({
       history: await call("getProjectHistory", { project, days: 30 }),
-      automations: (await call("listAutomations", { project, limit: 200 })).data.filter((a) => a.status !== "disabled"),
+      automations: (await allPages((cursor) => call("listAutomations", { project, limit: 200, cursor }))).data.filter((a) => a.status !== "disabled"),
     }),
     `health:${project}`,
   );

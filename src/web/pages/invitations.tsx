@@ -1,5 +1,5 @@
 // Pending invitations of the signed-in person to other workspaces, with Accept and Decline, above every page.
-import { call } from "../api";
+import { allPages, call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { useSession } from "../session";
 import type { Invitation } from "../types";
@@ -7,7 +7,7 @@ import { Card, ErrorNote } from "../ui";
 
 export function PendingInvitations() {
   const { refresh } = useSession();
-  const list = useLoad(() => call("listInvitations", { limit: 200 }), "invitations");
+  const list = useLoad(() => allPages((cursor) => call("listInvitations", { limit: 200, cursor })), "invitations");
   const a = useAction();
   const pending = list.data?.data ?? [];
   if (pending.length === 0 && !a.error) return null;

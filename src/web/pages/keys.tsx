@@ -1,7 +1,7 @@
 // Settings → CLI & API keys: create (shown once), list, revoke; install commands and an MCP configuration. A revoke
 // is made from the version shown (If-Match): a key changed elsewhere meanwhile asks for a reload first.
 import { useState } from "preact/hooks";
-import { call } from "../api";
+import { allPages, call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { useSession } from "../session";
 import { StaleNotice, useStaleGuard } from "../stale-edit";
@@ -16,7 +16,7 @@ function keyState(k: ApiKey): string {
 
 export function KeysPage() {
   const { session } = useSession();
-  const keys = useLoad(() => call("listKeys", { limit: 200 }), "keys");
+  const keys = useLoad(() => allPages((cursor) => call("listKeys", { limit: 200, cursor })), "keys");
   const [name, setName] = useState("");
   const [expiry, setExpiry] = useState("");
   const [created, setCreated] = useState<CreatedKey | null>(null);

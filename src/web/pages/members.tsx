@@ -3,7 +3,7 @@
 // shown (If-Match): one made elsewhere meanwhile opens the reload/overwrite dialog (a role) or asks for a reload first.
 import { useMemo, useState } from "preact/hooks";
 import { Role as Roles } from "../../manifest/records";
-import { call } from "../api";
+import { allPages, call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { canAdminister, useSession } from "../session";
 import { StaleEdit, StaleNotice, useStaleGuard } from "../stale-edit";
@@ -15,10 +15,10 @@ const ROLES: Role[] = [...Roles.options].reverse();
 
 export function MembersPage() {
   const { session } = useSession();
-  const members = useLoad(() => call("listMembers", { limit: 200 }), "members");
+  const members = useLoad(() => allPages((cursor) => call("listMembers", { limit: 200, cursor })), "members");
   const admin = canAdminister(session);
   const invitations = useLoad(
-    () => (admin ? call("listWorkspaceInvitations", { limit: 200 }) : Promise.resolve({ data: [], next_cursor: null })),
+    () => (admin ? allPages((cursor) => call("listWorkspaceInvitations", { limit: 200, cursor })) : Promise.resolve({ data: [], next_cursor: null })),
     `invitations-${admin}`,
   );
   const [email, setEmail] = useState("");

@@ -1,12 +1,12 @@
 // The project list and the form that creates a project.
 import { useState } from "preact/hooks";
-import { call } from "../api";
+import { allPages, call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
 import { Card, Empty, ErrorNote, Field, inputValue, Loading, PageTitle, when } from "../ui";
 
 export function ProjectsPage() {
-  const list = useLoad(() => call("listProjects", { limit: 200 }), "projects");
+  const list = useLoad(() => allPages((cursor) => call("listProjects", { limit: 200, cursor })), "projects");
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
   const a = useAction();

@@ -4,7 +4,7 @@
 // selected automation has a default to fall back on, or the project has no environment at all: otherwise the person
 // picks one before running.
 import { useState } from "preact/hooks";
-import { call } from "../api";
+import { allPages, call } from "../api";
 import { useLoad } from "../hooks";
 import type { Environment, Run } from "../types";
 import { Field, inputValue } from "../ui";
@@ -43,7 +43,7 @@ export function useRunEnvironment(
   automations: { environment_id: string | null }[],
   fallback?: { label: string; id: string | null },
 ): RunEnvironment {
-  const envs = useLoad(() => call("listEnvironments", { project, limit: 200 }), `envs:${project}`);
+  const envs = useLoad(() => allPages((cursor) => call("listEnvironments", { project, limit: 200, cursor })), `envs:${project}`);
   const [picked, setPicked] = useState<string | null>(null);
   const list = envs.data?.data ?? [];
   const everyHasDefault = automations.length > 0 && automations.every((a) => a.environment_id !== null);
@@ -129,7 +129,7 @@ export function MetadataFacts({ metadata }: { metadata: Record<string, string> }
 
 /** The project's environments' names by id (one list read per table or page). */
 export function useEnvironmentNames(project: string): (id: string | null) => string | null {
-  const envs = useLoad(() => call("listEnvironments", { project, limit: 200 }), `env-names:${project}`);
+  const envs = useLoad(() => allPages((cursor) => call("listEnvironments", { project, limit: 200, cursor })), `env-names:${project}`);
   const list = envs.data?.data ?? [];
   return (id) => (id === null ? null : (list.find((e) => e.id === id)?.name ?? id));
 }

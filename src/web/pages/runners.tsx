@@ -1,7 +1,7 @@
 // Settings → Runners (owners and admins): the runners that may run this workspace's runs, a token for a new one
 // (shown once), and revoking the workspace's own.
 import { useState } from "preact/hooks";
-import { call } from "../api";
+import { allPages, call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { canAdminister, useSession } from "../session";
 import type { Runner } from "../types";
@@ -10,7 +10,10 @@ import { ago, Badge, Card, ConfirmButton, CopyBlock, Empty, ErrorNote, Field, in
 export function RunnersPage() {
   const { session } = useSession();
   const admin = canAdminister(session);
-  const runners = useLoad(() => (admin ? call("listRunners", { limit: 200 }) : Promise.resolve({ data: [], next_cursor: null })), `runners-${admin}`);
+  const runners = useLoad(
+    () => (admin ? allPages((cursor) => call("listRunners", { limit: 200, cursor })) : Promise.resolve({ data: [], next_cursor: null })),
+    `runners-${admin}`,
+  );
   const [name, setName] = useState("");
   const [labels, setLabels] = useState("");
   const [token, setToken] = useState<string | null>(null);

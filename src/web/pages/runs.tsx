@@ -1,6 +1,6 @@
 // Run lists: a project's runs with status badges and durations, filtered by status, live while any is active.
 import { RunStatus, setApart } from "../../manifest/records";
-import { call, chosen, enc } from "../api";
+import { allPages, call, chosen, enc } from "../api";
 import { LIST_POLL_MS, useLoad } from "../hooks";
 import type { Run } from "../types";
 import { ago, Badge, duration, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
@@ -162,7 +162,7 @@ export function RunsPage({ project }: { project: string }) {
   // Set by a run page's Runner link (members cannot list runners to choose one): the runs that runner executed.
   const runner = query.get("runner") ?? "";
   const cursor = query.get("cursor");
-  const automations = useLoad(() => call("listAutomations", { project, limit: 200 }), `run-filter:${project}`);
+  const automations = useLoad(() => allPages((cursor) => call("listAutomations", { project, limit: 200, cursor })), `run-filter:${project}`);
   const runs = useLoad(
     () => call("listRuns", { project, limit: 50, status: chosen(status), automation: chosen(automation), runner: chosen(runner), cursor: cursor ?? undefined }),
     `runs:${project}:${status}:${automation}:${runner}:${cursor ?? ""}`,

@@ -1,6 +1,6 @@
 // A project's schedules (next due times, on/off) and alert channels (a test send, recent deliveries).
 import { useState } from "preact/hooks";
-import { call } from "../api";
+import { allPages, call } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { AlertChannelKind } from "../../manifest/schedule-records";
 import { Badge, Card, ConfirmButton, Empty, ErrorNote, Field, inputValue, Loading, when } from "../ui";
@@ -37,7 +37,11 @@ function targetText(target: Record<string, unknown>, names: ReadonlyMap<string, 
 /** The names of the project's automations and groups, by id (the first 200 of each). */
 function useTargetNames(project: string): ReadonlyMap<string, string> {
   const loaded = useLoad(
-    () => Promise.all([call("listAutomations", { project, limit: 200 }), call("listGroups", { project, limit: 200 })]),
+    () =>
+      Promise.all([
+        allPages((cursor) => call("listAutomations", { project, limit: 200, cursor })),
+        allPages((cursor) => call("listGroups", { project, limit: 200, cursor })),
+      ]),
     `schedule-targets:${project}`,
   );
   return new Map([...(loaded.data?.[0].data ?? []), ...(loaded.data?.[1].data ?? [])].map((r) => [r.id, r.name]));
@@ -48,7 +52,7 @@ const SCHEDULES_POLL_MS = 5_000;
 function Schedules({ project }: { project: string }) {
   // Read again every few seconds while a schedule is on: its last fire, last error and next due times move.
   const list = useLoad(
-    () => call("listSchedules", { project, limit: 200 }),
+    () => allPages((cursor) => call("listSchedules", { project, limit: 200, cursor })),
     `schedules:${project}`,
     (d) => (d.data.some((x) => x.enabled) ? SCHEDULES_POLL_MS : 0),
   );
@@ -276,7 +280,7 @@ function ScheduleRow({
 }
 
 function Channels({ project }: { project: string }) {
-  const list = useLoad(() => call("listAlertChannels", { project, limit: 200 }), `alert-channels:${project}`);
+  const list = useLoad(() => allPages((cursor) => call("listAlertChannels", { project, limit: 200, cursor })), `alert-channels:${project}`);
   // Where alerts go is set by owners and admins; a member sees the channels, their deliveries, and sends a test.
   const manages = canAdminister(useSession().session);
   const [name, setName] = useState("");
