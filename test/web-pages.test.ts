@@ -179,7 +179,9 @@ scenario("groups: create, order automations, run the group and see its runs toge
     await page.getByLabel("Add automation").selectOption({ label: name });
     await page.getByRole("button", { name: "Add", exact: true }).click();
   }
-  await page.getByRole("button", { name: "Move up" }).nth(1).click();
+  // Each button names the automation it moves.
+  await page.getByRole("button", { name: "Move home page up" }).click();
+  expect(await page.getByRole("button", { name: "Move home page up" }).isDisabled()).toBe(true);
   const saved = page.waitForResponse((r) => r.request().method() === "PATCH" && r.url().includes(`/groups/${groupId}`));
   await page.getByRole("button", { name: "Save group" }).click();
   expect((await saved).status()).toBe(200);

@@ -182,22 +182,31 @@ export function GroupPage({ project, groupId }: { project: string; groupId: stri
             <h3>Automations, in run order</h3>
             {ids.length === 0 && <Empty>No automations yet: add some below.</Empty>}
             <ol class="ordered">
-              {ids.map((id, i) => (
-                <li key={id}>
-                  <span class="grow">
-                    {byId.get(id)?.name ?? id} {byId.get(id) && <Badge status={byId.get(id)?.status ?? ""} />}
-                  </span>
-                  <button type="button" class="btn btn-small" aria-label="Move up" disabled={i === 0} onClick={() => move(i, -1)}>
-                    ↑
-                  </button>
-                  <button type="button" class="btn btn-small" aria-label="Move down" disabled={i === ids.length - 1} onClick={() => move(i, 1)}>
-                    ↓
-                  </button>
-                  <button type="button" class="btn btn-small" aria-label="Remove from group" onClick={() => setOrder(ids.filter((x) => x !== id))}>
-                    ✕
-                  </button>
-                </li>
-              ))}
+              {ids.map((id, i) => {
+                // Each button names its automation: a screen reader's list of buttons otherwise reads "Move up" ten times.
+                const name = byId.get(id)?.name ?? id;
+                return (
+                  <li key={id}>
+                    <span class="grow">
+                      {name} {byId.get(id) && <Badge status={byId.get(id)?.status ?? ""} />}
+                    </span>
+                    <button type="button" class="btn btn-small" aria-label={`Move ${name} up`} disabled={i === 0} onClick={() => move(i, -1)}>
+                      ↑
+                    </button>
+                    <button type="button" class="btn btn-small" aria-label={`Move ${name} down`} disabled={i === ids.length - 1} onClick={() => move(i, 1)}>
+                      ↓
+                    </button>
+                    <button
+                      type="button"
+                      class="btn btn-small"
+                      aria-label={`Remove ${name} from the group`}
+                      onClick={() => setOrder(ids.filter((x) => x !== id))}
+                    >
+                      ✕
+                    </button>
+                  </li>
+                );
+              })}
             </ol>
             <div class="form-row">
               <Field label="Add automation">
