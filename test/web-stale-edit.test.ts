@@ -182,7 +182,8 @@ test("members: a role change the server refuses shows its reason and puts the st
   const refused = tabA.waitForResponse((r) => r.request().method() === "PATCH" && r.url().includes("/members/"));
   await tabA.getByLabel("Role of owner@acme.test").selectOption("member");
   expect((await refused).status()).toBe(403);
-  await tabA.getByText("only owners can grant or take the owner role").waitFor();
+  // Said under the member's own row, not in the card for adding members.
+  await tabA.locator("tr[data-member='owner@acme.test'] + tr").getByText("only owners can grant or take the owner role").waitFor();
   await eventually(() => tabA.getByLabel("Role of owner@acme.test").inputValue(), "owner");
   expect((await json<{ data: { email: string; role: string }[] }>(await s.call("GET", "/members"))).data.find((m) => m.email === "owner@acme.test")?.role).toBe(
     "owner",

@@ -98,7 +98,7 @@ export function MembersPage() {
               </thead>
               <tbody>
                 {members.data.data.map((m) => (
-                  <MemberRow key={m.user_id} m={m} admin={admin} self={m.user_id === session.user?.id} run={a.run} onChanged={members.reload} />
+                  <MemberRow key={m.user_id} m={m} admin={admin} self={m.user_id === session.user?.id} onChanged={members.reload} />
                 ))}
               </tbody>
             </table>
@@ -146,7 +146,9 @@ type Action = ReturnType<typeof useAction>;
 /** A member as the stale guard keys records (by id). */
 type ShownMember = Member & { id: string };
 
-function MemberRow({ m, admin, self, run, onChanged }: { m: Member; admin: boolean; self: boolean; run: Action["run"]; onChanged: () => Promise<void> }) {
+/** A member's row; what a change of it comes to (a refusal's reason) is said under it, not elsewhere on the page. */
+function MemberRow({ m, admin, self, onChanged }: { m: Member; admin: boolean; self: boolean; onChanged: () => Promise<void> }) {
+  const { run, error, details } = useAction();
   const shown = useMemo<ShownMember>(() => ({ ...m, id: m.user_id }), [m]);
   const guard = useStaleGuard<ShownMember>(shown, async () => {
     const now = await call("getMember", { userId: m.user_id });
@@ -219,6 +221,13 @@ function MemberRow({ m, admin, self, run, onChanged }: { m: Member; admin: boole
           )}
         </td>
       </tr>
+      {error && !(guard.stale && refused) && (
+        <tr>
+          <td colSpan={5}>
+            <ErrorNote message={error} details={details} />
+          </td>
+        </tr>
+      )}
       {guard.stale && refused && (
         <tr>
           <td colSpan={5}>
