@@ -151,6 +151,7 @@ export const POSTGRES: string[] = [
 
 /** Files whose subject is SQLite itself (its file, its locks, its backups, its old databases), with the reason. */
 export const SQLITE_ONLY: Record<string, string> = {
+  "test/postgres-outage.test.ts": "stops and starts a PostgreSQL cluster of its own, whichever the pass: a second run would test the same",
   "test/api-idempotency-atomic.test.ts": "plants a failing trigger in the SQLite file and shares that file between two in-process nodes",
   "test/api-keys.test.ts": "reads the key hashes and searches the bytes of svc.sqlite and its WAL file",
   "test/appliance-binary.test.ts": "opens and breaks SQLite files in data directories of the compiled binary",

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../config/load";
+import { migrateToPostgres } from "../src/core/admin";
 import { insertRuns } from "../src/core/runs/store";
 import { openDatabase, type OpenedDatabase } from "../src/db/database";
 import { newId } from "../src/security/ids";
@@ -75,6 +76,39 @@ describe("PostgreSQL backend", () => {
       await second.stop();
       await first.stop();
     }
+  });
+
+  test("a database.url that cannot be opened is refused naming it without its password, whether in the user part or a parameter", async () => {
+    const fresh = new URL(await freshDatabaseUrl());
+    const refusal = async (url: string) => {
+      const opened = openDatabase(dir(), { url });
+      const e = await opened.then(
+        async (o) => {
+          await o.close();
+          return null;
+        },
+        (err: unknown) => err as Error,
+      );
+      return e?.message ?? "opened";
+    };
+    // No such database: the driver's answer comes back with the URL as it may be shown.
+    const missing = `postgres://svc:Hunter2-user-part@${fresh.host}/no_such_database?password=Hunter2-parameter&sslpassword=Hunter2-ssl`;
+    const said = await refusal(missing);
+    expect(said).toContain("no_such_database");
+    expect(said).not.toContain("Hunter2");
+    // A password with an unencoded "/" makes the URL unreadable: said so, and how to write it.
+    const unreadable = await refusal(`postgres://svc:Hun/ter2@${fresh.host}/svc`);
+    expect(unreadable).toContain("percent-encoded");
+    expect(unreadable).not.toContain("ter2");
+    // So does svc admin migrate-to-postgres, which looks into the target before it opens it.
+    const sqliteDir = dir();
+    await (await openDatabase(sqliteDir)).close();
+    const copying = await migrateToPostgres(sqliteDir, `postgres://svc:Hun/ter2@${fresh.host}/svc`, { busyTimeoutMs: 1000 }).then(
+      () => "copied",
+      (e: unknown) => (e as Error).message,
+    );
+    expect(copying).toContain("percent-encode");
+    expect(copying).not.toContain("ter2");
   });
 
   test("svc admin create-user and create-key work against SVC_DATABASE_URL, and a server on it accepts the key", async () => {

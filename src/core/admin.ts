@@ -83,7 +83,11 @@ export async function migrateToPostgres(
     const sqlite = source.sqlite;
     if (!sqlite) throw new CopyError(`${fromDir} is not an SQLite installation`);
     const artifactsMovedIn = await moveDiskArtifactsIn(source.db, fromDir);
-    const filled = await whyNotEmpty(url, tablesInDependencyOrder(sqlite));
+    // The driver's errors name neither the database nor, for an unreadable URL, what is wrong with it.
+    const filled = await whyNotEmpty(url, tablesInDependencyOrder(sqlite)).catch((e: unknown) => {
+      const unreadable = e instanceof TypeError ? " (percent-encode any of / ? # @ : % in the user name or password)" : "";
+      throw new CopyError(`cannot open the PostgreSQL database ${redactedUrl(url)}: ${(e as Error).message}${unreadable}`);
+    });
     if (filled.length > 0)
       throw new CopyError(`the PostgreSQL database ${redactedUrl(url)} is not empty (it holds ${filled.join(", ")}); give an empty database`);
     const target = await openDatabase(fromDir, { url });

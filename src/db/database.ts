@@ -110,11 +110,15 @@ export async function openDatabase(
   };
 }
 
-/** The URL as it may be shown: without its password. */
+/**
+ * The URL as it may be shown: without its password, whether in its user part or as a parameter (libpq's
+ * `?password=` and `?sslpassword=`, which an operator may write as well).
+ */
 export function redactedUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = "***";
+    for (const name of [...u.searchParams.keys()]) if (/password/i.test(name)) u.searchParams.set(name, "***");
     return u.toString();
   } catch {
     return "postgres://…";
@@ -124,7 +128,15 @@ export function redactedUrl(url: string): string {
 async function openPostgres(url: string): Promise<OpenedDatabase> {
   const shown = redactedUrl(url);
   const nodeId = newNodeId();
-  const pool = openPool(url, { nodeId });
+  let pool: ReturnType<typeof openPool>;
+  try {
+    pool = openPool(url, { nodeId });
+  } catch (e) {
+    // The driver only says "Invalid URL" (a password holding "/" or "#" cuts the URL short), not which one.
+    throw new DatabaseOpenError(
+      `database.url is not a valid PostgreSQL URL (${(e as Error).message}): write it as postgres://user:password@host:port/database, with any of / ? # @ : % in the user name or password percent-encoded (e.g. %2F for /)`,
+    );
+  }
   const changes = new PostgresChangeFeed(nodeId);
   const db = new Kysely<DB>({ dialect: new PoolDialect(pool), plugins: [changes] });
   try {

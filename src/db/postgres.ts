@@ -51,6 +51,7 @@ export function openPool(url: string, opts: { nodeId: string; max?: number; conn
   return postgres(url, {
     max: opts.max ?? 10,
     connect_timeout: opts.connectTimeoutS ?? 10,
+    backoff: reconnectDelayS,
     onnotice: () => undefined,
     connection: { application_name: opts.nodeId },
     types: {
@@ -58,6 +59,20 @@ export function openPool(url: string, opts: { nodeId: string; max?: number; conn
       numeric: { to: 1700, from: [1700], parse: asNumber, serialize: (v: unknown) => String(v) },
     },
   });
+}
+
+/** The longest a pooled connection waits before it tries the server again after failing to reach it. */
+const MAX_RECONNECT_DELAY_S = 1;
+
+/**
+ * Seconds before a connection that failed tries again, after `retries` failures in a row across the pool. The
+ * driver's own delay grows to 20 s: every engine's poll counts as a failure, so a few seconds of an unreachable
+ * database made each request wait that long (answered by no one once the HTTP server closed the idle socket), and
+ * a database back up was noticed 10–20 s late. Capped at a second, a request gets its 503 (or its answer) at once,
+ * and a node's few connections retrying once a second are no load on a database coming back.
+ */
+function reconnectDelayS(retries: number): number {
+  return (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, MAX_RECONNECT_DELAY_S);
 }
 
 export function newNodeId(): string {

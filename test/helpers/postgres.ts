@@ -1,6 +1,6 @@
 // A throw-away PostgreSQL cluster for the tests: ONE per test process (initdb + pg_ctl on a free port in a temp
-// dir, stopped when the process exits), and a fresh database per test server. Run as the `postgres` user when the
-// tests run as root (initdb refuses root).
+// dir, stopped when the process exits; clusterOfItsOwn makes another for a test that stops it), and a fresh database
+// per test server. Run as the `postgres` user when the tests run as root (initdb refuses root).
 import { chmodSync, chownSync, existsSync, mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -21,6 +21,8 @@ interface Cluster {
   dir: string;
   port: number;
   adminUrl: string;
+  /** pg_ctl's command line that starts the cluster again on the same port. */
+  start: string[];
 }
 
 let cluster: Promise<Cluster> | null = null;
@@ -59,11 +61,13 @@ async function startCluster(): Promise<Cluster> {
   // C collation: text sorts by code point, as SQLite's does.
   run([pgBin("initdb"), "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"]);
   let port = 0;
+  let start: string[] = [];
   for (let attempt = 0; ; attempt++) {
     port = await freePort();
     try {
       const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400`;
-      run([pgBin("pg_ctl"), "-D", data, "-o", opts, "-l", join(dir, "log"), "-w", "start"]);
+      start = [pgBin("pg_ctl"), "-D", data, "-o", opts, "-l", join(dir, "log"), "-w", "start"];
+      run(start);
       break;
     } catch (e) {
       if (attempt >= 3) throw e;
@@ -77,7 +81,7 @@ async function startCluster(): Promise<Cluster> {
   // (Started through a shell that returns at once, so that bun test does not count it as a process left running.)
   const watch = `tail --pid=${process.pid} -f /dev/null; ${stop}; rm -rf ${shellQuote(dir)}`;
   Bun.spawnSync(["sh", "-c", `setsid sh -c ${shellQuote(watch)} </dev/null >/dev/null 2>&1 &`]);
-  return { dir, port, adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres` };
+  return { dir, port, adminUrl: `postgres://postgres@127.0.0.1:${port}/postgres`, start };
 }
 
 function shellQuote(s: string): string {
@@ -111,4 +115,23 @@ export async function freshDatabaseUrl(): Promise<string> {
     await admin.end();
   }
   return `postgres://postgres@127.0.0.1:${c.port}/${name}`;
+}
+
+/**
+ * A cluster of its own for a test that stops and starts PostgreSQL under a server (the shared one serves every
+ * other test of the process): the URL of an empty database in it, and its stop and start (same port, same data).
+ */
+export async function clusterOfItsOwn(): Promise<{ url: string; stop(): void; start(): void }> {
+  const c = await startCluster();
+  const admin = postgres(c.adminUrl, { max: 1, onnotice: () => undefined });
+  try {
+    await admin.unsafe(`CREATE DATABASE "svc"`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    url: `postgres://postgres@127.0.0.1:${c.port}/svc`,
+    stop: () => run([pgBin("pg_ctl"), "-D", join(c.dir, "data"), "-m", "fast", "-w", "stop"]),
+    start: () => run(c.start),
+  };
 }
