@@ -134,6 +134,89 @@ describe("gherkin generation", () => {
     expect(g2.warnings).toEqual([expect.objectContaining({ line: 2, message: 'No automation for scenario "A <a>": its Examples table has no rows' })]);
   });
 
+  test("an outline line naming a column its Examples lack, or an outline without Examples, is a warning naming the line", async () => {
+    const criteria = [
+      "Feature: Books",
+      "  Scenario Outline: Read book <id>",
+      '    When I send GET "/api/books/<bookid>"',
+      "    Then the response status should be 200",
+      "    Examples:",
+      "      | id |",
+      "      | b1 |",
+      "      | b2 |",
+      "  Scenario Outline: List books",
+      '    When I send GET "/api/books?genre=<genre>"',
+      "    Then the response status should be 200",
+      "",
+    ].join("\n");
+    const feature = await createFeature(t, project, { name: "Placeholders", acceptance_criteria: criteria });
+    const g = await generate(t, project, feature, "gherkin");
+    expect(g.status).toBe("succeeded");
+    expect(g.automation_ids).toHaveLength(3);
+    // One warning per line, not one per example row.
+    expect(g.warnings).toEqual([
+      expect.objectContaining({
+        line: 3,
+        scenario: "Read book <id>",
+        message:
+          'Line 3 of scenario "Read book <id>": <bookid> is not filled in, as its Examples have the columns id; the line is used as written, with <bookid> in it',
+      }),
+      expect.objectContaining({ line: 10, message: expect.stringContaining("<genre> is not filled in, as it has no Examples table") }),
+    ]);
+  });
+
+  test("scenarios carry the tags of their Feature, Rule and Examples, as in Cucumber", async () => {
+    const criteria = [
+      "@catalogue",
+      "Feature: Books",
+      "  @smoke",
+      "  Scenario Outline: Look up book <id>",
+      '    When I send GET "/api/books/<id>"',
+      "    Then the response status should be 200",
+      "    @known",
+      "    Examples:",
+      "      | id |",
+      "      | b1 |",
+      "    Examples:",
+      "      | id |",
+      "      | b2 |",
+      "  @admin",
+      "  Rule: Deleting",
+      "    Scenario: Delete a book",
+      '      When I send DELETE "/api/books/b1"',
+      "      Then the response status should be 204",
+      "",
+    ].join("\n");
+    const feature = await createFeature(t, project, { name: "Tagged", acceptance_criteria: criteria });
+    const g = await generate(t, project, feature, "gherkin");
+    expect(g.warnings).toEqual([]);
+    expect((await automationsOf(t, project, g)).map((a) => [a.name, a.tags])).toEqual([
+      ["Look up book b1", ["generated", "gherkin", "catalogue", "smoke", "known"]],
+      ["Look up book b2", ["generated", "gherkin", "catalogue", "smoke"]],
+      ["Delete a book", ["generated", "gherkin", "catalogue", "admin"]],
+    ]);
+  });
+
+  test("a Background repeated in front of thousands of scenarios is bounded: the generation stops with a warning saying where", async () => {
+    const background = Array.from({ length: 300 }, (_, i) => `    Given I open "/p${i}"`).join("\n");
+    const scenarios = Array.from({ length: 2000 }, (_, i) => `  Scenario: S${i}\n    Then I should see "x"`).join("\n");
+    const criteria = `Feature: Big\n  Background:\n${background}\n${scenarios}\n`;
+    expect(criteria.length).toBeLessThan(200_000);
+    const feature = await createFeature(t, project, { name: "Big background", acceptance_criteria: criteria });
+    const g = await generate(t, project, feature, "gherkin");
+    expect(g.status).toBe("succeeded");
+    // 301 lines each: the first 332 scenarios fit in 100000 lines.
+    expect(g.automation_ids).toHaveLength(332);
+    expect(g.warnings).toEqual([
+      expect.objectContaining({
+        line: 303 + 2 * 332,
+        scenario: "S332",
+        message:
+          'Stopped at scenario "S332" (line 967): the scenarios hold more than 100000 step lines with their Background and example rows (the limit for one generation); it and the scenarios after it made no automation',
+      }),
+    ]);
+  }, 60_000);
+
   test("generating again replaces unedited drafts and keeps edited or activated ones, and says so", async () => {
     const feature = await createFeature(t, project, { name: "Regen", acceptance_criteria: SHOP_CRITERIA });
     const first = await generate(t, project, feature);

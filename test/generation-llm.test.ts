@@ -6,7 +6,7 @@ import { automationsOf, createFeature, createProject, generate, type GenerationR
 import { startTargetApp, type TargetApp } from "./helpers/gen-target-app";
 import { startTestServer, type TestServer } from "./helpers/server";
 
-type Behaviour = "valid" | "invalid" | "hang" | "error";
+type Behaviour = "valid" | "invalid" | "null" | "hang" | "error";
 
 const VALID = {
   automations: [
@@ -57,6 +57,7 @@ beforeAll(async () => {
       const next = script.shift() ?? "error";
       if (next === "valid") return answer(VALID);
       if (next === "invalid") return answer(INVALID);
+      if (next === "null") return answer(null);
       if (next === "error") return Response.json({ error: { message: "model overloaded" } }, { status: 503 });
       return new Promise<Response>(() => undefined);
     },
@@ -151,6 +152,16 @@ describe("llm generation", () => {
     expect(repair[3]?.content).toContain("automations.0.kind");
     expect(repair[3]?.content).toContain("automations.1.steps.0: an http automation takes only request steps");
     expect(g.warnings[0]?.message).toContain("its corrected answer was used");
+  });
+
+  test("an answer that is JSON but no object (null) is sent back for repair like any invalid answer, never an internal error", async () => {
+    script = ["null", "valid"];
+    received.length = 0;
+    const feature = await createFeature(t, project, { name: "Null answer", acceptance_criteria: "- works" });
+    const g = await generate(t, project, feature, "llm");
+    expect({ status: g.status, error: g.error }).toEqual({ status: "succeeded", error: null });
+    expect(g.automation_ids).toHaveLength(2);
+    expect(received[1]?.body.messages[3]?.content).toContain("automations: expected a non-empty array of automations");
   });
 
   test("still invalid after one repair round → rejected with a warning, no drafts, no third request", async () => {

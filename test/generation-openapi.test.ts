@@ -121,3 +121,67 @@ describe("openapi generation", () => {
     expect(g3.error).toBe("the openapi strategy cannot run: the project has no OpenAPI document (set one with update_project)");
   });
 });
+
+describe("openapi generation from a 3.0 document written as real APIs write them", () => {
+  // A 3.0 exclusive bound (`minimum` + `exclusiveMinimum: true`), a record composed with allOf, and a body example
+  // whose `sku` follows a pattern the generator cannot synthesize.
+  const NewOrder = {
+    type: "object",
+    required: ["sku", "quantity"],
+    properties: { sku: { type: "string", pattern: "^[A-Z]{3}-[0-9]{4}$" }, quantity: { type: "integer", minimum: 0, exclusiveMinimum: true } },
+  };
+  const doc = {
+    openapi: "3.0.3",
+    info: { title: "Orders", version: "1" },
+    components: {
+      schemas: {
+        NewOrder,
+        Order: {
+          allOf: [{ $ref: "#/components/schemas/NewOrder" }, { type: "object", required: ["id"], properties: { id: { type: "integer", readOnly: true } } }],
+        },
+      },
+    },
+    paths: {
+      "/orders": {
+        post: {
+          operationId: "placeOrder",
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: { $ref: "#/components/schemas/NewOrder" }, example: { sku: "ABC-1234", quantity: 2 } } },
+          },
+          responses: { "201": { description: "placed", content: { "application/json": { schema: { $ref: "#/components/schemas/Order" } } } } },
+        },
+      },
+      "/orders/{id}": {
+        get: {
+          operationId: "getOrder",
+          parameters: [{ name: "id", in: "path", required: true, schema: { type: "integer" } }],
+          responses: { "200": { description: "the order", content: { "application/json": { schema: { $ref: "#/components/schemas/Order" } } } } },
+        },
+      },
+    },
+  };
+
+  test("exclusive bounds, allOf records and body examples → every test, checking the right things", async () => {
+    const orders = await createProject(t, "orders-30", { openapi: doc });
+    const feature = await createFeature(t, orders, { name: "Orders", target: { kind: "api", paths: ["/orders"] } });
+    const g = await generate(t, orders, feature, "openapi");
+    expect(g.status).toBe("succeeded");
+    // Never "not a valid automation": the 3.0 boolean bound is JSON Schema's number bound in the check.
+    expect(g.warnings.map((w) => w.message).filter((m) => m.includes("not a valid automation"))).toEqual([]);
+    const byName = new Map((await automationsOf(t, orders, g)).map((a) => [a.name, a]));
+    expect([...byName.keys()].sort()).toEqual([
+      "getOrder: GET /orders/{id} answers 200",
+      "placeOrder then getOrder: what is created can be read",
+      "placeOrder: POST /orders answers 201",
+      "placeOrder: POST /orders rejects a body missing a required field",
+    ]);
+    const quantity = { type: "integer", exclusiveMinimum: 0 };
+    expect(byName.get("placeOrder: POST /orders answers 201")?.steps[0]?.expect).toContainEqual({
+      schema: { allOf: [expect.objectContaining({ properties: { sku: expect.anything(), quantity } }), expect.anything()] },
+    });
+    // Each required field is left out of the documented example, so only the missing field can be why it is refused.
+    const missing = byName.get("placeOrder: POST /orders rejects a body missing a required field");
+    expect(missing?.steps.map((s) => (s.request as { json: unknown }).json)).toEqual([{ quantity: 2 }, { sku: "ABC-1234" }]);
+  });
+});

@@ -5,7 +5,7 @@ import type { HttpStep, Step } from "../../manifest/automation-format";
 import { checkDraft, describeProblems } from "../draft-check";
 import type { Generator, GeneratorOutput } from "../types";
 import { matchPhrase } from "./phrases";
-import { type ConcreteScenario, hasScenarios, readScenarios, type ScenarioStep } from "./scenarios";
+import { type ConcreteScenario, hasScenarios, MAX_SCENARIO_LINES, readScenarios, type ScenarioStep } from "./scenarios";
 import { nearestPhrase } from "./suggest";
 
 interface Skipped {
@@ -72,7 +72,20 @@ export function compileCriteria(featureName: string, criteria: string): Generato
   const automations: GeneratedDraft[] = [];
   const warnings: GenerationWarningRecord[] = [];
   const warned = new Set<number>();
+  const warnedUnfilled = new Set<number>();
   for (const sc of read.scenarios) {
+    for (const u of sc.unfilled ?? []) {
+      if (warnedUnfilled.has(u.line)) continue;
+      warnedUnfilled.add(u.line);
+      const names = u.names.map((n) => `<${n}>`).join(", ");
+      const columns = u.columns.length > 0 ? `its Examples have the columns ${u.columns.join(", ")}` : "it has no Examples table";
+      warnings.push({
+        generator: "gherkin",
+        scenario: sc.sourceTitle,
+        line: u.line,
+        message: `Line ${u.line} of scenario "${sc.sourceTitle}": ${names} is not filled in, as ${columns}; the line is used as written, with ${names} in it`,
+      });
+    }
     if (sc.noExampleRows) {
       warnings.push({
         generator: "gherkin",
@@ -131,6 +144,15 @@ export function compileCriteria(featureName: string, criteria: string): Generato
       continue;
     }
     automations.push(checked.draft);
+  }
+  if (read.stoppedAt) {
+    const { title, line } = read.stoppedAt;
+    warnings.push({
+      generator: "gherkin",
+      scenario: title,
+      line,
+      message: `Stopped at scenario "${title}" (line ${line}): the scenarios hold more than ${MAX_SCENARIO_LINES} step lines with their Background and example rows (the limit for one generation); it and the scenarios after it made no automation`,
+    });
   }
   return { automations, warnings };
 }

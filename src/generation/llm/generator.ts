@@ -63,7 +63,8 @@ function readAnswer(content: string): { drafts: GeneratedDraft[] } | { problems:
   } catch (e) {
     return { problems: [{ path: "", message: `the answer is not JSON (${(e as Error).message})` }] };
   }
-  const list = (data as { automations?: unknown }).automations;
+  // `null` is JSON too: read it as the answer without automations it is, to be sent back like any other.
+  const list = (data as { automations?: unknown } | null)?.automations;
   if (!Array.isArray(list) || list.length === 0) return { problems: [{ path: "automations", message: "expected a non-empty array of automations" }] };
   const drafts: GeneratedDraft[] = [];
   const problems: DraftProblem[] = [];

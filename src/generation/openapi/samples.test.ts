@@ -11,6 +11,7 @@ describe("sampleOf", () => {
     ["a minimum length is honoured", { type: "string", minLength: 10 }, "examplexxx"],
     ["a maximum length is honoured", { type: "string", maxLength: 3 }, "exa"],
     ["an integer from its minimum", { type: "integer", minimum: 5 }, 5],
+    ["above an OpenAPI 3.0 exclusive minimum", { type: "integer", minimum: 0, exclusiveMinimum: true }, 1],
     ["a 3.1 type list skips null", { type: ["null", "boolean"] }, true],
     [
       "required and exemplified properties, never read-only ones",
@@ -46,6 +47,13 @@ describe("toJsonSchema", () => {
     expect(toJsonSchema({ type: "object", properties: { a: { type: "string", nullable: true, example: "x" } }, xml: { name: "a" } })).toEqual({
       type: "object",
       properties: { a: { type: ["string", "null"] } },
+    });
+  });
+  test("OpenAPI 3.0's boolean exclusive bounds become JSON Schema's number bounds", () => {
+    expect(toJsonSchema({ type: "number", minimum: 0, exclusiveMinimum: true, maximum: 5, exclusiveMaximum: false })).toEqual({
+      type: "number",
+      exclusiveMinimum: 0,
+      maximum: 5,
     });
   });
   test("a write-only property is never required of a response", () => {

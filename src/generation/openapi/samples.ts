@@ -33,8 +33,19 @@ function stringSample(s: Schema): string {
 }
 
 function numberSample(s: Schema, integer: boolean): number {
-  const min = typeof s.minimum === "number" ? s.minimum : typeof s.exclusiveMinimum === "number" ? s.exclusiveMinimum + 1 : undefined;
-  const max = typeof s.maximum === "number" ? s.maximum : undefined;
+  // An exclusive bound in either form: OpenAPI 3.0's `exclusiveMinimum: true` beside `minimum`, or 3.1's number.
+  const min =
+    typeof s.minimum === "number"
+      ? s.minimum + (s.exclusiveMinimum === true ? 1 : 0)
+      : typeof s.exclusiveMinimum === "number"
+        ? s.exclusiveMinimum + 1
+        : undefined;
+  const max =
+    typeof s.maximum === "number"
+      ? s.maximum - (s.exclusiveMaximum === true ? 1 : 0)
+      : typeof s.exclusiveMaximum === "number"
+        ? s.exclusiveMaximum - 1
+        : undefined;
   let v = min ?? 1;
   if (max !== undefined && v > max) v = max;
   return integer ? Math.ceil(v) : v;
@@ -153,6 +164,19 @@ export function toJsonSchema(schema: unknown, seen = new Set<unknown>()): Schema
   }
   seen.delete(schema);
   if (schema.nullable === true && typeof out.type === "string") out.type = [out.type, "null"];
+  // OpenAPI 3.0 writes an exclusive bound as `minimum: 0, exclusiveMinimum: true`; JSON Schema (and OpenAPI 3.1)
+  // holds the number itself in `exclusiveMinimum`, and refuses the whole schema over a boolean there.
+  for (const [bound, exclusive] of [
+    ["minimum", "exclusiveMinimum"],
+    ["maximum", "exclusiveMaximum"],
+  ] as const) {
+    if (typeof schema[exclusive] !== "boolean") continue;
+    delete out[exclusive];
+    if (schema[exclusive] === true && typeof schema[bound] === "number") {
+      out[exclusive] = schema[bound];
+      delete out[bound];
+    }
+  }
   // A write-only property is sent, never answered: a response cannot be required to hold it.
   const props = isObject(schema.properties) ? schema.properties : {};
   if (Array.isArray(out.required)) {
