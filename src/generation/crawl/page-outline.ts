@@ -30,14 +30,29 @@ function labelOf(root: HTMLElement, field: HTMLElement): string {
   return wrapping ? clean(wrapping.text) : "";
 }
 
+/**
+ * Whether the field's only label is one wrapped around it and the field has text of its own (a select's options, a
+ * textarea's content): that label's text runs on into the field's (`Sort by NewestTitle`), so it is neither a name
+ * a person reads nor one that holds once the options change.
+ */
+function wrappedWithText(root: HTMLElement, el: HTMLElement): boolean {
+  if (el.tagName !== "SELECT" && el.tagName !== "TEXTAREA") return false;
+  if (clean(el.getAttribute("aria-label") ?? "")) return false;
+  const id = el.getAttribute("id");
+  if (id && root.querySelectorAll("label").some((l) => l.getAttribute("for") === id && clean(l.text))) return false;
+  return el.closest("label") !== null && clean(el.text) !== "";
+}
+
 function fieldOf(root: HTMLElement, el: HTMLElement): FormField | null {
   const type = (el.getAttribute("type") ?? "text").toLowerCase();
   if (el.tagName === "INPUT" && NOT_FIELDS.has(type)) return null;
+  const name = el.getAttribute("name");
+  if (name && wrappedWithText(root, el))
+    return { locator: `css=${el.tagName.toLowerCase()}[name=${JSON.stringify(name)}]`, describe: `${el.tagName.toLowerCase()} "${name}"` };
   const label = labelOf(root, el);
   if (label) return { locator: `label=${JSON.stringify(label)}`, describe: `"${label}"` };
   const placeholder = clean(el.getAttribute("placeholder") ?? "");
   if (placeholder) return { locator: `placeholder=${JSON.stringify(placeholder)}`, describe: `the one with placeholder "${placeholder}"` };
-  const name = el.getAttribute("name");
   if (name) return { locator: `css=${el.tagName.toLowerCase()}[name=${JSON.stringify(name)}]`, describe: `${el.tagName.toLowerCase()} "${name}"` };
   return null;
 }
