@@ -73,7 +73,20 @@ export function compileCriteria(featureName: string, criteria: string): Generato
   const warnings: GenerationWarningRecord[] = [];
   const warned = new Set<number>();
   const warnedUnfilled = new Set<number>();
+  const warnedTables = new Set<number>();
   for (const sc of read.scenarios) {
+    // A table under a line is part of what the line says (rows to see, fields to fill): read by no phrase, so
+    // the check made of the line is less than the criteria ask, and that is said rather than passed over.
+    for (const s of sc.steps) {
+      if (!s.dataTable || warnedTables.has(s.line)) continue;
+      warnedTables.add(s.line);
+      warnings.push({
+        generator: "gherkin",
+        scenario: sc.sourceTitle,
+        line: s.line,
+        message: `Line ${s.line} of scenario "${sc.sourceTitle}": the data table under "${quoteLine(s)}" is not read (no step phrase takes one); write one line per row for each to be checked`,
+      });
+    }
     for (const u of sc.unfilled ?? []) {
       if (warnedUnfilled.has(u.line)) continue;
       warnedUnfilled.add(u.line);

@@ -8,6 +8,8 @@ export interface ScenarioStep {
   text: string;
   line: number;
   docString?: string;
+  /** A data table is written under the line: no step phrase reads one. */
+  dataTable?: boolean;
 }
 
 /**
@@ -52,6 +54,7 @@ function toSteps(steps: readonly GherkinStep[], offset: number, values: Map<stri
     text: fill(s.text, values),
     line: s.location.line - offset,
     ...(s.docString ? { docString: fill(s.docString.content, values) } : {}),
+    ...(s.dataTable ? { dataTable: true } : {}),
   }));
 }
 
