@@ -111,6 +111,7 @@ export const POSTGRES: string[] = [
   "test/schedules.test.ts",
   "test/schedules-fires.test.ts",
   "test/security-auth-matrix.test.ts",
+  "test/security-imports.test.ts",
   "test/security-key-timing.test.ts",
   "test/trust-accounts-invitations.test.ts",
   "test/trust-accounts-limits.test.ts",

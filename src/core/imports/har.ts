@@ -18,12 +18,22 @@ interface HarEntry {
   response?: { status?: number; content?: { mimeType?: string; text?: string; encoding?: string } };
 }
 
+/** The longest variable name made of a response's key. */
+const MAX_NAME_CHARS = 64;
+
 /** A value worth capturing: long enough (or large enough) not to be reused by chance. */
 const distinctive = (v: unknown): v is string | number =>
   (typeof v === "string" && v.length >= 4 && !/^(?:true|false|null)$/.test(v)) || (typeof v === "number" && Number.isInteger(v) && Math.abs(v) >= 100);
 
-/** Every distinctive leaf of a JSON value, by JSON path (first path wins), with the key it sits under. */
+/** The longest JSON path a capture takes (Capture in the automation format). */
+const MAX_PATH_CHARS = 500;
+
+/**
+ * Every distinctive leaf of a JSON value, by JSON path (first path wins), with the key it sits under. A leaf whose
+ * path would be longer than a capture takes is not one: below a long key nothing is looked at.
+ */
 function leaves(value: unknown, path = "$", key = "value", out = new Map<string, { path: string; key: string }>()) {
+  if (path.length > MAX_PATH_CHARS) return out;
   if (Array.isArray(value))
     value.forEach((v, i) => {
       leaves(v, `${path}[${i}]`, key, out);
@@ -44,17 +54,34 @@ export function readHar(doc: unknown, nameOverride?: string): ImportPlan {
   /** Values earlier responses gave, by their text: the variable that captures each (made when first reused). */
   const known = new Map<string, { step: number; path: string; key: string; variable?: string }>();
   const variables = new Set<string>();
+  /**
+   * The suffix to try first for each name: names are only ever added, so the first free one never goes back. Trying
+   * from 2 every time made tens of thousands of values under one key cost billions of lookups (a HAR of a megabyte
+   * held the server for minutes).
+   */
+  const nextSuffix = new Map<string, number>();
   const variableFor = (value: string) => {
     const k = known.get(value);
     if (!k) return undefined;
     if (!k.variable) {
-      const base = k.key.replace(/[^A-Za-z0-9_]/g, "_").replace(/^(?=\d)/, "_") || "value";
+      // A name is made of the key the value sat under, cut short: a key can be as long as the file.
+      const base =
+        k.key
+          .slice(0, MAX_NAME_CHARS)
+          .replace(/[^A-Za-z0-9_]/g, "_")
+          .replace(/^(?=\d)/, "_") || "value";
       let v = base;
-      for (let n = 2; variables.has(v); n++) v = `${base}_${n}`;
+      let n = nextSuffix.get(base) ?? 2;
+      if (variables.has(v)) {
+        for (v = `${base}_${n}`; variables.has(v); n++, v = `${base}_${n}`);
+        nextSuffix.set(base, n + 1);
+      }
       variables.add(v);
       k.variable = v;
       const step = steps[k.step] as HttpStep;
-      step.capture = { ...(step.capture ?? {}), [v]: k.path };
+      // Added in place: copying the captures at each one made a step of many captures quadratic.
+      step.capture ??= {};
+      step.capture[v] = k.path;
     }
     return `{{${k.variable}}}`;
   };

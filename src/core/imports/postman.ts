@@ -68,8 +68,35 @@ const literal = (s: string): unknown => (s.startsWith("'") || s.startsWith('"') 
 const path = (ref: string) =>
   `$${ref.replace(/\[(?:"([^"]*)"|'([^']*)')\]/g, (_m, a: string | undefined, b: string | undefined) => `[${JSON.stringify(a ?? b)}]`)}`;
 
-/** `pm.test("…", function () { a; b; });` on one line, as Postman's own snippets write it: its statements. */
-const ONE_LINE_TEST = /^\s*pm\.test\(.*?,\s*(?:function\s*\(\)|\(\)\s*=>)\s*\{(.*)\}\s*\);?\s*$/;
+const TEST_START = /^\s*pm\.test\(/;
+const TEST_HEAD = /,\s*(?:function\s*\(\)|\(\)\s*=>)\s*\{/g;
+const LINE_BREAK = /[\n\r\u2028\u2029]/;
+
+/**
+ * The statements of `pm.test("…", function () { a; b; });` on one line, as Postman's own snippets write it; null
+ * for any other line. Read by hand, in time linear in the line: the one regular expression that says the same
+ * (`pm.test(.*?, … {(.*)});`) backtracks over the whole line at every comma, and a long line of them held the
+ * server for minutes.
+ */
+function oneLineTest(line: string): string[] | null {
+  const start = TEST_START.exec(line);
+  if (!start) return null;
+  // The end: `}`, then `)` and an optional `;`, with only white space between and after.
+  let end = line.trimEnd();
+  if (end.endsWith(";")) end = end.slice(0, -1);
+  if (!end.endsWith(")")) return null;
+  end = end.slice(0, -1).trimEnd();
+  if (!end.endsWith("}")) return null;
+  const close = end.length - 1;
+  // The first `, function () {` (or `, () => {`) after the test's name opens the body, which runs to that `}`.
+  TEST_HEAD.lastIndex = start[0].length;
+  const head = TEST_HEAD.exec(line);
+  if (!head || head.index + head[0].length > close) return null;
+  const name = line.slice(start[0].length, head.index);
+  const body = line.slice(head.index + head[0].length, close);
+  if (LINE_BREAK.test(name) || LINE_BREAK.test(body)) return null;
+  return statements(body);
+}
 
 /** Statements split at their semicolons (one inside a quoted string stays). */
 function statements(text: string): string[] {
@@ -99,10 +126,7 @@ export function translateTests(script: string[]): { expect: Assertion[]; warning
   const expect: Assertion[] = [];
   const warnings: string[] = [];
   let statusLeftOut = false;
-  const lines = script.flatMap((l) => {
-    const one = ONE_LINE_TEST.exec(l);
-    return one ? statements(one[1] as string) : [l];
-  });
+  const lines = script.flatMap((l) => oneLineTest(l) ?? [l]);
   for (const raw of lines) {
     const line = raw.trim().replace(/;$/, "").trim();
     if (FRAME.some((f) => f.test(line))) continue;
@@ -210,12 +234,45 @@ function readRequest(item: PmItem, warn: (m: string) => void): Request {
   return request;
 }
 
+/** The most entries of one list (requests of a folder, headers, query parameters, variables …) a collection may have. */
+const MAX_LIST_ENTRIES = 10_000;
+/** The longest URL an automation takes (its request.url), and the most header text a step sends. */
+const MAX_URL_CHARS = 4000;
+const MAX_HEADER_CHARS = 64 * 1024;
+
+/**
+ * Refuses what postman-collection would take minutes to read. It keeps requests, headers, query parameters and
+ * variables in lists whose building takes time quadratic in their length, and splits a URL's query and a header text
+ * into such lists: a URL of a million `&`, or half a million empty headers, held the server for a minute or more.
+ * Nothing an automation could take is refused: a URL past the longest it takes, headers past what a step sends.
+ */
+function refuseOversized(value: unknown, path: string): void {
+  if (Array.isArray(value)) {
+    if (value.length > MAX_LIST_ENTRIES) throw new Error(`${path} has ${value.length} entries: svc reads at most ${MAX_LIST_ENTRIES} in one list`);
+    for (const [i, v] of value.entries()) refuseOversized(v, `${path}[${i}]`);
+    return;
+  }
+  if (value === null || typeof value !== "object") return;
+  for (const [k, v] of Object.entries(value)) {
+    const at = `${path}.${k}`;
+    if (typeof v === "string") {
+      // A URL as text, as an item's whole request, or as the raw text and query of a URL written as an object.
+      const urlText = k === "url" || (k === "request" && path.endsWith("]")) || (path.endsWith(".url") && (k === "raw" || k === "query"));
+      if (urlText && v.length > MAX_URL_CHARS)
+        throw new Error(`${at} is ${v.length} characters long: an automation's URL is at most ${MAX_URL_CHARS} characters`);
+      if (k === "header" && v.length > MAX_HEADER_CHARS)
+        throw new Error(`${at} is ${v.length} characters long: a step sends at most ${MAX_HEADER_CHARS} characters of headers`);
+    } else refuseOversized(v, at);
+  }
+}
+
 /** Reads a collection; throws on what is not a Postman collection. */
 export function readPostman(doc: unknown, nameOverride?: string): ImportPlan {
   const d = doc as { info?: { name?: unknown; schema?: unknown }; item?: unknown };
   if (!d || typeof d !== "object" || !d.info || typeof d.info.name !== "string" || !Array.isArray(d.item))
     throw new Error("not a Postman collection (v2.1: info.name and item are required)");
   if (typeof d.info.schema === "string" && !/v2\.[01]/.test(d.info.schema)) throw new Error(`the schema ${d.info.schema} is not v2.0 or v2.1`);
+  refuseOversized(doc, "collection");
   const collection = new Collection(doc as ConstructorParameters<typeof Collection>[0]);
   const title = nameOverride ?? d.info.name;
   const plan: ImportPlan = { automations: [], groups: [], warnings: [] };
