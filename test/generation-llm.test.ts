@@ -118,6 +118,46 @@ describe("llm generation", () => {
     expect(user).not.toContain("The outline of its page");
   });
 
+  test("a document whose operations outgrow the prompt: whole operations only, as many as fit, and a warning saying how many", async () => {
+    const paths = Object.fromEntries(
+      Array.from({ length: 300 }, (_, i) => [
+        `/things${i}/{id}`,
+        {
+          get: {
+            operationId: `getThing${i}`,
+            parameters: [{ name: "id", in: "path", required: true, schema: { type: "integer" } }],
+            responses: {
+              "200": {
+                description: "the thing",
+                content: {
+                  "application/json": {
+                    schema: { type: "object", required: ["id", "name"], properties: { id: { type: "integer" }, name: { type: "string" } } },
+                  },
+                },
+              },
+              "404": { description: "no such thing" },
+            },
+          },
+        },
+      ]),
+    );
+    const big = await createProject(t, "llm-big-api", { openapi: { openapi: "3.0.3", info: { title: "Things", version: "1" }, paths } });
+    script = ["valid"];
+    received.length = 0;
+    const feature = await createFeature(t, big, { name: "Things", target: { kind: "api" } });
+    const g = await generate(t, big, feature, "llm");
+    expect(g.status).toBe("succeeded");
+    const user = received[0]?.body.messages.find((m) => m.role === "user")?.content ?? "";
+    const marker = "The OpenAPI operations it covers:\n";
+    const fragment = JSON.parse(user.slice(user.indexOf(marker) + marker.length)) as { operation: string }[];
+    expect(fragment.length).toBeGreaterThan(10);
+    expect(fragment.length).toBeLessThan(300);
+    expect(fragment[0]?.operation).toBe("getThing0");
+    expect(g.warnings).toContainEqual(
+      expect.objectContaining({ message: expect.stringContaining(`The prompt carries ${fragment.length} of the 300 OpenAPI operations the feature covers`) }),
+    );
+  });
+
   test("for a web feature the prompt carries the outline of its page: title, headings, links, form fields", async () => {
     script = ["valid"];
     received.length = 0;

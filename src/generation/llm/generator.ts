@@ -5,7 +5,7 @@ import { crawl } from "../crawl/fetch-pages";
 import { checkDraft, describeProblems, type DraftProblem } from "../draft-check";
 import { coveredOperations, listOperations, readDocument } from "../openapi/operations";
 import { GenerationFailure, type GenerationInput, type Generator } from "../types";
-import { buildMessages, type PromptContext } from "./prompt";
+import { buildMessages, MAX_CONTEXT_CHARS, type PromptContext } from "./prompt";
 import { type ChatMessage, chat, type Provider } from "./provider";
 
 function providerOf(input: GenerationInput): Provider | string {
@@ -32,7 +32,21 @@ async function contextOf(input: GenerationInput, signal: AbortSignal, warnings: 
       responses: Object.fromEntries(o.responseSchemas),
       security: o.security,
     }));
-    return { fragment: JSON.stringify(ops), fragmentKind: "openapi" };
+    // Whole operations, as many as the prompt holds: one cut in the middle is JSON the model cannot read.
+    const kept: string[] = [];
+    let size = 2;
+    for (const o of ops) {
+      const text = JSON.stringify(o);
+      if (size + text.length + 1 > MAX_CONTEXT_CHARS) break;
+      kept.push(text);
+      size += text.length + 1;
+    }
+    if (kept.length < ops.length)
+      warnings.push({
+        generator: "llm",
+        message: `The prompt carries ${kept.length} of the ${ops.length} OpenAPI operations the feature covers (at most ${MAX_CONTEXT_CHARS} characters of them): narrow the feature's target (tags, paths) for the others`,
+      });
+    return { fragment: `[${kept.join(",")}]`, fragmentKind: "openapi" };
   }
   if (t?.kind === "web" && /^https?:\/\//i.test(t.url)) {
     try {

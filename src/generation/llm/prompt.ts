@@ -6,7 +6,8 @@ import type { GenerationInput } from "../types";
 
 export const AnswerSchema = z.strictObject({ automations: z.array(DraftSchema).min(1).max(50) });
 const ANSWER_JSON_SCHEMA = JSON.stringify(z.toJSONSchema(AnswerSchema, { io: "input", unrepresentable: "any" }));
-const MAX_CONTEXT_CHARS = 30_000;
+/** The most characters of OpenAPI operations or page outline a prompt carries. */
+export const MAX_CONTEXT_CHARS = 30_000;
 
 const SYSTEM = `You write automated tests for the product feature described by the user, as svc automations.
 Answer with ONE JSON object and nothing else. It must satisfy this JSON Schema:
