@@ -159,6 +159,7 @@ export const SQLITE_ONLY: Record<string, string> = {
   "test/appliance-migrations.test.ts": "migrates old SQLite databases written by earlier versions of svc",
   "test/appliance-backup.test.ts": "svc admin backup/restore copy SQLite's file (on PostgreSQL they refuse and point to pg_dump)",
   "test/appliance-operations.test.ts": "locks the SQLite file from another connection to fail /readyz",
+  "test/ops-operator.test.ts": "rolls back a migration in a served SQLite file and restores SQLite backups into data directories of the compiled binary",
   "test/faults-storage.test.ts": "holds SQLite's write lock from another process and kills the server mid-write on its file",
   "test/fuzz-operations.test.ts": "snapshots every table through sqlite_master to prove a refused request changed nothing",
   "test/runner-health.test.ts": "holds SQLite's exclusive lock to make claims fail",

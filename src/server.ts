@@ -1,13 +1,13 @@
 // `svc serve`: opens the core, starts the HTTP service and the engines, and drains on SIGTERM.
 import type { Server } from "bun";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { ConfigError } from "../config/load";
 import type { Config } from "../config/schema";
 import { openCore, type OpenedCore } from "./core";
 import { moveDiskArtifactsIn } from "./core/runs/artifacts";
 import { createHttpService } from "./http/app";
 import { type Engine, serverExtensions } from "./extensions";
-import { holdDataDir } from "./data-dir-lock";
+import { DataDirInUse, holdDataDir } from "./data-dir-lock";
 import { log, setLogLevel } from "./logging";
 import { MAX_WAIT_SECONDS } from "./manifest/define";
 
@@ -42,16 +42,59 @@ function readTlsFile(setting: "cert" | "key", path: string): string {
   }
 }
 
+/**
+ * Holds an existing data directory before its database is opened: opening applies pending migrations, which must
+ * not change the schema under another svc serve still running on it (say, the older version beside a newer one
+ * started by mistake). Null when it cannot be noted yet (no directory, or one that cannot be written): opening
+ * then makes the directory or says what is wrong with it, and the server holds it right after.
+ */
+function holdBeforeOpening(dataDir: string): (() => void) | null {
+  if (!existsSync(dataDir)) return null;
+  try {
+    return holdDataDir(dataDir);
+  } catch (e) {
+    if (e instanceof DataDirInUse) throw e;
+    return null;
+  }
+}
+
+/**
+ * Why the server cannot listen where it is told to, naming the settings to change; null for other errors. The port
+ * taken keeps its code, so that it is told (and exits) as before: "the port is already in use".
+ */
+function listenProblem(config: Config, e: unknown): Error | null {
+  const code = (e as { code?: string }).code ?? "";
+  const where = `${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`;
+  if (code === "EADDRINUSE" || /in use/i.test((e as Error).message ?? "")) {
+    return Object.assign(new Error(`${where}: another process listens there; stop it, or choose another port (--port, SVC_PORT or port in the config file)`), {
+      code: "EADDRINUSE",
+    });
+  }
+  if (["EADDRNOTAVAIL", "EINVAL", "ENOTFOUND", "EAFNOSUPPORT"].includes(code))
+    return new Error(
+      `cannot listen on ${where} (${code}): host (--host, SVC_HOST or host in the config file) must be an address of this machine, such as 127.0.0.1, or 0.0.0.0 for every interface`,
+    );
+  if (code === "EACCES" && config.port > 0 && config.port < 1024)
+    return new Error(
+      `cannot listen on ${where} (EACCES): ports below 1024 need privileges; choose a port from 1024 up (--port, SVC_PORT or port in the config file) and put a reverse proxy in front`,
+    );
+  return null;
+}
+
 /** Longer than the longest wait (MAX_WAIT_SECONDS), with room for the read that ends it. */
 const LONG_POLL_IDLE_SECONDS = MAX_WAIT_SECONDS + 15;
 
 export async function startServer(config: Config): Promise<RunningServer> {
   setLogLevel(config.log_level);
   await import("./modules");
-  const core = await openCore(config, { serving: true });
   // On SQLite the file is this process's alone (PostgreSQL's nodes share their database by design).
-  let letGo = () => {};
-  if (core.probe.backend === "sqlite") {
+  const sqlite = !config.database.url;
+  let letGo = sqlite ? holdBeforeOpening(config.data_dir) : null;
+  const core = await openCore(config, { serving: true }).catch((e: unknown) => {
+    letGo?.();
+    throw e;
+  });
+  if (sqlite && letGo === null) {
     try {
       letGo = holdDataDir(config.data_dir);
     } catch (e) {
@@ -96,7 +139,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     });
   } catch (e) {
     await core.close();
-    letGo();
+    letGo?.();
+    const listening = listenProblem(config, e);
+    if (listening) throw listening;
     // OpenSSL's own words (NO_START_LINE, key values mismatch) name no setting: say which ones to look at.
     if (tls && !/EADDRINUSE|in use/i.test(`${(e as { code?: string }).code} ${(e as Error).message}`))
       throw new ConfigError(
@@ -125,7 +170,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         await server.stop(false);
         await Promise.all(engines.map((e) => e.stop(config.runner.shutdown_grace_ms)));
         await core.close();
-        letGo();
+        letGo?.();
         log.info("stopped");
       })();
       return stopping;

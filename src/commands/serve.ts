@@ -1,7 +1,7 @@
 // `svc serve`: the service itself.
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import { flushLogs } from "../logging";
+import { flushLogs, log, setLogLevel } from "../logging";
 
 export function registerServe(program: Command): void {
   program
@@ -12,10 +12,14 @@ export function registerServe(program: Command): void {
     .option("--data-dir <dir>", "data directory (default ./svc-data)")
     .option("--config <file>", "config file (TOML); also SVC_CONFIG")
     .action(async (o: { host?: string; port?: string; dataDir?: string; config?: string }) => {
-      const { loadConfig } = await import("../../config/load");
+      const { loadConfig, unknownEnvVariables } = await import("../../config/load");
       const { startServer } = await import("../server");
       const { hideFromWorkers } = await import("../runner/worker-pool");
       const config = loadConfig({ file: o.config, flags: { host: o.host, port: o.port, data_dir: o.dataDir } });
+      setLogLevel(config.log_level);
+      // A misspelt variable (SVC_PROT) leaves its setting as it was: said at start, since nothing else would show it.
+      for (const { name, guess } of unknownEnvVariables())
+        log.warn(`${name} is not a setting of svc serve and is ignored${guess ? `: did you mean ${guess}?` : ""}`, { variable: name });
       // The config file may hold the database URL's password, SMTP and LLM credentials: run workers must not read it.
       const file = o.config ?? process.env.SVC_CONFIG;
       if (file) hideFromWorkers(resolve(file));

@@ -85,15 +85,18 @@ export function restoreDataDir(fromFile: string, dataDir: string, force: boolean
       `${dataDir} already holds a database; stop the server and add --force to replace it (the current data is kept in ${dataDir}/replaced-<time>/)`,
     );
   }
-  mkdirSync(dataDir, { recursive: true });
+  // As svc serve makes them: the directory and the database its user's alone (they hold password, key and session
+  // hashes and the sealed secrets), whatever the umask and whatever mode the backup file was given where it was kept.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   let movedAside: string | null = null;
   if (present.length > 0) {
     movedAside = join(dataDir, `replaced-${new Date().toISOString().replace(/[:.]/g, "-")}`);
-    mkdirSync(movedAside);
+    mkdirSync(movedAside, { mode: 0o700 });
     for (const p of present) renameSync(p, join(movedAside, p.slice(dataDir.length).replace(/^[\\/]+/, "")));
   }
   const restoring = `${target}.restoring`;
   copyFileSync(fromFile, restoring);
+  chmodSync(restoring, 0o600);
   renameSync(restoring, target);
   const savedArtifacts = artifactsBeside(fromFile);
   const artifactsRestored = existsSync(savedArtifacts);

@@ -123,7 +123,8 @@ function unknownKeysOf(issues: Issue[]): string[] {
   );
 }
 
-function editDistance(a: string, b: string): number {
+/** How many one-character edits turn `a` into `b` (Levenshtein): what "did you mean" suggestions are measured by. */
+export function editDistance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     let prev = row[0] as number;
