@@ -49,7 +49,7 @@ test("a misspelt SVC_* variable is named at start with the setting it probably m
   });
 });
 
-test("a second svc serve on a data directory another one holds is refused before it migrates the database", async () => {
+test("a second svc serve, or svc admin, of a newer version on a data directory an older server holds is refused before it migrates the database", async () => {
   // The database as an older svc serve keeps it: without this version's newest migration.
   const file = join(data(), "svc.sqlite");
   const newest = Object.keys(migrations).sort().at(-1) as string;
@@ -62,6 +62,13 @@ test("a second svc serve on a data directory another one holds is refused before
   expect(second.code).toBe(1);
   expect(second.stderr).toContain(`another svc serve (pid ${serve.proc.pid}) is using the data directory`);
   // The schema under the running server is the one it had: the refused server applied nothing.
+  expect(applied(file)).not.toContain(newest);
+  // Nor does a command of this newer version: it says to restart the server with it first.
+  const admin = await runBinary(["admin", "create-user", "--email", "late@acme.test", "--name", "Late", "--workspace", "acme", "--data-dir", data()]);
+  expect(admin.code).toBe(1);
+  expect(admin.stderr).toContain(
+    `svc serve (pid ${serve.proc.pid}) runs an older svc on ${data()}, whose database lacks this version's migrations (${newest})`,
+  );
   expect(applied(file)).not.toContain(newest);
 });
 

@@ -4,7 +4,10 @@ import { EventEmitter } from "node:events";
 import type { Config } from "../../config/schema";
 import { existsSync } from "node:fs";
 import { CopyError, copySqliteIntoPostgres, type TableCount, tablesInDependencyOrder, whyNotEmpty } from "../db/copy";
-import { databasePath, openDatabase, redactedUrl } from "../db/database";
+import { DatabaseOpenError, databasePath, openDatabase, redactedUrl } from "../db/database";
+import { migrations } from "../db/migrations";
+import { appliedSqliteMigrations } from "../db/sqlite";
+import { dataDirHolder } from "../data-dir-lock";
 import { secretsKeyPath } from "../security/secret-box";
 import { moveDiskArtifactsIn } from "./runs/artifacts";
 import { AppError } from "../manifest/errors";
@@ -23,11 +26,31 @@ export function missingSqliteDatabase(config: Config): string | null {
 }
 
 /**
+ * On SQLite, a command of a newer svc must not migrate the database under the svc serve running on it: that older
+ * server would go on with a schema it does not know (the upgrade order is the server first, see docs/operations.md).
+ * Read before anything is opened for writing.
+ */
+function refuseMigratingUnderServer(config: Config): void {
+  if (config.database.url) return;
+  const pid = dataDirHolder(config.data_dir);
+  const file = databasePath(config.data_dir);
+  if (pid === null || !existsSync(file)) return;
+  const applied = new Set(appliedSqliteMigrations(file));
+  if (applied.size === 0) return;
+  const pending = Object.keys(migrations).filter((name) => !applied.has(name));
+  if (pending.length > 0)
+    throw new DatabaseOpenError(
+      `svc serve (pid ${pid}) runs an older svc on ${config.data_dir}, whose database lacks this version's migrations (${pending.join(", ")}): restart the server with this version first, then run this command`,
+    );
+}
+
+/**
  * Opens the data directory's store (applying pending migrations) as a core, runs `work`, and closes it. The
  * secrets key is not opened: no administration command reads environment secrets, and a command must not fail
  * (or create a key file) because of where the server keeps its key.
  */
 export async function withAdminCore<T>(config: Config, work: (core: Core) => Promise<T>): Promise<T> {
+  refuseMigratingUnderServer(config);
   const opened = await openDatabase(config.data_dir, { busyTimeoutMs: config.busy_timeout_ms, url: config.database.url });
   const keys = new KeyVerifier(opened.db, opened.changes);
   const events = new EventEmitter<CoreEvents>();

@@ -521,6 +521,21 @@ export class UnreadableBackupError extends Error {}
  * Throws UnreadableBackupError when the file cannot be opened as SQLite; any other error means the file opened
  * but is not an svc database.
  */
+/** The migrations a database file holds, read without changing it (an empty list for a file svc never set up). */
+export function appliedSqliteMigrations(file: string): string[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    const table = db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'kysely_migration'").get();
+    if (!table) return [];
+    return db
+      .query<{ name: string }, []>("SELECT name FROM kysely_migration")
+      .all()
+      .map((r) => r.name);
+  } finally {
+    db.close();
+  }
+}
+
 export function readSqliteBackup(file: string): BackupContents {
   let db: Database;
   try {
