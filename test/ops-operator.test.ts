@@ -8,7 +8,7 @@ import { chmodSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Kysely } from "kysely";
 import { migrations } from "../src/db/migrations";
-import { sqliteDialect } from "../src/db/sqlite";
+import { appliedSqliteMigrations, sqliteDialect } from "../src/db/sqlite";
 import { requireBinary, runBinary, type ServeProcess, startServe } from "./helpers/binary";
 import { tempDir } from "./helpers/server";
 
@@ -27,17 +27,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const applied = (file: string) => {
-  const db = new Database(file, { readonly: true });
-  try {
-    return db
-      .query<{ name: string }, []>("SELECT name FROM kysely_migration ORDER BY name")
-      .all()
-      .map((r) => r.name);
-  } finally {
-    db.close();
-  }
-};
+const applied = appliedSqliteMigrations;
 
 test("a misspelt SVC_* variable is named at start with the setting it probably means", async () => {
   const logs = await serve.logsWith("SVC_RATE_LIMIT_ENABLE is not a setting");
