@@ -6,8 +6,8 @@ import { printable } from "./output";
 import { KEY_PATTERN } from "../src/security/api-keys";
 import { clientFor, runCommand, settingsFor } from "./session";
 
-/** Reads a line without echoing it (the key must not land on screen or in scrollback). */
-async function promptHidden(question: string): Promise<string> {
+/** Reads a line at the terminal without echoing it (a key or password must not land on screen or in scrollback). */
+export async function promptHidden(question: string): Promise<string> {
   const stdin = process.stdin;
   process.stderr.write(question);
   stdin.setRawMode(true);

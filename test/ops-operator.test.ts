@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { Kysely } from "kysely";
 import { migrations } from "../src/db/migrations";
 import { appliedSqliteMigrations, sqliteDialect } from "../src/db/sqlite";
-import { requireBinary, runBinary, type ServeProcess, startServe } from "./helpers/binary";
+import { BINARY, requireBinary, runBinary, type ServeProcess, startServe } from "./helpers/binary";
+import { WebClient } from "./helpers/browser";
 import { tempDir } from "./helpers/server";
 
 let work: string;
@@ -116,4 +117,43 @@ test("a backup restored into a new data directory is its user's alone, whatever 
   expect(r.code).toBe(0);
   expect(statSync(target).mode & 0o777).toBe(0o700);
   expect(statSync(join(target, "svc.sqlite")).mode & 0o777).toBe(0o600);
+});
+
+test("create-user --password-stdin at a terminal asks for the password with its input hidden", async () => {
+  const dir = join(work, "tty");
+  const password = "typed at a terminal 7";
+  // `script` gives the command a real terminal; what the terminal shows comes back on its stdout.
+  const command = [BINARY, "admin", "create-user", "--email", "tty@acme.test", "--name", "Tty", "--workspace", "acme", "--password-stdin", "--data-dir", dir];
+  const proc = Bun.spawn(["script", "-qec", command.map((a) => `'${a}'`).join(" "), "/dev/null"], {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, TERM: "dumb" },
+  });
+  let shown = "";
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  while (!shown.includes("Password (input hidden): ")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    shown += decoder.decode(value);
+  }
+  expect(shown).toContain("Password (input hidden): ");
+  proc.stdin.write(`${password}\r`);
+  await proc.stdin.flush();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    shown += decoder.decode(value);
+  }
+  expect(await proc.exited).toBe(0);
+  expect(shown).toContain("tty@acme.test");
+  expect(shown).not.toContain(password);
+  // The password typed is the one stored: the web application signs in with it.
+  const server = await startServe(["--data-dir", dir]);
+  try {
+    expect((await new WebClient(server.url).signIn("tty@acme.test", password)).status).toBe(200);
+  } finally {
+    await server.stop();
+  }
 });

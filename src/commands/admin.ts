@@ -42,6 +42,16 @@ async function readStdin(): Promise<string> {
   return text.replace(/\r?\n$/, "");
 }
 
+/**
+ * The password of --password-stdin: piped in (`echo … | svc admin create-user …`), or at a terminal asked for with
+ * its input hidden (read to an end of input there, it waited without a word, showing the password as it was typed).
+ */
+async function readPassword(): Promise<string> {
+  if (!process.stdin.isTTY) return readStdin();
+  const { promptHidden } = await import("../../cli/auth");
+  return promptHidden("Password (input hidden): ");
+}
+
 const ROLES = ["owner", "admin", "member"] as const;
 
 /** What backup and restore say when the store is PostgreSQL (database.url): its own tools do both. */
@@ -81,7 +91,7 @@ export function registerAdmin(program: Command): void {
       .option("--password-stdin", "read a password for the web application from standard input"),
   ).action(async (o: { email: string; name: string; workspace: string; role: string; passwordStdin?: boolean; dataDir?: string; config?: string }) => {
     if (!ROLES.includes(o.role as "owner")) throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
-    const password = o.passwordStdin ? await readStdin() : undefined;
+    const password = o.passwordStdin ? await readPassword() : undefined;
     const { checkEmail, checkNewPassword, checkWorkspaceSlug, createUserWithSetupToken } = await import("../core/access/users");
     const { configuredAddress } = await import("../core/address");
     // The core's rules for an email, a workspace slug and a password, checked before the database is opened.
