@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { ConfigError } from "../config/load";
 import type { Config } from "../config/schema";
 import { openCore, type OpenedCore } from "./core";
+import { anyUserExists } from "./core/sessions/setup";
 import { moveDiskArtifactsIn } from "./core/runs/artifacts";
 import { createHttpService } from "./http/app";
 import { type Engine, serverExtensions } from "./extensions";
@@ -155,6 +156,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
   for (const e of engines) await e.start();
   const url = `${tls ? "https" : "http"}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
   log.info("listening", { url, data_dir: config.data_dir });
+  // A fresh installation has no one to sign in: say how the first owner is made, where the operator looks first.
+  if (!(await anyUserExists(core.db)))
+    log.info("no user yet: open the web application on this machine (or at base_url) to set up the first owner, or run svc admin create-user", {
+      url: config.base_url ?? url,
+    });
   let stopping: Promise<void> | null = null;
   return {
     url,

@@ -40,6 +40,16 @@ test("a misspelt SVC_* variable is named at start with the setting it probably m
   });
 });
 
+test("a fresh installation says at start how the first owner is made", async () => {
+  const logs = await serve.logsWith("no user yet");
+  const line = logs.split("\n").find((l) => l.includes("no user yet"));
+  expect(JSON.parse(line ?? "{}")).toMatchObject({
+    level: "info",
+    msg: "no user yet: open the web application on this machine (or at base_url) to set up the first owner, or run svc admin create-user",
+    url: serve.url,
+  });
+});
+
 test("a second svc serve, or svc admin, of a newer version on a data directory an older server holds is refused before it migrates the database", async () => {
   // The database as an older svc serve keeps it: without this version's newest migration.
   const file = join(data(), "svc.sqlite");
