@@ -27,6 +27,7 @@ export const POSTGRES: string[] = [
   "test/api-long-poll.test.ts",
   "test/api-members.test.ts",
   "test/api-names.test.ts",
+  "test/api-openapi-consumer.test.ts",
   "test/api-operations.test.ts",
   "test/api-ratelimit.test.ts",
   "test/api-runs-selection.test.ts",

@@ -66,9 +66,18 @@ async function readBody(request: Request, op: Operation, maxBytes: number): Prom
   return parseJsonBody(text);
 }
 
+/** A map field's entry in a query key: dotted (`metadata.branch`) or as the OpenAPI document declares it (`metadata[branch]`). */
+function mapEntryOf(key: string): { field: string; entry: string } | null {
+  const bracket = /^([^.[\]]+)\[([^\]]+)\]$/.exec(key);
+  if (bracket?.[1] && bracket[2]) return { field: bracket[1], entry: bracket[2] };
+  const dot = key.indexOf(".");
+  return dot > 0 ? { field: key.slice(0, dot), entry: key.slice(dot + 1) } : null;
+}
+
 /**
  * The query string as the operation's query schema reads it: a list field collects every repetition
- * (`?tag=a&tag=b`), a map field its dotted keys (`?metadata.branch=main`); any other field keeps its last value.
+ * (`?tag=a&tag=b`), a map field its keys (`?metadata.branch=main`, or `?metadata[branch]=main`, the deepObject
+ * style the OpenAPI document declares for it, which generated clients send); any other field keeps its last value.
  */
 export function queryObject(url: string, op: Operation): Record<string, unknown> {
   const q = url.indexOf("?");
@@ -76,12 +85,12 @@ export function queryObject(url: string, op: Operation): Record<string, unknown>
   const shape = objectShape(op.query);
   const out: Record<string, unknown> = {};
   for (const [k, v] of new URLSearchParams(url.slice(q + 1))) {
-    const dot = k.indexOf(".");
-    const mapField = dot > 0 ? k.slice(0, dot) : null;
-    const map = mapField !== null && shape[mapField] ? unwrap(shape[mapField]).inner : null;
-    if (mapField !== null && map instanceof z.ZodRecord) {
-      const prev = out[mapField];
-      out[mapField] = { ...(typeof prev === "object" && prev !== null ? prev : {}), [k.slice(dot + 1)]: v };
+    const mapEntry = mapEntryOf(k);
+    const mapField = mapEntry ? shape[mapEntry.field] : undefined;
+    const mapShape = mapField ? unwrap(mapField).inner : null;
+    if (mapEntry && mapShape instanceof z.ZodRecord) {
+      const prev = out[mapEntry.field];
+      out[mapEntry.field] = { ...(typeof prev === "object" && prev !== null ? prev : {}), [mapEntry.entry]: v };
       continue;
     }
     const field = shape[k];

@@ -18,12 +18,7 @@ class ComponentCollector {
     const defs = (out.$defs ?? {}) as Record<string, Json>;
     delete out.$defs;
     const renames: Record<string, string> = {};
-    for (const [name, def] of Object.entries(defs)) {
-      const existing = this.schemas[name];
-      let target = name;
-      if (existing && JSON.stringify(existing) !== JSON.stringify(def)) target = `${name}Input`;
-      renames[name] = target;
-    }
+    for (const name of Object.keys(defs)) renames[name] = name;
     const rewrite = (v: unknown): unknown => {
       if (Array.isArray(v)) return v.map(rewrite);
       if (v && typeof v === "object") {
@@ -38,6 +33,21 @@ class ComponentCollector {
       }
       return v;
     };
+    // A def keeps its name when, with its $refs pointing into components, it is the schema already there; else it
+    // is the other side (the input) of that schema. Compared as written into components, since a raw def's $refs
+    // always differ; and again until no name moves, since a def whose $ref moved to an input is an input too.
+    let moved = true;
+    while (moved) {
+      moved = false;
+      for (const [name, def] of Object.entries(defs)) {
+        const existing = this.schemas[name];
+        if (renames[name] !== name || !existing) continue;
+        if (JSON.stringify(existing) !== JSON.stringify(rewrite(stripId(def)))) {
+          renames[name] = `${name}Input`;
+          moved = true;
+        }
+      }
+    }
     for (const [name, def] of Object.entries(defs)) {
       const target = renames[name] ?? name;
       this.schemas[target] ??= rewrite(stripId(def)) as Json;
@@ -62,7 +72,17 @@ function parametersOf(op: Operation, c: ComponentCollector) {
   const querySchema = c.convert(op.query, "input") as { properties?: Record<string, Json>; required?: string[] };
   for (const [name, schema] of Object.entries(querySchema.properties ?? {})) {
     const { description, ...s } = schema;
-    params.push({ name, in: "query", required: querySchema.required?.includes(name) ?? false, schema: s, ...(description ? { description } : {}) });
+    // A map (`metadata`) is sent as metadata[KEY]=VALUE: without a style, OpenAPI's default (form) would spread its
+    // keys into parameters of their own (`?branch=main`), which the server refuses as unknown.
+    const map = s.type === "object" ? { style: "deepObject", explode: true } : {};
+    params.push({
+      name,
+      in: "query",
+      required: querySchema.required?.includes(name) ?? false,
+      ...map,
+      schema: s,
+      ...(description ? { description } : {}),
+    });
   }
   if (op.startsWork) params.push({ $ref: "#/components/parameters/IdempotencyKey" });
   if (op.headers && "if_match" in op.headers.shape) params.push({ $ref: "#/components/parameters/IfMatch" });
