@@ -71,6 +71,14 @@ describe("400 invalid_request with details, nothing changed", () => {
       expect({ q, status: res.status }).toEqual({ q, status: 400 });
       expect((await res.json()).error).toBe("invalid_request");
     }
+    // A forged cursor is named as every query parameter is; one carrying what svc never writes (a NUL, which
+    // PostgreSQL's text refuses) is the same 400, not a 500.
+    const forged = Buffer.from(JSON.stringify({ t: "2026-01-01T00:00:00.000Z\u0000", id: "run_x" })).toString("base64url");
+    for (const cursor of ["not-a-cursor", forged]) {
+      const refused = await s.call("GET", `/projects/shop/runs?cursor=${cursor}`);
+      expect({ cursor, status: refused.status }).toEqual({ cursor, status: 400 });
+      expect(((await refused.json()) as { details: unknown }).details).toEqual([{ path: "query.cursor", message: "invalid cursor" }]);
+    }
     // A word where a number goes is named as such, not as the NaN it was coerced to.
     const res = await s.call("GET", "/projects/shop/runs?limit=abc");
     const body = (await res.json()) as { message: string; details: { path: string; message: string }[] };

@@ -12,16 +12,20 @@ export function encodeCursor(row: { created_at: string; id: string }): string {
   return Buffer.from(JSON.stringify({ t: row.created_at, id: row.id })).toString("base64url");
 }
 
+/** What a cursor's parts are when svc wrote them: a stored time (ISO 8601) and a record id. */
+const CURSOR_TIME = /^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d(?::?\d\d)?)?$/;
+const CURSOR_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
 function decodeCursor(cursor: string): CursorPosition {
   try {
-    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown;
-    if (typeof v === "object" && v !== null && typeof (v as CursorPosition).t === "string" && typeof (v as CursorPosition).id === "string") {
-      return v as CursorPosition;
-    }
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as Partial<CursorPosition> | null;
+    // Only what encodeCursor writes: a hand-made one may carry anything (a NUL, which PostgreSQL's text refuses).
+    if (typeof v?.t === "string" && typeof v.id === "string" && CURSOR_TIME.test(v.t) && CURSOR_ID.test(v.id)) return { t: v.t, id: v.id };
   } catch {
     // fall through to the error below
   }
-  throw invalid("cursor is not valid: pass the next_cursor of a previous page", [{ path: "cursor", message: "invalid cursor" }]);
+  // Named as every query parameter is (query.limit, query.status …).
+  throw invalid("cursor is not valid: pass the next_cursor of a previous page", [{ path: "query.cursor", message: "invalid cursor" }]);
 }
 
 /** A WHERE condition selecting the rows after the cursor in (created_at DESC, id DESC) order. */
