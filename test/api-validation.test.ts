@@ -96,6 +96,25 @@ describe("400 invalid_request with details, nothing changed", () => {
     }
   });
 
+  test("a string that is not Unicode text (half of a surrogate pair, alone) is refused naming where; a whole pair is text", async () => {
+    const before = await snapshot();
+    for (const [body, path] of [
+      ['{"name":"x\\ud800y"}', "body.name"],
+      ['{"name":"ok","description":"\\udc00"}', "body.description"],
+    ] as const) {
+      const res = await s.call("POST", "/projects", body);
+      const err = (await res.json()) as { error: string; details: { path: string }[] };
+      expect({ body, status: res.status, error: err.error, path: err.details[0]?.path }).toEqual({ body, status: 400, error: "invalid_request", path });
+    }
+    expect(await snapshot()).toEqual(before);
+    const pair = await s.call("POST", "/projects", '{"name":"smile \\ud83d\\ude00"}');
+    expect(pair.status).toBe(201);
+    const created = (await pair.json()) as { slug: string; name: string };
+    expect(created.name).toBe("smile \u{1F600}");
+    expect(((await (await s.call("GET", `/projects/${created.slug}`)).json()) as { name: string }).name).toBe("smile \u{1F600}");
+    expect((await s.call("DELETE", `/projects/${created.slug}`)).status).toBe(204);
+  });
+
   test("a key named __proto__ in a body or a query map is refused, not silently dropped", async () => {
     const before = await snapshot();
     for (const body of ['{"metadata":{"__proto__":"x","branch":"main"}}', '{"variables":{"__proto__":"x"}}', '{"variables":{"\\u005f_proto__":"x"}}']) {

@@ -56,9 +56,41 @@ export function parseJsonBody(text: string): JsonBody {
       }),
     };
   }
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(text) };
+    value = JSON.parse(text);
   } catch (e) {
     return { ok: false, response: errorResponse("invalid_request", `the request body is not valid JSON: ${(e as Error).message}`) };
   }
+  // Only a \uD800–\uDFFF escape can make a string that is not Unicode text (a half of a surrogate pair, alone):
+  // stored, it comes back as U+FFFD, so the record read differs from the one answered.
+  const malformed = /\\u[dD][89a-fA-F]/.test(text) ? malformedTextAt(value, "body") : null;
+  if (malformed !== null) {
+    return {
+      ok: false,
+      response: errorResponse("invalid_request", `${malformed}: not Unicode text (half of a surrogate pair, alone)`, {
+        details: [{ path: malformed, message: "half of a surrogate pair, alone" }],
+      }),
+    };
+  }
+  return { ok: true, value };
+}
+
+/** Where in a parsed body a key or a string is not well-formed Unicode, or null. */
+function malformedTextAt(value: unknown, path: string): string | null {
+  if (typeof value === "string") return value.isWellFormed() ? null : path;
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) {
+      const found = malformedTextAt(v, `${path}.${i}`);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (value === null || typeof value !== "object") return null;
+  for (const [k, v] of Object.entries(value)) {
+    if (!k.isWellFormed()) return `${path}.${k.toWellFormed()}`;
+    const found = malformedTextAt(v, `${path}.${k}`);
+    if (found !== null) return found;
+  }
+  return null;
 }
