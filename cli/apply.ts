@@ -8,7 +8,7 @@ import { ops } from "../src/manifest/index";
 import { ciMetadata } from "./ci-metadata";
 import { type FieldOption, optionFor } from "./field-options";
 import { projectOf, readFolder } from "./folder";
-import { parseWatchTimeout, WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP, watchToEnd } from "./watch";
+import { parseWatchTimeout, prepareOutputFile, WATCH_TIMEOUT_FLAGS, WATCH_TIMEOUT_HELP, watchToEnd } from "./watch";
 import { type PullFlags, pull } from "./pull";
 import { clientFor, type CommonFlags, runCommand } from "./session";
 import { UsageError } from "./usage";
@@ -88,8 +88,10 @@ interface TestFlags extends CommonFlags {
 
 /** `svc test DIR`: the folder's automations run on the server without being saved, followed to the end. */
 async function testFolder(dir: string, options: FieldOption[], flags: TestFlags): Promise<number> {
-  // A bad --watch-timeout is refused before anything starts.
+  // A bad --watch-timeout, or a report that could not be written, is refused before anything starts: the group run
+  // would otherwise go on on the server with its results lost.
   parseWatchTimeout(flags.watchTimeout);
+  if (flags.junit) prepareOutputFile(flags.junit, "the JUnit report");
   const documents = readFolder(dir);
   if (documents.length === 0) throw new UsageError(`${dir} holds no .yaml, .yml or .json file: nothing to test`);
   const { settings, project } = projectOf(flags);

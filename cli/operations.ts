@@ -83,12 +83,13 @@ async function invoke(op: Operation, options: FieldOption[], positional: string[
     if (!settings.project) throw new UsageError('no project: pass --project, set SVC_PROJECT, or add "project" to .svc.json');
     input.project = settings.project.value;
   }
-  const client = clientFor(settings);
-  // A bad --watch-timeout, or a report or answer that could not be written, is refused before anything starts.
+  // A bad --watch-timeout, or a report or answer that could not be written, is refused before anything starts: a
+  // usage error (exit 2) before the key is looked for, as the other mistakes in the command line are.
   parseWatchTimeout(flags.watchTimeout);
   if (flags.junit && op.cli.watch) prepareOutputFile(flags.junit, "the JUnit report");
   const outputFile = flags.output ?? flags.out;
   if (outputFile && op.response !== null && "raw" in op.response) prepareOutputFile(outputFile, "the answer");
+  const client = clientFor(settings);
   // On a terminal, an operation that streams shows its words as they arrive (`delta` events), then its answer.
   let spoke = false;
   const live = op.stream !== undefined && !flags.json && !flags.watch && process.stdout.isTTY === true;

@@ -1,8 +1,11 @@
 // The CLI's failures and their exit codes: 401, 403, 404, 400, 409, 429 (retried, then given up), 503 retried, network down.
 import { afterAll, afterEach, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { generateApiKey } from "../src/security/api-keys";
 import { type CliSandbox, cliSandbox } from "./helpers/cli";
-import { startTestServer, type TestServer } from "./helpers/server";
+import { sourceCli } from "./helpers/cli-source";
+import { startTestServer, type TestServer, tempDir } from "./helpers/server";
 
 // Each test spawns the compiled binary several times; on a busy machine that outgrows the 5 s default.
 setDefaultTimeout(60_000);
@@ -157,4 +160,64 @@ test("an unreachable server is exit 6", async () => {
   const r = await cli.run(["projects", "create", "Nowhere"], { env: { SVC_SERVER: url } });
   expect(r.code).toBe(6);
   expect(r.stderr).toContain("network_error");
+});
+
+/** The CLI from source, pointed at `server` with the owner's key. */
+async function fromSource(server: string, args: string[]) {
+  const src = sourceCli({ SVC_SERVER: server, SVC_API_KEY: s.key, SVC_PROJECT: "shop" });
+  try {
+    return await src.run(args);
+  } finally {
+    src.remove();
+  }
+}
+
+test("a server address that redirects (http:// to https://) is not followed: exit 2, naming the address to give instead", async () => {
+  const p = interposer(() => new Response(null, { status: 301, headers: { location: "https://svc.example.com/api/v1/ops/projects" } }));
+  const r = await fromSource(p.url, ["projects", "list"]);
+  expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: "" });
+  expect(r.stderr).toContain(`svc: invalid_request: ${p.url} answered with a redirect (HTTP 301) to https://svc.example.com;`);
+  expect(r.stderr).toContain("give that address as the server (--server, SVC_SERVER or .svc.json)");
+  expect(p.seen()).toBe(1);
+});
+
+test("a server whose certificate this machine does not trust: one sentence naming the server and the fix, exit 6", async () => {
+  const dir = tempDir("svc-cli-tls-");
+  try {
+    const made = Bun.spawnSync(
+      ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"].concat([
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+      ]),
+    );
+    expect(made.exitCode).toBe(0);
+    proxy = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      tls: { cert: Bun.file(join(dir, "cert.pem")), key: Bun.file(join(dir, "key.pem")) },
+      fetch: () => new Response("{}"),
+    });
+    const url = `https://127.0.0.1:${proxy.port}`;
+    const r = await fromSource(url, ["projects", "list"]);
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 6, stdout: "" });
+    expect(r.stderr).toStartWith(`svc: network_error: ${url} presents a TLS certificate this machine does not trust`);
+    expect(r.stderr).toContain("NODE_EXTRA_CA_CERTS");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a bad --watch-timeout is a usage error (exit 2) even before a key is found, and nothing is sent", async () => {
+  const p = interposer(() => new Response("{}"));
+  const src = sourceCli({ SVC_SERVER: p.url, SVC_PROJECT: "shop" });
+  try {
+    const r = await src.run(["run", "--tag", "smoke", "--watch-timeout", "abc"]);
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: "" });
+    expect(r.stderr).toContain("--watch-timeout takes a duration");
+    expect(p.seen()).toBe(0);
+  } finally {
+    src.remove();
+  }
 });

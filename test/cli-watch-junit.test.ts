@@ -1,7 +1,7 @@
 // `--junit` when the watch stops before the end (--watch-timeout, Ctrl+C): the report is written anyway, with the
 // finished runs' verdicts and the unfinished runs as skipped, so the CI shows what is known (CLI from source).
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { type SourceCli, sourceCli } from "./helpers/cli-source";
@@ -255,6 +255,12 @@ test("--junit into a folder that does not exist yet makes it; a folder in the fi
   const refused = await cli.run(["groups", "run", groupId, "--env", "staging", "--junit", "reports", "--json"]);
   expect(refused.code).toBe(2);
   expect(refused.stderr).toContain("cannot write the JUnit report to reports: it is a folder");
+  // svc test too: its folder's group run is not started when its report has nowhere to go.
+  mkdirSync(join(cli.cwd, "suite"), { recursive: true });
+  writeFileSync(join(cli.cwd, "suite", "health.yaml"), "name: health\nkind: http\nsteps:\n  - request: { url: /health }\n");
+  const tested = await cli.run(["test", "suite", "--env", "staging", "--junit", "reports", "--json"]);
+  expect({ code: tested.code, stdout: tested.stdout }).toEqual({ code: 2, stdout: "" });
+  expect(tested.stderr).toContain("cannot write the JUnit report to reports: it is a folder");
   const after = (await (await s.call("GET", "/projects/ci/group-runs?limit=100")).json()) as { data: unknown[] };
   expect(after.data.length).toBe(before.data.length);
 });

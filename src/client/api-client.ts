@@ -175,7 +175,7 @@ export class ApiClient {
       } catch (e) {
         // A certificate this machine refuses stays refused: said at once, with what fixes it, and not retried.
         const untrusted = certificateProblem(e, this.options.server);
-        if (untrusted !== null) throw new ClientError(0, "network_error", `cannot reach ${untrusted}`);
+        if (untrusted !== null) throw new ClientError(0, "network_error", untrusted);
         const err = e instanceof ClientError ? e : new ClientError(0, "network_error", `cannot reach ${this.options.server}: ${(e as Error).message}`);
         // One quick retry of a read covers a server restarting; a refused connection rarely heals in seconds.
         // A read its caller aborted (Ctrl+C, a cancelled MCP call) is not retried.
@@ -192,6 +192,8 @@ export class ApiClient {
         const streamed = onEvent && (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
         return streamed ? this.readStream(op, res, onEvent) : this.readSuccess(op, res);
       }
+      // Redirects are not followed (the key must not go to another address): say where to point the client instead.
+      if (res.status >= 300 && res.status < 400) throw this.redirectError(res, url);
       const text = await res.text();
       const retryAfter = retryAfterSeconds(res.headers);
       const err = errorFromBody(res.status, text, retryAfter);
@@ -209,6 +211,24 @@ export class ApiClient {
       }
       throw err;
     }
+  }
+
+  /** A redirect (http:// to https://, a moved host): where it leads, as the server address to give instead. */
+  private redirectError(res: Response, url: string): ClientError {
+    res.body?.cancel().catch(() => undefined);
+    const server = this.options.server.replace(/\/+$/, "");
+    const location = res.headers.get("location");
+    let to = location && URL.canParse(location, url) ? new URL(location, url).href : null;
+    // The same API path under another base: that base is the server to use.
+    const rest = url.slice(server.length);
+    if (to?.endsWith(rest)) to = to.slice(0, to.length - rest.length);
+    const where = to ? ` to ${to}` : "";
+    return new ClientError(
+      res.status,
+      "invalid_request",
+      `${server} answered with a redirect (HTTP ${res.status})${where}; svc does not follow redirects, so that the key is never sent elsewhere: ` +
+        `give ${to ? "that address" : "the server's own address"} as the server (--server, SVC_SERVER or .svc.json)`,
+    );
   }
 
   private async fetchOnce(
