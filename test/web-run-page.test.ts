@@ -4,6 +4,8 @@
 // its stopped steps, a group run cancelled from its page, and run lists that show runs started elsewhere (by CI
 // through the API) without a reload, stay readable in an automation's side card, underline no space between badges,
 // and count steps honestly (how far a running run got, no count for a queued one, an error apart from failures).
+// For keyboards and screen readers: each assertion's result in words, a run's and a group run's status announced
+// when it changes, the focus kept on that status after cancelling; a group run lists its failures first.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, Locator, Page } from "playwright-core";
 import { explained, launchBrowser, newPage, shot, signInAsOwner, watch } from "./helpers/browser";
@@ -38,6 +40,8 @@ beforeAll(async () => {
     idleTimeout: 60,
     async fetch(req) {
       const path = new URL(req.url).pathname;
+      // An id sent as a string: an assertion expecting the number 7 fails on it.
+      if (path === "/order") return Response.json({ id: "7", count: 2 });
       if (path === "/product") return Response.json({ id: 7, name: "pear", price: 3, tags: ["fruit"] }, { headers: { "x-kind": "fruit" } });
       if (path === "/held") {
         await held;
@@ -275,8 +279,12 @@ test("an unfinished group run's page offers Cancel group run: every run ends can
     const cancel = page.getByRole("button", { name: "Cancel group run" });
     await cancel.waitFor({ timeout: 20_000 });
     await shot(page, "group-run-cancel-offered");
+    // Announced when it changes (it ends without a reload).
+    expect(await page.getByTestId("group-run-status").getAttribute("aria-live")).toBe("polite");
     await cancel.click();
     await page.getByTestId("group-run-status").getByText("cancelled").waitFor({ timeout: 10_000 });
+    // The button is gone: the focus is on the status it changed, not lost to the top of the page.
+    expect(await page.getByTestId("group-run-status").evaluate((el) => el === document.activeElement)).toBe(true);
     expect(await page.getByTestId("group-run-results").innerText()).toBe("0 passed · 0 failed · 2 cancelled");
     // Ended, it offers no cancel any more (Run again instead), and every run in its table shows cancelled.
     await cancel.waitFor({ state: "detached" });
@@ -502,4 +510,106 @@ test("run lists say how far a running run got, give a queued run no count, and c
     await shot(page, "run-list-step-counts");
     await s.call("POST", `/projects/${project}/runs/${runningId}/cancel`);
     await s.call("POST", `/projects/${project}/runs/${queuedId}/cancel`);
+  }));
+
+test("an assertion's result is said in words, and a JSON string that looks like a number is quoted beside the number expected", () =>
+  explained(page, "run-page-assertion-words", async () => {
+    const run = await waitForRun(
+      s,
+      project,
+      await startRun(
+        s,
+        project,
+        await createAutomation(s, project, {
+          name: "order id is a number",
+          kind: "http",
+          environment: envId,
+          steps: [
+            {
+              name: "read the order",
+              request: { method: "GET", url: "/order" },
+              expect: [{ status: 200 }, { json: "$.id", equals: 7 }, { json: "$.count", equals: 2 }],
+            },
+          ],
+        }),
+      ),
+    );
+    expect(run.status).toBe("failed");
+    await page.goto(`${s.url}/#/p/${project}/runs/${run.id}`);
+    const table = page.locator("li.step[data-step='0'] table");
+    await table.waitFor();
+    // A screen reader reads the cell's words, not a tick or a cross.
+    const results = table.locator("td[data-label='Result']");
+    expect(await results.count()).toBe(3);
+    expect(await table.getByRole("cell", { name: "passed", exact: true }).count()).toBe(2);
+    expect(await table.getByRole("cell", { name: "failed", exact: true }).count()).toBe(1);
+    expect(await table.locator("td[data-label='Expected']").allInnerTexts()).toEqual(["status == 200", "$.id == 7", "$.count == 2"]);
+    // The string "7" is not the number 7 the expectation asks for: it reads as a string, as the run's message says it.
+    expect(await table.locator("td[data-label='Actual'] > code").allInnerTexts()).toEqual(["200", '"7"', "2"]);
+  }));
+
+test("a run's status is announced when it changes, and after Cancel run (from the keyboard) the focus is on that status", () =>
+  explained(page, "run-page-cancel-focus", async () => {
+    const automation = await createAutomation(s, project, {
+      name: "stuck until cancelled",
+      kind: "http",
+      environment: envId,
+      steps: [{ name: "wait forever", request: { method: "GET", url: "/stuck", timeout_ms: 60_000 }, expect: [{ status: 200 }] }],
+    });
+    const runId = await startRun(s, project, automation);
+    await page.goto(`${s.url}/#/p/${project}/runs/${runId}`);
+    const status = page.getByTestId("run-status");
+    await status.getByText("running").waitFor({ timeout: 20_000 });
+    expect(await status.getAttribute("aria-live")).toBe("polite");
+    await page.getByRole("button", { name: "Cancel run" }).focus();
+    await page.keyboard.press("Enter");
+    await status.getByText("cancelled").waitFor({ timeout: 10_000 });
+    await page.getByRole("button", { name: "Cancel run" }).waitFor({ state: "detached" });
+    // The button pressed is gone: the focus is on what it changed, and Shift+Tab reaches Run again beside it.
+    expect(await status.evaluate((el) => el === document.activeElement)).toBe(true);
+  }));
+
+test("a group run's page lists the runs that did not pass first, each part in the group's order", () =>
+  explained(page, "group-run-failures-first", async () => {
+    const step = (url: string) => [{ name: "read", request: { method: "GET", url }, expect: [{ status: 200 }] }];
+    const ids = [
+      await createAutomation(s, project, { name: "first passes", kind: "http", environment: envId, steps: step("/product") }),
+      await createAutomation(s, project, { name: "second fails", kind: "http", environment: envId, steps: step("/nothing-here") }),
+      await createAutomation(s, project, { name: "third passes", kind: "http", environment: envId, steps: step("/product") }),
+      await createAutomation(s, project, { name: "fourth fails", kind: "http", environment: envId, steps: step("/nothing-either") }),
+    ];
+    const group = await json<{ id: string }>(await s.call("POST", `/projects/${project}/groups`, { name: "mixed", automation_ids: ids }), 201);
+    const groupRun = await json<{ id: string; runs: { id: string }[] }>(await s.call("POST", `/projects/${project}/groups/${group.id}/run`, {}), 202);
+    for (const r of groupRun.runs) await waitForRun(s, project, r.id);
+    await page.goto(`${s.url}/#/p/${project}/group-runs/${groupRun.id}`);
+    await page.getByTestId("group-run-status").getByText("failed").waitFor({ timeout: 20_000 });
+    const names = await page.locator("tr[data-run-id] td[data-label='Automation']").allInnerTexts();
+    expect(names).toEqual(["second fails", "fourth fails", "first passes", "third passes"]);
+  }));
+
+test("paging the runs list from the keyboard keeps the focus on the list, to the last page and back", () =>
+  explained(page, "runs-list-paging-focus", async () => {
+    const paged = await projectWithEnv(s, "Paging", { BASE_URL: `http://127.0.0.1:${target.port}` });
+    const automation = await createAutomation(s, paged.project, {
+      name: "one of many",
+      kind: "http",
+      environment: paged.envId,
+      steps: [{ request: { method: "GET", url: "/product" }, expect: [{ status: 200 }] }],
+    });
+    // One more than a page of 50.
+    const ids: string[] = [];
+    for (let i = 0; i < 51; i++) ids.push(await startRun(s, paged.project, automation));
+    for (const id of ids) await waitForRun(s, paged.project, id);
+    await page.goto(`${s.url}/#/p/${paged.project}/runs`);
+    await page.getByRole("button", { name: "Older runs" }).focus();
+    await page.keyboard.press("Enter");
+    const shown = (n: number) => page.waitForFunction((n) => document.querySelectorAll("tr[data-run-id]").length === n, n);
+    await shown(1);
+    // Older runs is gone on the last page: the focus is on the list it turned, not lost to the top of the page.
+    const listed = page.getByRole("region", { name: "Runs listed" });
+    expect(await listed.evaluate((el) => el === document.activeElement)).toBe(true);
+    await page.getByRole("button", { name: "First page" }).focus();
+    await page.keyboard.press("Enter");
+    await shown(50);
+    expect(await listed.evaluate((el) => el === document.activeElement)).toBe(true);
   }));

@@ -1,9 +1,11 @@
-// One group run: its derived status and the results of all its runs together, live while any is active.
+// One group run: its derived status and the results of all its runs together, failures first, live while any is active.
+import { useRef } from "preact/hooks";
+import { FAILED_RUN_STATUSES } from "../../manifest/records";
 import { call, enc, operationHref } from "../api";
 import { useAction, useLoad } from "../hooks";
 import { navigate } from "../router";
 import { Badge, Card, ErrorNote, Loading, duration, when } from "../ui";
-import type { GroupRun } from "../types";
+import type { GroupRun, Run } from "../types";
 import { ProjectFrame } from "./project-frame";
 import { OriginFacts, useRunEnvironment } from "./run-environment";
 import { RunTable } from "./runs";
@@ -13,7 +15,7 @@ import { RunTable } from "./runs";
  * by default this group run's own (the server reuses its environment, variables and metadata for a re-run of its
  * failures).
  */
-function GroupRunActions({ project, r, reload }: { project: string; r: GroupRun; reload: () => Promise<void> }) {
+function GroupRunActions({ project, r, reload, onCancelled }: { project: string; r: GroupRun; reload: () => Promise<void>; onCancelled: () => void }) {
   const a = useAction();
   const ended = r.status !== "queued" && r.status !== "running";
   const failures = r.summary.failed + r.summary.error + r.summary.timed_out + r.summary.cancelled;
@@ -34,6 +36,7 @@ function GroupRunActions({ project, r, reload }: { project: string; r: GroupRun;
             void a.run(async () => {
               await call("cancelGroupRun", { project, groupRunId: r.id });
               await reload();
+              onCancelled();
             })
           }
         >
@@ -100,6 +103,12 @@ export function groupRunResults(s: GroupRun["summary"]): string {
   return parts.join(" · ") + apart;
 }
 
+/** The runs that did not pass come first (a failed CI job is read for them), each part in the group's order. */
+function failuresFirst(runs: Run[]): Run[] {
+  const failed = (x: Run) => FAILED_RUN_STATUSES.includes(x.status) || x.status === "cancelled";
+  return [...runs.filter(failed), ...runs.filter((x) => !failed(x))];
+}
+
 export function GroupRunPage({ project, groupRunId }: { project: string; groupRunId: string }) {
   const gr = useLoad(
     (wait) => call("getGroupRun", { project, groupRunId, wait }),
@@ -108,6 +117,8 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
     true,
   );
   const r = gr.data;
+  // Cancelling removes its button: the focus moves to the status it changed, not back to the top of the page.
+  const statusRef = useRef<HTMLElement>(null);
   return (
     <ProjectFrame project={project} section="groups" title={r ? `Group run of ${r.group_name}` : "Group run"}>
       {gr.loading && <Loading />}
@@ -116,12 +127,13 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
         <Card
           level={1}
           title={<>Group run of {r.group_id ? <a href={`#/p/${enc(project)}/groups/${r.group_id}`}>{r.group_name}</a> : r.group_name}</>}
-          actions={<GroupRunActions project={project} r={r} reload={gr.reload} />}
+          actions={<GroupRunActions project={project} r={r} reload={gr.reload} onCancelled={() => statusRef.current?.focus()} />}
         >
           <dl class="facts">
             <div>
               <dt>Status</dt>
-              <dd data-testid="group-run-status">
+              {/* Announced when it changes: a group run followed live ends without a reload. */}
+              <dd data-testid="group-run-status" ref={statusRef} tabIndex={-1} aria-live="polite" aria-atomic="true">
                 <Badge status={r.status} />
               </dd>
             </div>
@@ -144,7 +156,7 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
               {r.waiting_for}
             </div>
           )}
-          <RunTable project={project} runs={r.runs ?? []} />
+          <RunTable project={project} runs={failuresFirst(r.runs ?? [])} />
         </Card>
       )}
     </ProjectFrame>

@@ -1,7 +1,7 @@
 // One run: per-step results with expected and actual values, request/response excerpts, inline screenshots,
 // live while it runs, cancel, and the JUnit download.
 import { readableStepName } from "../../manifest/step-labels";
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { call, enc, operationHref } from "../api";
 import { type DiffLine, lineDiff } from "../diff";
 import { useAction, useLoad } from "../hooks";
@@ -14,9 +14,16 @@ import { passedOn, RunStatusBadges } from "./runs";
 
 const IMAGE = /\.(png|jpe?g|webp|gif)$/i;
 
-function show(v: unknown): string {
+/**
+ * The actual value beside its expectation. A JSON path's value keeps its type, so a string is quoted as the
+ * expectation quotes one: the string "7" must not read as the number 7 expected. A text subject (body, header)
+ * is shown as it came, as is a long value the run cut short (it ends in "…" and is no longer the value itself).
+ */
+function show(a: AssertionRecord): string {
+  const v = a.actual;
   if (v === undefined) return "—";
-  return typeof v === "string" ? v : JSON.stringify(v);
+  if (typeof v !== "string") return JSON.stringify(v);
+  return a.subject?.startsWith("$") && !v.endsWith("…") ? JSON.stringify(v) : v;
 }
 
 type AssertionRecord = NonNullable<StepResult["assertions"]>[number];
@@ -85,12 +92,16 @@ function AssertionTable({ assertions }: { assertions: AssertionRecord[] }) {
             const diff = equalityDiff(a);
             return (
               <tr key={i} class={a.passed ? "" : "row-failed"}>
-                <td data-label="Result">{a.passed ? "✓" : "✗"}</td>
+                <td data-label="Result">
+                  {/* The mark is for the eye; a screen reader hears the word. */}
+                  <span aria-hidden="true">{a.passed ? "✓" : "✗"}</span>
+                  <span class="visually-hidden">{a.passed ? "passed" : "failed"}</span>
+                </td>
                 <td data-label="Expected">
                   <code>{expectation(a)}</code>
                 </td>
                 <td data-label="Actual">
-                  <code>{show(a.actual)}</code>
+                  <code>{show(a)}</code>
                   {diff && <JsonDiff lines={diff} />}
                 </td>
               </tr>
@@ -197,6 +208,8 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
   );
   const a = useAction();
   const r = run.data;
+  // Cancelling removes its button: the focus moves to the status it changed, not back to the top of the page.
+  const statusRef = useRef<HTMLElement>(null);
   // "Run again" offers the environment picker of every run action; its default is this run's environment.
   const env = useRunEnvironment(project, r ? [{ environment_id: r.environment_id }] : [], { label: "as this run", id: r?.environment_id ?? null });
   const running = r?.status === "running";
@@ -234,6 +247,7 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
                       void a.run(async () => {
                         await call("cancelRun", { project, runId: r.id });
                         await run.reload();
+                        statusRef.current?.focus();
                       })
                     }
                   >
@@ -271,7 +285,8 @@ export function RunPage({ project, runId }: { project: string; runId: string }) 
             <dl class="facts">
               <div>
                 <dt>Status</dt>
-                <dd data-testid="run-status">
+                {/* Announced when it changes: a run followed live ends without a reload. */}
+                <dd data-testid="run-status" ref={statusRef} tabIndex={-1} aria-live="polite" aria-atomic="true">
                   <RunStatusBadges run={r} />
                   {r.flaky && <span class="muted"> {passedOn(r)}</span>}
                 </dd>

@@ -1,4 +1,5 @@
 // Run lists: a project's runs with status badges and durations, filtered by status, live while any is active.
+import { useRef } from "preact/hooks";
 import { RunStatus, setApart } from "../../manifest/records";
 import { allPages, call, chosen, enc } from "../api";
 import { LIST_POLL_MS, useLoad } from "../hooks";
@@ -162,6 +163,13 @@ export function RunsPage({ project }: { project: string }) {
   // Set by a run page's Runner link (members cannot list runners to choose one): the runs that runner executed.
   const runner = query.get("runner") ?? "";
   const cursor = query.get("cursor");
+  // The paging buttons go while the next page loads (and Older runs for good on the last one): the focus moves to
+  // the list they changed, where reading goes on, not back to the top of the page.
+  const list = useRef<HTMLDivElement>(null);
+  const turnPage = (next: string | null) => {
+    setHashQuery({ cursor: next });
+    list.current?.focus();
+  };
   const automations = useLoad(() => allPages((cursor) => call("listAutomations", { project, limit: 200, cursor })), `run-filter:${project}`);
   const runs = useLoad(
     () => call("listRuns", { project, limit: 50, status: chosen(status), automation: chosen(automation), runner: chosen(runner), cursor: cursor ?? undefined }),
@@ -204,17 +212,19 @@ export function RunsPage({ project }: { project: string }) {
           </div>
         )}
       </div>
-      {runs.loading && <Loading what="runs" />}
-      <ErrorNote message={runs.error} />
-      {runs.data && <RunTable project={project} runs={runs.data.data} />}
+      <div ref={list} tabIndex={-1} role="region" aria-label="Runs listed">
+        {runs.loading && <Loading what="runs" />}
+        <ErrorNote message={runs.error} />
+        {runs.data && <RunTable project={project} runs={runs.data.data} />}
+      </div>
       <div class="row">
         {cursor && (
-          <button type="button" class="btn" onClick={() => setHashQuery({ cursor: null })}>
+          <button type="button" class="btn" onClick={() => turnPage(null)}>
             First page
           </button>
         )}
         {runs.data?.next_cursor && (
-          <button type="button" class="btn" onClick={() => setHashQuery({ cursor: runs.data?.next_cursor ?? null })}>
+          <button type="button" class="btn" onClick={() => turnPage(runs.data?.next_cursor ?? null)}>
             Older runs
           </button>
         )}
