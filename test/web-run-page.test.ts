@@ -171,7 +171,7 @@ test("a running run shows the step it is at, live, until it ends", () =>
     expect(await page.locator("li.step-passed").count()).toBe(3);
   }));
 
-test("a run cancelled from its page shows the results of its stopped steps, recorded a moment after it turned cancelled", () =>
+test("a run cancelled from its page shows the results of its stopped steps, recorded a moment after it turned cancelled, and where it was stopped", () =>
   explained(page, "run-page-cancel-results", async () => {
     const automation = await createAutomation(s, project, {
       name: "five steps, stuck at the second",
@@ -200,7 +200,7 @@ test("a run cancelled from its page shows the results of its stopped steps, reco
       await Bun.sleep(50);
     }
     // …and the open page shows them without a reload.
-    await page.getByTestId("run-step-counts").getByText("1 passed · 0 failed · 1 error · 3 skipped").waitFor({ timeout: 10_000 });
+    await page.getByTestId("run-step-counts").getByText("1 passed · 0 failed · stopped at step 2 · 3 skipped").waitFor({ timeout: 10_000 });
     expect(await page.locator("li.step[data-step]").count()).toBe(5);
     expect(await page.locator("li.step-error[data-step='1']").count()).toBe(1);
     await shot(page, "run-page-cancel-results");
@@ -257,7 +257,7 @@ test("a cancelled run's page follows it until its runner has recorded the stoppe
     expect((await json<{ recorded: string[] }>(await runnerCall(s.url, token, "/finish", { runs: [{ ...ref, result }] }))).recorded).toEqual([runId]);
 
     // The open page shows them without a reload.
-    await page.getByTestId("run-step-counts").getByText("1 passed · 0 failed · 1 error · 3 skipped").waitFor({ timeout: 10_000 });
+    await page.getByTestId("run-step-counts").getByText("1 passed · 0 failed · stopped at step 2 · 3 skipped").waitFor({ timeout: 10_000 });
     expect(await page.locator("li.step[data-step]").count()).toBe(5);
   }));
 
@@ -569,7 +569,7 @@ test("a run's status is announced when it changes, and after Cancel run (from th
     expect(await status.evaluate((el) => el === document.activeElement)).toBe(true);
   }));
 
-test("a group run's page lists the runs that did not pass first, each part in the group's order", () =>
+test("a group run's page lists the runs that did not pass first, each part in the group's order, under a heading", () =>
   explained(page, "group-run-failures-first", async () => {
     const step = (url: string) => [{ name: "read", request: { method: "GET", url }, expect: [{ status: 200 }] }];
     const ids = [
@@ -585,6 +585,8 @@ test("a group run's page lists the runs that did not pass first, each part in th
     await page.getByTestId("group-run-status").getByText("failed").waitFor({ timeout: 20_000 });
     const names = await page.locator("tr[data-run-id] td[data-label='Automation']").allInnerTexts();
     expect(names).toEqual(["second fails", "fourth fails", "first passes", "third passes"]);
+    // A screen reader's list of headings leads to the table.
+    expect(await page.getByRole("heading", { name: "Runs, those that did not pass first" }).count()).toBe(1);
   }));
 
 test("paging the runs list from the keyboard keeps the focus on the list, to the last page and back", () =>

@@ -156,6 +156,8 @@ export function GroupRunPage({ project, groupRunId }: { project: string; groupRu
               {r.waiting_for}
             </div>
           )}
+          {/* A heading to jump to from a screen reader's list of headings: the table is what the page is read for. */}
+          <h2 class="visually-hidden">Runs, those that did not pass first</h2>
           <RunTable project={project} runs={failuresFirst(r.runs ?? [])} />
         </Card>
       )}

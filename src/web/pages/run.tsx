@@ -36,8 +36,11 @@ function stepCounts(run: Run): string {
   const steps = run.steps;
   if (!steps) return `${run.summary.passed} passed · ${run.summary.failed} failed · ${run.summary.skipped} skipped`;
   const count = (status: StepResult["status"]) => steps.filter((s) => s.status === status).length;
+  // A cancelled or timed-out run's step in error is the one it was stopped at, as the runs list says: not a fault.
+  const stopped = run.status === "cancelled" || run.status === "timed_out";
   const errors = count("error");
-  const errorPart = errors === 0 ? [] : [`${errors} ${errors === 1 ? "error" : "errors"}`];
+  const errorPart =
+    errors === 0 ? [] : stopped ? [`stopped at step ${count("passed") + count("failed") + 1}`] : [`${errors} ${errors === 1 ? "error" : "errors"}`];
   return [`${count("passed")} passed`, `${count("failed")} failed`, ...errorPart, `${count("skipped")} skipped`].join(" · ");
 }
 
