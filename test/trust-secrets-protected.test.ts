@@ -164,6 +164,53 @@ describe("runs in a protected environment", () => {
     expect(JSON.stringify(run)).not.toContain(SECRET);
   });
 
+  test("a check holding a secret is made only against what an allowed host answers: elsewhere, pass or fail would tell the secret", async () => {
+    // Whoever answers learns from pass or fail: here whether the secret is a guess; with a pattern like ^[{{TOKEN}}]+$
+    // (for a secret without a range in it), which characters it has, one answer at a time.
+    const oracle = (url: string, name: string) => ({
+      name,
+      kind: "http",
+      environment: "prod",
+      steps: [{ request: { url }, expect: [{ status: 200 }, { json: "$.query.c", equals: "{{TOKEN}}" }] }],
+    });
+    const away = await runToEnd(s, "shop", oracle(`${elsewhere}/echo?c=z`, "oracle-away"));
+    expect(away.status).toBe("error");
+    expect(away.steps[0]?.message).toBe(
+      `the secret TOKEN was not compared with what localhost answered: the protected environment "prod" checks its secrets only against its allowed_hosts (127.0.0.1)`,
+    );
+    expect(away.steps[0]?.assertions).toBeUndefined();
+    // Redirected from the allowed host to another, the answer it would be checked against is the other's.
+    const redirected = await runToEnd(s, "shop", oracle(`/redirect-to?to=${encodeURIComponent(`${elsewhere}/echo?c=z`)}`, "oracle-redirected"));
+    expect(redirected.status).toBe("error");
+    expect(redirected.steps[0]?.message).toContain("the secret TOKEN was not compared with what localhost answered");
+    // Against the allowed host's answers the check is made, and passes or fails as written.
+    expect((await runToEnd(s, "shop", oracle(`/echo?c=${SECRET}`, "oracle-home"))).status).toBe("passed");
+    expect((await runToEnd(s, "shop", oracle("/echo?c=z", "oracle-home-fails"))).status).toBe("failed");
+    // A check without a secret is made against any host.
+    expect(
+      (
+        await runToEnd(s, "shop", {
+          ...oracle(`${elsewhere}/echo?c=p`, "plain-away"),
+          steps: [{ request: { url: `${elsewhere}/echo?c=p` }, expect: [{ json: "$.query.c", matches: "^[a-z]+$" }] }],
+        })
+      ).status,
+    ).toBe("passed");
+  });
+
+  const browserInProd = (name: string, steps: unknown[]) => runToEnd(s, "shop", { name, kind: "browser", environment: "prod", steps });
+  test("browser steps: an expectation or a locator holding a secret is used only on a page of an allowed host", async () => {
+    for (const [name, step] of [
+      ["expect-away", { expect: { text: "{{TOKEN}}" } }],
+      ["click-away", { click: "text={{TOKEN}}" }],
+    ] as const) {
+      const away = await browserInProd(name, [{ goto: `${elsewhere}/login` }, step]);
+      expect(away.status).toBe("error");
+      expect(away.steps[1]?.message).toContain('the secret TOKEN was not compared with what localhost answered: the protected environment "prod"');
+    }
+    // On the allowed host it is looked for (and is not there: failed, not refused).
+    expect((await browserInProd("expect-home", [{ goto: "/login" }, { expect: { text: "{{TOKEN}}" }, timeout_ms: 300 }])).status).toBe("failed");
+  });
+
   test("allowed_hosts replaces the default: then only the hosts listed receive secrets", async () => {
     await json(await s.call("PATCH", "/projects/shop/environments/prod", { allowed_hosts: ["localhost"] }));
     try {

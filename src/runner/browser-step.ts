@@ -7,7 +7,7 @@ import { browserStepLabel } from "../manifest/step-labels";
 import { linearPattern, patternProblem } from "../manifest/patterns";
 import { interpolateText, MissingVariableError } from "./interpolation";
 import { locate } from "./locators";
-import { assertSecretsMayGo } from "./secret-hosts";
+import { assertSecretsMayBeCompared, assertSecretsMayGo } from "./secret-hosts";
 import { cutText } from "./secret-masking";
 import { blockedMessage, guardOf } from "./navigation-guard";
 import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
@@ -281,7 +281,16 @@ async function performStep(page: Page, written: BrowserStep, index: number, ctx:
   const name = browserStepName(written);
   // Not capped by the run's deadline: when that passes, the run's abort closes the page and wins (timed_out).
   const timeout = written.timeout_ms ?? DEFAULT_STEP_TIMEOUT_MS;
-  const text = (s: string) => interpolateText(s, ctx.vars);
+  const raw = (s: string) => interpolateText(s, ctx.vars);
+  // In a protected environment, locators, expectations and options holding a secret are used only on a page of an
+  // allowed host. A page to open and a value to type are checked where they go instead (assertSecretsMayGo).
+  const text = ctx.secretHosts
+    ? (s: string) => {
+        const v = raw(s);
+        assertSecretsMayBeCompared(ctx, page.url(), [v]);
+        return v;
+      }
+    : raw;
   const done = (artifacts?: string[]): StepResult => ({
     index,
     name,
@@ -294,7 +303,7 @@ async function performStep(page: Page, written: BrowserStep, index: number, ctx:
   try {
     step = withLocators(written, text);
     if ("goto" in step) {
-      const url = pageToOpen(step.goto, ctx, text);
+      const url = pageToOpen(step.goto, ctx, raw);
       assertSecretsMayGo(ctx, url, [url]);
       const res = await page.goto(url, { timeout, waitUntil: "load" });
       const r = done();
@@ -303,7 +312,7 @@ async function performStep(page: Page, written: BrowserStep, index: number, ctx:
     }
     if ("click" in step) await locate(page, step.click).first().click({ timeout });
     else if ("fill" in step) {
-      const value = text(step.fill.value);
+      const value = raw(step.fill.value);
       assertSecretsMayGo(ctx, page.url(), [value]);
       await fillField(ctx, locate(page, step.fill.locator).first(), value, timeout);
     } else if ("press" in step) {
@@ -334,7 +343,7 @@ async function performStep(page: Page, written: BrowserStep, index: number, ctx:
         ? e
         : e instanceof MissingVariableError
           ? new StepFailure("error", e.message)
-          : await describe(e, page, step, name, timeout, text);
+          : await describe(e, page, step, name, timeout, raw);
     // Looking at the page to describe the failure takes a moment: a stop that came meanwhile still wins.
     if (ctx.signal.aborted) throw ctx.signal.reason;
     return { index, name, status: f.status, duration_ms: performance.now() - started, message: f.message };

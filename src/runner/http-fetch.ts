@@ -93,9 +93,13 @@ async function headersFor(url: URL, headers: Record<string, string>, cookies: Ru
 /**
  * The final response, after following up to MAX_REDIRECTS redirects with fetch's rules: 303 becomes a GET
  * (HEAD stays HEAD), so do 301 and 302 after a POST, dropping the body; 307 and 308 keep method and body.
- * `sent` is the first request as it went out (with the jar's cookies), for the step's result.
+ * `sent` is the first request as it went out (with the jar's cookies), for the step's result; `answeredBy` the URL
+ * of the last, whose answer `response` is.
  */
-export async function fetchFollowingRedirects(req: OutgoingRequest, opts: FetchOptions): Promise<{ response: Response; sent: OutgoingRequest }> {
+export async function fetchFollowingRedirects(
+  req: OutgoingRequest,
+  opts: FetchOptions,
+): Promise<{ response: Response; sent: OutgoingRequest; answeredBy: string }> {
   let url = parseRequestUrl(req.url);
   let { method, headers, body } = req;
   let sent: OutgoingRequest | null = null;
@@ -111,7 +115,7 @@ export async function fetchFollowingRedirects(req: OutgoingRequest, opts: FetchO
     const setCookies = res.headers.getSetCookie();
     if (setCookies.length > 0) await opts.cookies.keep(setCookies, href);
     const location = res.headers.get("location");
-    if (!opts.followRedirects || !REDIRECT_STATUSES.has(res.status) || location === null) return { response: res, sent };
+    if (!opts.followRedirects || !REDIRECT_STATUSES.has(res.status) || location === null) return { response: res, sent, answeredBy: href };
     await res.body?.cancel().catch(() => undefined);
     if (hop + 1 > MAX_REDIRECTS) {
       throw new StepFailure(

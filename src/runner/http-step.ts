@@ -6,7 +6,7 @@ import { fetchFollowingRedirects } from "./http-fetch";
 import { interpolateJson, interpolateRecord, interpolateText, MissingVariableError } from "./interpolation";
 import { readJsonPath } from "../manifest/json-path";
 import { readAtMost } from "../streams";
-import { assertSecretsMayGo, headerParts } from "./secret-hosts";
+import { assertSecretsMayBeCompared, assertSecretsMayGo, headerParts, stringsIn } from "./secret-hosts";
 import { maskExcerpt } from "./secret-masking";
 import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
 
@@ -157,6 +157,9 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
       "error",
       `the request's headers are ${sizeText(headerBytes)} after {{…}}: svc sends at most ${sizeText(MAX_HEADERS_BYTES)} of headers; send large values in the body`,
     );
+  // In a protected environment, checks holding a secret are made only against what an allowed host answers.
+  const compared = ctx.secretHosts ? stringsIn(expectations) : null;
+  if (compared) assertSecretsMayBeCompared(ctx, url, compared);
   const request: NonNullable<StepResult["request"]> = { method: req.method, url: recorded(url, RECORDED_URL_BYTES, ctx) };
   if (body !== undefined) request.body = maskExcerpt(excerpt(body, ctx.excerptBytes), ctx.mask).body;
   const timeoutMs = req.timeout_ms ?? DEFAULT_REQUEST_TIMEOUT_MS;
@@ -179,6 +182,15 @@ export async function executeHttpStep(step: HttpStep, index: number, ctx: StepCo
     res = fetched.response;
     // What went out includes the cookies the run's jar added.
     if (Object.keys(fetched.sent.headers).length) request.headers = recordedHeaders(fetched.sent.headers, ctx);
+    // A redirect may have ended on another host: its answer is not checked against a secret either.
+    if (compared && fetched.answeredBy !== url) {
+      try {
+        assertSecretsMayBeCompared(ctx, fetched.answeredBy, compared);
+      } catch (e) {
+        await res.body?.cancel().catch(() => undefined);
+        throw e;
+      }
+    }
     answered = res.status;
     text = req.method === "HEAD" ? "" : await readBody(res, ctx.maxResponseBytes);
   } catch (e) {
