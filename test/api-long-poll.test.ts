@@ -85,7 +85,7 @@ describe("long-polls on one server", () => {
     await waitForRun(s, project, runId);
   }, 30_000);
 
-  test.each([["31"], ["-1"], ["abc"], ["1.5"]])("?wait=%s is a 400 naming query.wait, on all three reads", async (wait) => {
+  test.each([["31"], ["-1"], ["abc"], ["1.5"], ["1e1"], ["0x5"], [""]])("?wait=%s is a 400 naming query.wait, on all three reads", async (wait) => {
     for (const path of [
       `/projects/${project}/runs/run_x?wait=${wait}`,
       `/projects/${project}/group-runs/grn_x?wait=${wait}`,

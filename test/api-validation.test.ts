@@ -89,6 +89,11 @@ describe("400 invalid_request with details, nothing changed", () => {
       ["limit=0", "must be at least 1"],
       ["limit=201", "must be at most 200"],
       ["limit=1.5", "expected a whole number"],
+      // Only digits: what JavaScript would also take for a number is refused as the docs say.
+      ["limit=1e1", "expected a number"],
+      ["limit=0x5", "expected a number"],
+      ["limit=", "expected a number"],
+      ["limit=%205", "expected a number"],
     ];
     for (const [q, message] of bounds) {
       const bad = (await (await s.call("GET", `/projects/shop/runs?${q}`)).json()) as { details: { path: string; message: string }[] };

@@ -54,10 +54,46 @@ function refuseUnknownParameters(op: Operation, query: unknown): void {
   );
 }
 
+/** The query fields of an operation whose schema coerces a text to a number (limit, wait, days), by operation. */
+const numberFields = new WeakMap<Operation, string[]>();
+
+function numberFieldsOf(op: Operation): string[] {
+  let found = numberFields.get(op);
+  if (!found) {
+    const shape = (op.query as { shape?: Record<string, z.ZodType> }).shape ?? {};
+    found = Object.entries(shape)
+      .filter(([, schema]) => {
+        let def = schema._zod.def as { type: string; innerType?: z.ZodType; coerce?: boolean };
+        while ((def.type === "default" || def.type === "optional") && def.innerType) def = def.innerType._zod.def as typeof def;
+        return def.type === "number" && def.coerce === true;
+      })
+      .map(([name]) => name);
+    numberFields.set(op, found);
+  }
+  return found;
+}
+
+/** A number in a query string is written in digits: not as "" (no value), "1e1", "0x5", " 5" or "Infinity", which the coercion would take. */
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
+function refuseNumbersNotInDigits(op: Operation, query: unknown): void {
+  if (typeof query !== "object" || query === null) return;
+  const bad = numberFieldsOf(op).filter((k) => {
+    const v = (query as Record<string, unknown>)[k];
+    return typeof v === "string" && !DECIMAL.test(v);
+  });
+  if (bad.length > 0)
+    throw invalid(
+      "the query string is not valid",
+      bad.map((k) => ({ path: `query.${k}`, message: "expected a number" })),
+    );
+}
+
 /** Query fields, parsed with the operation's query schema; a 400 names each field. */
 export function parseQuery(op: Operation, query: unknown): OpInput["query"] {
   refuseProtoKey(query, "query");
   refuseUnknownParameters(op, query);
+  refuseNumbersNotInDigits(op, query);
   const q = op.query.safeParse(query);
   if (!q.success) throw invalid("the query string is not valid", zodDetails(q.error, "query"));
   return q.data;
