@@ -2,6 +2,7 @@
 // it is away every request is answered at once (503), /readyz says the database is unreachable and /healthz that the
 // process lives; once it is back the node serves and is ready again within seconds, unrestarted.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
 import { clusterOfItsOwn } from "./helpers/postgres";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -64,4 +65,66 @@ test("the database away for 6 s: requests get 503 at once, /readyz 503 and /heal
   }
   expect(readyAfter).toBeGreaterThanOrEqual(0);
   expect(readyAfter).toBeLessThan(5_000);
+}, 60_000);
+
+/**
+ * A TCP proxy in front of the cluster that can stop passing bytes while keeping every connection open: a database
+ * host that drops packets silently, where nothing fails, it only never answers.
+ */
+function silentableProxy(port: number): { port: number; silent(on: boolean): void; stop(): void } {
+  let silent = false;
+  type Link = { upstream: Bun.Socket<undefined> | null; early: Uint8Array[] };
+  const listener = Bun.listen<Link>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      async open(client) {
+        client.data = { upstream: null, early: [] };
+        const upstream = await Bun.connect({
+          hostname: "127.0.0.1",
+          port,
+          socket: {
+            data: (_, chunk) => void (silent || client.write(chunk)),
+            close: () => void client.end(),
+            error: () => void client.end(),
+          },
+        });
+        client.data.upstream = upstream;
+        for (const chunk of client.data.early) upstream.write(chunk);
+        client.data.early = [];
+      },
+      data(client, chunk) {
+        if (silent) return;
+        if (client.data.upstream) client.data.upstream.write(chunk);
+        else client.data.early.push(new Uint8Array(chunk));
+      },
+      close: (client) => void client.data.upstream?.end(),
+      error: (client) => void client.data.upstream?.end(),
+    },
+  });
+  return { port: listener.port, silent: (on) => void (silent = on), stop: () => listener.stop(true) };
+}
+
+test("the database host silent (packets dropped): /readyz still answers 503 within its 3 s probe, naming the database", async () => {
+  const proxy = silentableProxy(Number(new URL(cluster.url).port));
+  const url = new URL(cluster.url);
+  url.port = String(proxy.port);
+  const node = await startTestServer({}, { SVC_DATABASE_URL: url.toString(), SVC_SECRETS_KEY_FILE: join((server as TestServer).dataDir, "secrets.key") });
+  try {
+    expect((await fetch(`${node.url}/readyz`)).status).toBe(200);
+    proxy.silent(true);
+    const started = performance.now();
+    const ready = await fetch(`${node.url}/readyz`);
+    const ms = performance.now() - started;
+    const body = (await ready.json()) as { checks: { database: { ok: boolean; message?: string }; migrations: { ok: boolean } } };
+    expect(ready.status).toBe(503);
+    expect(body.checks.database).toMatchObject({ ok: false, message: "the PostgreSQL database is not writable: no answer from PostgreSQL within 3000 ms" });
+    expect(body.checks.migrations.ok).toBe(false);
+    // Its checks wait at once, not one after the other (6 s).
+    expect(ms).toBeLessThan(4_500);
+  } finally {
+    // Its connections lost what was sent meanwhile: closed, so the node's pool gives up on them and it can stop.
+    proxy.stop();
+    await node.stop();
+  }
 }, 60_000);

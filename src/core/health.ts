@@ -109,10 +109,12 @@ function checkEngines(engines: readonly EngineHealth[]): Record<string, Check> {
 export async function readiness(core: Core, engines: readonly EngineHealth[]): Promise<Readiness> {
   const engineChecks = checkEngines(engines);
   const workers = engines.map((e) => e.workers?.() ?? null).find((w) => w !== null) ?? undefined;
+  // At once, not one after the other: a database host that drops packets holds each for its whole limit.
+  const [database, migrations] = await Promise.all([checkWritable(core), checkMigrations(core)]);
   const checks: Readiness["checks"] = {
-    database: await checkWritable(core),
+    database,
     disk: checkDisk(core.config.data_dir, core.probe.backend),
-    migrations: await checkMigrations(core),
+    migrations,
     engines: engineChecks,
     ...(workers ? { workers } : {}),
   };
