@@ -4,7 +4,7 @@
 import type { Operation } from "../src/manifest/define";
 
 export const TOOLSETS = {
-  projects: "Projects (and who am I)",
+  projects: "Projects, the workspace's dashboard (and who am I)",
   environments: "Environments: variables, secrets, protection",
   features: "Features and their acceptance criteria",
   generation: "Generating draft automations from a feature",
@@ -24,7 +24,7 @@ export const DEFAULT_TOOLSETS = ALL_TOOLSETS.filter((t) => t !== "admin");
 export function toolsetOf(op: Operation): Toolset {
   if (op.path.includes("/generation")) return "generation";
   const seg = op.path.replace(/^\/projects\/\{project\}/, "").split("/")[1] ?? "";
-  if (op.path === "/projects" || op.path === "/projects/{project}" || seg === "me" || op.path === "/me") return "projects";
+  if (op.path === "/projects" || op.path === "/projects/{project}" || op.path === "/dashboard" || seg === "me" || op.path === "/me") return "projects";
   if (seg === "keys" || seg === "members" || seg === "runners") return "admin";
   if (seg === "group-runs" || seg === "runs" || seg === "test-runs" || seg === "history") return "runs";
   if (seg === "apply" || seg === "imports") return "automations";

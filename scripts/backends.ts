@@ -18,6 +18,7 @@ export const POSTGRES: string[] = [
   "test/api-cancel-group-run.test.ts",
   "test/api-create-key.test.ts",
   "test/api-damaged-columns.test.ts",
+  "test/api-dashboard.test.ts",
   "test/api-etag.test.ts",
   "test/api-feature-batches.test.ts",
   "test/api-filters.test.ts",

@@ -34,6 +34,7 @@ test("a read-only GET is answered from the cache only when its operation declare
   ).toEqual([
     "get_automation",
     "get_automation_history",
+    "get_dashboard",
     "get_environment",
     "get_feature",
     "get_generation",

@@ -144,6 +144,7 @@ describe("every operation works end to end", () => {
     expect((await op("get_group_run", { project: "web-shop", groupRunId: gr.id })).summary.total).toBe(2);
     expect((await op("get_automation_history", { project: "web-shop", automationId: aut.id }, undefined, undefined, "?days=7")).daily).toHaveLength(7);
     expect((await op("get_project_history", { project: "web-shop" })).days).toBe(30);
+    expect((await op("get_dashboard", {})).projects.find((p: { slug: string }) => p.slug === "web-shop").automations).toBeGreaterThan(0);
     const gj = await op("get_group_run_junit", { project: "web-shop", groupRunId: gr.id });
     expect(gj.text.match(/<testcase /g)?.length).toBe(2);
     const sel = await op("run_selection", { project: "web-shop" }, { automations: [aut.id], metadata: { branch: "main" } });

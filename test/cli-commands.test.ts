@@ -301,6 +301,7 @@ test("every operation's command works end to end, and every operation has one", 
   // history: an automation's and the project's, in the shape
   expect(await op("get_automation_history", ["automations", "history", aut.id, ...P, "--days", "7"])).toMatchObject({ days: 7 });
   expect(await op("get_project_history", ["projects", "history", "shop", "--days", "7"])).toMatchObject({ days: 7 });
+  expect((await op<{ projects: { slug: string }[] }>("get_dashboard", ["dashboard"])).projects.map((p: { slug: string }) => p.slug)).toContain("shop");
   expect(await plain("delete_automation", ["automations", "delete", aut.id, ...P])).toContain("deleted automation");
   expect(await plain("delete_feature", ["features", "delete", feature.id, ...P])).toContain("deleted feature");
   expect(await plain("delete_environment", ["environments", "delete", env.id, ...P])).toContain("deleted environment");

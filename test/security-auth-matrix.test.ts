@@ -73,6 +73,7 @@ describe("another workspace's key", () => {
     const allowedOwn = new Set([
       "whoami",
       "list_projects",
+      "get_dashboard",
       "create_project",
       "list_keys",
       "list_members",
@@ -95,7 +96,7 @@ describe("another workspace's key", () => {
       expect({ op: op.name, status: res.status }).toEqual({ op: op.name, status: 404 });
       expect(text).not.toContain(MARKER);
     }
-    for (const name of ["whoami", "list_projects", "list_keys", "list_members", "list_workspace_invitations"]) {
+    for (const name of ["whoami", "list_projects", "get_dashboard", "list_keys", "list_members", "list_workspace_invitations"]) {
       const op = operations.find((o) => o.name === name);
       if (!op) throw new Error(name);
       const res = await s.call("GET", op.path, undefined, other.key);

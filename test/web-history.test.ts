@@ -205,6 +205,42 @@ test("a project with more automations than one page of the API is counted and li
   }
 });
 
+test("an idle dashboard reads again by itself (a wall screen): one request a refresh, a run ended elsewhere shows within 20 s", async () => {
+  const { context, page } = await newPage(browser, 1280);
+  const reads: string[] = [];
+  page.on("request", (r) => {
+    const path = new URL(r.url()).pathname;
+    if (path.startsWith("/api/v1/ops/")) reads.push(path.slice("/api/v1/ops".length));
+  });
+  try {
+    await explained(page, "history-dashboard-live", async () => {
+      await signInAsOwner(page, s.url);
+      const tile = page.locator(`[data-project='${project}']`);
+      await tile.getByTestId("health-counts").waitFor();
+      const before = await tile.getByTestId("health-counts").innerText();
+      // Nothing is running: the page would not have read again before this refresh existed.
+      statusOf.set("late", 500);
+      const late = await createAutomation(s, project, {
+        name: "late",
+        kind: "http",
+        environment: "test",
+        steps: [{ request: { url: "/late" }, expect: [{ status: 200 }] }],
+      });
+      await waitForRun(s, project, await startRun(s, project, late));
+      reads.length = 0;
+      const waited = performance.now();
+      await page.getByRole("link", { name: "late", exact: true }).waitFor({ timeout: 30_000 });
+      // Not sooner than its idle pace: the page was loaded before the run, and nothing ran since.
+      expect(performance.now() - waited).toBeGreaterThan(5_000);
+      expect(await tile.getByTestId("health-counts").innerText()).not.toBe(before);
+      // The whole dashboard in one read, not two per project.
+      expect(reads.filter((r) => r !== "/dashboard")).toEqual([]);
+    });
+  } finally {
+    await context.close();
+  }
+});
+
 test("the dashboard shows the first 50 projects and says that there are more, linking to them all", async () => {
   for (let i = 0; i < 50; i++) expect((await s.call("POST", "/projects", { name: `Many ${i}` })).status).toBe(201);
   const { context, page } = await newPage(browser, 1280);

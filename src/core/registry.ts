@@ -17,6 +17,7 @@ import * as groups from "./groups/operations";
 import * as exports from "./exports/operations";
 import * as imports from "./imports/operations";
 import * as history from "./history/operations";
+import * as dashboard from "./history/dashboard";
 import type { Handler, OpInput } from "./handler";
 import * as projects from "./projects/operations";
 import * as runners from "./runners/operations";
@@ -117,6 +118,7 @@ const handlers: { [K in OperationKey]: Handler<Ops[K]> } = {
   listAlertDeliveries: alerts.listAlertDeliveries,
   getAutomationHistory: history.getAutomationHistory,
   getProjectHistory: history.getProjectHistory,
+  getDashboard: dashboard.getDashboard,
   runSelection: selection.runSelection,
 };
 

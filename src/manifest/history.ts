@@ -1,7 +1,7 @@
 // History of an automation or a project over the last days, from daily roll-ups that outlive pruned runs.
 import { z } from "zod";
 import { defineOperation, PathId, ProjectParams } from "./define";
-import { History } from "./records";
+import { Dashboard, History } from "./records";
 
 const HistoryQuery = z.object({ days: z.coerce.number().int().min(1).max(365).default(30).describe("How many days back, today included (1–365)") });
 
@@ -31,4 +31,16 @@ export const getProjectHistory = defineOperation({
   hints: { readOnly: true, idempotent: true },
   cached: true,
   cli: { words: ["projects", "history"], args: ["project"] },
+});
+
+export const getDashboard = defineOperation({
+  name: "get_dashboard",
+  method: "GET",
+  path: "/dashboard",
+  summary:
+    "The workspace at a glance in one read: per project, how many automations pass, are flaky or fail by their latest runs, what is queued and running, and the latest runs",
+  response: Dashboard,
+  hints: { readOnly: true, idempotent: true },
+  cached: true,
+  cli: { words: ["dashboard"] },
 });

@@ -5,6 +5,10 @@ import { AutomationKind, Step } from "./automation-format";
 
 const stamped = { id: z.string(), created_at: Timestamp, updated_at: Timestamp };
 
+/** How many projects get_dashboard shows, and how many of their latest runs. */
+export const DASHBOARD_PROJECTS = 50;
+export const DASHBOARD_RECENT_RUNS = 10;
+
 export const Role = z.enum(["owner", "admin", "member"]);
 
 export const Project = z
@@ -288,6 +292,34 @@ export const Run = z
       ),
   })
   .meta({ id: "Run" });
+
+/** How many automations of a project are in each health state (AutomationHealth.state), disabled ones left out. */
+const HealthCounts = {
+  automations: z.number().int().describe("Its automations that are not disabled"),
+  passing: z.number().int().describe("Passing by their latest run, steadily"),
+  flaky: z.number().int().describe("Passed only after a retry lately, or flipping between passing and not"),
+  failing: z.number().int().describe("Not passing by their latest run (failed, error or timed_out)"),
+  without_verdict: z.number().int().describe("No finished run that gives a verdict yet"),
+};
+
+export const Dashboard = z
+  .object({
+    projects: z
+      .array(
+        z.object({
+          id: z.string(),
+          slug: z.string(),
+          name: z.string(),
+          ...HealthCounts,
+          queued: z.number().int().describe("Its runs waiting to start"),
+          running: z.number().int().describe("Its runs executing now"),
+        }),
+      )
+      .describe(`The workspace's first ${DASHBOARD_PROJECTS} projects, in list_projects' order`),
+    more_projects: z.boolean().describe(`The workspace has more than ${DASHBOARD_PROJECTS} projects (list_projects lists them all)`),
+    recent_runs: z.array(Run).describe(`The ${DASHBOARD_RECENT_RUNS} latest runs of those projects, newest first`),
+  })
+  .meta({ id: "Dashboard" });
 
 export const GroupRun = z
   .object({

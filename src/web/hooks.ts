@@ -116,7 +116,8 @@ export function useLoad<T>(
       void reload();
       return;
     }
-    const delay = Math.min(base * (1 + Math.floor(polls.current / 10)), MAX_POLL_MS);
+    // A page that asks for a slower pace than the cap (an idle dashboard) keeps it.
+    const delay = Math.min(base * (1 + Math.floor(polls.current / 10)), Math.max(base, MAX_POLL_MS));
     const wait = longPoll && held.current ? Math.ceil(delay / 1000) : 0;
     const t = setTimeout(
       () => {

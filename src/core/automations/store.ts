@@ -9,6 +9,17 @@ export async function findAutomation(db: Kysely<DB>, projectId: string, id: stri
   return db.selectFrom("automations").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
 }
 
+/** The automations of these projects that are not disabled: their ids and projects. */
+export async function enabledAutomationsOf(db: Kysely<DB>, projectIds: string[]): Promise<{ id: string; project_id: string }[]> {
+  if (projectIds.length === 0) return [];
+  return db
+    .selectFrom("automations")
+    .select(["id", "project_id"])
+    .where(oneOf(db, "project_id", projectIds))
+    .where("status", "!=", "disabled")
+    .execute();
+}
+
 /** Up to `limit` automations of the project with exactly that name, oldest first. */
 export async function automationsNamed(db: Kysely<DB>, projectId: string, name: string, limit: number): Promise<AutomationRow[]> {
   return db

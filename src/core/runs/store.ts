@@ -156,6 +156,33 @@ export function runsQuery(
   return q;
 }
 
+/** The latest `limit` runs of these projects, newest first, as listings show them. */
+export async function latestRunsOf(db: Kysely<DB>, projectIds: string[], limit: number) {
+  if (projectIds.length === 0) return [];
+  return db
+    .selectFrom("runs")
+    .select([...RUN_LIST_COLUMNS, retries(db), RUNNER_NAME])
+    .where(oneOf(db, "project_id", projectIds))
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(limit)
+    .execute();
+}
+
+/** How many runs of these projects are queued and how many running, by project (one grouped read of runs_queue). */
+export async function activeRunCounts(db: Kysely<DB>, projectIds: string[]): Promise<{ project_id: string; status: RunStatus; n: number }[]> {
+  if (projectIds.length === 0) return [];
+  const rows = await db
+    .selectFrom("runs")
+    .select(["project_id", "status", (eb) => eb.fn.countAll().as("n")])
+    .where("status", "in", ACTIVE)
+    .where(oneOf(db, "project_id", projectIds))
+    .groupBy(["project_id", "status"])
+    .execute();
+  // PostgreSQL counts in bigint, which its driver hands over as text.
+  return rows.map((r) => ({ project_id: r.project_id, status: r.status, n: Number(r.n) }));
+}
+
 /** Metadata as rows of a run or group run, for exact filtering. */
 export async function insertMetadata(db: Kysely<DB>, subjectIds: string[], metadata: Record<string, string>): Promise<void> {
   const rows = subjectIds.flatMap((subject_id) => Object.entries(metadata).map(([key, value]) => ({ subject_id, key, value })));

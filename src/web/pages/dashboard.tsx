@@ -1,46 +1,28 @@
 // The dashboard: per project, the share of its automations passing now (each by its latest run, flaky counted
-// apart), and the latest runs.
-import { allPages, call, enc } from "../api";
+// apart), and the latest runs — one read of get_dashboard, repeated: every 5 s while runs are queued or running, and
+// every 20 s otherwise, so a wall screen never goes stale (180 requests an hour of the workspace's 5,000 by default).
+import { DASHBOARD_PROJECTS } from "../../manifest/records";
+import { call, enc } from "../api";
 import { useLoad } from "../hooks";
-import type { Automation, Project, Run } from "../types";
 import { Card, Empty, ErrorNote, Loading, PageTitle, duration, when } from "../ui";
-import { healthCounts } from "./health";
 import { RunStatusBadges } from "./runs";
 
-const RECENT = 30;
-const DASHBOARD_PROJECTS = 50;
-
-interface ProjectRuns {
-  project: Project;
-  runs: Run[];
-  automations: Automation[];
-}
-
-/** The projects' tiles, and whether the workspace has more projects than the dashboard shows. */
-async function loadDashboard(): Promise<{ rows: ProjectRuns[]; more: boolean }> {
-  // At most DASHBOARD_PROJECTS tiles: each costs two requests of the workspace's budget on every refresh.
-  const projects = await call("listProjects", { limit: DASHBOARD_PROJECTS });
-  const rows = await Promise.all(
-    projects.data.map(async (project) => ({
-      project,
-      runs: (await call("listRuns", { project: project.slug, limit: RECENT })).data,
-      automations: (await allPages((cursor) => call("listAutomations", { project: project.slug, limit: 200, cursor }))).data.filter(
-        (a) => a.status !== "disabled",
-      ),
-    })),
-  );
-  return { rows, more: projects.next_cursor !== null };
-}
+/** How often the dashboard reads again: soon while runs are going, else still now and then. */
+const BUSY_MS = 5_000;
+const IDLE_MS = 20_000;
 
 export function DashboardPage() {
-  const d = useLoad(loadDashboard, "dashboard", ({ rows }) =>
-    rows.some((p) => p.runs.some((r) => r.status === "queued" || r.status === "running")) ? 5000 : 0,
+  const d = useLoad(
+    () => call("getDashboard", {}),
+    "dashboard",
+    ({ projects }) => (projects.some((p) => p.queued > 0 || p.running > 0) ? BUSY_MS : IDLE_MS),
   );
-  const rows = d.data?.rows;
-  const recent = (rows ?? [])
-    .flatMap((p) => p.runs.map((r) => ({ r, p: p.project })))
-    .sort((a, b) => b.r.created_at.localeCompare(a.r.created_at))
-    .slice(0, 10);
+  const rows = d.data?.projects;
+  const projectOf = new Map((rows ?? []).map((p) => [p.id, p]));
+  const recent = (d.data?.recent_runs ?? []).flatMap((r) => {
+    const p = projectOf.get(r.project_id);
+    return p ? [{ r, p }] : [];
+  });
   return (
     <div class="stack-lg">
       <PageTitle title="Dashboard" />
@@ -52,9 +34,9 @@ export function DashboardPage() {
         </Empty>
       )}
       <div class="grid">
-        {rows?.map(({ project, automations }) => {
-          const c = healthCounts(automations);
-          const rate = c.known ? Math.round((100 * c.passing) / c.known) : null;
+        {rows?.map((project) => {
+          const known = project.passing + project.flaky + project.failing;
+          const rate = known ? Math.round((100 * project.passing) / known) : null;
           return (
             <a key={project.id} class="tile" href={`#/p/${enc(project.slug)}`} data-project={project.slug}>
               <strong>{project.name}</strong>
@@ -62,17 +44,17 @@ export function DashboardPage() {
                 {rate === null ? "nothing has run yet" : `${rate}% passing now`}
               </span>
               <span class="tile-meta" data-testid="health-counts">
-                {c.known === 0
-                  ? `${automations.length} automations`
-                  : `${c.passing} of ${c.known} automations passing by their latest run · ${c.flaky} flaky · ${c.failing} failing`}
+                {known === 0
+                  ? `${project.automations} automations`
+                  : `${project.passing} of ${known} automations passing by their latest run · ${project.flaky} flaky · ${project.failing} failing`}
                 {/* Health counts finished runs that give a verdict: cancelled ones do not, so "never ran" would be untrue. */}
-                {c.never > 0 && c.known > 0 ? ` · ${c.never} without a verdict yet` : ""}
+                {project.without_verdict > 0 && known > 0 ? ` · ${project.without_verdict} without a verdict yet` : ""}
               </span>
             </a>
           );
         })}
       </div>
-      {d.data?.more && (
+      {d.data?.more_projects && (
         <p class="muted" data-testid="more-projects">
           The first {DASHBOARD_PROJECTS} projects are shown: <a href="#/projects">see every project</a>.
         </p>

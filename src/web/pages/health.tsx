@@ -2,15 +2,7 @@
 import { allPages, call, enc } from "../api";
 import { useLoad } from "../hooks";
 import { TrendChart } from "../charts";
-import type { Automation } from "../types";
 import { Badge, Card, ErrorNote, Loading } from "../ui";
-
-/** The share of automations passing now, by each one's latest run; flaky and failing counted apart. */
-export function healthCounts(automations: Automation[]) {
-  const known = automations.filter((a) => a.health.state !== "unknown");
-  const count = (s: string) => known.filter((a) => a.health.state === s).length;
-  return { known: known.length, passing: count("passing"), flaky: count("flaky"), failing: count("failing"), never: automations.length - known.length };
-}
 
 export function ProjectHealth({ project }: { project: string }) {
   const h = useLoad(
