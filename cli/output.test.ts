@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { printable, printableData, renderFailures, renderRecord } from "./output";
+import { printable, printableData, renderFailures, renderJson, renderRecord } from "./output";
 
 const plain = { tty: false, color: false } as Parameters<typeof renderFailures>[1];
 const run = (name: string, status: string) => ({ id: `run_${name}`, automation_name: name, status, steps: [], error: null });
@@ -64,4 +64,37 @@ test("in a log (not a terminal) a record's long values are whole; on a terminal 
   const onTerminal = renderRecord(record, { tty: true, color: false } as typeof plain);
   expect(onTerminal).not.toContain(error);
   expect(onTerminal).toContain("…");
+});
+
+test("svc dashboard: a line per project with its automations by health and its runs going, then the latest runs", () => {
+  const tile = (slug: string, n: Record<string, number>) => ({
+    id: `prj_${slug}`,
+    slug,
+    name: slug,
+    automations: 0,
+    passing: 0,
+    flaky: 0,
+    failing: 0,
+    without_verdict: 0,
+    queued: 0,
+    running: 0,
+    ...n,
+  });
+  const text = renderJson(
+    {
+      projects: [tile("shop", { automations: 4, passing: 2, flaky: 1, failing: 1, running: 2 }), tile("blog", {})],
+      more_projects: true,
+      recent_runs: [
+        { id: "run_a", project_id: "prj_shop", automation_name: "checkout", status: "failed", duration_ms: 12, created_at: "2026-12-07T10:00:00.000Z" },
+      ],
+    },
+    "dashboard",
+    plain,
+  );
+  expect(text).toMatch(/^PROJECT +AUTOMATIONS +PASSING +FLAKY +FAILING +NO VERDICT +QUEUED +RUNNING$/m);
+  expect(text).toMatch(/^shop +4 +2 +1 +1 +0 +0 +2$/m);
+  expect(text).toMatch(/^blog +0 +0 +0 +0 +0 +0 +0$/m);
+  expect(text).toContain("(the first 2 projects: svc projects list shows them all)");
+  expect(text).toMatch(/^run_a +checkout +shop +failed +12 ms +2026-12-07T10:00:00.000Z$/m);
+  expect(renderJson({ projects: [], more_projects: false, recent_runs: [] }, "dashboard", plain)).toBe("No projects yet.");
 });

@@ -317,9 +317,47 @@ export function renderRecord(record: Rec, style: Style): string {
   return lines.join("\n");
 }
 
+/** get_dashboard: a line per project (its automations by health, its runs going), then the latest runs. */
+export function renderDashboard(dashboard: Rec, style: Style): string {
+  const projects = (Array.isArray(dashboard.projects) ? (dashboard.projects as unknown[]) : []).filter(isRec);
+  if (projects.length === 0) return "No projects yet.";
+  const count = (p: Rec, k: string) => String(Number(p[k] ?? 0));
+  const lines = [
+    table(
+      ["project", "automations", "passing", "flaky", "failing", "no verdict", "queued", "running"],
+      projects.map((p) => [
+        fit(String(p.slug), 40, style),
+        ...["automations", "passing", "flaky", "failing", "without_verdict", "queued", "running"].map((k) => count(p, k)),
+      ]),
+    ),
+  ];
+  if (dashboard.more_projects === true) lines.push(`(the first ${projects.length} projects: svc projects list shows them all)`);
+  const recent = Array.isArray(dashboard.recent_runs) ? (dashboard.recent_runs as Rec[]) : [];
+  if (recent.length > 0) {
+    const slugOf = new Map(projects.map((p) => [p.id, p.slug]));
+    lines.push(
+      "",
+      "latest runs:",
+      table(
+        ["id", "automation", "project", "status", "duration", "created at"],
+        recent.map((r) => [
+          String(r.id),
+          fit(String(r.automation_name), 40, style),
+          String(slugOf.get(r.project_id) ?? r.project_id),
+          runStatusText(r, style),
+          formatValue("duration_ms", r.duration_ms, style),
+          formatValue("created_at", r.created_at, style),
+        ]),
+      ),
+    );
+  }
+  return lines.join("\n");
+}
+
 /** A list response ({data, next_cursor}) becomes a table, anything else a record view. */
 export function renderJson(answer: unknown, noun: string, style: Style): string {
   const json = printableData(answer);
+  if (isRec(json) && Array.isArray(json.projects) && Array.isArray(json.recent_runs)) return renderDashboard(json, style);
   if (isRec(json) && Array.isArray(json.data)) {
     const more = typeof json.next_cursor === "string" ? `\n(more: --cursor ${json.next_cursor})` : "";
     return renderList(json.data as Rec[], noun, style) + more;
