@@ -12,7 +12,8 @@ export const EXIT_CODES_HELP = `
 Exit codes:
   0  success
   1  the watched run or generation ended failed, error, timed_out or cancelled; apply --dry-run --exit-code: the project differs
-  2  usage error (bad arguments, invalid request (400), a conflict (409), .svc.json holding a key)
+  2  usage error (bad arguments, invalid request (400), a conflict (409), a record changed since it was read (412),
+     a body too large (413), .svc.json holding a key)
   3  authentication (401: no key, an invalid, revoked or expired key) or not allowed (403)
   4  not found (404)
   5  rate limited, after honouring Retry-After

@@ -385,7 +385,7 @@ test("svc --help documents the exit codes; usage errors exit 2", async () => {
     expect(help.stdout).toContain(line);
   const codeLine = (n: number) => help.stdout.split("\n").find((l) => l.trimStart().startsWith(`${n}  `)) ?? "";
   expect(codeLine(1)).toBe("  1  the watched run or generation ended failed, error, timed_out or cancelled; apply --dry-run --exit-code: the project differs");
-  expect(codeLine(2)).toContain("a conflict (409)");
+  expect(codeLine(2)).toContain("a conflict (409), a record changed since it was read (412),");
   expect(codeLine(3)).toContain("authentication (401");
   expect(codeLine(3)).toContain("or not allowed (403)");
   expect((await cli.run(["automations", "frobnicate"])).code).toBe(2);
