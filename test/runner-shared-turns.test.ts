@@ -103,7 +103,12 @@ describe("a server-wide runner claiming one run at a time, each finished before 
     await s.sql("UPDATE runs SET status = 'cancelled' WHERE status IN ('queued', 'running')");
     const token = await serverWideToken("played");
     expect((await runnerCall(s.url, token, "/hello", { protocol: 1, version: "test", labels: [], capabilities: { browser: false } })).status).toBe(200);
-    const a = [await start(s.key, backlog), await start(s.key, backlog), await start(s.key, backlog)];
+    // A few milliseconds apart: runs queued within the same millisecond have no order among them (ties go by id).
+    const a: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      a.push(await start(s.key, backlog));
+      await Bun.sleep(3);
+    }
     const a2 = await start(s.key, other);
     const b = await start(beta.key, quick);
 
