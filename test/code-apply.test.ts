@@ -283,6 +283,22 @@ test("every problem of a folder is told at once: four documents wrong in four wa
   ]);
 });
 
+test("a group naming an automation by its file's name without the extension, or by its name, is told the key it means", async () => {
+  expect((await s.call("POST", "/projects", { name: "keys", slug: "keys" })).status).toBe(201);
+  const documents = [
+    { path: "checks/health.yaml", text: "name: Health check\nkind: http\nsteps:\n  - request: { url: https://x.test/h }\n" },
+    { path: "smoke.yaml", text: "type: group\nname: smoke\nautomations: [health, Health check, nothing]\n" },
+  ];
+  const res = await s.call("POST", "/projects/keys/apply", { documents, dry_run: true });
+  expect(res.status).toBe(400);
+  const hint = '(did you mean "checks/health.yaml"? A document\'s key is its path in the folder, unless it has a key: field)';
+  expect(((await res.json()) as { details: { path: string; message: string }[] }).details).toEqual([
+    { path: "smoke.yaml:3", message: `automations.0: no automation has the key "health" ${hint}` },
+    { path: "smoke.yaml:3", message: `automations.1: no automation has the key "Health check" ${hint}` },
+    { path: "smoke.yaml:3", message: 'automations.2: no automation has the key "nothing"' },
+  ]);
+});
+
 test("the reader takes workspaces in turns: one workspace's large folders do not hold another's apply behind them", async () => {
   const other = await s.userWithKey("owner@turns.test", "turns");
   expect((await s.call("POST", "/projects", { name: "turns", slug: "turns" }, other.key)).status).toBe(201);

@@ -138,10 +138,23 @@ function appliedRecord<R>(keyed: Map<string, R>, d: Parsed, folderKeys: Set<stri
   return keyed.get(d.key) ?? (d.key !== d.path && !folderKeys.has(d.path) ? keyed.get(d.path) : undefined);
 }
 
-/** A reference by key that is the path of a file given another key: say that key, as the reference no longer names it. */
+/**
+ * A reference by key that is the path of a file given another key: say that key, as the reference no longer names it.
+ * One written as the file's name without its extension (`health` for health.yaml) or as the record's name, which
+ * fits one document of the folder: say that document's key.
+ */
 function keyHint(docs: Parsed[], type: Parsed["type"], ref: string): string {
   const file = docs.find((d) => d.type === type && d.path === ref && d.key !== ref);
-  return file ? ` (the file ${ref} has the key "${file.key}": name it by its key)` : "";
+  if (file) return ` (the file ${ref} has the key "${file.key}": name it by its key)`;
+  const loose = ref.toLowerCase();
+  const stem = (path: string) => path.replace(/\.(ya?ml|json)$/i, "").toLowerCase();
+  const meant = docs.filter(
+    (d) =>
+      d.type === type &&
+      (stem(d.path) === loose || stem(d.path.split("/").pop() ?? "") === loose || String((d.body as { name?: unknown }).name).toLowerCase() === loose),
+  );
+  const [one] = meant;
+  return one && meant.length === 1 ? ` (did you mean "${one.key}"? A document's key is its path in the folder, unless it has a key: field)` : "";
 }
 
 async function makePlan(
