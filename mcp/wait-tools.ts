@@ -32,13 +32,18 @@ type Rec = Record<string, unknown> & { id: string; status: string };
 /** Longest a single read is held by the server (get_run's ?wait=): short enough for progress to move. */
 const HELD_READ_SECONDS = 10;
 
+/** How long past its deadline a wait still waits for a read's answer: a server that stopped answering ends it then. */
+const READ_GRACE_MS = 2_000;
+
 /**
  * Reads until `done` or the deadline. The first read answers at once; the next ones are held by the server until
  * the record ends (long-poll, `wait`), so the answer comes as soon as it is over. A read answered early without
- * the end (the server's waiters are all taken) falls back to polling with a growing interval, never spinning.
+ * the end (the server's waiters are all taken) falls back to polling with a growing interval, never spinning. A
+ * read still unanswered READ_GRACE_MS past the deadline (the server stopped answering) is given up: the wait ends
+ * timed out with the record as last read, within the minute MCP clients wait for a call.
  */
 async function poll(
-  read: (waitSeconds: number) => Promise<Rec>,
+  read: (waitSeconds: number, signal: AbortSignal) => Promise<Rec>,
   done: (r: Rec) => boolean,
   timeoutMs: number,
   extra: ToolExtra,
@@ -48,9 +53,18 @@ async function poll(
   const deadline = Date.now() + timeoutMs;
   let interval = 500;
   let wait = 0;
+  let last: Rec | null = null;
   for (let n = 1; ; n++) {
     const asked = Date.now();
-    const record = await read(wait);
+    const bounded = AbortSignal.any([extra.signal, AbortSignal.timeout(Math.max(0, deadline - asked) + READ_GRACE_MS)]);
+    let record: Rec;
+    try {
+      record = await read(wait, bounded);
+    } catch (e) {
+      if (last !== null && !extra.signal.aborted && bounded.aborted) return { record: last, timedOut: true };
+      throw e;
+    }
+    last = record;
     if (token !== undefined) {
       await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: n, message: describe(record) } });
     }
@@ -141,7 +155,7 @@ export function waitTools(ctx: ToolContext): ToolDef[] {
         try {
           const a = parseArgs(runArgs, args);
           const res = await poll(
-            (wait) => read(exec, ops.getRun, { project: project(a), runId: a.run, wait }, extra.signal),
+            (wait, signal) => read(exec, ops.getRun, { project: project(a), runId: a.run, wait }, signal),
             runDone,
             a.timeout_seconds * 1000,
             extra,
@@ -169,7 +183,7 @@ export function waitTools(ctx: ToolContext): ToolDef[] {
         try {
           const a = parseArgs(groupRunArgs, args);
           const res = await poll(
-            (wait) => read(exec, ops.getGroupRun, { project: project(a), groupRunId: a.group_run, wait }, extra.signal),
+            (wait, signal) => read(exec, ops.getGroupRun, { project: project(a), groupRunId: a.group_run, wait }, signal),
             runDone,
             a.timeout_seconds * 1000,
             extra,
@@ -213,8 +227,8 @@ export function waitTools(ctx: ToolContext): ToolDef[] {
           const byId = a.generation?.startsWith("gen_") ? a.generation : null;
           const feature = a.feature ?? (byId ? await featureOfGeneration(exec, project(a), byId, extra.signal) : given);
           const res = await poll(
-            async (wait) => {
-              const g = await read(exec, ops.getGeneration, { project: project(a), feature, wait }, extra.signal);
+            async (wait, signal) => {
+              const g = await read(exec, ops.getGeneration, { project: project(a), feature, wait }, signal);
               if (byId && g.id !== byId) {
                 throw new ClientError(404, "not_found", `generation ${byId} is not the latest of feature ${feature} (that is ${g.id})`);
               }

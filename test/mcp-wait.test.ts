@@ -4,6 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { BINARY, requireBinary } from "./helpers/binary";
 import { startTestServer, type TestServer, tempDir } from "./helpers/server";
+import { silentableProxy } from "./helpers/silent-proxy";
 
 // Each test spawns the compiled binary several times; on a busy machine that outgrows the 5 s default.
 setDefaultTimeout(60_000);
@@ -104,6 +105,37 @@ test("a short timeout returns the current run with timed_out and a hint; calling
   expect(progress[0]?.message).toMatch(/^run (queued|running)$/);
   const second = (await client.callTool({ name: "wait_for_run", arguments: { run: runId, timeout_seconds: 20 } })) as Result;
   expect(second.structuredContent).toMatchObject({ timed_out: false, run: { status: "passed" } });
+});
+
+test("a server that stops answering mid-wait: wait_for_run still ends about on time, timed out, with the run as last read", async () => {
+  const proxy = silentableProxy(Number(new URL(s.url).port));
+  const home = tempDir("svc-mcp-silent-");
+  const through = new Client({ name: "svc-test", version: "1.0.0" });
+  await through.connect(
+    new StdioClientTransport({
+      command: BINARY,
+      args: ["mcp", "--project", "waits"],
+      env: { PATH: "/usr/bin:/bin", HOME: home, XDG_CONFIG_HOME: `${home}/c`, SVC_SERVER: `http://127.0.0.1:${proxy.port}`, SVC_API_KEY: s.key },
+      stderr: "pipe",
+    }),
+  );
+  try {
+    const runId = await startRun(ids.slow ?? "");
+    const started = performance.now();
+    const waiting = through.callTool({ name: "wait_for_run", arguments: { run: runId, timeout_seconds: 3 } });
+    // The first read is answered; the held one after it never is.
+    await Bun.sleep(500);
+    proxy.silent(true);
+    const res = (await waiting) as Result;
+    const ms = performance.now() - started;
+    expect(res.structuredContent).toMatchObject({ timed_out: true, run: { id: runId }, hint: expect.stringContaining("wait_for_run again") });
+    // Its 3 s and 2 s of grace for the read in flight, not the HTTP client's 30 s.
+    expect(ms).toBeGreaterThan(2_900);
+    expect(ms).toBeLessThan(7_000);
+  } finally {
+    proxy.stop();
+    await through.close();
+  }
 });
 
 test("timeout_seconds above 50 is refused; an unknown run is an isError not_found", async () => {

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { clusterOfItsOwn } from "./helpers/postgres";
+import { silentableProxy } from "./helpers/silent-proxy";
 import { startTestServer, type TestServer } from "./helpers/server";
 
 /** How long the database stays away: every engine's polls fail meanwhile, as in an outage of any length. */
@@ -66,44 +67,6 @@ test("the database away for 6 s: requests get 503 at once, /readyz 503 and /heal
   expect(readyAfter).toBeGreaterThanOrEqual(0);
   expect(readyAfter).toBeLessThan(5_000);
 }, 60_000);
-
-/**
- * A TCP proxy in front of the cluster that can stop passing bytes while keeping every connection open: a database
- * host that drops packets silently, where nothing fails, it only never answers.
- */
-function silentableProxy(port: number): { port: number; silent(on: boolean): void; stop(): void } {
-  let silent = false;
-  type Link = { upstream: Bun.Socket<undefined> | null; early: Uint8Array[] };
-  const listener = Bun.listen<Link>({
-    hostname: "127.0.0.1",
-    port: 0,
-    socket: {
-      async open(client) {
-        client.data = { upstream: null, early: [] };
-        const upstream = await Bun.connect({
-          hostname: "127.0.0.1",
-          port,
-          socket: {
-            data: (_, chunk) => void (silent || client.write(chunk)),
-            close: () => void client.end(),
-            error: () => void client.end(),
-          },
-        });
-        client.data.upstream = upstream;
-        for (const chunk of client.data.early) upstream.write(chunk);
-        client.data.early = [];
-      },
-      data(client, chunk) {
-        if (silent) return;
-        if (client.data.upstream) client.data.upstream.write(chunk);
-        else client.data.early.push(new Uint8Array(chunk));
-      },
-      close: (client) => void client.data.upstream?.end(),
-      error: (client) => void client.data.upstream?.end(),
-    },
-  });
-  return { port: listener.port, silent: (on) => void (silent = on), stop: () => listener.stop(true) };
-}
 
 test("the database host silent (packets dropped): /readyz still answers 503 within its 3 s probe, naming the database", async () => {
   const proxy = silentableProxy(Number(new URL(cluster.url).port));
