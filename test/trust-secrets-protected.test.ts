@@ -258,7 +258,7 @@ describe("runs in a protected environment", () => {
         if (u.pathname === "/outer") return html(`<h1>Outer</h1><iframe src="http://localhost:${u.port}/inner"></iframe>`);
         if (u.pathname === "/inner")
           return html(
-            `<input aria-label="Card"><script>document.querySelector("input").addEventListener("input", (e) => fetch("/leak?v=" + btoa(e.target.value)));</script>`,
+            `<input aria-label="Card"><script>document.querySelector("input").addEventListener("input", (e) => fetch("/leak?v=" + btoa(e.target.value)).then(() => document.body.insertAdjacentHTML("beforeend", "<p>sent</p>")));</script>`,
           );
         if (u.pathname === "/leak") leaked.push(atob(u.searchParams.get("v") ?? ""));
         return new Response("ok");
@@ -281,12 +281,11 @@ describe("runs in a protected environment", () => {
         steps: [
           { goto: `http://127.0.0.1:${pages.port}/outer` },
           { fill: { locator: "iframe >> internal:control=enter-frame >> input", value: "4242" } },
-          // The frame's script has sent what was typed once the page shows it was read.
-          { expect: { visible: "h1" } },
+          // The frame's script has sent what was typed once the frame says so (the run's page closes at its end).
+          { expect: { visible: "iframe >> internal:control=enter-frame >> text=sent" } },
         ],
       });
       expect(plain.status).toBe("passed");
-      for (let i = 0; i < 50 && leaked.length === 0; i++) await Bun.sleep(100);
       expect(leaked).toEqual(["4242"]);
     } finally {
       pages.stop(true);
