@@ -123,8 +123,11 @@ export async function startSelection(ctx: OpContext, trx: Transaction<DB>, proje
       throw invalid(`group run "${body.from_group_run}" does not exist in this project`, [{ path: "body.from_group_run", message: "unknown group run" }]);
     const runs = await store.listedRunsOfGroupRun(trx, from.id);
     // Its failures are known only once it has ended: re-running "the failed ones" of a group run still going would
-    // quietly leave out those that fail later (a CI job whose --watch-timeout ran out, say).
-    if (body.only_failed && (from.status === null || runs.some((r) => r.status === "queued" || r.status === "running")))
+    // quietly leave out those that fail later (a CI job whose --watch-timeout ran out, say). Ended as get_group_run
+    // says it has: nothing queued or running, nothing left to queue — its stored verdict may follow a moment later,
+    // and a CI job that saw the end re-runs at once.
+    const open = runs.some((r) => r.status === "queued" || r.status === "running") || (from.status === null && from.pending !== "[]");
+    if (body.only_failed && open)
       throw conflict(`group run ${from.id} has not ended: re-run its failures once it has (svc group-runs watch ${from.id} waits for it)`);
     const ids = [...new Set(runs.filter((r) => !body.only_failed || RERUN_STATUSES.includes(r.status)).map((r) => r.automation_id))];
     const runnable = await automations.runnableAmong(trx, project.id, ids);
