@@ -1,7 +1,8 @@
 // An operation's input checked with its schemas in the manifest, as every surface checks it: REST at the edge,
 // in-process calls (svc admin, MCP over HTTP, the fast tests), and the assistant before it holds an action. The same
 // codes, messages and `details` paths wherever the input comes from.
-import type { z } from "zod";
+import { z } from "zod";
+import { objectShape, unwrap } from "../client/schema-fields";
 import type { Operation } from "../manifest/define";
 import { AppError, invalid, zodDetails } from "../manifest/errors";
 import type { OpInput } from "./handler";
@@ -60,12 +61,10 @@ const numberFields = new WeakMap<Operation, string[]>();
 function numberFieldsOf(op: Operation): string[] {
   let found = numberFields.get(op);
   if (!found) {
-    const shape = (op.query as { shape?: Record<string, z.ZodType> }).shape ?? {};
-    found = Object.entries(shape)
+    found = Object.entries(objectShape(op.query))
       .filter(([, schema]) => {
-        let def = schema._zod.def as { type: string; innerType?: z.ZodType; coerce?: boolean };
-        while ((def.type === "default" || def.type === "optional") && def.innerType) def = def.innerType._zod.def as typeof def;
-        return def.type === "number" && def.coerce === true;
+        const { inner } = unwrap(schema);
+        return inner instanceof z.ZodNumber && (inner.def as { coerce?: boolean }).coerce === true;
       })
       .map(([name]) => name);
     numberFields.set(op, found);

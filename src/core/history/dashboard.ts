@@ -19,7 +19,8 @@ export const getDashboard: Handler<O["getDashboard"]> = async ({ core, principal
     core,
     automations.map((a) => a.id),
   );
-  const counts = new Map(ids.map((id) => [id, { automations: 0, passing: 0, flaky: 0, failing: 0, without_verdict: 0, queued: 0, running: 0 }]));
+  const blank = () => ({ automations: 0, passing: 0, flaky: 0, failing: 0, without_verdict: 0, queued: 0, running: 0 });
+  const counts = new Map(ids.map((id) => [id, blank()]));
   for (const a of automations) {
     const c = counts.get(a.project_id);
     if (!c) continue;
@@ -33,7 +34,7 @@ export const getDashboard: Handler<O["getDashboard"]> = async ({ core, principal
     if (c && (r.status === "queued" || r.status === "running")) c[r.status] += r.n;
   }
   return {
-    projects: projects.data.map((p) => ({ id: p.id, slug: p.slug, name: p.name, ...(counts.get(p.id) as NonNullable<ReturnType<typeof counts.get>>) })),
+    projects: projects.data.map((p) => ({ id: p.id, slug: p.slug, name: p.name, ...(counts.get(p.id) ?? blank()) })),
     more_projects: projects.next_cursor !== null,
     recent_runs: (await latestRunsOf(core.db, ids, DASHBOARD_RECENT_RUNS)).map((r) => toRun(r, false)),
   };
