@@ -3,7 +3,7 @@
 // shown to a member on a protected environment they cannot change.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { explained, launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
+import { expectValue, explained, launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
 import { json } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
 
@@ -85,6 +85,9 @@ test("an environment's runner labels are shown and an owner edits them; a member
       if (i > 100) throw new Error(`the labels were not saved: ${(await env("staging")).runner_labels}`);
       await Bun.sleep(50);
     }
+    // The saved form is shown afresh (the labels as stored) before it is edited again: an edit typed while the
+    // save's answer was still on its way would be replaced by that fresh form.
+    await expectValue(card(page, "staging").getByLabel("Runner labels"), "eu-west gpu");
     // Emptied: any runner (or the server itself) may run it.
     await card(page, "staging").getByLabel("Runner labels").fill("");
     await card(page, "staging").getByRole("button", { name: "Save environment" }).click();

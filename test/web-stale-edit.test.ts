@@ -134,15 +134,19 @@ test("environments: a stale tab's save opens the same dialog (never a bare error
   await tabA.getByRole("button", { name: "Save environment" }).click();
   await eventually(variables, JSON.stringify({ BASE_URL: target.url, FROM: "a" }));
 
-  await tabB.getByLabel("Variables").first().fill(`BASE_URL=${target.url}\nFROM=b`);
-  await tabB.getByRole("button", { name: "Save environment" }).click();
-  const dialog = tabB.getByRole("alertdialog");
-  await dialog.getByText("This environment was changed by someone else since you opened it").waitFor();
-  expect(await tabB.getByTestId("stale-changes").innerText()).toContain('variables is now {"BASE_URL"');
-  expect(await variables()).toBe(JSON.stringify({ BASE_URL: target.url, FROM: "a" }));
-  await dialog.getByRole("button", { name: "Overwrite with my edits" }).click();
-  await eventually(variables, JSON.stringify({ BASE_URL: target.url, FROM: "b" }));
-  await tabB.getByRole("alertdialog").waitFor({ state: "detached" });
+  await explained(tabB, "stale-env-overwrite", async () => {
+    await tabB.getByLabel("Variables").first().fill(`BASE_URL=${target.url}\nFROM=b`);
+    await tabB.getByRole("button", { name: "Save environment" }).click();
+    const dialog = tabB.getByRole("alertdialog");
+    await dialog.getByText("This environment was changed by someone else since you opened it").waitFor();
+    expect(await tabB.getByTestId("stale-changes").innerText()).toContain('variables is now {"BASE_URL"');
+    expect(await variables()).toBe(JSON.stringify({ BASE_URL: target.url, FROM: "a" }));
+    // The refused save has ended (its button is enabled again) before the edits are saved over the other ones.
+    await tabB.locator("button:has-text('Save environment'):enabled").waitFor();
+    await dialog.getByRole("button", { name: "Overwrite with my edits" }).click();
+    await dialog.waitFor({ state: "detached" });
+    await eventually(variables, JSON.stringify({ BASE_URL: target.url, FROM: "b" }));
+  });
   await own.close();
 });
 

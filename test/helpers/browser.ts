@@ -158,3 +158,14 @@ export async function replaceEditorText(page: Page, editor: Locator, text: strin
     text,
   );
 }
+
+/** Waits until a field holds `want` (a form shown afresh after a save, say); fails naming what it held. */
+export async function expectValue(field: Locator, want: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  let got = await field.inputValue();
+  while (got !== want && Date.now() < deadline) {
+    await Bun.sleep(50);
+    got = await field.inputValue();
+  }
+  if (got !== want) throw new Error(`the field holds ${JSON.stringify(got)}, not ${JSON.stringify(want)}`);
+}
