@@ -72,6 +72,11 @@ describe("benchmarks (smoke runs)", () => {
     expect(out).toMatch(/killed with SIGKILL at +\{.*"running":\d+/);
     expect(out).toContain("every run terminal within the lease (plus one sweep), none executed twice");
   }, 300_000);
+  test("bench/dashboard.ts times the dashboard and a page of automations, each uncached", async () => {
+    const out = await smoke("bench/dashboard.ts");
+    expect(out).toMatch(/get_dashboard \(all 40\): +median [\d.]+ ms, p95 [\d.]+ ms/);
+    expect(out).toMatch(/list_automations \(a page of 200\): +median [\d.]+ ms/);
+  }, 120_000);
   test("bench/schedules.ts prints scheduler drift and alert latency", async () => {
     const out = await smoke("bench/schedules.ts");
     expect(out).toMatch(/drift \(queued − due\) {2}p50 [\d.]+ ms, p95 [\d.]+ ms/);

@@ -114,6 +114,20 @@ test("a target that alternates makes the automation flaky (3 flips in its latest
   expect(JSON.parse(r.stdout)).toEqual(h);
 });
 
+test("one read of many automations gives each its own health: the list of a page equals each automation read alone", async () => {
+  const tag = crypto.randomUUID().slice(0, 8);
+  const [up, down, idle] = [await automationOn(`many-up-${tag}`), await automationOn(`many-down-${tag}`), await automationOn(`many-idle-${tag}`)];
+  statusOf.set(`many-down-${tag}`, 500);
+  for (let i = 0; i < 3; i++) await runOnce(up);
+  await runOnce(down);
+  const list = await json<{ data: { id: string; health: Health }[] }>(await s.call("GET", `/projects/${project}/automations?q=many-&limit=200`));
+  const listed = new Map(list.data.map((a) => [a.id, a.health]));
+  expect(listed.get(up)).toMatchObject({ state: "passing", runs: 3, last_status: "passed" });
+  expect(listed.get(down)).toMatchObject({ state: "failing", runs: 1, last_status: "failed" });
+  expect(listed.get(idle)).toMatchObject({ state: "unknown", runs: 0, last_status: null });
+  for (const id of [up, down, idle]) expect(listed.get(id)).toEqual(await health(id));
+});
+
 test("a pass after a retry makes the automation flaky at once", async () => {
   const id = await automationOn(`retry-${crypto.randomUUID()}`, { retries: 1 });
   const run = await runOnce(id);

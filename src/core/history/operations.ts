@@ -133,11 +133,9 @@ export async function healthOfAutomations(core: Core, automationIds: string[]): 
     w.passed += d.passed;
     week.set(d.automation_id, w);
   }
+  const recent = await store.recentVerdictsOf(core.db, automationIds, core.config.history.window_runs);
   const out = new Map<string, Health>();
-  for (const id of automationIds) {
-    const recent = await store.recentVerdicts(core.db, id, core.config.history.window_runs);
-    out.set(id, healthOf(recent, week.get(id) ?? { runs: 0, passed: 0 }, core.config.history));
-  }
+  for (const id of automationIds) out.set(id, healthOf(recent.get(id) ?? [], week.get(id) ?? { runs: 0, passed: 0 }, core.config.history));
   return out;
 }
 

@@ -11,22 +11,59 @@ const COUNTED: RunStatus[] = ["passed", "failed", "error", "timed_out"];
 /** Ids per statement: well under SQLite's limit on bound parameters. */
 const CHUNK = 400;
 
-/** An automation's latest finished runs (cancelled ones are not verdicts), newest first (by created_at alone, so the automation index gives the order). */
-export async function recentVerdicts(db: Kysely<DB>, automationId: string, limit: number) {
-  return db
-    .selectFrom("runs")
-    .select(["status", "attempts"])
-    .where("automation_id", "=", automationId)
-    .where("status", "in", COUNTED)
-    .orderBy("created_at", "desc")
-    .limit(limit)
-    .execute();
+/**
+ * The latest `limit` finished runs (cancelled ones are not verdicts) of each of these automations, newest first
+ * (by created_at alone, so the automation index gives the order), by automation: CHUNK automations per statement,
+ * each read on that index (a lateral read on PostgreSQL, a correlated one on SQLite), not a statement apiece.
+ */
+export async function recentVerdictsOf(
+  db: Kysely<DB>,
+  automationIds: string[],
+  limit: number,
+): Promise<Map<string, { status: RunStatus; attempts: string }[]>> {
+  const out = new Map<string, { status: RunStatus; attempts: string }[]>();
+  const sqlite = sqlDialect(db) === "sqlite";
+  for (let i = 0; i < automationIds.length; i += CHUNK) {
+    const chunk = automationIds.slice(i, i + CHUNK);
+    const { rows } = sqlite
+      ? await sql<{ automation_id: string; status: RunStatus; attempts: string }>`
+      select a.value as automation_id, r.status, r.attempts
+      from json_each(${JSON.stringify(chunk)}) as a
+      join runs r on r.rowid in (
+        select rowid from runs
+        where automation_id = a.value and status in (${sql.join(COUNTED)})
+        order by created_at desc limit ${limit}
+      )
+      order by a.value, r.created_at desc`.execute(db)
+      : await sql<{ automation_id: string; status: RunStatus; attempts: string }>`
+      select a.id as automation_id, r.status, r.attempts
+      from (values ${sql.join(chunk.map((id) => sql`(${id})`))}) as a(id)
+      cross join lateral (
+        select status, attempts, created_at from runs
+        where automation_id = a.id and status in (${sql.join(COUNTED)})
+        order by created_at desc limit ${limit}
+      ) r
+      order by a.id, r.created_at desc`.execute(db);
+    for (const id of chunk) out.set(id, []);
+    for (const r of rows) out.get(r.automation_id)?.push({ status: r.status, attempts: r.attempts });
+  }
+  return out;
 }
 
-/** Roll-ups from `fromDay` on, of these automations. */
+/** Roll-ups from `fromDay` on, of these automations (CHUNK per statement, however many there are). */
 export async function dailyOfAutomations(db: Kysely<DB>, automationIds: string[], fromDay: string): Promise<Selectable<RunDailyTable>[]> {
-  if (automationIds.length === 0) return [];
-  return db.selectFrom("run_daily").selectAll().where("automation_id", "in", automationIds).where("day", ">=", fromDay).execute();
+  const out: Selectable<RunDailyTable>[] = [];
+  for (let i = 0; i < automationIds.length; i += CHUNK) {
+    const chunk = automationIds.slice(i, i + CHUNK);
+    const rows = await db
+      .selectFrom("run_daily")
+      .selectAll()
+      .where(oneOf(db, "automation_id", chunk))
+      .where("day", ">=", fromDay)
+      .execute();
+    out.push(...rows);
+  }
+  return out;
 }
 
 /** Roll-ups of a project's automations from `fromDay` on. */
