@@ -2,7 +2,7 @@
 // `svc admin` against it, two nodes sharing one database, migrations started at once, and run claims from two
 // nodes never handing out the same run.
 import { afterAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../config/load";
 import { migrateToPostgres } from "../src/core/admin";
@@ -75,6 +75,21 @@ describe("PostgreSQL backend", () => {
     } finally {
       await second.stop();
       await first.stop();
+    }
+  });
+
+  test("the first node of a database, with no data directory yet, makes it (0700) to keep its new secrets key (0600) in", async () => {
+    const url = await freshDatabaseUrl();
+    const fresh = join(dir(), "made-at-start");
+    // Before, it refused to start: "cannot create the secrets key …: the directory … does not exist".
+    const s = await startServer(loadConfig({ env: {}, flags: { port: 0, data_dir: fresh, log_level: "warn", "database.url": url } }));
+    try {
+      expect(statSync(fresh).mode & 0o777).toBe(0o700);
+      expect(statSync(join(fresh, "secrets.key")).mode & 0o777).toBe(0o600);
+      expect(existsSync(join(fresh, "svc.sqlite"))).toBe(false);
+      expect((await fetch(`${s.url}/readyz`)).status).toBe(200);
+    } finally {
+      await s.stop();
     }
   });
 

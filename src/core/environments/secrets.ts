@@ -1,6 +1,6 @@
 // Where environment secrets are sealed and opened: the key at start (created on first start, checked against the
 // database), sealing what an older svc stored in plain text, and the values a run needs.
-import { rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import type { Config } from "../../../config/schema";
 import type { Db } from "../../db/database";
 import { log } from "../../logging";
@@ -80,6 +80,15 @@ export async function openSecretsKey(db: Db, config: Config): Promise<SecretBox>
       : check !== undefined
         ? `the secrets key ${path} does not exist, but other nodes of this database already use a key: ${SAME_KEY_HINT}`
         : null;
+  // On SQLite the data directory was made for the database. On PostgreSQL it may not exist yet: a first node that
+  // is to keep its new key there makes it, as private as SQLite's (a key_file elsewhere must name a directory that is).
+  if (refuseMissing === null && config.secrets.key_file === undefined && !existsSync(path)) {
+    try {
+      mkdirSync(config.data_dir, { recursive: true, mode: 0o700 });
+    } catch (e) {
+      throw new SecretsKeyError(`cannot create the data directory ${config.data_dir} for the secrets key: ${(e as Error).message}`);
+    }
+  }
   const { box, created, looseMode } = loadSecretsKey(path, refuseMissing);
   const refuse = (message: string): never => {
     // A key this start created and cannot use is not left behind.
