@@ -88,36 +88,49 @@ export function registerAdmin(program: Command): void {
       .requiredOption("--name <name>")
       .requiredOption("--workspace <slug>")
       .option("--role <role>", "owner | admin | member", "owner")
-      .option("--password-stdin", "read a password for the web application from standard input"),
-  ).action(async (o: { email: string; name: string; workspace: string; role: string; passwordStdin?: boolean; dataDir?: string; config?: string }) => {
-    if (!ROLES.includes(o.role as "owner")) throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
-    const password = o.passwordStdin ? await readPassword() : undefined;
-    const { checkEmail, checkNewPassword, checkWorkspaceSlug, createUserWithSetupToken } = await import("../core/access/users");
-    const { configuredAddress } = await import("../core/address");
-    // The core's rules for an email, a workspace slug and a password, checked before the database is opened.
-    const workspace = asUsage("--workspace", () => checkWorkspaceSlug(o.workspace));
-    asUsage("--email", () => checkEmail(o.email));
-    if (password !== undefined) asUsage("--password-stdin", () => checkNewPassword(password));
-    const { loadConfig } = await import("../../config/load");
-    const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
-    // No operation creates a user together with a new workspace: this stays a core function of its own.
-    const r = await withCore(
-      o,
-      (core) => createUserWithSetupToken(core.db, { email: o.email, name: o.name, workspace, role: o.role as "owner", password }),
-      true,
-    );
-    process.stdout.write(`${r.createdUser ? "created" : "updated"} user ${o.email} (${r.userId}) as ${o.role} of workspace ${workspace}\n`);
-    if (r.setupToken) {
-      process.stdout.write(`password-setup link (one-time, valid 7 days): ${configuredAddress(config)}/setup-password?token=${r.setupToken}\n`);
-      // Without base_url the link names the listening address this command reads (its config and SVC_* variables),
-      // which is not where the person it is for reaches svc when svc runs behind a proxy, in a container or on another port.
-      if (!config.base_url) {
-        process.stdout.write(
-          "(the address in it is where this configuration says svc listens: give the person the address they reach svc at, or set base_url (SVC_BASE_URL) and links use it)\n",
-        );
-      }
-    } else if (r.pendingLink) process.stdout.write(`${o.email} has an unused password-setup link already; it stays valid until it is used or expires\n`);
-  });
+      .option("--password-stdin", "read a password for the web application from standard input")
+      .option("--if-first", "only when the installation has no user yet; otherwise change nothing and print nothing (first-start scripts)"),
+  ).action(
+    async (o: {
+      email: string;
+      name: string;
+      workspace: string;
+      role: string;
+      passwordStdin?: boolean;
+      ifFirst?: boolean;
+      dataDir?: string;
+      config?: string;
+    }) => {
+      if (!ROLES.includes(o.role as "owner")) throw new UsageError(`--role must be one of ${ROLES.join(", ")}`);
+      const password = o.passwordStdin ? await readPassword() : undefined;
+      const { checkEmail, checkNewPassword, checkWorkspaceSlug, createUserWithSetupToken } = await import("../core/access/users");
+      const { configuredAddress } = await import("../core/address");
+      // The core's rules for an email, a workspace slug and a password, checked before the database is opened.
+      const workspace = asUsage("--workspace", () => checkWorkspaceSlug(o.workspace));
+      asUsage("--email", () => checkEmail(o.email));
+      if (password !== undefined) asUsage("--password-stdin", () => checkNewPassword(password));
+      const { loadConfig } = await import("../../config/load");
+      const config = loadConfig({ file: o.config, flags: { data_dir: o.dataDir } });
+      // No operation creates a user together with a new workspace: this stays a core function of its own.
+      const r = await withCore(
+        o,
+        (core) => createUserWithSetupToken(core.db, { email: o.email, name: o.name, workspace, role: o.role as "owner", password }, { onlyFirst: o.ifFirst }),
+        true,
+      );
+      if (r === null) return;
+      process.stdout.write(`${r.createdUser ? "created" : "updated"} user ${o.email} (${r.userId}) as ${o.role} of workspace ${workspace}\n`);
+      if (r.setupToken) {
+        process.stdout.write(`password-setup link (one-time, valid 7 days): ${configuredAddress(config)}/setup-password?token=${r.setupToken}\n`);
+        // Without base_url the link names the listening address this command reads (its config and SVC_* variables),
+        // which is not where the person it is for reaches svc when svc runs behind a proxy, in a container or on another port.
+        if (!config.base_url) {
+          process.stdout.write(
+            "(the address in it is where this configuration says svc listens: give the person the address they reach svc at, or set base_url (SVC_BASE_URL) and links use it)\n",
+          );
+        }
+      } else if (r.pendingLink) process.stdout.write(`${o.email} has an unused password-setup link already; it stays valid until it is used or expires\n`);
+    },
+  );
 
   common(
     admin

@@ -145,10 +145,13 @@ export async function issueSetupToken(trx: Db, userId: string): Promise<string> 
 export async function createUserWithSetupToken(
   db: Db,
   input: { email: string; name: string; workspace: string; role: Role; password?: string },
-): Promise<{ userId: string; workspaceId: string; createdUser: boolean; setupToken: string | null; pendingLink: boolean }> {
+  opts: { onlyFirst?: boolean } = {},
+): Promise<{ userId: string; workspaceId: string; createdUser: boolean; setupToken: string | null; pendingLink: boolean } | null> {
   const member = await prepareMember(input);
   const workspace = checkWorkspaceSlug(input.workspace);
   return db.transaction().execute(async (trx) => {
+    // onlyFirst: a first-start script's user, made only while the installation has none (null: nothing changed).
+    if (opts.onlyFirst && (await store.anyUserExists(trx))) return null;
     const ws = await ensureWorkspace(trx, workspace);
     const added = await addToWorkspace(trx, ws.id, member);
     const user = await store.userSignInState(trx, added.userId);
