@@ -64,6 +64,8 @@ describe("unknownValue", () => {
     ["a uuid", path({ type: "string", format: "uuid" }), { value: "ffffffff-ffff-4fff-bfff-ffffffffffff" }],
     ["a string of at most 5 characters", path({ type: "string", maxLength: 5 }), { value: "does-" }],
     ["a pattern of digits", path({ type: "string", pattern: "^[0-9]+$" }), { value: "987654321" }],
+    ["a pattern with a prefix: the sample's digits moved", path({ type: "string", pattern: "^ord_[0-9]{6}$" }, "ord_000123"), { value: "ord_999999" }],
+    ["a pattern of a letter range: as far as it allows", path({ type: "string", pattern: "^[A-F]{4}-[0-9]{2}$" }, "ABCD-12"), { value: "FFFF-99" }],
   ])("%s", (_name, p, expected) => {
     expect(unknownValue(p)).toEqual(expected);
   });
@@ -72,6 +74,7 @@ describe("unknownValue", () => {
     ["an enum", path({ type: "string", enum: ["a", "b"] }), "its schema lists every value it allows"],
     ["a range of one value", path({ type: "integer", minimum: 3, maximum: 3 }), "its schema allows only 3"],
     ["a pattern no candidate matches", path({ type: "string", pattern: "^[A-F]{4}-[0-9]{2}$" }), "no value the generator makes matches"],
+    ["a pattern whose sample cannot move", path({ type: "string", pattern: "^(ZZ|Z9)$" }, "ZZ"), "no value the generator makes matches"],
   ])("none exists for %s, and the reason says why", (_name, p, reason) => {
     const r = unknownValue(p);
     expect("none" in r && r.none).toContain(reason);

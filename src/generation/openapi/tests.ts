@@ -99,11 +99,42 @@ export function unknownValue(p: ApiParameter): { value: string | number } | { no
   };
   const pattern = typeof s.pattern === "string" && patternProblem(s.pattern) === null ? linearPattern(s.pattern) : null;
   if (typeof s.pattern === "string" && !pattern) return { none: `its schema's pattern ${JSON.stringify(s.pattern)} cannot be checked` };
-  const value = UNKNOWN_STRINGS.map(fit).find((c) => c !== String(known) && c.length <= maxLength && (!pattern || pattern.test(c)));
+  const value =
+    UNKNOWN_STRINGS.map(fit).find((c) => c !== String(known) && c.length <= maxLength && (!pattern || pattern.test(c))) ??
+    (pattern ? farthestAlike(String(known), pattern) : undefined);
   if (value === undefined) {
     return { none: pattern ? `no value the generator makes matches its schema's pattern ${JSON.stringify(s.pattern)}` : "its schema leaves no other value" };
   }
   return { value };
+}
+
+/** Characters of one kind, from the farthest from the usual samples (0, 1, A, a) to the nearest. */
+const KINDS = ["9876543210", "ZYXWVUTSRQPONMLKJIHGFEDCBA", "zyxwvutsrqponmlkjihgfedcba"];
+/** The longest sample a pattern's unknown value is derived from (each character costs up to 26 pattern tests). */
+const ALIKE_MAX = 64;
+
+/**
+ * A value of the sample's shape that the pattern still allows, each digit and letter moved as far as it allows
+ * (`ord_000123` under `^ord_[0-9]{6}$` → `ord_999999`, `ABCD-12` under `^[A-F]{4}-[0-9]{2}$` → `FFFF-99`); undefined
+ * when the sample does not match or nothing in it can move.
+ */
+function farthestAlike(sample: string, pattern: { test(s: string): boolean }): string | undefined {
+  if (sample.length === 0 || sample.length > ALIKE_MAX || !pattern.test(sample)) return undefined;
+  const chars = [...sample];
+  for (let i = 0; i < chars.length; i++) {
+    const kind = KINDS.find((k) => k.includes(chars[i] as string));
+    if (!kind) continue;
+    for (const c of kind) {
+      if (c === chars[i]) break;
+      const tried = [...chars.slice(0, i), c, ...chars.slice(i + 1)].join("");
+      if (pattern.test(tried)) {
+        chars[i] = c;
+        break;
+      }
+    }
+  }
+  const value = chars.join("");
+  return value === sample ? undefined : value;
 }
 
 function buildPath(op: ApiOperation, value: (p: ApiParameter) => unknown): string {
