@@ -1,5 +1,5 @@
 // The run_daily roll-ups and the reads health and history need: every query of src/core/history but retention's.
-import { CompiledQuery, type Insertable, type Kysely, type Selectable, sql } from "kysely";
+import { CompiledQuery, type Insertable, type Kysely, type RawBuilder, type Selectable, type SqlBool, sql } from "kysely";
 import type { DB, RunDailyTable, RunTable } from "../../db/schema";
 import { oneOf } from "../shared/id-lists-store";
 import { sqlDialect } from "../storage";
@@ -10,23 +10,21 @@ const ACTIVE: RunStatus[] = ["queued", "running"];
 const COUNTED: RunStatus[] = ["passed", "failed", "error", "timed_out"];
 /** Ids per statement: well under SQLite's limit on bound parameters. */
 const CHUNK = 400;
+/** A finished run as health reads it. */
+type Verdict = { status: RunStatus; attempts: string };
 
 /**
  * The latest `limit` finished runs (cancelled ones are not verdicts) of each of these automations, newest first
  * (by created_at alone, so the automation index gives the order), by automation: CHUNK automations per statement,
  * each read on that index (a lateral read on PostgreSQL, a correlated one on SQLite), not a statement apiece.
  */
-export async function recentVerdictsOf(
-  db: Kysely<DB>,
-  automationIds: string[],
-  limit: number,
-): Promise<Map<string, { status: RunStatus; attempts: string }[]>> {
-  const out = new Map<string, { status: RunStatus; attempts: string }[]>();
+export async function recentVerdictsOf(db: Kysely<DB>, automationIds: string[], limit: number): Promise<Map<string, Verdict[]>> {
+  const out = new Map<string, Verdict[]>();
   const sqlite = sqlDialect(db) === "sqlite";
   for (let i = 0; i < automationIds.length; i += CHUNK) {
     const chunk = automationIds.slice(i, i + CHUNK);
     const { rows } = sqlite
-      ? await sql<{ automation_id: string; status: RunStatus; attempts: string }>`
+      ? await sql<Verdict & { automation_id: string }>`
       select a.value as automation_id, r.status, r.attempts
       from json_each(${JSON.stringify(chunk)}) as a
       join runs r on r.rowid in (
@@ -35,7 +33,7 @@ export async function recentVerdictsOf(
         order by created_at desc limit ${limit}
       )
       order by a.value, r.created_at desc`.execute(db)
-      : await sql<{ automation_id: string; status: RunStatus; attempts: string }>`
+      : await sql<Verdict & { automation_id: string }>`
       select a.id as automation_id, r.status, r.attempts
       from (values ${sql.join(chunk.map((id) => sql`(${id})`))}) as a(id)
       cross join lateral (
@@ -50,20 +48,26 @@ export async function recentVerdictsOf(
   return out;
 }
 
-/** Roll-ups from `fromDay` on, of these automations (CHUNK per statement, however many there are). */
-export async function dailyOfAutomations(db: Kysely<DB>, automationIds: string[], fromDay: string): Promise<Selectable<RunDailyTable>[]> {
+/** Roll-ups of these automations, CHUNK automations per statement, on the days `day` keeps. */
+async function dailiesWhere(db: Kysely<DB>, automationIds: string[], day: RawBuilder<SqlBool>): Promise<Selectable<RunDailyTable>[]> {
   const out: Selectable<RunDailyTable>[] = [];
   for (let i = 0; i < automationIds.length; i += CHUNK) {
     const chunk = automationIds.slice(i, i + CHUNK);
-    const rows = await db
-      .selectFrom("run_daily")
-      .selectAll()
-      .where(oneOf(db, "automation_id", chunk))
-      .where("day", ">=", fromDay)
-      .execute();
-    out.push(...rows);
+    out.push(
+      ...(await db
+        .selectFrom("run_daily")
+        .selectAll()
+        .where(oneOf(db, "automation_id", chunk))
+        .where(day)
+        .execute()),
+    );
   }
   return out;
+}
+
+/** Roll-ups from `fromDay` on, of these automations. */
+export function dailyOfAutomations(db: Kysely<DB>, automationIds: string[], fromDay: string): Promise<Selectable<RunDailyTable>[]> {
+  return dailiesWhere(db, automationIds, sql<SqlBool>`day >= ${fromDay}`);
 }
 
 /** Roll-ups of a project's automations from `fromDay` on. */
@@ -99,19 +103,8 @@ export async function markRolledUp(db: Kysely<DB>, ids: string[]): Promise<void>
 }
 
 /** The roll-ups of these automations on these days (a superset of the pairs wanted: the caller picks). */
-async function dailiesOf(db: Kysely<DB>, automationIds: string[], days: string[]): Promise<Selectable<RunDailyTable>[]> {
-  const out: Selectable<RunDailyTable>[] = [];
-  for (let i = 0; i < automationIds.length; i += CHUNK) {
-    out.push(
-      ...(await db
-        .selectFrom("run_daily")
-        .selectAll()
-        .where(oneOf(db, "automation_id", automationIds.slice(i, i + CHUNK)))
-        .where(oneOf(db, "day", days))
-        .execute()),
-    );
-  }
-  return out;
+function dailiesOf(db: Kysely<DB>, automationIds: string[], days: string[]): Promise<Selectable<RunDailyTable>[]> {
+  return dailiesWhere(db, automationIds, oneOf(db, "day", days));
 }
 
 /** Counts to add to one automation's roll-up of one day: `durations` is a histogram of the durations added. */
