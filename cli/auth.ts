@@ -9,10 +9,11 @@ import { clientFor, runCommand, settingsFor } from "./session";
 /** Reads a line at the terminal without echoing it (a key or password must not land on screen or in scrollback). */
 export async function promptHidden(question: string): Promise<string> {
   const stdin = process.stdin;
-  process.stderr.write(question);
+  // The terminal stops echoing before the question shows: what is typed (or pasted) at once after it is never shown.
   stdin.setRawMode(true);
   stdin.resume();
   stdin.setEncoding("utf8");
+  process.stderr.write(question);
   return new Promise((resolve, reject) => {
     let value = "";
     const onData = (chunk: string) => {
