@@ -152,6 +152,29 @@ export const POSTGRES: string[] = [
   "test/web-step-names.test.ts",
 ];
 
+/**
+ * Files that assert how soon something happens by the wall clock: a cancel within 1 s, a watch that exits within a
+ * second of the end, a fair turn within 3.5 s, an alert within 2 s (the issues' bounds, as a user sees them). The
+ * whole suite runs them one at a time after the others (scripts/test.ts), so that a bound measures svc and not the
+ * test processes running beside it.
+ */
+export const QUIET: string[] = [
+  "test/alerts.test.ts",
+  "test/api-cancel-group-run.test.ts",
+  "test/cli-client.test.ts",
+  "test/cli-errors.test.ts",
+  "test/cli-watch-junit.test.ts",
+  "test/cli-watch.test.ts",
+  "test/mcp-server.test.ts",
+  "test/postgres-nodes.test.ts",
+  "test/postgres-wait.test.ts",
+  "test/runner-fairness.test.ts",
+  "test/runner-lifecycle.test.ts",
+  "test/runner-shared-turns.test.ts",
+  "test/runner-workers.test.ts",
+  "test/runners-cancel-notice.test.ts",
+];
+
 /** Files whose subject is SQLite itself (its file, its locks, its backups, its old databases), with the reason. */
 export const SQLITE_ONLY: Record<string, string> = {
   "test/postgres-outage.test.ts": "stops and starts a PostgreSQL cluster of its own, whichever the pass: a second run would test the same",

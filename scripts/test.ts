@@ -1,16 +1,21 @@
 // The whole test suite: builds the executable (binary tests use it), runs `bun test` on SQLite, then the files
-// scripts/backends.ts lists again on PostgreSQL (a throw-away cluster, test/helpers/postgres.ts), and prints the
-// closing line "N passed, N failed" summed over both JUnit reports. `--sqlite-only` leaves the second pass out.
+// scripts/backends.ts lists again on PostgreSQL (one throw-away cluster for the pass, test/helpers/postgres.ts), and
+// prints the closing line "N passed, N failed" summed over both JUnit reports. `--sqlite-only` leaves the second
+// pass out.
+//
+// Test files run in parallel processes (bun test --parallel), one per core: most of a test's time is spent waiting
+// (for a server to start, a run to end, a browser), so the cores are kept busy. More processes than cores finish a
+// little sooner but crowd the tests' own time budgets (a save seen within seconds) on a small machine. Each file
+// still runs alone in its process, with its modules afresh. SVC_TEST_PARALLEL sets how many (1: one at a time).
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { POSTGRES, SQLITE_ONLY } from "./backends";
+import { startSharedCluster } from "../test/helpers/postgres";
+import { POSTGRES, QUIET, SQLITE_ONLY } from "./backends";
 
 const extra = process.argv.slice(2);
 mkdirSync("test-artifacts", { recursive: true });
-const report = "test-artifacts/junit.xml";
-const pgReport = "test-artifacts/junit-postgres.xml";
-for (const r of [report, pgReport]) if (existsSync(r)) rmSync(r);
+for (const r of readdirSync("test-artifacts")) if (/^junit.*\.xml$/.test(r)) rmSync(join("test-artifacts", r));
 
 if (!extra.includes("--no-build")) {
   const build = Bun.spawnSync(["bun", "run", "scripts/build.ts"], { stdout: "inherit", stderr: "inherit" });
@@ -68,39 +73,76 @@ if (process.getuid?.() === 0 && existsSync("/usr/bin/setpriv")) {
 }
 const OWN_FLAGS = new Set(["--no-build", "--no-typecheck", "--no-lint", "--sqlite-only"]);
 const args = extra.filter((a) => !OWN_FLAGS.has(a));
+const processes = Number(process.env.SVC_TEST_PARALLEL ?? availableParallelism());
+if (!Number.isInteger(processes) || processes < 1) {
+  console.error(`SVC_TEST_PARALLEL must be a whole number of test processes, 1 or more (got ${process.env.SVC_TEST_PARALLEL})`);
+  console.log("0 passed, 1 failed");
+  process.exit(1);
+}
+// test/timings.json, each file's time in an earlier run, has the slowest files start first: none is left to run
+// alone at the end. Refresh it now and then: bun test --parallel --timings=test/timings.json --update-timings
+const parallel = processes > 1 ? [`--parallel=${processes}`, "--timings=test/timings.json"] : [];
 // Everything the tests put in temp dirs (databases, browser profiles, copied binaries) lives under one directory
 // that goes when the run ends. Like /tmp it is open to every user: some tests run commands as an unprivileged one.
 const runTmp = mkdtempSync(join(tmpdir(), "svc-test-run-"));
 chmodSync(runTmp, 0o1777);
-const proc = Bun.spawn(["bun", "test", "--timeout", "120000", "--reporter=junit", `--reporter-outfile=${report}`, ...args], {
-  stdout: "inherit",
-  stderr: "inherit",
-  env: { ...process.env, NODE_ENV: "test", TMPDIR: runTmp },
-});
-let code = await proc.exited;
+const named = args.filter((a) => !a.startsWith("-"));
+const flags = args.filter((a) => a.startsWith("-"));
+/** The JUnit reports written, each with the label its failures get in the summary. */
+const reports: [string, string][] = [];
+
+/**
+ * One pass over `files` (null: every test file bun test finds): in parallel processes, then, for the whole suite,
+ * the files that assert wall-clock bounds (QUIET) one at a time. Answers the pass's exit code.
+ */
+async function runPass(name: string, label: string, files: string[] | null, env: Record<string, string>): Promise<number> {
+  const quiet = named.length === 0 && parallel.length > 0 ? QUIET.filter((f) => files === null || files.includes(f)) : [];
+  const parts: [string, string[], string[]][] = [
+    [`test-artifacts/${name}.xml`, parallel, files === null ? quiet.map((f) => `--path-ignore-patterns=${f}`) : files.filter((f) => !quiet.includes(f))],
+  ];
+  if (quiet.length > 0) parts.push([`test-artifacts/${name}-quiet.xml`, [], quiet]);
+  let code = 0;
+  for (const [report, how, targets] of parts) {
+    if (how.length === 0 && quiet.length > 0)
+      console.log(`\n${label}the ${quiet.length} files that assert wall-clock bounds, one at a time (QUIET in scripts/backends.ts)`);
+    const proc = Bun.spawn(["bun", "test", ...how, "--timeout", "120000", "--reporter=junit", `--reporter-outfile=${report}`, ...flags, ...targets], {
+      stdout: "inherit",
+      stderr: "inherit",
+      env: { ...process.env, NODE_ENV: "test", TMPDIR: runTmp, ...env },
+    });
+    reports.push([report, label]);
+    const exited = await proc.exited;
+    if (exited !== 0 && code === 0) code = exited;
+  }
+  return code;
+}
+
+let code = await runPass("junit", "", named.length === 0 ? null : named, {});
 
 // The second pass: the files that touch the store, on PostgreSQL. With file arguments, those of them on the list.
 if (!extra.includes("--sqlite-only")) {
-  const named = args.filter((a) => !a.startsWith("-"));
   const files = named.length === 0 ? POSTGRES : POSTGRES.filter((f) => named.some((n) => f.includes(n.replace(/^\.\//, ""))));
-  const flags = args.filter((a) => a.startsWith("-"));
   if (files.length > 0) {
     console.log(
       `\nOn PostgreSQL: ${files.length} test files (scripts/backends.ts); SQLite only: ${Object.keys(SQLITE_ONLY).length} files, each with its reason there`,
     );
     const unlisted = unclassifiedStoreTests();
     if (unlisted.length > 0) console.log(`Not run on PostgreSQL, not yet in scripts/backends.ts: ${unlisted.join(", ")}`);
-    const pg = Bun.spawn(["bun", "test", "--timeout", "120000", "--reporter=junit", `--reporter-outfile=${pgReport}`, ...flags, ...files], {
-      stdout: "inherit",
-      stderr: "inherit",
-      env: { ...process.env, NODE_ENV: "test", TMPDIR: runTmp, SVC_TEST_BACKEND: "postgres" },
-    });
-    const pgCode = await pg.exited;
+    let pgCode = 1;
+    let cluster: Awaited<ReturnType<typeof startSharedCluster>> | null = null;
+    try {
+      cluster = await startSharedCluster();
+      pgCode = await runPass("junit-postgres", "[postgres] ", files, { SVC_TEST_BACKEND: "postgres", SVC_TEST_POSTGRES_URL: cluster.adminUrl });
+    } catch (e) {
+      console.error(`the PostgreSQL pass could not start: ${(e as Error).message}`);
+    } finally {
+      cluster?.stop();
+    }
     if (pgCode !== 0 && code === 0) code = pgCode;
   }
 }
-// The PostgreSQL cluster of the second pass is stopped, and its directory removed, by a watcher once the test
-// process has ended (test/helpers/postgres.ts): let it finish before its directory goes.
+// The clusters of tests that start their own (clusterOfItsOwn) are stopped, and their directories removed, by a
+// watcher once their test process has ended (test/helpers/postgres.ts): let it finish before the directory goes.
 for (const until = Date.now() + 30_000; Date.now() < until && readdirSync(runTmp).some((f) => f.startsWith("svc-pg-")); ) await Bun.sleep(100);
 try {
   rmSync(runTmp, { recursive: true, force: true });
@@ -112,10 +154,7 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 const failures: string[] = [];
-for (const [file, backend] of [
-  [report, ""],
-  [pgReport, "[postgres] "],
-] as const) {
+for (const [file, backend] of reports) {
   if (!existsSync(file)) continue;
   const xml = readFileSync(file, "utf8");
   for (const m of xml.matchAll(/<testcase\b([^>]*?)(\/>|>([\s\S]*?)<\/testcase>)/g)) {

@@ -3,7 +3,7 @@
 import { expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { POSTGRES, SQLITE_ONLY } from "../scripts/backends";
+import { POSTGRES, QUIET, SQLITE_ONLY } from "../scripts/backends";
 
 const ROOT = join(import.meta.dir, "..");
 
@@ -13,4 +13,9 @@ test("the backend lists name existing test files, each once, and every SQLite-on
   expect(new Set(POSTGRES).size).toBe(POSTGRES.length);
   expect(POSTGRES.filter((f) => sqliteOnly.includes(f))).toEqual([]);
   for (const [f, why] of Object.entries(SQLITE_ONLY)) expect({ f, reason: why.length > 10 }).toEqual({ f, reason: true });
+});
+
+test("the files run one at a time exist, each named once", () => {
+  for (const f of QUIET) expect({ f, exists: existsSync(join(ROOT, f)) }).toEqual({ f, exists: true });
+  expect(new Set(QUIET).size).toBe(QUIET.length);
 });

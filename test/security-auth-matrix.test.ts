@@ -39,12 +39,12 @@ beforeAll(async () => {
   const revoked = await s.userWithKey("r@acme.test", "acme", "owner");
   await s.call("DELETE", `/keys/${revoked.keyId}`, undefined, revoked.key);
   creds.revoked = revoked.key;
-  const expired = await s.userWithKey("e@acme.test", "acme", "owner", new Date(Date.now() + 1000).toISOString());
+  const expired = await s.userWithKey("e@acme.test", "acme", "owner", { inMs: 1000 });
   creds.expired = expired.key;
   const removed = await s.userWithKey("x@acme.test", "acme", "admin");
   await s.call("DELETE", `/members/${removed.userId}`);
   creds["removed member"] = removed.key;
-  await Bun.sleep(1100);
+  await Bun.sleep(Math.max(0, Date.parse(expired.expiresAt ?? "") - Date.now()) + 100);
 });
 afterAll(() => s.stop());
 

@@ -3,6 +3,7 @@
 // shown to a member on a protected environment they cannot change.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { waitUntilAsync } from "./helpers/wait";
 import { expectValue, explained, launchBrowser, newPage, shot, signInAsOwner } from "./helpers/browser";
 import { json } from "./helpers/runs";
 import { startTestServer, type TestServer } from "./helpers/server";
@@ -81,20 +82,16 @@ test("an environment's runner labels are shown and an owner edits them; a member
     expect(await labels.inputValue()).toBe("eu linux");
     await labels.fill("gpu, eu-west");
     await staging.getByRole("button", { name: "Save environment" }).click();
-    for (let i = 0; (await env("staging")).runner_labels.join() !== "eu-west,gpu"; i++) {
-      if (i > 100) throw new Error(`the labels were not saved: ${(await env("staging")).runner_labels}`);
-      await Bun.sleep(50);
-    }
+    // A save goes through the browser, the stale-version check and the server: seconds on a busy machine.
+    if (!(await waitUntilAsync(async () => (await env("staging")).runner_labels.join() === "eu-west,gpu", 20_000)))
+      throw new Error(`the labels were not saved: ${(await env("staging")).runner_labels}`);
     // The saved form is shown afresh (the labels as stored) before it is edited again: an edit typed while the
     // save's answer was still on its way would be replaced by that fresh form.
     await expectValue(card(page, "staging").getByLabel("Runner labels"), "eu-west gpu");
     // Emptied: any runner (or the server itself) may run it.
     await card(page, "staging").getByLabel("Runner labels").fill("");
     await card(page, "staging").getByRole("button", { name: "Save environment" }).click();
-    for (let i = 0; (await env("staging")).runner_labels.length > 0; i++) {
-      if (i > 100) throw new Error("the labels were not emptied");
-      await Bun.sleep(50);
-    }
+    if (!(await waitUntilAsync(async () => (await env("staging")).runner_labels.length === 0, 20_000))) throw new Error("the labels were not emptied");
     await shot(page, "env-runner-labels");
   });
   await json(await s.call("POST", "/projects/shop/environments", { name: "production", protected: true, runner_labels: ["prod-runner"] }), 201);

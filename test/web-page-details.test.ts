@@ -77,9 +77,13 @@ test("the automations list marks a quarantined automation beside its status", ()
 test("an unknown project's page says so once and is titled so", () =>
   explained(page, "project-not-found", async () => {
     for (const where of ["/p/nosuch", "/p/nosuch/runs"]) {
+      // From another page first: a hash change keeps the page on screen until the new one renders, and the last
+      // iteration's "Project not found" would answer every wait below before the new page's first render.
+      await page.goto(`${s.url}/#/projects`);
+      await page.waitForFunction(() => document.title === "Projects · svc");
       await page.goto(`${s.url}/#${where}`);
+      await page.waitForFunction(() => document.title === "Project not found · svc");
       await page.getByRole("heading", { level: 1, name: "Project not found" }).waitFor();
-      await page.waitForFunction(() => document.title !== "svc");
       expect(await page.title()).toBe("Project not found · svc");
       const text = await page.locator("main").innerText();
       expect(text.match(/not found/gi)?.length).toBe(1);

@@ -402,8 +402,13 @@ test("in run lists, the space between a run's PASSED and FLAKY badges is not und
         }
         return found;
       }, selector);
-    for (const where of [`/p/${project}/runs`, "/"]) {
+    for (const [where, title] of [
+      [`/p/${project}/runs`, "Runs · Shop · svc"],
+      ["/", "Dashboard · svc"],
+    ]) {
       await page.goto(`${s.url}/#${where}`);
+      // A hash change keeps the last page on screen until the new one renders: its badges would answer for this one.
+      await page.waitForFunction((t) => document.title === t, title);
       const badges = page.locator(`a[href$='/runs/${run.id}']`, { has: page.locator(".badge-flaky") });
       await badges.first().waitFor({ timeout: 20_000 });
       expect(await badges.first().innerText()).toBe("PASSED FLAKY");

@@ -1,7 +1,10 @@
-// A throw-away PostgreSQL cluster for the tests: ONE per test process (initdb + pg_ctl on a free port in a temp
-// dir, stopped when the process exits; clusterOfItsOwn makes another for a test that stops it), and a fresh database
-// per test server. Run as the `postgres` user when the tests run as root (initdb refuses root).
-import { chmodSync, chownSync, existsSync, mkdtempSync } from "node:fs";
+// A throw-away PostgreSQL cluster for the tests: ONE per test run (initdb + pg_ctl on a free port in a temp dir),
+// and a fresh database per test server. `npm test` starts it once for all the test processes of its PostgreSQL
+// pass and names it in SVC_TEST_POSTGRES_URL (scripts/test.ts); without it, a test process starts its own on first
+// use, stopped when that process exits. clusterOfItsOwn makes another for a test that stops it. Run as the
+// `postgres` user when the tests run as root (initdb refuses root).
+import { randomUUID } from "node:crypto";
+import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,8 +28,16 @@ interface Cluster {
   start: string[];
 }
 
-let cluster: Promise<Cluster> | null = null;
-let created = 0;
+/** The admin URL of a cluster the whole test run shares, started by scripts/test.ts. */
+const SHARED = process.env.SVC_TEST_POSTGRES_URL;
+
+let cluster: Promise<Cluster> | null = SHARED ? Promise.resolve({ dir: "", port: Number(new URL(SHARED).port), adminUrl: SHARED, start: [] }) : null;
+
+/**
+ * A database name no other test takes: test files run in parallel processes on the shared cluster, and a process
+ * runs several files, each with this module afresh.
+ */
+const databaseName = () => `svc_test_${randomUUID().replaceAll("-", "")}`;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -48,6 +59,21 @@ function run(cmd: string[]): void {
   if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")} failed (${r.exitCode}): ${r.stderr.toString()}${r.stdout.toString()}`);
 }
 
+/**
+ * Starts a cluster that lives until `stop` (or until this process ends): the one `npm test` shares between the test
+ * processes of its PostgreSQL pass.
+ */
+export async function startSharedCluster(): Promise<{ adminUrl: string; stop(): void }> {
+  const c = await startCluster();
+  return {
+    adminUrl: c.adminUrl,
+    stop: () => {
+      Bun.spawnSync(asOwner([pgBin("pg_ctl"), "-D", join(c.dir, "data"), "-m", "immediate", "-w", "stop"]), { stdout: "ignore", stderr: "ignore" });
+      rmSync(c.dir, { recursive: true, force: true });
+    },
+  };
+}
+
 async function startCluster(): Promise<Cluster> {
   const dir = mkdtempSync(join(tmpdir(), "svc-pg-"));
   if (process.getuid?.() === 0) {
@@ -65,7 +91,7 @@ async function startCluster(): Promise<Cluster> {
   for (let attempt = 0; ; attempt++) {
     port = await freePort();
     try {
-      const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400`;
+      const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=800`;
       start = [pgBin("pg_ctl"), "-D", data, "-o", opts, "-l", join(dir, "log"), "-w", "start"];
       run(start);
       break;
@@ -93,7 +119,7 @@ export async function copiedDatabaseUrl(fromUrl: string): Promise<string> {
   cluster ??= startCluster();
   const c = await cluster;
   const from = new URL(fromUrl).pathname.slice(1);
-  const name = `svc_test_${process.pid}_${++created}`;
+  const name = databaseName();
   const admin = postgres(c.adminUrl, { max: 1, onnotice: () => undefined });
   try {
     await admin.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${from}"`);
@@ -107,7 +133,7 @@ export async function copiedDatabaseUrl(fromUrl: string): Promise<string> {
 export async function freshDatabaseUrl(): Promise<string> {
   cluster ??= startCluster();
   const c = await cluster;
-  const name = `svc_test_${process.pid}_${++created}`;
+  const name = databaseName();
   const admin = postgres(c.adminUrl, { max: 1, onnotice: () => undefined });
   try {
     await admin.unsafe(`CREATE DATABASE "${name}"`);

@@ -24,8 +24,9 @@ export interface TestServer {
     email: string,
     workspace: string,
     role?: "owner" | "admin" | "member",
-    expiresAt?: string | null,
-  ): Promise<{ key: string; keyId: string; userId: string }>;
+    /** `{ inMs }`: that long after the key is made (making the user first may take a second on a busy machine). */
+    expiresAt?: string | null | { inMs: number },
+  ): Promise<{ key: string; keyId: string; userId: string; expiresAt: string | null }>;
   /** The PostgreSQL database the server uses (SVC_TEST_BACKEND=postgres); undefined on SQLite. */
   databaseUrl?: string;
   /**
@@ -104,9 +105,10 @@ export async function startTestServer(overrides: Overrides = {}, env: Record<str
   const api = `${url}/api/v1/ops`;
   const userWithKey: TestServer["userWithKey"] = async (email, workspace, role = "owner", expiresAt = null) => {
     const u = await createUserInWorkspace(server.core.db, { email, name: email.split("@")[0] ?? email, workspace, role, password: "correct horse battery" });
-    const k = await createApiKey(server.core.db, { userId: u.userId, workspaceId: u.workspaceId, name: `key of ${email}`, expiresAt });
+    const at = expiresAt !== null && typeof expiresAt === "object" ? new Date(Date.now() + expiresAt.inMs).toISOString() : expiresAt;
+    const k = await createApiKey(server.core.db, { userId: u.userId, workspaceId: u.workspaceId, name: `key of ${email}`, expiresAt: at });
     server.core.keys.invalidate();
-    return { key: k.key, keyId: k.id, userId: u.userId };
+    return { key: k.key, keyId: k.id, userId: u.userId, expiresAt: k.expires_at };
   };
   const owner = await userWithKey("owner@acme.test", "acme", "owner");
   const contract = contractChecker(config.rate_limit.enabled);
