@@ -130,6 +130,7 @@ export const POSTGRES: string[] = [
   "test/trust-http-patterns.test.ts",
   "test/trust-http-urls.test.ts",
   "test/trust-http-validation.test.ts",
+  "test/trust-instance-metadata.test.ts",
   "test/trust-openapi-bounds.test.ts",
   "test/trust-reporting-failures.test.ts",
   "test/trust-reporting-flaky.test.ts",

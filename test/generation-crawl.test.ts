@@ -95,6 +95,29 @@ describe("crawl generation", () => {
     expect(g3.error).toBe('the crawl strategy cannot run: the feature\'s URL "/login" is not an absolute http(s) URL');
   });
 
+  test("the cloud's instance metadata is never crawled: not as the feature's page, not at the end of a redirect", async () => {
+    const reason = "169.254.169.254 is in the cloud's instance metadata range (link-local), which hands out the credentials of the machine svc runs on";
+    const direct = await createFeature(t, project, { name: "Metadata", target: { kind: "web", url: "http://169.254.169.254/latest/meta-data/" } });
+    const g = await generate(t, project, direct, "crawl");
+    expect(g.status).toBe("failed");
+    expect(g.error).toBe(`could not read the feature's page http://169.254.169.254/latest/meta-data/: ${reason}`);
+    const site = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () => new Response(null, { status: 302, headers: { location: "http://169.254.169.254/latest/meta-data/" } }),
+    });
+    try {
+      const redirected = await createFeature(t, project, { name: "Metadata by redirect", target: { kind: "web", url: `http://127.0.0.1:${site.port}/` } });
+      const g2 = await generate(t, project, redirected, "crawl");
+      expect(g2.status).toBe("failed");
+      expect(g2.error).toBe(
+        `could not read the feature's page http://127.0.0.1:${site.port}/: it redirected to http://169.254.169.254/latest/meta-data/: ${reason}`,
+      );
+    } finally {
+      await site.stop(true);
+    }
+  });
+
   test("a page that inflates past 5 MiB (a gzip bomb) is not read to its end: the job fails saying so", async () => {
     // 64 MiB of spaces in 64 KiB of gzip: read whole, the server would hold all of it.
     const bomb = Bun.gzipSync(new Uint8Array(64 * 1024 * 1024).fill(32));

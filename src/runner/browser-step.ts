@@ -9,7 +9,8 @@ import { interpolateText, MissingVariableError } from "./interpolation";
 import { locate } from "./locators";
 import { assertSecretsMayBeCompared, assertSecretsMayGo } from "./secret-hosts";
 import { cutText } from "./secret-masking";
-import { blockedMessage, guardOf } from "./navigation-guard";
+import { metadataProblem } from "../security/instance-metadata";
+import { blockedMessage, guardOf, metadataMessage } from "./navigation-guard";
 import { resolveUrl, StepFailure, type StepContext, type StepResult } from "./step-result";
 
 const DEFAULT_STEP_TIMEOUT_MS = 5_000;
@@ -255,25 +256,27 @@ export async function screenshot(page: Page, ctx: StepContext, name: string): Pr
 }
 
 /**
- * Runs one step. When the page tried to open something that is not a web page, or to send a protected
- * environment's secret to a host it does not allow (both stopped in the browser, see navigation-guard.ts), the step
- * fails saying so, and the page is blanked before any screenshot is taken.
+ * Runs one step. When the page tried to open something that is not a web page, to reach the instance metadata, or
+ * to send a protected environment's secret to a host it does not allow (all stopped in the browser, see
+ * navigation-guard.ts), the step fails saying so, and the page is blanked before any screenshot is taken.
  */
 export async function executeBrowserStep(page: Page, step: BrowserStep, index: number, ctx: StepContext): Promise<StepResult> {
   const guard = guardOf(page);
   const before = guard?.takeBlocked() ?? [];
   const refusedBefore = guard?.takeRefused() ?? [];
+  const metadataBefore = guard?.takeMetadata() ?? [];
   const result: StepResult =
-    before.length > 0 || refusedBefore.length > 0
+    before.length > 0 || refusedBefore.length > 0 || metadataBefore.length > 0
       ? { index, name: browserStepName(step), status: "error", duration_ms: 0, message: null }
       : await performStep(page, step, index, ctx);
   const blocked = [...before, ...(guard?.takeBlocked() ?? [])];
   const refused = [...refusedBefore, ...(guard?.takeRefused() ?? [])];
-  if (blocked.length === 0 && refused.length === 0) return result;
+  const metadata = [...metadataBefore, ...(guard?.takeMetadata() ?? [])];
+  if (blocked.length === 0 && refused.length === 0 && metadata.length === 0) return result;
   await page.goto("about:blank", { timeout: 5_000 }).catch(() => undefined);
   if (ctx.signal.aborted) throw ctx.signal.reason;
   // A secret kept from another host says so first: it is what the person must fix.
-  return { ...result, status: "error", message: refused[0] ?? blockedMessage(blocked) };
+  return { ...result, status: "error", message: refused[0] ?? (metadata.length > 0 ? metadataMessage(metadata) : blockedMessage(blocked)) };
 }
 
 async function performStep(page: Page, written: BrowserStep, index: number, ctx: StepContext): Promise<StepResult> {
@@ -305,6 +308,8 @@ async function performStep(page: Page, written: BrowserStep, index: number, ctx:
     if ("goto" in step) {
       const url = pageToOpen(step.goto, ctx, raw);
       assertSecretsMayGo(ctx, url, [url]);
+      const metadata = await metadataProblem(new URL(url));
+      if (metadata !== null) throw new StepFailure("error", `goto: svc will not open ${url}: ${metadata}`);
       const res = await page.goto(url, { timeout, waitUntil: "load" });
       const r = done();
       r.message = res ? `HTTP ${res.status()} ${url}` : url;

@@ -3,6 +3,7 @@
 import { CookieJar } from "tough-cookie";
 import { TextMemo } from "../memo";
 import { requestUrlProblem } from "../manifest/request-urls";
+import { metadataProblemText, metadataWhere } from "../security/instance-metadata";
 import { StepFailure } from "./step-result";
 
 export const MAX_REDIRECTS = 20;
@@ -65,6 +66,28 @@ export function checkHop(url: URL, hop: number): void {
   );
 }
 
+function metadataRefusal(url: URL, hop: number, where: string | null): void {
+  if (where === null) return;
+  const problem = metadataProblemText(where);
+  throw new StepFailure(
+    "error",
+    hop === 0 ? `svc will not request ${url.href}: ${problem}` : `the response redirected to ${url.href}, which svc will not follow: ${problem}`,
+  );
+}
+
+/**
+ * Throws (the step errs, nothing is sent) when a hop goes to the cloud's instance metadata; for a host name, answers
+ * a promise that rejects so once the name is resolved, and null when there is nothing to wait for.
+ */
+export function checkNotMetadata(url: URL, hop: number): Promise<void> | null {
+  const where = metadataWhere(url);
+  if (!(where instanceof Promise)) {
+    metadataRefusal(url, hop, where);
+    return null;
+  }
+  return where.then((w) => metadataRefusal(url, hop, w));
+}
+
 /** The same step requests the same URL run after run: parsed once per text. Nothing here changes what it gets. */
 const parsedUrls = new TextMemo<URL>(5000);
 
@@ -105,6 +128,8 @@ export async function fetchFollowingRedirects(
   let sent: OutgoingRequest | null = null;
   for (let hop = 0; ; hop++) {
     checkHop(url, hop);
+    const metadata = checkNotMetadata(url, hop);
+    if (metadata !== null) await metadata;
     // Most runs never get a cookie: no promise to wait for then.
     const withCookies = opts.cookies.empty ? headers : await headersFor(url, headers, opts.cookies);
     const href = url.href;

@@ -4,6 +4,7 @@
 // or popup that shows any other page anyway is blanked; the step then fails saying what was blocked.
 import type { Browser, BrowserContext, ConsoleMessage, Frame, Page, Request, Route } from "playwright-core";
 import { NOT_WEB } from "../manifest/browser-urls";
+import { metadataProblemText, namesMetadataAddress } from "../security/instance-metadata";
 import { type SecretHosts, secretRefusal } from "./secret-hosts";
 import { cutText } from "./secret-masking";
 
@@ -25,6 +26,8 @@ const REFUSED = /^Not allowed to (?:load local resource|navigate top frame to [a
 
 export class NavigationGuard {
   private blocked: string[] = [];
+  /** The page's requests to the instance metadata stopped since the last call. */
+  private metadata: string[] = [];
   /** Why requests carrying a secret to a host not allowed were aborted, since the last call. */
   private refused: string[] = [];
   /** The run's own page; any other page of the context is a popup. */
@@ -40,6 +43,13 @@ export class NavigationGuard {
     const r = this.refused;
     this.refused = [];
     return r;
+  }
+
+  /** The page's requests to the instance metadata that were stopped, since the last call. */
+  takeMetadata(): string[] {
+    const m = this.metadata;
+    this.metadata = [];
+    return m;
   }
 
   /** The URLs blocked since the last call, oldest first. */
@@ -59,6 +69,16 @@ export class NavigationGuard {
       (route) => {
         const request = route.request();
         if (request.isNavigationRequest()) this.note(request.url());
+        return route.abort("blockedbyclient").catch(() => undefined);
+      },
+    );
+    // Nor does a page reach the cloud's instance metadata at its address, whether a redirect, a frame or a
+    // script asks (a goto is checked before, host names included: instance-metadata.ts).
+    await this.context.route(
+      (url) => namesMetadataAddress(url.hostname),
+      (route) => {
+        const url = route.request().url();
+        if (this.metadata.length < 20) this.metadata.push(cutText(url, 300));
         return route.abort("blockedbyclient").catch(() => undefined);
       },
     );
@@ -137,11 +157,22 @@ export class NavigationGuard {
 
   private checkFrame(page: Page, frame: Frame): void {
     const url = frame.url();
-    if (frameUrlAllowed(url)) return;
-    this.note(url);
+    if (frameUrlAllowed(url)) {
+      // A redirect to the instance metadata is not shown to routes: the frame that shows it is blanked instead.
+      if (!showsMetadata(url)) return;
+      if (this.metadata.length < 20) this.metadata.push(cutText(url, 300));
+    } else this.note(url);
     // A popup is closed; the run's own page (and any frame) is sent to a blank page.
     if (page !== this.mainPage) void page.close().catch(() => undefined);
     else void frame.goto("about:blank").catch(() => undefined);
+  }
+}
+
+function showsMetadata(url: string): boolean {
+  try {
+    return namesMetadataAddress(new URL(url).hostname);
+  } catch {
+    return false;
   }
 }
 
@@ -186,4 +217,15 @@ export function blockedMessage(urls: string[]): string {
   const first = urls[0] ?? "";
   const more = urls.length > 1 ? ` (and ${urls.length - 1} more)` : "";
   return `the page tried to open ${first}${more}, which was blocked: ${NOT_WEB}`;
+}
+
+/** The step's message when the page's requests to the instance metadata were stopped. */
+export function metadataMessage(urls: string[]): string {
+  const first = urls[0] ?? "";
+  const more = urls.length > 1 ? ` (and ${urls.length - 1} more)` : "";
+  let host = first;
+  try {
+    host = new URL(first).hostname.replace(/^\[|\]$/g, "");
+  } catch {}
+  return `the page tried to reach ${first}${more}, which was blocked: ${metadataProblemText(host)}`;
 }

@@ -1,5 +1,6 @@
 // Fetches the feature's page and the same-origin pages it links to, up to the configured number of pages.
 import { NOT_WEB, webUrl } from "../../manifest/browser-urls";
+import { metadataProblem } from "../../security/instance-metadata";
 import { readAtMost } from "../../streams";
 import { GenerationFailure } from "../types";
 import { readPageOutline } from "../../reader-thread";
@@ -12,6 +13,8 @@ const CRAWL_TURN = "generation";
 const MAX_PAGE_BYTES = 5 * 1024 * 1024;
 
 async function fetchHtml(url: string, signal: AbortSignal): Promise<{ html: string; finalUrl: string } | { problem: string }> {
+  const metadata = await metadataProblem(new URL(url));
+  if (metadata !== null) return { problem: metadata };
   let res: Response;
   try {
     res = await fetch(url, { redirect: "follow", signal: AbortSignal.any([signal, AbortSignal.timeout(PAGE_TIMEOUT_MS)]), headers: { accept: "text/html" } });
@@ -24,6 +27,12 @@ async function fetchHtml(url: string, signal: AbortSignal): Promise<{ html: stri
     return { problem: err.message };
   }
   if (!webUrl(res.url || url)) return { problem: `it ended on ${res.url}, which is not an http or https URL (${NOT_WEB})` };
+  // Redirects are followed by fetch: where they led is checked before anything of the answer is read.
+  const landed = res.url ? await metadataProblem(new URL(res.url)) : null;
+  if (landed !== null) {
+    await res.body?.cancel().catch(() => undefined);
+    return { problem: `it redirected to ${res.url}: ${landed}` };
+  }
   if (!res.ok) return { problem: `it answered HTTP ${res.status}` };
   const type = res.headers.get("content-type") ?? "";
   if (!/html/i.test(type)) return { problem: `it is not an HTML page (content-type ${type || "none"})` };
