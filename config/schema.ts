@@ -142,7 +142,13 @@ export const ConfigSchema = z.strictObject({
             .refine((p) => objectPrefixProblem(p) === null, { error: (i) => `a plain key start: it ${objectPrefixProblem(String(i.input))}` })
             .default("")
             .describe("Object keys start with this (e.g. svc/): several installations can share a bucket"),
-          access_key_id: z.string().min(1).optional().describe("Default: AWS_ACCESS_KEY_ID (or S3_ACCESS_KEY_ID) of the environment"),
+          access_key_id: z
+            .string()
+            .min(1)
+            .optional()
+            .describe(
+              "Default: AWS_ACCESS_KEY_ID (or S3_ACCESS_KEY_ID) of the environment; with none, the machine's role (container credentials or EC2 instance metadata)",
+            ),
           session_token: z
             .string()
             .min(1)
