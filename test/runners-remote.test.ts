@@ -269,6 +269,20 @@ describe("svc runner", () => {
     await r.stop("SIGKILL");
   }, 40_000);
 
+  test("a step a runner executes never reaches the instance metadata of the runner's machine", async () => {
+    const r = runner(await token("cloud-box"));
+    const url = "http://169.254.169.254/latest/api/token";
+    const auto = await createAutomation(s, project, http([{ request: { method: "PUT", url, headers: { "X-aws-ec2-metadata-token-ttl-seconds": "21600" } } }]));
+    const run = await waitForRun(s, project, await startRun(s, project, auto), 20_000);
+    expect(run.runner?.name).toBe("cloud-box");
+    expect(run.status).toBe("error");
+    expect(run.steps[0]?.message).toBe(
+      `svc will not request ${url}: 169.254.169.254 is in the cloud's instance metadata range (link-local), which hands out the credentials of the machine svc runs on`,
+    );
+    expect(run.steps[0]?.response).toBeUndefined();
+    await r.stop("SIGKILL");
+  }, 40_000);
+
   test("cancel_run on a run a remote runner executes: the runner stops it within 1 s", async () => {
     const r = runner(await token("cancel-box"));
     const runId = await startRun(s, project, await createAutomation(s, project, http([{ request: { url: "/hold/remote-cancel" } }])));
